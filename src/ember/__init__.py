@@ -1,0 +1,122 @@
+"""Ember: tensors with reverse-mode autodiff over pluggable backends, and the tools to train models."""
+
+from __future__ import annotations
+
+from . import autograd, backends
+from ._creation import (
+    Generator,
+    arange,
+    as_tensor,
+    default_generator,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    get_rng_state,
+    initial_seed,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    set_rng_state,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from ._device import device
+from ._dtype import (
+    DType,
+    bfloat16,
+    bool_,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    promote_types,
+    set_default_dtype,
+    uint8,
+)
+from ._tensor import Tensor
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .ops import *  # noqa: F403 - the operator functions: ember.exp, ember.matmul, ...
+from .ops import __all__ as _ops_all
+
+__version__ = "0.1.0"
+
+bool = bool_
+float = float32
+double = float64
+half = float16
+long = int64
+int = int32
+short = int16
+
+__all__ = [
+    "DType",
+    "Generator",
+    "Tensor",
+    "arange",
+    "as_tensor",
+    "autograd",
+    "backends",
+    "bfloat16",
+    "bool_",
+    "default_generator",
+    "device",
+    "empty",
+    "empty_like",
+    "enable_grad",
+    "eye",
+    "float16",
+    "float32",
+    "float64",
+    "from_numpy",
+    "full",
+    "full_like",
+    "get_default_dtype",
+    "get_rng_state",
+    "inference_mode",
+    "initial_seed",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "is_grad_enabled",
+    "linspace",
+    "manual_seed",
+    "no_grad",
+    "ones",
+    "ones_like",
+    "promote_types",
+    "rand",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "randn_like",
+    "randperm",
+    "seed",
+    "set_default_dtype",
+    "set_grad_enabled",
+    "set_rng_state",
+    "tensor",
+    "uint8",
+    "zeros",
+    "zeros_like",
+    "__version__",
+    *[n for n in _ops_all if n != "METHODS"],
+]

@@ -1,0 +1,352 @@
+"""Creating tensors, and the random generator behind ``manual_seed``."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+from ._dtype import DType, as_dtype, bool_, get_default_dtype, int64
+from ._tensor import Tensor
+from .backends import get_backend
+
+__all__ = [
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "zeros",
+    "ones",
+    "full",
+    "empty",
+    "arange",
+    "linspace",
+    "eye",
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "manual_seed",
+    "seed",
+    "initial_seed",
+    "Generator",
+    "default_generator",
+    "get_rng_state",
+    "set_rng_state",
+]
+
+
+def _infer_dtype(data: Any) -> DType | None:
+    """PyTorch's inference: Python floats give the default dtype, ints int64, bools bool."""
+    if isinstance(data, Tensor):
+        return data.dtype
+    if isinstance(data, (np.ndarray, np.generic)):
+        return None
+    arr = np.asarray(data)
+    if arr.dtype.kind == "f":
+        return get_default_dtype()
+    if arr.dtype.kind in "iu":
+        return int64
+    if arr.dtype.kind == "b":
+        return bool_
+    raise TypeError(f"tensor: cannot make a tensor from data of type {type(data).__name__} ({arr.dtype})")
+
+
+def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
+    be = get_backend(device if device is not None else (data.device if isinstance(data, Tensor) else None))
+    if isinstance(data, Tensor):
+        src = data._backend.to_numpy(data._data)
+        return be.astype(be.from_numpy(np.array(src, copy=True)), as_dtype(dtype or data.dtype)), be
+    d: DType | None = as_dtype(dtype) if dtype is not None else _infer_dtype(data)
+    if d is None:  # a numpy array keeps its dtype
+        arr = np.array(data, copy=True)
+        be.dtype_of(arr)  # refuses dtypes Ember has no name for
+        return be.from_numpy(arr), be
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+        data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
+    return be.asarray(np.asarray(data), d), be
+
+
+def _flat(data: Any) -> list[Any]:
+    out: list[Any] = []
+    for x in data:
+        if isinstance(x, (list, tuple)):
+            out.extend(_flat(x))
+        else:
+            out.append(x)
+    return out
+
+
+def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (nested lists, numbers, arrays or tensors)."""
+    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """Like ``tensor`` but shares memory with a NumPy array or tensor when dtype and device agree."""
+    if isinstance(data, Tensor) and dtype is None and device is None:
+        return data
+    if isinstance(data, np.ndarray) and device is None and (dtype is None or as_dtype(dtype).name == data.dtype.name):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A CPU tensor sharing memory with a NumPy array."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
+    be = get_backend(None)
+    be.dtype_of(array)
+    return Tensor._make(be.from_numpy(array), be)
+
+
+def _shape(size: tuple[Any, ...]) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    shape = tuple(int(s) for s in size)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"negative dimension in shape {shape}")
+    return shape
+
+
+def _make(filler: str, size: tuple[Any, ...], dtype: Any, device: Any, requires_grad: bool, value: Any = 0) -> Tensor:
+    be = get_backend(device)
+    shape = _shape(size)
+    d = as_dtype(dtype) if dtype is not None else get_default_dtype()
+    nd = be.native_dtype(d)
+    xp = be.xp
+    if filler == "full":
+        arr = xp.full(shape, value, dtype=nd)
+    else:
+        arr = getattr(xp, filler)(shape, dtype=nd)
+    t = Tensor._make(arr, be)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _make("zeros", size, dtype, device, requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _make("ones", size, dtype, device, requires_grad)
+
+
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _make("empty", size, dtype, device, requires_grad)
+
+
+def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    if dtype is None:
+        dtype = as_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float)) else None
+    return _make("full", (size,), dtype, device, requires_grad, fill_value)
+
+
+def arange(
+    start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    """Values from ``start`` up to (not including) ``end``; int64 unless a bound or step is a float."""
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise ValueError("arange: step must be nonzero")
+    if dtype is None:
+        dtype = get_default_dtype() if any(isinstance(v, float) for v in (start, end, step)) else int64
+    be = get_backend(device)
+    d = as_dtype(dtype)
+    t = Tensor._make(be.asarray(np.arange(start, end, step), d), be)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def linspace(
+    start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    be = get_backend(device)
+    d = as_dtype(dtype) if dtype is not None else get_default_dtype()
+    t = Tensor._make(be.asarray(np.linspace(start, end, int(steps)), d), be)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    be = get_backend(device)
+    d = as_dtype(dtype) if dtype is not None else get_default_dtype()
+    t = Tensor._make(be.asarray(np.eye(n, m), d), be)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+# -- randomness -----------------------------------------------------------------------------------
+class Generator:
+    """A seeded random source (NumPy's PCG64), so runs reproduce on every backend."""
+
+    def __init__(self, device: Any = "cpu") -> None:
+        self._seed = int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
+        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._lock = threading.Lock()
+
+    def manual_seed(self, seed: int) -> Generator:
+        self._seed = int(seed)
+        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        return self
+
+    def seed(self) -> int:
+        s = int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self) -> dict[str, Any]:
+        """The generator state as plain data (JSON/MessagePack-safe)."""
+        return {"seed": self._seed, "bit_generator": self._rng.bit_generator.state}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self._seed = int(state["seed"])
+        rng = np.random.Generator(np.random.PCG64())
+        rng.bit_generator.state = state["bit_generator"]
+        self._rng = rng
+
+    @property
+    def numpy(self) -> np.random.Generator:
+        """The underlying NumPy generator (for data pipelines that draw NumPy values)."""
+        return self._rng
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generator: the same seed gives the same tensors, initialisations and shuffles."""
+    return default_generator.manual_seed(seed)
+
+
+def seed() -> int:
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> dict[str, Any]:
+    return default_generator.get_state()
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    default_generator.set_state(state)
+
+
+def _rand(kind: str, size: tuple[Any, ...], dtype: Any, device: Any, requires_grad: bool, generator: Any) -> Tensor:
+    be = get_backend(device)
+    gen = generator or default_generator
+    d = as_dtype(dtype) if dtype is not None else get_default_dtype()
+    if not d.is_floating_point:
+        raise TypeError(f"{kind}: expected a floating dtype, got {d}")
+    with gen._lock:
+        arr = (be.uniform if kind == "rand" else be.normal)(gen._rng, _shape(size), d)
+    t = Tensor._make(arr, be)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def rand(
+    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, generator: Any = None
+) -> Tensor:
+    """Uniform samples in [0, 1)."""
+    return _rand("rand", size, dtype, device, requires_grad, generator)
+
+
+def randn(
+    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, generator: Any = None
+) -> Tensor:
+    """Standard normal samples."""
+    return _rand("randn", size, dtype, device, requires_grad, generator)
+
+
+def randint(
+    low: int, high: int | None = None, size: Any = (), *, dtype: Any = None, device: Any = None, generator: Any = None
+) -> Tensor:
+    """Integers drawn uniformly from [low, high)."""
+    if high is None:
+        low, high = 0, low
+    if high <= low:
+        raise ValueError(f"randint: empty range [{low}, {high})")
+    be = get_backend(device)
+    gen = generator or default_generator
+    with gen._lock:
+        arr = be.randint(
+            gen._rng,
+            low,
+            high,
+            _shape((size,) if isinstance(size, int) else tuple(size)),
+            as_dtype(dtype) if dtype is not None else int64,
+        )
+    return Tensor._make(arr, be)
+
+
+def randperm(n: int, *, dtype: Any = None, device: Any = None, generator: Any = None) -> Tensor:
+    be = get_backend(device)
+    gen = generator or default_generator
+    with gen._lock:
+        perm = gen._rng.permutation(int(n))
+    return Tensor._make(be.asarray(perm, as_dtype(dtype) if dtype is not None else int64), be)
+
+
+def _like(x: Tensor, dtype: Any, device: Any) -> dict[str, Any]:
+    return {"dtype": dtype if dtype is not None else x.dtype, "device": device if device is not None else x.device}
+
+
+def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return zeros(input.shape, requires_grad=requires_grad, **_like(input, dtype, device))
+
+
+def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return ones(input.shape, requires_grad=requires_grad, **_like(input, dtype, device))
+
+
+def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return empty(input.shape, requires_grad=requires_grad, **_like(input, dtype, device))
+
+
+def full_like(
+    input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    return full(input.shape, fill_value, requires_grad=requires_grad, **_like(input, dtype, device))
+
+
+def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None, generator: Any = None) -> Tensor:
+    return rand(input.shape, generator=generator, **_like(input, dtype, device))
+
+
+def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None, generator: Any = None) -> Tensor:
+    return randn(input.shape, generator=generator, **_like(input, dtype, device))
+
+
+def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None, device: Any = None) -> Tensor:
+    return randint(low, high, input.shape, **_like(input, dtype, device))
+
+
+# Tensor.new_* methods (PyTorch): same dtype and device as the tensor unless told otherwise.
+def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return zeros(*size, requires_grad=requires_grad, **_like(self, dtype, device))
+
+
+def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return ones(*size, requires_grad=requires_grad, **_like(self, dtype, device))
+
+
+def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+    return full(size, fill_value, **_like(self, dtype, device))
+
+
+def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    return empty(*size, **_like(self, dtype, device))
+
+
+def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+    return tensor(data, **_like(self, dtype, device))

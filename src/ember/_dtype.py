@@ -1,0 +1,116 @@
+"""Ember's dtypes, the promotion order, and the default float dtype."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "DType",
+    "bool_",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "promote_types",
+    "get_default_dtype",
+    "set_default_dtype",
+    "as_dtype",
+]
+
+
+class DType:
+    """A tensor element type. Compare with ``==``; ``str`` gives the name (``float32``)."""
+
+    __slots__ = ("is_floating_point", "is_signed", "itemsize", "name", "rank")
+
+    def __init__(self, name: str, itemsize: int, is_floating: bool, is_signed: bool, rank: int):
+        self.name = name
+        self.itemsize = itemsize
+        self.is_floating_point = is_floating
+        self.is_signed = is_signed
+        self.rank = rank  # position in the promotion order (DESIGN.md)
+
+    def __repr__(self) -> str:
+        return f"ember.{self.name}"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+# The spec's promotion order: float64 > float32 > (bfloat16, float16) > int64 > int32 > int16 > int8 > uint8
+# > bool.  bfloat16 and float16 share a rank; mixing them gives float32, as in PyTorch.
+bool_ = DType("bool", 1, False, False, 0)
+uint8 = DType("uint8", 1, False, False, 1)
+int8 = DType("int8", 1, False, True, 2)
+int16 = DType("int16", 2, False, True, 3)
+int32 = DType("int32", 4, False, True, 4)
+int64 = DType("int64", 8, False, True, 5)
+float16 = DType("float16", 2, True, True, 6)
+bfloat16 = DType("bfloat16", 2, True, True, 6)
+float32 = DType("float32", 4, True, True, 7)
+float64 = DType("float64", 8, True, True, 8)
+
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+BY_NAME: dict[str, DType] = {d.name: d for d in ALL_DTYPES}
+BY_NAME.update(
+    {
+        "float": float32,
+        "double": float64,
+        "half": float16,
+        "long": int64,
+        "int": int32,
+        "short": int16,
+        "bool_": bool_,
+    }
+)
+
+
+def as_dtype(value: Any) -> DType:
+    """Turn a DType, a name (``"float32"``), a numpy dtype or a Python type into a DType."""
+    if isinstance(value, DType):
+        return value
+    if value is float:
+        return get_default_dtype()
+    if value is int:
+        return int64
+    if value is bool:
+        return bool_
+    name = getattr(value, "name", None) or str(value)
+    name = str(name).replace("torch.", "").replace("ember.", "")
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        raise TypeError(f"unknown dtype {value!r}; expected one of {', '.join(d.name for d in ALL_DTYPES)}") from None
+
+
+def promote_types(a: DType, b: DType) -> DType:
+    """The dtype an operation on ``a`` and ``b`` computes in (the spec's order, DESIGN.md)."""
+    if a is b:
+        return a
+    if a.rank == b.rank:  # float16 with bfloat16
+        return float32
+    return a if a.rank > b.rank else b
+
+
+_default: list[DType] = [float32]
+
+
+def get_default_dtype() -> DType:
+    """The float dtype of new tensors made from Python floats (float32 unless changed)."""
+    return _default[0]
+
+
+def set_default_dtype(dtype: Any) -> None:
+    """Set the default float dtype (float16, bfloat16, float32 or float64)."""
+    d = as_dtype(dtype)
+    if not d.is_floating_point:
+        raise TypeError(f"set_default_dtype: only floating dtypes can be the default, got {d}")
+    _default[0] = d

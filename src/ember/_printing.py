@@ -1,0 +1,96 @@
+"""Tensor printing in the spec's format (OriginDL §2.7).
+
+0-d: ``(1.0)``; 1-d: ``[1.0, 2.0, 3.0]``; 2-d: rows aligned under ``[[``; 3-d and up: 2-d slices in
+memory order under 0-based headers ``(0,0,.,.) = ``, each value right-aligned, and a footer naming the
+shape, dtype and device. Large tensors show their first and last ``EDGE`` entries per dim around ``...``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+THRESHOLD = 1000
+EDGE = 3
+
+
+def _fmt(v: Any, kind: str) -> str:
+    if kind == "b":
+        return "true" if v else "false"
+    if kind == "f":
+        f = float(v)
+        if np.isnan(f) or np.isinf(f):
+            return str(f)
+        return f"{f:.1f}" if f.is_integer() and abs(f) < 1e16 else f"{f:.4g}"
+    return str(int(v))
+
+
+def _fmt_block(v: Any, kind: str) -> str:
+    if kind == "f":
+        f = float(v)
+        return f"{f:g}" if f.is_integer() or not np.isfinite(f) else f"{f:.4g}"
+    return _fmt(v, kind)
+
+
+def _edges(n: int, summarize: bool) -> list[int | None]:
+    if summarize and n > 2 * EDGE:
+        return [*range(EDGE), None, *range(n - EDGE, n)]
+    return list(range(n))
+
+
+def _row(arr: np.ndarray, kind: str, summarize: bool) -> str:
+    return "[" + ", ".join("..." if i is None else _fmt(arr[i], kind) for i in _edges(arr.shape[0], summarize)) + "]"
+
+
+def _suffix(t: Any) -> str:
+    parts = []
+    if t._creator is not None:
+        parts.append(f"grad_fn=<{t._creator.name}>")
+    elif t.requires_grad:
+        parts.append("requires_grad=True")
+    return "".join(", " + p for p in parts)
+
+
+def format_tensor(t: Any) -> str:
+    arr = np.asarray(t._backend.to_numpy(t._data))
+    kind = arr.dtype.kind
+    summarize = arr.size > THRESHOLD
+    if arr.ndim == 0:
+        return f"({_fmt(arr.item(), kind)})" + _suffix(t)
+    if arr.ndim == 1:
+        return _row(arr, kind, summarize) + _suffix(t)
+    if arr.ndim == 2:
+        rows = []
+        for i in _edges(arr.shape[0], summarize):
+            rows.append(" ..." if i is None else _row(arr[i], kind, summarize))
+        body = "[" + ",\n ".join(rows).replace(",\n  ...,", ",\n ...,") + "]"
+        return body + _suffix(t)
+    lines: list[str] = []
+    width = 6
+    blocks: list[tuple[int, ...] | None] = []
+    for idx in np.ndindex(*arr.shape[:-2]):
+        if summarize and any(EDGE <= k < n - EDGE for k, n in zip(idx, arr.shape[:-2], strict=True) if n > 2 * EDGE):
+            if not blocks or blocks[-1] is not None:
+                blocks.append(None)
+            continue
+        blocks.append(idx)
+    cells = [_fmt_block(v, kind) for v in arr.reshape(-1)[: min(arr.size, 100000)]]
+    width = max([width] + [len(c) for c in cells])
+    for blk in blocks:
+        if blk is None:
+            lines.append("...")
+            continue
+        lines.append("(" + ",".join(str(k) for k in blk) + ",.,.) = ")
+        block = arr[blk]
+        for r in _edges(block.shape[0], summarize):
+            if r is None:
+                lines.append(" " * (width - 3) + "...")
+                continue
+            vals = ["..." if c is None else _fmt_block(block[r, c], kind) for c in _edges(block.shape[1], summarize)]
+            lines.append("  ".join(v.rjust(width) for v in vals))
+    shape = ", ".join(str(s) for s in arr.shape)
+    extra = _suffix(t)
+    lines.append("")
+    lines.append(f" Tensor(shape=[{shape}], dtype={t.dtype}, device={t.device}{extra})")
+    return "\n".join(lines)

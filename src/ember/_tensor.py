@@ -1,0 +1,438 @@
+"""``Tensor``: an array on a backend, plus what autograd needs (grad, creator, version counter)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ._device import device as _device_cls
+from ._dtype import DType, as_dtype, get_default_dtype
+
+__all__ = ["Tensor"]
+
+_bool = bool
+
+
+class Tensor:
+    """A multi-dimensional array with reverse-mode autodiff.
+
+    Value semantics (spec §2.2): assignment shares the tensor, operations return new tensors, methods
+    ending in ``_`` modify in place, and views (reshape of a contiguous tensor, transpose, basic
+    slicing) share storage. A version counter, shared by a tensor and its views, turns an in-place
+    change to a value saved for backward into an error instead of a wrong gradient.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_backend",
+        "_creator",
+        "_data",
+        "_hooks",
+        "_out_idx",
+        "_retain",
+        "_vc",
+        "grad",
+        "requires_grad",
+    )
+    __array_priority__ = 1000  # numpy defers ``ndarray + Tensor`` to Tensor.__radd__
+
+    def __init__(self, data: Any, dtype: Any = None, device: Any = None, requires_grad: _bool = False) -> None:
+        from ._creation import _to_array
+
+        self._data, self._backend = _to_array(data, dtype, device)
+        self.requires_grad = False
+        self.grad: Tensor | None = None
+        self._creator: Any = None
+        self._out_idx = 0
+        self._vc = [0]
+        self._retain = False
+        self._hooks: list[Callable[[Tensor], Any]] | None = None
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @classmethod
+    def _make(cls, data: Any, backend: Any) -> Tensor:
+        t = object.__new__(cls)
+        t._data = data
+        t._backend = backend
+        t.requires_grad = False
+        t.grad = None
+        t._creator = None
+        t._out_idx = 0
+        t._vc = [0]
+        t._retain = False
+        t._hooks = None
+        return t
+
+    # -- properties -------------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._data.shape)
+
+    def size(self, dim: int | None = None) -> Any:
+        """The shape, or the length of dimension ``dim``."""
+        return self.shape if dim is None else self.shape[dim]
+
+    @property
+    def dtype(self) -> DType:
+        return self._backend.dtype_of(self._data)
+
+    @property
+    def device(self) -> _device_cls:
+        return self._backend.device
+
+    @property
+    def ndim(self) -> int:
+        return len(self._data.shape)
+
+    def dim(self) -> int:
+        return len(self._data.shape)
+
+    def numel(self) -> int:
+        return int(np.prod(self._data.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self.dtype.itemsize
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def is_leaf(self) -> _bool:
+        return self._creator is None
+
+    @property
+    def grad_fn(self) -> Any:
+        return self._creator
+
+    @property
+    def is_floating_point(self) -> Callable[[], bool]:
+        return lambda: self.dtype.is_floating_point
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        return _permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        return _transpose(self, -2, -1)
+
+    @property
+    def data(self) -> Tensor:
+        """This tensor's values, detached from the graph (shares storage)."""
+        return self.detach()
+
+    def __len__(self) -> int:
+        if not self._data.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return int(self._data.shape[0])
+
+    def __iter__(self) -> Iterator[Tensor]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __bool__(self) -> _bool:
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"the truth value of a tensor with {self.numel()} elements (shape {self.shape}) is "
+                "ambiguous; use .any() or .all()"
+            )
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError(f"only integer tensors of a single element can be an index, got {self.dtype}{self.shape}")
+        return int(self.item())
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    # -- conversion ------------------------------------------------------------------------------
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
+        if self.numel() != 1:
+            raise ValueError(f"item(): only a one-element tensor converts to a Python number, got shape {self.shape}")
+        return self._backend.to_numpy(self._data).reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self._backend.to_numpy(self._data).tolist()
+
+    def numpy(self) -> np.ndarray:
+        """The values as a NumPy array (shares memory on the CPU backend; refuses a tensor needing grad)."""
+        if self.requires_grad:
+            raise RuntimeError("numpy(): call .detach().numpy() on a tensor that requires grad")
+        return np.asarray(self._backend.to_numpy(self._data))
+
+    def to(self, *args: Any, dtype: Any = None, device: Any = None, copy: _bool = False) -> Tensor:
+        """Convert dtype and/or device: ``t.to(ember.float64)``, ``t.to("cuda")``, ``t.to(other)``."""
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            elif isinstance(a, (_device_cls,)) or (isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda")):
+                device = a
+            else:
+                dtype = a
+        out = self
+        if device is not None:
+            out = _to_device(out, device)
+        if dtype is not None:
+            d = as_dtype(dtype)
+            if d is not out.dtype:
+                out = _cast(out, d)
+        if copy and out is self:
+            out = self.clone()
+        return out
+
+    def cpu(self) -> Tensor:
+        return self.to(device="cpu")
+
+    def cuda(self, device: Any = "cuda") -> Tensor:
+        return self.to(device=device)
+
+    def type(self, dtype: Any = None) -> Any:
+        return str(self.dtype) if dtype is None else self.to(dtype)
+
+    def float(self) -> Tensor:
+        return self.to(dtype="float32")
+
+    def double(self) -> Tensor:
+        return self.to(dtype="float64")
+
+    def half(self) -> Tensor:
+        return self.to(dtype="float16")
+
+    def bfloat16(self) -> Tensor:
+        return self.to(dtype="bfloat16")
+
+    def long(self) -> Tensor:
+        return self.to(dtype="int64")
+
+    def int(self) -> Tensor:
+        return self.to(dtype="int32")
+
+    def bool(self) -> Tensor:
+        return self.to(dtype="bool")
+
+    def clone(self) -> Tensor:
+        return _clone(self)
+
+    def contiguous(self) -> Tensor:
+        return _contiguous(self)
+
+    def is_contiguous(self) -> _bool:
+        flags = getattr(self._data, "flags", None)
+        if flags is not None:
+            return bool(flags["C_CONTIGUOUS"])
+        return bool(self._data.is_contiguous())
+
+    def detach(self) -> Tensor:
+        """A tensor sharing this one's storage and version counter, cut from the graph."""
+        t = Tensor._make(self._data, self._backend)
+        t._vc = self._vc
+        return t
+
+    def detach_(self) -> Tensor:
+        self._creator = None
+        self.requires_grad = False
+        return self
+
+    # -- autograd ----------------------------------------------------------------------------------
+    def requires_grad_(self, requires_grad: _bool = True) -> Tensor:
+        """Mark a leaf tensor to collect gradients (floating dtypes only)."""
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError(f"only floating-point tensors can require gradients, got {self.dtype}")
+        if not requires_grad and self._creator is not None:
+            raise RuntimeError("requires_grad_(False) on a non-leaf tensor; use detach() instead")
+        self.requires_grad = requires_grad
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
+        if not self.requires_grad:
+            raise RuntimeError("retain_grad() on a tensor that does not require grad")
+        if self._creator is not None:
+            self._retain = True
+            self._creator._ref_output(self)
+
+    @property
+    def retains_grad(self) -> _bool:
+        return self._retain
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> Any:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it."""
+        if not self.requires_grad:
+            raise RuntimeError("register_hook() on a tensor that does not require grad")
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        if self._creator is not None:
+            self._creator._ref_output(self)
+        from .autograd._engine import RemovableHandle
+
+        return RemovableHandle(self._hooks, hook)
+
+    def backward(
+        self, gradient: Tensor | None = None, retain_graph: _bool | None = None, create_graph: _bool = False
+    ) -> Any:
+        """Accumulate d(self)/d(leaf) into each leaf's ``.grad``; returns the Gradients as a value."""
+        from .autograd._engine import backward
+
+        return backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph)
+
+    def zero_(self) -> Tensor:
+        return self.fill_(0)
+
+    def fill_(self, value: Any) -> Tensor:
+        _write_inplace(self, None, value)
+        return self
+
+    def copy_(self, src: Any) -> Tensor:
+        _write_inplace(self, None, src)
+        return self
+
+    # -- printing ----------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        from ._printing import format_tensor
+
+        return format_tensor(self)
+
+    __str__ = __repr__
+
+    # -- operators ---------------------------------------------------------------------------------
+    def __add__(self, other: Any) -> Tensor:
+        return _ops.add(self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return _ops.add(other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return _ops.sub(self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return _ops.sub(other, self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return _ops.mul(self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return _ops.mul(other, self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return _ops.div(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return _ops.div(other, self)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return _ops.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return _ops.floor_divide(other, self)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return _ops.remainder(self, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return _ops.remainder(other, self)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return _ops.pow(self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return _ops.pow(other, self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return _ops.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return _ops.matmul(other, self)
+
+    def __neg__(self) -> Tensor:
+        return _ops.neg(self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return _ops.abs(self)
+
+    def __invert__(self) -> Tensor:
+        return _ops.logical_not(self) if self.dtype.name == "bool" else _ops.bitwise_not(self)
+
+    def __and__(self, other: Any) -> Tensor:
+        return _ops.logical_and(self, other)
+
+    def __or__(self, other: Any) -> Tensor:
+        return _ops.logical_or(self, other)
+
+    def __xor__(self, other: Any) -> Tensor:
+        return _ops.logical_xor(self, other)
+
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return _ops.eq(self, other)
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return _ops.ne(self, other)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return _ops.lt(self, other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return _ops.le(self, other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return _ops.gt(self, other)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return _ops.ge(self, other)
+
+    # in place: ``a += b`` computes out of place, writes into a's storage and moves a's history.
+    def __iadd__(self, other: Any) -> Tensor:
+        return _inplace(self, _ops.add, other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return _inplace(self, _ops.sub, other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return _inplace(self, _ops.mul, other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return _inplace(self, _ops.div, other)
+
+    def __ipow__(self, other: Any) -> Tensor:
+        return _inplace(self, _ops.pow, other)
+
+    def __getitem__(self, index: Any) -> Tensor:
+        return _ops.getitem(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        _write_inplace(self, index, value)
+
+    def __getattr__(self, name: str) -> Any:
+        # Operators are methods too: ``t.exp()``, ``t.sum(dim=1)``; they live in ember.ops.
+        fn = _ops.METHODS.get(name)
+        if fn is None:
+            raise AttributeError(f"'Tensor' object has no attribute '{name}'")
+        return fn.__get__(self)
+
+
+# Bound at import end: the operator layer imports Tensor, Tensor methods call operators.
+from . import ops as _ops  # noqa: E402
+from .ops._elementwise import _cast, _clone, _to_device  # noqa: E402
+from .ops._inplace import _inplace, _write_inplace  # noqa: E402
+from .ops._shape import _contiguous, _permute, _transpose  # noqa: E402
+
+_ = get_default_dtype

@@ -1,0 +1,28 @@
+"""Reverse-mode autodiff: the engine, user-defined Functions, gradient checks, anomaly detection."""
+
+from . import functional
+from ._anomaly import AnomalyError, detect_anomaly
+from ._engine import Gradients, RemovableHandle, backward, grad
+from ._function import Function, FunctionCtx, Op
+from ._grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from ._gradcheck import gradcheck, gradgradcheck
+
+__all__ = [
+    "AnomalyError",
+    "Function",
+    "FunctionCtx",
+    "Gradients",
+    "Op",
+    "RemovableHandle",
+    "backward",
+    "detect_anomaly",
+    "enable_grad",
+    "functional",
+    "grad",
+    "gradcheck",
+    "gradgradcheck",
+    "inference_mode",
+    "is_grad_enabled",
+    "no_grad",
+    "set_grad_enabled",
+]

@@ -1,0 +1,312 @@
+"""The backward pass: walk the graph from the roots in generation order, each node once.
+
+Nodes wait in a heap keyed by generation (highest first), so a node runs only after every consumer
+of its outputs has sent its gradient; gradients reaching a node along several paths are summed.
+After the pass each node drops its inputs and saved values unless ``retain_graph`` is set.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+from .._tensor import Tensor
+from ._grad_mode import STATE, set_grad_enabled
+
+__all__ = ["backward", "grad", "Gradients", "RemovableHandle"]
+
+
+class RemovableHandle:
+    """Returned by hook registrations; ``remove()`` unregisters the hook."""
+
+    def __init__(self, container: Any, item: Any) -> None:
+        self._container, self._item = container, item
+
+    def remove(self) -> None:
+        c = self._container
+        if isinstance(c, dict):
+            c.pop(self._item, None)
+        elif self._item in c:
+            c.remove(self._item)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+class Gradients:
+    """Gradients as a value, keyed by tensor (parameter): ``grads[w]``, ``w in grads``, iteration."""
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[Tensor, Tensor]] = {}
+
+    def _add(self, t: Tensor, g: Tensor) -> None:
+        prev = self._items.get(id(t))
+        self._items[id(t)] = (t, g if prev is None else prev[1] + g)
+
+    def get(self, t: Tensor, default: Any = None) -> Any:
+        item = self._items.get(id(t))
+        return default if item is None else item[1]
+
+    def __getitem__(self, t: Tensor) -> Tensor:
+        item = self._items.get(id(t))
+        if item is None:
+            raise KeyError(f"no gradient for tensor of shape {t.shape}")
+        return item[1]
+
+    def __contains__(self, t: object) -> bool:
+        return id(t) in self._items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[Tensor]:
+        return (t for t, _ in self._items.values())
+
+    def items(self) -> Iterator[tuple[Tensor, Tensor]]:
+        return iter(self._items.values())
+
+    def pop(self, t: Tensor, default: Any = None) -> Any:
+        item = self._items.pop(id(t), None)
+        return default if item is None else item[1]
+
+    def __repr__(self) -> str:
+        return f"Gradients({len(self)} tensors)"
+
+
+def _check_nonfinite_root(root: Tensor) -> None:
+    # Flux's back! refuses a NaN/Inf loss: the gradients would be garbage.
+    if root.numel() == 1:
+        v = root.item()
+        if isinstance(v, float) and not math.isfinite(v):
+            raise FloatingPointError(
+                f"backward: the loss is {v}; refusing to propagate a non-finite value "
+                "(use ember.autograd.detect_anomaly() to find the operation that produced it)"
+            )
+
+
+def _run(
+    roots: Sequence[Tensor],
+    root_grads: Sequence[Any],
+    retain_graph: bool,
+    create_graph: bool,
+    on_leaf: Callable[[Tensor, Tensor], None],
+    capture: dict[tuple[int, int], Any] | None = None,
+) -> None:
+    """Propagate from ``roots``; call ``on_leaf(leaf, grad)`` for each leaf reached."""
+    pending: dict[Any, list[Any]] = {}
+    heap: list[tuple[int, int, Any]] = []
+    counter = itertools.count()
+
+    for r, g in zip(roots, root_grads, strict=True):
+        c = r._creator
+        if c is None:
+            if r.requires_grad:
+                if r._hooks:
+                    g = _run_hooks(r._hooks, g)
+                on_leaf(r, g)
+            continue
+        slot = pending.get(c)
+        if slot is None:
+            slot = pending[c] = [None] * c.n_out
+            heapq.heappush(heap, (-c.generation, next(counter), c))
+        i = r._out_idx
+        slot[i] = g if slot[i] is None else slot[i] + g
+
+    with set_grad_enabled(create_graph):
+        while heap:
+            node = heapq.heappop(heap)[2]
+            grads = pending.pop(node)
+            inputs = node.inputs
+            if inputs is None:
+                raise RuntimeError(
+                    f"backward: trying to go through the graph of {node.name} a second time, but its saved "
+                    "values were freed by the first backward; pass retain_graph=True to the first call"
+                )
+            refs = node._out_refs
+            if refs:
+                for i, ref in list(refs.items()):
+                    t = ref()
+                    if t is None or grads[i] is None:
+                        continue
+                    if t._hooks:
+                        grads[i] = _run_hooks(t._hooks, grads[i])
+                    if t._retain:
+                        t.grad = grads[i] if create_graph else grads[i].detach()
+            if capture is not None:
+                for i in range(node.n_out):
+                    key = (id(node), i)
+                    if key in capture and grads[i] is not None:
+                        capture[key] = grads[i]
+            node._check_versions()
+            out = type(node).backward(node, *grads)
+            if not isinstance(out, tuple):
+                out = (out,)
+            if len(out) < len(inputs):
+                raise RuntimeError(f"{node.name}: backward returned {len(out)} gradients for {len(inputs)} inputs")
+            if STATE.anomaly:
+                from ._anomaly import check_backward
+
+                check_backward(node, out)
+            for inp, g in zip(inputs, out, strict=False):
+                if g is None or not isinstance(inp, Tensor) or not inp.requires_grad:
+                    continue
+                if not isinstance(g, Tensor):
+                    raise TypeError(f"{node.name}: backward must return Tensors or None, got {type(g).__name__}")
+                if g._data.shape != inp._data.shape:
+                    raise RuntimeError(
+                        f"{node.name}: backward returned a gradient of shape {g.shape} for an input of "
+                        f"shape {inp.shape}"
+                    )
+                c = inp._creator
+                if c is None:
+                    if inp._hooks:
+                        g = _run_hooks(inp._hooks, g)
+                    on_leaf(inp, g)
+                    continue
+                slot = pending.get(c)
+                if slot is None:
+                    slot = pending[c] = [None] * c.n_out
+                    heapq.heappush(heap, (-c.generation, next(counter), c))
+                i = inp._out_idx
+                slot[i] = g if slot[i] is None else slot[i] + g
+            if not retain_graph:
+                node._release()
+
+
+def _run_hooks(hooks: list[Callable[[Tensor], Any]], g: Tensor) -> Tensor:
+    for h in list(hooks):
+        r = h(g)
+        if r is not None:
+            g = r
+    return g
+
+
+def _root_grads(roots: Sequence[Tensor], grads: Sequence[Any], op: str) -> list[Tensor]:
+    out = []
+    for r, g in zip(roots, grads, strict=True):
+        if not isinstance(r, Tensor):
+            raise TypeError(f"{op}: expected Tensors, got {type(r).__name__}")
+        if not r.requires_grad:
+            raise RuntimeError(
+                f"{op}: tensor of shape {r.shape} does not require grad and has no grad_fn "
+                "(did you create it under no_grad, or forget requires_grad=True on the inputs?)"
+            )
+        if g is None:
+            if r.numel() != 1:
+                raise RuntimeError(
+                    f"{op}: grad can be implicitly created only for one-element outputs, but the output "
+                    f"has shape {r.shape}; pass gradient= (or grad_outputs=) of that shape"
+                )
+            _check_nonfinite_root(r)
+            g = Tensor._make(r._backend.xp.ones(r._data.shape, dtype=r._data.dtype), r._backend)
+        elif not isinstance(g, Tensor):
+            g = Tensor(g, dtype=r.dtype, device=r.device)
+        elif g.shape != r.shape:
+            raise RuntimeError(f"{op}: gradient of shape {g.shape} given for an output of shape {r.shape}")
+        out.append(g)
+    return out
+
+
+def backward(
+    tensors: Sequence[Tensor],
+    grad_tensors: Sequence[Any] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+) -> Gradients:
+    """Accumulate gradients of ``tensors`` into the leaves' ``.grad``; also return them as Gradients."""
+    if isinstance(tensors, Tensor):
+        tensors = [tensors]
+    grad_tensors = list(grad_tensors) if grad_tensors is not None else [None] * len(tensors)
+    if isinstance(grad_tensors, Tensor):
+        grad_tensors = [grad_tensors]
+    roots = _root_grads(tensors, grad_tensors, "backward")
+    result = Gradients()
+    seen: set[int] = set()
+
+    def on_leaf(leaf: Tensor, g: Tensor) -> None:
+        if not create_graph:
+            g = g.detach()
+        if leaf.grad is None:
+            # the same gradient object may reach several leaves (a + b): never share it
+            if id(g) in seen or not leaf._backend.is_plain(g._data):
+                g = g.clone()  # a private, writable, contiguous array (optimizers update grads in place)
+            leaf.grad = g
+            seen.add(id(leaf.grad))
+        else:
+            leaf.grad = leaf.grad + g
+        result._items[id(leaf)] = (leaf, leaf.grad)
+
+    _run(tensors, roots, bool(retain_graph) or create_graph, create_graph, on_leaf)
+    return result
+
+
+def grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+) -> tuple[Tensor | None, ...]:
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is left untouched)."""
+    outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    gouts = (
+        [grad_outputs]
+        if isinstance(grad_outputs, Tensor)
+        else (list(grad_outputs) if grad_outputs is not None else [None] * len(outs))
+    )
+    roots = _root_grads(outs, gouts, "grad")
+    for i, t in enumerate(ins):
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            raise RuntimeError(f"grad: input {i} does not require grad")
+    leaf_ids = {id(t): i for i, t in enumerate(ins) if t._creator is None}
+    capture: dict[tuple[int, int], Any] = {}
+    for t in ins:
+        if t._creator is not None:
+            capture[(id(t._creator), t._out_idx)] = None
+    found: dict[int, Tensor] = {}
+
+    def on_leaf(leaf: Tensor, g: Tensor) -> None:
+        i = leaf_ids.get(id(leaf))
+        if i is not None:
+            found[i] = g if i not in found else found[i] + g
+
+    _run(
+        outs,
+        roots,
+        bool(retain_graph) if retain_graph is not None else create_graph,
+        create_graph,
+        on_leaf,
+        capture or None,
+    )
+    result: list[Tensor | None] = []
+    for i, t in enumerate(ins):
+        g = found.get(i) if t._creator is None else capture.get((id(t._creator), t._out_idx))
+        if g is None and i in found:
+            g = found[i]
+        # a non-leaf input that is itself an output gets its seed gradient
+        if g is None:
+            for o, r in zip(outs, roots, strict=True):
+                if o is t:
+                    g = r
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                f"grad: input {i} (shape {t.shape}) was not used to compute the outputs; pass allow_unused=True"
+            )
+        result.append(g if g is None or create_graph else g.detach())
+    return tuple(result)
+
+
+def _iter_tensors(x: Any) -> Iterable[Tensor]:
+    if isinstance(x, Tensor):
+        yield x
+    elif isinstance(x, (list, tuple)):
+        for y in x:
+            yield from _iter_tensors(y)

@@ -1,0 +1,75 @@
+"""The backend interface (the spec's Mat): everything a tensor asks of its array library."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._device import device
+from .._dtype import DType
+
+
+class Backend:
+    """One array library on one device.
+
+    Operators compute through ``backend.xp`` — a namespace with NumPy's function names (``exp``,
+    ``matmul``, ``sum(axis=, keepdims=)``, ``where`` ...) — plus the few kernels below that NumPy
+    spells differently from other libraries. A new backend implements this class in one file and
+    registers itself in ``ember.backends``.
+    """
+
+    name: str = "base"
+    device: device
+    xp: Any
+    array_type: type
+    supports_bfloat16: bool = False
+
+    # -- arrays and dtypes -------------------------------------------------------------------
+    def asarray(self, data: Any, dtype: DType | None = None) -> Any:
+        raise NotImplementedError
+
+    def from_numpy(self, array: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    def dtype_of(self, array: Any) -> DType:
+        raise NotImplementedError
+
+    def native_dtype(self, dtype: DType) -> Any:
+        raise NotImplementedError
+
+    def astype(self, array: Any, dtype: DType) -> Any:
+        raise NotImplementedError
+
+    def is_view_of(self, array: Any, base: Any) -> bool:
+        """True when ``array`` shares memory with ``base`` (used to keep version counters shared)."""
+        raise NotImplementedError
+
+    def is_plain(self, array: Any) -> bool:
+        """True when ``array`` is writable and contiguous (not a broadcast or strided view)."""
+        return True
+
+    # -- random numbers (the generator is a numpy Generator so runs reproduce across backends) --
+    def uniform(self, gen: np.random.Generator, shape: tuple[int, ...], dtype: DType) -> Any:
+        return self.astype(self.from_numpy(gen.random(shape, dtype=np.float64)), dtype)
+
+    def normal(self, gen: np.random.Generator, shape: tuple[int, ...], dtype: DType) -> Any:
+        return self.astype(self.from_numpy(gen.standard_normal(shape, dtype=np.float64)), dtype)
+
+    def randint(self, gen: np.random.Generator, low: int, high: int, shape: tuple[int, ...], dtype: DType) -> Any:
+        return self.astype(self.from_numpy(gen.integers(low, high, size=shape, dtype=np.int64)), dtype)
+
+    # -- kernels that array libraries spell differently -------------------------------------
+    def index_add(self, target: Any, index: Any, values: Any) -> None:
+        """``target[index] += values`` with repeated indices accumulated (NumPy's ``add.at``)."""
+        raise NotImplementedError
+
+    def sliding_window(self, array: Any, window: tuple[int, ...], axes: tuple[int, ...]) -> Any:
+        """A read-only view of every window of ``array`` along ``axes`` (windows appended as last dims)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{self.name} backend on {self.device}>"

@@ -1,0 +1,68 @@
+"""The default backend: NumPy on the CPU."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from .._device import CPU
+from .._dtype import ALL_DTYPES, DType, bfloat16
+from ._base import Backend
+
+_TO_NATIVE: dict[DType, Any] = {d: np.dtype(d.name) for d in ALL_DTYPES if d is not bfloat16}
+_FROM_NATIVE: dict[Any, DType] = {v: k for k, v in _TO_NATIVE.items()}
+
+
+class NumpyBackend(Backend):
+    """NumPy arrays on the CPU. bfloat16 is not available (NumPy has no such type)."""
+
+    name = "numpy"
+
+    def __init__(self) -> None:
+        self.device = CPU
+        self.xp = np
+        self.array_type = np.ndarray
+
+    def asarray(self, data: Any, dtype: DType | None = None) -> np.ndarray:
+        if dtype is None:
+            return np.asarray(data)
+        return np.asarray(data, dtype=self.native_dtype(dtype))
+
+    def from_numpy(self, array: np.ndarray) -> np.ndarray:
+        return array
+
+    def to_numpy(self, array: np.ndarray) -> np.ndarray:
+        return array
+
+    def dtype_of(self, array: np.ndarray) -> DType:
+        try:
+            return _FROM_NATIVE[array.dtype]
+        except KeyError:
+            raise TypeError(f"NumPy dtype {array.dtype} has no Ember counterpart") from None
+
+    def native_dtype(self, dtype: DType) -> Any:
+        try:
+            return _TO_NATIVE[dtype]
+        except KeyError:
+            raise TypeError(
+                f"dtype {dtype} is not available on the numpy backend; use float16, float32 or float64 "
+                "there, or a torch/cuda device for bfloat16"
+            ) from None
+
+    def astype(self, array: np.ndarray, dtype: DType) -> np.ndarray:
+        return array.astype(self.native_dtype(dtype), copy=False)
+
+    def is_view_of(self, array: Any, base: Any) -> bool:
+        return isinstance(array, np.ndarray) and np.may_share_memory(array, base)
+
+    def is_plain(self, array: Any) -> bool:
+        flags = array.flags
+        return bool(flags.writeable and flags.c_contiguous)
+
+    def index_add(self, target: np.ndarray, index: Any, values: Any) -> None:
+        np.add.at(target, index, values)
+
+    def sliding_window(self, array: np.ndarray, window: tuple[int, ...], axes: tuple[int, ...]) -> np.ndarray:
+        return sliding_window_view(array, window, axis=axes)

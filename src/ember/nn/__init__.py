@@ -1,0 +1,5 @@
+"""Neural-network building blocks."""
+
+from . import functional
+
+__all__ = ["functional"]

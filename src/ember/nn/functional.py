@@ -1,0 +1,188 @@
+"""Neural-network functions (PyTorch's ``torch.nn.functional`` names)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._tensor import Tensor
+from ..autograd._function import Op
+from ..ops import register_method
+from ..ops._elementwise import relu, sigmoid, tanh
+from ..ops._reduce import mean
+from ..ops._reduce import sum as _sum
+from ..ops._util import norm_dim
+
+__all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "nll_loss", "cross_entropy", "mse_loss"]
+
+
+class LogSoftmax(Op):
+    """Stable log-softmax: ``x - max - log(sum(exp(x - max)))``; backward ``g - softmax * sum(g)``."""
+
+    saves_inputs = False
+    saves_output = True
+
+    def forward(self, x: Any, dim: int) -> Any:
+        xp = self.backend.xp
+        self.dim = dim
+        m = xp.max(x, axis=dim, keepdims=True) if x.size else 0
+        z = x - m
+        y = z - xp.log(xp.sum(xp.exp(z), axis=dim, keepdims=True))
+        self.keep(y)
+        return y
+
+    def backward(self, g: Tensor) -> tuple[Tensor, None]:
+        from ..ops._elementwise import exp
+
+        y = self.output()
+        return g - exp(y) * _sum(g, self.dim, keepdim=True), None
+
+
+class Softmax(Op):
+    saves_inputs = False
+    saves_output = True
+
+    def forward(self, x: Any, dim: int) -> Any:
+        xp = self.backend.xp
+        self.dim = dim
+        m = xp.max(x, axis=dim, keepdims=True) if x.size else 0
+        e = xp.exp(x - m)
+        y = e / xp.sum(e, axis=dim, keepdims=True)
+        self.keep(y)
+        return y
+
+    def backward(self, g: Tensor) -> tuple[Tensor, None]:
+        y = self.output()
+        gy = g * y
+        return gy - y * _sum(gy, self.dim, keepdim=True), None
+
+
+def _float_input(x: Tensor, op: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+    return x if x._data.dtype.kind == "f" else x.float()
+
+
+def log_softmax(input: Tensor, dim: int = -1, dtype: Any = None) -> Tensor:
+    """``log(softmax(input))`` along ``dim``, finite for large |input|."""
+    x = _float_input(input if dtype is None else input.to(dtype), "log_softmax")
+    return LogSoftmax.apply(x, norm_dim(dim, x.ndim, "log_softmax"))  # type: ignore[no-any-return]
+
+
+def softmax(input: Tensor, dim: int = -1, dtype: Any = None) -> Tensor:
+    """Normalised exponentials along ``dim``."""
+    x = _float_input(input if dtype is None else input.to(dtype), "softmax")
+    return Softmax.apply(x, norm_dim(dim, x.ndim, "softmax"))  # type: ignore[no-any-return]
+
+
+class NLL(Op):
+    """Pick ``-logp[n, target[n]]`` per sample (class dim 1); the gradient scatters back."""
+
+    saves_inputs = False
+
+    def forward(self, logp: Any, target: Any) -> Any:
+        xp = self.backend.xp
+        self.shape = logp.shape
+        self.target = target
+        picked = xp.take_along_axis(logp, xp.expand_dims(target, 1), axis=1)
+        return -xp.squeeze(picked, 1)
+
+    def backward(self, g: Tensor) -> tuple[Tensor, None]:
+        from ..ops._util import arange_like_dim
+
+        t = Tensor._make(self.target, self.backend)
+        from ..ops._shape import unsqueeze
+
+        hit = arange_like_dim(self.shape, 1, self.backend) == unsqueeze(t, 1)
+        return -unsqueeze(g, 1) * hit, None
+
+
+def _reduce(loss: Tensor, reduction: str, op: str, weight_sum: Tensor | None = None) -> Tensor:
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return _sum(loss)
+    if reduction == "mean":
+        return _sum(loss) / weight_sum if weight_sum is not None else mean(loss)
+    raise ValueError(f"{op}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
+
+
+def nll_loss(
+    input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean"
+) -> Tensor:
+    """Negative log-likelihood of class indices ``target`` under log-probabilities ``input`` (N, C, ...)."""
+    if input.ndim < 1:
+        raise ValueError("nll_loss: input must have a class dimension")
+    if input.ndim == 1:
+        input, target = input.reshape(1, -1), target.reshape(1)
+    if target.dtype.is_floating_point:
+        raise TypeError(f"nll_loss: target must hold class indices (int64), got {target.dtype}")
+    if input.ndim > 2:  # (N, C, d1, ...) -> (N*d1*..., C)
+        c = input.shape[1]
+        input = input.movedim(1, -1).reshape(-1, c) if hasattr(input, "movedim") else input
+        target = target.reshape(-1)
+    n, c = input.shape
+    if target.shape != (n,):
+        raise ValueError(f"nll_loss: target shape {target.shape} does not match input batch {input.shape}")
+    xp = target._backend.xp
+    tgt = target._data
+    valid = tgt != ignore_index
+    bad = valid & ((tgt < 0) | (tgt >= c))
+    if bool(xp.any(bad)):
+        pos = int(xp.argmax(bad))
+        raise IndexError(f"nll_loss: target {int(tgt[pos])} at position {pos} is out of range for {c} classes")
+    safe = Tensor._make(xp.where(valid, tgt, 0).astype(xp.int64), target._backend)
+    loss = NLL.apply(input, safe)
+    w = None
+    mask = Tensor._make(valid, target._backend).to(input.dtype)
+    if weight is not None:
+        w = weight[safe] * mask
+    elif not bool(xp.all(valid)):
+        w = mask
+    if w is not None:
+        loss = loss * w
+        return _reduce(loss, reduction, "nll_loss", _sum(w))
+    return _reduce(loss, reduction, "nll_loss")
+
+
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """Cross entropy of logits ``input`` (N, C, ...) with class indices or class probabilities."""
+    logp = log_softmax(input, 1 if input.ndim > 1 else 0)
+    if target.dtype.is_floating_point:  # class probabilities
+        c = input.shape[1 if input.ndim > 1 else 0]
+        if label_smoothing:
+            target = target * (1 - label_smoothing) + label_smoothing / c
+        lw = logp * weight.reshape((c,) + (1,) * (input.ndim - 2)) if weight is not None else logp
+        loss = -_sum(lw * target, 1 if input.ndim > 1 else 0)
+        return _reduce(loss, reduction, "cross_entropy")
+    nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    if not label_smoothing:
+        return nll
+    c = input.shape[1 if input.ndim > 1 else 0]
+    smooth = -_sum(logp, 1 if input.ndim > 1 else 0)
+    return nll * (1 - label_smoothing) + _reduce(smooth, reduction, "cross_entropy") * (label_smoothing / c)
+
+
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean squared error."""
+    if input.shape != target.shape:
+        from ..ops._util import sum_to  # noqa: F401  (shapes broadcast, as in PyTorch, after a clear check)
+
+        try:
+            import numpy as np
+
+            np.broadcast_shapes(input.shape, target.shape)
+        except ValueError:
+            raise ValueError(f"mse_loss: input shape {input.shape} and target shape {target.shape} differ") from None
+    d = input - target
+    return _reduce(d * d, reduction, "mse_loss")
+
+
+register_method("softmax", softmax)
+register_method("log_softmax", log_softmax)

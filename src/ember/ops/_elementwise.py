@@ -1,0 +1,577 @@
+"""Elementwise operators: each Op holds its forward (arrays) and backward (tensor ops) together."""
+
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any
+
+from .._dtype import as_dtype, get_default_dtype
+from .._tensor import Tensor
+from ..autograd._function import Op
+from ._util import promote, sum_to
+
+
+def _req(x: Any) -> bool:
+    return isinstance(x, Tensor) and x.requires_grad
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return x._data.shape if isinstance(x, Tensor) else ()
+
+
+# -- arithmetic -----------------------------------------------------------------------------------
+class Add(Op):
+    saves_inputs = False
+
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.add(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        return (sum_to(g, a._data.shape) if _req(a) else None, sum_to(g, b._data.shape) if _req(b) else None)
+
+
+class Sub(Op):
+    saves_inputs = False
+
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.subtract(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        return (sum_to(g, a._data.shape) if _req(a) else None, sum_to(-g, b._data.shape) if _req(b) else None)
+
+
+class Mul(Op):
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.multiply(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        return (sum_to(g * b, _shape(a)) if _req(a) else None, sum_to(g * a, _shape(b)) if _req(b) else None)
+
+
+class Div(Op):
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.true_divide(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ga = sum_to(g / b, _shape(a)) if _req(a) else None
+        gb = sum_to(-g * a / (b * b), _shape(b)) if _req(b) else None
+        return ga, gb
+
+
+class Pow(Op):
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.power(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ga = gb = None
+        if _req(a):
+            if isinstance(b, (int, float)) and b == 2:
+                ga = g * 2 * a
+            else:
+                ga = sum_to(g * b * pow(a, b - 1), _shape(a))
+        if _req(b):
+            base = a if isinstance(a, Tensor) else Tensor(a, dtype=b.dtype, device=b.device)
+            gb = sum_to(g * pow(a, b) * log(where(base > 0, base, 1.0)), _shape(b))
+        return ga, gb
+
+
+class Neg(Op):
+    saves_inputs = False
+
+    def forward(self, a: Any) -> Any:
+        return self.backend.xp.negative(a)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return -g
+
+
+class Maximum(Op):
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.maximum(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        # ties share the gradient equally, as in PyTorch
+        w = (a > b).to(g.dtype) + (a == b).to(g.dtype) * 0.5
+        return (sum_to(g * w, _shape(a)) if _req(a) else None, sum_to(g * (1 - w), _shape(b)) if _req(b) else None)
+
+
+class Minimum(Op):
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.minimum(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        w = (a < b).to(g.dtype) + (a == b).to(g.dtype) * 0.5
+        return (sum_to(g * w, _shape(a)) if _req(a) else None, sum_to(g * (1 - w), _shape(b)) if _req(b) else None)
+
+
+class Remainder(Op):
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.remainder(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ga = sum_to(g, _shape(a)) if _req(a) else None
+        gb = sum_to(-g * floor(a / b), _shape(b)) if _req(b) else None
+        return ga, gb
+
+
+class FloorDivide(Op):
+    differentiable = False
+
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.floor_divide(a, b)
+
+
+def _binary(cls: type[Op], a: Any, b: Any) -> Tensor:
+    a, b = promote(cls.__name__.lower(), a, b)
+    try:
+        return cls.apply(a, b)  # type: ignore[no-any-return]
+    except ValueError as e:
+        if "broadcast" in str(e):
+            raise ValueError(
+                f"{cls.__name__.lower()}: shapes {tuple(_shape(a))} and {tuple(_shape(b))} cannot be broadcast together"
+            ) from None
+        raise
+
+
+def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``input + alpha * other`` (broadcasting, type promotion)."""
+    return _binary(Add, input, other if alpha == 1 else mul(other, alpha))
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``input - alpha * other``."""
+    return _binary(Sub, input, other if alpha == 1 else mul(other, alpha))
+
+
+subtract = sub
+
+
+def mul(input: Any, other: Any) -> Tensor:
+    return _binary(Mul, input, other)
+
+
+multiply = mul
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """True division (int / int gives the default float); ``rounding_mode`` 'trunc' or 'floor'."""
+    a, b = input, other
+    if rounding_mode is None:
+        at = a if isinstance(a, Tensor) else None
+        bt = b if isinstance(b, Tensor) else None
+        ints = [t for t in (at, bt) if t is not None]
+        if all(t._data.dtype.kind in "biu" for t in ints) and not any(isinstance(x, float) for x in (a, b)):
+            d = get_default_dtype()
+            a = a.to(d) if isinstance(a, Tensor) else a
+            b = b.to(d) if isinstance(b, Tensor) else b
+        return _binary(Div, a, b)
+    if rounding_mode == "floor":
+        return floor_divide(a, b)
+    if rounding_mode == "trunc":
+        q = _binary(Div, a, b)
+        return trunc(q) if q.dtype.is_floating_point else q
+    raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+
+
+divide = true_divide = div
+
+
+def floor_divide(input: Any, other: Any) -> Tensor:
+    return _binary(FloorDivide, input, other)
+
+
+def remainder(input: Any, other: Any) -> Tensor:
+    return _binary(Remainder, input, other)
+
+
+def pow(input: Any, exponent: Any) -> Tensor:
+    if isinstance(input, Tensor) and isinstance(exponent, int) and not isinstance(exponent, bool):
+        if input._data.dtype.kind in "iu" and exponent < 0:
+            raise ValueError("pow: integers to negative integer powers are not allowed")
+        return Pow.apply(input, exponent)  # type: ignore[no-any-return]
+    return _binary(Pow, input, exponent)
+
+
+def neg(input: Tensor) -> Tensor:
+    return Neg.apply(input)  # type: ignore[no-any-return]
+
+
+negative = neg
+
+
+def maximum(input: Tensor, other: Tensor) -> Tensor:
+    return _binary(Maximum, input, other)
+
+
+def minimum(input: Tensor, other: Tensor) -> Tensor:
+    return _binary(Minimum, input, other)
+
+
+# -- unary ----------------------------------------------------------------------------------------
+class Exp(Op):
+    saves_inputs = False
+    saves_output = True
+
+    def forward(self, x: Any) -> Any:
+        y = self.backend.xp.exp(x)
+        self.keep(y)
+        return y
+
+    def backward(self, g: Tensor) -> Tensor:
+        return g * self.output()
+
+
+class Log(Op):
+    def forward(self, x: Any) -> Any:
+        return self.backend.xp.log(x)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return g / self.inputs[0]  # type: ignore[index]
+
+
+class Sqrt(Op):
+    saves_inputs = False
+    saves_output = True
+
+    def forward(self, x: Any) -> Any:
+        y = self.backend.xp.sqrt(x)
+        self.keep(y)
+        return y
+
+    def backward(self, g: Tensor) -> Tensor:
+        return g / (2 * self.output())
+
+
+class Abs(Op):
+    def forward(self, x: Any) -> Any:
+        return self.backend.xp.abs(x)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return g * sign(self.inputs[0])  # type: ignore[index]
+
+
+class Sign(Op):
+    differentiable = False
+
+    def forward(self, x: Any) -> Any:
+        return self.backend.xp.sign(x)
+
+
+class Tanh(Op):
+    saves_inputs = False
+    saves_output = True
+
+    def forward(self, x: Any) -> Any:
+        y = self.backend.xp.tanh(x)
+        self.keep(y)
+        return y
+
+    def backward(self, g: Tensor) -> Tensor:
+        y = self.output()
+        return g * (1 - y * y)
+
+
+class Sigmoid(Op):
+    saves_inputs = False
+    saves_output = True
+
+    def forward(self, x: Any) -> Any:
+        xp = self.backend.xp
+        y = xp.exp(-xp.logaddexp(0, -x))  # finite for any |x|
+        self.keep(y)
+        return y
+
+    def backward(self, g: Tensor) -> Tensor:
+        y = self.output()
+        return g * y * (1 - y)
+
+
+class Relu(Op):
+    saves_inputs = False
+    saves_output = True
+
+    def forward(self, x: Any) -> Any:
+        y = self.backend.xp.maximum(x, 0)
+        self.keep(y)
+        return y
+
+    def backward(self, g: Tensor) -> Tensor:
+        return g * (self.output() > 0)
+
+
+class Floor(Op):
+    differentiable = False
+
+    def forward(self, x: Any) -> Any:
+        return self.backend.xp.floor(x)
+
+
+class Trunc(Op):
+    differentiable = False
+
+    def forward(self, x: Any) -> Any:
+        return self.backend.xp.trunc(x)
+
+
+def exp(input: Tensor) -> Tensor:
+    return Exp.apply(_float(input))  # type: ignore[no-any-return]
+
+
+def log(input: Tensor) -> Tensor:
+    return Log.apply(_float(input))  # type: ignore[no-any-return]
+
+
+def sqrt(input: Tensor) -> Tensor:
+    return Sqrt.apply(_float(input))  # type: ignore[no-any-return]
+
+
+def abs(input: Tensor) -> Tensor:
+    return Abs.apply(input)  # type: ignore[no-any-return]
+
+
+def sign(input: Tensor) -> Tensor:
+    return Sign.apply(input)  # type: ignore[no-any-return]
+
+
+def tanh(input: Tensor) -> Tensor:
+    return Tanh.apply(_float(input))  # type: ignore[no-any-return]
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return Sigmoid.apply(_float(input))  # type: ignore[no-any-return]
+
+
+def relu(input: Tensor) -> Tensor:
+    return Relu.apply(input)  # type: ignore[no-any-return]
+
+
+def floor(input: Tensor) -> Tensor:
+    return Floor.apply(input)  # type: ignore[no-any-return]
+
+
+def trunc(input: Tensor) -> Tensor:
+    return Trunc.apply(input)  # type: ignore[no-any-return]
+
+
+def _float(x: Tensor) -> Tensor:
+    """Integer and bool tensors enter floating functions as the default float (PyTorch)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"expected a Tensor, got {type(x).__name__}")
+    return x if x._data.dtype.kind in "fc" else x.to(get_default_dtype())
+
+
+# -- selection ------------------------------------------------------------------------------------
+class Where(Op):
+    saves_inputs = False
+
+    def forward(self, cond: Any, a: Any, b: Any) -> Any:
+        return self.backend.xp.where(cond, a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any, Any]:
+        cond, a, b = self.inputs  # type: ignore[misc]
+        zero = g.new_zeros(())
+        ga = sum_to(where(cond, g, zero), _shape(a)) if _req(a) else None
+        gb = sum_to(where(cond, zero, g), _shape(b)) if _req(b) else None
+        return None, ga, gb
+
+
+def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
+    """Elements of ``input`` where ``condition`` holds, else of ``other`` (one-argument form: nonzero)."""
+    if input is None and other is None:
+        from ._index import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    if not isinstance(condition, Tensor):
+        raise TypeError(f"where: condition must be a bool Tensor, got {type(condition).__name__}")
+    if condition.dtype.name != "bool":
+        condition = condition.bool()
+    a, b = promote("where", input, other)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        d = get_default_dtype() if isinstance(a, float) or isinstance(b, float) else as_dtype(type(a))
+        a = Tensor(a, dtype=d, device=condition.device)
+    return Where.apply(condition, a, b)
+
+
+class Clamp(Op):
+    def forward(self, x: Any, lo: Any, hi: Any) -> Any:
+        return self.backend.xp.clip(x, lo, hi)
+
+    def backward(self, g: Tensor) -> tuple[Any, None, None]:
+        x, lo, hi = self.inputs  # type: ignore[misc]
+        keep = None
+        if lo is not None:
+            keep = x >= lo
+        if hi is not None:
+            keep = (x <= hi) if keep is None else keep & (x <= hi)
+        return (g if keep is None else g * keep), None, None
+
+
+def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """Limit values to ``[min, max]``; bounds may be numbers or tensors."""
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of min and max must be given")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        out = input
+        if min is not None:
+            out = maximum(out, min)
+        if max is not None:
+            out = minimum(out, max)
+        return out
+    if input._data.dtype.kind != "f" and any(isinstance(v, float) for v in (min, max)):
+        input = input.to(get_default_dtype())
+    return Clamp.apply(input, min, max)  # type: ignore[no-any-return]
+
+
+clip = clamp
+
+
+# -- comparison and logic (no gradient) -----------------------------------------------------------
+def _compare(ufunc: str) -> type[Op]:
+    class Compare(Op):
+        differentiable = False
+
+        def forward(self, a: Any, b: Any) -> Any:
+            return getattr(self.backend.xp, ufunc)(a, b)
+
+    Compare.__name__ = Compare.__qualname__ = ufunc.title().replace("_", "")
+    return Compare
+
+
+Eq, Ne, Lt, Le, Gt, Ge = (_compare(n) for n in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"))
+LogicalAnd, LogicalOr, LogicalXor = (_compare(n) for n in ("logical_and", "logical_or", "logical_xor"))
+
+
+def _cmp(cls: type[Op], a: Any, b: Any) -> Tensor:
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError(f"{cls.__name__.lower()}: expected at least one Tensor")
+    return _binary(cls, a, b)
+
+
+def eq(input: Any, other: Any) -> Tensor:
+    return _cmp(Eq, input, other)
+
+
+def ne(input: Any, other: Any) -> Tensor:
+    return _cmp(Ne, input, other)
+
+
+def lt(input: Any, other: Any) -> Tensor:
+    return _cmp(Lt, input, other)
+
+
+def le(input: Any, other: Any) -> Tensor:
+    return _cmp(Le, input, other)
+
+
+def gt(input: Any, other: Any) -> Tensor:
+    return _cmp(Gt, input, other)
+
+
+def ge(input: Any, other: Any) -> Tensor:
+    return _cmp(Ge, input, other)
+
+
+def logical_and(input: Any, other: Any) -> Tensor:
+    return _cmp(LogicalAnd, input, other)
+
+
+def logical_or(input: Any, other: Any) -> Tensor:
+    return _cmp(LogicalOr, input, other)
+
+
+def logical_xor(input: Any, other: Any) -> Tensor:
+    return _cmp(LogicalXor, input, other)
+
+
+class LogicalNot(Op):
+    differentiable = False
+
+    def forward(self, a: Any) -> Any:
+        return self.backend.xp.logical_not(a)
+
+
+class BitwiseNot(Op):
+    differentiable = False
+
+    def forward(self, a: Any) -> Any:
+        return self.backend.xp.invert(a)
+
+
+def logical_not(input: Tensor) -> Tensor:
+    return LogicalNot.apply(input)  # type: ignore[no-any-return]
+
+
+def bitwise_not(input: Tensor) -> Tensor:
+    if input._data.dtype.kind == "f":
+        raise TypeError(f"bitwise_not: expected an integer or bool tensor, got {input.dtype}")
+    return BitwiseNot.apply(input)  # type: ignore[no-any-return]
+
+
+# -- dtype, device, copies ------------------------------------------------------------------------
+class Cast(Op):
+    saves_inputs = False
+
+    def forward(self, x: Any, dtype: Any) -> Any:
+        return self.backend.astype(x, dtype)
+
+    def backward(self, g: Tensor) -> tuple[Any, None]:
+        return _cast(g, self.inputs[0].dtype), None  # type: ignore[index]
+
+
+class Clone(Op):
+    saves_inputs = False
+
+    def forward(self, x: Any) -> Any:
+        return self.backend.xp.array(x, copy=True)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return g
+
+
+class ToDevice(Op):
+    saves_inputs = False
+
+    def forward(self, x: Any, target: Any) -> Any:
+        out = target.from_numpy(self.backend.to_numpy(x))
+        self.backend = target  # the result lives on the target device
+        return out
+
+    def backward(self, g: Tensor) -> tuple[Any, None]:
+        return _to_device(g, self.inputs[0].device), None  # type: ignore[index]
+
+
+def _cast(x: Tensor, dtype: Any) -> Tensor:
+    d = as_dtype(dtype)
+    if x.dtype is d:
+        return x
+    out: Tensor = Cast.apply(x, d)
+    return out
+
+
+def _clone(x: Tensor) -> Tensor:
+    return Clone.apply(x)  # type: ignore[no-any-return]
+
+
+def _to_device(x: Tensor, dev: Any) -> Tensor:
+    from ..backends import get_backend
+
+    target = get_backend(dev)
+    if target is x._backend:
+        return x
+    return ToDevice.apply(x, target)  # type: ignore[no-any-return]
+
+
+def _isfinite_scalar(v: float) -> bool:
+    return math.isfinite(v)
+
+
+_ = builtins

@@ -1,0 +1,83 @@
+"""In-place operations: compute out of place, write into the tensor's storage, move its history.
+
+Writing bumps the version counter shared by the tensor and its views, so a node that saved the old
+value raises at backward instead of producing a wrong gradient.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .._tensor import Tensor
+from ..autograd._grad_mode import STATE
+
+
+def _check_leaf(t: Tensor, op: str) -> None:
+    if STATE.enabled and t.requires_grad and t._creator is None:
+        raise RuntimeError(
+            f"{op}: a leaf tensor of shape {t.shape} that requires grad cannot be modified in place; "
+            "do it inside `with ember.no_grad():` or on a clone()"
+        )
+
+
+def _alias(t: Tensor) -> Tensor:
+    """A second Tensor object standing for ``t``'s current value and place in the graph."""
+    a = Tensor._make(t._data, t._backend)
+    a._vc, a.requires_grad, a._creator, a._out_idx = t._vc, t.requires_grad, t._creator, t._out_idx
+    return a
+
+
+def _commit(t: Tensor, r: Tensor, op: str) -> Tensor:
+    """Write result ``r`` into ``t``'s storage and give ``t`` the history of ``r``."""
+    if r._data.shape != t._data.shape:
+        raise ValueError(f"{op}: the result has shape {r.shape}, which cannot be written in place into {t.shape}")
+    if r._data.dtype.kind == "f" and t._data.dtype.kind in "biu":
+        raise TypeError(f"{op}: result of type {r.dtype} cannot be written in place into a {t.dtype} tensor")
+    try:
+        t._data[...] = r._data
+    except ValueError as e:  # a read-only broadcast view
+        raise RuntimeError(f"{op}: cannot write into this tensor in place ({e}); clone() it first") from None
+    t._vc[0] += 1
+    c = r._creator
+    if c is not None and STATE.enabled:
+        t._creator, t._out_idx, t.requires_grad = c, r._out_idx, True
+        vcs = getattr(c, "_out_vcs", None)
+        if vcs is not None:
+            lst = list(vcs)
+            lst[r._out_idx] = (t._vc, t._vc[0])
+            c._out_vcs = tuple(lst)
+            c._outs = tuple(t._data if i == r._out_idx else o for i, o in enumerate(c._outs))
+    return t
+
+
+def _inplace(t: Tensor, fn: Callable[[Any, Any], Tensor], other: Any) -> Tensor:
+    """``t op= other``."""
+    op = f"{fn.__name__}_"
+    _check_leaf(t, op)
+    return _commit(t, fn(_alias(t), other), op)
+
+
+def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
+    """``t[index] = value`` (``index`` None: the whole tensor), recorded in the graph when needed."""
+    from ._index import IndexPut, to_index
+
+    op = "setitem" if index is not None else "copy_"
+    track = STATE.enabled and (t.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
+    if isinstance(value, Tensor) and value._backend is not t._backend:
+        raise RuntimeError(f"{op}: value on {value.device}, tensor on {t.device}")
+    if not track:
+        v = value._data if isinstance(value, Tensor) else value
+        idx = (...,) if index is None else to_index(index, t._backend)[0]
+        try:
+            t._data[idx] = v
+        except ValueError as e:
+            raise ValueError(
+                f"{op}: cannot write a value of shape {getattr(v, 'shape', ())} into {t.shape} at {index!r}: {e}"
+            ) from None
+        t._vc[0] += 1
+        return
+    _check_leaf(t, op)
+    if isinstance(value, Tensor) and value.dtype is not t.dtype:
+        value = value.to(t.dtype)
+    _commit(t, IndexPut.apply(_alias(t), value, (...,) if index is None else index), op)

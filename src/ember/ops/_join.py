@@ -1,0 +1,134 @@
+"""Joining and splitting: cat, stack, split, chunk, unbind."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .._dtype import promote_types
+from .._tensor import Tensor
+from ..autograd._function import Op
+from ._util import norm_dim
+
+
+class Cat(Op):
+    saves_inputs = False
+
+    def forward(self, *arrays: Any, dim: int) -> Any:
+        self.dim = dim
+        self.sizes = [a.shape[dim] for a in arrays]
+        return self.backend.xp.concatenate(arrays, axis=dim)
+
+    def backward(self, g: Tensor) -> tuple[Any, ...]:
+        return tuple(_split_sizes(g, self.sizes, self.dim))
+
+
+def _check_same(op: str, tensors: Sequence[Tensor], dim: int | None) -> None:
+    if not tensors:
+        raise ValueError(f"{op}: expected a non-empty sequence of tensors")
+    ref = tensors[0]
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: element {i} is a {type(t).__name__}, not a Tensor")
+        if t.ndim != ref.ndim or any(
+            a != b for k, (a, b) in enumerate(zip(t.shape, ref.shape, strict=True)) if k != dim
+        ):
+            what = "all dims" if dim is None else f"all dims except dim {dim}"
+            raise ValueError(
+                f"{op}: tensors must match in {what}; tensor 0 has shape {ref.shape}, tensor {i} has shape {t.shape}"
+            )
+
+
+def _common(tensors: Sequence[Tensor]) -> list[Tensor]:
+    d = tensors[0].dtype
+    for t in tensors[1:]:
+        d = promote_types(d, t.dtype)
+    return [t if t.dtype is d else t.to(d) for t in tensors]
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Concatenate along an existing dim."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("cat: expected a non-empty sequence of tensors")
+    d = norm_dim(dim, tensors[0].ndim, "cat")
+    _check_same("cat", tensors, d)
+    return Cat.apply(*_common(tensors), dim=d)  # type: ignore[no-any-return]
+
+
+concat = concatenate = cat
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Join along a new dim."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("stack: expected a non-empty sequence of tensors")
+    _check_same("stack", tensors, None)
+    d = norm_dim(dim, tensors[0].ndim + 1, "stack")
+    from ._shape import unsqueeze
+
+    return cat([unsqueeze(t, d) for t in tensors], d)
+
+
+class Split(Op):
+    saves_inputs = False
+
+    def forward(self, x: Any, sizes: tuple[int, ...], dim: int) -> Any:
+        self.dim, self.sizes, self.shape = dim, sizes, x.shape
+        out = []
+        start = 0
+        for s in sizes:
+            idx = [slice(None)] * x.ndim
+            idx[dim] = slice(start, start + s)
+            out.append(x[tuple(idx)])
+            start += s
+        return tuple(out)
+
+    def backward(self, *grads: Any) -> tuple[Any, None, None]:
+        parts = []
+        g_dtype = next(g for g in grads if g is not None)._data.dtype
+        for g, s in zip(grads, self.sizes, strict=True):
+            if g is None:
+                shape = list(self.shape)
+                shape[self.dim] = s
+                g = Tensor._make(self.backend.xp.zeros(shape, dtype=g_dtype), self.backend)
+            parts.append(g)
+        return cat(parts, self.dim), None, None
+
+
+def _split_sizes(x: Tensor, sizes: Sequence[int], dim: int) -> tuple[Tensor, ...]:
+    out = Split.apply(x, tuple(sizes), dim)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the listed sizes."""
+    d = norm_dim(dim, tensor.ndim, "split")
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, int):
+        s = split_size_or_sections
+        if s <= 0:
+            raise ValueError(f"split: split_size must be positive, got {s}")
+        sizes = [s] * (n // s) + ([n % s] if n % s else [])
+    else:
+        sizes = [int(v) for v in split_size_or_sections]
+        if sum(sizes) != n:
+            raise ValueError(f"split: sections {sizes} sum to {sum(sizes)}, but dim {dim} has size {n}")
+    return _split_sizes(tensor, sizes or [0], d)
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    d = norm_dim(dim, input.ndim, "chunk")
+    n = input.shape[d]
+    size = -(-n // chunks) if chunks > 0 else 0
+    if size <= 0:
+        raise ValueError(f"chunk: chunks must be positive, got {chunks}")
+    return split(input, size, d)
+
+
+def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    d = norm_dim(dim, input.ndim, "unbind")
+    from ._shape import squeeze
+
+    return tuple(squeeze(p, d) for p in _split_sizes(input, [1] * input.shape[d], d))

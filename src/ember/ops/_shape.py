@@ -1,0 +1,195 @@
+"""Shape operators. reshape/view, permute/transpose, expand and squeeze return views where the
+backend can (sharing storage and the version counter with their input)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._tensor import Tensor
+from ..autograd._function import Op
+from ._util import as_shape, norm_dim, sum_to
+
+
+class ViewOp(Op):
+    """An op whose result may share storage with its input: the result shares its version counter."""
+
+    saves_inputs = False
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        out = super().apply(*args, **kwargs)
+        x = args[0]
+        if x._backend.is_view_of(out._data, x._data):
+            out._vc = x._vc
+        return out
+
+
+def _infer(shape: tuple[int, ...], numel: int, op: str, src: tuple[int, ...]) -> tuple[int, ...]:
+    if shape.count(-1) > 1:
+        raise ValueError(f"{op}: only one dimension can be -1, got {shape}")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise ValueError(f"{op}: invalid size {s} in shape {shape}")
+            known *= s
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise ValueError(f"{op}: shape {shape} is invalid for input of shape {src} ({numel} elements)")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
+        raise ValueError(f"{op}: shape {shape} is invalid for input of shape {src} ({numel} elements)")
+    return shape
+
+
+class Reshape(ViewOp):
+    def forward(self, x: Any, shape: tuple[int, ...]) -> Any:
+        self.in_shape = x.shape
+        return x.reshape(shape)
+
+    def backward(self, g: Tensor) -> tuple[Tensor, None]:
+        return reshape(g, self.in_shape), None
+
+
+def reshape(input: Tensor, *shape: Any) -> Tensor:
+    """The same elements in a new shape (one dim may be -1); a view when the input is contiguous."""
+    s = as_shape(shape)
+    if s == input._data.shape:
+        return input
+    s = _infer(s, input._data.size, "reshape", input.shape)
+    return Reshape.apply(input, s)  # type: ignore[no-any-return]
+
+
+def view(input: Tensor, *shape: Any) -> Tensor:
+    """Like reshape, but refuses a non-contiguous input instead of copying (PyTorch's view)."""
+    if not input.is_contiguous():
+        raise RuntimeError(
+            f"view: input of shape {input.shape} is not contiguous; use .reshape() or .contiguous().view()"
+        )
+    return reshape(input, *shape)
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    if input.ndim == 0:
+        return reshape(input, 1)
+    s = norm_dim(start_dim, input.ndim, "flatten")
+    e = norm_dim(end_dim, input.ndim, "flatten")
+    if s > e:
+        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+    shape = input.shape
+    return reshape(input, shape[:s] + (-1,) + shape[e + 1 :]) if shape[s : e + 1] else input
+
+
+class Permute(ViewOp):
+    def forward(self, x: Any, dims: tuple[int, ...]) -> Any:
+        self.dims = dims
+        return self.backend.xp.transpose(x, dims)
+
+    def backward(self, g: Tensor) -> tuple[Tensor, None]:
+        inv = [0] * len(self.dims)
+        for i, d in enumerate(self.dims):
+            inv[d] = i
+        return _permute(g, tuple(inv)), None
+
+
+def _permute(x: Tensor, dims: tuple[int, ...]) -> Tensor:
+    if dims == tuple(range(len(dims))):
+        return x
+    return Permute.apply(x, dims)  # type: ignore[no-any-return]
+
+
+def permute(input: Tensor, *dims: Any) -> Tensor:
+    d = as_shape(dims)
+    if len(d) != input.ndim:
+        raise ValueError(f"permute: got {len(d)} dims {d} for a tensor of rank {input.ndim}")
+    nd = tuple(norm_dim(i, input.ndim, "permute") for i in d)
+    if sorted(nd) != list(range(input.ndim)):
+        raise ValueError(f"permute: dims {d} are not a permutation of 0..{input.ndim - 1}")
+    return _permute(input, nd)
+
+
+def _transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    n = x.ndim
+    if n < 2 and dim0 in (0, -1) and dim1 in (0, -1):
+        return x
+    a, b = norm_dim(dim0, n, "transpose"), norm_dim(dim1, n, "transpose")
+    order = list(range(n))
+    order[a], order[b] = order[b], order[a]
+    return _permute(x, tuple(order))
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    return _transpose(input, dim0, dim1)
+
+
+swapaxes = swapdims = transpose
+
+
+def t(input: Tensor) -> Tensor:
+    if input.ndim > 2:
+        raise ValueError(f"t: expects a tensor of rank <= 2, got shape {input.shape}; use transpose()")
+    return _transpose(input, 0, -1) if input.ndim == 2 else input
+
+
+class Expand(ViewOp):
+    def forward(self, x: Any, shape: tuple[int, ...]) -> Any:
+        self.in_shape = x.shape
+        return self.backend.xp.broadcast_to(x, shape)
+
+    def backward(self, g: Tensor) -> tuple[Tensor, None]:
+        return sum_to(g, self.in_shape), None
+
+
+def expand(input: Tensor, *sizes: Any) -> Tensor:
+    """Broadcast to ``sizes`` without copying (-1 keeps a dim); the result is read-only."""
+    s = as_shape(sizes)
+    src = input._data.shape
+    if len(s) < len(src):
+        raise ValueError(f"expand: cannot expand shape {src} to fewer dims {s}")
+    lead = len(s) - len(src)
+    s = tuple(src[i - lead] if (d == -1 and i >= lead) else d for i, d in enumerate(s))
+    for i, d in enumerate(src):
+        if d != 1 and d != s[i + lead]:
+            raise ValueError(f"expand: dim {i} of size {d} cannot expand to {s[i + lead]} (shape {src} -> {s})")
+    if s == src:
+        return input
+    return Expand.apply(input, s)  # type: ignore[no-any-return]
+
+
+def broadcast_to(input: Tensor, shape: Any) -> Tensor:
+    return expand(input, tuple(shape))
+
+
+def expand_as(input: Tensor, other: Tensor) -> Tensor:
+    return expand(input, other.shape)
+
+
+def squeeze(input: Tensor, dim: Any = None) -> Tensor:
+    shape = input.shape
+    if dim is None:
+        new = tuple(s for s in shape if s != 1)
+    else:
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        ds = {norm_dim(d, input.ndim, "squeeze") for d in dims}
+        new = tuple(s for i, s in enumerate(shape) if not (i in ds and s == 1))
+    return reshape(input, new)
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    d = norm_dim(dim, input.ndim + 1, "unsqueeze")
+    shape = input.shape
+    return reshape(input, shape[:d] + (1,) + shape[d:])
+
+
+class Contiguous(Op):
+    saves_inputs = False
+
+    def forward(self, x: Any) -> Any:
+        return self.backend.xp.ascontiguousarray(x)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return g
+
+
+def _contiguous(x: Tensor) -> Tensor:
+    return x if x.is_contiguous() else Contiguous.apply(x)  # type: ignore[no-any-return]

@@ -1,0 +1,97 @@
+"""Helpers shared by operators: dim normalisation, undoing broadcasting, type promotion."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .._dtype import DType, bool_, get_default_dtype, int64, promote_types
+from .._tensor import Tensor
+
+
+def norm_dim(dim: int, ndim: int, op: str) -> int:
+    """``dim`` as a non-negative axis of a rank-``ndim`` tensor, or a clear IndexError."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"{op}: dim {dim} is out of range for a tensor of rank {ndim} (expected {-n}..{n - 1})")
+    return dim % n
+
+
+def norm_dims(dim: Any, ndim: int, op: str) -> tuple[int, ...]:
+    """A dim, a sequence of dims or ``None`` (all) as a sorted tuple of non-negative axes."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        return (norm_dim(dim, ndim, op),) if ndim else ()
+    return tuple(sorted({norm_dim(int(d), ndim, op) for d in dim})) if ndim else ()
+
+
+def as_shape(shape: Sequence[Any]) -> tuple[int, ...]:
+    """``f(2, 3)`` and ``f((2, 3))`` both as ``(2, 3)``."""
+    if len(shape) == 1 and not isinstance(shape[0], int):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Sum ``g`` down to ``shape``: undo broadcasting in a gradient (the one place that does it)."""
+    gshape = g._data.shape
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+    from ._reduce import sum as _sum
+    from ._shape import reshape
+
+    out = _sum(g, axes, keepdim=True) if axes else g
+    return reshape(out, shape) if out._data.shape != shape else out
+
+
+def scalar_dtype(value: Any) -> DType:
+    """The dtype a Python scalar takes on its own."""
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    return get_default_dtype()
+
+
+def check_scalar(op: str, value: Any) -> None:
+    if not isinstance(value, (int, float, bool)) and not hasattr(value, "dtype"):
+        raise TypeError(f"{op}: expected a Tensor or a Python number, got {type(value).__name__}")
+
+
+def promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
+    """Type promotion, in one place: cast tensor operands to their common dtype.
+
+    Python scalars are weak (PyTorch / NumPy 2): they never widen a tensor of their own kind; a float
+    scalar with an integer or bool tensor gives the default float, an int scalar with a bool tensor int64.
+    """
+    ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+    if ta and tb:
+        if a._data.dtype == b._data.dtype:
+            return a, b
+        d = promote_types(a.dtype, b.dtype)
+        return (a if a.dtype is d else a.to(d)), (b if b.dtype is d else b.to(d))
+    t, s = (a, b) if ta else (b, a)
+    if not isinstance(s, (int, float)):
+        if isinstance(s, (list, tuple)) or hasattr(s, "__array__"):
+            s = Tensor(s, device=t.device)
+            return promote(op, *((t, s) if ta else (s, t)))
+        raise TypeError(f"{op}: expected a Tensor or a Python number, got {type(s).__name__}")
+    kind = t._data.dtype.kind
+    if kind == "f":
+        pass
+    elif isinstance(s, float):
+        t = t.to(get_default_dtype())
+    elif kind == "b" and not isinstance(s, bool):
+        t = t.to(int64)
+    return (t, s) if ta else (s, t)
+
+
+def arange_like_dim(shape: tuple[int, ...], dim: int, backend: Any) -> Tensor:
+    """``0..shape[dim]-1`` laid along ``dim`` (size 1 elsewhere): compares against gathered indices."""
+    xp = backend.xp
+    view = [1] * len(shape)
+    view[dim] = shape[dim]
+    return Tensor._make(xp.arange(shape[dim], dtype=xp.int64).reshape(view), backend)
