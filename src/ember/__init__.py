@@ -118,5 +118,8 @@ __all__ = [
     "zeros",
     "zeros_like",
     "__version__",
-    *[n for n in _ops_all if n != "METHODS"],
+    "nn",
+    *_ops_all,
 ]
+
+from . import nn  # noqa: E402  (the API layer, imported last: it builds on everything above)

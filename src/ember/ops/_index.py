@@ -7,6 +7,10 @@ from typing import Any
 from .._tensor import Tensor
 from ..autograd._function import Op
 
+__all__ = ["getitem", "nonzero"]
+#: the functions that are also Tensor methods (``t.name(...)``)
+METHODS = ["nonzero"]
+
 
 def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
     """Convert an index with Tensors and lists into backend arrays; also say whether it is basic."""
@@ -26,7 +30,7 @@ def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
             basic = False
         elif it is None or it is Ellipsis or isinstance(it, (int, slice)):
             out.append(it)
-        elif hasattr(it, "__index__"):
+        elif hasattr(it, "__index__") and getattr(it, "ndim", 0) == 0:
             out.append(int(it))
         else:
             out.append(backend.asarray(it))

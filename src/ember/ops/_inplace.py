@@ -43,7 +43,7 @@ def _commit(t: Tensor, r: Tensor, op: str) -> Tensor:
     if c is not None and STATE.enabled:
         t._creator, t._out_idx, t.requires_grad = c, r._out_idx, True
         vcs = getattr(c, "_out_vcs", None)
-        if vcs is not None:
+        if vcs:
             lst = list(vcs)
             lst[r._out_idx] = (t._vc, t._vc[0])
             c._out_vcs = tuple(lst)

@@ -10,6 +10,10 @@ from .._tensor import Tensor
 from ..autograd._function import Op
 from ._util import norm_dim
 
+__all__ = ["cat", "chunk", "concat", "concatenate", "split", "stack", "unbind"]
+#: the functions that are also Tensor methods (``t.name(...)``)
+METHODS = ["chunk", "split", "unbind"]
+
 
 class Cat(Op):
     saves_inputs = False

@@ -9,6 +9,10 @@ from ..autograd._function import Op
 from ._shape import _transpose, reshape
 from ._util import promote, sum_to
 
+__all__ = ["bmm", "matmul", "mm"]
+#: the functions that are also Tensor methods (``t.name(...)``)
+METHODS = ["bmm", "matmul", "mm"]
+
 
 class MatMul(Op):
     """``a @ b`` for operands of rank >= 2 (rank-1 operands are lifted by ``matmul``)."""

@@ -14,6 +14,11 @@ from ._util import arange_like_dim, norm_dim, norm_dims
 _sum = builtins.sum
 
 
+__all__ = ["amax", "amin", "argmax", "argmin", "max", "mean", "min", "sum"]
+#: the functions that are also Tensor methods (``t.name(...)``)
+METHODS = ["amax", "amin", "argmax", "argmin", "max", "mean", "min", "sum"]
+
+
 def _expand_back(g: Tensor, shape: tuple[int, ...], axes: tuple[int, ...], keepdim: bool) -> Tensor:
     """Reshape a reduced gradient to keepdim form and broadcast it back to ``shape``."""
     from ._shape import expand, reshape

@@ -9,6 +9,38 @@ from .._tensor import Tensor
 from ..autograd._function import Op
 from ._util import as_shape, norm_dim, sum_to
 
+__all__ = [
+    "broadcast_to",
+    "expand",
+    "expand_as",
+    "flatten",
+    "permute",
+    "reshape",
+    "squeeze",
+    "swapaxes",
+    "swapdims",
+    "t",
+    "transpose",
+    "unsqueeze",
+    "view",
+]
+#: the functions that are also Tensor methods (``t.name(...)``)
+METHODS = [
+    "broadcast_to",
+    "expand",
+    "expand_as",
+    "flatten",
+    "permute",
+    "reshape",
+    "squeeze",
+    "swapaxes",
+    "swapdims",
+    "t",
+    "transpose",
+    "unsqueeze",
+    "view",
+]
+
 
 class ViewOp(Op):
     """An op whose result may share storage with its input: the result shares its version counter."""

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._tensor import Tensor
-from ..autograd._function import Op
-from ..ops import register_method
-from ..ops._elementwise import relu, sigmoid, tanh
-from ..ops._reduce import mean
-from ..ops._reduce import sum as _sum
-from ..ops._util import norm_dim
+from ..._tensor import Tensor
+from ...autograd._function import Op
+from ...ops import register_method
+from ...ops._reduce import mean
+from ...ops._reduce import sum as _sum
+from ...ops._util import norm_dim
 
-__all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "nll_loss", "cross_entropy", "mse_loss"]
+__all__ = ["softmax", "log_softmax", "nll_loss", "cross_entropy", "mse_loss"]
 
 
 class LogSoftmax(Op):
@@ -31,7 +30,7 @@ class LogSoftmax(Op):
         return y
 
     def backward(self, g: Tensor) -> tuple[Tensor, None]:
-        from ..ops._elementwise import exp
+        from ...ops._elementwise import exp
 
         y = self.output()
         return g - exp(y) * _sum(g, self.dim, keepdim=True), None
@@ -87,10 +86,10 @@ class NLL(Op):
         return -xp.squeeze(picked, 1)
 
     def backward(self, g: Tensor) -> tuple[Tensor, None]:
-        from ..ops._util import arange_like_dim
+        from ...ops._util import arange_like_dim
 
         t = Tensor._make(self.target, self.backend)
-        from ..ops._shape import unsqueeze
+        from ...ops._shape import unsqueeze
 
         hit = arange_like_dim(self.shape, 1, self.backend) == unsqueeze(t, 1)
         return -unsqueeze(g, 1) * hit, None
@@ -172,7 +171,7 @@ def cross_entropy(
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error."""
     if input.shape != target.shape:
-        from ..ops._util import sum_to  # noqa: F401  (shapes broadcast, as in PyTorch, after a clear check)
+        from ...ops._util import sum_to  # noqa: F401  (shapes broadcast, as in PyTorch, after a clear check)
 
         try:
             import numpy as np
