@@ -118,6 +118,7 @@ def _run(
         i = r._out_idx
         slot[i] = g if slot[i] is None else slot[i] + g
 
+    anomaly = STATE.anomaly
     with set_grad_enabled(create_graph):
         while heap:
             node = heapq.heappop(heap)[2]
@@ -128,32 +129,25 @@ def _run(
                     f"backward: trying to go through the graph of {node.name} a second time, but its saved "
                     "values were freed by the first backward; pass retain_graph=True to the first call"
                 )
-            refs = node._out_refs
-            if refs:
-                for i, ref in list(refs.items()):
-                    t = ref()
-                    if t is None or grads[i] is None:
-                        continue
-                    if t._hooks:
-                        grads[i] = _run_hooks(t._hooks, grads[i])
-                    if t._retain:
-                        t.grad = grads[i] if create_graph else grads[i].detach()
+            if node._out_refs:
+                _output_hooks(node, grads, create_graph)
             if capture is not None:
                 for i in range(node.n_out):
                     key = (id(node), i)
                     if key in capture and grads[i] is not None:
                         capture[key] = grads[i]
-            node._check_versions()
+            if node.saves_inputs:
+                node._check_versions()
             out = type(node).backward(node, *grads)
-            if not isinstance(out, tuple):
+            if out.__class__ is not tuple:
                 out = (out,)
             if len(out) < len(inputs):
                 raise RuntimeError(f"{node.name}: backward returned {len(out)} gradients for {len(inputs)} inputs")
-            if STATE.anomaly:
+            if anomaly:
                 from ._anomaly import check_backward
 
                 check_backward(node, out)
-            for inp, g in zip(inputs, out, strict=False):
+            for inp, g in zip(inputs, out):
                 if g is None or not isinstance(inp, Tensor) or not inp.requires_grad:
                     continue
                 if not isinstance(g, Tensor):
@@ -171,12 +165,30 @@ def _run(
                     continue
                 slot = pending.get(c)
                 if slot is None:
+                    if c.n_out == 1:
+                        pending[c] = [g]
+                        heapq.heappush(heap, (-c.generation, next(counter), c))
+                        continue
                     slot = pending[c] = [None] * c.n_out
                     heapq.heappush(heap, (-c.generation, next(counter), c))
                 i = inp._out_idx
                 slot[i] = g if slot[i] is None else slot[i] + g
             if not retain_graph:
-                node._release()
+                node.inputs = None
+                if node._outs:
+                    node._outs = ()
+
+
+def _output_hooks(node: Any, grads: list[Any], create_graph: bool) -> None:
+    """Run hooks registered on a node's outputs and keep retained gradients."""
+    for i, ref in list(node._out_refs.items()):
+        t = ref()
+        if t is None or grads[i] is None:
+            continue
+        if t._hooks:
+            grads[i] = _run_hooks(t._hooks, grads[i])
+        if t._retain:
+            t.grad = grads[i] if create_graph else grads[i].detach()
 
 
 def _run_hooks(hooks: list[Callable[[Tensor], Any]], g: Tensor) -> Tensor:

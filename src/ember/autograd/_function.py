@@ -20,6 +20,8 @@ from ._grad_mode import STATE
 
 __all__ = ["Function", "Op", "FunctionCtx"]
 
+_new_tensor = object.__new__
+
 
 def _device_error(name: str, args: tuple[Any, ...]) -> RuntimeError:
     devs = ", ".join(f"input {i} on {a.device}" for i, a in enumerate(args) if isinstance(a, Tensor))
@@ -63,34 +65,67 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        fn = cls.__new__(cls)
+        """Run the operator on ``args`` and, when a gradient is needed, record this node."""
         backend = None
         needs_grad = False
         generation = 0
+        arrays = []
         for a in args:
             if isinstance(a, Tensor):
-                if backend is None:
-                    backend = a._backend
-                elif a._backend is not backend:
-                    raise _device_error(cls.__name__, args)
+                b = a._backend
+                if b is not backend:
+                    if backend is not None:
+                        raise _device_error(cls.__name__, args)
+                    backend = b
                 if a.requires_grad:
                     needs_grad = True
                     c = a._creator
                     if c is not None and c.generation >= generation:
                         generation = c.generation + 1
+                arrays.append(a._data)
+            else:
+                arrays.append(a)
         if backend is None:
             from ..backends import get_backend
 
             backend = get_backend(kwargs.pop("device", None))
+        fn = cls.__new__(cls)
         fn.backend = backend
-        record = needs_grad and cls.differentiable and STATE.enabled
+        state = STATE
         if cls._array_io:
-            out = fn.forward(*[a._data if isinstance(a, Tensor) else a for a in args], **kwargs)
-            single = not isinstance(out, tuple)
-            outs = (out,) if single else out
+            out = fn.forward(*arrays, **kwargs)
             backend = fn.backend  # an op may move its result (ToDevice)
+            if out.__class__ is not tuple:
+                if out.__class__ is not backend.array_type:
+                    out = backend.asarray(out)
+                r = _new_tensor(Tensor)
+                r._data = out
+                r._backend = backend
+                r.requires_grad = False
+                r.grad = r._creator = r._hooks = None
+                r._out_idx = 0
+                r._vc = [0]
+                r._retain = False
+                if needs_grad and state.enabled and cls.differentiable:
+                    if state.anomaly:
+                        return fn._record_slow(args, (r,), generation)[0]
+                    fn.inputs = args
+                    fn.generation = generation
+                    if cls.saves_inputs:
+                        fn._versions = tuple([a._vc[0] if isinstance(a, Tensor) else 0 for a in args])
+                    if out.dtype.kind in "fc":
+                        r.requires_grad = True
+                        r._creator = fn
+                    if cls.saves_output:
+                        fn._out_vcs = ((r._vc, 0),)
+                elif state.anomaly:
+                    from ._anomaly import check_forward
+
+                    check_forward(cls.__name__, (r,))
+                return r
             atype = backend.array_type
-            results = tuple(Tensor._make(o if o.__class__ is atype else backend.asarray(o), backend) for o in outs)
+            results = tuple(Tensor._make(o if o.__class__ is atype else backend.asarray(o), backend) for o in out)
+            single = False
         else:
             from ._grad_mode import no_grad
 
@@ -100,26 +135,35 @@ class Function:
             single = not isinstance(out, tuple)
             outs = (out,) if single else out
             results = tuple(o if isinstance(o, Tensor) else Tensor._make(backend.asarray(o), backend) for o in outs)
+        if needs_grad and state.enabled and cls.differentiable:
+            results = fn._record_slow(args, results, generation)
+        elif state.anomaly:
+            from ._anomaly import check_forward
+
+            check_forward(cls.__name__, results)
+        return results[0] if single else results
+
+    def _record_slow(self, args: tuple[Any, ...], results: tuple[Tensor, ...], generation: int) -> tuple[Tensor, ...]:
+        """Record this node for several outputs, user Functions, or in anomaly mode."""
+        cls = type(self)
         if STATE.anomaly:
             from ._anomaly import check_forward
 
             check_forward(cls.__name__, results)
-        if record:
-            fn.inputs = args
-            fn.generation = generation
-            fn.n_out = len(results)
-            if cls.saves_inputs:
-                fn._versions = tuple(a._vc[0] if isinstance(a, Tensor) else 0 for a in args)
-            if STATE.anomaly:
-                fn._trace = traceback.format_stack()[:-2]
-            for i, r in enumerate(results):
-                if r._data.dtype.kind in "fc":
-                    r.requires_grad = True
-                    r._creator = fn
-                    r._out_idx = i
-            if cls.saves_output:
-                fn._out_vcs = tuple((r._vc, r._vc[0]) for r in results)
-        return results[0] if single else results
+            self._trace = traceback.format_stack()[:-3]
+        self.inputs = args
+        self.generation = generation
+        self.n_out = len(results)
+        if cls.saves_inputs:
+            self._versions = tuple(a._vc[0] if isinstance(a, Tensor) else 0 for a in args)
+        for i, r in enumerate(results):
+            if r._data.dtype.kind in "fc":
+                r.requires_grad = True
+                r._creator = self
+                r._out_idx = i
+        if cls.saves_output:
+            self._out_vcs = tuple((r._vc, r._vc[0]) for r in results)
+        return results
 
     # -- what subclasses define ----------------------------------------------------------------
     #: backward reads the inputs' values: an in-place change to them before backward is an error.

@@ -67,6 +67,12 @@ def promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
     Python scalars are weak (PyTorch / NumPy 2): they never widen a tensor of their own kind; a float
     scalar with an integer or bool tensor gives the default float, an int scalar with a bool tensor int64.
     """
+    if a.__class__ is Tensor:  # fast paths: same dtype, or a float scalar with a float tensor
+        if b.__class__ is Tensor:
+            if a._data.dtype == b._data.dtype:
+                return a, b
+        elif b.__class__ is float and a._data.dtype.kind == "f":
+            return a, b
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
     if ta and tb:
         if a._data.dtype == b._data.dtype:
