@@ -238,23 +238,36 @@ def test_threads_backward_concurrently():
     assert not errors
 
 
+def _live(kind):
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if isinstance(o, kind))
+
+
 def test_memory_flat_over_many_steps():
-    w = ember.randn(32, 32).requires_grad_()
-    x = ember.randn(16, 32)
+    # a small MLP for 10,000 steps: every graph is freed after its backward
+    w1 = ember.randn(8, 8).requires_grad_()
+    w2 = ember.randn(8, 1).requires_grad_()
+    x = ember.randn(4, 8)
 
     def step():
-        w.grad = None
-        ((x @ w).relu() @ w).sum().backward()
+        for w in (w1, w2):
+            w.grad = None
+        ((x @ w1).relu() @ w2).sum().backward()
 
-    for _ in range(200):
+    for _ in range(100):
         step()
-    gc.collect()
+    nodes, tensors = _live(Function), _live(ember.Tensor)
     tracemalloc.start()
-    for _ in range(300):
+    for _ in range(100):
         step()
     base = tracemalloc.get_traced_memory()[0]
-    for _ in range(2000):
+    tracemalloc.stop()
+    for _ in range(9700):
+        step()
+    tracemalloc.start()
+    for _ in range(100):
         step()
     now = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
-    assert now - base < 200_000
+    assert _live(Function) <= nodes and _live(ember.Tensor) <= tensors
+    assert now - base < 50_000

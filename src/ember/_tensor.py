@@ -108,9 +108,8 @@ class Tensor:
     def grad_fn(self) -> Any:
         return self._creator
 
-    @property
-    def is_floating_point(self) -> Callable[[], bool]:
-        return lambda: self.dtype.is_floating_point
+    def is_floating_point(self) -> _bool:
+        return self._data.dtype.kind == "f" or self.dtype.is_floating_point
 
     @property
     def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
