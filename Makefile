@@ -18,9 +18,11 @@ $(STAMP): $(PY) pyproject.toml
 demo: $(STAMP)
 	$(PY) -m ember.demo
 
+LINT_PATHS := $(wildcard src tests benchmarks examples)
+
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks examples
-	$(VENV)/bin/ruff format --check src tests benchmarks examples
+	$(VENV)/bin/ruff check $(LINT_PATHS)
+	$(VENV)/bin/ruff format --check $(LINT_PATHS)
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
