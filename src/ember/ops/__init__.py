@@ -11,15 +11,18 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import _creation
-from . import _elementwise, _index, _join, _linalg, _reduce, _shape
+from . import _elementwise, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats
 from ._elementwise import *  # noqa: F403
 from ._index import *  # noqa: F403
 from ._join import *  # noqa: F403
+from ._layout import *  # noqa: F403
 from ._linalg import *  # noqa: F403
+from ._math import *  # noqa: F403
 from ._reduce import *  # noqa: F403
 from ._shape import *  # noqa: F403
+from ._stats import *  # noqa: F403
 
-_MODULES = (_elementwise, _index, _join, _linalg, _reduce, _shape)
+_MODULES = (_elementwise, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats)
 
 __all__ = sorted({name for m in _MODULES for name in m.__all__})
 
