@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -424,6 +425,9 @@ class Tensor:
         # Operators are methods too: ``t.exp()``, ``t.sum(dim=1)``; they live in ember.ops.
         fn = _ops.METHODS.get(name)
         if fn is None:
+            base = name[:-1]
+            if name[-1:] == "_" and base in _ops.INPLACE and base in _ops.METHODS:
+                return functools.partial(inplace_method, self, _ops.METHODS[base])
             raise AttributeError(f"'Tensor' object has no attribute '{name}'")
         return fn.__get__(self)
 
@@ -431,7 +435,7 @@ class Tensor:
 # Bound at import end: the operator layer imports Tensor, Tensor methods call operators.
 from . import ops as _ops  # noqa: E402
 from .ops._elementwise import _cast, _clone, _to_device  # noqa: E402
-from .ops._inplace import _inplace, _write_inplace  # noqa: E402
+from .ops._inplace import _inplace, _write_inplace, inplace_method  # noqa: E402
 from .ops._shape import _contiguous, _permute, _transpose  # noqa: E402
 
 _ = get_default_dtype

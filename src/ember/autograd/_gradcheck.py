@@ -44,7 +44,7 @@ def gradcheck(
         if not out.requires_grad:
             continue
         v = Tensor(rng.standard_normal(out.shape), dtype="float64")
-        analytic = grad([out], diff, [v], allow_unused=True)
+        analytic = grad([out], diff, [v], retain_graph=True, allow_unused=True)
         for j, t in enumerate(diff):
             arr = t._data
             numeric = np.zeros(arr.shape)

@@ -11,8 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import _creation
-from . import _elementwise, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats
+from . import _elementwise, _gather, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats
 from ._elementwise import *  # noqa: F403
+from ._gather import *  # noqa: F403
 from ._index import *  # noqa: F403
 from ._join import *  # noqa: F403
 from ._layout import *  # noqa: F403
@@ -22,7 +23,7 @@ from ._reduce import *  # noqa: F403
 from ._shape import *  # noqa: F403
 from ._stats import *  # noqa: F403
 
-_MODULES = (_elementwise, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats)
+_MODULES = (_elementwise, _gather, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats)
 
 __all__ = sorted({name for m in _MODULES for name in m.__all__})
 
@@ -37,6 +38,15 @@ METHODS.update(
         "new_tensor": _creation.new_tensor,
     }
 )
+
+#: Operators that also have an in-place ``name_`` method (``t.clamp_(0, 1)``, ``t.masked_fill_(m, 0)``).
+INPLACE = {
+    "abs", "acos", "add", "addcdiv", "addcmul", "asin", "atan", "atan2", "ceil", "clamp", "clamp_max", "clamp_min",
+    "cos", "cosh", "cumsum", "div", "erf", "erfinv", "exp", "expm1", "fill_diagonal", "floor", "frac", "index_add",
+    "lerp", "log", "log1p", "log2", "log10", "logit", "masked_fill", "mul", "nan_to_num", "neg", "pow", "reciprocal",
+    "relu", "remainder", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sigmoid", "sign", "sin",
+    "sinh", "sqrt", "square", "sub", "tan", "tanh", "tril", "triu", "trunc",
+}  # fmt: skip
 
 
 def register_method(name: str, fn: Callable[..., Any]) -> None:

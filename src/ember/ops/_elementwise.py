@@ -9,7 +9,7 @@ from typing import Any
 from .._dtype import as_dtype, get_default_dtype
 from .._tensor import Tensor
 from ..autograd._function import Op
-from ._util import promote, sum_to
+from ._util import check_scalar, promote, sum_to
 
 __all__ = [
     "abs",
@@ -478,10 +478,12 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
         raise TypeError(f"where: condition must be a bool Tensor, got {type(condition).__name__}")
     if condition.dtype.name != "bool":
         condition = condition.bool()
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        check_scalar("where", input)
+        check_scalar("where", other)
+        d = get_default_dtype() if isinstance(input, float) or isinstance(other, float) else as_dtype(type(input))
+        input = Tensor(input, dtype=d, device=condition.device)
     a, b = promote("where", input, other)
-    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        d = get_default_dtype() if isinstance(a, float) or isinstance(b, float) else as_dtype(type(a))
-        a = Tensor(a, dtype=d, device=condition.device)
     return Where.apply(condition, a, b)
 
 

@@ -22,9 +22,17 @@ def _check_leaf(t: Tensor, op: str) -> None:
 
 
 def _alias(t: Tensor) -> Tensor:
-    """A second Tensor object standing for ``t``'s current value and place in the graph."""
-    a = Tensor._make(t._data, t._backend)
-    a._vc, a.requires_grad, a._creator, a._out_idx = t._vc, t.requires_grad, t._creator, t._out_idx
+    """A second Tensor object standing for ``t``'s current value and place in the graph.
+
+    When the graph is recorded the alias holds a copy: the operator may save its input for backward,
+    and the write into ``t`` that follows must not change that saved value.
+    """
+    if t.requires_grad and STATE.enabled:
+        a = Tensor._make(t._data.copy(), t._backend)
+    else:
+        a = Tensor._make(t._data, t._backend)
+        a._vc = t._vc
+    a.requires_grad, a._creator, a._out_idx = t.requires_grad, t._creator, t._out_idx
     return a
 
 
@@ -56,6 +64,13 @@ def _inplace(t: Tensor, fn: Callable[[Any, Any], Tensor], other: Any) -> Tensor:
     op = f"{fn.__name__}_"
     _check_leaf(t, op)
     return _commit(t, fn(_alias(t), other), op)
+
+
+def inplace_method(t: Tensor, fn: Callable[..., Tensor], *args: Any, **kwargs: Any) -> Tensor:
+    """``t.<fn>_(*args)``: the out-of-place operator ``fn`` written back into ``t``."""
+    op = f"{fn.__name__}_"
+    _check_leaf(t, op)
+    return _commit(t, fn(_alias(t), *args, **kwargs), op)
 
 
 def _write_inplace(t: Tensor, index: Any, value: Any) -> None:

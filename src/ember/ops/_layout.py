@@ -9,9 +9,9 @@ from ..autograd._function import Op
 from ._shape import ViewOp, _permute, reshape
 from ._util import as_shape, norm_dim, norm_dims
 
-__all__ = ["diag", "diag_embed", "diagonal", "flip", "fliplr", "flipud", "movedim", "moveaxis", "narrow", "repeat",
-           "roll", "tile", "tril", "triu", "unflatten"]  # fmt: skip
-METHODS = [n for n in __all__ if n not in ("diag_embed",)] + ["diag_embed"]
+__all__ = ["diag", "diag_embed", "diagonal", "flip", "fliplr", "flipud", "movedim", "moveaxis", "narrow", "pad",
+           "repeat", "roll", "tile", "tril", "triu", "unflatten"]  # fmt: skip
+METHODS = [n for n in __all__ if n != "pad"]
 
 
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
@@ -200,3 +200,59 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     if input.ndim == 2:
         return globals()["diagonal"](input, diagonal)  # type: ignore[no-any-return]
     raise ValueError(f"diag: expected a 1-d or 2-d tensor, got shape {input.shape}")
+
+
+class ConstantPad(Op):
+    """Pad with a constant (negative widths crop); the gradient is the matching slice."""
+
+    saves_inputs = False
+
+    def forward(self, x: Any, widths: tuple[tuple[int, int], ...], value: Any) -> Any:
+        xp = self.backend.xp
+        self.widths = widths
+        grow = tuple((max(lo, 0), max(hi, 0)) for lo, hi in widths)
+        y = xp.pad(x, grow, mode="constant", constant_values=value) if any(map(any, grow)) else x
+        crop = tuple(slice(max(-lo, 0), y.shape[i] - max(-hi, 0)) for i, (lo, hi) in enumerate(widths))
+        return y[crop]
+
+    def backward(self, g: Tensor) -> tuple[Tensor, None, None]:
+        return ConstantPad.apply(g, tuple((-lo, -hi) for lo, hi in self.widths), 0), None, None
+
+
+_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def pad(input: Tensor, pad: Any, mode: str = "constant", value: Any = None) -> Tensor:
+    """Pad the last ``len(pad) // 2`` dims: ``pad = (left, right, top, bottom, ...)`` from the last dim backwards.
+
+    Modes: ``constant`` (``value``, default 0; negative widths crop), ``reflect``, ``replicate``, ``circular``.
+    """
+    widths = [int(p) for p in pad]
+    if len(widths) % 2 or len(widths) // 2 > input.ndim:
+        raise ValueError(f"pad: expected an even number of widths for at most {input.ndim} dims, got {tuple(pad)}")
+    k = len(widths) // 2
+    per_dim = [(0, 0)] * (input.ndim - k) + [(widths[2 * i], widths[2 * i + 1]) for i in reversed(range(k))]
+    if mode == "constant":
+        fill = 0 if value is None else value
+        return ConstantPad.apply(input, tuple(per_dim), fill)  # type: ignore[no-any-return]
+    if mode not in _PAD_MODES:
+        raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}")
+    if k > max(input.ndim - 1, 1) or (k == input.ndim and input.ndim > 1):
+        raise ValueError(f"pad: {mode} padding of {k} dims needs a batched input, got shape {input.shape}")
+    xp = input._backend.xp
+    index: list[Any] = [slice(None)] * (input.ndim - k)
+    arrays = []
+    for d in range(input.ndim - k, input.ndim):
+        n = input.shape[d]
+        lo, hi = per_dim[d]
+        if min(lo, hi) < 0:
+            raise ValueError(f"pad: negative widths are only allowed in constant mode, got {tuple(pad)}")
+        if mode == "reflect" and max(lo, hi) >= n:
+            raise ValueError(f"pad: reflect padding {(lo, hi)} must be smaller than dim {d} of size {n}")
+        if mode == "circular" and max(lo, hi) > n:
+            raise ValueError(f"pad: circular padding {(lo, hi)} must be at most dim {d} of size {n}")
+        arrays.append(xp.pad(xp.arange(n), (lo, hi), mode=_PAD_MODES[mode]))
+    index += list(xp.ix_(*arrays))
+    from ._index import GetItem
+
+    return GetItem.apply(input, tuple(index))  # type: ignore[no-any-return]

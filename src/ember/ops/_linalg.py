@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import string
 from typing import Any
 
 from .._tensor import Tensor
@@ -9,9 +10,9 @@ from ..autograd._function import Op
 from ._shape import _transpose, reshape
 from ._util import promote, sum_to
 
-__all__ = ["bmm", "matmul", "mm"]
+__all__ = ["addmm", "baddbmm", "bmm", "dot", "einsum", "inner", "matmul", "mm", "mv", "outer", "vdot"]
 #: the functions that are also Tensor methods (``t.name(...)``)
-METHODS = ["bmm", "matmul", "mm"]
+METHODS = ["addmm", "baddbmm", "bmm", "dot", "inner", "matmul", "mm", "mv", "outer", "vdot"]
 
 
 class MatMul(Op):
@@ -64,3 +65,179 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
         raise ValueError(f"bmm: expected (b,n,m) and (b,m,p) tensors, got {input.shape} and {mat2.shape}")
     return matmul(input, mat2)
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    if input.ndim != 2 or vec.ndim != 1:
+        raise ValueError(f"mv: expected a matrix and a vector, got shapes {input.shape} and {vec.shape}")
+    return matmul(input, vec)
+
+
+def dot(input: Tensor, other: Tensor) -> Tensor:
+    """The inner product of two 1-d tensors of the same size."""
+    if input.ndim != 1 or other.ndim != 1 or input.shape != other.shape:
+        raise ValueError(f"dot: expected two 1-d tensors of the same size, got {input.shape} and {other.shape}")
+    return matmul(input, other)
+
+
+vdot = dot  # real tensors only: conjugation is the identity
+
+
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    """Sum over the last dims of both (a scalar operand multiplies)."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    return _inner(input, other)
+
+
+def _inner(a: Tensor, b: Tensor) -> Tensor:
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"inner: last dims of {a.shape} and {b.shape} differ")
+    bt = reshape(b, (-1, b.shape[-1]))
+    out = matmul(a, _transpose(bt, 0, 1))
+    return reshape(out, a.shape[:-1] + b.shape[:-1])
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """``input[i] * vec2[j]`` for two 1-d tensors."""
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise ValueError(f"outer: expected two 1-d tensors, got {input.shape} and {vec2.shape}")
+    return reshape(input, (-1, 1)) * reshape(vec2, (1, -1))
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)``."""
+    return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices."""
+    return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
+
+
+def _scaled_sum(input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:  # PyTorch ignores input (even NaN) when beta is 0
+        return prod
+    return (input * beta if beta != 1 else input) + prod
+
+
+class Einsum(Op):
+    """One einsum with explicit subscripts and no ellipsis (``einsum`` normalises to this)."""
+
+    def forward(self, *arrays: Any, subs: tuple[str, ...], out: str) -> Any:
+        self.subs, self.out = subs, out
+        return self.backend.xp.einsum(",".join(subs) + "->" + out, *arrays, optimize=len(arrays) > 2)
+
+    def backward(self, g: Tensor) -> tuple[Any, ...]:
+        ins = self.inputs or ()
+        grads: list[Any] = []
+        for i, x in enumerate(ins):
+            if not (isinstance(x, Tensor) and x.requires_grad):
+                grads.append(None)
+                continue
+            grads.append(_einsum_grad(g, self.out, ins, self.subs, i))
+        return tuple(grads)
+
+
+def _einsum_grad(g: Tensor, out: str, ins: Any, subs: tuple[str, ...], i: int) -> Tensor:
+    """d(einsum)/d(operand i): contract ``g`` with the other operands back to operand i's subscripts."""
+    target = subs[i]
+    shape = ins[i].shape
+    sizes = dict(zip(target, shape, strict=True))
+    # repeated letters (a diagonal): give each repeat a fresh letter and multiply by an identity
+    fresh = iter(c for c in string.ascii_letters if c not in "".join(subs) + out)
+    uniq, eyes = "", []
+    for c in target:
+        if c in uniq:
+            n = next(fresh)
+            uniq += n
+            eyes.append(c + n)
+        else:
+            uniq += c
+    operands = [g] + [x for j, x in enumerate(ins) if j != i]
+    in_subs = [out] + [s for j, s in enumerate(subs) if j != i]
+    present = set("".join(in_subs))
+    # letters only operand i has (summed away in the forward pass): the gradient is constant along them
+    core = "".join(c for c in dict.fromkeys(target) if c in present)
+    r = Einsum.apply(*operands, subs=tuple(in_subs), out=core)
+    full = "".join(dict.fromkeys(target))
+    if core != full:
+        shp = tuple(sizes[c] if c in core else 1 for c in full)
+        src = "".join(c for c in full if c in core)
+        r = reshape(Einsum.apply(r, subs=(core,), out=src), shp).expand(*(sizes[c] for c in full))
+    if eyes:
+        from .._creation import eye
+
+        mats = [eye(sizes[p[0]], dtype=g.dtype, device=g.device) for p in eyes]
+        # ``uniq`` names target's positions one by one, so this is already operand i's layout
+        return Einsum.apply(r, *mats, subs=(full, *eyes), out=uniq)
+    return r
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """Einstein summation (``"bij,bjk->bik"``, ``"...ij->...ji"``, implicit output), differentiable."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    subs = lhs.split(",")
+    if len(subs) != len(operands):
+        raise ValueError(f"einsum: equation {equation!r} names {len(subs)} operands, got {len(operands)}")
+    ops_ = list(operands)
+    for k, t in enumerate(ops_):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"einsum: operand {k} is a {type(t).__name__}, expected a Tensor")
+    # expand the ellipsis into explicit letters, broadcasting size-1 dims explicitly
+    used = set(eq) - set(".,->")
+    spare = [c for c in string.ascii_letters if c not in used]
+    n_ell = max((t.ndim - len(s.replace("...", "")) for s, t in zip(subs, ops_, strict=True) if "..." in s), default=0)
+    ell = "".join(spare[:n_ell])
+    ell_sizes: list[int] = [1] * n_ell
+    for k, (s, t) in enumerate(zip(subs, ops_, strict=True)):
+        explicit = len(s.replace("...", ""))
+        if "..." in s:
+            m = t.ndim - explicit
+            if m < 0:
+                raise ValueError(f"einsum: operand {k} of shape {t.shape} has fewer dims than {s!r}")
+            subs[k] = s.replace("...", ell[n_ell - m :])
+        elif t.ndim != explicit:
+            raise ValueError(f"einsum: operand {k} has shape {t.shape} but subscripts {s!r} name {explicit} dims")
+    for s, t in zip(subs, ops_, strict=True):
+        for c, n in zip(s, t.shape, strict=True):
+            if c in ell:
+                j = ell.index(c)
+                if n != 1:
+                    if ell_sizes[j] not in (1, n):
+                        raise ValueError(f"einsum: broadcast dims of the operands do not match ({ell_sizes[j]} vs {n})")
+                    ell_sizes[j] = n
+    sizes: dict[str, int] = {}
+    for k, (s, t) in enumerate(zip(subs, ops_, strict=True)):
+        shape = tuple(ell_sizes[ell.index(c)] if c in ell else n for c, n in zip(s, t.shape, strict=True))
+        if shape != t.shape:
+            ops_[k] = t.expand(*shape)
+        for c, n in zip(s, shape, strict=True):
+            if sizes.setdefault(c, n) != n:
+                raise ValueError(f"einsum: subscript {c!r} has size {sizes[c]} in one operand and {n} in another")
+    if arrow:
+        out = rhs.replace("...", ell)
+        for c in out:
+            if c not in sizes:
+                raise ValueError(f"einsum: output subscript {c!r} appears in no operand")
+    else:
+        counts = "".join(subs)
+        out = ell + "".join(sorted(c for c in set(counts) if counts.count(c) == 1 and c not in ell))
+    if len(ops_) > 1:
+        ops_ = list(promote_all("einsum", ops_))
+    return Einsum.apply(*ops_, subs=tuple(subs), out=out)
+
+
+def promote_all(op: str, tensors: list[Tensor]) -> list[Tensor]:
+    out = tensors
+    for k in range(1, len(out)):
+        a, b = promote(op, out[0], out[k])
+        if a is not out[0]:
+            out = [t.to(a.dtype) for t in out]
+        out[k] = b
+    return out

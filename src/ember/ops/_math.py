@@ -24,31 +24,43 @@ _SQRT_PI_2 = 2.0 / math.sqrt(math.pi)
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 
 
-def _unary(
-    name: str, fwd: Fwd, deriv: Deriv | None, *, uses: str = "x", floating: bool = True
-) -> Callable[..., Tensor]:
-    """Make an Op class and its public function for one elementwise operator."""
+def pointwise_op(name: str, fwd: Callable[..., Array], deriv: Callable[..., Tensor] | None, uses: str = "x") -> Any:
+    """An Op class for one elementwise function ``fwd(xp, x, *params)`` with derivative ``deriv(x, y, *params)``.
+
+    ``uses`` says what backward reads: ``"x"`` (the input) or ``"y"`` (the output); the derivative is
+    written with Tensor operations, so higher-order gradients work. Extra ``params`` are plain numbers.
+    """
 
     class _Op(Op):
         saves_inputs = uses == "x"
         saves_output = uses == "y"
         differentiable = deriv is not None
 
-        def forward(self, x: Any) -> Any:
-            y = fwd(self.backend.xp, x)
+        def forward(self, x: Any, *params: Any) -> Any:
+            y = fwd(self.backend.xp, x, *params)
             if self.saves_output:
                 self.keep(y)
             return y
 
-        def backward(self, g: Tensor) -> Tensor:
-            x = self.inputs[0] if self.saves_inputs else None  # type: ignore[index]
+        def backward(self, g: Tensor) -> Any:
+            ins = self.inputs or ()
+            x = ins[0] if self.saves_inputs else None
             y = self.output() if self.saves_output else None
-            return g * deriv(x, y)  # type: ignore[misc, arg-type]
+            d = g * deriv(x, y, *ins[1:])  # type: ignore[misc]
+            return (d,) + (None,) * (len(ins) - 1) if len(ins) > 1 else d
 
     _Op.__name__ = _Op.__qualname__ = "".join(p.capitalize() for p in name.split("_"))
+    return _Op
+
+
+def _unary(
+    name: str, fwd: Fwd, deriv: Deriv | None, *, uses: str = "x", floating: bool = True
+) -> Callable[..., Tensor]:
+    """Make an Op class and its public function for one elementwise operator."""
+    op = pointwise_op(name, fwd, deriv, uses)
 
     def fn(input: Tensor) -> Tensor:
-        return _Op.apply(_float(input) if floating else input)  # type: ignore[no-any-return]
+        return op.apply(_float(input) if floating else input)  # type: ignore[no-any-return]
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (PyTorch semantics)."

@@ -101,3 +101,13 @@ def arange_like_dim(shape: tuple[int, ...], dim: int, backend: Any) -> Tensor:
     view = [1] * len(shape)
     view[dim] = shape[dim]
     return Tensor._make(xp.arange(shape[dim], dtype=xp.int64).reshape(view), backend)
+
+
+def broadcast_shapes(*shapes: tuple[int, ...], op: str = "broadcast_shapes") -> tuple[int, ...]:
+    """The shape that ``shapes`` broadcast to, or a ValueError naming them."""
+    import numpy as np
+
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(f"{op}: shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot broadcast") from None

@@ -1,0 +1,223 @@
+"""Activation functions: one table row per function (forward on arrays, derivative as Tensor ops)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..._tensor import Tensor
+from ...ops import _special, register_method
+from ...ops._elementwise import _float, clamp, exp, sigmoid, tanh, where
+from ...ops._join import chunk
+from ...ops._math import pointwise_op
+
+__all__ = [
+    "celu", "elu", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "logsigmoid",
+    "mish", "prelu", "relu6", "rrelu", "selu", "silu", "softplus", "softshrink", "softsign", "tanhshrink",
+    "threshold",
+]  # fmt: skip
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+_INV_SQRT2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_K = math.sqrt(2.0 / math.pi)
+
+
+def _softplus_array(xp: Any, x: Any, beta: float, threshold: float) -> Any:
+    bx = x * beta
+    return xp.where(bx > threshold, x, xp.logaddexp(0, bx) / beta).astype(x.dtype, copy=False)
+
+
+def _gelu_exact(xp: Any, x: Any) -> Any:
+    return 0.5 * x * (1.0 + _special.erf(xp, x * _INV_SQRT2))
+
+
+def _gelu_tanh(xp: Any, x: Any) -> Any:
+    return 0.5 * x * (1.0 + xp.tanh(_GELU_K * (x + 0.044715 * x * x * x)))
+
+
+def _gelu_exact_grad(x: Tensor, y: Any) -> Tensor:
+    from ...ops._math import erf
+
+    return 0.5 * (1.0 + erf(x * _INV_SQRT2)) + x * exp(-0.5 * x * x) * _INV_SQRT_2PI
+
+
+def _gelu_tanh_grad(x: Tensor, y: Any) -> Tensor:
+    inner = _GELU_K * (x + 0.044715 * x * x * x)
+    t = tanh(inner)
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * _GELU_K * (1.0 + 3 * 0.044715 * x * x)
+
+
+def _silu_grad(x: Tensor, y: Any) -> Tensor:
+    s = sigmoid(x)
+    return s * (1 + x * (1 - s))
+
+
+LeakyRelu = pointwise_op(
+    "leaky_relu",
+    lambda xp, x, a: xp.where(x > 0, x, x * a),
+    lambda x, y, a: where(x > 0, 1.0, a).to(x.dtype),
+)
+Elu = pointwise_op(
+    "elu",
+    lambda xp, x, a, s: xp.where(x > 0, x * s, (xp.expm1(xp.minimum(x, 0)) * a * s)).astype(x.dtype, copy=False),
+    lambda x, y, a, s: where(x > 0, s, exp(clamp(x, max=0.0)) * (a * s)).to(x.dtype),
+)
+Celu = pointwise_op(
+    "celu",
+    lambda xp, x, a: xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0) / a) * a).astype(x.dtype, copy=False),
+    lambda x, y, a: where(x > 0, 1.0, exp(clamp(x, max=0.0) / a)).to(x.dtype),
+)
+GeluExact = pointwise_op("gelu", lambda xp, x: _gelu_exact(xp, x).astype(x.dtype, copy=False), _gelu_exact_grad)
+GeluTanh = pointwise_op("gelu_tanh", lambda xp, x: _gelu_tanh(xp, x).astype(x.dtype, copy=False), _gelu_tanh_grad)
+Silu = pointwise_op("silu", lambda xp, x: x / (1 + xp.exp(-x)), _silu_grad)
+Softplus = pointwise_op(
+    "softplus",
+    _softplus_array,
+    lambda x, y, b, t: where(x * b > t, 1.0, sigmoid(x * b)).to(x.dtype),
+)
+Softsign = pointwise_op("softsign", lambda xp, x: x / (1 + xp.abs(x)), lambda x, y: 1 / ((1 + x.abs()) ** 2))
+Hardsigmoid = pointwise_op(
+    "hardsigmoid",
+    lambda xp, x: xp.clip(x / 6 + 0.5, 0, 1).astype(x.dtype, copy=False),
+    lambda x, y: ((x > -3) & (x < 3)).to(x.dtype) / 6,
+)
+Hardswish = pointwise_op(
+    "hardswish",
+    lambda xp, x: (x * xp.clip(x + 3, 0, 6) / 6).astype(x.dtype, copy=False),
+    lambda x, y: where(x < -3, 0.0, where(x > 3, 1.0, (2 * x + 3) / 6)).to(x.dtype),
+)
+Shrink = pointwise_op(
+    "shrink",
+    lambda xp, x, lam, soft: xp.where(xp.abs(x) > lam, x - (xp.sign(x) * lam if soft else 0), 0).astype(x.dtype),
+    lambda x, y, lam, soft: (x.abs() > lam).to(x.dtype),
+)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(x, 0), 6)``."""
+    return hardtanh(input, 0.0, 6.0)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` clamped to ``[min_val, max_val]``."""
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val {min_val} is greater than max_val {max_val}")
+    return clamp(_float(input), min_val, max_val)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` for positive inputs, ``negative_slope * x`` otherwise."""
+    return LeakyRelu.apply(_float(input), float(negative_slope))  # type: ignore[no-any-return]
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` for positive inputs, ``alpha * (exp(x) - 1)`` otherwise."""
+    return Elu.apply(_float(input), float(alpha), 1.0)  # type: ignore[no-any-return]
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """Self-normalising ELU with the fixed constants of Klambauer et al."""
+    return Elu.apply(_float(input), _SELU_ALPHA, _SELU_SCALE)  # type: ignore[no-any-return]
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    if alpha == 0:
+        raise ValueError("celu: alpha must not be 0")
+    return Celu.apply(_float(input), float(alpha))  # type: ignore[no-any-return]
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """``x * Phi(x)`` (exact, with erf) or its tanh approximation (``approximate='tanh'``)."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return (GeluExact if approximate == "none" else GeluTanh).apply(_float(input))  # type: ignore[no-any-return]
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)`` (swish)."""
+    return Silu.apply(_float(input))  # type: ignore[no-any-return]
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta x)) / beta``, linear above ``threshold``; finite for any input."""
+    return Softplus.apply(_float(input), float(beta), float(threshold))  # type: ignore[no-any-return]
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))``."""
+    return input * tanh(softplus(input))
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``x / (1 + |x|)``."""
+    return Softsign.apply(_float(input))  # type: ignore[no-any-return]
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``clamp(x / 6 + 1/2, 0, 1)``."""
+    return Hardsigmoid.apply(_float(input))  # type: ignore[no-any-return]
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * hardsigmoid(x)``."""
+    return Hardswish.apply(_float(input))  # type: ignore[no-any-return]
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x))``, finite for large |x|."""
+    return -softplus(-_float(input))
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    return input - tanh(input)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    return Shrink.apply(_float(input), float(lambd), False)  # type: ignore[no-any-return]
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    return Shrink.apply(_float(input), float(lambd), True)  # type: ignore[no-any-return]
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > threshold``, else ``value``."""
+    return where(input > threshold, input, value)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """Leaky ReLU with a learned slope: one per channel (dim 1) or a single one."""
+    n = weight.numel()
+    if n != 1 and (input.ndim < 2 or input.shape[1] != n):
+        raise ValueError(f"prelu: {n} slopes do not match the channels of an input of shape {input.shape}")
+    w = weight.reshape((n,) + (1,) * (input.ndim - 2)) if n != 1 and input.ndim > 2 else weight.reshape(-1)
+    if n == 1:
+        w = w.reshape(())
+    return where(input > 0, input, input * w)
+
+
+def rrelu(
+    input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """Randomized leaky ReLU: a random slope in ``[lower, upper]`` when training, their mean otherwise."""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2)
+    from ..._creation import rand
+
+    a = rand(*input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
+    return where(input >= 0, input, input * a)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """Gated linear unit: ``a * sigmoid(b)`` for the two halves of ``dim``."""
+    if input.shape[dim] % 2:
+        raise ValueError(f"glu: dim {dim} of shape {input.shape} must have an even size")
+    a, b = chunk(input, 2, dim)
+    return a * sigmoid(b)
+
+
+for _name in ("relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "softplus", "hardswish"):
+    register_method(_name, globals()[_name])

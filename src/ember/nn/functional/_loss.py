@@ -1,0 +1,187 @@
+"""Losses beyond cross entropy: binary cross entropy, regression losses, divergences and margins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._tensor import Tensor
+from ...ops._elementwise import _float, clamp, exp, log, where
+from ...ops._util import broadcast_shapes
+from ._activation import softplus
+from ._basic import _reduce
+
+__all__ = [
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "gaussian_nll_loss",
+    "hinge_embedding_loss", "huber_loss", "kl_div", "l1_loss", "margin_ranking_loss", "poisson_nll_loss",
+    "smooth_l1_loss", "soft_margin_loss", "triplet_margin_loss",
+]  # fmt: skip
+
+
+def _same_shape(op: str, input: Tensor, target: Tensor) -> None:
+    if input.shape != target.shape:
+        raise ValueError(f"{op}: input shape {input.shape} and target shape {target.shape} must match")
+
+
+def binary_cross_entropy(
+    input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
+) -> Tensor:
+    """``-(t log p + (1 - t) log(1 - p))`` for probabilities ``input``; logs clamped at -100 as in PyTorch."""
+    _same_shape("binary_cross_entropy", input, target)
+    xp = input._backend.xp
+    p = input._data
+    if p.size and (xp.any(p < 0) or xp.any(p > 1) or xp.any(xp.isnan(p))):
+        raise ValueError("binary_cross_entropy: input must hold probabilities in [0, 1]; use the _with_logits form")
+    t = target.to(input.dtype)
+    loss = -(t * clamp(log(input), min=-100.0) + (1 - t) * clamp(log(1 - input), min=-100.0))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy")
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
+    """Sigmoid + binary cross entropy in one stable expression; ``pos_weight`` scales the positive term."""
+    _same_shape("binary_cross_entropy_with_logits", input, target)
+    x = _float(input)
+    t = target.to(x.dtype)
+    sp = softplus(-x)  # -log(sigmoid(x)), finite for any x
+    if pos_weight is not None:
+        loss = (1 - t) * x + (1 + (pos_weight - 1) * t) * sp
+    else:
+        loss = (1 - t) * x + sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean absolute error."""
+    broadcast_shapes(input.shape, target.shape, op="l1_loss")
+    return _reduce((input - target).abs(), reduction, "l1_loss")
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """Quadratic below ``beta`` (``0.5 d^2 / beta``), linear above (``|d| - beta / 2``)."""
+    broadcast_shapes(input.shape, target.shape, op="smooth_l1_loss")
+    d = (input - target).abs()
+    if beta == 0:
+        return _reduce(d, reduction, "smooth_l1_loss")
+    return _reduce(where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction, "smooth_l1_loss")
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
+    """Quadratic below ``delta`` (``0.5 d^2``), linear above (``delta (|d| - delta / 2)``)."""
+    broadcast_shapes(input.shape, target.shape, op="huber_loss")
+    d = (input - target).abs()
+    return _reduce(where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction, "huber_loss")
+
+
+def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """KL(target || exp(input)) pointwise: ``target * (log target - input)``; ``reduction='batchmean'`` divides by N."""
+    if log_target:
+        loss = exp(target) * (target - input)
+    else:
+        safe = where(target > 0, target, 1.0).to(input.dtype)
+        loss = where(target > 0, target * (log(safe) - input), 0.0 * input)
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.ndim else 1)
+    return _reduce(loss, reduction, "kl_div")
+
+
+def _margin_target(op: str, y: Tensor) -> None:
+    xp = y._backend.xp
+    if y._data.size and not bool(xp.all((y._data == 1) | (y._data == -1))):
+        raise ValueError(f"{op}: target must hold 1 or -1")
+
+
+def cosine_embedding_loss(
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
+) -> Tensor:
+    """``1 - cos`` for target 1, ``max(0, cos - margin)`` for target -1."""
+    _margin_target("cosine_embedding_loss", target)
+    eps = 1e-12
+    dim = input1.ndim - 1
+    prod = (input1 * input2).sum(dim)
+    mag = ((input1 * input1).sum(dim) + eps) * ((input2 * input2).sum(dim) + eps)
+    cos = prod / mag.sqrt()
+    loss = where(target == 1, 1 - cos, (cos - margin).clamp(min=0))
+    return _reduce(loss, reduction, "cosine_embedding_loss")
+
+
+def margin_ranking_loss(
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
+) -> Tensor:
+    """``max(0, -target * (input1 - input2) + margin)``."""
+    _margin_target("margin_ranking_loss", target)
+    return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction, "margin_ranking_loss")
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction: str = "mean") -> Tensor:
+    """``x`` for target 1, ``max(0, margin - x)`` for target -1."""
+    _margin_target("hinge_embedding_loss", target)
+    return _reduce(where(target == 1, input, (margin - input).clamp(min=0)), reduction, "hinge_embedding_loss")
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """``log(1 + exp(-y x))``."""
+    return _reduce(softplus(-target * input), reduction, "soft_margin_loss")
+
+
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2.0,
+    eps: float = 1e-6,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with p-norm distances."""
+    from ._misc import pairwise_distance
+
+    dp = pairwise_distance(anchor, positive, p, eps)
+    dn = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        from ...ops._elementwise import minimum
+
+        dn = minimum(dn, pairwise_distance(positive, negative, p, eps))
+    return _reduce((dp - dn + margin).clamp(min=0), reduction, "triplet_margin_loss")
+
+
+def poisson_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    eps: float = 1e-8,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of a Poisson target with rate ``exp(input)`` (or ``input``)."""
+    loss = exp(input) - target * input if log_input else input - target * log(input + eps)
+    if full:
+        import math
+
+        t = target
+        stirling = t * log(where(t > 1, t, 1.0)) - t + 0.5 * log(where(t > 1, 2 * math.pi * t, 1.0))
+        loss = loss + where(t > 1, stirling, 0.0)
+    return _reduce(loss, reduction, "poisson_nll_loss")
+
+
+def gaussian_nll_loss(
+    input: Tensor, target: Tensor, var: Any, full: bool = False, eps: float = 1e-6, reduction: str = "mean"
+) -> Tensor:
+    """``0.5 (log var + (input - target)^2 / var)`` (+ a constant with ``full``)."""
+    import math
+
+    v = var.clamp(min=eps) if isinstance(var, Tensor) else max(float(var), eps)
+    lv = log(v) if isinstance(v, Tensor) else math.log(v)
+    loss = 0.5 * (lv + (input - target) ** 2 / v)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction, "gaussian_nll_loss")

@@ -1,0 +1,305 @@
+"""Linear maps, dropout, embeddings, resampling, attention and distances."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..._dtype import bool_, int64
+from ..._tensor import Tensor
+from ...autograd._function import Op
+from ...ops._elementwise import _float, where
+from ...ops._index import GetItem, IndexBackward
+from ...ops._layout import pad
+from ...ops._linalg import einsum, matmul
+from ...ops._shape import _transpose
+
+__all__ = [
+    "alpha_dropout", "bilinear", "cosine_similarity", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
+    "interpolate", "linear", "one_hot", "pad", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle",
+    "scaled_dot_product_attention", "upsample",
+]  # fmt: skip
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias`` with weight (out_features, in_features)."""
+    if weight.ndim not in (1, 2) or input.shape[-1:] != weight.shape[-1:]:
+        raise ValueError(f"linear: input {input.shape} and weight {weight.shape} do not match (in_features differ)")
+    y = matmul(input, _transpose(weight, 0, 1) if weight.ndim == 2 else weight)
+    return y + bias if bias is not None else y
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y_o = x1 W_o x2 + b_o`` with weight (out, in1, in2)."""
+    y = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return y + bias if bias is not None else y
+
+
+def _check_p(p: float, op: str) -> None:
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{op}: p must be in [0, 1], got {p}")
+
+
+def _keep_mask(x: Tensor, shape: tuple[int, ...], p: float, generator: Any) -> Tensor:
+    from ..._creation import rand
+
+    return (rand(*shape, dtype=x.dtype, device=x.device, generator=generator) >= p).to(x.dtype)
+
+
+def dropout(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False, generator: Any = None
+) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` (training only)."""
+    _check_p(p, "dropout")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    return input * (_keep_mask(input, input.shape, p, generator) * (1.0 / (1.0 - p)))
+
+
+def _feature_dropout(input: Tensor, p: float, training: bool, sp: int, op: str) -> Tensor:
+    _check_p(p, op)
+    if not training or p == 0.0:
+        return input
+    if input.ndim not in (sp + 1, sp + 2):
+        raise ValueError(f"{op}: expected a ({sp + 1})-d or ({sp + 2})-d input, got shape {input.shape}")
+    lead = input.ndim - sp
+    shape = input.shape[:lead] + (1,) * sp
+    if p == 1.0:
+        return input * 0.0
+    return input * (_keep_mask(input, shape, p, None) * (1.0 / (1.0 - p)))
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, L)."""
+    return _feature_dropout(input, p, training, 1, "dropout1d")
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, H, W)."""
+    return _feature_dropout(input, p, training, 2, "dropout2d")
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    return _feature_dropout(input, p, training, 3, "dropout3d")
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Dropout that keeps SELU's zero mean and unit variance."""
+    _check_p(p, "alpha_dropout")
+    if not training or p == 0.0:
+        return input
+    alpha_p = -1.7580993408473766
+    keep = _keep_mask(input, input.shape, p, None)
+    a = ((1 - p) * (1 + p * alpha_p**2)) ** -0.5
+    b = -a * alpha_p * p
+    return (input * keep + alpha_p * (1 - keep)) * a + b
+
+
+class Embedding(Op):
+    """Rows of ``weight`` at ``indices``; the gradient adds into those rows (``padding_idx`` gets none)."""
+
+    saves_inputs = False
+
+    def forward(self, weight: Any, idx: Any, padding_idx: int | None) -> Any:
+        self.idx, self.padding_idx, self.shape = idx, padding_idx, weight.shape
+        return weight[idx]
+
+    def backward(self, g: Tensor) -> tuple[Tensor, None, None]:
+        idx = self.idx
+        if self.padding_idx is not None:
+            keep = Tensor._make((idx != self.padding_idx)[..., None], self.backend).to(g.dtype)
+            g = g * keep
+        return IndexBackward.apply(g, self.shape, (idx,), False), None, None
+
+
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """Look up rows of ``weight`` (num_embeddings, dim) for the integer ``input``."""
+    if input.dtype.is_floating_point or input.dtype is bool_:
+        raise TypeError(f"embedding: indices must be an integer tensor, got {input.dtype}")
+    n = weight.shape[0]
+    idx = input._data
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        bad = int(idx.max()) if idx.max() >= n else int(idx.min())
+        raise IndexError(f"embedding: index {bad} is out of range for {n} embeddings")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += n
+    if max_norm is not None:
+        from ...autograd._grad_mode import no_grad
+
+        with no_grad():
+            rows = weight[input.reshape(-1)]
+            norms = rows.norm(norm_type, -1, keepdim=True)
+            scale = where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).to(weight.dtype)
+            weight._data[idx.reshape(-1)] = (rows * scale)._data
+    return Embedding.apply(weight, idx, padding_idx)  # type: ignore[no-any-return]
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """Class indices as int64 one-hot vectors along a new last dim."""
+    if tensor.dtype.is_floating_point:
+        raise TypeError(f"one_hot: expected class indices (an integer tensor), got {tensor.dtype}")
+    xp = tensor._backend.xp
+    idx = tensor._data
+    n = int(idx.max()) + 1 if num_classes < 0 and idx.size else max(num_classes, 0)
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise ValueError(f"one_hot: class values must be in [0, {n}), got {int(idx.min())}..{int(idx.max())}")
+    out = (idx[..., None] == xp.arange(n)).astype(xp.int64)
+    return Tensor._make(out, tensor._backend)
+
+
+def _interp_size(x: Tensor, size: Any, scale_factor: Any, sp: int) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: give exactly one of size and scale_factor")
+    if size is not None:
+        out = (int(size),) * sp if isinstance(size, int) else tuple(int(s) for s in size)
+        if len(out) != sp:
+            raise ValueError(f"interpolate: size must have {sp} entries for input {x.shape}, got {size}")
+        return out, tuple(x.shape[2 + i] / out[i] for i in range(sp))
+    sf = (float(scale_factor),) * sp if isinstance(scale_factor, (int, float)) else tuple(map(float, scale_factor))
+    if len(sf) != sp:
+        raise ValueError(f"interpolate: scale_factor must have {sp} entries for input {x.shape}")
+    out = tuple(math.floor(x.shape[2 + i] * sf[i]) for i in range(sp))
+    return out, tuple(1.0 / f for f in sf)
+
+
+def interpolate(
+    input: Tensor,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+    antialias: bool = False,
+) -> Tensor:
+    """Resize the spatial dims: ``nearest``, ``nearest-exact``, ``linear``, ``bilinear``, ``trilinear``, ``area``."""
+    sp = input.ndim - 2
+    if sp < 1:
+        raise ValueError(f"interpolate: expected (N, C, ...) with spatial dims, got shape {input.shape}")
+    linear_modes = {"linear": 1, "bilinear": 2, "trilinear": 3}
+    if mode in linear_modes and linear_modes[mode] != sp:
+        raise ValueError(f"interpolate: mode {mode!r} needs a {linear_modes[mode] + 2}-d input, got {input.shape}")
+    if mode not in ("nearest", "nearest-exact", "area", *linear_modes):
+        raise ValueError(f"interpolate: unsupported mode {mode!r}")
+    if align_corners is not None and mode not in linear_modes:
+        raise ValueError(f"interpolate: align_corners only applies to linear modes, not {mode!r}")
+    out, scale = _interp_size(input, size, scale_factor, sp)
+    if recompute_scale_factor:
+        scale = tuple(input.shape[2 + i] / out[i] for i in range(sp))
+    if mode == "area":
+        from ._conv import _adaptive
+
+        return _adaptive(input, out, sp, False, False, "interpolate")  # type: ignore[no-any-return]
+    xp = input._backend.xp
+    x = input if mode.startswith("nearest") else _float(input)
+    if mode.startswith("nearest"):
+        arrays = []
+        for i in range(sp):
+            n = input.shape[2 + i]
+            d = xp.arange(out[i], dtype=xp.float64)
+            src = xp.floor((d + 0.5) * scale[i]) if mode == "nearest-exact" else xp.floor(d * scale[i])
+            arrays.append(xp.minimum(src.astype(xp.int64), n - 1))
+        return GetItem.apply(x, (slice(None), slice(None)) + tuple(xp.ix_(*arrays)))  # type: ignore[no-any-return]
+    for i in range(sp):  # separable: interpolate one dim at a time
+        n, o, ax = x.shape[2 + i], out[i], 2 + i
+        d = xp.arange(o, dtype=xp.float64)
+        if align_corners:
+            src = d * ((n - 1) / (o - 1)) if o > 1 else xp.zeros(o)
+        else:
+            src = xp.maximum((d + 0.5) * scale[i] - 0.5, 0.0)
+        i0 = xp.minimum(xp.floor(src).astype(xp.int64), n - 1)
+        i1 = xp.minimum(i0 + 1, n - 1)
+        w = (src - i0).astype(x._data.dtype)
+        lead = (slice(None),) * ax
+        shape = [1] * x.ndim
+        shape[ax] = o
+        wt = Tensor._make(w.reshape(shape), x._backend)
+        x = GetItem.apply(x, lead + (i0,)) * (1 - wt) + GetItem.apply(x, lead + (i1,)) * wt
+    return x
+
+
+upsample = interpolate
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(N, C * r^2, H, W) -> (N, C, H * r, W * r)."""
+    r = int(upscale_factor)
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise ValueError(f"pixel_shuffle: channels {c} are not divisible by upscale_factor^2 = {r * r}")
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
+    n = len(lead)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """(N, C, H * r, W * r) -> (N, C * r^2, H, W)."""
+    r = int(downscale_factor)
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise ValueError(f"pixel_unshuffle: spatial size {(h, w)} is not divisible by {r}")
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
+    n = len(lead)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """``softmax(q k^T * scale + mask) v``; a bool mask marks positions that may be attended to."""
+    from ._basic import softmax
+
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise ValueError(
+            f"scaled_dot_product_attention: query {query.shape}, key {key.shape}, value {value.shape} do not match"
+        )
+    if is_causal and attn_mask is not None:
+        raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal, not both")
+    s = scale if scale is not None else 1.0 / math.sqrt(query.shape[-1])
+    scores = matmul(query, _transpose(key, -1, -2)) * s
+    L, S = query.shape[-2], key.shape[-2]
+    xp = query._backend.xp
+    if is_causal:
+        attn_mask = Tensor._make(xp.tril(xp.ones((L, S), dtype=bool)), query._backend)
+    if attn_mask is not None:
+        if attn_mask.dtype is bool_:
+            scores = where(attn_mask, scores, -math.inf)
+        else:
+            scores = scores + attn_mask
+    attn = softmax(scores, -1)
+    if dropout_p > 0.0:
+        attn = dropout(attn, dropout_p, True)
+    return matmul(attn, value)
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """``x1 . x2 / max(||x1|| ||x2||, eps)`` along ``dim``."""
+    n1 = x1.norm(2, dim, keepdim=True).clamp(min=eps)
+    n2 = x2.norm(2, dim, keepdim=True).clamp(min=eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    """``||x1 - x2 + eps||_p`` along the last dim."""
+    return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+
+
+_ = (int64, pad)

@@ -1,0 +1,210 @@
+"""Normalisation: batch, layer, group, instance and RMS norm, and ``normalize``.
+
+One fused operator, ``Standardize``, computes ``(x - mean) / sqrt(var + eps)`` over some dims with the
+closed-form backward; the norms add their affine part with ordinary tensor operations.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._tensor import Tensor
+from ...autograd._function import Op
+from ...autograd._grad_mode import STATE, no_grad
+from ...ops._elementwise import _float, sqrt
+from ...ops._reduce import mean
+from ...ops._reduce import sum as _sum
+
+__all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "local_response_norm", "normalize", "rms_norm"]
+
+
+class Standardize(Op):
+    """``xhat = (x - mean) * rstd`` over ``axes`` (biased variance); backward in closed form."""
+
+    saves_output = True
+
+    def forward(self, x: Any, axes: tuple[int, ...], eps: float) -> Any:
+        xp = self.backend.xp
+        m = x.mean(axis=axes, keepdims=True)
+        xc = x - m
+        var = (xc * xc).mean(axis=axes, keepdims=True)
+        rstd = 1.0 / xp.sqrt(var + eps)
+        self.axes, self.rstd = axes, rstd
+        y = xc * rstd
+        self.keep(y)
+        return y
+
+    def backward(self, g: Tensor) -> tuple[Tensor, None, None]:
+        a = self.axes
+        if STATE.enabled:  # create_graph: the statistics depend on x too, so rebuild them as a graph
+            x, _, eps = self.inputs  # type: ignore[misc]
+            xc = x - mean(x, a, keepdim=True)
+            rstd = (mean(xc * xc, a, keepdim=True) + eps).rsqrt()
+            y = xc * rstd
+        else:
+            y = self.output()
+            rstd = Tensor._make(self.rstd, self.backend)
+        gx = (g - mean(g, a, keepdim=True) - y * mean(g * y, a, keepdim=True)) * rstd
+        return gx, None, None
+
+
+def _standardize(x: Tensor, axes: tuple[int, ...], eps: float) -> Tensor:
+    return Standardize.apply(x, axes, float(eps))  # type: ignore[no-any-return]
+
+
+def _stats(x: Tensor, axes: tuple[int, ...]) -> tuple[Any, Any]:
+    """Mean and biased variance arrays over ``axes`` (no graph), for the running statistics."""
+    m = x._data.mean(axis=axes, keepdims=True)
+    d = x._data - m
+    return m, (d * d).mean(axis=axes, keepdims=True)
+
+
+def _affine(y: Tensor, weight: Any, bias: Any, shape: tuple[int, ...]) -> Tensor:
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise each channel (dim 1) over the batch and spatial dims.
+
+    Training uses the batch statistics and updates ``running_mean``/``running_var`` in place
+    (``running = (1 - momentum) * running + momentum * batch``, unbiased variance); evaluation uses the
+    running statistics.
+    """
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected an input of shape (N, C, ...), got {input.shape}")
+    x = _float(input)
+    c = x.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
+        if t is not None and t.shape != (c,):
+            raise ValueError(f"batch_norm: {name} has shape {t.shape}, expected ({c},) for input {input.shape}")
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    axes = (0,) + tuple(range(2, x.ndim))
+    if training or running_mean is None or running_var is None:
+        n = x.numel() // c
+        if training and n <= 1:
+            raise ValueError(
+                f"batch_norm: expected more than 1 value per channel when training, got input {input.shape}"
+            )
+        y = _standardize(x, axes, eps)
+        if training and running_mean is not None and running_var is not None:
+            m, v = _stats(x, axes)
+            be = x._backend
+            with no_grad():
+                bm = Tensor._make(m.reshape(c), be).to(running_mean.dtype)
+                bv = Tensor._make(v.reshape(c) * (n / max(n - 1, 1)), be).to(running_var.dtype)
+                running_mean.mul_(1 - momentum).add_(bm * momentum)
+                running_var.mul_(1 - momentum).add_(bv * momentum)
+    else:
+        rm = running_mean.to(x.dtype).reshape(shape)
+        rv = running_var.to(x.dtype).reshape(shape)
+        y = (x - rm) / sqrt(rv + eps)
+    return _affine(y, weight, bias, shape)
+
+
+def layer_norm(
+    input: Tensor, normalized_shape: Any, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5
+) -> Tensor:
+    """Normalise over the trailing ``normalized_shape`` dims."""
+    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(ns)
+    if tuple(input.shape[input.ndim - k :]) != ns or k > input.ndim:
+        raise ValueError(f"layer_norm: normalized_shape {ns} does not match the trailing dims of {input.shape}")
+    x = _float(input)
+    y = _standardize(x, tuple(range(x.ndim - k, x.ndim)), eps)
+    return _affine(y, weight, bias, ns)
+
+
+def group_norm(
+    input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5
+) -> Tensor:
+    """Normalise groups of channels over (channels in group, spatial dims)."""
+    n, c = input.shape[:2]
+    if c % num_groups:
+        raise ValueError(f"group_norm: {c} channels are not divisible into {num_groups} groups")
+    x = _float(input)
+    xg = x.reshape(n, num_groups, -1)
+    y = _standardize(xg, (2,), eps)
+    return _affine(y.reshape(x.shape), weight, bias, (1, c) + (1,) * (x.ndim - 2))
+
+
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise each (sample, channel) over its spatial dims."""
+    if input.ndim < 3:
+        raise ValueError(f"instance_norm: expected (N, C, ...) with spatial dims, got {input.shape}")
+    x = _float(input)
+    c = x.shape[1]
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    if not use_input_stats and running_mean is not None and running_var is not None:
+        y = (x - running_mean.reshape(shape)) / sqrt(running_var.reshape(shape) + eps)
+        return _affine(y, weight, bias, shape)
+    y = _standardize(x, tuple(range(2, x.ndim)), eps)
+    if running_mean is not None and running_var is not None:
+        m, v = _stats(x, tuple(range(2, x.ndim)))
+        k = x.numel() // (x.shape[0] * c)
+        be = x._backend
+        with no_grad():
+            bm = Tensor._make(m.reshape(x.shape[0], c).mean(0), be)
+            bv = Tensor._make((v * (k / max(k - 1, 1))).reshape(x.shape[0], c).mean(0), be)
+            running_mean.mul_(1 - momentum).add_(bm * momentum)
+            running_var.mul_(1 - momentum).add_(bv * momentum)
+    return _affine(y, weight, bias, shape)
+
+
+def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    """``x / sqrt(mean(x^2) + eps)`` over the trailing dims, times ``weight``."""
+    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(ns)
+    if tuple(input.shape[input.ndim - k :]) != ns:
+        raise ValueError(f"rms_norm: normalized_shape {ns} does not match the trailing dims of {input.shape}")
+    x = _float(input)
+    if eps is None:
+        eps = float(x._backend.xp.finfo(x._data.dtype).eps)
+    y = x * (mean(x * x, tuple(range(x.ndim - k, x.ndim)), keepdim=True) + eps).rsqrt()
+    return y * weight if weight is not None else y
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """``x / max(||x||_p, eps)`` along ``dim``."""
+    x = _float(input)
+    return x / x.norm(p, dim, keepdim=True).clamp(min=eps)
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """Normalise each channel by the sum of squares of its ``size`` neighbouring channels."""
+    from ...ops._layout import pad
+
+    x = _float(input)
+    sq = (x * x).unsqueeze(1)  # (N, 1, C, ...)
+    sq = pad(sq.reshape(sq.shape[0], 1, sq.shape[2], -1), (0, 0, size // 2, (size - 1) // 2))
+    win = _sum(_channel_windows(sq, size), -1)
+    div = (win.reshape(x.shape) * (alpha / size) + k) ** beta
+    return x / div
+
+
+def _channel_windows(sq: Tensor, size: int) -> Tensor:
+    from ...ops._join import stack
+
+    c = sq.shape[2] - size + 1
+    return stack([sq[:, 0, i : i + c] for i in range(size)], -1)

@@ -1,0 +1,339 @@
+"""Index-driven operators: gather/scatter families, index_select/index_add, masks, sorting, unique.
+
+All of them reduce to two differentiable primitives from ``_index``: ``GetItem`` (read at an advanced
+index) and ``IndexBackward`` (add values into zeros at an advanced index), plus ``IndexPut``.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any
+
+from .._dtype import bool_, int64
+from .._tensor import Tensor
+from ..autograd._function import Op
+from ._elementwise import where
+from ._index import GetItem, IndexBackward, IndexPut
+from ._shape import expand, reshape
+from ._util import broadcast_shapes, norm_dim
+
+__all__ = [
+    "argsort", "gather", "index_add", "index_select", "masked_fill", "masked_select", "msort", "scatter",
+    "scatter_add", "scatter_reduce", "sort", "take", "take_along_dim", "topk", "unique",
+]  # fmt: skip
+METHODS = [n for n in __all__ if n != "msort"]
+
+SortResult = namedtuple("SortResult", ["values", "indices"])
+TopkResult = namedtuple("TopkResult", ["values", "indices"])
+
+
+def _int_index(op: str, index: Tensor, backend: Any) -> Any:
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}: index must be a Tensor, got {type(index).__name__}")
+    if index._backend is not backend:
+        raise RuntimeError(f"{op}: index on {index.device}, input on {backend.device}")
+    if index._data.dtype.kind not in "iu":
+        raise TypeError(f"{op}: index must be an integer tensor, got {index.dtype}")
+    return index._data
+
+
+def _full_index(op: str, input: Tensor, dim: int, index: Tensor) -> tuple[Any, ...]:
+    """The advanced index that reads ``input`` along ``dim`` at ``index`` (torch.gather's addressing)."""
+    d = norm_dim(dim, input.ndim, op)
+    idx = _int_index(op, index, input._backend)
+    if idx.ndim != input.ndim:
+        raise ValueError(f"{op}: index has rank {idx.ndim} but input has rank {input.ndim}; they must match")
+    for a, (si, sx) in enumerate(zip(idx.shape, input.shape, strict=True)):
+        if a != d and si > sx:
+            raise ValueError(f"{op}: index shape {tuple(idx.shape)} exceeds input shape {input.shape} at dim {a}")
+    size = input.shape[d]
+    if idx.size and (idx.min() < -size or idx.max() >= size):
+        raise IndexError(
+            f"{op}: index out of range for dim {d} of size {size} (got {int(idx.min())}..{int(idx.max())})"
+        )
+    xp = input._backend.xp
+    out = []
+    for a in range(input.ndim):
+        if a == d:
+            out.append(idx)
+        else:
+            shape = [1] * input.ndim
+            shape[a] = idx.shape[a]
+            out.append(xp.arange(idx.shape[a]).reshape(shape))
+    return tuple(out)
+
+
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and so on); differentiable in ``input``."""
+    return GetItem.apply(input, _full_index("gather", input, dim, index))
+
+
+def _src_like(op: str, src: Any, index: Tensor, like: Tensor) -> Any:
+    """``src`` cut to ``index``'s shape (a scalar stays a scalar)."""
+    if not isinstance(src, Tensor):
+        return src
+    if src.ndim != index.ndim or any(s < i for s, i in zip(src.shape, index.shape, strict=True)):
+        raise ValueError(f"{op}: src shape {src.shape} must be at least index shape {index.shape} in every dim")
+    if src.shape != index.shape:
+        src = GetItem.apply(src, tuple(slice(0, s) for s in index.shape))
+    return src.to(like.dtype) if src.dtype is not like.dtype else src
+
+
+def scatter(
+    input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: Any = None
+) -> Tensor:
+    """Write ``src`` (or ``value``) into a copy of ``input`` at ``index`` along ``dim``."""
+    if src is None:
+        src = value
+    if src is None:
+        raise TypeError("scatter: give src or value")
+    if reduce is not None:
+        names = {"add": "sum", "multiply": "prod"}
+        if reduce not in names:
+            raise ValueError(f"scatter: reduce must be 'add' or 'multiply', got {reduce!r}")
+        if not isinstance(src, Tensor):
+            src = input.new_full(index.shape, src)
+        return scatter_reduce(input, dim, index, src, names[reduce])
+    idx = _full_index("scatter", input, dim, index)
+    return IndexPut.apply(input, _src_like("scatter", src, index, input), idx)
+
+
+class _ScatterAdd(Op):
+    saves_inputs = False
+
+    def forward(self, x: Any, src: Any, idx: Any) -> Any:
+        self.idx = idx
+        out = x.copy()
+        self.backend.index_add(out, idx, src)
+        return out
+
+    def backward(self, g: Tensor) -> tuple[Tensor, Tensor, None]:
+        return g, GetItem.apply(g, self.idx), None
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """Add ``src`` into a copy of ``input`` at ``index`` along ``dim`` (repeated indices accumulate)."""
+    idx = _full_index("scatter_add", input, dim, index)
+    return _ScatterAdd.apply(input, _src_like("scatter_add", src, index, input), idx)
+
+
+_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+
+
+def scatter_reduce(
+    input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True
+) -> Tensor:
+    """Reduce ``src`` into a copy of ``input`` at ``index`` with sum, prod, mean, amax or amin."""
+    if reduce not in _REDUCES:
+        raise ValueError(f"scatter_reduce: reduce must be one of {_REDUCES}, got {reduce!r}")
+    idx = _full_index("scatter_reduce", input, dim, index)
+    src = _src_like("scatter_reduce", src, index, input)
+    hit = IndexBackward.apply(src.new_ones(src.shape).detach(), input.shape, idx, False).detach() > 0
+    base = input if include_self else where(hit, _identity(reduce, input), input)
+    if reduce in ("sum", "mean"):
+        total = base + IndexBackward.apply(src, input.shape, idx, False)
+        if reduce == "sum":
+            return total
+        count = IndexBackward.apply(src.new_ones(src.shape).detach(), input.shape, idx, False).detach()
+        count = count + (1 if include_self else (~hit).to(count.dtype))
+        count = count.clamp(min=1)
+        return total / count if input._data.dtype.kind == "f" else total // count.to(input.dtype)
+    return _ScatterExtreme.apply(base, src, idx, reduce)
+
+
+def _identity(reduce: str, x: Tensor) -> Any:
+    if reduce in ("sum", "mean"):
+        return 0.0
+    if reduce == "prod":
+        return 1.0
+    xp = x._backend.xp
+    kind = x._data.dtype.kind
+    big = float("inf") if kind == "f" else xp.iinfo(x._data.dtype).max
+    return -big if reduce == "amax" else big
+
+
+class _ScatterExtreme(Op):
+    """scatter_reduce with prod, amax or amin (the ufunc ``at`` forms)."""
+
+    def forward(self, x: Any, src: Any, idx: Any, reduce: str) -> Any:
+        xp = self.backend.xp
+        self.idx, self.reduce = idx, reduce
+        out = x.copy()
+        ufunc = {"prod": xp.multiply, "amax": xp.maximum, "amin": xp.minimum}[reduce]
+        ufunc.at(out, idx, src)
+        self.keep(out)
+        return out
+
+    saves_output = True
+
+    def backward(self, g: Tensor) -> tuple[Tensor, Tensor, None, None]:
+        x, src, _, _ = self.inputs  # type: ignore[misc]
+        out = self.output()
+        idx = self.idx
+        shape = x.shape
+        if self.reduce == "prod":
+            # product of the others = out / self where self != 0; exact with zeros by counting them
+            xz, sz = (x == 0), (src == 0)
+            nz = xz.to(g.dtype) + IndexBackward.apply(sz.to(g.dtype), shape, idx, False)
+            x1, s1 = where(xz, 1.0, x), where(sz, 1.0, src)
+            nonzero_prod = _ScatterExtreme.apply(x1.detach(), s1.detach(), idx, "prod")
+            gx = g * where(nz == 0, out / x1, where(xz & (nz == 1), nonzero_prod, 0.0))
+            gsrc_all = g * where(nz == 0, out, 0.0)
+            gs = GetItem.apply(gsrc_all, idx) / s1
+            one_zero = GetItem.apply(g * where(nz == 1, nonzero_prod, 0.0), idx)
+            gs = where(sz, one_zero, gs)
+            return gx, gs, None, None
+        # amax/amin: the gradient is shared evenly among the elements equal to the result
+        x_is = (x == out).to(g.dtype)
+        s_is = (src == GetItem.apply(out, idx)).to(g.dtype)
+        n = x_is + IndexBackward.apply(s_is, shape, idx, False)
+        share = g / n.clamp(min=1)
+        return x_is * share, s_is * GetItem.apply(share, idx), None, None
+
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The slices of ``input`` along ``dim`` at the 1-d ``index``."""
+    d = norm_dim(dim, input.ndim, "index_select")
+    idx = _int_index("index_select", index, input._backend)
+    if idx.ndim > 1:
+        raise ValueError(f"index_select: index must be 0-d or 1-d, got shape {tuple(idx.shape)}")
+    size = input.shape[d] if input.ndim else 1
+    if idx.size and (idx.min() < -size or idx.max() >= size):
+        raise IndexError(f"index_select: index out of range for dim {d} of size {size}")
+    if not input.ndim:
+        return GetItem.apply(reshape(input, (1,)), (idx.reshape(-1),)).reshape(())
+    return GetItem.apply(input, (slice(None),) * d + (idx.reshape(-1),))
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    """``input`` with ``alpha * source`` added at ``index`` along ``dim`` (repeats accumulate)."""
+    d = norm_dim(dim, input.ndim, "index_add")
+    idx = _int_index("index_add", index, input._backend).reshape(-1)
+    expect = input.shape[:d] + (idx.shape[0],) + input.shape[d + 1 :]
+    if source.shape != expect:
+        raise ValueError(f"index_add: source shape {source.shape} must be {expect} for input {input.shape}")
+    if idx.size and (idx.min() < -input.shape[d] or idx.max() >= input.shape[d]):
+        raise IndexError(f"index_add: index out of range for dim {d} of size {input.shape[d]}")
+    src = source * alpha if alpha != 1 else source
+    return input + IndexBackward.apply(src.to(input.dtype), input.shape, (slice(None),) * d + (idx,), False)
+
+
+def _mask(op: str, mask: Tensor) -> Tensor:
+    if not isinstance(mask, Tensor) or mask.dtype is not bool_:
+        raise TypeError(f"{op}: mask must be a bool tensor, got {getattr(mask, 'dtype', type(mask).__name__)}")
+    return mask
+
+
+def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """``input`` with ``value`` where ``mask`` is true (mask broadcasts to ``input``)."""
+    _mask("masked_fill", mask)
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise ValueError(f"masked_fill: value must be a 0-d tensor, got shape {value.shape}")
+        value = value.to(input.dtype)
+    out = where(mask, value, input)
+    if out.shape != input.shape:
+        raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to input {input.shape}")
+    return out if out.dtype is input.dtype else out.to(input.dtype)
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """The elements where ``mask`` is true, as a 1-d tensor (both broadcast first)."""
+    _mask("masked_select", mask)
+    shape = broadcast_shapes(input.shape, mask.shape)
+    x = expand(input, *shape) if input.shape != shape else input
+    m = mask._data if mask.shape == shape else mask._backend.xp.broadcast_to(mask._data, shape)
+    return GetItem.apply(x, (m,))
+
+
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """``input.flatten()[index]``, shaped like ``index``."""
+    flat = reshape(input, (-1,))
+    idx = _int_index("take", index, input._backend)
+    return GetItem.apply(flat, (idx,))
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """Gather along ``dim`` with ``indices`` broadcast against ``input`` in the other dims."""
+    if dim is None:
+        return take(input, reshape(indices, (-1,)))
+    d = norm_dim(dim, input.ndim, "take_along_dim")
+    if indices.ndim != input.ndim:
+        raise ValueError(f"take_along_dim: indices rank {indices.ndim} differs from input rank {input.ndim}")
+    xs, ish = list(input.shape), list(indices.shape)
+    xs[d] = ish[d] = 1
+    common = list(broadcast_shapes(tuple(xs), tuple(ish)))
+    xshape = tuple(common[:d] + [input.shape[d]] + common[d + 1 :])
+    ishape = tuple(common[:d] + [indices.shape[d]] + common[d + 1 :])
+    x = expand(input, *xshape) if input.shape != xshape else input
+    i = Tensor._make(input._backend.xp.broadcast_to(indices._data, ishape), input._backend)
+    return gather(x, d, i)
+
+
+def _argsort(x: Any, dim: int, descending: bool, xp: Any) -> Any:
+    if descending:
+        if x.dtype.kind == "b":
+            x = x.astype(xp.int8)
+        elif x.dtype.kind == "u":
+            x = x.astype(xp.int64)
+        if x.dtype.kind == "f":
+            # NaN counts as the largest value, as in torch: put it first
+            key = xp.where(xp.isnan(x), -xp.inf, -x)
+            order = xp.argsort(key, axis=dim, kind="stable")
+            return order
+        return xp.argsort(-x, axis=dim, kind="stable")
+    return xp.argsort(x, axis=dim, kind="stable")
+
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+    """``(values, indices)`` sorted along ``dim`` (always stable); differentiable in the values."""
+    if not input.ndim:
+        return SortResult(input, input.new_zeros((), dtype=int64))
+    d = norm_dim(dim, input.ndim, "sort")
+    order = _argsort(input._data, d, descending, input._backend.xp)
+    idx = Tensor._make(order.astype(input._backend.xp.int64), input._backend)
+    return SortResult(gather(input, d, idx), idx)
+
+
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    """The indices that sort ``input`` along ``dim``."""
+    return sort(input, dim, descending, stable).indices
+
+
+def msort(input: Tensor) -> Tensor:
+    return sort(input, 0).values
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+    """The ``k`` largest (or smallest) values along ``dim`` and their indices."""
+    d = norm_dim(dim, input.ndim, "topk")
+    n = input.shape[d] if input.ndim else 1
+    if not 0 <= k <= n:
+        raise ValueError(f"topk: k={k} is out of range for dim {d} of size {n}")
+    if not input.ndim:
+        return TopkResult(input, input.new_zeros((), dtype=int64))
+    order = _argsort(input._data, d, largest, input._backend.xp)
+    xp = input._backend.xp
+    order = xp.take(order, xp.arange(k), axis=d)
+    idx = Tensor._make(order.astype(xp.int64), input._backend)
+    return TopkResult(gather(input, d, idx), idx)
+
+
+def unique(
+    input: Tensor,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: int | None = None,
+) -> Any:
+    """The distinct values (sorted), optionally with the inverse indices and the counts; no gradient."""
+    xp, be = input._backend.xp, input._backend
+    axis = None if dim is None else norm_dim(dim, input.ndim, "unique")
+    vals, inv, counts = xp.unique(input._data, return_inverse=True, return_counts=True, axis=axis)
+    out = [Tensor._make(vals, be)]
+    if return_inverse:
+        shape = input.shape if axis is None else (input.shape[axis],)
+        out.append(Tensor._make(inv.reshape(shape).astype(xp.int64), be))
+    if return_counts:
+        out.append(Tensor._make(counts.astype(xp.int64), be))
+    return out[0] if len(out) == 1 else tuple(out)
