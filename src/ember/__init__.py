@@ -119,7 +119,11 @@ __all__ = [
     "zeros_like",
     "__version__",
     "nn",
+    "record",
+    "Config",
     *_ops_all,
 ]
 
-from . import nn  # noqa: E402  (the API layer, imported last: it builds on everything above)
+from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
+from . import record  # noqa: E402
+from .nn.config import Config  # noqa: E402

@@ -1,5 +1,15 @@
-"""Neural-network building blocks."""
+"""Neural-network building blocks: Module, Param, Config, layers, losses, init (PyTorch's ``torch.nn`` names)."""
 
-from . import functional
-
-__all__ = ["functional"]
+from . import functional, init, utils  # noqa: F401
+from .activation import *  # noqa: F403
+from .config import Config, config_for  # noqa: F401
+from .container import *  # noqa: F403
+from .conv import *  # noqa: F403
+from .layers import *  # noqa: F403
+from .linear import *  # noqa: F403
+from .loss import *  # noqa: F403
+from .module import IncompatibleKeys, Module, Ref  # noqa: F401
+from .norm import *  # noqa: F403
+from .parameter import Buffer, Param, Parameter  # noqa: F401
+from .rnn import *  # noqa: F403
+from .transformer import *  # noqa: F403

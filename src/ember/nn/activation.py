@@ -1,0 +1,212 @@
+"""Activation layers and the name -> activation registry used by configs (``activation="gelu"``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .._tensor import Tensor
+from ..ops._elementwise import relu, sigmoid, tanh
+from . import functional as F
+from .config import config_for
+from .module import Module
+from .parameter import Param
+
+__all__ = [
+    "ACTIVATIONS", "CELU", "ELU", "GELU", "GLU", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid",
+    "LogSoftmax", "Mish", "PReLU", "ReLU", "ReLU6", "SELU", "SiLU", "Sigmoid", "Softmax", "Softplus", "Softsign",
+    "Tanh", "get_activation",
+]  # fmt: skip
+
+
+class _Act(Module):
+    fn: Callable[..., Tensor]
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self).fn(input)
+
+
+class ReLU(_Act):
+    fn = staticmethod(relu)
+
+
+class ReLU6(_Act):
+    fn = staticmethod(F.relu6)
+
+
+class Sigmoid(Module):
+    def forward(self, input: Tensor) -> Tensor:
+        return sigmoid(input)
+
+
+class Tanh(Module):
+    def forward(self, input: Tensor) -> Tensor:
+        return tanh(input)
+
+
+class SiLU(_Act):
+    fn = staticmethod(F.silu)
+
+
+class Mish(_Act):
+    fn = staticmethod(F.mish)
+
+
+class Hardswish(_Act):
+    fn = staticmethod(F.hardswish)
+
+
+class Hardsigmoid(_Act):
+    fn = staticmethod(F.hardsigmoid)
+
+
+class SELU(_Act):
+    fn = staticmethod(F.selu)
+
+
+class Softsign(Module):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softsign(input)
+
+
+class LogSigmoid(Module):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.logsigmoid(input)
+
+
+class GELU(Module):
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.gelu(input, self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate='{self.approximate}'"
+
+
+class LeakyReLU(Module):
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.leaky_relu(input, self.negative_slope)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}"
+
+
+class ELU(Module):
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.elu(input, self.alpha)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}"
+
+
+class CELU(ELU):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.celu(input, self.alpha)
+
+
+class Hardtanh(Module):
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        if min_val > max_val:
+            raise ValueError(f"Hardtanh: min_val {min_val} is greater than max_val {max_val}")
+        self.min_val, self.max_val = min_val, max_val
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardtanh(input, self.min_val, self.max_val)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}"
+
+
+class Softplus(Module):
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class PReLU(Module):
+    """Leaky ReLU with learned slopes (``num_parameters`` = 1 or the number of channels)."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        from .._creation import full
+
+        self.num_parameters = num_parameters
+        self.weight = Param(full((num_parameters,), init, device=device, dtype=dtype))
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class Softmax(Module):
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmax(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Softmax):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.log_softmax(input, self.dim)
+
+
+class GLU(Softmax):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.glu(input, self.dim)
+
+
+#: activation name (as used in configs) -> module class
+ACTIVATIONS: dict[str, type[Module]] = {
+    "relu": ReLU, "relu6": ReLU6, "gelu": GELU, "silu": SiLU, "swish": SiLU, "mish": Mish, "tanh": Tanh,
+    "sigmoid": Sigmoid, "leaky_relu": LeakyReLU, "elu": ELU, "selu": SELU, "celu": CELU, "softplus": Softplus,
+    "hardswish": Hardswish, "hardsigmoid": Hardsigmoid, "softsign": Softsign, "identity": Module,
+}  # fmt: skip
+
+
+def get_activation(name: str) -> Module:
+    """An activation module by name (``"relu"``, ``"gelu"``, ...), or a clear error listing the names."""
+    if name not in ACTIVATIONS:
+        raise ValueError(f"unknown activation {name!r}; choose from {sorted(ACTIVATIONS)}")
+    if name == "identity":
+        from .linear import Identity
+
+        return Identity()
+    return ACTIVATIONS[name]()
+
+
+for _cls in (ReLU, ReLU6, Sigmoid, Tanh, SiLU, Mish, Hardswish, Hardsigmoid, SELU, Softsign, LogSigmoid, GELU,
+             LeakyReLU, ELU, CELU, Hardtanh, Softplus, PReLU, Softmax, LogSoftmax, GLU):  # fmt: skip
+    _cfg = config_for(_cls)
+    globals()[_cfg.__name__] = _cfg
+    __all__.append(_cfg.__name__)

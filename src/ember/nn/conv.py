@@ -1,0 +1,151 @@
+"""Convolution layers: Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .._creation import empty
+from .._tensor import Tensor
+from . import functional as F
+from . import init
+from .config import config_for
+from .module import Module
+from .parameter import Param
+
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
+
+
+def _ntuple(v: Any, n: int) -> tuple[int, ...]:
+    return (int(v),) * n if isinstance(v, int) else tuple(int(x) for x in v)
+
+
+class _ConvNd(Module):
+    _sp = 2
+    _transposed = False
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        dilation: Any = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        output_padding: Any = 0,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        name = type(self).__name__
+        for key, v in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups)):
+            if not isinstance(v, int) or v <= 0:
+                raise ValueError(f"{name}: {key} must be a positive integer, got {v!r}")
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"{name}: groups={groups} must divide in_channels {in_channels} and out {out_channels}")
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+            raise ValueError(f"{name}: unknown padding_mode {padding_mode!r}")
+        if isinstance(padding, str) and padding not in ("same", "valid"):
+            raise ValueError(f"{name}: padding must be 'same', 'valid' or int(s), got {padding!r}")
+        sp = self._sp
+        k = _ntuple(kernel_size, sp)
+        if len(k) != sp or min(k) <= 0:
+            raise ValueError(f"{name}: kernel_size must be {sp} positive ints, got {kernel_size!r}")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size: tuple[int, ...] = k
+        self.stride, self.dilation = _ntuple(stride, sp), _ntuple(dilation, sp)
+        self.padding: Any = padding if isinstance(padding, str) else _ntuple(padding, sp)
+        self.output_padding = _ntuple(output_padding, sp)
+        self.groups, self.padding_mode = groups, padding_mode
+        shape = (in_channels, out_channels // groups) if self._transposed else (out_channels, in_channels // groups)
+        self.weight = Param(empty(*shape, *k, device=device, dtype=dtype))
+        if bias:
+            self.bias = Param(empty(out_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
+            bound = 1 / math.sqrt(fan_in) if fan_in else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def _padded(self, input: Tensor) -> tuple[Tensor, Any]:
+        if self.padding_mode == "zeros" or isinstance(self.padding, str):
+            return input, self.padding
+        pads = [v for p in reversed(self.padding) for v in (p, p)]
+        return F.pad(input, pads, mode=self.padding_mode), 0
+
+    def extra_repr(self) -> str:
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * self._sp:
+            s += f", padding={self.padding!r}" if isinstance(self.padding, str) else f", padding={self.padding}"
+        if self.dilation != (1,) * self._sp:
+            s += f", dilation={self.dilation}"
+        if self._transposed and self.output_padding != (0,) * self._sp:
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class Conv1d(_ConvNd):
+    """1-d convolution over (N, C, L)."""
+
+    _sp = 1
+
+    def forward(self, input: Tensor) -> Tensor:
+        x, p = self._padded(input)
+        return F.conv1d(x, self.weight, self.bias, self.stride, p, self.dilation, self.groups)
+
+
+class Conv2d(_ConvNd):
+    """2-d convolution over (N, C, H, W); ``padding`` may be an int, a pair, ``'same'`` or ``'valid'``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        x, p = self._padded(input)
+        return F.conv2d(x, self.weight, self.bias, self.stride, p, self.dilation, self.groups)
+
+
+class Conv3d(_ConvNd):
+    _sp = 3
+
+    def forward(self, input: Tensor) -> Tensor:
+        x, p = self._padded(input)
+        return F.conv3d(x, self.weight, self.bias, self.stride, p, self.dilation, self.groups)
+
+
+class ConvTranspose1d(_ConvNd):
+    _sp = 1
+    _transposed = True
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+                                  self.groups, self.dilation)  # fmt: skip
+
+
+class ConvTranspose2d(_ConvNd):
+    """Transposed 2-d convolution; ``weight`` (in_channels, out_channels / groups, kH, kW)."""
+
+    _transposed = True
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+                                  self.groups, self.dilation)  # fmt: skip
+
+
+Conv1dConfig = config_for(Conv1d)
+Conv2dConfig = config_for(Conv2d)
+Conv3dConfig = config_for(Conv3d)
+ConvTranspose1dConfig = config_for(ConvTranspose1d)
+ConvTranspose2dConfig = config_for(ConvTranspose2d)
+__all__ += ["Conv1dConfig", "Conv2dConfig", "Conv3dConfig", "ConvTranspose1dConfig", "ConvTranspose2dConfig"]

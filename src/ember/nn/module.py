@@ -1,0 +1,516 @@
+"""``Module``: the base of every layer and model (spec: Module; PyTorch's ``nn.Module`` API).
+
+A module can hold anything. Attribute assignment registers what is state: ``Param``s (parameters and
+buffers) and sub-modules (including ``ModuleList``/``ModuleDict``); every other field — constants,
+handles, callables, references to modules it does not own (wrap them in ``Ref``) — is kept as a plain
+attribute and never saved.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import OrderedDict, namedtuple
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd._engine import RemovableHandle
+from ..autograd._function import Function
+from ..autograd._grad_mode import no_grad
+from .parameter import Param
+
+__all__ = ["Module", "Ref", "IncompatibleKeys"]
+
+IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+_hook_ids = itertools.count()
+
+
+class Ref:
+    """A reference to a module that is not owned: not registered, not saved, not moved by ``to()``."""
+
+    __slots__ = ("module",)
+
+    def __init__(self, module: Module) -> None:
+        self.module = module
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.module(*args, **kwargs)
+
+
+class Module:
+    """Base class of layers and models.
+
+    Subclasses assign parameters and sub-modules as attributes in ``__init__`` and usually define
+    ``forward``; ``module(x)`` runs the forward pre-hooks, ``forward`` and the forward hooks.
+    """
+
+    _params: dict[str, Param | None]
+    _modules: dict[str, Module | None]
+    _non_persistent: set[str]
+    training: bool
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_params", {})
+        object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "_non_persistent", set())
+        object.__setattr__(self, "_pre_hooks", {})
+        object.__setattr__(self, "_fwd_hooks", {})
+        object.__setattr__(self, "_bwd_hooks", {})
+        object.__setattr__(self, "training", True)
+
+    # -- registration ------------------------------------------------------------------------------
+    def _ensure_init(self) -> None:
+        if "_params" not in self.__dict__:
+            raise RuntimeError(f"{type(self).__name__}: call super().__init__() before assigning attributes")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+        if isinstance(value, Param):
+            self._ensure_init()
+            self._modules.pop(name, None)
+            d.pop(name, None)
+            self._params[name] = value
+        elif isinstance(value, Module):
+            self._ensure_init()
+            self._params.pop(name, None)
+            d.pop(name, None)
+            self._modules[name] = value
+        elif "_params" in d and name in self._params:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign {type(value).__name__} to parameter {name!r} (a Param or None)")
+            old = self._params[name]
+            if isinstance(value, Tensor):
+                buf = old.is_buffer if old is not None else False
+                pid = old.id if old is not None else None
+                self._params[name] = Param(value.detach() if buf else value, id=pid, is_buffer=buf)
+            else:
+                self._params[name] = None
+        elif "_modules" in d and name in self._modules:
+            if value is not None:
+                raise TypeError(f"cannot assign {type(value).__name__} to sub-module {name!r} (a Module or None)")
+            self._modules[name] = None
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        d = self.__dict__
+        if "_params" in d:
+            if name in d["_params"]:
+                return d["_params"][name]
+            if name in d["_modules"]:
+                return d["_modules"][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._params:
+            del self._params[name]
+            self._non_persistent.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self._params) | set(self._modules))
+
+    def register_parameter(self, name: str, param: Param | None) -> None:
+        """Register ``param`` (or a ``None`` slot) under ``name``."""
+        self._check_name(name)
+        if param is not None and not isinstance(param, Param):
+            raise TypeError(f"register_parameter: {name!r} must be a Param or None, got {type(param).__name__}")
+        self._params[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Register state that is not trained (running statistics); ``persistent=False`` keeps it out of saves."""
+        self._check_name(name)
+        if tensor is None:
+            self._params[name] = None
+        else:
+            if not isinstance(tensor, Tensor):
+                raise TypeError(f"register_buffer: {name!r} must be a Tensor or None, got {type(tensor).__name__}")
+            self._params[name] = Param(tensor.detach(), requires_grad=False, is_buffer=True)
+        if not persistent:
+            self._non_persistent.add(name)
+
+    def register_module(self, name: str, module: Module | None) -> None:
+        """Register a sub-module under ``name`` (PyTorch's ``add_module``)."""
+        self._check_name(name)
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"register_module: {name!r} must be a Module or None, got {type(module).__name__}")
+        self._modules[name] = module
+
+    add_module = register_module
+
+    def _check_name(self, name: str) -> None:
+        self._ensure_init()
+        if not isinstance(name, str) or not name or "." in name:
+            raise KeyError(f"invalid attribute name {name!r}: a non-empty string without '.'")
+        if name in self.__dict__:
+            raise KeyError(f"attribute {name!r} already exists on {type(self).__name__}")
+
+    # -- calling -----------------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        forward = getattr(type(self), "forward", None)
+        if forward is None:
+            raise NotImplementedError(
+                f"{type(self).__name__} defines no forward(); call its methods directly or define forward"
+            )
+        for hook in list(self._pre_hooks.values()):
+            r = hook(self, args)
+            if r is not None:
+                args = r if isinstance(r, tuple) else (r,)
+        if self._bwd_hooks:
+            return self._call_with_backward_hooks(forward, args, kwargs)
+        out = forward(self, *args, **kwargs)
+        for fhook in list(self._fwd_hooks.values()):
+            r = fhook(self, args, out)
+            if r is not None:
+                out = r
+        return out
+
+    def _call_with_backward_hooks(self, forward: Callable[..., Any], args: tuple[Any, ...], kw: Any) -> Any:
+        state: dict[str, Any] = {}
+        pos = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
+        if pos:
+            wrapped = _BackwardHookIn.apply(self, state, *[args[i] for i in pos])
+            wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
+            args = tuple(wrapped[pos.index(i)] if i in pos else a for i, a in enumerate(args))
+        state["n_in"] = len(pos)
+        out = forward(self, *args, **kw)
+        for fhook in list(self._fwd_hooks.values()):
+            r = fhook(self, args, out)
+            if r is not None:
+                out = r
+        outs = out if isinstance(out, tuple) else (out,)
+        tpos = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
+        if not tpos:
+            return out
+        w = _BackwardHookOut.apply(self, state, *[outs[i] for i in tpos])
+        w = w if isinstance(w, tuple) else (w,)
+        new = tuple(w[tpos.index(i)] if i in tpos else o for i, o in enumerate(outs))
+        return new if isinstance(out, tuple) else new[0]
+
+    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(module, args)`` before forward; it may return new args."""
+        k = next(_hook_ids)
+        self._pre_hooks[k] = hook
+        return RemovableHandle(self._pre_hooks, k)
+
+    def register_forward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(module, args, output)`` after forward; it may return a new output."""
+        k = next(_hook_ids)
+        self._fwd_hooks[k] = hook
+        return RemovableHandle(self._fwd_hooks, k)
+
+    def register_full_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` when the gradients of the module's inputs are known."""
+        k = next(_hook_ids)
+        self._bwd_hooks[k] = hook
+        return RemovableHandle(self._bwd_hooks, k)
+
+    register_backward_hook = register_full_backward_hook
+
+    # -- traversal ---------------------------------------------------------------------------------
+    def named_modules(
+        self, memo: set[int] | None = None, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Module]]:
+        memo = set() if memo is None else memo
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, m in self._modules.items():
+            if m is not None:
+                yield from m.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        seen: set[int] = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
+
+    def children(self) -> Iterator[Module]:
+        for _, m in self.named_children():
+            yield m
+
+    def _named_state(
+        self, prefix: str, recurse: bool, buffers: bool, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Param]]:
+        seen: set[int] = set()
+        mods = self.named_modules(prefix=prefix) if recurse else iter([(prefix, self)])
+        for mname, m in mods:
+            for name, p in m._params.items():
+                if p is None or p.is_buffer != buffers or (remove_duplicate and id(p) in seen):
+                    continue
+                seen.add(id(p))
+                yield (f"{mname}.{name}" if mname else name), p
+
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Param]]:
+        """(dotted name, parameter) for every trainable parameter (buffers excluded)."""
+        return self._named_state(prefix, recurse, False, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Param]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Param]]:
+        return self._named_state(prefix, recurse, True, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Param]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def num_params(self, trainable_only: bool = False) -> int:
+        """The number of scalar parameters (buffers excluded)."""
+        return sum(p.numel() for p in self.parameters() if p.requires_grad or not trainable_only)
+
+    def get_submodule(self, target: str) -> Module:
+        m: Module = self
+        for part in target.split(".") if target else []:
+            sub = m._modules.get(part)
+            if sub is None:
+                raise AttributeError(f"{type(m).__name__} has no sub-module {part!r} (looking up {target!r})")
+            m = sub
+        return m
+
+    def get_parameter(self, target: str) -> Param:
+        mod, _, name = target.rpartition(".")
+        p = self.get_submodule(mod)._params.get(name)
+        if p is None:
+            raise AttributeError(f"no parameter or buffer {target!r}")
+        return p
+
+    def map(self, fn: Callable[[str, Param], Tensor]) -> Module:
+        """Replace every parameter and buffer by ``fn(name, param)`` (spec: ``map``); ids are kept.
+
+        ``fn`` returns a tensor; it becomes the new value of the parameter (same ``Param`` object,
+        so optimizers and hooks keep working). Returns the module.
+        """
+        with no_grad():
+            for name, p in list(self._named_state("", True, False)) + list(self._named_state("", True, True)):
+                new = fn(name, p)
+                if not isinstance(new, Tensor):
+                    raise TypeError(f"map: fn returned {type(new).__name__} for {name!r}, expected a Tensor")
+                if new is not p:
+                    p._data, p._backend = new._data, new._backend
+                    p._vc[0] += 1
+        return self
+
+    def visit(self, fn: Callable[[str, Param], Any]) -> None:
+        """Call ``fn(name, param)`` for every parameter and buffer, read-only (spec: ``visit``)."""
+        for name, p in list(self._named_state("", True, False)) + list(self._named_state("", True, True)):
+            fn(name, p)
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Call ``fn`` on every sub-module (children first) and on this module."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    # -- modes and conversion ----------------------------------------------------------------------
+    def train(self, mode: bool = True) -> Module:
+        for m in self.modules():
+            object.__setattr__(m, "training", bool(mode))
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Freeze (False) or unfreeze every parameter of this module."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.parameters():
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
+                p.grad = p.grad.detach() * 0
+
+    def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Module:
+        """Move/convert every parameter and buffer in place (floating dtypes only change floats)."""
+        from .._dtype import as_dtype
+
+        for a in args:
+            if (isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda")) or type(a).__name__ == "device":
+                device = a
+            else:
+                dtype = a
+        d = as_dtype(dtype) if dtype is not None else None
+
+        def convert(name: str, p: Param) -> Tensor:
+            t: Tensor = p
+            if device is not None:
+                t = t.to(device=device)
+            if d is not None and t.dtype.is_floating_point and d.is_floating_point:
+                t = t.to(d)
+            if p.grad is not None and t is not p:
+                p.grad = p.grad.to(device=t.device, dtype=t.dtype)
+            return t
+
+        return self.map(convert)
+
+    def float(self) -> Module:
+        return self.to("float32")
+
+    def double(self) -> Module:
+        return self.to("float64")
+
+    def half(self) -> Module:
+        return self.to("float16")
+
+    def cpu(self) -> Module:
+        return self.to(device="cpu")
+
+    def cuda(self, device: Any = "cuda") -> Module:
+        return self.to(device=device)
+
+    # -- state dict --------------------------------------------------------------------------------
+    def _persistent_state(self) -> Iterator[tuple[str, Param]]:
+        for mname, m in self.named_modules():
+            for name, p in m._params.items():
+                if p is not None and name not in m._non_persistent:
+                    yield (f"{mname}.{name}" if mname else name), p
+
+    def state_dict(self, prefix: str = "", keep_vars: bool = False) -> OrderedDict[str, Tensor]:
+        """Parameters and persistent buffers by dotted name (PyTorch's keys: ``layer1.0.conv1.weight``)."""
+        return OrderedDict((prefix + k, p if keep_vars else p.detach()) for k, p in self._persistent_state())
+
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ) -> IncompatibleKeys:
+        """Copy values (Tensors, NumPy arrays, or anything with ``.numpy()``) into the parameters in place.
+
+        Values are converted to each parameter's dtype and device; a shape mismatch names the key and
+        both shapes. With ``strict``, missing or unexpected keys are an error listing them.
+        """
+        own = dict(self._persistent_state())
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        if strict and (missing or unexpected):
+            raise KeyError(
+                f"load_state_dict for {type(self).__name__}: missing keys {missing}, unexpected keys {unexpected}"
+            )
+        errors = []
+        with no_grad():
+            for k, p in own.items():
+                if k not in state_dict:
+                    continue
+                v = _as_tensor(state_dict[k], k)
+                if tuple(v.shape) != p.shape:
+                    errors.append(f"{k}: checkpoint shape {tuple(v.shape)}, model shape {p.shape}")
+                    continue
+                p.copy_(v.to(device=p.device, dtype=p.dtype))
+        if errors:
+            raise ValueError("load_state_dict: size mismatch for " + "; ".join(errors))
+        return IncompatibleKeys(missing, unexpected)
+
+    # -- records -----------------------------------------------------------------------------------
+    def into_record(self) -> Any:
+        """This module's parameters and buffers as a Record (tensors by reference, with their ids)."""
+        from ..record import Record
+
+        return Record.from_module(self)
+
+    def load_record(self, record: Any, strict: bool = True) -> IncompatibleKeys:
+        """Load a Record (any precision, any device) into this module in place; ids are restored."""
+        return record.load_into(self, strict)  # type: ignore[no-any-return]
+
+    def save(self, path: Any, precision: str = "full", recorder: Any = None) -> Any:
+        """Save the parameters with ``ember.record.save`` (format from the extension)."""
+        from ..record import save
+
+        return save(self, path, precision, recorder)
+
+    def load(self, path: Any, strict: bool = True, device: Any = None) -> IncompatibleKeys:
+        """Load parameters saved with ``save``."""
+        from ..record import load
+
+        return load(path, device=device).load_into(self, strict, source=str(path))
+
+    # -- printing ----------------------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        lines = []
+        for name, m in self._modules.items():
+            body = repr(m).replace("\n", "\n  ")
+            lines.append(f"  ({name}): {body}")
+        extra = self.extra_repr()
+        if not lines:
+            return f"{type(self).__name__}({extra})"
+        head = f"{type(self).__name__}(" + (f"{extra}" if extra else "")
+        return head + "\n" + "\n".join(lines) + "\n)"
+
+    def __getstate__(self) -> Any:
+        raise TypeError(f"{type(self).__name__} cannot be pickled; save it with ember.record")
+
+
+def _as_tensor(v: Any, key: str) -> Tensor:
+    if isinstance(v, Tensor):
+        return v
+    if hasattr(v, "detach") and hasattr(v, "numpy"):  # a torch tensor
+        v = v.detach().cpu()
+        if str(getattr(v, "dtype", "")) == "torch.bfloat16":
+            v = v.float()
+        v = v.numpy()
+    if isinstance(v, (np.ndarray, np.generic, list, float, int)):
+        return Tensor(np.asarray(v))
+    raise TypeError(f"load_state_dict: value for {key!r} is a {type(v).__name__}, expected a tensor or array")
+
+
+class _BackwardHookIn(Function):
+    """Identity on a module's inputs; its backward sees grad_input and runs the full backward hooks."""
+
+    @staticmethod
+    def forward(ctx: Any, module: Module, state: dict[str, Any], *xs: Tensor) -> Any:
+        ctx.module, ctx.state = module, state
+        return tuple(x.clone() for x in xs) if len(xs) > 1 else xs[0].clone()
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        grads = _run_bwd_hooks(ctx.module, tuple(grads), ctx.state.get("grad_output", ()))
+        return (None, None, *grads)
+
+
+class _BackwardHookOut(Function):
+    """Identity on a module's outputs; its backward records grad_output."""
+
+    @staticmethod
+    def forward(ctx: Any, module: Module, state: dict[str, Any], *ys: Tensor) -> Any:
+        ctx.module, ctx.state = module, state
+        return tuple(y.clone() for y in ys) if len(ys) > 1 else ys[0].clone()
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        ctx.state["grad_output"] = tuple(grads)
+        if not ctx.state.get("n_in"):  # no input needs a gradient: the hook fires now, with grad_input None
+            _run_bwd_hooks(ctx.module, (None,), tuple(grads))
+        return (None, None, *grads)
+
+
+def _run_bwd_hooks(module: Module, grad_input: tuple[Any, ...], grad_output: tuple[Any, ...]) -> tuple[Any, ...]:
+    for hook in list(module._bwd_hooks.values()):
+        r = hook(module, grad_input, grad_output)
+        if r is not None:
+            r = r if isinstance(r, tuple) else (r,)
+            if len(r) != len(grad_input):
+                raise ValueError(f"backward hook returned {len(r)} gradients, expected {len(grad_input)}")
+            grad_input = r
+    return grad_input

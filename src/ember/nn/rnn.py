@@ -1,0 +1,210 @@
+"""Recurrent layers: RNN, LSTM, GRU (multi-layer, bidirectional, batch_first) with PyTorch's parameter names."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .._creation import empty, zeros
+from .._tensor import Tensor
+from ..ops._elementwise import relu, sigmoid, tanh
+from ..ops._join import cat, stack
+from . import functional as F
+from . import init
+from .config import config_for
+from .module import Module
+from .parameter import Param
+
+__all__ = ["GRU", "LSTM", "RNN"]
+
+
+class _RNNBase(Module):
+    _gates = 1
+    _mode = "RNN"
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        nonlinearity: str = "tanh",
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        name = type(self).__name__
+        for k, v in (("input_size", input_size), ("hidden_size", hidden_size), ("num_layers", num_layers)):
+            if not isinstance(v, int) or v <= 0:
+                raise ValueError(f"{name}: {k} must be a positive integer, got {v!r}")
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"{name}: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        if not 0 <= dropout <= 1:
+            raise ValueError(f"{name}: dropout must be in [0, 1], got {dropout}")
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.nonlinearity, self.bias, self.batch_first = nonlinearity, bias, batch_first
+        self.dropout, self.bidirectional = dropout, bidirectional
+        dirs = 2 if bidirectional else 1
+        g = self._gates * hidden_size
+        for layer in range(num_layers):
+            for d in range(dirs):
+                sfx = f"_l{layer}" + ("_reverse" if d else "")
+                inp = input_size if layer == 0 else hidden_size * dirs
+                setattr(self, "weight_ih" + sfx, Param(empty(g, inp, device=device, dtype=dtype)))
+                setattr(self, "weight_hh" + sfx, Param(empty(g, hidden_size, device=device, dtype=dtype)))
+                if bias:
+                    setattr(self, "bias_ih" + sfx, Param(empty(g, device=device, dtype=dtype)))
+                    setattr(self, "bias_hh" + sfx, Param(empty(g, device=device, dtype=dtype)))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    def _cell(self, xw: Tensor, h: Any, w_hh: Tensor, b_hh: Tensor | None) -> Any:
+        raise NotImplementedError  # each subclass defines its cell; _RNNBase is never used directly
+
+    def _init_state(self, batch: int, x: Tensor) -> Any:
+        dirs = 2 if self.bidirectional else 1
+        return zeros(self.num_layers * dirs, batch, self.hidden_size, dtype=x.dtype, device=x.device)
+
+    def forward(self, input: Tensor, hx: Any = None) -> tuple[Tensor, Any]:
+        name = type(self).__name__
+        unbatched = input.ndim == 2
+        if input.ndim not in (2, 3):
+            raise ValueError(f"{name}: expected a 2-d or 3-d input, got shape {input.shape}")
+        x = input.unsqueeze(1 if not self.batch_first else 0) if unbatched else input
+        if self.batch_first:
+            x = x.transpose(0, 1)  # (T, N, F)
+        if x.shape[-1] != self.input_size:
+            raise ValueError(f"{name}: expected input features {self.input_size}, got shape {input.shape}")
+        steps, batch = x.shape[0], x.shape[1]
+        if hx is None:
+            state = self._init_state(batch, x)
+        else:
+            state = tuple(h.unsqueeze(1) for h in hx) if unbatched and isinstance(hx, tuple) else hx
+            if unbatched and not isinstance(hx, tuple):
+                state = hx.unsqueeze(1)
+        dirs = 2 if self.bidirectional else 1
+        finals: list[Any] = []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(dirs):
+                sfx = f"_l{layer}" + ("_reverse" if d else "")
+                w_ih, w_hh = getattr(self, "weight_ih" + sfx), getattr(self, "weight_hh" + sfx)
+                b_ih = getattr(self, "bias_ih" + sfx) if self.bias else None
+                b_hh = getattr(self, "bias_hh" + sfx) if self.bias else None
+                idx = layer * dirs + d
+                h = tuple(s[idx] for s in state) if isinstance(state, tuple) else state[idx]
+                xw = F.linear(x, w_ih, b_ih)  # all time steps in one product
+                seq = []
+                order = range(steps - 1, -1, -1) if d else range(steps)
+                for t in order:
+                    h = self._cell(xw[t], h, w_hh, b_hh)
+                    seq.append(h[0] if isinstance(h, tuple) else h)
+                if d:
+                    seq.reverse()
+                outs.append(stack(seq, 0))
+                finals.append(h)
+            x = cat(outs, -1) if dirs == 2 else outs[0]
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        out = x.transpose(0, 1) if self.batch_first else x
+        if isinstance(finals[0], tuple):
+            h_n: Any = tuple(stack([f[i] for f in finals], 0) for i in range(2))
+        else:
+            h_n = stack(finals, 0)
+        if unbatched:
+            out = out.squeeze(1 if not self.batch_first else 0)
+            h_n = tuple(h.squeeze(1) for h in h_n) if isinstance(h_n, tuple) else h_n.squeeze(1)
+        return out, h_n
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.batch_first:
+            s += ", batch_first=True"
+        if self.bidirectional:
+            s += ", bidirectional=True"
+        return s
+
+
+class RNN(_RNNBase):
+    """Elman RNN: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu)."""
+
+    def _cell(self, xw: Tensor, h: Any, w_hh: Tensor, b_hh: Tensor | None) -> Any:
+        z = xw + F.linear(h, w_hh, b_hh)
+        return tanh(z) if self.nonlinearity == "tanh" else relu(z)
+
+
+class LSTM(_RNNBase):
+    """LSTM with gates in PyTorch's order (input, forget, cell, output); returns ``(output, (h_n, c_n))``."""
+
+    _gates = 4
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(input_size, hidden_size, num_layers, "tanh", bias, batch_first, dropout, bidirectional,
+                         device, dtype)  # fmt: skip
+
+    def _init_state(self, batch: int, x: Tensor) -> Any:
+        h = super()._init_state(batch, x)
+        return (h, h.clone())
+
+    def _cell(self, xw: Tensor, h: Any, w_hh: Tensor, b_hh: Tensor | None) -> Any:
+        hp, cp = h
+        gates = xw + F.linear(hp, w_hh, b_hh)
+        i, f, g, o = gates.chunk(4, -1)
+        c = sigmoid(f) * cp + sigmoid(i) * tanh(g)
+        return sigmoid(o) * tanh(c), c
+
+
+class GRU(_RNNBase):
+    """GRU with PyTorch's gate order (reset, update, new) and ``n = tanh(W_in x + b_in + r (W_hn h + b_hn))``."""
+
+    _gates = 3
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(input_size, hidden_size, num_layers, "tanh", bias, batch_first, dropout, bidirectional,
+                         device, dtype)  # fmt: skip
+
+    def _cell(self, xw: Tensor, h: Any, w_hh: Tensor, b_hh: Tensor | None) -> Any:
+        hw = F.linear(h, w_hh, b_hh)
+        xr, xz, xn = xw.chunk(3, -1)
+        hr, hz, hn = hw.chunk(3, -1)
+        r = sigmoid(xr + hr)
+        z = sigmoid(xz + hz)
+        n = tanh(xn + r * hn)
+        return (1 - z) * n + z * h
+
+
+RNNConfig = config_for(RNN)
+LSTMConfig = config_for(LSTM)
+GRUConfig = config_for(GRU)
+__all__ += ["GRUConfig", "LSTMConfig", "RNNConfig"]

@@ -1,0 +1,240 @@
+"""Attention and transformer layers with PyTorch's parameter names."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .._creation import empty, zeros
+from .._dtype import bool_
+from .._tensor import Tensor
+from ..ops._elementwise import where
+from . import functional as F
+from . import init
+from .activation import get_activation
+from .config import config_for
+from .layers import Dropout
+from .linear import Linear
+from .module import Module
+from .norm import LayerNorm
+from .parameter import Param
+
+__all__ = ["MultiheadAttention", "TransformerDecoderLayer", "TransformerEncoderLayer"]
+
+
+def _additive(mask: Tensor | None, like: Tensor) -> Tensor | None:
+    """PyTorch's mask conventions: a bool mask marks positions NOT allowed; a float mask is added."""
+    if mask is None:
+        return None
+    if mask.dtype is bool_:
+        return where(mask, -math.inf, 0.0).to(like.dtype)
+    return mask.to(like.dtype)
+
+
+class MultiheadAttention(Module):
+    """Multi-head attention: ``in_proj_weight`` (3E, E), ``in_proj_bias``, ``out_proj``; returns (output, weights)."""
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        batch_first: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
+            raise ValueError(f"MultiheadAttention: embed_dim {embed_dim} must be divisible by num_heads {num_heads}")
+        self.embed_dim, self.num_heads, self.dropout, self.batch_first = embed_dim, num_heads, dropout, batch_first
+        self.head_dim = embed_dim // num_heads
+        self.in_proj_weight = Param(empty(3 * embed_dim, embed_dim, device=device, dtype=dtype))
+        if bias:
+            self.in_proj_bias = Param(zeros(3 * embed_dim, device=device, dtype=dtype))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)
+        init.xavier_uniform_(self.in_proj_weight)
+        if bias:
+            init.zeros_(self.out_proj.bias)  # type: ignore[arg-type]
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        key_padding_mask: Tensor | None = None,
+        need_weights: bool = True,
+        attn_mask: Tensor | None = None,
+        average_attn_weights: bool = True,
+        is_causal: bool = False,
+    ) -> tuple[Tensor, Tensor | None]:
+        unbatched = query.ndim == 2
+        if unbatched:
+            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+            if key_padding_mask is not None:
+                key_padding_mask = key_padding_mask.unsqueeze(0)
+        elif self.batch_first:
+            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+        if query.shape[-1] != self.embed_dim:
+            raise ValueError(f"MultiheadAttention: expected embed_dim {self.embed_dim}, got query {query.shape}")
+        L, N, E = query.shape
+        S = key.shape[0]
+        h, d = self.num_heads, self.head_dim
+        wq, wk, wv = self.in_proj_weight.chunk(3, 0)
+        bq, bk, bv = self.in_proj_bias.chunk(3, 0) if self.in_proj_bias is not None else (None, None, None)
+        q = F.linear(query, wq, bq).reshape(L, N * h, d).transpose(0, 1)  # (N*h, L, d)
+        k = F.linear(key, wk, bk).reshape(S, N * h, d).transpose(0, 1)
+        v = F.linear(value, wv, bv).reshape(S, N * h, d).transpose(0, 1)
+        scores = (q @ k.transpose(1, 2)) * (1.0 / math.sqrt(d))  # (N*h, L, S)
+        if is_causal and attn_mask is None:
+            attn_mask = Tensor(~__import__("numpy").tril(__import__("numpy").ones((L, S), dtype=bool)))
+        m = _additive(attn_mask, scores)
+        if m is not None:
+            scores = scores + (m if m.ndim == 2 else m.reshape(N * h, L, S))
+        if key_padding_mask is not None:
+            kp = _additive(key_padding_mask, scores)
+            scores = (scores.reshape(N, h, L, S) + kp.reshape(N, 1, 1, S)).reshape(N * h, L, S)  # type: ignore[union-attr]
+        attn = F.softmax(scores, -1)
+        if self.dropout and self.training:
+            attn = F.dropout(attn, self.dropout, True)
+        out = (attn @ v).transpose(0, 1).reshape(L, N, E)
+        out = self.out_proj(out)
+        if self.batch_first and not unbatched:
+            out = out.transpose(0, 1)
+        if unbatched:
+            out = out.squeeze(1)
+        weights = None
+        if need_weights:
+            weights = attn.reshape(N, h, L, S)
+            if average_attn_weights:
+                weights = weights.mean(1)
+            if unbatched:
+                weights = weights.squeeze(0)
+        return out, weights
+
+    def extra_repr(self) -> str:
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
+
+
+class TransformerEncoderLayer(Module):
+    """Self-attention + feed-forward block (post-norm by default, ``norm_first`` for pre-norm)."""
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        kw = {"device": device, "dtype": dtype}
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first, **kw)
+        self.linear1 = Linear(d_model, dim_feedforward, bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias, **kw)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, layer_norm_eps, bias=bias, **kw)
+        self.norm2 = LayerNorm(d_model, layer_norm_eps, bias=bias, **kw)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.activation = get_activation(activation)
+
+    def _sa(self, x: Tensor, mask: Any, kpm: Any, causal: bool) -> Tensor:
+        out = self.self_attn(x, x, x, key_padding_mask=kpm, attn_mask=mask, need_weights=False, is_causal=causal)[0]
+        return self.dropout1(out)  # type: ignore[no-any-return]
+
+    def _ff(self, x: Tensor) -> Tensor:
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))  # type: ignore[no-any-return]
+
+    def forward(
+        self,
+        src: Tensor,
+        src_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        is_causal: bool = False,
+    ) -> Tensor:
+        x = src
+        if self.norm_first:
+            x = x + self._sa(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            return x + self._ff(self.norm2(x))  # type: ignore[no-any-return]
+        x = self.norm1(x + self._sa(x, src_mask, src_key_padding_mask, is_causal))
+        return self.norm2(x + self._ff(x))  # type: ignore[no-any-return]
+
+
+class TransformerDecoderLayer(Module):
+    """Self-attention, cross-attention over ``memory``, and feed-forward."""
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        kw = {"device": device, "dtype": dtype}
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first, **kw)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first, **kw)
+        self.linear1 = Linear(d_model, dim_feedforward, bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias, **kw)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, layer_norm_eps, bias=bias, **kw)
+        self.norm2 = LayerNorm(d_model, layer_norm_eps, bias=bias, **kw)
+        self.norm3 = LayerNorm(d_model, layer_norm_eps, bias=bias, **kw)
+        self.dropout1, self.dropout2, self.dropout3 = Dropout(dropout), Dropout(dropout), Dropout(dropout)
+        self.activation = get_activation(activation)
+
+    def _sa(self, x: Tensor, mask: Any, kpm: Any, causal: bool) -> Tensor:
+        out = self.self_attn(x, x, x, key_padding_mask=kpm, attn_mask=mask, need_weights=False, is_causal=causal)[0]
+        return self.dropout1(out)  # type: ignore[no-any-return]
+
+    def _mha(self, x: Tensor, mem: Tensor, mask: Any, kpm: Any, causal: bool) -> Tensor:
+        out = self.multihead_attn(x, mem, mem, key_padding_mask=kpm, attn_mask=mask, need_weights=False,
+                                  is_causal=causal)[0]  # fmt: skip
+        return self.dropout2(out)  # type: ignore[no-any-return]
+
+    def _ff(self, x: Tensor) -> Tensor:
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))  # type: ignore[no-any-return]
+
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool = False,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            x = x + self._mha(self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+            return x + self._ff(self.norm3(x))  # type: ignore[no-any-return]
+        x = self.norm1(x + self._sa(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+        x = self.norm2(x + self._mha(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
+        return self.norm3(x + self._ff(x))  # type: ignore[no-any-return]
+
+
+MultiheadAttentionConfig = config_for(MultiheadAttention)
+TransformerEncoderLayerConfig = config_for(TransformerEncoderLayer)
+TransformerDecoderLayerConfig = config_for(TransformerDecoderLayer)
+__all__ += ["MultiheadAttentionConfig", "TransformerDecoderLayerConfig", "TransformerEncoderLayerConfig"]

@@ -1,0 +1,71 @@
+"""Gradient clipping and parameter-vector helpers (PyTorch's ``torch.nn.utils``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from .._tensor import Tensor
+from ..autograd._grad_mode import no_grad
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
+
+
+def _params(parameters: Any) -> list[Tensor]:
+    if isinstance(parameters, Tensor):
+        return [parameters]
+    return list(parameters)
+
+
+def clip_grad_norm_(
+    parameters: Iterable[Tensor] | Tensor, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False
+) -> Tensor:
+    """Scale all gradients together so their global ``norm_type`` norm is at most ``max_norm``; return the norm."""
+    from .._creation import tensor
+
+    grads = [p.grad for p in _params(parameters) if p.grad is not None]
+    if not grads:
+        return tensor(0.0)
+    xp = grads[0]._backend.xp
+    with no_grad():
+        if norm_type == math.inf:
+            total = max(float(xp.max(xp.abs(g._data))) for g in grads)
+        else:
+            total = float(sum(float(xp.sum(xp.abs(g._data.astype(xp.float64)) ** norm_type)) for g in grads))
+            total = total ** (1.0 / norm_type)
+        if error_if_nonfinite and not math.isfinite(total):
+            raise RuntimeError(
+                f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is {total}; "
+                "set error_if_nonfinite=False to clip anyway"
+            )
+        coef = max_norm / (total + 1e-6)
+        if coef < 1:
+            for g in grads:
+                g._data *= coef
+                g._vc[0] += 1
+    return tensor(total, dtype=grads[0].dtype)
+
+
+def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:
+    """Clamp every gradient element to ``[-clip_value, clip_value]`` in place."""
+    for p in _params(parameters):
+        if p.grad is not None:
+            xp = p.grad._backend.xp
+            xp.clip(p.grad._data, -clip_value, clip_value, out=p.grad._data)
+            p.grad._vc[0] += 1
+
+
+def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
+    from ..ops._join import cat
+
+    return cat([p.reshape(-1) for p in parameters])
+
+
+def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
+    i = 0
+    with no_grad():
+        for p in parameters:
+            n = p.numel()
+            p.copy_(vec[i : i + n].reshape(p.shape))
+            i += n

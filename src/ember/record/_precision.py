@@ -1,0 +1,53 @@
+"""``PrecisionSettings``: the float type a record is written in, converted item by item (spec constraint 1)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+__all__ = ["PRECISIONS", "PrecisionSettings", "bf16_to_f32", "f32_to_bf16"]
+
+
+@dataclasses.dataclass(frozen=True)
+class PrecisionSettings:
+    """``float_dtype`` is "float32", "float16", "bfloat16", "float64" or None (as is). Integers keep their type."""
+
+    name: str
+    float_dtype: str | None
+
+    def convert(self, arr: np.ndarray) -> tuple[np.ndarray, str]:
+        """(array to write, dtype name to record) for one item."""
+        if arr.dtype.kind != "f" or self.float_dtype is None:
+            return arr, str(arr.dtype)
+        if self.float_dtype == "bfloat16":
+            return f32_to_bf16(arr.astype(np.float32, copy=False)), "bfloat16"
+        return arr.astype(self.float_dtype, copy=False), self.float_dtype
+
+
+PRECISIONS = {
+    "full": PrecisionSettings("full", "float32"),
+    "half": PrecisionSettings("half", "float16"),
+    "bfloat16": PrecisionSettings("bfloat16", "bfloat16"),
+    "double": PrecisionSettings("double", "float64"),
+    "as_is": PrecisionSettings("as_is", None),
+}
+
+
+def as_precision(p: str | PrecisionSettings) -> PrecisionSettings:
+    if isinstance(p, PrecisionSettings):
+        return p
+    if p not in PRECISIONS:
+        raise ValueError(f"unknown precision {p!r}; choose from {sorted(PRECISIONS)}")
+    return PRECISIONS[p]
+
+
+def f32_to_bf16(x: np.ndarray) -> np.ndarray:
+    """float32 -> bfloat16 bits (uint16), rounding to nearest even; NaN stays NaN."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(x), np.uint16(0x7FC0), rounded)
+
+
+def bf16_to_f32(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << 16).view(np.float32)

@@ -1,0 +1,93 @@
+"""``Record``: one flat, versioned map from dotted paths to tensors, with param ids (spec: Record)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+from .._tensor import Tensor
+
+__all__ = ["FORMAT_VERSION", "Item", "Record"]
+
+#: bumped when the on-disk layout changes; readers refuse newer versions
+FORMAT_VERSION = 1
+
+
+@dataclasses.dataclass
+class Item:
+    """One saved tensor: held by reference (no copy), with its param id and kind."""
+
+    tensor: Tensor
+    id: str = ""
+    kind: str = "param"  # "param", "buffer" or "state"
+
+
+@dataclasses.dataclass
+class Record:
+    """A flat map ``path -> Item`` plus JSON metadata (``item_type``: "module", "optimizer", "checkpoint" ...)."""
+
+    items: dict[str, Item] = dataclasses.field(default_factory=dict)
+    item_type: str = "module"
+    meta: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.items)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.items
+
+    def __getitem__(self, key: str) -> Tensor:
+        try:
+            return self.items[key].tensor
+        except KeyError:
+            raise KeyError(f"record has no item {key!r}; it holds {len(self.items)} items") from None
+
+    def tensors(self) -> dict[str, Tensor]:
+        return {k: v.tensor for k, v in self.items.items()}
+
+    def sub(self, prefix: str, item_type: str = "module") -> Record:
+        """The items under ``prefix.`` with the prefix removed."""
+        p = prefix + "."
+        return Record({k[len(p) :]: v for k, v in self.items.items() if k.startswith(p)}, item_type, {})
+
+    def merge(self, prefix: str, other: Record) -> None:
+        """Add ``other``'s items under ``prefix.``."""
+        for k, v in other.items.items():
+            self.items[f"{prefix}.{k}"] = v
+
+    @staticmethod
+    def from_module(module: Any) -> Record:
+        """Parameters and persistent buffers of ``module`` by dotted path (tensors by reference)."""
+        items = {}
+        for name, p in module._persistent_state():
+            items[name] = Item(p.detach(), p.id, "buffer" if p.is_buffer else "param")
+        return Record(items, "module", {"module": type(module).__name__})
+
+    def load_into(self, module: Any, strict: bool = True, source: str = "record") -> Any:
+        """Copy the items into ``module``'s parameters in place, converting dtype/device, restoring ids."""
+        from ..autograd._grad_mode import no_grad
+        from ..nn.module import IncompatibleKeys
+
+        own = dict(module._persistent_state())
+        missing = [k for k in own if k not in self.items]
+        unexpected = [k for k in self.items if k not in own]
+        if strict and (missing or unexpected):
+            raise KeyError(f"{source}: missing keys {missing}, unexpected keys {unexpected}")
+        with no_grad():
+            for k, p in own.items():
+                it = self.items.get(k)
+                if it is None:
+                    continue
+                t = it.tensor
+                if tuple(t.shape) != p.shape:
+                    raise ValueError(f"{source}: {k!r} has shape {tuple(t.shape)} but the module expects {p.shape}")
+                if t.dtype.is_floating_point != p.dtype.is_floating_point:
+                    raise TypeError(f"{source}: {k!r} holds {t.dtype} but the module's {k!r} is {p.dtype}")
+                p.copy_(t.to(device=p.device, dtype=p.dtype))
+                if it.id:
+                    p.id = it.id
+        return IncompatibleKeys(missing, unexpected)

@@ -1,0 +1,327 @@
+"""Recorders: encodings of a Record (named MessagePack, gzip, compressed JSON, bytes, safetensors).
+
+A file is a stream: a header, one entry per item, an end marker. Items are converted to the chosen
+precision and encoded one at a time, so saving never holds a converted copy of the whole model; each
+item carries a CRC-32 so corruption is caught and named; a missing end marker means a truncated file.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import gzip
+import io
+import json
+import os
+import tempfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from .._tensor import Tensor
+from ._precision import PrecisionSettings, as_precision, bf16_to_f32
+from ._record import FORMAT_VERSION, Item, Record
+
+__all__ = [
+    "BytesRecorder", "JsonGzRecorder", "NamedMpkGzRecorder", "NamedMpkRecorder", "Recorder", "RecordError",
+    "SafetensorsRecorder", "atomic_open", "load", "save",
+]  # fmt: skip
+
+
+class RecordError(ValueError):
+    """A record file that cannot be read: wrong format, truncated, corrupted, or not matching the model."""
+
+
+@contextlib.contextmanager
+def atomic_open(path: Path) -> Iterator[IO[bytes]]:
+    """Write to a temporary file beside ``path``; fsync and rename it over ``path`` only on success."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+def _header(fmt: str, record: Record, precision: PrecisionSettings) -> dict[str, Any]:
+    return {
+        "format": fmt,
+        "format_version": FORMAT_VERSION,
+        "ember_version": _version(),
+        "precision": precision.name,
+        "item_type": record.item_type,
+        "n_items": len(record.items),
+        "meta": json.dumps(record.meta),
+    }
+
+
+def _encode_item(name: str, it: Item, precision: PrecisionSettings) -> dict[str, Any]:
+    arr = it.tensor.detach().cpu()._data
+    out, dtype = precision.convert(np.asarray(arr))
+    data = np.ascontiguousarray(out).tobytes()
+    return {"name": name, "dtype": dtype, "shape": list(arr.shape), "id": it.id, "kind": it.kind,
+            "crc32": zlib.crc32(data), "data": data}  # fmt: skip
+
+
+def _decode_item(entry: Any, source: str, device: Any) -> tuple[str, Item]:
+    try:
+        name, dtype, shape, data = entry["name"], entry["dtype"], tuple(entry["shape"]), entry["data"]
+    except (KeyError, TypeError):
+        raise RecordError(f"{source}: malformed item entry") from None
+    if zlib.crc32(data) != entry.get("crc32"):
+        raise RecordError(f"{source}: item {name!r} is corrupted (CRC-32 mismatch)")
+    if dtype == "bfloat16":
+        arr = bf16_to_f32(np.frombuffer(data, np.uint16))
+    else:
+        arr = np.frombuffer(data, np.dtype(dtype))
+    if arr.size != int(np.prod(shape)):
+        raise RecordError(f"{source}: item {name!r} holds {arr.size} values for shape {shape}")
+    t = Tensor(arr.reshape(shape).copy(), device=device)
+    return name, Item(t, entry.get("id", ""), entry.get("kind", "param"))
+
+
+def _check_header(h: Any, fmt: str, source: str) -> None:
+    if not isinstance(h, dict) or "format" not in h:
+        raise RecordError(f"{source}: not an Ember record (no header)")
+    if h["format"] != fmt:
+        raise RecordError(f"{source}: this is a {h['format']!r} file, expected {fmt!r}")
+    if h.get("format_version", 0) > FORMAT_VERSION:
+        raise RecordError(f"{source}: format version {h['format_version']} is newer than this Ember reads "
+                          f"({FORMAT_VERSION}); upgrade Ember")  # fmt: skip
+
+
+class Recorder:
+    """One encoding of a Record. Subclasses define ``write(record, file, precision)`` and ``read(file, ...)``."""
+
+    name = "recorder"
+    extension = ""
+
+    def save(self, record: Record, path: str | Path, precision: str | PrecisionSettings = "full") -> Path:
+        """Write ``record`` to ``path`` (extension added when missing) atomically; return the path."""
+        p = Path(path)
+        if self.extension and not p.name.endswith(self.extension):
+            p = p.with_name(p.name + self.extension)
+        with atomic_open(p) as f:
+            self.write(record, f, as_precision(precision))
+        return p
+
+    def load(self, path: str | Path, device: Any = None) -> Record:
+        p = Path(path)
+        if not p.exists() and self.extension and not p.name.endswith(self.extension):
+            p = p.with_name(p.name + self.extension)
+        if not p.exists():
+            raise FileNotFoundError(f"no record file at {p}")
+        with open(p, "rb") as f:
+            return self.read(f, str(p), device)
+
+    def write(self, record: Record, f: IO[bytes], precision: PrecisionSettings) -> None:
+        raise NotImplementedError
+
+    def read(self, f: IO[bytes], source: str, device: Any) -> Record:
+        raise NotImplementedError
+
+
+def _msgpack() -> Any:
+    try:
+        import msgpack
+    except ImportError:  # pragma: no cover - msgpack is in the record extra
+        raise ImportError("the MessagePack recorder needs msgpack: pip install 'ember[record]'") from None
+    return msgpack
+
+
+class NamedMpkRecorder(Recorder):
+    """Named MessagePack (the default): header, one map per item, end marker."""
+
+    name, extension, fmt = "mpk", ".mpk", "ember.record.mpk"
+
+    def write(self, record: Record, f: IO[bytes], precision: PrecisionSettings) -> None:
+        packer = _msgpack().Packer(use_bin_type=True)
+        f.write(packer.pack(_header(self.fmt, record, precision)))
+        for name, it in record.items.items():
+            f.write(packer.pack(_encode_item(name, it, precision)))
+        f.write(packer.pack({"end": len(record.items)}))
+
+    def read(self, f: IO[bytes], source: str, device: Any) -> Record:
+        msgpack = _msgpack()
+        unpacker = msgpack.Unpacker(f, raw=False, max_buffer_size=2**31 - 1, strict_map_key=False)
+        try:
+            header = next(unpacker)
+        except StopIteration:
+            raise RecordError(f"{source}: empty file") from None
+        except Exception as e:
+            raise RecordError(f"{source}: not an Ember record ({type(e).__name__} at byte 0)") from None
+        _check_header(header, self.fmt, source)
+        items: dict[str, Item] = {}
+        ended = False
+        while True:
+            offset = unpacker.tell()
+            try:
+                entry = next(unpacker)
+            except StopIteration:
+                break
+            except Exception as e:
+                raise RecordError(f"{source}: corrupted at byte {offset} ({type(e).__name__})") from None
+            if isinstance(entry, dict) and "end" in entry:
+                ended = entry["end"] == len(items)
+                break
+            name, it = _decode_item(entry, source, device)
+            items[name] = it
+        if not ended or len(items) != header.get("n_items"):
+            raise RecordError(f"{source}: truncated (read {len(items)} of {header.get('n_items')} items)")
+        return Record(items, header.get("item_type", "module"), json.loads(header.get("meta", "{}")))
+
+
+class NamedMpkGzRecorder(NamedMpkRecorder):
+    """Named MessagePack inside gzip."""
+
+    name, extension = "mpk.gz", ".mpk.gz"
+
+    def write(self, record: Record, f: IO[bytes], precision: PrecisionSettings) -> None:
+        with gzip.GzipFile(fileobj=f, mode="wb") as gz:
+            super().write(record, gz, precision)  # type: ignore[arg-type]
+
+    def read(self, f: IO[bytes], source: str, device: Any) -> Record:
+        try:
+            with gzip.GzipFile(fileobj=f, mode="rb") as gz:
+                return super().read(gz, source, device)  # type: ignore[arg-type]
+        except (OSError, EOFError) as e:
+            raise RecordError(f"{source}: not a valid gzip stream or truncated ({e})") from None
+
+
+class JsonGzRecorder(Recorder):
+    """Compressed JSON lines (the spec's example): header, one object per item (data in base64), end marker."""
+
+    name, extension, fmt = "json.gz", ".json.gz", "ember.record.json"
+
+    def write(self, record: Record, f: IO[bytes], precision: PrecisionSettings) -> None:
+        with gzip.GzipFile(fileobj=f, mode="wb") as gz:
+            gz.write(json.dumps(_header(self.fmt, record, precision)).encode() + b"\n")
+            for name, it in record.items.items():
+                e = _encode_item(name, it, precision)
+                e["data"] = base64.b64encode(e["data"]).decode()
+                gz.write(json.dumps(e).encode() + b"\n")
+            gz.write(json.dumps({"end": len(record.items)}).encode() + b"\n")
+
+    def read(self, f: IO[bytes], source: str, device: Any) -> Record:
+        items: dict[str, Item] = {}
+        header: Any = None
+        ended = False
+        try:
+            with gzip.GzipFile(fileobj=f, mode="rb") as gz:
+                for lineno, line in enumerate(io.TextIOWrapper(gz, encoding="utf-8"), 1):
+                    try:
+                        entry = json.loads(line)
+                    except json.JSONDecodeError:
+                        raise RecordError(f"{source}: corrupted at line {lineno}") from None
+                    if header is None:
+                        _check_header(entry, self.fmt, source)
+                        header = entry
+                    elif "end" in entry:
+                        ended = True
+                        break
+                    else:
+                        entry["data"] = base64.b64decode(entry.get("data", ""))
+                        name, it = _decode_item(entry, source, device)
+                        items[name] = it
+        except (OSError, EOFError, UnicodeDecodeError) as e:
+            raise RecordError(f"{source}: not a valid gzip stream or truncated ({e})") from None
+        if header is None:
+            raise RecordError(f"{source}: empty file")
+        if not ended or len(items) != header.get("n_items"):
+            raise RecordError(f"{source}: truncated (read {len(items)} of {header.get('n_items')} items)")
+        return Record(items, header.get("item_type", "module"), json.loads(header.get("meta", "{}")))
+
+
+class BytesRecorder(NamedMpkRecorder):
+    """The MessagePack encoding in memory: ``to_bytes(record)`` / ``from_bytes(data)`` (no file)."""
+
+    name = "bytes"
+
+    def to_bytes(self, record: Record, precision: str | PrecisionSettings = "full") -> bytes:
+        buf = io.BytesIO()
+        self.write(record, buf, as_precision(precision))
+        return buf.getvalue()
+
+    def from_bytes(self, data: bytes, device: Any = None) -> Record:
+        return self.read(io.BytesIO(data), "<bytes>", device)
+
+
+class SafetensorsRecorder(Recorder):
+    """safetensors files (Hugging Face interop); ids and metadata go in the ``__metadata__`` header."""
+
+    name, extension, fmt = "safetensors", ".safetensors", "ember.record.safetensors"
+
+    def write(self, record: Record, f: IO[bytes], precision: PrecisionSettings) -> None:
+        from safetensors.numpy import save
+
+        if precision.float_dtype == "bfloat16":
+            raise ValueError("SafetensorsRecorder: bfloat16 is not available through safetensors' NumPy API; "
+                             "use precision 'half' or 'full', or the MessagePack recorder")  # fmt: skip
+        arrays = {}
+        for name, it in record.items.items():  # safetensors needs every array at once
+            arrays[name] = np.require(
+                precision.convert(np.asarray(it.tensor.detach().cpu()._data))[0], requirements="C"
+            )
+        meta = _header(self.fmt, record, precision)
+        meta["ids"] = json.dumps({k: it.id for k, it in record.items.items()})
+        meta["kinds"] = json.dumps({k: it.kind for k, it in record.items.items()})
+        f.write(save(arrays, metadata={k: str(v) for k, v in meta.items()}))
+
+    def read(self, f: IO[bytes], source: str, device: Any) -> Record:
+        from safetensors.numpy import load
+
+        data = f.read()
+        try:
+            arrays = load(data)
+        except Exception as e:
+            raise RecordError(f"{source}: not a valid safetensors file ({e})") from None
+        n = int.from_bytes(data[:8], "little")
+        meta = json.loads(data[8 : 8 + n]).get("__metadata__", {}) or {}
+        ids = json.loads(meta.get("ids", "{}"))
+        kinds = json.loads(meta.get("kinds", "{}"))
+        items = {
+            k: Item(Tensor(a.copy(), device=device), ids.get(k, ""), kinds.get(k, "param")) for k, a in arrays.items()
+        }
+        return Record(items, meta.get("item_type", "module"), json.loads(meta.get("meta", "{}")))
+
+
+_BY_EXT = [(".mpk.gz", NamedMpkGzRecorder), (".json.gz", JsonGzRecorder), (".safetensors", SafetensorsRecorder),
+           (".mpk", NamedMpkRecorder)]  # fmt: skip
+
+
+def _for_path(path: str | Path, recorder: Recorder | None) -> Recorder:
+    if recorder is not None:
+        return recorder
+    name = str(path)
+    for ext, cls in _BY_EXT:
+        if name.endswith(ext):
+            return cls()
+    return NamedMpkRecorder()
+
+
+def save(
+    obj: Any, path: str | Path, precision: str | PrecisionSettings = "full", recorder: Recorder | None = None
+) -> Path:
+    """Save a module's parameters (or a Record) to ``path``; the format follows the extension (default .mpk)."""
+    record = obj if isinstance(obj, Record) else obj.into_record()
+    return _for_path(path, recorder).save(record, path, precision)
+
+
+def load(path: str | Path, device: Any = None, recorder: Recorder | None = None) -> Record:
+    """Read a Record from ``path`` (format from the extension)."""
+    return _for_path(path, recorder).load(path, device)

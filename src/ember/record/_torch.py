@@ -1,0 +1,140 @@
+"""Weights from PyTorch: ``.pt``/``.pth`` state_dicts and ``.safetensors`` files, without executing pickle code.
+
+With torch installed, ``.pt`` files are read by ``torch.load(weights_only=True)``. Without it, the zip
+archive is read directly: ``data.pkl`` is unpickled by a restricted unpickler that only accepts the few
+names a state_dict needs (tensor rebuilding, storages, OrderedDict) and reads storages from the archive.
+"""
+
+from __future__ import annotations
+
+import pickle
+import re
+import zipfile
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._recorder import RecordError
+
+__all__ = ["load_torch_state_dict", "load_weights"]
+
+_STORAGE_DTYPES = {
+    "FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16, "LongStorage": np.int64,
+    "IntStorage": np.int32, "ShortStorage": np.int16, "CharStorage": np.int8, "ByteStorage": np.uint8,
+    "BoolStorage": np.bool_, "BFloat16Storage": "bfloat16",
+}  # fmt: skip
+
+
+class _Storage:
+    def __init__(self, dtype: Any) -> None:
+        self.dtype = dtype
+
+
+def _rebuild_tensor_v2(
+    storage: np.ndarray, offset: int, size: tuple[int, ...], stride: tuple[int, ...], *args: Any
+) -> np.ndarray:
+    if not size:
+        return storage[offset : offset + 1].reshape(()).copy()
+    item = storage.itemsize
+    view = np.lib.stride_tricks.as_strided(storage[offset:], shape=size, strides=[s * item for s in stride])
+    return np.array(view)
+
+
+class _RestrictedUnpickler(pickle.Unpickler):
+    """Accepts only what a state_dict of tensors needs; anything else is refused, naming the class."""
+
+    def __init__(self, file: Any, archive: zipfile.ZipFile, prefix: str, source: str) -> None:
+        super().__init__(file)
+        self.archive, self.prefix, self.source = archive, prefix, source
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "collections" and name == "OrderedDict":
+            return OrderedDict
+        if module == "torch._utils" and name == "_rebuild_tensor_v2":
+            return _rebuild_tensor_v2
+        if module == "torch" and name in _STORAGE_DTYPES:
+            return _Storage(_STORAGE_DTYPES[name])
+        if module == "torch" and name == "device":
+            return str
+        raise RecordError(f"{self.source}: refusing to load {module}.{name} (only tensors and dicts are allowed)")
+
+    def persistent_load(self, pid: Any) -> Any:
+        if not isinstance(pid, tuple) or pid[0] != "storage":
+            raise RecordError(f"{self.source}: unexpected persistent id {pid!r}")
+        _, kind, key, _location, _numel = pid
+        dtype = kind.dtype if isinstance(kind, _Storage) else None
+        if dtype is None:
+            raise RecordError(f"{self.source}: unknown storage type {kind!r}")
+        raw = self.archive.read(f"{self.prefix}/data/{key}")
+        if dtype == "bfloat16":
+            from ._precision import bf16_to_f32
+
+            return bf16_to_f32(np.frombuffer(raw, np.uint16))
+        return np.frombuffer(raw, dtype)
+
+
+def _read_zip(path: Path) -> dict[str, np.ndarray]:
+    try:
+        archive = zipfile.ZipFile(path)
+    except zipfile.BadZipFile:
+        raise RecordError(f"{path}: not a PyTorch zip archive (legacy .pt files need torch installed)") from None
+    with archive:
+        pkl = [n for n in archive.namelist() if n.endswith("/data.pkl") or n == "data.pkl"]
+        if not pkl:
+            raise RecordError(f"{path}: no data.pkl in the archive")
+        prefix = pkl[0].rsplit("/", 1)[0] if "/" in pkl[0] else ""
+        with archive.open(pkl[0]) as f:
+            obj = _RestrictedUnpickler(f, archive, prefix, str(path)).load()
+    return _flatten(obj, str(path))
+
+
+def _flatten(obj: Any, source: str) -> dict[str, np.ndarray]:
+    if isinstance(obj, dict) and "state_dict" in obj and isinstance(obj["state_dict"], dict):
+        obj = obj["state_dict"]
+    if not isinstance(obj, dict):
+        raise RecordError(f"{source}: expected a state_dict (a dict of tensors), got {type(obj).__name__}")
+    out = {}
+    for k, v in obj.items():
+        if hasattr(v, "detach"):
+            v = v.detach().cpu()
+            v = (v.float() if str(v.dtype) == "torch.bfloat16" else v).numpy()
+        if isinstance(v, np.ndarray):
+            out[str(k)] = v
+    return out
+
+
+def load_torch_state_dict(path: str | Path) -> dict[str, np.ndarray]:
+    """Read a ``.pt``/``.pth``/``.safetensors`` state_dict as NumPy arrays, never executing code from the file."""
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"no weights file at {p}")
+    if p.suffix == ".safetensors":
+        from safetensors.numpy import load_file
+
+        return dict(load_file(str(p)))
+    try:
+        import torch
+    except ImportError:
+        return _read_zip(p)
+    try:
+        obj = torch.load(str(p), map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as e:
+        raise RecordError(f"{p}: refused by torch's weights-only loader ({e})") from None
+    return _flatten(obj, str(p))
+
+
+def load_weights(module: Any, path: str | Path, remap: Sequence[tuple[str, str]] = (), strict: bool = False) -> Any:
+    """Load PyTorch weights into ``module`` after renaming keys with ``remap`` regex rules; report the mismatch.
+
+    Returns ``IncompatibleKeys(missing_keys, unexpected_keys)``; with ``strict`` either list non-empty is an error.
+    """
+    arrays = load_torch_state_dict(path)
+    renamed = {}
+    for k, v in arrays.items():
+        for pat, rep in remap:
+            k = re.sub(pat, rep, k)
+        renamed[k] = v
+    return module.load_state_dict(renamed, strict=strict)
