@@ -120,10 +120,11 @@ __all__ = [
     "__version__",
     "nn",
     "record",
+    "optim",
     "Config",
     *_ops_all,
 ]
 
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
-from . import record  # noqa: E402
+from . import optim, record  # noqa: E402
 from .nn.config import Config  # noqa: E402

@@ -33,6 +33,7 @@ _POSITIVE = (
 _REGISTRY: dict[str, type[Config]] = {}
 
 
+@typing.dataclass_transform()
 class Config:
     """Base of configs: a dataclass with JSON round-tripping, validation and ``init``."""
 

@@ -40,8 +40,9 @@ class Linear(Module):
         _positive("Linear", in_features=in_features, out_features=out_features)
         self.in_features, self.out_features = in_features, out_features
         self.weight = Param(empty(out_features, in_features, device=device, dtype=dtype))
-        self.bias = Param(empty(out_features, device=device, dtype=dtype)) if bias else None
-        if not bias:
+        if bias:
+            self.bias = Param(empty(out_features, device=device, dtype=dtype))
+        else:
             self.register_parameter("bias", None)
         self.reset_parameters()
 

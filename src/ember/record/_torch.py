@@ -121,8 +121,8 @@ def load_torch_state_dict(path: str | Path) -> dict[str, np.ndarray]:
         return _read_zip(p)
     try:
         obj = torch.load(str(p), map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as e:
-        raise RecordError(f"{p}: refused by torch's weights-only loader ({e})") from None
+    except (pickle.UnpicklingError, RuntimeError, ValueError) as e:
+        raise RecordError(f"{p}: refused by torch's weights-only loader ({str(e).splitlines()[0]})") from None
     return _flatten(obj, str(p))
 
 

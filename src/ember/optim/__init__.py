@@ -1,0 +1,10 @@
+"""Optimizers with serializable state, hooks and gradient clipping; ``lr_scheduler`` for learning rates."""
+
+from . import lr_scheduler
+from ._algorithms import LAMB, SGD, Adadelta, Adagrad, Adam, Adamax, AdamW, Lion, NAdam, RAdam, RMSprop
+from .optimizer import Optimizer, OptimizerAdaptor, SimpleOptimizer, WeightDecay
+
+__all__ = [
+    "LAMB", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Lion", "NAdam", "Optimizer", "OptimizerAdaptor",
+    "RAdam", "RMSprop", "SimpleOptimizer", "WeightDecay", "lr_scheduler",
+]  # fmt: skip

@@ -1,0 +1,336 @@
+"""The built-in optimizers: each a SimpleOptimizer (state + one step on arrays) wrapped by the adaptor.
+
+Update rules follow ``torch.optim`` exactly (checked by the tests); Lion and LAMB follow their papers.
+Steps update the parameter array in place where possible (no temporaries the size of the model
+beyond one or two per parameter).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+from .optimizer import OptimizerAdaptor, SimpleOptimizer
+
+__all__ = ["LAMB", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Lion", "NAdam", "RAdam", "RMSprop"]
+
+
+def _wd(p: Any, g: Any, group: dict[str, Any]) -> Any:
+    wd = group.get("weight_decay", 0)
+    return g + wd * p if wd else g
+
+
+class _SGD(SimpleOptimizer):
+    defaults: ClassVar[dict[str, Any]] = dict(
+        lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, maximize=False
+    )
+
+    def step(self, lr: float, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> tuple[Any, Any]:
+        g = _wd(p, g, group)
+        mom = group["momentum"]
+        if mom:
+            buf = st.get("momentum_buffer")
+            if buf is None:
+                buf = g.copy()
+            else:
+                buf *= mom
+                buf += (1 - group["dampening"]) * g
+            st["momentum_buffer"] = buf
+            g = g + mom * buf if group["nesterov"] else buf
+        p -= lr * g
+        return p, st
+
+
+class _Adam(SimpleOptimizer):
+    defaults: ClassVar[dict[str, Any]] = dict(
+        lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, maximize=False
+    )
+    decoupled = False
+
+    def init_state(self, p: Any, group: dict[str, Any]) -> dict[str, Any]:
+        xp = self.xp(p)
+        st = {"step": 0, "exp_avg": xp.zeros_like(p), "exp_avg_sq": xp.zeros_like(p)}
+        if group["amsgrad"]:
+            st["max_exp_avg_sq"] = xp.zeros_like(p)
+        return st
+
+    def step(self, lr: float, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> tuple[Any, Any]:
+        xp = self.xp(p)
+        b1, b2 = group["betas"]
+        wd = group["weight_decay"]
+        if self.decoupled:
+            p *= 1 - lr * wd
+        elif wd:
+            g = g + wd * p
+        st["step"] += 1
+        t = st["step"]
+        m, v = st["exp_avg"], st["exp_avg_sq"]
+        m *= b1
+        m += (1 - b1) * g
+        v *= b2
+        g *= g
+        v += (1 - b2) * g
+        bc1, bc2 = 1 - b1**t, 1 - b2**t
+        if group["amsgrad"]:
+            xp.maximum(st["max_exp_avg_sq"], v, out=st["max_exp_avg_sq"])
+            v = st["max_exp_avg_sq"]
+        denom = xp.sqrt(v)
+        denom /= math.sqrt(bc2)
+        denom += group["eps"]
+        step = m / denom
+        step *= lr / bc1
+        p -= step
+        return p, st
+
+
+class _AdamW(_Adam):
+    defaults: ClassVar[dict[str, Any]] = {**_Adam.defaults, "weight_decay": 1e-2}
+    decoupled = True
+
+
+class _NAdam(SimpleOptimizer):
+    defaults: ClassVar[dict[str, Any]] = dict(
+        lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, momentum_decay=4e-3, maximize=False
+    )
+
+    def init_state(self, p: Any, group: dict[str, Any]) -> dict[str, Any]:
+        xp = self.xp(p)
+        return {"step": 0, "mu_product": 1.0, "exp_avg": xp.zeros_like(p), "exp_avg_sq": xp.zeros_like(p)}
+
+    def step(self, lr: float, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> tuple[Any, Any]:
+        xp = self.xp(p)
+        b1, b2 = group["betas"]
+        g = _wd(p, g, group)
+        st["step"] += 1
+        t = st["step"]
+        psi = group["momentum_decay"]
+        mu = b1 * (1.0 - 0.5 * 0.96 ** (t * psi))
+        mu_next = b1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * psi))
+        st["mu_product"] *= mu
+        mp = st["mu_product"]
+        m, v = st["exp_avg"], st["exp_avg_sq"]
+        m *= b1
+        m += (1 - b1) * g
+        v *= b2
+        v += (1 - b2) * g * g
+        denom = xp.sqrt(v / (1 - b2**t)) + group["eps"]
+        p -= lr * (1 - mu) / (1 - mp) * g / denom
+        p -= lr * mu_next / (1 - mp * mu_next) * m / denom
+        return p, st
+
+
+class _RAdam(SimpleOptimizer):
+    defaults: ClassVar[dict[str, Any]] = dict(
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0.0,
+        maximize=False,
+    )
+
+    def init_state(self, p: Any, group: dict[str, Any]) -> dict[str, Any]:
+        xp = self.xp(p)
+        return {"step": 0, "exp_avg": xp.zeros_like(p), "exp_avg_sq": xp.zeros_like(p)}
+
+    def step(self, lr: float, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> tuple[Any, Any]:
+        xp = self.xp(p)
+        b1, b2 = group["betas"]
+        g = _wd(p, g, group)
+        st["step"] += 1
+        t = st["step"]
+        m, v = st["exp_avg"], st["exp_avg_sq"]
+        m *= b1
+        m += (1 - b1) * g
+        v *= b2
+        v += (1 - b2) * g * g
+        bc1, bc2 = 1 - b1**t, 1 - b2**t
+        m_hat = m / bc1
+        rho_inf = 2 / (1 - b2) - 1
+        rho_t = rho_inf - 2 * t * b2**t / bc2
+        if rho_t > 5.0:
+            rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+            p -= lr * rect * m_hat * (math.sqrt(bc2) / (xp.sqrt(v) + group["eps"]))
+        else:
+            p -= lr * m_hat
+        return p, st
+
+
+class _Adamax(SimpleOptimizer):
+    defaults: ClassVar[dict[str, Any]] = dict(
+        lr=2e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0.0,
+        maximize=False,
+    )
+
+    def init_state(self, p: Any, group: dict[str, Any]) -> dict[str, Any]:
+        xp = self.xp(p)
+        return {"step": 0, "exp_avg": xp.zeros_like(p), "exp_inf": xp.zeros_like(p)}
+
+    def step(self, lr: float, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> tuple[Any, Any]:
+        xp = self.xp(p)
+        b1, b2 = group["betas"]
+        g = _wd(p, g, group)
+        st["step"] += 1
+        m, u = st["exp_avg"], st["exp_inf"]
+        m *= b1
+        m += (1 - b1) * g
+        xp.maximum(u * b2, xp.abs(g) + group["eps"], out=u)
+        p -= (lr / (1 - b1 ** st["step"])) * m / u
+        return p, st
+
+
+class _RMSprop(SimpleOptimizer):
+    defaults: ClassVar[dict[str, Any]] = dict(
+        lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False, maximize=False
+    )
+
+    def init_state(self, p: Any, group: dict[str, Any]) -> dict[str, Any]:
+        xp = self.xp(p)
+        st: dict[str, Any] = {"step": 0, "square_avg": xp.zeros_like(p)}
+        if group["momentum"] > 0:
+            st["momentum_buffer"] = xp.zeros_like(p)
+        if group["centered"]:
+            st["grad_avg"] = xp.zeros_like(p)
+        return st
+
+    def step(self, lr: float, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> tuple[Any, Any]:
+        xp = self.xp(p)
+        a = group["alpha"]
+        g = _wd(p, g, group)
+        st["step"] += 1
+        sq = st["square_avg"]
+        sq *= a
+        sq += (1 - a) * g * g
+        if group["centered"]:
+            ga = st["grad_avg"]
+            ga *= a
+            ga += (1 - a) * g
+            avg = xp.sqrt(sq - ga * ga) + group["eps"]
+        else:
+            avg = xp.sqrt(sq) + group["eps"]
+        if group["momentum"] > 0:
+            buf = st["momentum_buffer"]
+            buf *= group["momentum"]
+            buf += g / avg
+            p -= lr * buf
+        else:
+            p -= lr * g / avg
+        return p, st
+
+
+class _Adagrad(SimpleOptimizer):
+    defaults: ClassVar[dict[str, Any]] = dict(
+        lr=1e-2, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0, eps=1e-10, maximize=False
+    )
+
+    def init_state(self, p: Any, group: dict[str, Any]) -> dict[str, Any]:
+        xp = self.xp(p)
+        return {"step": 0, "sum": xp.full_like(p, group["initial_accumulator_value"])}
+
+    def step(self, lr: float, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> tuple[Any, Any]:
+        xp = self.xp(p)
+        g = _wd(p, g, group)
+        st["step"] += 1
+        clr = lr / (1 + (st["step"] - 1) * group["lr_decay"])
+        st["sum"] += g * g
+        p -= clr * g / (xp.sqrt(st["sum"]) + group["eps"])
+        return p, st
+
+
+class _Adadelta(SimpleOptimizer):
+    defaults: ClassVar[dict[str, Any]] = dict(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, maximize=False)
+
+    def init_state(self, p: Any, group: dict[str, Any]) -> dict[str, Any]:
+        xp = self.xp(p)
+        return {"step": 0, "square_avg": xp.zeros_like(p), "acc_delta": xp.zeros_like(p)}
+
+    def step(self, lr: float, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> tuple[Any, Any]:
+        xp = self.xp(p)
+        rho, eps = group["rho"], group["eps"]
+        g = _wd(p, g, group)
+        st["step"] += 1
+        sq, acc = st["square_avg"], st["acc_delta"]
+        sq *= rho
+        sq += (1 - rho) * g * g
+        delta = xp.sqrt(acc + eps) / xp.sqrt(sq + eps) * g
+        acc *= rho
+        acc += (1 - rho) * delta * delta
+        p -= lr * delta
+        return p, st
+
+
+class _Lion(SimpleOptimizer):
+    """Lion (Chen et al. 2023): the sign of an interpolated momentum, decoupled weight decay."""
+
+    defaults: ClassVar[dict[str, Any]] = dict(lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0, maximize=False)
+
+    def init_state(self, p: Any, group: dict[str, Any]) -> dict[str, Any]:
+        return {"step": 0, "exp_avg": self.xp(p).zeros_like(p)}
+
+    def step(self, lr: float, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> tuple[Any, Any]:
+        xp = self.xp(p)
+        b1, b2 = group["betas"]
+        st["step"] += 1
+        m = st["exp_avg"]
+        p *= 1 - lr * group["weight_decay"]
+        p -= lr * xp.sign(b1 * m + (1 - b1) * g)
+        m *= b2
+        m += (1 - b2) * g
+        return p, st
+
+
+class _LAMB(SimpleOptimizer):
+    """LAMB (You et al. 2020): Adam's direction scaled per layer by the trust ratio ||p|| / ||update||."""
+
+    defaults: ClassVar[dict[str, Any]] = dict(
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-6,
+        weight_decay=0.0,
+        maximize=False,
+    )
+
+    def init_state(self, p: Any, group: dict[str, Any]) -> dict[str, Any]:
+        xp = self.xp(p)
+        return {"step": 0, "exp_avg": xp.zeros_like(p), "exp_avg_sq": xp.zeros_like(p)}
+
+    def step(self, lr: float, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> tuple[Any, Any]:
+        xp = self.xp(p)
+        b1, b2 = group["betas"]
+        st["step"] += 1
+        t = st["step"]
+        m, v = st["exp_avg"], st["exp_avg_sq"]
+        m *= b1
+        m += (1 - b1) * g
+        v *= b2
+        v += (1 - b2) * g * g
+        r = (m / (1 - b1**t)) / (xp.sqrt(v / (1 - b2**t)) + group["eps"]) + group["weight_decay"] * p
+        pn, rn = float(xp.linalg.norm(p)), float(xp.linalg.norm(r))
+        trust = pn / rn if pn > 0 and rn > 0 else 1.0
+        p -= lr * trust * r
+        return p, st
+
+
+def _make(name: str, simple: type[SimpleOptimizer], doc: str) -> type[OptimizerAdaptor]:
+    def init(self: OptimizerAdaptor, params: Any, lr: float | None = None, **options: Any) -> None:
+        if lr is not None:
+            options["lr"] = lr
+        OptimizerAdaptor.__init__(self, simple(), params, **options)
+
+    cls = type(name, (OptimizerAdaptor,), {"__init__": init, "__doc__": doc, "__module__": __name__})
+    return cls
+
+
+SGD = _make("SGD", _SGD, "Stochastic gradient descent (momentum, dampening, nesterov, weight_decay, maximize).")
+Adam = _make("Adam", _Adam, "Adam (betas, eps, weight_decay as L2, amsgrad, maximize).")
+AdamW = _make("AdamW", _AdamW, "Adam with decoupled weight decay (default 1e-2).")
+NAdam = _make("NAdam", _NAdam, "Adam with Nesterov momentum (momentum_decay).")
+RAdam = _make("RAdam", _RAdam, "Rectified Adam.")
+Adamax = _make("Adamax", _Adamax, "Adam with the infinity norm.")
+RMSprop = _make("RMSprop", _RMSprop, "RMSprop (alpha, centered, momentum).")
+Adagrad = _make("Adagrad", _Adagrad, "Adagrad (lr_decay, initial_accumulator_value).")
+Adadelta = _make("Adadelta", _Adadelta, "Adadelta (rho).")
+Lion = _make("Lion", _Lion, "Lion: sign of interpolated momentum (Chen et al. 2023).")
+LAMB = _make("LAMB", _LAMB, "LAMB: layer-wise trust ratio on Adam's update (You et al. 2020).")

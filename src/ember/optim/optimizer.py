@@ -1,0 +1,280 @@
+"""``SimpleOptimizer`` + ``OptimizerAdaptor`` (spec: Optimization) with PyTorch's optimizer API on top.
+
+A simple optimizer defines the state of one parameter and one step on arrays::
+
+    class SignSGD(SimpleOptimizer):
+        defaults = {"lr": 1e-2}
+
+        def step(self, lr, param, grad, state, group):
+            return param - lr * self.xp(param).sign(grad), state
+
+    opt = OptimizerAdaptor(SignSGD(), model.parameters(), lr=0.1)
+
+The adaptor does the rest (spec, five steps): it walks the parameters, skips those without a gradient
+or frozen, moves loaded state to each parameter's device, runs the update without graph recording, and
+keys the state by the parameter's stable ``id``; ``state_dict()``/``load_state_dict()`` and
+``into_record()`` save it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from .._tensor import Tensor
+from ..autograd._engine import RemovableHandle
+from ..autograd._grad_mode import no_grad
+
+__all__ = ["Optimizer", "OptimizerAdaptor", "SimpleOptimizer", "WeightDecay"]
+
+_hook_ids = itertools.count()
+
+
+class SimpleOptimizer:
+    """One parameter's state and one update step, on backend arrays (override ``init_state`` and ``step``)."""
+
+    #: option names and defaults (PyTorch's per-group options)
+    defaults: ClassVar[dict[str, Any]] = {}
+
+    def init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
+        """The state of a parameter before its first step (arrays shaped like ``param``, counters)."""
+        return {}
+
+    def step(self, lr: float, param: Any, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> tuple[Any, Any]:
+        """Return ``(new_param, new_state)``; updating ``param`` in place and returning it is allowed."""
+        raise NotImplementedError(f"{type(self).__name__} must define step()")
+
+    @staticmethod
+    def xp(array: Any) -> Any:
+        """The array namespace of ``array`` (numpy, cupy, ...)."""
+        import numpy as np
+
+        return getattr(array, "__array_namespace__", lambda: np)() if not isinstance(array, np.ndarray) else np
+
+
+class WeightDecay:
+    """An optimizer hook adding ``penalty * param`` to each gradient before the step (L2 regularisation)."""
+
+    def __init__(self, penalty: float) -> None:
+        if penalty < 0:
+            raise ValueError(f"WeightDecay: penalty must be non-negative, got {penalty}")
+        self.penalty = penalty
+
+    def __call__(self, params: list[Any], grads: list[Any]) -> None:
+        for p, g in zip(params, grads, strict=True):
+            g += self.penalty * p
+
+
+class OptimizerAdaptor:
+    """Runs a SimpleOptimizer over parameter groups: PyTorch's optimizer API plus Burn's ``step(lr, grads)``."""
+
+    def __init__(self, simple: SimpleOptimizer, params: Any, *, grad_clip_norm: float | None = None,
+                 grad_clip_value: float | None = None, **options: Any) -> None:  # fmt: skip
+        self.simple = simple
+        unknown = set(options) - set(simple.defaults)
+        if unknown:
+            raise TypeError(f"{type(self).__name__}: unknown options {sorted(unknown)}; "
+                            f"it takes {sorted(simple.defaults)}")  # fmt: skip
+        self.defaults = {**simple.defaults, **options}
+        self._check(self.defaults)
+        self.grad_clip_norm, self.grad_clip_value = grad_clip_norm, grad_clip_value
+        self.param_groups: list[dict[str, Any]] = []
+        self.state: dict[str, dict[str, Any]] = {}
+        self._hooks: dict[int, Callable[..., Any]] = {}
+        if hasattr(params, "parameters") and callable(params.parameters):
+            params = params.parameters()
+        params = list(params)
+        if not params:
+            raise ValueError(f"{type(self).__name__}: got an empty parameter list")
+        groups = params if isinstance(params[0], dict) else [{"params": params}]
+        for g in groups:
+            self.add_param_group(g)
+
+    def _check(self, opts: dict[str, Any]) -> None:
+        lr = opts.get("lr")
+        if lr is not None and not (isinstance(lr, (int, float)) and lr >= 0):
+            raise ValueError(f"{type(self).__name__}: invalid learning rate {lr!r}")
+        for k in ("eps", "weight_decay", "momentum"):
+            if k in opts and opts[k] < 0:
+                raise ValueError(f"{type(self).__name__}: {k} must be non-negative, got {opts[k]}")
+        betas = opts.get("betas")
+        if betas is not None and not all(0.0 <= b < 1.0 for b in betas):
+            raise ValueError(f"{type(self).__name__}: betas must be in [0, 1), got {betas}")
+
+    def add_param_group(self, group: dict[str, Any]) -> None:
+        """Add parameters with their own options (PyTorch convention)."""
+        ps = group["params"]
+        ps = [ps] if isinstance(ps, Tensor) else list(ps)
+        for p in ps:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"{type(self).__name__}: parameters must be Tensors, got {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError(f"{type(self).__name__}: can only optimize leaf tensors (got one with grad_fn)")
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in ps):
+            raise ValueError(f"{type(self).__name__}: a parameter appears in more than one group")
+        g = {**self.defaults, **{k: v for k, v in group.items() if k != "params"}, "params": ps}
+        self._check(g)
+        self.param_groups.append(g)
+
+    # -- the step -------------------------------------------------------------------------------------
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for g in self.param_groups:
+            for p in g["params"]:
+                if set_to_none:
+                    p.grad = None
+                elif p.grad is not None:
+                    p.grad._data[...] = 0
+
+    def register_hook(self, hook: Callable[[list[Any], list[Any]], Any]) -> RemovableHandle:
+        """``hook(params, grads)`` on the arrays about to be updated, before the per-parameter steps."""
+        k = next(_hook_ids)
+        self._hooks[k] = hook
+        return RemovableHandle(self._hooks, k)
+
+    def step(self, closure: Callable[[], Any] | None = None, *, lr: float | None = None, grads: Any = None) -> Any:
+        """Update every parameter that has a gradient; ``lr``/``grads`` override the scheduled rate and ``.grad``."""
+        loss = None
+        if closure is not None:
+            from ..autograd._grad_mode import enable_grad
+
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                self._step_group(group, lr, grads)
+        return loss
+
+    def _grad_of(self, p: Tensor, grads: Any) -> Tensor | None:
+        if grads is None:
+            return p.grad
+        try:
+            return grads[p]  # type: ignore[no-any-return]
+        except KeyError:
+            return None
+
+    def _step_group(self, group: dict[str, Any], lr: float | None, grads: Any) -> None:
+        live = []
+        for p in group["params"]:
+            if not p.requires_grad:
+                continue  # frozen
+            g = self._grad_of(p, grads)
+            if g is None:
+                continue
+            if g.shape != p.shape:
+                raise ValueError(f"{type(self).__name__}: gradient shape {g.shape} does not match parameter {p.shape}")
+            live.append((p, g))
+        if not live:
+            return
+        garrs = [g._data.astype(p._data.dtype, copy=True) for p, g in live]
+        if group.get("maximize"):
+            for ga in garrs:
+                ga *= -1
+        parrs = [p._data for p, _ in live]
+        for hook in list(self._hooks.values()):
+            hook(parrs, garrs)
+        self._clip(garrs)
+        rate = group["lr"] if lr is None else lr
+        for (p, _), ga in zip(live, garrs, strict=True):
+            key = _key(p)
+            st = self.state.get(key)
+            if st is None:
+                st = self.simple.init_state(p._data, group)
+            else:
+                st = _to_backend(st, p)
+            new_p, new_st = self.simple.step(rate, p._data, ga, st, group)
+            if new_p is not p._data:
+                p._data[...] = new_p
+            p._vc[0] += 1
+            self.state[key] = new_st
+
+    def _clip(self, garrs: list[Any]) -> None:
+        if self.grad_clip_value is not None:
+            for ga in garrs:
+                ga.clip(-self.grad_clip_value, self.grad_clip_value, out=ga)
+        if self.grad_clip_norm is not None:
+            total = math.sqrt(sum(float((ga.astype("float64") ** 2).sum()) for ga in garrs))
+            coef = self.grad_clip_norm / (total + 1e-6)
+            if coef < 1:
+                for ga in garrs:
+                    ga *= coef
+
+    # -- state ----------------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """``{"state": {param_id: {...}}, "param_groups": [{options..., "params": [param_id, ...]}]}``."""
+        backends = {_key(p): p._backend for g in self.param_groups for p in g["params"]}
+        state = {
+            k: {n: (Tensor._make(v.copy(), backends[k]) if _is_array(v) else v) for n, v in s.items()}
+            for k, s in self.state.items()
+            if k in backends
+        }
+        groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": [_key(p) for p in g["params"]]}
+                  for g in self.param_groups]  # fmt: skip
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore state saved by ``state_dict``; params are matched by id, else by position (PyTorch)."""
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError(f"load_state_dict: {len(groups)} saved param groups, the optimizer has "
+                             f"{len(self.param_groups)}")  # fmt: skip
+        mapping = {}
+        for sg, g in zip(groups, self.param_groups, strict=True):
+            if len(sg["params"]) != len(g["params"]):
+                raise ValueError(f"load_state_dict: a saved group has {len(sg['params'])} params, "
+                                 f"this one has {len(g['params'])}")  # fmt: skip
+            for saved, p in zip(sg["params"], g["params"], strict=True):
+                mapping[str(saved)] = p
+            for k, v in sg.items():
+                if k != "params":
+                    g[k] = tuple(v) if k == "betas" else v
+        self.state = {}
+        for k, s in state_dict["state"].items():
+            p = mapping.get(str(k))
+            if p is None:
+                continue
+            self.state[_key(p)] = {n: (v.to(device=p.device)._data.copy() if isinstance(v, Tensor) else v)
+                                   for n, v in s.items()}  # fmt: skip
+
+    def into_record(self) -> Any:
+        from ..record import state_to_record
+
+        return state_to_record(self.state_dict(), "optimizer")
+
+    def load_record(self, record: Any) -> None:
+        from ..record import record_to_state
+
+        self.load_state_dict(record_to_state(record))
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, g in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {k}: {v}" for k, v in sorted(g.items()) if k != "params"]
+        return "\n".join(lines) + "\n)"
+
+
+#: PyTorch's name for the base class
+Optimizer = OptimizerAdaptor
+
+
+def _key(p: Tensor) -> str:
+    pid = getattr(p, "id", None)
+    return pid if pid is not None else f"tensor-{id(p)}"
+
+
+def _is_array(v: Any) -> bool:
+    return hasattr(v, "shape") and hasattr(v, "dtype") and not isinstance(v, Tensor)
+
+
+def _to_backend(state: dict[str, Any], p: Tensor) -> dict[str, Any]:
+    """State loaded on another device moves to the parameter's backend."""
+    atype = p._backend.array_type
+    out = {}
+    for k, v in state.items():
+        if _is_array(v) and not isinstance(v, atype):
+            v = p._backend.asarray(Tensor(v).numpy() if not hasattr(v, "get") else v.get())
+        out[k] = v
+    return out

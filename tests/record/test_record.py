@@ -1,0 +1,200 @@
+"""Records, recorders, precision, atomic writes, refusing bad files, checkpoints, PyTorch weights."""
+
+import io
+import os
+import zipfile
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+from ember.record import (
+    BytesRecorder,
+    Checkpointer,
+    JsonGzRecorder,
+    NamedMpkGzRecorder,
+    NamedMpkRecorder,
+    RecordError,
+    SafetensorsRecorder,
+    load,
+    load_torch_state_dict,
+    load_weights,
+    save,
+)
+from ember.testing import torch_or_none
+
+RECORDERS = [NamedMpkRecorder, NamedMpkGzRecorder, JsonGzRecorder, SafetensorsRecorder]
+
+
+def model():
+    return nn.Sequential(nn.Conv2d(1, 3, 3), nn.BatchNorm2d(3), nn.Flatten(), nn.Linear(3 * 4 * 4, 2))
+
+
+def same_state(a, b, atol=0.0):
+    for (k, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items(), strict=True):
+        np.testing.assert_allclose(x.numpy().astype(np.float64), y.numpy().astype(np.float64), atol=atol, err_msg=k)
+
+
+@pytest.mark.parametrize("recorder", RECORDERS, ids=lambda r: r.name)
+@pytest.mark.parametrize("precision,atol", [("full", 0), ("half", 2e-3), ("bfloat16", 2e-2), ("double", 0)])
+def test_round_trip_every_recorder_and_precision(tmp_path, recorder, precision, atol):
+    if recorder is SafetensorsRecorder and precision == "bfloat16":
+        with pytest.raises(ValueError, match="bfloat16"):
+            recorder().save(model().into_record(), tmp_path / "m", precision)
+        return
+    a, b = model(), model()
+    path = recorder().save(a.into_record(), tmp_path / "m", precision)
+    assert path.name.endswith(recorder.extension)
+    b.load_record(recorder().load(path))
+    same_state(a, b, atol)
+    assert b[1].num_batches_tracked.dtype == ember.int64  # integers keep their type
+    assert [p.id for p in a.parameters()] == [p.id for p in b.parameters()]
+
+
+def test_bytes_recorder_and_precision_across_models():
+    a = model().to(ember.float64)
+    data = BytesRecorder().to_bytes(a.into_record(), "as_is")
+    b = model()  # float32: a float64 record loads into a float32 model
+    b.load_record(BytesRecorder().from_bytes(data))
+    same_state(a, b, 1e-6)
+    assert b[0].weight.dtype == ember.float32
+
+
+def test_record_holds_tensors_by_reference():
+    m = nn.Linear(2, 2)
+    rec = m.into_record()
+    assert rec["weight"]._data is m.weight._data
+
+
+def test_file_says_what_it_is_and_bad_files_are_refused(tmp_path):
+    path = save(model(), tmp_path / "m.mpk")
+    raw = path.read_bytes()
+    assert b"ember.record.mpk" in raw and ember.__version__.encode() in raw and b"full" in raw
+    (tmp_path / "trunc.mpk").write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(RecordError, match=r"trunc\.mpk"):
+        load(tmp_path / "trunc.mpk")
+    bad = bytearray(raw)
+    bad[len(raw) - 40] ^= 0xFF  # flip a byte inside the last item's data
+    (tmp_path / "bad.mpk").write_bytes(bytes(bad))
+    with pytest.raises(RecordError, match=r"bad.mpk: (item '.*' is corrupted|corrupted at byte)"):
+        load(tmp_path / "bad.mpk")
+    (tmp_path / "other.mpk").write_bytes(b"\x93\x01\x02\x03")
+    with pytest.raises(RecordError, match="not an Ember record"):
+        load(tmp_path / "other.mpk")
+    with pytest.raises(RecordError, match=r"this is a 'ember.record.mpk' file, expected 'ember.record.json'"):
+        JsonGzRecorder().read(io.BytesIO(__import__("gzip").compress(b'{"format": "ember.record.mpk"}\n')), "x", None)
+
+
+def test_mismatches_name_the_key_and_shapes(tmp_path):
+    path = save(nn.Linear(3, 2), tmp_path / "lin.mpk")
+    with pytest.raises(ValueError, match=r"lin.mpk: 'weight' has shape \(2, 3\) but the module expects \(4, 3\)"):
+        nn.Linear(3, 4).load(path)
+    with pytest.raises(KeyError, match=r"missing keys \[\], unexpected keys \['bias'\]"):
+        nn.Linear(3, 2, bias=False).load(path)
+
+
+def test_writes_are_atomic(tmp_path, monkeypatch):
+    path = save(nn.Linear(3, 2), tmp_path / "m.mpk")
+    before = path.read_bytes()
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError, match="disk full"):
+        save(nn.Linear(3, 2), path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["m.mpk"]  # no temporary file left behind
+
+
+def test_no_pickle_anywhere(tmp_path):
+    m = nn.Linear(2, 2)
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        __import__("pickle").dumps(m)
+
+
+def _train(model, opt, steps, seed):
+    rng = np.random.default_rng(seed)
+    losses = []
+    for _ in range(steps):
+        x = ember.tensor(rng.standard_normal((8, 1, 6, 6)), dtype=ember.float32)
+        y = ember.tensor(rng.integers(0, 2, 8))
+        loss = nn.functional.cross_entropy(model(nn.functional.dropout(x, 0.1)), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_checkpointer_resume_is_bit_exact_and_prunes(tmp_path):
+    from ember.optim import Adam
+
+    ember.manual_seed(0)
+    ref = model()
+    init_state = {k: v.clone() for k, v in ref.state_dict().items()}
+    opt = Adam(ref.parameters(), lr=1e-2)
+    full = _train(ref, opt, 4, 1) + _train(ref, opt, 4, 2)
+
+    ember.manual_seed(0)
+    m = model()
+    m.load_state_dict(init_state)
+    opt = Adam(m.parameters(), lr=1e-2)
+    ck = Checkpointer(tmp_path, keep_last=2, metric="loss", mode="min")
+    first = _train(m, opt, 4, 1)
+    ck.save(1, m, opt, metrics={"loss": 0.1})
+    ck.save(2, m, opt, metrics={"loss": 0.5})
+    ck.save(3, m, opt, metrics={"loss": 0.9})
+    assert [p.name for p in ck.paths()] == ["checkpoint-00001.mpk", "checkpoint-00002.mpk", "checkpoint-00003.mpk"]
+    assert ck.best_path.name == "checkpoint-00001.mpk"
+    ck.save(4, m, opt, metrics={"loss": 0.7})
+    assert [p.name for p in ck.paths()] == ["checkpoint-00001.mpk", "checkpoint-00003.mpk", "checkpoint-00004.mpk"]
+
+    m2 = model()
+    opt2 = Adam(m2.parameters(), lr=1e-2)
+    info = ck.load_latest(m2, opt2)
+    assert info["epoch"] == 4
+    rest = _train(m2, opt2, 4, 2)
+    assert first + rest == full  # bit for bit
+
+
+@pytest.mark.skipif(torch_or_none() is None, reason="torch not installed")
+def test_weights_from_pytorch(tmp_path):
+    import torch
+
+    t = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    torch.save(t.state_dict(), tmp_path / "w.pt")
+    e = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    assert load_weights(e, tmp_path / "w.pt", strict=True) == ([], [])
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    np.testing.assert_allclose(e(ember.tensor(x)).detach().numpy(), t(torch.tensor(x)).detach().numpy(), rtol=1e-6)
+    # without torch: the restricted unpickler reads the same archive
+    from ember.record._torch import _read_zip
+
+    arrays = _read_zip(tmp_path / "w.pt")
+    assert set(arrays) == set(t.state_dict()) and arrays["0.weight"].shape == (4, 3)
+    # key remapping and a report of what did not match
+    torch.save({"net.0.weight": t[0].weight, "net.0.bias": t[0].bias, "junk": t[2].bias}, tmp_path / "r.pt")
+    report = load_weights(e, tmp_path / "r.pt", remap=[(r"^net\.", "")])
+    assert report.missing_keys == ["2.weight", "2.bias"] and report.unexpected_keys == ["junk"]
+
+
+def test_restricted_unpickler_refuses_code(tmp_path):
+    import pickle
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("echo pwned",))
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("archive/data.pkl", pickle.dumps({"w": Evil()}))
+    (tmp_path / "evil.pt").write_bytes(buf.getvalue())
+    from ember.record._torch import _read_zip
+
+    with pytest.raises(RecordError, match=r"refusing to load (posix|os|nt)\.system"):
+        _read_zip(tmp_path / "evil.pt")
+    if torch_or_none() is not None:
+        with pytest.raises(RecordError, match="weights-only"):
+            load_torch_state_dict(tmp_path / "evil.pt")
