@@ -15,8 +15,14 @@ $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q "torch==2.13.0" || echo "torch not installed: PyTorch parity tests will be skipped"
 	touch $(STAMP)
 
-demo: $(STAMP)
-	$(PY) -m ember.demo
+DEMO_STAMP := $(VENV)/.demo-installed
+
+$(DEMO_STAMP): $(PY) pyproject.toml
+	$(PY) -m pip install -q -e ".[examples]"
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
+	$(VENV)/bin/ember train digits-cnn
 
 LINT_PATHS := $(wildcard src tests benchmarks examples)
 

@@ -121,10 +121,12 @@ __all__ = [
     "nn",
     "record",
     "optim",
+    "data",
+    "train",
     "Config",
     *_ops_all,
 ]
 
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
-from . import optim, record  # noqa: E402
+from . import data, optim, record, train  # noqa: E402
 from .nn.config import Config  # noqa: E402

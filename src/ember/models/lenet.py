@@ -16,6 +16,8 @@ class LeNet5Config(Config):
     image_size: int = 28
     activation: str = "relu"
     pool: str = "max"
+    #: channel multiplier: convolutions get 6 * width and 16 * width channels
+    width: int = 1
 
     def validate(self) -> None:
         if self.pool not in ("max", "avg"):
@@ -38,14 +40,15 @@ class LeNet5(Module):
         k = 3 if small else 5
         act = config.activation
         pool = MaxPool2d if config.pool == "max" else AvgPool2d
+        c1, c2 = 6 * config.width, 16 * config.width
         self.features = Sequential(
-            Conv2d(config.in_channels, 6, k, padding=k // 2, **kw), get_activation(act), pool(2),
-            Conv2d(6, 16, k, padding=1 if small else 0, **kw), get_activation(act), pool(2),
+            Conv2d(config.in_channels, c1, k, padding=k // 2, **kw), get_activation(act), pool(2),
+            Conv2d(c1, c2, k, padding=1 if small else 0, **kw), get_activation(act), pool(2),
         )  # fmt: skip
         s = config.image_size // 2
         s = (s + 2 - k + 1) // 2 if small else (s - k + 1) // 2
         self.classifier = Sequential(
-            Linear(16 * s * s, 120, **kw), get_activation(act), Linear(120, 84, **kw), get_activation(act),
+            Linear(c2 * s * s, 120, **kw), get_activation(act), Linear(120, 84, **kw), get_activation(act),
             Linear(84, config.num_classes, **kw),
         )  # fmt: skip
 

@@ -313,24 +313,78 @@ class _LAMB(SimpleOptimizer):
         return p, st
 
 
-def _make(name: str, simple: type[SimpleOptimizer], doc: str) -> type[OptimizerAdaptor]:
-    def init(self: OptimizerAdaptor, params: Any, lr: float | None = None, **options: Any) -> None:
+class _Builtin(OptimizerAdaptor):
+    """A built-in optimizer: the adaptor around one SimpleOptimizer, with PyTorch's constructor."""
+
+    simple_cls: type[SimpleOptimizer]
+
+    def __init__(self, params: Any, lr: float | None = None, **options: Any) -> None:
         if lr is not None:
             options["lr"] = lr
-        OptimizerAdaptor.__init__(self, simple(), params, **options)
-
-    cls = type(name, (OptimizerAdaptor,), {"__init__": init, "__doc__": doc, "__module__": __name__})
-    return cls
+        super().__init__(type(self).simple_cls(), params, **options)
 
 
-SGD = _make("SGD", _SGD, "Stochastic gradient descent (momentum, dampening, nesterov, weight_decay, maximize).")
-Adam = _make("Adam", _Adam, "Adam (betas, eps, weight_decay as L2, amsgrad, maximize).")
-AdamW = _make("AdamW", _AdamW, "Adam with decoupled weight decay (default 1e-2).")
-NAdam = _make("NAdam", _NAdam, "Adam with Nesterov momentum (momentum_decay).")
-RAdam = _make("RAdam", _RAdam, "Rectified Adam.")
-Adamax = _make("Adamax", _Adamax, "Adam with the infinity norm.")
-RMSprop = _make("RMSprop", _RMSprop, "RMSprop (alpha, centered, momentum).")
-Adagrad = _make("Adagrad", _Adagrad, "Adagrad (lr_decay, initial_accumulator_value).")
-Adadelta = _make("Adadelta", _Adadelta, "Adadelta (rho).")
-Lion = _make("Lion", _Lion, "Lion: sign of interpolated momentum (Chen et al. 2023).")
-LAMB = _make("LAMB", _LAMB, "LAMB: layer-wise trust ratio on Adam's update (You et al. 2020).")
+class SGD(_Builtin):
+    """Stochastic gradient descent (momentum, dampening, nesterov, weight_decay, maximize)."""
+
+    simple_cls = _SGD
+
+
+class Adam(_Builtin):
+    """Adam (betas, eps, weight_decay as L2, amsgrad, maximize)."""
+
+    simple_cls = _Adam
+
+
+class AdamW(_Builtin):
+    """Adam with decoupled weight decay (default 1e-2)."""
+
+    simple_cls = _AdamW
+
+
+class NAdam(_Builtin):
+    """Adam with Nesterov momentum (momentum_decay)."""
+
+    simple_cls = _NAdam
+
+
+class RAdam(_Builtin):
+    """Rectified Adam."""
+
+    simple_cls = _RAdam
+
+
+class Adamax(_Builtin):
+    """Adam with the infinity norm."""
+
+    simple_cls = _Adamax
+
+
+class RMSprop(_Builtin):
+    """RMSprop (alpha, centered, momentum)."""
+
+    simple_cls = _RMSprop
+
+
+class Adagrad(_Builtin):
+    """Adagrad (lr_decay, initial_accumulator_value)."""
+
+    simple_cls = _Adagrad
+
+
+class Adadelta(_Builtin):
+    """Adadelta (rho)."""
+
+    simple_cls = _Adadelta
+
+
+class Lion(_Builtin):
+    """Lion: the sign of an interpolated momentum (Chen et al. 2023)."""
+
+    simple_cls = _Lion
+
+
+class LAMB(_Builtin):
+    """LAMB: a layer-wise trust ratio on Adam's update (You et al. 2020)."""
+
+    simple_cls = _LAMB

@@ -1,0 +1,234 @@
+"""``DataLoader``: batches from a dataset, with shuffling, collation and prefetching worker threads.
+
+Workers are threads: NumPy releases the GIL in its kernels, datasets need not be picklable, and errors
+surface in the main thread with the index of the sample that raised. Map-style datasets that define
+``get_batch(indices)`` (TensorDataset, Subset of one) are batched in one vectorized call.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from .._tensor import Tensor
+from .dataset import IterableDataset, WorkerInfo
+from .sampler import BatchSampler, RandomSampler, SequentialSampler
+
+__all__ = ["DataLoader", "default_collate"]
+
+_worker_local = threading.local()
+
+
+def default_collate(batch: Sequence[Any]) -> Any:
+    """Stack a list of samples: arrays/tensors/numbers become one Tensor; tuples, lists and dicts recurse."""
+    first = batch[0]
+    if isinstance(first, (Tensor, np.ndarray, np.generic)):
+        arrays = [b.detach().cpu().numpy() if isinstance(b, Tensor) else np.asarray(b) for b in batch]
+        shape = arrays[0].shape
+        for i, a in enumerate(arrays):
+            if a.shape != shape:
+                raise ValueError(f"default_collate: sample {i} has shape {a.shape} but sample 0 has {shape}")
+        out = Tensor(np.stack(arrays))
+        return out.to(device=first.device) if isinstance(first, Tensor) else out
+    if isinstance(first, bool):
+        return Tensor(np.array(batch, dtype=bool))
+    if isinstance(first, int):
+        return Tensor(np.array(batch, dtype=np.int64))
+    if isinstance(first, float):
+        return Tensor(np.array(batch, dtype=np.float32))
+    if isinstance(first, (str, bytes)):
+        return list(batch)
+    if isinstance(first, Mapping):
+        return {k: default_collate([b[k] for b in batch]) for k in first}
+    if isinstance(first, tuple) and hasattr(first, "_fields"):
+        return type(first)(*(default_collate(list(s)) for s in zip(*batch, strict=True)))
+    if isinstance(first, (tuple, list)):
+        n = len(first)
+        for i, b in enumerate(batch):
+            if len(b) != n:
+                raise ValueError(f"default_collate: sample {i} has {len(b)} fields but sample 0 has {n}")
+        return (
+            [default_collate(list(s)) for s in zip(*batch, strict=True)]
+            if isinstance(first, list)
+            else tuple(default_collate(list(s)) for s in zip(*batch, strict=True))
+        )
+    raise TypeError(f"default_collate: cannot batch samples of type {type(first).__name__}")
+
+
+class DataLoader:
+    """Iterate over ``dataset`` in batches (PyTorch's arguments).
+
+    ``shuffle`` draws a new permutation each epoch from ``generator`` (or ``seed``, or Ember's global
+    generator); ``num_workers > 0`` loads batches in threads, ``prefetch_factor`` batches per worker ahead.
+    """
+
+    def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool = False, sampler: Any = None,
+                 batch_sampler: Any = None, num_workers: int = 0, collate_fn: Callable[[list[Any]], Any] | None = None,
+                 drop_last: bool = False, prefetch_factor: int = 2, persistent_workers: bool = False,
+                 generator: Any = None, seed: int | None = None,
+                 worker_init_fn: Callable[[int], Any] | None = None) -> None:  # fmt: skip
+        if num_workers < 0:
+            raise ValueError(f"DataLoader: num_workers must be >= 0, got {num_workers}")
+        self.dataset, self.num_workers, self.prefetch_factor = dataset, num_workers, max(prefetch_factor, 1)
+        self.collate_fn = collate_fn or default_collate
+        self._default_collate = collate_fn is None
+        self.persistent_workers, self.worker_init_fn = persistent_workers, worker_init_fn
+        self.batch_size, self.drop_last = batch_size, drop_last
+        self._iterable = isinstance(dataset, IterableDataset)
+        self._pool: ThreadPoolExecutor | None = None
+        if self._iterable:
+            if shuffle or sampler is not None or batch_sampler is not None:
+                raise ValueError("DataLoader: an IterableDataset cannot be shuffled or sampled; shuffle the stream")
+            self.batch_sampler = None
+            return
+        if batch_sampler is not None:
+            if batch_size not in (None, 1) or shuffle or sampler is not None or drop_last:
+                raise ValueError("DataLoader: batch_sampler excludes batch_size, shuffle, sampler and drop_last")
+            self.batch_sampler = batch_sampler
+            return
+        if sampler is not None and shuffle:
+            raise ValueError("DataLoader: give shuffle or a sampler, not both")
+        if sampler is None:
+            sampler = RandomSampler(dataset, generator=generator, seed=seed) if shuffle else SequentialSampler(dataset)
+        self.sampler = sampler
+        self.batch_sampler = BatchSampler(sampler, batch_size or 1, drop_last) if batch_size is not None else None
+
+    def set_epoch(self, epoch: int) -> None:
+        """Tell the sampler which epoch starts (seeded shuffles and DistributedSampler depend on it)."""
+        sampler = getattr(self.batch_sampler, "sampler", None) or getattr(self, "sampler", None)
+        if sampler is not None and hasattr(sampler, "set_epoch"):
+            sampler.set_epoch(epoch)
+
+    def __len__(self) -> int:
+        if self.batch_sampler is None:
+            raise TypeError("DataLoader: the length of an IterableDataset loader is unknown")
+        return len(self.batch_sampler)
+
+    # -- fetching -------------------------------------------------------------------------------------
+    def _fetch(self, indices: list[int]) -> Any:
+        get_batch = getattr(self.dataset, "get_batch", None) if self._default_collate else None
+        if get_batch is not None:
+            try:
+                return get_batch(indices)
+            except AttributeError:
+                pass
+        samples = []
+        for i in indices:
+            try:
+                samples.append(self.dataset[i])
+            except Exception as e:
+                raise RuntimeError(f"DataLoader: loading sample {i} raised {type(e).__name__}: {e}") from e
+        return self.collate_fn(samples)
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            counter = iter(range(self.num_workers))
+
+            def init() -> None:
+                wid = next(counter)
+                _worker_local.info = WorkerInfo(wid, self.num_workers, wid)
+                if self.worker_init_fn is not None:
+                    self.worker_init_fn(wid)
+
+            self._pool = ThreadPoolExecutor(self.num_workers, thread_name_prefix="ember-data", initializer=init)
+        return self._pool
+
+    def _close(self) -> None:
+        if self._pool is not None and not self.persistent_workers:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._iterable:
+            yield from self._iter_stream()
+            return
+        assert self.batch_sampler is not None or self.sampler is not None
+        batches: Iterator[Any] = (
+            iter(self.batch_sampler) if self.batch_sampler is not None else ([i] for i in self.sampler)
+        )
+        unbatched = self.batch_sampler is None
+        if self.num_workers == 0:
+            for b in batches:
+                out = self._fetch(list(b))
+                yield _unbatch(out) if unbatched else out
+            return
+        pool = self._executor()
+        pending: collections.deque[Any] = collections.deque()
+        try:
+            for b in batches:
+                pending.append(pool.submit(self._fetch, list(b)))
+                if len(pending) >= self.num_workers * self.prefetch_factor:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for f in pending:
+                f.cancel()
+            self._close()
+
+    def _iter_stream(self) -> Iterator[Any]:
+        size = self.batch_size or 1
+
+        def batches(it: Iterator[Any]) -> Iterator[Any]:
+            buf = []
+            for x in it:
+                buf.append(x)
+                if len(buf) == size:
+                    yield self.collate_fn(buf) if self.batch_size is not None else buf[0]
+                    buf = []
+            if buf and not self.drop_last:
+                yield self.collate_fn(buf) if self.batch_size is not None else buf[0]
+
+        if self.num_workers == 0:
+            yield from batches(iter(self.dataset))
+            return
+        # each worker iterates its own shard; batches are interleaved round-robin
+        q: Any = __import__("queue").Queue(maxsize=self.num_workers * self.prefetch_factor)
+        done = object()
+
+        def run(wid: int) -> None:
+            _worker_local.info = WorkerInfo(wid, self.num_workers, wid)
+            try:
+                if self.worker_init_fn is not None:
+                    self.worker_init_fn(wid)
+                for b in batches(iter(self.dataset)):
+                    q.put((wid, b, None))
+            except Exception as e:  # surfaced in the main thread
+                q.put((wid, None, e))
+            q.put((wid, done, None))
+
+        threads = [threading.Thread(target=run, args=(w,), daemon=True) for w in range(self.num_workers)]
+        for t in threads:
+            t.start()
+        live = self.num_workers
+        while live:
+            wid, b, err = q.get()
+            if err is not None:
+                raise RuntimeError(f"DataLoader: worker {wid} raised {type(err).__name__}: {err}") from err
+            if b is done:
+                live -= 1
+                continue
+            yield b
+
+    def __del__(self) -> None:
+        pool = getattr(self, "_pool", None)
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _unbatch(x: Any) -> Any:
+    """``batch_size=None``: return the single sample without a batch dim."""
+    if isinstance(x, Tensor):
+        return x[0]
+    if isinstance(x, tuple):
+        return tuple(_unbatch(v) for v in x)
+    if isinstance(x, list):
+        return [_unbatch(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _unbatch(v) for k, v in x.items()}
+    return x

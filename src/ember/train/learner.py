@@ -1,0 +1,337 @@
+"""The ``Learner``: the training loop with metrics, progress, logs, checkpoints, resume and early stopping."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .._tensor import Tensor
+from ..autograd._grad_mode import no_grad
+from ..record import Checkpointer, atomic_write
+from .metrics import Metric, get_metric
+
+__all__ = ["Callback", "EarlyStopping", "Learner", "NonFiniteLossError"]
+
+
+class NonFiniteLossError(FloatingPointError):
+    """The loss became NaN or infinite (spec: training stops with a clear error)."""
+
+
+class Callback:
+    """Hooks into ``fit``: override any of these; ``learner.stop = True`` ends training after the epoch."""
+
+    def on_fit_start(self, learner: Learner) -> None: ...
+    def on_epoch_start(self, learner: Learner, epoch: int) -> None: ...
+    def on_batch_end(self, learner: Learner, step: int, loss: float) -> None: ...
+    def on_epoch_end(self, learner: Learner, epoch: int, logs: dict[str, float]) -> None: ...
+    def on_fit_end(self, learner: Learner) -> None: ...
+
+
+class EarlyStopping(Callback):
+    """Stop when ``monitor`` (e.g. ``"valid_loss"``) has not improved by ``min_delta`` for ``patience`` epochs."""
+
+    def __init__(self, monitor: str = "valid_loss", patience: int = 3, mode: str | None = None,
+                 min_delta: float = 0.0) -> None:  # fmt: skip
+        self.monitor, self.patience, self.min_delta = monitor, patience, min_delta
+        self.mode = mode or ("max" if "acc" in monitor else "min")
+        self.best = math.inf if self.mode == "min" else -math.inf
+        self.wait = 0
+
+    def on_epoch_end(self, learner: Learner, epoch: int, logs: dict[str, float]) -> None:
+        if self.monitor not in logs:
+            raise KeyError(f"EarlyStopping: no metric {self.monitor!r}; logged metrics are {sorted(logs)}")
+        v = logs[self.monitor]
+        better = v < self.best - self.min_delta if self.mode == "min" else v > self.best + self.min_delta
+        if better:
+            self.best, self.wait = v, 0
+        else:
+            self.wait += 1
+            if self.wait >= self.patience:
+                learner.stop = True
+                learner.log(f"early stopping: {self.monitor} did not improve for {self.patience} epochs")
+
+
+def _batch_size(x: Any) -> int:
+    if isinstance(x, Tensor):
+        return x.shape[0] if x.ndim else 1
+    if isinstance(x, (tuple, list)) and x:
+        return _batch_size(x[0])
+    if isinstance(x, dict) and x:
+        return _batch_size(next(iter(x.values())))
+    return 1
+
+
+def _to(x: Any, device: Any) -> Any:
+    if device is None:
+        return x
+    if isinstance(x, Tensor):
+        return x.to(device=device)
+    if isinstance(x, (tuple, list)):
+        return type(x)(_to(v, device) for v in x)
+    if isinstance(x, dict):
+        return {k: _to(v, device) for k, v in x.items()}
+    return x
+
+
+class Learner:
+    """Train ``model`` with ``optimizer`` on ``loss_fn(output, target)``.
+
+    ``fit`` runs epochs over ``train_loader`` (batches ``(input, target)``), evaluates on ``valid_loader``,
+    logs ``train_*``/``valid_*`` metrics per epoch to CSV and JSON lines in ``out_dir``, saves a checkpoint
+    every epoch and the best by ``best_metric`` (with ``checkpoint_dir``), resumes with ``resume=True``,
+    and draws the curves at the end (with matplotlib installed).
+    """
+
+    def __init__(self, model: Any, optimizer: Any, loss_fn: Callable[[Any, Any], Tensor], scheduler: Any = None,
+                 metrics: Sequence[str | Metric] = ("loss", "accuracy"), device: Any = None,
+                 checkpoint_dir: str | Path | None = None, out_dir: str | Path | None = None,
+                 callbacks: Iterable[Callback] = (), grad_accumulation: int = 1, grad_clip_norm: float | None = None,
+                 skip_nonfinite: bool = False, scheduler_interval: str = "epoch", best_metric: str = "valid_loss",
+                 keep_last: int = 2, progress: bool = True, plot: bool = True) -> None:  # fmt: skip
+        if grad_accumulation < 1:
+            raise ValueError(f"Learner: grad_accumulation must be >= 1, got {grad_accumulation}")
+        if scheduler_interval not in ("epoch", "batch"):
+            raise ValueError(f"Learner: scheduler_interval must be 'epoch' or 'batch', got {scheduler_interval!r}")
+        self.model, self.optimizer, self.loss_fn, self.scheduler = model, optimizer, loss_fn, scheduler
+        self.metric_names = list(metrics)
+        if "loss" not in [m if isinstance(m, str) else m.name for m in self.metric_names]:
+            self.metric_names.insert(0, "loss")
+        self.device = device
+        self.callbacks = list(callbacks)
+        self.grad_accumulation, self.grad_clip_norm = grad_accumulation, grad_clip_norm
+        self.skip_nonfinite, self.scheduler_interval = skip_nonfinite, scheduler_interval
+        self.out_dir = Path(out_dir) if out_dir is not None else (Path(checkpoint_dir) if checkpoint_dir else None)
+        self.best_metric = best_metric
+        mode = "max" if "acc" in best_metric else "min"
+        self.checkpointer = (Checkpointer(checkpoint_dir, keep_last=keep_last, metric=best_metric, mode=mode)
+                             if checkpoint_dir is not None else None)  # fmt: skip
+        self.progress, self.plot = progress, plot
+        self.history: list[dict[str, float]] = []
+        self.epoch, self.step, self.stop = 0, 0, False
+        if device is not None:
+            model.to(device=device)
+
+    # -- output ----------------------------------------------------------------------------------------
+    def log(self, msg: str) -> None:
+        if self.progress:
+            print(msg, flush=True)
+
+    def _bar(self, it: Any, total: int | None, desc: str) -> Any:
+        if not self.progress:
+            return it
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            return it
+        return tqdm(it, total=total, desc=desc, leave=False, dynamic_ncols=True, file=sys.stderr)
+
+    # -- one batch ---------------------------------------------------------------------------------------
+    def _split(self, batch: Any) -> tuple[Any, Any]:
+        if isinstance(batch, (tuple, list)) and len(batch) == 2:
+            return _to(batch[0], self.device), _to(batch[1], self.device)
+        n = len(batch) if hasattr(batch, "__len__") else "?"
+        raise ValueError(f"Learner: batches must be (input, target) pairs; got {type(batch).__name__} of length {n}")
+
+    def _forward(self, x: Any) -> Any:
+        return self.model(*x) if isinstance(x, tuple) else self.model(x)
+
+    def _check_loss(self, loss: Tensor, where: str) -> bool:
+        v = float(loss.item())
+        if math.isfinite(v):
+            return True
+        if self.skip_nonfinite:
+            self.log(f"skipping a batch with loss {v} ({where})")
+            return False
+        raise NonFiniteLossError(f"loss is {v} at epoch {self.epoch}, step {self.step} ({where}); "
+                                 "lower the learning rate, clip gradients, or pass skip_nonfinite=True")  # fmt: skip
+
+    def _run_epoch(self, loader: Any, train: bool, metrics: list[Metric]) -> dict[str, float]:
+        for m in metrics:
+            m.reset()
+        self.model.train(train)
+        total = len(loader) if hasattr(loader, "__len__") else None
+        bar = self._bar(loader, total, f"epoch {self.epoch} {'train' if train else 'valid'}")
+        accum = 0
+        for i, batch in enumerate(bar):
+            x, y = self._split(batch)
+            if train:
+                out = self._forward(x)
+                loss = self.loss_fn(out, y)
+                if not self._check_loss(loss, f"batch {i}"):
+                    self.optimizer.zero_grad()
+                    accum = 0
+                    continue
+                (loss / self.grad_accumulation if self.grad_accumulation > 1 else loss).backward()
+                accum += 1
+                if accum == self.grad_accumulation or (total is not None and i == total - 1):
+                    if self.grad_clip_norm is not None:
+                        from ..nn.utils import clip_grad_norm_
+
+                        clip_grad_norm_(self.model.parameters(), self.grad_clip_norm)
+                    self.optimizer.step()
+                    self.optimizer.zero_grad()
+                    accum = 0
+                    self.step += 1
+                    if self.scheduler is not None and self.scheduler_interval == "batch":
+                        self.scheduler.step()
+            else:
+                with no_grad():
+                    out = self._forward(x)
+                    loss = self.loss_fn(out, y)
+            lv = float(loss.item())
+            n = _batch_size(y)
+            for m in metrics:
+                m.update(out, y, lv, n, self)
+            if train:
+                for cb in self.callbacks:
+                    cb.on_batch_end(self, self.step, lv)
+            if hasattr(bar, "set_postfix") and i % 5 == 0:
+                bar.set_postfix({m.name: f"{m.compute():.4g}" for m in metrics if m.name in ("loss", "accuracy")})
+        return {m.name: m.compute() for m in metrics}
+
+    # -- public API --------------------------------------------------------------------------------------
+    def fit(self, train_loader: Any, valid_loader: Any = None, epochs: int = 1, resume: bool = False
+            ) -> list[dict[str, float]]:  # fmt: skip
+        """Train for ``epochs`` (counting epochs already done when resuming); return the per-epoch history."""
+        start = 1
+        if resume:
+            if self.checkpointer is None:
+                raise ValueError("Learner.fit(resume=True) needs a checkpoint_dir")
+            info = self.checkpointer.load_latest(self.model, self.optimizer, self.scheduler, self.device)
+            if info is not None:
+                start = int(info["epoch"]) + 1
+                self.step = int(info["step"])
+                self.history = list((info.get("metadata") or {}).get("history", []))
+                self.log(f"resumed from epoch {info['epoch']} ({self.checkpointer.paths()[-1]})")
+        for cb in self.callbacks:
+            cb.on_fit_start(self)
+        self.stop = False
+        try:
+            for epoch in range(start, epochs + 1):
+                self.epoch = epoch
+                for cb in self.callbacks:
+                    cb.on_epoch_start(self, epoch)
+                t0 = time.perf_counter()
+                if hasattr(train_loader, "set_epoch"):
+                    train_loader.set_epoch(epoch - 1)
+                metrics = [get_metric(m) for m in self.metric_names]
+                logs = {"epoch": float(epoch)}
+                logs.update({f"train_{k}": v for k, v in self._run_epoch(train_loader, True, metrics).items()})
+                if valid_loader is not None:
+                    vm = [get_metric(m) for m in self.metric_names if get_metric(m).name not in ("lr",)]
+                    logs.update({f"valid_{k}": v for k, v in self._run_epoch(valid_loader, False, vm).items()})
+                logs["lr"] = float(self.optimizer.param_groups[0]["lr"])
+                logs["epoch_time"] = time.perf_counter() - t0
+                if self.scheduler is not None and self.scheduler_interval == "epoch":
+                    if type(self.scheduler).__name__ == "ReduceLROnPlateau":
+                        self.scheduler.step(logs.get("valid_loss", logs["train_loss"]))
+                    else:
+                        self.scheduler.step()
+                self.history.append(logs)
+                self._write_logs()
+                self.log(self._line(logs))
+                for cb in self.callbacks:
+                    cb.on_epoch_end(self, epoch, logs)
+                if self.checkpointer is not None:
+                    self._save(epoch, logs)
+                if self.stop:
+                    break
+        except KeyboardInterrupt:
+            if self.checkpointer is not None and self.history:
+                path = self._save(self.epoch - 1 if self.history[-1]["epoch"] < self.epoch else self.epoch,
+                                  self.history[-1])  # fmt: skip
+                self.log(f"interrupted: saved {path}; continue with resume=True")
+            raise
+        for cb in self.callbacks:
+            cb.on_fit_end(self)
+        self._finish()
+        return self.history
+
+    def _save(self, epoch: int, logs: dict[str, float]) -> Path:
+        assert self.checkpointer is not None
+        return self.checkpointer.save(epoch, self.model, self.optimizer, self.scheduler, step=self.step,
+                                      metrics=logs, metadata={"history": self.history})  # fmt: skip
+
+    def evaluate(self, loader: Any) -> dict[str, float]:
+        """The metrics over ``loader`` in eval mode, without gradients."""
+        metrics = [get_metric(m) for m in self.metric_names if get_metric(m).name != "lr"]
+        return self._run_epoch(loader, False, metrics)
+
+    def predict(self, loader: Any) -> Tensor:
+        """The model's outputs over ``loader`` (batches may be inputs or (input, target) pairs), concatenated."""
+        from ..ops._join import cat
+
+        self.model.eval()
+        outs = []
+        with no_grad():
+            for batch in loader:
+                x = batch[0] if isinstance(batch, (tuple, list)) and len(batch) == 2 else batch
+                outs.append(self._forward(_to(x, self.device)))
+        return cat(outs, 0)
+
+    # -- logs ----------------------------------------------------------------------------------------
+    @staticmethod
+    def _line(logs: dict[str, float]) -> str:
+        parts = [f"epoch {int(logs['epoch'])}"]
+        for k, v in logs.items():
+            if k != "epoch":
+                parts.append(f"{k} {v:.4g}")
+        return " | ".join(parts)
+
+    def _write_logs(self) -> None:
+        if self.out_dir is None:
+            return
+        keys = sorted({k for h in self.history for k in h}, key=lambda k: (k != "epoch", k))
+        buf = __import__("io").StringIO()
+        w = csv.DictWriter(buf, fieldnames=keys)
+        w.writeheader()
+        w.writerows(self.history)
+        atomic_write(self.out_dir / "log.csv", buf.getvalue().encode())
+        atomic_write(self.out_dir / "log.jsonl", "".join(json.dumps(h) + "\n" for h in self.history).encode())
+
+    def _finish(self) -> None:
+        if not self.history:
+            return
+        keys = [k for k in self.history[-1] if k not in ("epoch",)]
+        width = max(len(k) for k in keys)
+        table = ["summary (last epoch / best)"]
+        for k in keys:
+            vals = [h[k] for h in self.history if k in h]
+            best = (min if ("loss" in k or "time" in k) else max)(vals)
+            table.append(f"  {k:<{width}}  {vals[-1]:>10.4g}  {best:>10.4g}")
+        self.log("\n".join(table))
+        if self.plot and self.out_dir is not None:
+            self._plot()
+
+    def _plot(self) -> None:
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            self.log("no plot: matplotlib is not installed (pip install 'ember[plot]')")
+            return
+        names = sorted({k.split("_", 1)[1] for h in self.history for k in h if k.startswith(("train_", "valid_"))})
+        fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
+        epochs = [h["epoch"] for h in self.history]
+        for ax, name in zip(axes[0], names, strict=True):
+            for split in ("train", "valid"):
+                k = f"{split}_{name}"
+                if any(k in h for h in self.history):
+                    ax.plot(epochs, [h.get(k, float("nan")) for h in self.history], marker="o", label=split)
+            ax.set_title(name)
+            ax.set_xlabel("epoch")
+            ax.legend()
+        fig.tight_layout()
+        assert self.out_dir is not None
+        tmp = self.out_dir / ".curves.tmp.png"
+        fig.savefig(tmp, dpi=100)
+        plt.close(fig)
+        tmp.replace(self.out_dir / "curves.png")
