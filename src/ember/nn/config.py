@@ -152,7 +152,7 @@ class Config:
 
         with skip_init():
             m = self.init(device=device, dtype=dtype)
-        m.load_record(record)
+        m.load_record(record, assign=True)
         return m
 
 

@@ -75,10 +75,14 @@ def _fans(t: Tensor) -> tuple[int, int]:
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
+    if _skipping():
+        return tensor
     return _write(tensor, _rng(generator).uniform(a, b, tensor.shape))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
+    if _skipping():
+        return tensor
     return _write(tensor, _rng(generator).normal(mean, std, tensor.shape))
 
 
@@ -88,6 +92,8 @@ def trunc_normal_(
     """Normal samples redrawn until they fall in ``[a, b]``."""
     import numpy as np
 
+    if _skipping():
+        return tensor
     rng = _rng(generator)
     out = rng.normal(mean, std, tensor.shape)
     bad = (out < a) | (out > b)
@@ -169,6 +175,8 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
 
     if tensor.ndim < 2:
         raise ValueError(f"orthogonal_: expected at least 2 dims, got shape {tensor.shape}")
+    if _skipping():
+        return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     flat = _rng(generator).normal(0.0, 1.0, (rows, cols))

@@ -427,9 +427,13 @@ class Module:
 
         return Record.from_module(self)
 
-    def load_record(self, record: Any, strict: bool = True) -> IncompatibleKeys:
-        """Load a Record (any precision, any device) into this module in place; ids are restored."""
-        return record.load_into(self, strict)  # type: ignore[no-any-return]
+    def load_record(self, record: Any, strict: bool = True, assign: bool = False) -> IncompatibleKeys:
+        """Load a Record (any precision, any device) into this module; ids are restored.
+
+        Values are copied into the existing parameters; ``assign=True`` lets the parameters adopt a
+        file-loaded record's arrays instead (no copy).
+        """
+        return record.load_into(self, strict, assign=assign)  # type: ignore[no-any-return]
 
     def save(self, path: Any, precision: str = "full", recorder: Any = None) -> Any:
         """Save the parameters with ``ember.record.save`` (format from the extension)."""

@@ -34,11 +34,27 @@ class _SGD(SimpleOptimizer):
                 buf = g.copy()
             else:
                 buf *= mom
-                buf += (1 - group["dampening"]) * g
+                if group["dampening"]:
+                    buf += (1 - group["dampening"]) * g
+                else:
+                    buf += g
             st["momentum_buffer"] = buf
-            g = g + mom * buf if group["nesterov"] else buf
-        p -= lr * g
+            if group["nesterov"]:
+                g = g + mom * buf
+            else:
+                g = buf
+        tmp = _scratch(st, p)
+        self.xp(p).multiply(g, lr, out=tmp)
+        p -= tmp
         return p, st
+
+
+def _scratch(st: dict[str, Any], p: Any) -> Any:
+    """A reusable array shaped like ``p`` (state key ``_tmp``: kept between steps, never saved)."""
+    t = st.get("_tmp")
+    if t is None or t.shape != p.shape or t.dtype != p.dtype:
+        t = st["_tmp"] = SimpleOptimizer.xp(p).empty_like(p)
+    return t
 
 
 class _Adam(SimpleOptimizer):
@@ -64,22 +80,24 @@ class _Adam(SimpleOptimizer):
             g = g + wd * p
         st["step"] += 1
         t = st["step"]
-        m, v = st["exp_avg"], st["exp_avg_sq"]
+        m, v, tmp = st["exp_avg"], st["exp_avg_sq"], _scratch(st, p)
         m *= b1
-        m += (1 - b1) * g
+        xp.multiply(g, 1 - b1, out=tmp)
+        m += tmp
         v *= b2
-        g *= g
-        v += (1 - b2) * g
+        xp.multiply(g, g, out=tmp)
+        tmp *= 1 - b2
+        v += tmp
         bc1, bc2 = 1 - b1**t, 1 - b2**t
         if group["amsgrad"]:
             xp.maximum(st["max_exp_avg_sq"], v, out=st["max_exp_avg_sq"])
             v = st["max_exp_avg_sq"]
-        denom = xp.sqrt(v)
-        denom /= math.sqrt(bc2)
-        denom += group["eps"]
-        step = m / denom
-        step *= lr / bc1
-        p -= step
+        xp.sqrt(v, out=tmp)
+        tmp *= 1 / math.sqrt(bc2)
+        tmp += group["eps"]
+        xp.divide(m, tmp, out=tmp)
+        tmp *= lr / bc1
+        p -= tmp
         return p, st
 
 

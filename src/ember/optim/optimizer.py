@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 from .._tensor import Tensor
@@ -30,6 +32,16 @@ from ..autograd._grad_mode import no_grad
 __all__ = ["Optimizer", "OptimizerAdaptor", "SimpleOptimizer", "WeightDecay"]
 
 _hook_ids = itertools.count()
+_PARALLEL_MIN = 1 << 20  # elements: below this a thread pool costs more than it saves
+_POOL_SIZE = min(os.cpu_count() or 1, 8)
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(_POOL_SIZE, thread_name_prefix="ember-optim")
+    return _POOL
 
 
 class SimpleOptimizer:
@@ -43,7 +55,10 @@ class SimpleOptimizer:
         return {}
 
     def step(self, lr: float, param: Any, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> tuple[Any, Any]:
-        """Return ``(new_param, new_state)``; updating ``param`` in place and returning it is allowed."""
+        """Return ``(new_param, new_state)``; updating ``param`` in place and returning it is allowed.
+
+        ``grad`` is read-only. State keys starting with ``_`` are scratch space: kept between steps, never saved.
+        """
         raise NotImplementedError(f"{type(self).__name__} must define step()")
 
     @staticmethod
@@ -168,7 +183,9 @@ class OptimizerAdaptor:
             live.append((p, g))
         if not live:
             return
-        garrs = [g._data.astype(p._data.dtype, copy=True) for p, g in live]
+        # gradients are read-only for the steps; copy them only when something here modifies them
+        modify = bool(group.get("maximize") or self._hooks or self.grad_clip_norm or self.grad_clip_value)
+        garrs = [g._data.astype(p._data.dtype, copy=modify) for p, g in live]
         if group.get("maximize"):
             for ga in garrs:
                 ga *= -1
@@ -177,18 +194,26 @@ class OptimizerAdaptor:
             hook(parrs, garrs)
         self._clip(garrs)
         rate = group["lr"] if lr is None else lr
-        for (p, _), ga in zip(live, garrs, strict=True):
+
+        def one(i: int) -> None:
+            p, ga = live[i][0], garrs[i]
             key = _key(p)
             st = self.state.get(key)
-            if st is None:
-                st = self.simple.init_state(p._data, group)
-            else:
-                st = _to_backend(st, p)
+            st = self.simple.init_state(p._data, group) if st is None else _to_backend(st, p)
             new_p, new_st = self.simple.step(rate, p._data, ga, st, group)
             if new_p is not p._data:
                 p._data[...] = new_p
             p._vc[0] += 1
             self.state[key] = new_st
+
+        # parameters are independent: large steps run on all cores (NumPy releases the GIL in its kernels)
+        size = sum(p._data.size for p, _ in live)
+        if len(live) > 1 and size >= _PARALLEL_MIN and _POOL_SIZE > 1:
+            order = sorted(range(len(live)), key=lambda i: -live[i][0]._data.size)
+            list(_pool().map(one, order))
+        else:
+            for i in range(len(live)):
+                one(i)
 
     def _clip(self, garrs: list[Any]) -> None:
         if self.grad_clip_value is not None:
@@ -206,7 +231,7 @@ class OptimizerAdaptor:
         """``{"state": {param_id: {...}}, "param_groups": [{options..., "params": [param_id, ...]}]}``."""
         backends = {_key(p): p._backend for g in self.param_groups for p in g["params"]}
         state = {
-            k: {n: (Tensor._make(v.copy(), backends[k]) if _is_array(v) else v) for n, v in s.items()}
+            k: {n: (Tensor._make(v.copy(), backends[k]) if _is_array(v) else v) for n, v in s.items() if n[:1] != "_"}
             for k, s in self.state.items()
             if k in backends
         }

@@ -30,6 +30,8 @@ class Record:
     items: dict[str, Item] = dataclasses.field(default_factory=dict)
     item_type: str = "module"
     meta: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: True when the record owns its arrays (it was read from a file or bytes): loading may adopt them
+    owned: bool = False
 
     def __len__(self) -> int:
         return len(self.items)
@@ -67,8 +69,12 @@ class Record:
             items[name] = Item(p.detach(), p.id, "buffer" if p.is_buffer else "param")
         return Record(items, "module", {"module": type(module).__name__})
 
-    def load_into(self, module: Any, strict: bool = True, source: str = "record") -> Any:
-        """Copy the items into ``module``'s parameters in place, converting dtype/device, restoring ids."""
+    def load_into(self, module: Any, strict: bool = True, source: str = "record", assign: bool = False) -> Any:
+        """Copy the items into ``module``'s parameters in place, converting dtype/device, restoring ids.
+
+        With ``assign`` and a record that owns its arrays, matching arrays are adopted without a copy
+        (``Config.init_with`` does this: the module's own arrays were never initialised).
+        """
         from ..autograd._grad_mode import no_grad
         from ..nn.module import IncompatibleKeys
 
@@ -87,7 +93,12 @@ class Record:
                     raise ValueError(f"{source}: {k!r} has shape {tuple(t.shape)} but the module expects {p.shape}")
                 if t.dtype.is_floating_point != p.dtype.is_floating_point:
                     raise TypeError(f"{source}: {k!r} holds {t.dtype} but the module's {k!r} is {p.dtype}")
-                p.copy_(t.to(device=p.device, dtype=p.dtype))
+                t = t.to(device=p.device, dtype=p.dtype)
+                if assign and (self.owned or t is not it.tensor):
+                    p._data = t._data
+                    p._vc[0] += 1
+                else:
+                    p.copy_(t)
                 if it.id:
                     p.id = it.id
         return IncompatibleKeys(missing, unexpected)

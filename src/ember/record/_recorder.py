@@ -183,7 +183,7 @@ class NamedMpkRecorder(Recorder):
             items[name] = it
         if not ended or len(items) != header.get("n_items"):
             raise RecordError(f"{source}: truncated (read {len(items)} of {header.get('n_items')} items)")
-        return Record(items, header.get("item_type", "module"), json.loads(header.get("meta", "{}")))
+        return Record(items, header.get("item_type", "module"), json.loads(header.get("meta", "{}")), owned=True)
 
 
 class NamedMpkGzRecorder(NamedMpkRecorder):
@@ -244,7 +244,7 @@ class JsonGzRecorder(Recorder):
             raise RecordError(f"{source}: empty file")
         if not ended or len(items) != header.get("n_items"):
             raise RecordError(f"{source}: truncated (read {len(items)} of {header.get('n_items')} items)")
-        return Record(items, header.get("item_type", "module"), json.loads(header.get("meta", "{}")))
+        return Record(items, header.get("item_type", "module"), json.loads(header.get("meta", "{}")), owned=True)
 
 
 class BytesRecorder(NamedMpkRecorder):
@@ -297,7 +297,7 @@ class SafetensorsRecorder(Recorder):
         items = {
             k: Item(Tensor(a.copy(), device=device), ids.get(k, ""), kinds.get(k, "param")) for k, a in arrays.items()
         }
-        return Record(items, meta.get("item_type", "module"), json.loads(meta.get("meta", "{}")))
+        return Record(items, meta.get("item_type", "module"), json.loads(meta.get("meta", "{}")), owned=True)
 
 
 _BY_EXT = [(".mpk.gz", NamedMpkGzRecorder), (".json.gz", JsonGzRecorder), (".safetensors", SafetensorsRecorder),

@@ -50,21 +50,20 @@ def _windows(xp: Any, x: Any, k: tuple[int, ...], s: tuple[int, ...], pads: Pads
     return w[idx]
 
 
-def _col2im(
-    xp: Any, cols: Any, shape: tuple[int, ...], k: tuple[int, ...], s: tuple[int, ...], pads: Pads, d: tuple[int, ...]
-) -> Any:
-    """Adjoint of ``_windows``: add ``cols`` (N, C, *out, *k) back into an array of ``shape`` (N, C, *spatial)."""
+def _col2im(xp: Any, cols: Any, shape: tuple[int, ...], k: tuple[int, ...], s: Any, pads: Pads, d: Any) -> Any:
+    """Adjoint of the windows: add ``cols`` laid out (C, *k, N, *out) back into (N, C, *spatial)."""
     sp = len(k)
-    out = cols.shape[2 : 2 + sp]
+    n, c = shape[:2]
+    out = cols.shape[2 + sp :]
     padded = tuple(shape[2 + i] + pads[i][0] + pads[i][1] for i in range(sp))
-    buf = xp.zeros(shape[:2] + padded, dtype=cols.dtype)
+    buf = xp.zeros((c, n, *padded), dtype=cols.dtype)  # channels first: every add below is contiguous
     for off in _ndindex(k):
         dst = (slice(None), slice(None)) + tuple(
             slice(off[i] * d[i], off[i] * d[i] + s[i] * (out[i] - 1) + 1, s[i]) for i in range(sp)
         )
-        buf[dst] += cols[(Ellipsis,) + off]
+        buf[dst] += cols[(slice(None), *off)]
     crop = (slice(None), slice(None)) + tuple(slice(pads[i][0], pads[i][0] + shape[2 + i]) for i in range(sp))
-    return buf[crop]
+    return xp.ascontiguousarray(buf[crop].swapaxes(0, 1))
 
 
 def _ndindex(k: tuple[int, ...]) -> list[tuple[int, ...]]:
@@ -82,37 +81,55 @@ class _ConvBase(Op):
         return cfg
 
 
-def _grouped(xp: Any, win: Any, w: Any, groups: int, sp: int) -> Any:
-    """Contract windows (N, C, *out, *k) with weight (O, C/G, *k) -> (N, O, *out)."""
-    n, c = win.shape[:2]
-    out_sp = win.shape[2 : 2 + sp]
-    o = w.shape[0]
-    kax = tuple(range(2 + sp, 2 + 2 * sp))
-    if groups == 1:
-        y = xp.tensordot(win, w, axes=((1,) + kax, (1,) + tuple(range(2, 2 + sp))))  # (N, *out, O)
-        return xp.moveaxis(y, -1, 1)
-    cg, og = c // groups, o // groups
-    y = xp.empty((n, o) + out_sp, dtype=xp.result_type(win, w))
-    if cg == 1 and og == 1:  # depthwise: an elementwise product summed over the kernel
-        wk = w.reshape((1, o) + (1,) * sp + w.shape[2:])
-        return (win * wk).sum(axis=kax)
-    for g in range(groups):
-        wg = w[g * og : (g + 1) * og]
-        yg = xp.tensordot(win[:, g * cg : (g + 1) * cg], wg, axes=((1,) + kax, (1,) + tuple(range(2, 2 + sp))))
-        y[:, g * og : (g + 1) * og] = xp.moveaxis(yg, -1, 1)
-    return y
+def _im2col(xp: Any, x: Any, k: tuple[int, ...], s: Any, pads: Pads, d: Any) -> tuple[Any, tuple[int, ...]]:
+    """The transposed im2col matrix (C * prod(k), N * prod(out)) and the output spatial shape.
+
+    Built one kernel offset at a time: each row block is a plain strided copy of the shifted input,
+    which is much faster than gathering windows element by element.
+    """
+    sp = len(k)
+    n, c = x.shape[:2]
+    if any(lo or hi for lo, hi in pads):
+        x = xp.pad(x, ((0, 0), (0, 0), *pads))
+    out = tuple((x.shape[2 + i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(sp))
+    cols = xp.empty((c, *k, n, *out), dtype=x.dtype)
+    xt = x.swapaxes(0, 1)  # (C, N, *spatial)
+    for off in _ndindex(k):
+        src = tuple(slice(off[i] * d[i], off[i] * d[i] + s[i] * (out[i] - 1) + 1, s[i]) for i in range(sp))
+        cols[(slice(None), *off)] = xt[(slice(None), slice(None), *src)]
+    return cols.reshape(c * math.prod(k), n * math.prod(out)), out
+
+
+def _channels_first(xp: Any, g: Any) -> Any:
+    """(N, O, *out) -> (O, N * prod(out))."""
+    return xp.ascontiguousarray(g.swapaxes(0, 1)).reshape(g.shape[1], -1)
 
 
 class Conv(_ConvBase):
+    """Cross-correlation as one matrix product per group: W @ im2col(x)."""
+
     def forward(self, x: Any, w: Any, cfg: tuple[Any, ...]) -> Any:
         s, pads, d, groups, _, _ = self._setup(cfg)
-        k = w.shape[2:]
-        return _grouped(self.backend.xp, _windows(self.backend.xp, x, k, s, pads, d), w, groups, len(k))
+        xp = self.backend.xp
+        k = tuple(w.shape[2:])
+        cols, out = _im2col(xp, x, k, s, pads, d)
+        self.cols = cols  # reused by the weight gradient
+        o = w.shape[0]
+        og, kk = o // groups, w[0].size
+        w2 = w.reshape(o, kk)
+        if groups == 1:
+            y = w2 @ cols
+        else:
+            y = xp.empty((o, cols.shape[1]), dtype=xp.result_type(cols, w))
+            for gi in range(groups):
+                y[gi * og : (gi + 1) * og] = w2[gi * og : (gi + 1) * og] @ cols[gi * kk : (gi + 1) * kk]
+        return y.reshape((o, x.shape[0], *out)).swapaxes(0, 1)
 
     def backward(self, g: Tensor) -> tuple[Any, Any, None]:
         x, w, _ = self.inputs  # type: ignore[misc]
         gx = ConvT.apply(g, w, self.cfg) if x.requires_grad else None
-        gw = ConvW.apply(x, g, self.cfg) if w.requires_grad else None
+        gw = ConvW.apply(x, g, self.cfg, self.cols) if w.requires_grad else None
+        self.cols = None
         return gx, gw, None
 
 
@@ -122,18 +139,20 @@ class ConvT(_ConvBase):
     def forward(self, y: Any, w: Any, cfg: tuple[Any, ...]) -> Any:
         s, pads, d, groups, x_shape, _ = self._setup(cfg)
         xp = self.backend.xp
-        sp = w.ndim - 2
-        k = w.shape[2:]
+        k = tuple(w.shape[2:])
         o, cg = w.shape[:2]
-        og = o // groups
-        n = y.shape[0]
-        out_sp = y.shape[2:]
-        cols = xp.empty((n, cg * groups) + out_sp + k, dtype=xp.result_type(y, w))
-        for g in range(groups):
-            yg, wg = y[:, g * og : (g + 1) * og], w[g * og : (g + 1) * og]
-            c = xp.tensordot(yg, wg, axes=((1,), (0,)))  # (N, *out, Cg, *k)
-            cols[:, g * cg : (g + 1) * cg] = xp.moveaxis(c, 1 + sp, 1)
-        return _col2im(xp, cols, (n, cg * groups) + tuple(x_shape[2:]), k, s, pads, d)
+        og, kk = o // groups, w[0].size
+        n, out = y.shape[0], tuple(y.shape[2:])
+        yt = _channels_first(xp, y)  # (O, N * prod(out))
+        w2 = w.reshape(o, kk)
+        if groups == 1:
+            dcols = w2.T @ yt
+        else:
+            dcols = xp.empty((groups * kk, yt.shape[1]), dtype=xp.result_type(y, w))
+            for gi in range(groups):
+                dcols[gi * kk : (gi + 1) * kk] = w2[gi * og : (gi + 1) * og].T @ yt[gi * og : (gi + 1) * og]
+        c = cg * groups
+        return _col2im(xp, dcols.reshape((c, *k, n, *out)), (n, c, *x_shape[2:]), k, s, pads, d)
 
     def backward(self, gg: Tensor) -> tuple[Any, Any, None]:
         y, w, _ = self.inputs  # type: ignore[misc]
@@ -143,28 +162,29 @@ class ConvT(_ConvBase):
 
 
 class ConvW(_ConvBase):
-    """``(x, g) -> J_w^T g`` for Conv: the weight gradient, shaped like the weight."""
+    """``(x, g) -> J_w^T g`` for Conv: the weight gradient, ``rows(g)^T @ im2col(x)`` per group."""
 
-    def forward(self, x: Any, g: Any, cfg: tuple[Any, ...]) -> Any:
+    def forward(self, x: Any, g: Any, cfg: tuple[Any, ...], cols: Any = None) -> Any:
         s, pads, d, groups, _, w_shape = self._setup(cfg)
         xp = self.backend.xp
-        sp = x.ndim - 2
         k = tuple(w_shape[2:])
-        win = _windows(xp, x, k, s, pads, d)  # (N, C, *out, *k)
-        o, cg = w_shape[:2]
-        og = o // groups
-        gw = xp.empty(tuple(w_shape), dtype=xp.result_type(x, g))
-        ax = (0,) + tuple(range(2, 2 + sp))
+        if cols is None:
+            cols, _ = _im2col(xp, x, k, s, pads, d)
+        gt = _channels_first(xp, g)  # (O, N * prod(out))
+        o = w_shape[0]
+        og, kk = o // groups, math.prod(w_shape[1:])
+        if groups == 1:
+            return (gt @ cols.T).reshape(w_shape)
+        gw = xp.empty((o, kk), dtype=xp.result_type(x, g))
         for gi in range(groups):
-            wg = xp.tensordot(g[:, gi * og : (gi + 1) * og], win[:, gi * cg : (gi + 1) * cg], axes=(ax, ax))
-            gw[gi * og : (gi + 1) * og] = wg  # (Og, Cg, *k)
-        return gw
+            gw[gi * og : (gi + 1) * og] = gt[gi * og : (gi + 1) * og] @ cols[gi * kk : (gi + 1) * kk].T
+        return gw.reshape(w_shape)
 
-    def backward(self, gw: Tensor) -> tuple[Any, Any, None]:
-        x, g, _ = self.inputs  # type: ignore[misc]
+    def backward(self, gw: Tensor) -> tuple[Any, Any, None, None]:
+        x, g = self.inputs[:2]  # type: ignore[index]
         gx = ConvT.apply(g, gw, self.cfg) if x.requires_grad else None
         gg = Conv.apply(x, gw, self.cfg) if g.requires_grad else None
-        return gx, gg, None
+        return gx, gg, None, None
 
 
 def _conv_pads(padding: Any, k: tuple[int, ...], d: tuple[int, ...], s: tuple[int, ...], op: str) -> Pads:
@@ -359,8 +379,8 @@ class Fold(Op):
         self.args = (k, s, pads, d)
         sp = len(k)
         n, c = shape[:2]
-        c6 = cols.reshape((n, c) + tuple(k) + tuple(out))
-        perm = (0, 1) + tuple(range(2 + sp, 2 + 2 * sp)) + tuple(range(2, 2 + sp))
+        c6 = cols.reshape((n, c, *k, *out))
+        perm = (1, *range(2, 2 + sp), 0, *range(2 + sp, 2 + 2 * sp))  # (C, *k, N, *out)
         return _col2im(self.backend.xp, c6.transpose(perm), tuple(shape), k, s, pads, d)
 
     def backward(self, g: Tensor) -> tuple[Any, ...]:
@@ -442,6 +462,73 @@ def _batched(input: Tensor, sp: int, op: str) -> tuple[Tensor, bool]:
     return input, False
 
 
+class _PoolSelect(Op):
+    """Pick, in each non-overlapping window, the element named by ``idx`` (the window's argmax offset)."""
+
+    saves_inputs = False
+
+    def forward(self, x: Any, idx: Any, k: tuple[int, ...]) -> Any:
+        self.idx, self.k, self.shape = idx, k, x.shape
+        out = None
+        for o, sl in enumerate(_window_slices(k, idx.shape)):
+            pick = x[sl] * (idx == o)
+            out = pick if out is None else out + pick
+        return out
+
+    def backward(self, g: Tensor) -> tuple[Any, None, None]:
+        return _PoolScatter.apply(g, self.idx, self.k, self.shape), None, None
+
+
+class _PoolScatter(Op):
+    """Adjoint of ``_PoolSelect``: put each value back at its window's chosen offset."""
+
+    saves_inputs = False
+
+    def forward(self, g: Any, idx: Any, k: tuple[int, ...], shape: tuple[int, ...]) -> Any:
+        self.idx, self.k = idx, k
+        out = self.backend.xp.zeros(shape, dtype=g.dtype)
+        for o, sl in enumerate(_window_slices(k, idx.shape)):
+            out[sl] = g * (idx == o)
+        return out
+
+    def backward(self, gg: Tensor) -> tuple[Any, None, None, None]:
+        return _PoolSelect.apply(gg, self.idx, self.k), None, None, None
+
+
+def _window_slices(k: tuple[int, ...], out_shape: tuple[int, ...]) -> list[tuple[Any, ...]]:
+    """For each offset inside a window (row-major), the strided slice selecting it in every window."""
+    sp = len(k)
+    out = out_shape[-sp:]
+    return [(Ellipsis, *(slice(off[i], off[i] + k[i] * out[i], k[i]) for i in range(sp))) for off in _ndindex(k)]
+
+
+def _fast_max_pool(x: Tensor, k: tuple[int, ...], out: tuple[int, ...], return_indices: bool) -> Any:
+    """Non-overlapping windows (stride = kernel, no padding or dilation): a few strided passes, no im2col."""
+    xp = x._backend.xp
+    a = x._data
+    best: Any = None
+    idx: Any = None
+    for o, sl in enumerate(_window_slices(k, a.shape[:2] + out)):
+        v = a[sl]
+        if best is None:
+            best, idx = v, xp.zeros(v.shape, dtype=xp.int16)
+            continue
+        upd = (v > best) | (v != v)  # NaN wins, as in PyTorch
+        best = xp.where(upd, v, best)
+        idx = xp.where(upd, xp.int16(o), idx)
+    y = _PoolSelect.apply(x, idx, k)
+    if not return_indices:
+        return y
+    sp = len(k)
+    offs = xp.unravel_index(idx, k)
+    flat = xp.zeros(idx.shape, dtype=xp.int64)
+    for i in range(sp):
+        view = [1] * (2 + sp)
+        view[2 + i] = out[i]
+        flat = flat * x.shape[2 + i] + (xp.arange(out[i]).reshape(view) * k[i] + offs[i])
+    return y, Tensor._make(flat, x._backend)
+
+
 def _max_pool(
     input: Tensor,
     kernel_size: Any,
@@ -455,6 +542,11 @@ def _max_pool(
 ) -> Any:
     x, unbatched = _batched(input, sp, op)
     k, s, pads, d, out, _ = _pool_geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode, sp, op)
+    if s == k and all(v == 1 for v in d) and not any(lo or hi for lo, hi in pads):
+        r = _fast_max_pool(x, k, out, return_indices)
+        if unbatched:
+            return tuple(t.squeeze(0) for t in r) if return_indices else r.squeeze(0)
+        return r
     from ...ops._layout import pad as _pad_fn
 
     n, c = x.shape[:2]
