@@ -13,13 +13,13 @@ import time
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from _common import best_of, table, torch_or_none  # noqa: E402
+from _common import best_of, table, torch_or_none
 
-import ember  # noqa: E402
-import ember.nn as nn  # noqa: E402
-import ember.nn.functional as F  # noqa: E402
-from ember.models import LeNet5Config, ResNetConfig  # noqa: E402
-from ember.optim import SGD  # noqa: E402
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+from ember.models import LeNet5Config, ResNetConfig
+from ember.optim import SGD
 
 
 def lenet_ember(batch: int) -> object:

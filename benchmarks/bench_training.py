@@ -13,14 +13,14 @@ import time
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from _common import best_of, table, torch_or_none  # noqa: E402
+from _common import best_of, table, torch_or_none
 
-import ember  # noqa: E402
-import ember.nn as nn  # noqa: E402
-import ember.nn.functional as F  # noqa: E402
-from ember import optim  # noqa: E402
-from ember.data import DataLoader, TensorDataset  # noqa: E402
-from ember.train import Learner  # noqa: E402
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+from ember import optim
+from ember.data import DataLoader, TensorDataset
+from ember.train import Learner
 
 
 def opt_step(lib: object, name: str, n: int = 10_000_000, **kw: object) -> object:
