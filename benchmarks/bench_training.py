@@ -89,12 +89,12 @@ def main() -> None:
     e_loader = loader_only(DataLoader(TensorDataset(x, y), 128, shuffle=True, seed=0), arrays)
     rows = [("DataLoader share of an MLP epoch", e_loader, float("nan"))]
     if torch:
-        from torch.utils.data import DataLoader as TDL
-        from torch.utils.data import TensorDataset as TDS
+        from torch.utils.data import DataLoader as TorchLoader
+        from torch.utils.data import TensorDataset as TorchTensorDataset
 
-        tds = TDS(torch.from_numpy(x), torch.from_numpy(y))
+        tds = TorchTensorDataset(torch.from_numpy(x), torch.from_numpy(y))
         t0 = time.perf_counter()
-        for _ in TDL(tds, 128, shuffle=True):
+        for _ in TorchLoader(tds, 128, shuffle=True):
             pass
         t_loader = time.perf_counter() - t0
         rows[0] = ("DataLoader share of an MLP epoch", e_loader, t_loader / arrays)
