@@ -56,6 +56,22 @@ def lenet_torch(torch: object, batch: int) -> object:
     return step
 
 
+def conv_stack(lib: object, batch: int = 8) -> object:
+    """A ResNet-style stack: four 3x3 convolutions (64 channels, 32x32) with batch norm and ReLU."""
+    layers = []
+    for _ in range(4):
+        layers += [lib.nn.Conv2d(64, 64, 3, padding=1, bias=False), lib.nn.BatchNorm2d(64), lib.nn.ReLU()]  # type: ignore[attr-defined]
+    m = lib.nn.Sequential(*layers)  # type: ignore[attr-defined]
+    x = lib.randn(batch, 64, 32, 32, requires_grad=True)  # type: ignore[attr-defined]
+
+    def step() -> object:
+        y = m(x)
+        y.sum().backward()
+        return y
+
+    return step
+
+
 def lstm(lib: object, seq: int = 32, batch: int = 32, hidden: int = 128) -> object:
     mod = lib.nn.LSTM(64, hidden, batch_first=True)  # type: ignore[attr-defined]
     x = lib.randn(batch, seq, 64, requires_grad=True)  # type: ignore[attr-defined]
@@ -91,6 +107,9 @@ def main() -> None:
     e = batch / best_of(lenet_ember(batch), repeat=3, number=3)
     t = batch / best_of(lenet_torch(torch, batch), repeat=3, number=3) if torch else float("nan")
     rows.append(("LeNet-5 train step, batch 64 (samples/s)", e, t))
+    e = 8 / best_of(conv_stack(ember), repeat=3)
+    t = 8 / best_of(conv_stack(torch), repeat=3) if torch else float("nan")
+    rows.append(("3x3 conv stack 64ch 32x32 fwd+bwd (img/s)", e, t))
     e = 32 / best_of(lstm(ember), repeat=3)
     t = 32 / best_of(lstm(torch), repeat=3) if torch else float("nan")
     rows.append(("LSTM 64->128, T=32, fwd+bwd (seq/s)", e, t))

@@ -215,6 +215,20 @@ def test_bad_options_are_named():
         optim.Adam([p], betas=(1.5, 0.9))
     with pytest.raises(ValueError, match="empty parameter list"):
         optim.Adam([])
+    with pytest.raises(ValueError, match="invalid learning rate nan"):
+        optim.SGD([p], lr=float("nan"))
+    with pytest.raises(ValueError, match="Nesterov momentum requires a momentum and zero dampening"):
+        optim.SGD([p], lr=0.1, momentum=0.9, dampening=0.1, nesterov=True)
+    adam = optim.Adam([p])
+    p.grad = ember.ones(2)
+    adam.step()
+    with pytest.raises(ValueError, match="saved from Adam, this optimizer is SGD"):
+        optim.SGD([p], lr=0.1).load_state_dict(adam.state_dict())
+    q = nn.Param(ember.zeros(3))
+    with pytest.raises(
+        ValueError, match=r"state 'exp_avg' of param .* has shape \(2,\), but the parameter has shape \(3,\)"
+    ):
+        optim.Adam([q]).load_state_dict(adam.state_dict())
 
 
 SCHEDULERS = [

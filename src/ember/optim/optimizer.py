@@ -114,6 +114,8 @@ class OptimizerAdaptor:
         for k in ("eps", "weight_decay", "momentum"):
             if k in opts and opts[k] < 0:
                 raise ValueError(f"{type(self).__name__}: {k} must be non-negative, got {opts[k]}")
+        if opts.get("nesterov") and (opts.get("momentum", 0) <= 0 or opts.get("dampening", 0) != 0):
+            raise ValueError(f"{type(self).__name__}: Nesterov momentum requires a momentum and zero dampening")
         betas = opts.get("betas")
         if betas is not None and not all(0.0 <= b < 1.0 for b in betas):
             raise ValueError(f"{type(self).__name__}: betas must be in [0, 1), got {betas}")
@@ -237,10 +239,15 @@ class OptimizerAdaptor:
         }
         groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": [_key(p) for p in g["params"]]}
                   for g in self.param_groups]  # fmt: skip
-        return {"state": state, "param_groups": groups}
+        return {"optimizer": type(self).__name__, "state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore state saved by ``state_dict``; params are matched by id, else by position (PyTorch)."""
+        kind = state_dict.get("optimizer", type(self).__name__)
+        if kind != type(self).__name__:
+            raise ValueError(
+                f"load_state_dict: the state was saved from {kind}, this optimizer is {type(self).__name__}"
+            )
         groups = state_dict["param_groups"]
         if len(groups) != len(self.param_groups):
             raise ValueError(f"load_state_dict: {len(groups)} saved param groups, the optimizer has "
@@ -260,6 +267,10 @@ class OptimizerAdaptor:
             p = mapping.get(str(k))
             if p is None:
                 continue
+            for n, v in s.items():
+                if isinstance(v, Tensor) and v.shape not in (p.shape, ()):
+                    raise ValueError(f"load_state_dict: state {n!r} of param {k} has shape {v.shape}, "
+                                     f"but the parameter has shape {p.shape}")  # fmt: skip
             self.state[_key(p)] = {n: (v.to(device=p.device)._data.copy() if isinstance(v, Tensor) else v)
                                    for n, v in s.items()}  # fmt: skip
 

@@ -22,6 +22,7 @@ from typing import IO, Any
 import numpy as np
 
 from .._tensor import Tensor
+from ..backends import get_backend
 from ._precision import PrecisionSettings, as_precision, bf16_to_f32
 from ._record import FORMAT_VERSION, Item, Record
 
@@ -144,43 +145,114 @@ def _msgpack() -> Any:
     return msgpack
 
 
+_ALIGN = 64
+
+
 class NamedMpkRecorder(Recorder):
-    """Named MessagePack (the default): header, one map per item, end marker."""
+    """Named MessagePack (the default).
+
+    Layout: a MessagePack header map; per item a MessagePack map (name, dtype, shape, id, kind, crc32,
+    nbytes), zero padding to a 64-byte boundary and the raw little-endian array bytes; an end map.
+    Writing streams each array straight from memory; reading maps every array onto one buffer (no
+    per-item copies), so both run near disk and memory speed.
+    """
 
     name, extension, fmt = "mpk", ".mpk", "ember.record.mpk"
 
     def write(self, record: Record, f: IO[bytes], precision: PrecisionSettings) -> None:
         packer = _msgpack().Packer(use_bin_type=True)
-        f.write(packer.pack(_header(self.fmt, record, precision)))
+        pos = crc = 0
+
+        def put(b: Any, data: bool = False) -> None:
+            nonlocal pos, crc
+            f.write(b)
+            if not data:  # array bytes carry their own CRC; this one covers everything else
+                crc = zlib.crc32(b, crc)
+            pos += len(b) if isinstance(b, bytes) else b.nbytes
+
+        put(packer.pack(_header(self.fmt, record, precision)))
         for name, it in record.items.items():
-            f.write(packer.pack(_encode_item(name, it, precision)))
-        f.write(packer.pack({"end": len(record.items)}))
+            arr = np.asarray(it.tensor.detach().cpu()._data)
+            out, dtype = precision.convert(arr)
+            out = np.require(out, requirements="C")
+            if out.dtype.byteorder == ">":
+                out = out.astype(out.dtype.newbyteorder("<"))
+            raw = out.reshape(-1).data.cast("B")
+            meta = {"name": name, "dtype": dtype, "shape": list(arr.shape), "id": it.id, "kind": it.kind,
+                    "crc32": zlib.crc32(raw), "nbytes": raw.nbytes}  # fmt: skip
+            put(packer.pack(meta))
+            put(bytes(-pos % _ALIGN))
+            put(raw, data=True)
+        f.write(packer.pack({"end": len(record.items), "crc32": crc}))  # covers every byte but the arrays
 
     def read(self, f: IO[bytes], source: str, device: Any) -> Record:
+        if isinstance(f, io.BufferedReader):  # a plain file: read it straight into one buffer
+            buf = bytearray(os.fstat(f.fileno()).st_size - f.tell())
+            f.readinto(buf)
+        else:
+            buf = bytearray(f.read())
+        return self.parse(buf, source, device)
+
+    def parse(self, buf: bytearray, source: str, device: Any) -> Record:
         msgpack = _msgpack()
-        unpacker = msgpack.Unpacker(f, raw=False, max_buffer_size=2**31 - 1, strict_map_key=False)
+        view = memoryview(buf)
+        size = len(buf)
+
+        def unpack_at(pos: int) -> tuple[Any, int]:
+            u = msgpack.Unpacker(raw=False, strict_map_key=False)
+            u.feed(view[pos : pos + (1 << 16)])
+            try:
+                obj = u.unpack()
+            except msgpack.OutOfData:
+                u.feed(view[pos + (1 << 16) :])
+                obj = u.unpack()
+            return obj, pos + u.tell()
+
+        if size == 0:
+            raise RecordError(f"{source}: empty file")
         try:
-            header = next(unpacker)
-        except StopIteration:
-            raise RecordError(f"{source}: empty file") from None
+            header, pos = unpack_at(0)
         except Exception as e:
             raise RecordError(f"{source}: not an Ember record ({type(e).__name__} at byte 0)") from None
         _check_header(header, self.fmt, source)
         items: dict[str, Item] = {}
         ended = False
-        while True:
-            offset = unpacker.tell()
+        crc = zlib.crc32(view[:pos])
+        backend = get_backend(device)
+        while pos < size:
+            start = pos
             try:
-                entry = next(unpacker)
-            except StopIteration:
-                break
+                entry, pos = unpack_at(pos)
             except Exception as e:
-                raise RecordError(f"{source}: corrupted at byte {offset} ({type(e).__name__})") from None
+                raise RecordError(f"{source}: corrupted at byte {start} ({type(e).__name__})") from None
             if isinstance(entry, dict) and "end" in entry:
                 ended = entry["end"] == len(items)
+                if ended and crc != entry.get("crc32"):
+                    raise RecordError(f"{source}: corrupted (the metadata checksum does not match)")
                 break
-            name, it = _decode_item(entry, source, device)
-            items[name] = it
+            try:
+                name, dtype, shape, nbytes = entry["name"], entry["dtype"], tuple(entry["shape"]), int(entry["nbytes"])
+                np.dtype(dtype if dtype != "bfloat16" else "uint16")
+            except (KeyError, TypeError, ValueError):
+                raise RecordError(f"{source}: malformed item entry at byte {start}") from None
+            pos += -pos % _ALIGN
+            crc = zlib.crc32(view[start:pos], crc)  # the entry and its padding
+            if pos + nbytes > size:
+                break  # truncated inside the data
+            raw = view[pos : pos + nbytes]
+            if zlib.crc32(raw) != entry.get("crc32"):
+                raise RecordError(f"{source}: item {name!r} is corrupted (CRC-32 mismatch at byte {pos})")
+            if dtype == "bfloat16":
+                arr = bf16_to_f32(np.frombuffer(buf, np.uint16, nbytes // 2, pos))
+            else:
+                dt = np.dtype(dtype).newbyteorder("<")
+                arr = np.frombuffer(buf, dt, nbytes // dt.itemsize, pos)
+            if arr.size != int(np.prod(shape)):
+                raise RecordError(f"{source}: item {name!r} holds {arr.size} values for shape {shape}")
+            items[name] = Item(
+                Tensor(arr.reshape(shape), device=device), entry.get("id", ""), entry.get("kind", "param")
+            )
+            pos += nbytes
         if not ended or len(items) != header.get("n_items"):
             raise RecordError(f"{source}: truncated (read {len(items)} of {header.get('n_items')} items)")
         return Record(items, header.get("item_type", "module"), json.loads(header.get("meta", "{}")), owned=True)
@@ -258,7 +330,7 @@ class BytesRecorder(NamedMpkRecorder):
         return buf.getvalue()
 
     def from_bytes(self, data: bytes, device: Any = None) -> Record:
-        return self.read(io.BytesIO(data), "<bytes>", device)
+        return self.parse(bytearray(data), "<bytes>", device)
 
 
 class SafetensorsRecorder(Recorder):
