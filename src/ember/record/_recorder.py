@@ -146,6 +146,7 @@ def _msgpack() -> Any:
 
 
 _ALIGN = 64
+_DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"}
 
 
 class NamedMpkRecorder(Recorder):
@@ -232,7 +233,8 @@ class NamedMpkRecorder(Recorder):
                 break
             try:
                 name, dtype, shape, nbytes = entry["name"], entry["dtype"], tuple(entry["shape"]), int(entry["nbytes"])
-                np.dtype(dtype if dtype != "bfloat16" else "uint16")
+                if dtype not in _DTYPES or not all(isinstance(v, int) and v >= 0 for v in shape) or nbytes < 0:
+                    raise ValueError(dtype)
             except (KeyError, TypeError, ValueError):
                 raise RecordError(f"{source}: malformed item entry at byte {start}") from None
             pos += -pos % _ALIGN
