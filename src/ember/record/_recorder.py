@@ -251,9 +251,8 @@ class NamedMpkRecorder(Recorder):
                 arr = np.frombuffer(buf, dt, nbytes // dt.itemsize, pos)
             if arr.size != int(np.prod(shape)):
                 raise RecordError(f"{source}: item {name!r} holds {arr.size} values for shape {shape}")
-            items[name] = Item(
-                Tensor(arr.reshape(shape), device=device), entry.get("id", ""), entry.get("kind", "param")
-            )
+            t = Tensor._make(backend.asarray(arr.reshape(shape)), backend)  # a view of ``buf`` on the CPU
+            items[name] = Item(t, entry.get("id", ""), entry.get("kind", "param"))
             pos += nbytes
         if not ended or len(items) != header.get("n_items"):
             raise RecordError(f"{source}: truncated (read {len(items)} of {header.get('n_items')} items)")
