@@ -142,10 +142,8 @@ class RNN(_RNNBase):
         return tanh(z) if self.nonlinearity == "tanh" else relu(z)
 
 
-class LSTM(_RNNBase):
-    """LSTM with gates in PyTorch's order (input, forget, cell, output); returns ``(output, (h_n, c_n))``."""
-
-    _gates = 4
+class _GatedRNN(_RNNBase):
+    """LSTM and GRU: PyTorch's constructor without ``nonlinearity``."""
 
     def __init__(
         self,
@@ -161,6 +159,12 @@ class LSTM(_RNNBase):
     ) -> None:
         super().__init__(input_size, hidden_size, num_layers, "tanh", bias, batch_first, dropout, bidirectional,
                          device, dtype)  # fmt: skip
+
+
+class LSTM(_GatedRNN):
+    """LSTM with gates in PyTorch's order (input, forget, cell, output); returns ``(output, (h_n, c_n))``."""
+
+    _gates = 4
 
     def _init_state(self, batch: int, x: Tensor) -> Any:
         h = super()._init_state(batch, x)
@@ -174,25 +178,10 @@ class LSTM(_RNNBase):
         return sigmoid(o) * tanh(c), c
 
 
-class GRU(_RNNBase):
+class GRU(_GatedRNN):
     """GRU with PyTorch's gate order (reset, update, new) and ``n = tanh(W_in x + b_in + r (W_hn h + b_hn))``."""
 
     _gates = 3
-
-    def __init__(
-        self,
-        input_size: int,
-        hidden_size: int,
-        num_layers: int = 1,
-        bias: bool = True,
-        batch_first: bool = False,
-        dropout: float = 0.0,
-        bidirectional: bool = False,
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
-        super().__init__(input_size, hidden_size, num_layers, "tanh", bias, batch_first, dropout, bidirectional,
-                         device, dtype)  # fmt: skip
 
     def _cell(self, xw: Tensor, h: Any, w_hh: Tensor, b_hh: Tensor | None) -> Any:
         hw = F.linear(h, w_hh, b_hh)

@@ -118,7 +118,24 @@ class MultiheadAttention(Module):
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
 
 
-class TransformerEncoderLayer(Module):
+class _Block(Module):
+    """What encoder and decoder layers share: attention with dropout, and the feed-forward part."""
+
+    linear1: Linear
+    linear2: Linear
+    dropout: Dropout
+    activation: Module
+
+    @staticmethod
+    def _attend(attn: Module, drop: Module, q: Tensor, kv: Tensor, mask: Any, kpm: Any, causal: bool) -> Tensor:
+        out = attn(q, kv, kv, key_padding_mask=kpm, attn_mask=mask, need_weights=False, is_causal=causal)[0]
+        return drop(out)  # type: ignore[no-any-return]
+
+    def _feed_forward(self, x: Tensor, drop: Module) -> Tensor:
+        return drop(self.linear2(self.dropout(self.activation(self.linear1(x)))))  # type: ignore[no-any-return]
+
+
+class TransformerEncoderLayer(_Block):
     """Self-attention + feed-forward block (post-norm by default, ``norm_first`` for pre-norm)."""
 
     def __init__(
@@ -148,13 +165,6 @@ class TransformerEncoderLayer(Module):
         self.dropout2 = Dropout(dropout)
         self.activation = get_activation(activation)
 
-    def _sa(self, x: Tensor, mask: Any, kpm: Any, causal: bool) -> Tensor:
-        out = self.self_attn(x, x, x, key_padding_mask=kpm, attn_mask=mask, need_weights=False, is_causal=causal)[0]
-        return self.dropout1(out)  # type: ignore[no-any-return]
-
-    def _ff(self, x: Tensor) -> Tensor:
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))  # type: ignore[no-any-return]
-
     def forward(
         self,
         src: Tensor,
@@ -162,15 +172,18 @@ class TransformerEncoderLayer(Module):
         src_key_padding_mask: Tensor | None = None,
         is_causal: bool = False,
     ) -> Tensor:
+        def sa(x: Tensor) -> Tensor:
+            return self._attend(self.self_attn, self.dropout1, x, x, src_mask, src_key_padding_mask, is_causal)
+
         x = src
         if self.norm_first:
-            x = x + self._sa(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            return x + self._ff(self.norm2(x))  # type: ignore[no-any-return]
-        x = self.norm1(x + self._sa(x, src_mask, src_key_padding_mask, is_causal))
-        return self.norm2(x + self._ff(x))  # type: ignore[no-any-return]
+            x = x + sa(self.norm1(x))
+            return x + self._feed_forward(self.norm2(x), self.dropout2)
+        x = self.norm1(x + sa(x))
+        return self.norm2(x + self._feed_forward(x, self.dropout2))  # type: ignore[no-any-return]
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_Block):
     """Self-attention, cross-attention over ``memory``, and feed-forward."""
 
     def __init__(
@@ -201,18 +214,6 @@ class TransformerDecoderLayer(Module):
         self.dropout1, self.dropout2, self.dropout3 = Dropout(dropout), Dropout(dropout), Dropout(dropout)
         self.activation = get_activation(activation)
 
-    def _sa(self, x: Tensor, mask: Any, kpm: Any, causal: bool) -> Tensor:
-        out = self.self_attn(x, x, x, key_padding_mask=kpm, attn_mask=mask, need_weights=False, is_causal=causal)[0]
-        return self.dropout1(out)  # type: ignore[no-any-return]
-
-    def _mha(self, x: Tensor, mem: Tensor, mask: Any, kpm: Any, causal: bool) -> Tensor:
-        out = self.multihead_attn(x, mem, mem, key_padding_mask=kpm, attn_mask=mask, need_weights=False,
-                                  is_causal=causal)[0]  # fmt: skip
-        return self.dropout2(out)  # type: ignore[no-any-return]
-
-    def _ff(self, x: Tensor) -> Tensor:
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))  # type: ignore[no-any-return]
-
     def forward(
         self,
         tgt: Tensor,
@@ -224,14 +225,21 @@ class TransformerDecoderLayer(Module):
         tgt_is_causal: bool = False,
         memory_is_causal: bool = False,
     ) -> Tensor:
+        def sa(x: Tensor) -> Tensor:
+            return self._attend(self.self_attn, self.dropout1, x, x, tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+
+        def mha(x: Tensor) -> Tensor:
+            return self._attend(self.multihead_attn, self.dropout2, x, memory, memory_mask, memory_key_padding_mask,
+                                memory_is_causal)  # fmt: skip
+
         x = tgt
         if self.norm_first:
-            x = x + self._sa(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
-            x = x + self._mha(self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal)
-            return x + self._ff(self.norm3(x))  # type: ignore[no-any-return]
-        x = self.norm1(x + self._sa(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
-        x = self.norm2(x + self._mha(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
-        return self.norm3(x + self._ff(x))  # type: ignore[no-any-return]
+            x = x + sa(self.norm1(x))
+            x = x + mha(self.norm2(x))
+            return x + self._feed_forward(self.norm3(x), self.dropout3)
+        x = self.norm1(x + sa(x))
+        x = self.norm2(x + mha(x))
+        return self.norm3(x + self._feed_forward(x, self.dropout3))  # type: ignore[no-any-return]
 
 
 MultiheadAttentionConfig = config_for(MultiheadAttention)
