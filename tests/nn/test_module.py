@@ -172,7 +172,7 @@ def test_init_with_equals_init_then_load():
 
 
 @pytest.mark.skipif(torch_or_none() is None, reason="torch not installed")
-def test_resnet18_matches_a_torch_resnet_with_its_state_dict():
+def test_resnet18_matches_a_torch_resnet_with_its_state_dict(tmp_path):
     import torch
 
     tn = torch.nn
@@ -228,6 +228,18 @@ def test_resnet18_matches_a_torch_resnet_with_its_state_dict():
         want = t(torch.tensor(x)).numpy()
     got = e(ember.tensor(x)).detach().numpy()
     np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-4)
+    # torch.save -> Ember, and Ember -> a .pt file that torch loads
+    from ember.record import load_weights, save_torch_state_dict
+
+    torch.save(t.state_dict(), tmp_path / "r18.pt")
+    e2 = ResNetConfig(18, num_classes=10).init().eval()
+    assert load_weights(e2, tmp_path / "r18.pt", strict=True) == ([], [])
+    np.testing.assert_allclose(e2(ember.tensor(x)).detach().numpy(), want, atol=1e-4, rtol=1e-4)
+    save_torch_state_dict(e2, tmp_path / "back.pt")
+    t2 = TResNet18().eval()
+    t2.load_state_dict(torch.load(tmp_path / "back.pt", weights_only=True))
+    with torch.no_grad():
+        np.testing.assert_allclose(t2(torch.tensor(x)).numpy(), want, atol=1e-5, rtol=1e-5)
 
 
 def test_model_zoo_shapes():

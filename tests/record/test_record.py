@@ -40,20 +40,74 @@ def same_state(a, b, atol=0.0):
         np.testing.assert_allclose(x.numpy().astype(np.float64), y.numpy().astype(np.float64), atol=atol, err_msg=k)
 
 
+def rich_model():
+    """Conv, batch norm with running statistics, embedding and LSTM."""
+    m = nn.ModuleDict({"conv": nn.Conv2d(2, 3, 3), "bn": nn.BatchNorm2d(3), "emb": nn.Embedding(7, 4),
+                       "lstm": nn.LSTM(4, 5, num_layers=2, bidirectional=True)})  # fmt: skip
+    m["bn"](ember.randn(4, 3, 5, 5))  # non-trivial running statistics
+    return m
+
+
 @pytest.mark.parametrize("recorder", RECORDERS, ids=lambda r: r.name)
 @pytest.mark.parametrize("precision,atol", [("full", 0), ("half", 2e-3), ("bfloat16", 2e-2), ("double", 0)])
 def test_round_trip_every_recorder_and_precision(tmp_path, recorder, precision, atol):
     if recorder is SafetensorsRecorder and precision == "bfloat16":
         with pytest.raises(ValueError, match="bfloat16"):
-            recorder().save(model().into_record(), tmp_path / "m", precision)
+            recorder().save(rich_model().into_record(), tmp_path / "m", precision)
         return
-    a, b = model(), model()
+    a, b = rich_model(), rich_model()
     path = recorder().save(a.into_record(), tmp_path / "m", precision)
     assert path.name.endswith(recorder.extension)
     b.load_record(recorder().load(path))
     same_state(a, b, atol)
-    assert b[1].num_batches_tracked.dtype == ember.int64  # integers keep their type
+    assert b["bn"].num_batches_tracked.dtype == ember.int64 and b["bn"].num_batches_tracked.item() == 1
     assert [p.id for p in a.parameters()] == [p.id for p in b.parameters()]
+
+
+def test_random_truncations_are_refused(tmp_path):
+    raw = BytesRecorder().to_bytes(rich_model().into_record())
+    for cut in np.random.default_rng(0).integers(0, len(raw), 60):
+        with pytest.raises(RecordError, match=REFUSED):
+            BytesRecorder().from_bytes(raw[:cut])
+    with pytest.raises(RecordError, match=r"not an Ember JSON record"):
+        JsonGzRecorder().read(io.BytesIO(__import__("gzip").compress(raw)), "<bytes>", None)
+
+
+def test_saving_in_half_precision_holds_no_converted_copy(tmp_path):
+    import tracemalloc
+
+    m = nn.Sequential(*[nn.Linear(1000, 1000) for _ in range(8)])  # 8M parameters, 32 MB in float32
+    tracemalloc.start()
+    save(m, tmp_path / "big.mpk", precision="half")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    one_tensor = 1000 * 1000 * 4
+    assert peak < one_tensor + 1_000_000, f"peak {peak / 1e6:.1f} MB while saving"  # far below the 16 MB copy
+
+
+def test_a_killed_save_leaves_the_previous_file(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "m.mpk"
+    save(nn.Linear(3, 2), path)
+    before = path.read_bytes()
+    code = (
+        "import ember, ember.nn as nn\n"
+        "m = nn.Sequential(*[nn.Linear(1000, 1000) for _ in range(30)])\n"
+        "print('ready', flush=True)\n"
+        f"while True: ember.record.save(m, r'{path}')\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    assert proc.stdout.readline().strip() == b"ready"
+    time.sleep(0.3)
+    proc.kill()
+    proc.wait()
+    proc.stdout.close()
+    data = path.read_bytes()
+    rec = BytesRecorder().from_bytes(data)  # whatever is there is a complete file: the old or a new one
+    assert data == before or len(rec) == 60
 
 
 def test_bytes_recorder_and_precision_across_models():
@@ -178,6 +232,13 @@ def test_weights_from_pytorch(tmp_path):
 
     arrays = _read_zip(tmp_path / "w.pt")
     assert set(arrays) == set(t.state_dict()) and arrays["0.weight"].shape == (4, 3)
+    # Ember writes a state_dict that torch loads with weights_only=True
+    from ember.record import save_torch_state_dict
+
+    save_torch_state_dict(e, tmp_path / "back.pt")
+    t2 = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    t2.load_state_dict(torch.load(tmp_path / "back.pt", weights_only=True))
+    np.testing.assert_array_equal(t2[0].weight.detach().numpy(), e[0].weight.detach().numpy())
     # key remapping and a report of what did not match
     torch.save({"net.0.weight": t[0].weight, "net.0.bias": t[0].bias, "junk": t[2].bias}, tmp_path / "r.pt")
     report = load_weights(e, tmp_path / "r.pt", remap=[(r"^net\.", "")])

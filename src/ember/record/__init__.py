@@ -16,10 +16,11 @@ from ._recorder import (
     save,
 )
 from ._state import record_to_state, state_to_record
-from ._torch import load_torch_state_dict, load_weights
+from ._torch import load_torch_state_dict, load_weights, save_torch_state_dict
 
 __all__ = [
     "FORMAT_VERSION", "PRECISIONS", "BytesRecorder", "Checkpointer", "Item", "JsonGzRecorder", "NamedMpkGzRecorder",
     "NamedMpkRecorder", "PrecisionSettings", "Record", "RecordError", "Recorder", "SafetensorsRecorder",
-    "atomic_write", "load", "load_torch_state_dict", "load_weights", "record_to_state", "save", "state_to_record",
+    "atomic_write", "load", "load_torch_state_dict", "load_weights", "record_to_state", "save",
+    "save_torch_state_dict", "state_to_record",
 ]  # fmt: skip

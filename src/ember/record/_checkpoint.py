@@ -123,7 +123,7 @@ class Checkpointer:
         rec = self.recorder.load(path, device=device)
         if rec.item_type != "checkpoint":
             raise RecordError(f"{path}: holds a {rec.item_type!r} record, not a checkpoint")
-        model.load_record(rec.sub("model"))
+        rec.sub("model").load_into(model, True, source=f"{path} (model)")
         if optimizer is not None:
             if "optimizer" not in rec.meta:
                 raise RecordError(f"{path}: has no optimizer state")

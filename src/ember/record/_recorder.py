@@ -311,7 +311,9 @@ class JsonGzRecorder(Recorder):
                         entry["data"] = base64.b64decode(entry.get("data", ""))
                         name, it = _decode_item(entry, source, device)
                         items[name] = it
-        except (OSError, EOFError, UnicodeDecodeError) as e:
+        except UnicodeDecodeError:
+            raise RecordError(f"{source}: not an Ember JSON record (the content is not UTF-8 JSON text)") from None
+        except (OSError, EOFError) as e:
             raise RecordError(f"{source}: not a valid gzip stream or truncated ({e})") from None
         if header is None:
             raise RecordError(f"{source}: empty file")

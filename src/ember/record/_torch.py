@@ -19,7 +19,7 @@ import numpy as np
 
 from ._recorder import RecordError
 
-__all__ = ["load_torch_state_dict", "load_weights"]
+__all__ = ["load_torch_state_dict", "load_weights", "save_torch_state_dict"]
 
 _STORAGE_DTYPES = {
     "FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16, "LongStorage": np.int64,
@@ -138,3 +138,91 @@ def load_weights(module: Any, path: str | Path, remap: Sequence[tuple[str, str]]
             k = re.sub(pat, rep, k)
         renamed[k] = v
     return module.load_state_dict(renamed, strict=strict)
+
+
+def _pickle_state_dict(entries: list[tuple[str, str, int, tuple[int, ...]]]) -> bytes:
+    """A protocol-2 pickle of an OrderedDict of tensors in torch's zip layout, written opcode by opcode.
+
+    ``entries`` are (key, storage class name, numel, shape). Writing pickle is safe (Ember never reads
+    arbitrary pickle); the result is exactly what ``torch.load(weights_only=True)`` accepts.
+    """
+    import struct
+
+    out = bytearray(b"\x80\x02")  # PROTO 2
+
+    def glob(module: str, name: str) -> None:
+        out.extend(b"c" + module.encode() + b"\n" + name.encode() + b"\n")
+
+    def string(s: str) -> None:
+        b = s.encode()
+        out.extend(b"X" + struct.pack("<I", len(b)) + b)
+
+    def integer(i: int) -> None:
+        out.extend(b"J" + struct.pack("<i", i))
+
+    def int_tuple(t: tuple[int, ...]) -> None:
+        out.extend(b"(")
+        for v in t:
+            integer(v)
+        out.extend(b"t")
+
+    glob("collections", "OrderedDict")
+    out.extend(b")R")  # OrderedDict()
+    out.extend(b"(")  # MARK for SETITEMS
+    for i, (key, storage, numel, shape) in enumerate(entries):
+        string(key)
+        glob("torch._utils", "_rebuild_tensor_v2")
+        out.extend(b"(")  # args
+        out.extend(b"(")  # persistent id tuple
+        string("storage")
+        glob("torch", storage)
+        string(str(i))
+        string("cpu")
+        integer(numel)
+        out.extend(b"tQ")  # TUPLE, BINPERSID
+        integer(0)
+        int_tuple(shape)
+        stride, acc = [], 1
+        for n in reversed(shape):
+            stride.append(acc)
+            acc *= n
+        int_tuple(tuple(reversed(stride)))
+        out.extend(b"\x89")  # NEWFALSE: requires_grad
+        glob("collections", "OrderedDict")
+        out.extend(b")R")  # backward hooks
+        out.extend(b"tR")  # TUPLE, REDUCE
+    out.extend(b"u.")  # SETITEMS, STOP
+    return bytes(out)
+
+
+_STORAGE_NAMES = {np.dtype(v).name: k for k, v in _STORAGE_DTYPES.items() if v != "bfloat16"}
+
+
+def save_torch_state_dict(state: Any, path: str | Path) -> Path:
+    """Write a module's ``state_dict()`` (or a dict of tensors/arrays) as a ``.pt`` file PyTorch loads.
+
+    The file is torch's zip layout (``archive/data.pkl`` + one storage per tensor), written atomically;
+    ``torch.load(path, weights_only=True)`` reads it without any of Ember's code.
+    """
+    import io
+
+    from ._atomic import atomic_write
+
+    items = state.state_dict() if hasattr(state, "state_dict") else state
+    arrays = {}
+    for k, v in items.items():
+        a = v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v)
+        if a.dtype.name not in _STORAGE_NAMES:
+            raise TypeError(f"save_torch_state_dict: {k!r} has dtype {a.dtype}, which has no torch storage here")
+        arrays[k] = np.require(a, requirements="C")  # keeps 0-d arrays 0-d
+    entries = [(k, _STORAGE_NAMES[a.dtype.name], a.size, tuple(a.shape)) for k, a in arrays.items()]
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("archive/data.pkl", _pickle_state_dict(entries))
+        z.writestr("archive/byteorder", "little")
+        for i, a in enumerate(arrays.values()):
+            z.writestr(f"archive/data/{i}", a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes())
+        z.writestr("archive/version", "3\n")
+    p = Path(path)
+    atomic_write(p, buf.getvalue())
+    return p
