@@ -195,7 +195,7 @@ def _pickle_state_dict(entries: list[tuple[str, str, int, tuple[int, ...]]]) -> 
     return bytes(out)
 
 
-_STORAGE_NAMES = {np.dtype(v).name: k for k, v in _STORAGE_DTYPES.items() if v != "bfloat16"}
+_STORAGE_NAMES = {np.dtype(v).name: k for k, v in _STORAGE_DTYPES.items() if v != "bfloat16"}  # type: ignore[call-overload]
 
 
 def save_torch_state_dict(state: Any, path: str | Path) -> Path:
