@@ -141,6 +141,10 @@ def test_config_json_round_trip_validation_and_nesting():
         MLPConfig(64, 10, activation="gelux")
     with pytest.raises(ValueError, match="in_features must be a positive integer"):
         nn.LinearConfig(0, 3)
+    with pytest.raises(TypeError, match="LinearConfig: bias must be bool, got str 'yes'"):
+        nn.LinearConfig(2, 3, bias="yes")
+    with pytest.raises(TypeError, match=r"MLPConfig: in_features must be int, got float 64\.0"):
+        MLPConfig.from_json(json.dumps({"in_features": 64.0, "out_features": 10}))
     with pytest.raises(ValueError, match=r"unknown fields \['colour'\]"):
         nn.LinearConfig.from_json(json.dumps({"in_features": 2, "out_features": 3, "colour": 1}))
 

@@ -56,8 +56,17 @@ class Config:
 
     def _check_fields(self) -> None:
         name = type(self).__name__
+        try:
+            hints = typing.get_type_hints(type(self))
+        except Exception:  # an annotation that cannot be resolved: skip the type checks
+            hints = {}
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             v = getattr(self, f.name)
+            want: Any = hints.get(f.name)
+            simple: dict[Any, tuple[type, ...]] = {int: (int,), float: (int, float), bool: (bool,), str: (str,)}
+            ok = simple.get(want)
+            if ok is not None and (not isinstance(v, ok) or (want is not bool and isinstance(v, bool))):
+                raise TypeError(f"{name}: {f.name} must be {want.__name__}, got {type(v).__name__} {v!r}")
             if isinstance(v, bool) or v is None:
                 continue
             if f.name.endswith(_POSITIVE) or f.name in _POSITIVE or f.name.startswith("num_"):
