@@ -271,3 +271,32 @@ def test_memory_flat_over_many_steps():
     tracemalloc.stop()
     assert _live(Function) <= nodes and _live(ember.Tensor) <= tensors
     assert now - base < 50_000
+
+
+FAST_PATH_CASES = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / (b.abs() + 1),
+    "neg_exp_log": lambda a, b: (-a).exp() + (b.abs() + 1).log(),
+    "tanh_sigmoid_relu": lambda a, b: a.tanh() * b.sigmoid() + a.relu(),
+    "matmul": lambda a, b: a @ b.T,
+    "sum_mean": lambda a, b: a.sum(1, keepdim=True) * b.mean(0),
+    "views": lambda a, b: a.reshape(6, 1).permute(1, 0).expand(2, 6) * b.reshape(1, 6),
+    "softmax_nll": lambda a, b: (
+        ember.nn.functional.cross_entropy(a, ember.tensor([0, 2])) + ember.nn.functional.softmax(b, 1).sum()
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAST_PATH_CASES))
+def test_first_order_fast_path_matches_the_tensor_rules(name):
+    # backward() without create_graph uses the ops' array rules; with it, their Tensor rules
+    fn = FAST_PATH_CASES[name]
+    rng = np.random.default_rng(0)
+    a = ember.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    b = ember.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    fast = ember.autograd.grad(fn(a, b).sum(), [a, b])
+    slow = ember.autograd.grad(fn(a, b).sum(), [a, b], create_graph=True)
+    for f, s in zip(fast, slow, strict=True):
+        np.testing.assert_allclose(f.numpy(), s.detach().numpy(), rtol=1e-12, atol=1e-12)

@@ -90,6 +90,12 @@ def _check_nonfinite_root(root: Tensor) -> None:
             )
 
 
+def _wrap(array: Any, backend: Any) -> Tensor:
+    if array.__class__ is not backend.array_type:
+        array = backend.asarray(array)
+    return Tensor._make(array, backend)
+
+
 def _run(
     roots: Sequence[Tensor],
     root_grads: Sequence[Any],
@@ -138,9 +144,17 @@ def _run(
                         capture[key] = grads[i]
             if node.saves_inputs:
                 node._check_versions()
-            out = type(node).backward(node, *grads)
-            if out.__class__ is not tuple:
-                out = (out,)
+            fast = None if create_graph else type(node).backward_arrays
+            if fast is not None:  # first-order only: the rule on arrays, without building Tensors per step
+                out = fast(node, *[g if g is None else g._data for g in grads])
+                if out.__class__ is not tuple:
+                    out = (out,)
+                be = node.backend
+                out = tuple(o if o is None else _wrap(o, be) for o in out)
+            else:
+                out = type(node).backward(node, *grads)
+                if out.__class__ is not tuple:
+                    out = (out,)
             if len(out) < len(inputs):
                 raise RuntimeError(f"{node.name}: backward returned {len(out)} gradients for {len(inputs)} inputs")
             if anomaly:
@@ -246,10 +260,10 @@ def backward(
             g = g.detach()
         if leaf.grad is None:
             # the same gradient object may reach several leaves (a + b): never share it
-            if id(g) in seen or not leaf._backend.is_plain(g._data):
+            if id(g._data) in seen or not leaf._backend.is_plain(g._data):
                 g = g.clone()  # a private, writable, contiguous array (optimizers update grads in place)
             leaf.grad = g
-            seen.add(id(leaf.grad))
+            seen.add(id(leaf.grad._data))
         else:
             leaf.grad = leaf.grad + g
         result._items[id(leaf)] = (leaf, leaf.grad)

@@ -205,6 +205,20 @@ class Function:
     def __repr__(self) -> str:
         return f"<{self.name}>"
 
+    #: optional first-order rule on arrays: ``backward_arrays(self, *grad_arrays) -> arrays or None``; the
+    #: engine uses it when no graph of the backward pass is wanted (``backward`` stays the reference).
+    backward_arrays: Any = None
+
+    def out_array(self, i: int = 0) -> Any:
+        """Output ``i`` as an array for ``backward_arrays`` (checked against in-place changes)."""
+        vc, v = self._out_vcs[i]
+        if vc[0] != v:
+            raise RuntimeError(
+                f"{type(self).__name__}: its output {i} was modified in place (version {vc[0]}, "
+                f"expected {v}) before backward; use an out-of-place operation instead"
+            )
+        return self._outs[i]
+
     def output(self, i: int = 0) -> Tensor:
         """Output ``i`` as a Tensor for use in backward (connected to this node for higher order)."""
         vc, v = self._out_vcs[i]

@@ -9,7 +9,7 @@ from typing import Any
 from .._dtype import as_dtype, get_default_dtype
 from .._tensor import Tensor
 from ..autograd._function import Op
-from ._util import check_scalar, promote, sum_to
+from ._util import check_scalar, promote, sum_to, sum_to_array
 
 __all__ = [
     "abs",
@@ -115,6 +115,11 @@ class Add(Op):
         a, b = self.inputs  # type: ignore[misc]
         return (sum_to(g, a._data.shape) if _req(a) else None, sum_to(g, b._data.shape) if _req(b) else None)
 
+    def backward_arrays(self, g: Any) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ga = sum_to_array(g, a._data.shape) if _req(a) else None
+        return ga, (sum_to_array(g, b._data.shape) if _req(b) else None)
+
 
 class Sub(Op):
     saves_inputs = False
@@ -126,6 +131,11 @@ class Sub(Op):
         a, b = self.inputs  # type: ignore[misc]
         return (sum_to(g, a._data.shape) if _req(a) else None, sum_to(-g, b._data.shape) if _req(b) else None)
 
+    def backward_arrays(self, g: Any) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ga = sum_to_array(g, a._data.shape) if _req(a) else None
+        return ga, (sum_to_array(-g, b._data.shape) if _req(b) else None)
+
 
 class Mul(Op):
     def forward(self, a: Any, b: Any) -> Any:
@@ -134,6 +144,13 @@ class Mul(Op):
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
         return (sum_to(g * b, _shape(a)) if _req(a) else None, sum_to(g * a, _shape(b)) if _req(b) else None)
+
+    def backward_arrays(self, g: Any) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        av = a._data if isinstance(a, Tensor) else a
+        bv = b._data if isinstance(b, Tensor) else b
+        ga = sum_to_array(g * bv, _shape(a)) if _req(a) else None
+        return ga, (sum_to_array(g * av, _shape(b)) if _req(b) else None)
 
 
 class Div(Op):
@@ -144,6 +161,14 @@ class Div(Op):
         a, b = self.inputs  # type: ignore[misc]
         ga = sum_to(g / b, _shape(a)) if _req(a) else None
         gb = sum_to(-g * a / (b * b), _shape(b)) if _req(b) else None
+        return ga, gb
+
+    def backward_arrays(self, g: Any) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        av = a._data if isinstance(a, Tensor) else a
+        bv = b._data if isinstance(b, Tensor) else b
+        ga = sum_to_array(g / bv, _shape(a)) if _req(a) else None
+        gb = sum_to_array(-g * av / (bv * bv), _shape(b)) if _req(b) else None
         return ga, gb
 
 
@@ -172,6 +197,9 @@ class Neg(Op):
         return self.backend.xp.negative(a)
 
     def backward(self, g: Tensor) -> Tensor:
+        return -g
+
+    def backward_arrays(self, g: Any) -> Any:
         return -g
 
 
@@ -313,6 +341,9 @@ class Exp(Op):
     def backward(self, g: Tensor) -> Tensor:
         return g * self.output()
 
+    def backward_arrays(self, g: Any) -> Any:
+        return g * self.out_array()
+
 
 class Log(Op):
     def forward(self, x: Any) -> Any:
@@ -320,6 +351,9 @@ class Log(Op):
 
     def backward(self, g: Tensor) -> Tensor:
         return g / self.inputs[0]  # type: ignore[index]
+
+    def backward_arrays(self, g: Any) -> Any:
+        return g / self.inputs[0]._data  # type: ignore[index]
 
 
 class Sqrt(Op):
@@ -363,6 +397,10 @@ class Tanh(Op):
         y = self.output()
         return g * (1 - y * y)
 
+    def backward_arrays(self, g: Any) -> Any:
+        y = self.out_array()
+        return g * (1 - y * y)
+
 
 class Sigmoid(Op):
     saves_inputs = False
@@ -378,6 +416,10 @@ class Sigmoid(Op):
         y = self.output()
         return g * y * (1 - y)
 
+    def backward_arrays(self, g: Any) -> Any:
+        y = self.out_array()
+        return g * y * (1 - y)
+
 
 class Relu(Op):
     saves_inputs = False
@@ -390,6 +432,9 @@ class Relu(Op):
 
     def backward(self, g: Tensor) -> Tensor:
         return g * (self.output() > 0)
+
+    def backward_arrays(self, g: Any) -> Any:
+        return g * (self.out_array() > 0)
 
 
 class Floor(Op):

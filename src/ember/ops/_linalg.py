@@ -8,7 +8,7 @@ from typing import Any
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._shape import _transpose, reshape
-from ._util import promote, sum_to
+from ._util import promote, sum_to, sum_to_array
 
 __all__ = ["addmm", "baddbmm", "bmm", "dot", "einsum", "inner", "matmul", "mm", "mv", "outer", "vdot"]
 #: the functions that are also Tensor methods (``t.name(...)``)
@@ -25,6 +25,13 @@ class MatMul(Op):
         a, b = self.inputs  # type: ignore[misc]
         ga = sum_to(matmul(g, _transpose(b, -1, -2)), a.shape) if a.requires_grad else None
         gb = sum_to(matmul(_transpose(a, -1, -2), g), b.shape) if b.requires_grad else None
+        return ga, gb
+
+    def backward_arrays(self, g: Any) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        xp = self.backend.xp
+        ga = sum_to_array(xp.matmul(g, xp.swapaxes(b._data, -1, -2)), a._data.shape) if a.requires_grad else None
+        gb = sum_to_array(xp.matmul(xp.swapaxes(a._data, -1, -2), g), b._data.shape) if b.requires_grad else None
         return ga, gb
 
 

@@ -19,6 +19,12 @@ __all__ = ["amax", "amin", "argmax", "argmin", "max", "mean", "min", "sum"]
 METHODS = ["amax", "amin", "argmax", "argmin", "max", "mean", "min", "sum"]
 
 
+def _expand_back_array(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdim: bool) -> Any:
+    if not keepdim and axes:
+        g = g.reshape(tuple(1 if i in axes else s for i, s in enumerate(shape)))
+    return xp.broadcast_to(g, shape)
+
+
 def _expand_back(g: Tensor, shape: tuple[int, ...], axes: tuple[int, ...], keepdim: bool) -> Tensor:
     """Reshape a reduced gradient to keepdim form and broadcast it back to ``shape``."""
     from ._shape import expand, reshape
@@ -39,6 +45,9 @@ class Sum(Op):
     def backward(self, g: Tensor) -> tuple[Tensor, None, None]:
         return _expand_back(g, self.shape, self.axes, self.keepdim), None, None
 
+    def backward_arrays(self, g: Any) -> tuple[Any, None, None]:
+        return _expand_back_array(self.backend.xp, g, self.shape, self.axes, self.keepdim), None, None
+
 
 class Mean(Op):
     saves_inputs = False
@@ -53,6 +62,9 @@ class Mean(Op):
 
     def backward(self, g: Tensor) -> tuple[Tensor, None, None]:
         return _expand_back(g / self.n, self.shape, self.axes, self.keepdim), None, None
+
+    def backward_arrays(self, g: Any) -> tuple[Any, None, None]:
+        return _expand_back_array(self.backend.xp, g / self.n, self.shape, self.axes, self.keepdim), None, None
 
 
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:

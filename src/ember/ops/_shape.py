@@ -7,7 +7,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd._function import Op
-from ._util import as_shape, norm_dim, sum_to
+from ._util import as_shape, norm_dim, sum_to, sum_to_array
 
 __all__ = [
     "broadcast_to",
@@ -82,6 +82,9 @@ class Reshape(ViewOp):
     def backward(self, g: Tensor) -> tuple[Tensor, None]:
         return reshape(g, self.in_shape), None
 
+    def backward_arrays(self, g: Any) -> tuple[Any, None]:
+        return g.reshape(self.in_shape), None
+
 
 def reshape(input: Tensor, *shape: Any) -> Tensor:
     """The same elements in a new shape (one dim may be -1); a view when the input is contiguous."""
@@ -122,6 +125,12 @@ class Permute(ViewOp):
         for i, d in enumerate(self.dims):
             inv[d] = i
         return _permute(g, tuple(inv)), None
+
+    def backward_arrays(self, g: Any) -> tuple[Any, None]:
+        inv = [0] * len(self.dims)
+        for i, d in enumerate(self.dims):
+            inv[d] = i
+        return self.backend.xp.transpose(g, inv), None
 
 
 def _permute(x: Tensor, dims: tuple[int, ...]) -> Tensor:
@@ -170,6 +179,9 @@ class Expand(ViewOp):
 
     def backward(self, g: Tensor) -> tuple[Tensor, None]:
         return sum_to(g, self.in_shape), None
+
+    def backward_arrays(self, g: Any) -> tuple[Any, None]:
+        return sum_to_array(g, self.in_shape), None
 
 
 def expand(input: Tensor, *sizes: Any) -> Tensor:

@@ -111,3 +111,14 @@ def broadcast_shapes(*shapes: tuple[int, ...], op: str = "broadcast_shapes") -> 
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
         raise ValueError(f"{op}: shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot broadcast") from None
+
+
+def sum_to_array(g: Any, shape: tuple[int, ...]) -> Any:
+    """``sum_to`` on a backend array (the first-order fast path)."""
+    gshape = g.shape
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+    out = g.sum(axis=axes, keepdims=True) if axes else g
+    return out.reshape(shape)

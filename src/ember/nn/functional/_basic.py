@@ -35,6 +35,10 @@ class LogSoftmax(Op):
         y = self.output()
         return g - exp(y) * _sum(g, self.dim, keepdim=True), None
 
+    def backward_arrays(self, g: Any) -> tuple[Any, None]:
+        y = self.out_array()
+        return g - self.backend.xp.exp(y) * g.sum(axis=self.dim, keepdims=True), None
+
 
 class Softmax(Op):
     saves_inputs = False
@@ -53,6 +57,11 @@ class Softmax(Op):
         y = self.output()
         gy = g * y
         return gy - y * _sum(gy, self.dim, keepdim=True), None
+
+    def backward_arrays(self, g: Any) -> tuple[Any, None]:
+        y = self.out_array()
+        gy = g * y
+        return gy - y * gy.sum(axis=self.dim, keepdims=True), None
 
 
 def _float_input(x: Tensor, op: str) -> Tensor:
@@ -93,6 +102,12 @@ class NLL(Op):
 
         hit = arange_like_dim(self.shape, 1, self.backend) == unsqueeze(t, 1)
         return -unsqueeze(g, 1) * hit, None
+
+    def backward_arrays(self, g: Any) -> tuple[Any, None]:
+        xp = self.backend.xp
+        out = xp.zeros(self.shape, dtype=g.dtype)
+        xp.put_along_axis(out, xp.expand_dims(self.target, 1), -xp.expand_dims(g, 1), axis=1)
+        return out, None
 
 
 def _reduce(loss: Tensor, reduction: str, op: str, weight_sum: Tensor | None = None) -> Tensor:
