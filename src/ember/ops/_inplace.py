@@ -59,11 +59,41 @@ def _commit(t: Tensor, r: Tensor, op: str) -> Tensor:
     return t
 
 
+_UFUNCS = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "true_divide"}
+
+
 def _inplace(t: Tensor, fn: Callable[[Any, Any], Tensor], other: Any) -> Tensor:
     """``t op= other``."""
+    if _inplace_fast(t, fn.__name__, other):
+        return t
     op = f"{fn.__name__}_"
     _check_leaf(t, op)
     return _commit(t, fn(_alias(t), other), op)
+
+
+def _inplace_fast(t: Tensor, name: str, other: Any) -> bool:
+    """``t op= other`` straight into ``t``'s storage when no graph is recorded and no promotion is needed."""
+    uf = _UFUNCS.get(name)
+    if uf is None or t._data.dtype.kind != "f":
+        return False
+    if isinstance(other, Tensor):
+        if (STATE.enabled and (t.requires_grad or other.requires_grad)) or other._backend is not t._backend:
+            return False
+        if other._data.dtype != t._data.dtype:
+            return False
+        o = other._data
+    elif isinstance(other, (int, float)) and not isinstance(other, bool):
+        if STATE.enabled and t.requires_grad:
+            return False
+        o = other
+    else:
+        return False
+    try:
+        getattr(t._backend.xp, uf)(t._data, o, out=t._data)
+    except ValueError:  # broadcasting into t's shape failed, or t is a read-only view: the slow path explains
+        return False
+    t._vc[0] += 1
+    return True
 
 
 def inplace_method(t: Tensor, fn: Callable[..., Tensor], *args: Any, **kwargs: Any) -> Tensor:
