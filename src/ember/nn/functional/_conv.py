@@ -467,16 +467,18 @@ class _PoolSelect(Op):
 
     saves_inputs = False
 
-    def forward(self, x: Any, idx: Any, k: tuple[int, ...]) -> Any:
+    def forward(self, x: Any, idx: Any, k: tuple[int, ...], values: Any = None) -> Any:
         self.idx, self.k, self.shape = idx, k, x.shape
+        if values is not None:  # the caller already has the picked values (the running maximum)
+            return values
         out = None
         for o, sl in enumerate(_window_slices(k, idx.shape)):
             pick = x[sl] * (idx == o)
             out = pick if out is None else out + pick
         return out
 
-    def backward(self, g: Tensor) -> tuple[Any, None, None]:
-        return _PoolScatter.apply(g, self.idx, self.k, self.shape), None, None
+    def backward(self, g: Tensor) -> tuple[Any, None, None, None]:
+        return _PoolScatter.apply(g, self.idx, self.k, self.shape), None, None, None
 
 
 class _PoolScatter(Op):
@@ -516,7 +518,7 @@ def _fast_max_pool(x: Tensor, k: tuple[int, ...], out: tuple[int, ...], return_i
         upd = (v > best) | (v != v)  # NaN wins, as in PyTorch
         best = xp.where(upd, v, best)
         idx = xp.where(upd, xp.int16(o), idx)
-    y = _PoolSelect.apply(x, idx, k)
+    y = _PoolSelect.apply(x, idx, k, best)
     if not return_indices:
         return y
     sp = len(k)
