@@ -187,14 +187,16 @@ class NamedMpkRecorder(Recorder):
         f.write(packer.pack({"end": len(record.items), "crc32": crc}))  # covers every byte but the arrays
 
     def read(self, f: IO[bytes], source: str, device: Any) -> Record:
-        if isinstance(f, io.BufferedReader):  # a plain file: read it straight into one buffer
-            buf = bytearray(os.fstat(f.fileno()).st_size - f.tell())
-            f.readinto(buf)
+        buf: Any
+        if isinstance(f, io.BufferedReader):  # a plain file: read it straight into one (uninitialised) buffer
+            buf = np.empty(os.fstat(f.fileno()).st_size - f.tell(), dtype=np.uint8)
+            n = f.readinto(memoryview(buf))
+            buf = buf[:n]
         else:
             buf = bytearray(f.read())
         return self.parse(buf, source, device)
 
-    def parse(self, buf: bytearray, source: str, device: Any) -> Record:
+    def parse(self, buf: Any, source: str, device: Any) -> Record:
         msgpack = _msgpack()
         view = memoryview(buf)
         size = len(buf)
