@@ -311,3 +311,20 @@ def test_noam_warmup_shape():
     assert peak == 9 and lrs[peak] == pytest.approx(512**-0.5 * 10**-0.5)
     assert lrs[-1] == pytest.approx(512**-0.5 * 30**-0.5)
     assert math.isfinite(sum(lrs))
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
+def test_numpy_path_matches_the_blas_path(name, monkeypatch):
+    from ember.optim import _algorithms
+
+    def run():
+        p = nn.Param(ember.tensor(np.linspace(-1, 1, 12).reshape(3, 4)))
+        opt = getattr(optim, name)([p], lr=0.1, **({"momentum": 0.9} if name == "SGD" else {}))
+        for k in range(5):
+            p.grad = ember.tensor(np.cos(np.arange(12.0) + k).reshape(3, 4))
+            opt.step()
+        return p.detach().numpy().copy()
+
+    with_blas = run()
+    monkeypatch.setattr(_algorithms, "_blas", lambda y: None)
+    np.testing.assert_allclose(run(), with_blas, rtol=1e-12, atol=1e-12)

@@ -1,8 +1,8 @@
 """The built-in optimizers: each a SimpleOptimizer (state + one step on arrays) wrapped by the adaptor.
 
 Update rules follow ``torch.optim`` exactly (checked by the tests); Lion and LAMB follow their papers.
-Steps update the parameter array in place where possible (no temporaries the size of the model
-beyond one or two per parameter).
+Steps update the parameter array in place where possible: SGD and Adam use BLAS ``axpy``/``scal`` (threaded,
+no temporaries) when SciPy is installed, NumPy in-place operations otherwise.
 """
 
 from __future__ import annotations
@@ -10,9 +10,40 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
+import numpy as np
+
 from .optimizer import OptimizerAdaptor, SimpleOptimizer
 
 __all__ = ["LAMB", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Lion", "NAdam", "RAdam", "RMSprop"]
+
+
+def _blas(y: Any) -> Any:
+    """BLAS level-1 routines for ``y``'s dtype when SciPy is installed and ``y`` is a contiguous NumPy array."""
+    if not isinstance(y, np.ndarray) or not y.flags.c_contiguous or y.dtype.char not in "fd":
+        return None
+    try:
+        from scipy.linalg import blas
+    except ImportError:
+        return None
+    return (blas.saxpy, blas.sscal) if y.dtype.char == "f" else (blas.daxpy, blas.dscal)
+
+
+def _axpy(y: Any, a: float, x: Any) -> None:
+    """``y += a * x`` in place, without a temporary (threaded BLAS when available)."""
+    fns = _blas(y)
+    if fns is not None and isinstance(x, np.ndarray) and x.dtype == y.dtype and x.shape == y.shape:
+        fns[0](np.ascontiguousarray(x).reshape(-1), y.reshape(-1), a=a)
+    else:
+        y += a * x
+
+
+def _scal(y: Any, a: float) -> None:
+    """``y *= a`` in place."""
+    fns = _blas(y)
+    if fns is not None:
+        fns[1](a, y.reshape(-1))
+    else:
+        y *= a
 
 
 def _wd(p: Any, g: Any, group: dict[str, Any]) -> Any:
@@ -33,19 +64,14 @@ class _SGD(SimpleOptimizer):
             if buf is None:
                 buf = g.copy()
             else:
-                buf *= mom
-                if group["dampening"]:
-                    buf += (1 - group["dampening"]) * g
-                else:
-                    buf += g
+                _scal(buf, mom)
+                _axpy(buf, 1 - group["dampening"], g)
             st["momentum_buffer"] = buf
             if group["nesterov"]:
                 g = g + mom * buf
             else:
                 g = buf
-        tmp = _scratch(st, p)
-        self.xp(p).multiply(g, lr, out=tmp)
-        p -= tmp
+        _axpy(p, -lr, g)
         return p, st
 
 
@@ -75,19 +101,17 @@ class _Adam(SimpleOptimizer):
         b1, b2 = group["betas"]
         wd = group["weight_decay"]
         if self.decoupled:
-            p *= 1 - lr * wd
+            _scal(p, 1 - lr * wd)
         elif wd:
             g = g + wd * p
         st["step"] += 1
         t = st["step"]
         m, v, tmp = st["exp_avg"], st["exp_avg_sq"], _scratch(st, p)
-        m *= b1
-        xp.multiply(g, 1 - b1, out=tmp)
-        m += tmp
-        v *= b2
+        _scal(m, b1)
+        _axpy(m, 1 - b1, g)
+        _scal(v, b2)
         xp.multiply(g, g, out=tmp)
-        tmp *= 1 - b2
-        v += tmp
+        _axpy(v, 1 - b2, tmp)
         bc1, bc2 = 1 - b1**t, 1 - b2**t
         if group["amsgrad"]:
             xp.maximum(st["max_exp_avg_sq"], v, out=st["max_exp_avg_sq"])
@@ -96,8 +120,7 @@ class _Adam(SimpleOptimizer):
         tmp *= 1 / math.sqrt(bc2)
         tmp += group["eps"]
         xp.divide(m, tmp, out=tmp)
-        tmp *= lr / bc1
-        p -= tmp
+        _axpy(p, -lr / bc1, tmp)
         return p, st
 
 
