@@ -17,13 +17,40 @@ from .optimizer import OptimizerAdaptor, SimpleOptimizer
 __all__ = ["LAMB", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Lion", "NAdam", "RAdam", "RMSprop"]
 
 
+_BLAS: Any = None  # None: not looked up yet; False: unavailable; else scipy.linalg.blas
+
+
+def _scipy_blas() -> Any:
+    """SciPy's BLAS module, set up so that it does not compete with NumPy's BLAS threads.
+
+    SciPy wheels ship their own OpenBLAS. Its worker threads spinning beside NumPy's on a small machine
+    make NumPy's matrix products markedly slower, so SciPy's copy is limited to one thread (with
+    threadpoolctl); without threadpoolctl, or when that cannot be arranged, SciPy's BLAS is not used.
+    """
+    global _BLAS
+    if _BLAS is None:
+        _BLAS = False
+        try:
+            import numpy
+            from scipy.linalg import blas
+            from threadpoolctl import ThreadpoolController
+        except ImportError:
+            return None
+        numpy_dir = str(__import__("pathlib").Path(numpy.__file__).parent)
+        for lib in ThreadpoolController().lib_controllers:
+            # NumPy's own BLAS sits in numpy/ or numpy.libs/; only a separate copy is limited
+            if lib.user_api == "blas" and not lib.filepath.startswith((numpy_dir, numpy_dir + ".libs")):
+                lib.set_num_threads(1)
+        _BLAS = blas
+    return _BLAS or None
+
+
 def _blas(y: Any) -> Any:
     """BLAS level-1 routines for ``y``'s dtype when SciPy is installed and ``y`` is a contiguous NumPy array."""
     if not isinstance(y, np.ndarray) or not y.flags.c_contiguous or y.dtype.char not in "fd":
         return None
-    try:
-        from scipy.linalg import blas
-    except ImportError:
+    blas = _scipy_blas()
+    if blas is None:
         return None
     return (blas.saxpy, blas.sscal) if y.dtype.char == "f" else (blas.daxpy, blas.dscal)
 
