@@ -8,7 +8,8 @@
 from __future__ import annotations
 
 import itertools
-import time
+import pathlib
+import sys
 from collections.abc import Callable
 
 import numpy as np
@@ -16,16 +17,8 @@ import numpy as np
 import ember
 import ember.nn.functional as F
 
-
-def best_of(fn: Callable[[], object], repeat: int = 5, number: int = 1) -> float:
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / number)
-    return best
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from _common import best_of
 
 
 def chain_ember(backward: bool) -> Callable[[], object]:
