@@ -10,13 +10,10 @@ import pathlib
 import sys
 import time
 
-import numpy as np
-
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from _common import best_of, table, torch_or_none
 
 import ember
-import ember.nn as nn
 import ember.nn.functional as F
 from ember.models import LeNet5Config, ResNetConfig
 from ember.optim import SGD
@@ -116,7 +113,6 @@ def main() -> None:
     table(rows, "(samples/s: higher is better, ratio > 1 beats torch)")
     slow, fast = cold_start()
     print(f"ResNet-50 init()+load_record {slow:.3f}s, init_with(record) {fast:.3f}s: {slow / fast:.1f}x faster")
-    _ = (np, nn)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,6 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from _common import torch_or_none
 
@@ -85,7 +83,6 @@ def main() -> None:
         fast = time.perf_counter() - t0
         print(f"cold start (build + load + first forward): init()+load {slow:.2f}s, init_with {fast:.2f}s "
               f"({slow / fast:.2f}x)")  # fmt: skip
-    _ = np
 
 
 if __name__ == "__main__":

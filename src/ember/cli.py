@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 __all__ = ["main"]
 
@@ -105,10 +104,6 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError, KeyError) as e:
         print(f"ember: {e}", file=sys.stderr)
         return 1
-
-
-def _entry() -> Any:  # pragma: no cover
-    sys.exit(main())
 
 
 if __name__ == "__main__":  # pragma: no cover

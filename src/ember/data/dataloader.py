@@ -8,6 +8,7 @@ surface in the main thread with the index of the sample that raised. Map-style d
 from __future__ import annotations
 
 import collections
+import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -188,7 +189,7 @@ class DataLoader:
             yield from batches(iter(self.dataset))
             return
         # each worker iterates its own shard; batches are interleaved round-robin
-        q: Any = __import__("queue").Queue(maxsize=self.num_workers * self.prefetch_factor)
+        q: queue.Queue[Any] = queue.Queue(maxsize=self.num_workers * self.prefetch_factor)
         done = object()
 
         def run(wid: int) -> None:

@@ -187,12 +187,9 @@ def random_split(dataset: Any, lengths: Sequence[float], generator: Any = None, 
         sizes = [int(v) for v in lengths]
     if sum(sizes) != n:
         raise ValueError(f"random_split: lengths {list(lengths)} do not add up to the dataset size {n}")
-    if generator is not None:
-        perm = getattr(generator, "_rng", generator).permutation(n)
-    else:
-        from .._creation import default_generator
+    from .sampler import _rng
 
-        perm = (np.random.default_rng(seed) if seed is not None else default_generator._rng).permutation(n)
+    perm = _rng(generator, seed).permutation(n)
     out, start = [], 0
     for s in sizes:
         out.append(Subset(dataset, perm[start : start + s].tolist()))

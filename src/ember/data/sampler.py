@@ -12,7 +12,8 @@ __all__ = ["BatchSampler", "DistributedSampler", "RandomSampler", "Sampler", "Se
            "SubsetRandomSampler", "WeightedRandomSampler"]  # fmt: skip
 
 
-def _rng(generator: Any, seed: int | None) -> np.random.Generator:
+def _rng(generator: Any, seed: int | None = None) -> np.random.Generator:
+    """The NumPy generator to draw from: ``generator`` (Ember's or NumPy's), else ``seed``, else Ember's global one."""
     if generator is not None:
         return getattr(generator, "_rng", generator)  # type: ignore[no-any-return]
     if seed is not None:

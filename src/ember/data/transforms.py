@@ -8,20 +8,13 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
+from .sampler import _rng
 
 __all__ = ["Compose", "Lambda", "Normalize", "RandomCrop", "RandomHorizontalFlip", "Resize", "ToTensor"]
 
 
 def _arr(x: Any) -> np.ndarray:
     return x.detach().cpu().numpy() if isinstance(x, Tensor) else np.asarray(x)
-
-
-def _rng(generator: Any) -> np.random.Generator:
-    if generator is not None:
-        return getattr(generator, "_rng", generator)  # type: ignore[no-any-return]
-    from .._creation import default_generator
-
-    return default_generator._rng
 
 
 class Compose:

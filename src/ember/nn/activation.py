@@ -8,7 +8,7 @@ from typing import Any
 from .._tensor import Tensor
 from ..ops._elementwise import relu, sigmoid, tanh
 from . import functional as F
-from .config import config_for
+from .config import export_configs
 from .module import Module
 from .parameter import Param
 
@@ -205,8 +205,29 @@ def get_activation(name: str) -> Module:
     return ACTIVATIONS[name]()
 
 
-for _cls in (ReLU, ReLU6, Sigmoid, Tanh, SiLU, Mish, Hardswish, Hardsigmoid, SELU, Softsign, LogSigmoid, GELU,
-             LeakyReLU, ELU, CELU, Hardtanh, Softplus, PReLU, Softmax, LogSoftmax, GLU):  # fmt: skip
-    _cfg = config_for(_cls)
-    globals()[_cfg.__name__] = _cfg
-    __all__.append(_cfg.__name__)
+export_configs(
+    globals(),
+    (
+        ReLU,
+        ReLU6,
+        Sigmoid,
+        Tanh,
+        SiLU,
+        Mish,
+        Hardswish,
+        Hardsigmoid,
+        SELU,
+        Softsign,
+        LogSigmoid,
+        GELU,
+        LeakyReLU,
+        ELU,
+        CELU,
+        Hardtanh,
+        Softplus,
+        PReLU,
+        Softmax,
+        LogSoftmax,
+        GLU,
+    ),
+)

@@ -24,7 +24,7 @@ import typing
 from pathlib import Path
 from typing import Any, ClassVar
 
-__all__ = ["Config", "config_for"]
+__all__ = ["Config", "config_for", "export_configs"]
 
 _POSITIVE = (
     "features", "channels", "num_embeddings", "embedding_dim", "embed_dim", "hidden_size", "num_heads", "d_model",
@@ -191,6 +191,14 @@ def _decode(v: Any, hint: Any) -> Any:
             return tuple(items)
         return items
     return v
+
+
+def export_configs(namespace: dict[str, Any], classes: tuple[type, ...]) -> None:
+    """Generate each class's config into a module's ``namespace`` and list it in its ``__all__``."""
+    for cls in classes:
+        cfg = config_for(cls)
+        namespace[cfg.__name__] = cfg
+        namespace["__all__"].append(cfg.__name__)
 
 
 def config_for(module_cls: type, name: str | None = None) -> type[Config]:

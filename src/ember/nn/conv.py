@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from .._creation import empty
@@ -69,11 +68,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
-            bound = 1 / math.sqrt(fan_in) if fan_in else 0
-            init.uniform_(self.bias, -bound, bound)
+        init.reset_like_torch_(self.weight, self.bias)
 
     def _padded(self, input: Tensor) -> tuple[Tensor, Any]:
         if self.padding_mode == "zeros" or isinstance(self.padding, str):

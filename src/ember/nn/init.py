@@ -187,3 +187,11 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
     if rows < cols:
         q = q.T
     return _write(tensor, (gain * q).reshape(tensor.shape))
+
+
+def reset_like_torch_(weight: Tensor, bias: Tensor | None) -> None:
+    """PyTorch's default for Linear and Conv: weight Kaiming-uniform (a=sqrt(5)), bias uniform +-1/sqrt(fan_in)."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        bound = 1 / math.sqrt(_fans(weight)[0])
+        uniform_(bias, -bound, bound)

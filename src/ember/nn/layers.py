@@ -9,7 +9,7 @@ from .._creation import empty
 from .._tensor import Tensor
 from . import functional as F
 from . import init
-from .config import config_for
+from .config import export_configs
 from .module import Module
 from .parameter import Param
 
@@ -256,9 +256,27 @@ class ReplicationPad2d(ReflectionPad2d):
     _mode = "replicate"
 
 
-for _cls in (Dropout, Dropout1d, Dropout2d, AlphaDropout, Embedding, MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d,
-             AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool2d, Upsample, PixelShuffle, PixelUnshuffle,
-             ZeroPad2d, ConstantPad2d, ReflectionPad2d, ReplicationPad2d):  # fmt: skip
-    _cfg = config_for(_cls)
-    globals()[_cfg.__name__] = _cfg
-    __all__.append(_cfg.__name__)
+export_configs(
+    globals(),
+    (
+        Dropout,
+        Dropout1d,
+        Dropout2d,
+        AlphaDropout,
+        Embedding,
+        MaxPool1d,
+        MaxPool2d,
+        AvgPool1d,
+        AvgPool2d,
+        AdaptiveAvgPool1d,
+        AdaptiveAvgPool2d,
+        AdaptiveMaxPool2d,
+        Upsample,
+        PixelShuffle,
+        PixelUnshuffle,
+        ZeroPad2d,
+        ConstantPad2d,
+        ReflectionPad2d,
+        ReplicationPad2d,
+    ),
+)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from .._tensor import Tensor
 from . import functional as F
 from .module import Module
@@ -126,6 +124,3 @@ class CosineEmbeddingLoss(_Loss):
 class MarginRankingLoss(CosineEmbeddingLoss):
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.margin_ranking_loss(input1, input2, target, self.margin, self.reduction)
-
-
-_: Any = None

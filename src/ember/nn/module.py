@@ -157,18 +157,15 @@ class Module:
             raise NotImplementedError(
                 f"{type(self).__name__} defines no forward(); call its methods directly or define forward"
             )
-        for hook in list(self._pre_hooks.values()):
-            r = hook(self, args)
-            if r is not None:
-                args = r if isinstance(r, tuple) else (r,)
+        if self._pre_hooks:
+            for hook in list(self._pre_hooks.values()):
+                r = hook(self, args)
+                if r is not None:
+                    args = r if isinstance(r, tuple) else (r,)
         if self._bwd_hooks:
             return self._call_with_backward_hooks(forward, args, kwargs)
         out = forward(self, *args, **kwargs)
-        for fhook in list(self._fwd_hooks.values()):
-            r = fhook(self, args, out)
-            if r is not None:
-                out = r
-        return out
+        return self._run_forward_hooks(args, out) if self._fwd_hooks else out
 
     def _call_with_backward_hooks(self, forward: Callable[..., Any], args: tuple[Any, ...], kw: Any) -> Any:
         state: dict[str, Any] = {}
@@ -179,10 +176,7 @@ class Module:
             args = tuple(wrapped[pos.index(i)] if i in pos else a for i, a in enumerate(args))
         state["n_in"] = len(pos)
         out = forward(self, *args, **kw)
-        for fhook in list(self._fwd_hooks.values()):
-            r = fhook(self, args, out)
-            if r is not None:
-                out = r
+        out = self._run_forward_hooks(args, out)
         outs = out if isinstance(out, tuple) else (out,)
         tpos = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
         if not tpos:
@@ -192,23 +186,24 @@ class Module:
         new = tuple(w[tpos.index(i)] if i in tpos else o for i, o in enumerate(outs))
         return new if isinstance(out, tuple) else new[0]
 
+    def _run_forward_hooks(self, args: tuple[Any, ...], out: Any) -> Any:
+        for hook in list(self._fwd_hooks.values()):
+            r = hook(self, args, out)
+            if r is not None:
+                out = r
+        return out
+
     def register_forward_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """``hook(module, args)`` before forward; it may return new args."""
-        k = next(_hook_ids)
-        self._pre_hooks[k] = hook
-        return RemovableHandle(self._pre_hooks, k)
+        return _add_hook(self._pre_hooks, hook)
 
     def register_forward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """``hook(module, args, output)`` after forward; it may return a new output."""
-        k = next(_hook_ids)
-        self._fwd_hooks[k] = hook
-        return RemovableHandle(self._fwd_hooks, k)
+        return _add_hook(self._fwd_hooks, hook)
 
     def register_full_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """``hook(module, grad_input, grad_output)`` when the gradients of the module's inputs are known."""
-        k = next(_hook_ids)
-        self._bwd_hooks[k] = hook
-        return RemovableHandle(self._bwd_hooks, k)
+        return _add_hook(self._bwd_hooks, hook)
 
     register_backward_hook = register_full_backward_hook
 
@@ -477,6 +472,12 @@ def _as_tensor(v: Any, key: str) -> Tensor:
     if isinstance(v, (np.ndarray, np.generic, list, float, int)):
         return Tensor(np.asarray(v))
     raise TypeError(f"load_state_dict: value for {key!r} is a {type(v).__name__}, expected a tensor or array")
+
+
+def _add_hook(hooks: dict[int, Callable[..., Any]], hook: Callable[..., Any]) -> RemovableHandle:
+    k = next(_hook_ids)
+    hooks[k] = hook
+    return RemovableHandle(hooks, k)
 
 
 class _BackwardHookIn(Function):

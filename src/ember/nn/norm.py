@@ -8,7 +8,7 @@ from .._creation import ones, tensor, zeros
 from .._dtype import int64
 from .._tensor import Tensor
 from . import functional as F
-from .config import config_for
+from .config import export_configs
 from .module import Module
 from .parameter import Param
 
@@ -204,7 +204,6 @@ class InstanceNorm2d(_InstanceNorm):
     _dims = (4,)
 
 
-for _cls in (BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, RMSNorm, GroupNorm, InstanceNorm1d, InstanceNorm2d):
-    _cfg = config_for(_cls)
-    globals()[_cfg.__name__] = _cfg
-    __all__.append(_cfg.__name__)
+export_configs(
+    globals(), (BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, RMSNorm, GroupNorm, InstanceNorm1d, InstanceNorm2d)
+)

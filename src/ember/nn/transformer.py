@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from .._creation import empty, zeros
 from .._dtype import bool_
 from .._tensor import Tensor
@@ -89,7 +91,7 @@ class MultiheadAttention(Module):
         v = F.linear(value, wv, bv).reshape(S, N * h, d).transpose(0, 1)
         scores = (q @ k.transpose(1, 2)) * (1.0 / math.sqrt(d))  # (N*h, L, S)
         if is_causal and attn_mask is None:
-            attn_mask = Tensor(~__import__("numpy").tril(__import__("numpy").ones((L, S), dtype=bool)))
+            attn_mask = Tensor(~np.tril(np.ones((L, S), dtype=bool)))
         m = _additive(attn_mask, scores)
         if m is not None:
             scores = scores + (m if m.ndim == 2 else m.reshape(N * h, L, S))
@@ -131,6 +133,23 @@ class _Block(Module):
         out = attn(q, kv, kv, key_padding_mask=kpm, attn_mask=mask, need_weights=False, is_causal=causal)[0]
         return drop(out)  # type: ignore[no-any-return]
 
+    def _build(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float, activation: str, eps: float,
+               batch_first: bool, norm_first: bool, bias: bool, kw: dict[str, Any], cross: bool) -> None:  # fmt: skip
+        """Create the sub-modules in PyTorch's order; ``cross`` adds the decoder's attention over memory."""
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first, **kw)
+        if cross:
+            self.multihead_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first, **kw)
+        self.linear1 = Linear(d_model, dim_feedforward, bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias, **kw)
+        self.norm_first = norm_first
+        n = 3 if cross else 2
+        for i in range(1, n + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps, bias=bias, **kw))
+        for i in range(1, n + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout))
+        self.activation = get_activation(activation)
+
     def _feed_forward(self, x: Tensor, drop: Module) -> Tensor:
         return drop(self.linear2(self.dropout(self.activation(self.linear1(x)))))  # type: ignore[no-any-return]
 
@@ -153,17 +172,8 @@ class TransformerEncoderLayer(_Block):
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first, **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.activation = get_activation(activation)
+        self._build(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
+                    bias, {"device": device, "dtype": dtype}, cross=False)  # fmt: skip
 
     def forward(
         self,
@@ -201,18 +211,8 @@ class TransformerDecoderLayer(_Block):
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first, **kw)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first, **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, layer_norm_eps, bias=bias, **kw)
-        self.norm3 = LayerNorm(d_model, layer_norm_eps, bias=bias, **kw)
-        self.dropout1, self.dropout2, self.dropout3 = Dropout(dropout), Dropout(dropout), Dropout(dropout)
-        self.activation = get_activation(activation)
+        self._build(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
+                    bias, {"device": device, "dtype": dtype}, cross=True)  # fmt: skip
 
     def forward(
         self,

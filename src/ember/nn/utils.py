@@ -18,6 +18,29 @@ def _params(parameters: Any) -> list[Tensor]:
     return list(parameters)
 
 
+def clip_arrays_by_norm_(arrays: list[Any], xp: Any, max_norm: float, norm_type: float = 2.0,
+                         error_if_nonfinite: bool = False) -> float:  # fmt: skip
+    """Scale ``arrays`` in place so their global ``norm_type`` norm is at most ``max_norm``; return that norm.
+
+    The one implementation behind ``clip_grad_norm_`` and the optimizers' ``grad_clip_norm`` option.
+    """
+    if norm_type == math.inf:
+        total = max(float(xp.max(xp.abs(a))) for a in arrays)
+    else:
+        total = float(sum(float(xp.sum(xp.abs(a.astype(xp.float64)) ** norm_type)) for a in arrays))
+        total = total ** (1.0 / norm_type)
+    if error_if_nonfinite and not math.isfinite(total):
+        raise RuntimeError(
+            f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is {total}; "
+            "set error_if_nonfinite=False to clip anyway"
+        )
+    coef = max_norm / (total + 1e-6)
+    if coef < 1:
+        for a in arrays:
+            a *= coef
+    return total
+
+
 def clip_grad_norm_(
     parameters: Iterable[Tensor] | Tensor, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False
 ) -> Tensor:
@@ -27,23 +50,11 @@ def clip_grad_norm_(
     grads = [p.grad for p in _params(parameters) if p.grad is not None]
     if not grads:
         return tensor(0.0)
-    xp = grads[0]._backend.xp
     with no_grad():
-        if norm_type == math.inf:
-            total = max(float(xp.max(xp.abs(g._data))) for g in grads)
-        else:
-            total = float(sum(float(xp.sum(xp.abs(g._data.astype(xp.float64)) ** norm_type)) for g in grads))
-            total = total ** (1.0 / norm_type)
-        if error_if_nonfinite and not math.isfinite(total):
-            raise RuntimeError(
-                f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is {total}; "
-                "set error_if_nonfinite=False to clip anyway"
-            )
-        coef = max_norm / (total + 1e-6)
-        if coef < 1:
-            for g in grads:
-                g._data *= coef
-                g._vc[0] += 1
+        total = clip_arrays_by_norm_([g._data for g in grads], grads[0]._backend.xp, max_norm, norm_type,
+                                     error_if_nonfinite)  # fmt: skip
+        for g in grads:
+            g._vc[0] += 1
     return tensor(total, dtype=grads[0].dtype)
 
 

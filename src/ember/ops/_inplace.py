@@ -64,11 +64,7 @@ _UFUNCS = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "true_divi
 
 def _inplace(t: Tensor, fn: Callable[[Any, Any], Tensor], other: Any) -> Tensor:
     """``t op= other``."""
-    if _inplace_fast(t, fn.__name__, other):
-        return t
-    op = f"{fn.__name__}_"
-    _check_leaf(t, op)
-    return _commit(t, fn(_alias(t), other), op)
+    return inplace_method(t, fn, other)
 
 
 def _inplace_fast(t: Tensor, name: str, other: Any) -> bool:
@@ -98,6 +94,8 @@ def _inplace_fast(t: Tensor, name: str, other: Any) -> bool:
 
 def inplace_method(t: Tensor, fn: Callable[..., Tensor], *args: Any, **kwargs: Any) -> Tensor:
     """``t.<fn>_(*args)``: the out-of-place operator ``fn`` written back into ``t``."""
+    if len(args) == 1 and not kwargs and _inplace_fast(t, fn.__name__, args[0]):
+        return t
     op = f"{fn.__name__}_"
     _check_leaf(t, op)
     return _commit(t, fn(_alias(t), *args, **kwargs), op)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._dtype import promote_types
 from .._tensor import Tensor
 from ..autograd._function import Op
-from ._util import norm_dim
+from ._util import norm_dim, promote_tensors
 
 __all__ = ["cat", "chunk", "concat", "concatenate", "split", "stack", "unbind"]
 #: the functions that are also Tensor methods (``t.name(...)``)
@@ -43,13 +42,6 @@ def _check_same(op: str, tensors: Sequence[Tensor], dim: int | None) -> None:
             )
 
 
-def _common(tensors: Sequence[Tensor]) -> list[Tensor]:
-    d = tensors[0].dtype
-    for t in tensors[1:]:
-        d = promote_types(d, t.dtype)
-    return [t if t.dtype is d else t.to(d) for t in tensors]
-
-
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenate along an existing dim."""
     tensors = list(tensors)
@@ -57,7 +49,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         raise ValueError("cat: expected a non-empty sequence of tensors")
     d = norm_dim(dim, tensors[0].ndim, "cat")
     _check_same("cat", tensors, d)
-    return Cat.apply(*_common(tensors), dim=d)  # type: ignore[no-any-return]
+    return Cat.apply(*promote_tensors(tensors), dim=d)  # type: ignore[no-any-return]
 
 
 concat = concatenate = cat

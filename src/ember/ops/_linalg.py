@@ -8,7 +8,7 @@ from typing import Any
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._shape import _transpose, reshape
-from ._util import promote, sum_to, sum_to_array
+from ._util import promote, promote_tensors, sum_to, sum_to_array
 
 __all__ = ["addmm", "baddbmm", "bmm", "dot", "einsum", "inner", "matmul", "mm", "mv", "outer", "vdot"]
 #: the functions that are also Tensor methods (``t.name(...)``)
@@ -235,16 +235,4 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     else:
         counts = "".join(subs)
         out = ell + "".join(sorted(c for c in set(counts) if counts.count(c) == 1 and c not in ell))
-    if len(ops_) > 1:
-        ops_ = list(promote_all("einsum", ops_))
-    return Einsum.apply(*ops_, subs=tuple(subs), out=out)
-
-
-def promote_all(op: str, tensors: list[Tensor]) -> list[Tensor]:
-    out = tensors
-    for k in range(1, len(out)):
-        a, b = promote(op, out[0], out[k])
-        if a is not out[0]:
-            out = [t.to(a.dtype) for t in out]
-        out[k] = b
-    return out
+    return Einsum.apply(*promote_tensors(ops_), subs=tuple(subs), out=out)

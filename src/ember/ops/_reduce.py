@@ -19,9 +19,14 @@ __all__ = ["amax", "amin", "argmax", "argmin", "max", "mean", "min", "sum"]
 METHODS = ["amax", "amin", "argmax", "argmin", "max", "mean", "min", "sum"]
 
 
+def _keepdim_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(1 if i in axes else s for i, s in enumerate(shape))
+
+
 def _expand_back_array(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdim: bool) -> Any:
+    """``_expand_back`` on an array (the first-order fast path)."""
     if not keepdim and axes:
-        g = g.reshape(tuple(1 if i in axes else s for i, s in enumerate(shape)))
+        g = g.reshape(_keepdim_shape(shape, axes))
     return xp.broadcast_to(g, shape)
 
 
@@ -30,8 +35,7 @@ def _expand_back(g: Tensor, shape: tuple[int, ...], axes: tuple[int, ...], keepd
     from ._shape import expand, reshape
 
     if not keepdim and axes:
-        kshape = tuple(1 if i in axes else s for i, s in enumerate(shape))
-        g = reshape(g, kshape)
+        g = reshape(g, _keepdim_shape(shape, axes))
     return expand(g, shape)
 
 

@@ -19,7 +19,6 @@ __all__ = [
 ]  # fmt: skip
 METHODS = list(__all__)
 
-_abs = builtins.abs
 VarMean = namedtuple("VarMean", ["var", "mean"])
 
 
@@ -219,6 +218,3 @@ def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
     """Number of nonzero elements (along ``dim``), int64."""
     return _Logical.apply(input, norm_dims(dim, input.ndim, "count_nonzero"), False, "count")  # type: ignore[no-any-return]
-
-
-_ = _abs

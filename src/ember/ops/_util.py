@@ -33,18 +33,31 @@ def as_shape(shape: Sequence[Any]) -> tuple[int, ...]:
     return tuple(int(s) for s in shape)
 
 
+def broadcast_axes(gshape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The axes of a ``gshape`` array to sum (keeping dims) to undo broadcasting ``shape`` to it."""
+    lead = len(gshape) - len(shape)
+    return tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+
+
 def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     """Sum ``g`` down to ``shape``: undo broadcasting in a gradient (the one place that does it)."""
     gshape = g._data.shape
     if gshape == shape:
         return g
-    lead = len(gshape) - len(shape)
-    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+    axes = broadcast_axes(gshape, shape)
     from ._reduce import sum as _sum
     from ._shape import reshape
 
     out = _sum(g, axes, keepdim=True) if axes else g
     return reshape(out, shape) if out._data.shape != shape else out
+
+
+def promote_tensors(tensors: Sequence[Tensor]) -> list[Tensor]:
+    """Tensors cast to their common dtype (the promotion rule of ``promote``, for many operands)."""
+    d = tensors[0].dtype
+    for t in tensors[1:]:
+        d = promote_types(d, t.dtype)
+    return [t if t.dtype is d else t.to(d) for t in tensors]
 
 
 def scalar_dtype(value: Any) -> DType:
@@ -115,10 +128,8 @@ def broadcast_shapes(*shapes: tuple[int, ...], op: str = "broadcast_shapes") -> 
 
 def sum_to_array(g: Any, shape: tuple[int, ...]) -> Any:
     """``sum_to`` on a backend array (the first-order fast path)."""
-    gshape = g.shape
-    if gshape == shape:
+    if g.shape == shape:
         return g
-    lead = len(gshape) - len(shape)
-    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+    axes = broadcast_axes(g.shape, shape)
     out = g.sum(axis=axes, keepdims=True) if axes else g
     return out.reshape(shape)

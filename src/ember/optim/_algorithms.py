@@ -8,6 +8,7 @@ no temporaries) when SciPy is installed, NumPy in-place operations otherwise.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any, ClassVar
 
 import numpy as np
@@ -36,7 +37,7 @@ def _scipy_blas() -> Any:
             from threadpoolctl import ThreadpoolController
         except ImportError:
             return None
-        numpy_dir = str(__import__("pathlib").Path(numpy.__file__).parent)
+        numpy_dir = os.path.dirname(numpy.__file__)
         for lib in ThreadpoolController().lib_controllers:
             # NumPy's own BLAS sits in numpy/ or numpy.libs/; only a separate copy is limited
             if lib.user_api == "blas" and not lib.filepath.startswith((numpy_dir, numpy_dir + ".libs")):

@@ -19,7 +19,6 @@ keys the state by the parameter's stable ``id``; ``state_dict()``/``load_state_d
 from __future__ import annotations
 
 import itertools
-import math
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -194,14 +193,18 @@ class OptimizerAdaptor:
         parrs = [p._data for p, _ in live]
         for hook in list(self._hooks.values()):
             hook(parrs, garrs)
-        self._clip(garrs)
+        self._clip(garrs, live[0][0]._backend.xp)
         rate = group["lr"] if lr is None else lr
 
         def one(i: int) -> None:
             p, ga = live[i][0], garrs[i]
             key = _key(p)
             st = self.state.get(key)
-            st = self.simple.init_state(p._data, group) if st is None else _to_backend(st, p)
+            if st is None:
+                st = self.simple.init_state(p._data, group)
+            elif st.get("_backend") is not p._backend:  # loaded, or the param moved: bring the state along
+                st = _to_backend(st, p)
+            st["_backend"] = p._backend
             new_p, new_st = self.simple.step(rate, p._data, ga, st, group)
             if new_p is not p._data:
                 p._data[...] = new_p
@@ -217,16 +220,14 @@ class OptimizerAdaptor:
             for i in range(len(live)):
                 one(i)
 
-    def _clip(self, garrs: list[Any]) -> None:
+    def _clip(self, garrs: list[Any], xp: Any) -> None:
         if self.grad_clip_value is not None:
             for ga in garrs:
-                ga.clip(-self.grad_clip_value, self.grad_clip_value, out=ga)
+                xp.clip(ga, -self.grad_clip_value, self.grad_clip_value, out=ga)
         if self.grad_clip_norm is not None:
-            total = math.sqrt(sum(float((ga.astype("float64") ** 2).sum()) for ga in garrs))
-            coef = self.grad_clip_norm / (total + 1e-6)
-            if coef < 1:
-                for ga in garrs:
-                    ga *= coef
+            from ..nn.utils import clip_arrays_by_norm_
+
+            clip_arrays_by_norm_(garrs, xp, self.grad_clip_norm)
 
     # -- state ----------------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
@@ -307,10 +308,12 @@ def _is_array(v: Any) -> bool:
 
 def _to_backend(state: dict[str, Any], p: Tensor) -> dict[str, Any]:
     """State loaded on another device moves to the parameter's backend."""
+    import numpy as np
+
     atype = p._backend.array_type
     out = {}
     for k, v in state.items():
         if _is_array(v) and not isinstance(v, atype):
-            v = p._backend.asarray(Tensor(v).numpy() if not hasattr(v, "get") else v.get())
+            v = p._backend.asarray(np.asarray(v.get() if hasattr(v, "get") else v))  # via host memory
         out[k] = v
     return out

@@ -8,14 +8,11 @@ item carries a CRC-32 so corruption is caught and named; a missing end marker me
 from __future__ import annotations
 
 import base64
-import contextlib
 import gzip
 import io
 import json
 import os
-import tempfile
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -23,6 +20,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..backends import get_backend
+from ._atomic import atomic_open
 from ._precision import PrecisionSettings, as_precision, bf16_to_f32
 from ._record import FORMAT_VERSION, Item, Record
 
@@ -34,23 +32,6 @@ __all__ = [
 
 class RecordError(ValueError):
     """A record file that cannot be read: wrong format, truncated, corrupted, or not matching the model."""
-
-
-@contextlib.contextmanager
-def atomic_open(path: Path) -> Iterator[IO[bytes]]:
-    """Write to a temporary file beside ``path``; fsync and rename it over ``path`` only on success."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _version() -> str:
@@ -71,28 +52,53 @@ def _header(fmt: str, record: Record, precision: PrecisionSettings) -> dict[str,
     }
 
 
-def _encode_item(name: str, it: Item, precision: PrecisionSettings) -> dict[str, Any]:
-    arr = it.tensor.detach().cpu()._data
-    out, dtype = precision.convert(np.asarray(arr))
-    data = np.ascontiguousarray(out).tobytes()
-    return {"name": name, "dtype": dtype, "shape": list(arr.shape), "id": it.id, "kind": it.kind,
-            "crc32": zlib.crc32(data), "data": data}  # fmt: skip
+_ALIGN = 64
+_DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"}
+
+
+def _encode_item(name: str, it: Item, precision: PrecisionSettings) -> tuple[dict[str, Any], memoryview]:
+    """One item's metadata and its raw little-endian bytes (converted to ``precision``; no copy when as is)."""
+    arr = np.asarray(it.tensor.detach().cpu()._data)
+    out, dtype = precision.convert(arr)
+    out = np.require(out, requirements="C")
+    if out.dtype.byteorder == ">":
+        out = out.astype(out.dtype.newbyteorder("<"))
+    raw = out.reshape(-1).data.cast("B")
+    meta = {"name": name, "dtype": dtype, "shape": list(arr.shape), "id": it.id, "kind": it.kind,
+            "crc32": zlib.crc32(raw), "nbytes": raw.nbytes}  # fmt: skip
+    return meta, raw
+
+
+def _entry_fields(entry: Any) -> tuple[str, str, tuple[int, ...]]:
+    """Name, dtype and shape of an item entry, validated (ValueError, KeyError or TypeError when malformed)."""
+    name, dtype, shape = entry["name"], entry["dtype"], tuple(entry["shape"])
+    if not isinstance(name, str) or dtype not in _DTYPES or not all(isinstance(v, int) and v >= 0 for v in shape):
+        raise ValueError(dtype)
+    return name, dtype, shape
+
+
+def _array(buf: Any, dtype: str, offset: int, nbytes: int, shape: tuple[int, ...], name: str, source: str) -> Any:
+    """The array of ``shape`` stored in ``buf[offset:offset + nbytes]`` (a view; bfloat16 widens to float32)."""
+    if dtype == "bfloat16":
+        arr = bf16_to_f32(np.frombuffer(buf, np.uint16, nbytes // 2, offset))
+    else:
+        dt = np.dtype(dtype).newbyteorder("<")
+        arr = np.frombuffer(buf, dt, nbytes // dt.itemsize, offset)
+    if arr.size != int(np.prod(shape)):
+        raise RecordError(f"{source}: item {name!r} holds {arr.size} values for shape {shape}")
+    return arr.reshape(shape)
 
 
 def _decode_item(entry: Any, source: str, device: Any) -> tuple[str, Item]:
+    """A JSON item entry (data in base64 already decoded to bytes)."""
     try:
-        name, dtype, shape, data = entry["name"], entry["dtype"], tuple(entry["shape"]), entry["data"]
-    except (KeyError, TypeError):
+        name, dtype, shape = _entry_fields(entry)
+        data = entry["data"]
+    except (KeyError, TypeError, ValueError):
         raise RecordError(f"{source}: malformed item entry") from None
     if zlib.crc32(data) != entry.get("crc32"):
         raise RecordError(f"{source}: item {name!r} is corrupted (CRC-32 mismatch)")
-    if dtype == "bfloat16":
-        arr = bf16_to_f32(np.frombuffer(data, np.uint16))
-    else:
-        arr = np.frombuffer(data, np.dtype(dtype))
-    if arr.size != int(np.prod(shape)):
-        raise RecordError(f"{source}: item {name!r} holds {arr.size} values for shape {shape}")
-    t = Tensor(arr.reshape(shape).copy(), device=device)
+    t = Tensor(_array(data, dtype, 0, len(data), shape, name, source).copy(), device=device)
     return name, Item(t, entry.get("id", ""), entry.get("kind", "param"))
 
 
@@ -145,10 +151,6 @@ def _msgpack() -> Any:
     return msgpack
 
 
-_ALIGN = 64
-_DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"}
-
-
 class NamedMpkRecorder(Recorder):
     """Named MessagePack (the default).
 
@@ -173,14 +175,7 @@ class NamedMpkRecorder(Recorder):
 
         put(packer.pack(_header(self.fmt, record, precision)))
         for name, it in record.items.items():
-            arr = np.asarray(it.tensor.detach().cpu()._data)
-            out, dtype = precision.convert(arr)
-            out = np.require(out, requirements="C")
-            if out.dtype.byteorder == ">":
-                out = out.astype(out.dtype.newbyteorder("<"))
-            raw = out.reshape(-1).data.cast("B")
-            meta = {"name": name, "dtype": dtype, "shape": list(arr.shape), "id": it.id, "kind": it.kind,
-                    "crc32": zlib.crc32(raw), "nbytes": raw.nbytes}  # fmt: skip
+            meta, raw = _encode_item(name, it, precision)
             put(packer.pack(meta))
             put(bytes(-pos % _ALIGN))
             put(raw, data=True)
@@ -234,9 +229,10 @@ class NamedMpkRecorder(Recorder):
                     raise RecordError(f"{source}: corrupted (the metadata checksum does not match)")
                 break
             try:
-                name, dtype, shape, nbytes = entry["name"], entry["dtype"], tuple(entry["shape"]), int(entry["nbytes"])
-                if dtype not in _DTYPES or not all(isinstance(v, int) and v >= 0 for v in shape) or nbytes < 0:
-                    raise ValueError(dtype)
+                name, dtype, shape = _entry_fields(entry)
+                nbytes = int(entry["nbytes"])
+                if nbytes < 0:
+                    raise ValueError(nbytes)
             except (KeyError, TypeError, ValueError):
                 raise RecordError(f"{source}: malformed item entry at byte {start}") from None
             pos += -pos % _ALIGN
@@ -246,14 +242,8 @@ class NamedMpkRecorder(Recorder):
             raw = view[pos : pos + nbytes]
             if zlib.crc32(raw) != entry.get("crc32"):
                 raise RecordError(f"{source}: item {name!r} is corrupted (CRC-32 mismatch at byte {pos})")
-            if dtype == "bfloat16":
-                arr = bf16_to_f32(np.frombuffer(buf, np.uint16, nbytes // 2, pos))
-            else:
-                dt = np.dtype(dtype).newbyteorder("<")
-                arr = np.frombuffer(buf, dt, nbytes // dt.itemsize, pos)
-            if arr.size != int(np.prod(shape)):
-                raise RecordError(f"{source}: item {name!r} holds {arr.size} values for shape {shape}")
-            t = Tensor._make(backend.asarray(arr.reshape(shape)), backend)  # a view of ``buf`` on the CPU
+            arr = _array(buf, dtype, pos, nbytes, shape, name, source)
+            t = Tensor._make(backend.asarray(arr), backend)  # a view of ``buf`` on the CPU
             items[name] = Item(t, entry.get("id", ""), entry.get("kind", "param"))
             pos += nbytes
         if not ended or len(items) != header.get("n_items"):
@@ -287,9 +277,9 @@ class JsonGzRecorder(Recorder):
         with gzip.GzipFile(fileobj=f, mode="wb") as gz:
             gz.write(json.dumps(_header(self.fmt, record, precision)).encode() + b"\n")
             for name, it in record.items.items():
-                e = _encode_item(name, it, precision)
-                e["data"] = base64.b64encode(e["data"]).decode()
-                gz.write(json.dumps(e).encode() + b"\n")
+                meta, raw = _encode_item(name, it, precision)
+                meta["data"] = base64.b64encode(raw).decode()
+                gz.write(json.dumps(meta).encode() + b"\n")
             gz.write(json.dumps({"end": len(record.items)}).encode() + b"\n")
 
     def read(self, f: IO[bytes], source: str, device: Any) -> Record:

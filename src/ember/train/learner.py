@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import sys
@@ -224,7 +225,7 @@ class Learner:
                 logs = {"epoch": float(epoch)}
                 logs.update({f"train_{k}": v for k, v in self._run_epoch(train_loader, True, metrics).items()})
                 if valid_loader is not None:
-                    vm = [get_metric(m) for m in self.metric_names if get_metric(m).name not in ("lr",)]
+                    vm = self._eval_metrics()
                     logs.update({f"valid_{k}": v for k, v in self._run_epoch(valid_loader, False, vm).items()})
                 logs["lr"] = float(self.optimizer.param_groups[0]["lr"])
                 logs["epoch_time"] = time.perf_counter() - t0
@@ -260,8 +261,11 @@ class Learner:
 
     def evaluate(self, loader: Any) -> dict[str, float]:
         """The metrics over ``loader`` in eval mode, without gradients."""
-        metrics = [get_metric(m) for m in self.metric_names if get_metric(m).name != "lr"]
-        return self._run_epoch(loader, False, metrics)
+        return self._run_epoch(loader, False, self._eval_metrics())
+
+    def _eval_metrics(self) -> list[Metric]:
+        """The metrics that mean something without training (all but the learning rate)."""
+        return [m for m in map(get_metric, self.metric_names) if m.name != "lr"]
 
     def predict(self, loader: Any) -> Tensor:
         """The model's outputs over ``loader`` (batches may be inputs or (input, target) pairs), concatenated."""
@@ -288,7 +292,7 @@ class Learner:
         if self.out_dir is None:
             return
         keys = sorted({k for h in self.history for k in h}, key=lambda k: (k != "epoch", k))
-        buf = __import__("io").StringIO()
+        buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=keys)
         w.writeheader()
         w.writerows(self.history)

@@ -710,7 +710,7 @@ def _adaptive(input: Tensor, output_size: Any, sp: int, use_max: bool, return_in
             v, a = block.reshape(x.shape[0], x.shape[1], -1).max(dim=2)
             cells.append(v)
             if return_indices:
-                local = xp_unravel(a, tuple(s.stop - s.start for s in sl))
+                local = _unravel(a, tuple(s.stop - s.start for s in sl))
                 flat = 0
                 for i in range(sp):
                     flat = flat * spatial[i] + (local[i] + sl[i].start)
@@ -726,7 +726,7 @@ def _adaptive(input: Tensor, output_size: Any, sp: int, use_max: bool, return_in
     return r
 
 
-def xp_unravel(a: Tensor, shape: tuple[int, ...]) -> tuple[Any, ...]:
+def _unravel(a: Tensor, shape: tuple[int, ...]) -> tuple[Any, ...]:
     return tuple(a._backend.xp.unravel_index(a._data, shape))
 
 

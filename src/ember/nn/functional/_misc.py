@@ -5,18 +5,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..._dtype import bool_, int64
+from ..._dtype import bool_
 from ..._tensor import Tensor
 from ...autograd._function import Op
 from ...ops._elementwise import _float, where
 from ...ops._index import GetItem, IndexBackward
-from ...ops._layout import pad
 from ...ops._linalg import einsum, matmul
 from ...ops._shape import _transpose
 
 __all__ = [
     "alpha_dropout", "bilinear", "cosine_similarity", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
-    "interpolate", "linear", "one_hot", "pad", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle",
+    "interpolate", "linear", "one_hot", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle",
     "scaled_dot_product_attention", "upsample",
 ]  # fmt: skip
 
@@ -300,6 +299,3 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
     """``||x1 - x2 + eps||_p`` along the last dim."""
     return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
-
-
-_ = (int64, pad)

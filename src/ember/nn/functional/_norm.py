@@ -23,21 +23,19 @@ class Standardize(Op):
 
     saves_output = True
 
-    def forward(self, x: Any, axes: tuple[int, ...], eps: float) -> Any:
-        xp = self.backend.xp
-        m = x.mean(axis=axes, keepdims=True)
+    def forward(self, x: Any, axes: tuple[int, ...], eps: float, stats: tuple[Any, Any]) -> Any:
+        m, var = stats  # computed once by the caller, who also needs them for running statistics
         xc = x - m
-        var = (xc * xc).mean(axis=axes, keepdims=True)
-        rstd = 1.0 / xp.sqrt(var + eps)
+        rstd = 1.0 / self.backend.xp.sqrt(var + eps)
         self.axes, self.rstd = axes, rstd
         y = xc * rstd
         self.keep(y)
         return y
 
-    def backward(self, g: Tensor) -> tuple[Tensor, None, None]:
+    def backward(self, g: Tensor) -> tuple[Tensor, None, None, None]:
         a = self.axes
         if STATE.enabled:  # create_graph: the statistics depend on x too, so rebuild them as a graph
-            x, _, eps = self.inputs  # type: ignore[misc]
+            x, _, eps, _ = self.inputs  # type: ignore[misc]
             xc = x - mean(x, a, keepdim=True)
             rstd = (mean(xc * xc, a, keepdim=True) + eps).rsqrt()
             y = xc * rstd
@@ -45,18 +43,15 @@ class Standardize(Op):
             y = self.output()
             rstd = Tensor._make(self.rstd, self.backend)
         gx = (g - mean(g, a, keepdim=True) - y * mean(g * y, a, keepdim=True)) * rstd
-        return gx, None, None
+        return gx, None, None, None
 
 
-def _standardize(x: Tensor, axes: tuple[int, ...], eps: float) -> Tensor:
-    return Standardize.apply(x, axes, float(eps))  # type: ignore[no-any-return]
-
-
-def _stats(x: Tensor, axes: tuple[int, ...]) -> tuple[Any, Any]:
-    """Mean and biased variance arrays over ``axes`` (no graph), for the running statistics."""
+def _standardize(x: Tensor, axes: tuple[int, ...], eps: float) -> tuple[Tensor, Any, Any]:
+    """``xhat`` over ``axes``, with the batch mean and biased variance arrays (for running statistics)."""
     m = x._data.mean(axis=axes, keepdims=True)
     d = x._data - m
-    return m, (d * d).mean(axis=axes, keepdims=True)
+    v = (d * d).mean(axis=axes, keepdims=True)
+    return Standardize.apply(x, axes, float(eps), (m, v)), m, v
 
 
 def _affine(y: Tensor, weight: Any, bias: Any, shape: tuple[int, ...]) -> Tensor:
@@ -98,9 +93,8 @@ def batch_norm(
             raise ValueError(
                 f"batch_norm: expected more than 1 value per channel when training, got input {input.shape}"
             )
-        y = _standardize(x, axes, eps)
+        y, m, v = _standardize(x, axes, eps)
         if training and running_mean is not None and running_var is not None:
-            m, v = _stats(x, axes)
             be = x._backend
             with no_grad():
                 bm = Tensor._make(m.reshape(c), be).to(running_mean.dtype)
@@ -123,7 +117,7 @@ def layer_norm(
     if tuple(input.shape[input.ndim - k :]) != ns or k > input.ndim:
         raise ValueError(f"layer_norm: normalized_shape {ns} does not match the trailing dims of {input.shape}")
     x = _float(input)
-    y = _standardize(x, tuple(range(x.ndim - k, x.ndim)), eps)
+    y, _, _ = _standardize(x, tuple(range(x.ndim - k, x.ndim)), eps)
     return _affine(y, weight, bias, ns)
 
 
@@ -136,7 +130,7 @@ def group_norm(
         raise ValueError(f"group_norm: {c} channels are not divisible into {num_groups} groups")
     x = _float(input)
     xg = x.reshape(n, num_groups, -1)
-    y = _standardize(xg, (2,), eps)
+    y, _, _ = _standardize(xg, (2,), eps)
     return _affine(y.reshape(x.shape), weight, bias, (1, c) + (1,) * (x.ndim - 2))
 
 
@@ -159,9 +153,8 @@ def instance_norm(
     if not use_input_stats and running_mean is not None and running_var is not None:
         y = (x - running_mean.reshape(shape)) / sqrt(running_var.reshape(shape) + eps)
         return _affine(y, weight, bias, shape)
-    y = _standardize(x, tuple(range(2, x.ndim)), eps)
+    y, m, v = _standardize(x, tuple(range(2, x.ndim)), eps)
     if running_mean is not None and running_var is not None:
-        m, v = _stats(x, tuple(range(2, x.ndim)))
         k = x.numel() // (x.shape[0] * c)
         be = x._backend
         with no_grad():
