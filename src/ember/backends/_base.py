@@ -24,6 +24,10 @@ class Backend:
     xp: Any
     array_type: type
     supports_bfloat16: bool = False
+    #: the device types this library can serve ("cpu", "cuda")
+    device_types: tuple[str, ...] = ("cpu",)
+    #: the library's floating dtypes (``array.dtype in backend.float_dtypes`` is the hot-path test)
+    float_dtypes: frozenset[Any] = frozenset()
 
     # -- arrays and dtypes -------------------------------------------------------------------
     def asarray(self, data: Any, dtype: DType | None = None) -> Any:
@@ -51,6 +55,9 @@ class Backend:
     def is_plain(self, array: Any) -> bool:
         """True when ``array`` is writable and contiguous (not a broadcast or strided view)."""
         return True
+
+    def synchronize(self) -> None:
+        """Wait until all work queued on this backend's device has finished (no-op on the host)."""
 
     # -- random numbers (the generator is a numpy Generator so runs reproduce across backends) --
     def uniform(self, gen: np.random.Generator, shape: tuple[int, ...], dtype: DType) -> Any:
