@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ._dtype import DType, as_dtype, bool_, get_default_dtype, int64
+from ._errors import DTypeError
 from ._tensor import Tensor
 from .backends import get_backend
 
@@ -60,18 +61,28 @@ def _infer_dtype(data: Any) -> DType | None:
 
 
 def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
-    be = get_backend(device if device is not None else (data.device if isinstance(data, Tensor) else None))
+    be = get_backend(device if device is not None else (data._backend if isinstance(data, Tensor) else None))
     if isinstance(data, Tensor):
-        src = data._backend.to_numpy(data._data)
-        return be.astype(be.from_numpy(np.array(src, copy=True)), as_dtype(dtype or data.dtype)), be
+        d = as_dtype(dtype or data.dtype)
+        if data._backend is be:
+            return be.astype(be.xp.copy(data._data), d), be
+        return be.astype(data._backend.transfer(data._data, be), d), be
     d: DType | None = as_dtype(dtype) if dtype is not None else _infer_dtype(data)
     if d is None:  # a numpy array keeps its dtype
         arr = np.array(data, copy=True)
-        be.dtype_of(arr)  # refuses dtypes Ember has no name for
+        _numpy_dtype(arr)  # refuses dtypes Ember has no name for
         return be.from_numpy(arr), be
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
         data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
     return be.asarray(np.asarray(data), d), be
+
+
+def _numpy_dtype(arr: np.ndarray) -> DType:
+    """The Ember dtype of a NumPy array, or a DTypeError for a type Ember has no name for."""
+    try:
+        return as_dtype(arr.dtype.name)
+    except TypeError:
+        raise DTypeError(f"NumPy dtype {arr.dtype} has no Ember counterpart") from None
 
 
 def _flat(data: Any) -> list[Any]:
@@ -103,7 +114,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
     be = get_backend(None)
-    be.dtype_of(array)
+    _numpy_dtype(array)
     return Tensor._make(be.from_numpy(array), be)
 
 
@@ -160,7 +171,7 @@ def arange(
         dtype = get_default_dtype() if any(isinstance(v, float) for v in (start, end, step)) else int64
     be = get_backend(device)
     d = as_dtype(dtype)
-    t = Tensor._make(be.asarray(np.arange(start, end, step), d), be)
+    t = Tensor._make(be.astype(be.xp.arange(start, end, step), d), be)
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -169,14 +180,14 @@ def linspace(
 ) -> Tensor:
     be = get_backend(device)
     d = as_dtype(dtype) if dtype is not None else get_default_dtype()
-    t = Tensor._make(be.asarray(np.linspace(start, end, int(steps)), d), be)
+    t = Tensor._make(be.astype(be.xp.linspace(start, end, int(steps)), d), be)
     return t.requires_grad_(True) if requires_grad else t
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     be = get_backend(device)
     d = as_dtype(dtype) if dtype is not None else get_default_dtype()
-    t = Tensor._make(be.asarray(np.eye(n, m), d), be)
+    t = Tensor._make(be.astype(be.xp.eye(n, m), d), be)
     return t.requires_grad_(True) if requires_grad else t
 
 

@@ -172,6 +172,9 @@ def get_backend(dev: Any = None) -> Backend:
     elif isinstance(dev, Backend):
         return dev
     d = dev if isinstance(dev, device) else device(dev)
+    if d.backend is not None:  # a tensor's device: stay on its backend
+        be = _CACHE.get((d.backend, d))
+        return be if be is not None else get(d.backend, d)
     name = _SELECTED.get(d.type)
     if name is not None:
         be = _CACHE.get((name, d))
@@ -191,6 +194,22 @@ def get(name: str, dev: Any = None) -> Backend:
     if why is not None:
         raise _unavailable(f"backend {name!r} on {d}", why)
     return _create(entry, d)
+
+
+def namespace_of(array: Any) -> Any:
+    """The ``xp`` namespace (NumPy's names) for a backend array, or a DeviceError for a foreign one."""
+    if array.__class__ is _NUMPY.array_type:
+        return _NUMPY.xp
+    kind = getattr(getattr(array, "device", None), "type", "cpu")
+    found = None
+    for be in list(_CACHE.values()):
+        if isinstance(array, be.array_type):
+            found = be
+            if be.device.type == kind:
+                break
+    if found is None:
+        raise DeviceError(f"no Ember backend holds arrays of type {type(array).__name__}")
+    return found.xp
 
 
 def current(device_type: str = "cpu") -> str:

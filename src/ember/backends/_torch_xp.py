@@ -82,7 +82,7 @@ def _axis(axis: Any) -> Any:
 add = operator.add
 subtract = operator.sub
 multiply = operator.mul
-true_divide = divide = operator.truediv
+true_divide = operator.truediv
 floor_divide = operator.floordiv
 remainder = mod = operator.mod
 power = operator.pow
@@ -110,6 +110,7 @@ def _binary(fn: Any) -> Any:
 
 
 maximum = _binary(torch.maximum)
+divide = _binary(torch.div)  # with out= (the optimizers); ops use true_divide
 minimum = _binary(torch.minimum)
 logical_and = _binary(torch.logical_and)
 logical_or = _binary(torch.logical_or)

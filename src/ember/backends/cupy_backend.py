@@ -50,7 +50,7 @@ class CupyBackend(Backend):
             raise DeviceError(f"cupy backend serves cuda devices only, not {d}")
         if (d.index or 0) >= cp.cuda.runtime.getDeviceCount():
             raise DeviceError(f"cupy sees {cp.cuda.runtime.getDeviceCount()} CUDA device(s), no {d}")
-        self.device = d
+        self.device = d.served_by("cupy")
         self._cp = cp
         self._dev = cp.cuda.Device(d.index or 0)
         self.xp = cp

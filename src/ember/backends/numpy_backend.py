@@ -23,7 +23,7 @@ class NumpyBackend(Backend):
     name = "numpy"
 
     def __init__(self) -> None:
-        self.device = CPU
+        self.device = CPU.served_by("numpy")
         self.xp = np
         self.array_type = np.ndarray
         self.float_dtypes = _FLOATS

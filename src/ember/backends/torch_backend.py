@@ -45,7 +45,7 @@ class TorchBackend(Backend):
                 reason = f"torch sees {torch.cuda.device_count()} CUDA device(s), no {d}"
             if reason is not None:
                 raise DeviceError(f"torch backend: {reason}")
-        self.device = d
+        self.device = d.served_by("torch")
         self.tdevice = torch.device(str(d))
         self.xp = _torch_xp if d.type == "cpu" else _torch_xp.on_device(self.tdevice)
         self.array_type = torch.Tensor
@@ -96,6 +96,22 @@ class TorchBackend(Backend):
     def is_plain(self, array: Any) -> bool:
         return bool(array.is_contiguous())
 
+    def is_contiguous(self, array: Any) -> bool:
+        return bool(array.is_contiguous())
+
+    def transfer(self, array: Any, target: Backend, non_blocking: bool = False) -> Any:
+        if isinstance(target, TorchBackend):
+            return array.to(target.tdevice, non_blocking=non_blocking, copy=True)
+        return super().transfer(array, target, non_blocking)
+
+    def pin_memory(self, array: Any) -> Any:
+        if self.device.type == "cpu" and torch.cuda.is_available():
+            return array.pin_memory()
+        return array
+
+    def is_pinned(self, array: Any) -> bool:
+        return bool(self.device.type == "cpu" and torch.cuda.is_available() and array.is_pinned())
+
     def synchronize(self) -> None:
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.tdevice)
@@ -105,6 +121,19 @@ class TorchBackend(Backend):
         view, idx = _split_index(target, index)
         values = values if isinstance(values, torch.Tensor) else torch.as_tensor(values, device=target.device)
         torch.ops.aten.index_put_(view, idx, values.to(target.dtype), True)
+
+    def scatter_reduce_at(self, x: Any, index: Any, values: Any, reduce: str) -> torch.Tensor:
+        out = x.clone()
+        view, idx = _split_index(out, index)
+        # the flat positions (in the view) that the index addresses, then one scatter_reduce over them
+        pos = torch.arange(view.numel(), device=x.device).reshape(view.shape)
+        target = pos[tuple(slice(None) if i is None else i for i in idx)].reshape(-1)
+        vals = torch.as_tensor(values, device=x.device).to(x.dtype)
+        vals = torch.broadcast_to(vals, pos[tuple(slice(None) if i is None else i for i in idx)].shape).reshape(-1)
+        flat = view.contiguous().reshape(-1)
+        flat.scatter_reduce_(0, target, vals, reduce=reduce, include_self=True)
+        view.copy_(flat.reshape(view.shape))
+        return out
 
     def sliding_window(self, array: torch.Tensor, window: tuple[int, ...], axes: tuple[int, ...]) -> torch.Tensor:
         for w, a in zip(window, axes, strict=True):

@@ -20,8 +20,13 @@ def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
     for it in items:
         if isinstance(it, Tensor):
             if it._backend is not backend:
-                raise RuntimeError(f"index: index tensor on {it.device}, indexed tensor on {backend.device}")
-            if it._data.dtype.kind == "f":
+                from .._errors import DeviceError
+
+                raise DeviceError(
+                    f"index: index tensor on {it.device} ({it._backend.name} backend), indexed tensor on "
+                    f"{backend.device} ({backend.name} backend); move the index with .to(tensor.device)"
+                )
+            if it.dtype.kind == "f":
                 raise IndexError(f"index: tensors used as indices must be integer or bool, got {it.dtype}")
             out.append(it._data)
             basic = False
@@ -111,4 +116,4 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     be = input._backend
     if as_tuple:
         return tuple(Tensor._make(xp.asarray(i, dtype=xp.int64), be) for i in idx)
-    return Tensor._make(xp.stack(idx, axis=-1).astype(xp.int64) if idx else xp.zeros((0, 0), xp.int64), be)
+    return Tensor._make(xp.astype(xp.stack(idx, axis=-1), xp.int64) if idx else xp.zeros((0, 0), xp.int64), be)

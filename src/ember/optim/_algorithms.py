@@ -90,7 +90,7 @@ class _SGD(SimpleOptimizer):
         if mom:
             buf = st.get("momentum_buffer")
             if buf is None:
-                buf = g.copy()
+                buf = self.xp(p).copy(g)
             else:
                 _scal(buf, mom)
                 _axpy(buf, 1 - group["dampening"], g)
@@ -138,11 +138,11 @@ class _Adam(SimpleOptimizer):
         _scal(m, b1)
         _axpy(m, 1 - b1, g)
         _scal(v, b2)
-        xp.multiply(g, g, out=tmp)
+        xp.square(g, out=tmp)
         _axpy(v, 1 - b2, tmp)
         bc1, bc2 = 1 - b1**t, 1 - b2**t
         if group["amsgrad"]:
-            xp.maximum(st["max_exp_avg_sq"], v, out=st["max_exp_avg_sq"])
+            st["max_exp_avg_sq"][...] = xp.maximum(st["max_exp_avg_sq"], v)
             v = st["max_exp_avg_sq"]
         xp.sqrt(v, out=tmp)
         tmp *= 1 / math.sqrt(bc2)
@@ -245,7 +245,7 @@ class _Adamax(SimpleOptimizer):
         m, u = st["exp_avg"], st["exp_inf"]
         m *= b1
         m += (1 - b1) * g
-        xp.maximum(u * b2, xp.abs(g) + group["eps"], out=u)
+        u[...] = xp.maximum(u * b2, xp.abs(g) + group["eps"])
         p -= (lr / (1 - b1 ** st["step"])) * m / u
         return p, st
 
@@ -376,9 +376,9 @@ class _LAMB(SimpleOptimizer):
         v *= b2
         v += (1 - b2) * g * g
         r = (m / (1 - b1**t)) / (xp.sqrt(v / (1 - b2**t)) + group["eps"]) + group["weight_decay"] * p
-        pn, rn = float(xp.linalg.norm(p)), float(xp.linalg.norm(r))
-        trust = pn / rn if pn > 0 and rn > 0 else 1.0
-        p -= lr * trust * r
+        pn, rn = xp.linalg.norm(p), xp.linalg.norm(r)  # kept on the device: no sync per parameter
+        trust = xp.where((pn > 0) & (rn > 0), pn / xp.where(rn > 0, rn, 1.0), 1.0)
+        p -= xp.astype(lr * trust, p.dtype) * r
         return p, st
 
 
