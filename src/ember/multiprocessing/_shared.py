@@ -24,7 +24,7 @@ try:
 except ImportError:  # pragma: no cover - Windows
     _posixshmem = None
 
-__all__ = ["attach", "create", "is_shared", "share_memory_", "shared_spec", "unlink"]
+__all__ = ["attach", "create", "is_shared", "open_block", "share_memory_", "shared_spec", "unlink"]
 
 #: id(base uint8 array) -> (weak reference to it, block name)
 _BLOCKS: dict[int, tuple[weakref.ref[np.ndarray], str]] = {}
@@ -39,7 +39,7 @@ def _require() -> Any:
     return _posixshmem
 
 
-def _map(name: str, nbytes: int, flags: int) -> np.ndarray:
+def _map(name: str, nbytes: int, flags: int, register: bool = True) -> np.ndarray:
     shm = _require()
     fd = shm.shm_open(name, flags, mode=0o600)
     try:
@@ -49,10 +49,17 @@ def _map(name: str, nbytes: int, flags: int) -> np.ndarray:
     finally:
         os.close(fd)
     base = np.frombuffer(mm, np.uint8, count=nbytes)
+    if not register:
+        return base
     key = id(base)
     _BLOCKS[key] = (weakref.ref(base), name)
     weakref.finalize(base, _BLOCKS.pop, key, None)
     return base
+
+
+def open_block(name: str, nbytes: int) -> np.ndarray:
+    """Map an existing block without registering it as shared (DataLoader batches: pickling copies them)."""
+    return _map(name, nbytes, os.O_RDWR, register=False)
 
 
 def _unlink_if_owner(name: str, pid: int) -> None:
@@ -69,7 +76,7 @@ def unlink(name: str) -> None:
 def create(nbytes: int, owned: bool = True) -> tuple[str, np.ndarray]:
     """A new block of ``nbytes`` as a uint8 array; ``owned``: unlink its name when the array dies."""
     name = f"/ember_{os.getpid()}_{secrets.token_hex(8)}"
-    base = _map(name, nbytes, os.O_CREAT | os.O_EXCL | os.O_RDWR)
+    base = _map(name, nbytes, os.O_CREAT | os.O_EXCL | os.O_RDWR, register=owned)
     if owned:
         weakref.finalize(base, _unlink_if_owner, name, os.getpid())
     return name, base
