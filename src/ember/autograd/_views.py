@@ -64,6 +64,7 @@ def rebase_through_view(t: Tensor, r: Tensor) -> None:
     node.replay = replay
     keep_hooks_on_old_version(base)
     record_node(node, (old, r), base)
+    move_retained(base)
     keep_hooks_on_old_version(t)
     t._view = (base, replay, -1)
     _refresh_view(t)
