@@ -139,9 +139,11 @@ __all__ = [
     "data",
     "train",
     "Config",
+    "distributions",
+    "linalg",
     *_ops_all,
 ]
 
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
-from . import data, optim, record, train  # noqa: E402
+from . import data, distributions, linalg, optim, record, train  # noqa: E402
 from .nn.config import Config  # noqa: E402
