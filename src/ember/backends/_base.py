@@ -66,6 +66,11 @@ class Backend(ConvKernels, PoolKernels):
     def randint(self, gen: np.random.Generator, low: int, high: int, shape: tuple[int, ...], dtype: DType) -> Any:
         return self.astype(self.from_numpy(gen.integers(low, high, size=shape, dtype=np.int64)), dtype)
 
+    def standard_gamma(self, gen: np.random.Generator, alpha: Any) -> Any:
+        """Gamma(alpha, 1) samples of ``alpha``'s shape and dtype."""
+        a = self.to_numpy(alpha).astype(np.float64)
+        return self.astype(self.from_numpy(gen.standard_gamma(a)), self.dtype_of(alpha))
+
     # -- kernels that array libraries spell differently -------------------------------------
     def index_add(self, target: Any, index: Any, values: Any) -> None:
         """``target[index] += values`` with repeated indices accumulated (NumPy's ``add.at``)."""
