@@ -12,8 +12,9 @@ from typing import Any
 
 from .. import _creation, _legacy
 from ..multiprocessing import _shared
-from . import _elementwise, _gather, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats
+from . import _elementwise, _gamma, _gather, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats
 from ._elementwise import *  # noqa: F403
+from ._gamma import *  # noqa: F403
 from ._gather import *  # noqa: F403
 from ._index import *  # noqa: F403
 from ._join import *  # noqa: F403
@@ -24,7 +25,7 @@ from ._reduce import *  # noqa: F403
 from ._shape import *  # noqa: F403
 from ._stats import *  # noqa: F403
 
-_MODULES = (_elementwise, _gather, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats)
+_MODULES = (_elementwise, _gamma, _gather, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats)
 
 __all__ = sorted({name for m in _MODULES for name in m.__all__})
 
