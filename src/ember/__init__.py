@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import autograd, backends
 from ._creation import (
     Generator,
@@ -56,6 +58,19 @@ from .ops import *  # noqa: F403 - the operator functions: ember.exp, ember.matm
 from .ops import __all__ as _ops_all
 
 __version__ = "0.1.0"
+
+_SUBMODULES = frozenset({"data", "models", "nn", "optim", "record", "train"})
+
+if not TYPE_CHECKING:  # hidden from mypy, which would otherwise accept any ``ember.<typo>``
+
+    def __getattr__(name: str) -> object:
+        """``ember.models``, ``ember.nn``, ... after a plain ``import ember`` (imported on first use)."""
+        if name in _SUBMODULES:
+            import importlib
+
+            return importlib.import_module(f"{__name__}.{name}")
+        raise AttributeError(f"module 'ember' has no attribute {name!r}")
+
 
 bool = bool_
 float = float32

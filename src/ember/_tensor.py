@@ -34,6 +34,7 @@ class Tensor:
         "_out_idx",
         "_retain",
         "_vc",
+        "_view",
         "grad",
         "requires_grad",
     )
@@ -48,6 +49,7 @@ class Tensor:
         self._creator: Any = None
         self._out_idx = 0
         self._vc = [0]
+        self._view: Any = None
         self._retain = False
         self._hooks: list[Callable[[Tensor], Any]] | None = None
         if requires_grad:
@@ -63,6 +65,7 @@ class Tensor:
         t._creator = None
         t._out_idx = 0
         t._vc = [0]
+        t._view = None
         t._retain = False
         t._hooks = None
         return t
@@ -103,10 +106,14 @@ class Tensor:
 
     @property
     def is_leaf(self) -> _bool:
+        if self._view is not None:
+            _refresh_view(self)
         return self._creator is None
 
     @property
     def grad_fn(self) -> Any:
+        if self._view is not None:
+            _refresh_view(self)
         return self._creator
 
     def is_floating_point(self) -> _bool:
@@ -261,6 +268,8 @@ class Tensor:
 
     def retain_grad(self) -> None:
         """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
+        if self._view is not None:
+            _refresh_view(self)
         if not self.requires_grad:
             raise RuntimeError("retain_grad() on a tensor that does not require grad")
         if self._creator is not None:
@@ -273,6 +282,8 @@ class Tensor:
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> Any:
         """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it."""
+        if self._view is not None:
+            _refresh_view(self)
         if not self.requires_grad:
             raise RuntimeError("register_hook() on a tensor that does not require grad")
         if self._hooks is None:
@@ -434,6 +445,7 @@ class Tensor:
 
 # Bound at import end: the operator layer imports Tensor, Tensor methods call operators.
 from . import ops as _ops  # noqa: E402
+from .autograd._views import _refresh_view  # noqa: E402
 from .ops._elementwise import _cast, _clone, _to_device  # noqa: E402
 from .ops._inplace import _inplace, _write_inplace, inplace_method  # noqa: E402
 from .ops._shape import _contiguous, _permute, _transpose  # noqa: E402

@@ -34,6 +34,7 @@ class Param(Tensor):
         self._creator = None
         self._out_idx = 0
         self._vc = [0]
+        self._view = None
         self._retain = False
         self._hooks = None
         self.is_buffer = is_buffer

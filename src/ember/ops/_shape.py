@@ -7,6 +7,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd._function import Op
+from ..autograd._views import make_view
 from ._util import as_shape, norm_dim, sum_to, sum_to_array
 
 __all__ = [
@@ -52,7 +53,14 @@ class ViewOp(Op):
         out = super().apply(*args, **kwargs)
         x = args[0]
         if x._backend.is_view_of(out._data, x._data):
-            out._vc = x._vc
+            backend, rest = x._backend, args[1:]
+
+            def replay(a: Any) -> Any:
+                op = cls.__new__(cls)
+                op.backend = backend
+                return op.forward(a, *rest, **kwargs)
+
+            make_view(out, x, replay)
         return out
 
 
