@@ -1,4 +1,5 @@
 import gc
+import runpy
 import threading
 import tracemalloc
 
@@ -196,6 +197,23 @@ def test_detect_anomaly_names_op_and_line():
     with detect_anomaly(), pytest.raises(FloatingPointError) as e:
         x.sqrt()
     assert "Sqrt" in str(e.value) and "test_autograd.py" in str(e.value)
+
+
+def test_detect_anomaly_user_frame_in_a_folder_named_ember(tmp_path):
+    # A user's project (or a clone of this repository) in a folder named "ember" is still the user's code:
+    # "user frame" is decided by the installed package's location, not by "/ember/" in the path.
+    script = tmp_path / "ember" / "src" / "ember" / "user_script.py"
+    script.parent.mkdir(parents=True)
+    script.write_text(
+        "import ember\n"
+        "from ember.autograd import detect_anomaly\n"
+        "x = ember.tensor([-1.0, 1.0], requires_grad=True)\n"
+        "with detect_anomaly():\n"
+        "    y = x.log()  # the user's line\n"
+    )
+    with pytest.raises(FloatingPointError) as e:
+        runpy.run_path(str(script))
+    assert "user_script.py" in str(e.value) and "the user's line" in str(e.value)
 
 
 def test_no_grad_and_thread_local():
