@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import autograd, backends
+from . import accelerator, autograd, backends, cuda
 from ._creation import (
     Generator,
     arange,
@@ -114,6 +114,8 @@ __all__ = [
     "set_num_threads",
     "utils",
     "DType",
+    "accelerator",
+    "cuda",
     "Generator",
     "Tensor",
     "arange",

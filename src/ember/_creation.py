@@ -63,10 +63,10 @@ def _infer_dtype(data: Any) -> DType | None:
 def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
     be = get_backend(device if device is not None else (data._backend if isinstance(data, Tensor) else None))
     if isinstance(data, Tensor):
-        d = as_dtype(dtype or data.dtype)
+        dt = as_dtype(dtype or data.dtype)
         if data._backend is be:
-            return be.astype(be.xp.copy(data._data), d), be
-        return be.astype(data._backend.transfer(data._data, be), d), be
+            return be.astype(be.xp.copy(data._data), dt), be
+        return be.astype(data._backend.transfer(data._data, be), dt), be
     d: DType | None = as_dtype(dtype) if dtype is not None else _infer_dtype(data)
     if d is None:  # a numpy array keeps its dtype
         arr = np.array(data, copy=True)

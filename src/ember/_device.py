@@ -58,7 +58,6 @@ class device:  # noqa: N801 - PyTorch's name
     def __repr__(self) -> str:
         return f"device(type='{self.type}'" + ("" if self.index is None else f", index={self.index}") + ")"
 
-
     def served_by(self, backend: str) -> device:
         """This device, marked as served by ``backend`` (what a tensor's ``.device`` returns)."""
         d = device(self)

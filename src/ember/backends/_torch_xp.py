@@ -6,7 +6,6 @@ backend ``xp`` is ``numpy`` itself (no cost); for torch it is this module. Where
 NumPy's signature it is bound directly (one C call); the rest are small wrappers. Python scalars are
 accepted on either side of a binary function, as in NumPy (torch's own functions want a tensor first).
 """
-# ruff: noqa: A001, A002 - NumPy's names (abs, round, max, min, all, any, sum) are the point of this module
 
 from __future__ import annotations
 
@@ -202,7 +201,9 @@ def asarray(x: Any, dtype: Any = None, copy: Any = None, device: Any = None) -> 
 
 def array(x: Any, dtype: Any = None, copy: builtins.bool = True) -> Any:
     out = asarray(x, dtype)
-    return out.clone() if copy and (out is x or (isinstance(x, torch.Tensor) and out.data_ptr() == x.data_ptr())) else out
+    return (
+        out.clone() if copy and (out is x or (isinstance(x, torch.Tensor) and out.data_ptr() == x.data_ptr())) else out
+    )
 
 
 def copy(x: Any) -> Any:

@@ -10,12 +10,12 @@ from collections import namedtuple
 from typing import Any
 
 from .._dtype import bool_, int64
+from .._errors import OutOfRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._elementwise import where
 from ._index import GetItem, IndexBackward, IndexPut
 from ._shape import expand, reshape
-from .._errors import OutOfRangeError
 from ._util import broadcast_shapes, index_out_of_range, norm_dim
 
 __all__ = [
@@ -161,7 +161,6 @@ class _ScatterExtreme(Op):
     """scatter_reduce with prod, amax or amin (the ufunc ``at`` forms)."""
 
     def forward(self, x: Any, src: Any, idx: Any, reduce: str) -> Any:
-        xp = self.backend.xp
         self.idx, self.reduce = idx, reduce
         out = self.backend.scatter_reduce_at(x, idx, src, reduce)
         self.keep(out)

@@ -153,9 +153,12 @@ class CumProd(Op):
         # exact with zeros: row k holds prod_{i<=j, i!=k} x_i for each j (an n x n matrix per line)
         xs, gs = movedim(x, d, -1), movedim(g, d, -1)
         n = xs.shape[-1]
-        eye = Tensor._make(self.backend.xp.eye(n, dtype=self.backend.xp.bool_), self.backend)
+        xp = self.backend.xp
+        eye = Tensor._make(xp.eye(n, dtype=xp.bool_), self.backend)
         rows = cumprod(where(eye, 1.0, xs.unsqueeze(-2).expand(*xs.shape[:-1], n, n)), -1)
-        upper = Tensor._make(self.backend.xp.triu(self.backend.xp.ones((n, n), dtype=self.backend.xp.bool_)), self.backend)
+        upper = Tensor._make(
+            self.backend.xp.triu(self.backend.xp.ones((n, n), dtype=self.backend.xp.bool_)), self.backend
+        )
         gx = sum(where(upper, rows, 0.0) * gs.unsqueeze(-2), -1)
         return movedim(gx, -1, d), None
 

@@ -237,8 +237,11 @@ class OptimizerAdaptor:
         """``{"state": {param_id: {...}}, "param_groups": [{options..., "params": [param_id, ...]}]}``."""
         backends = {_key(p): p._backend for g in self.param_groups for p in g["params"]}
         state = {
-            k: {n: (Tensor._make(backends[k].xp.copy(v), backends[k]) if _is_array(v) else v)
-                for n, v in s.items() if n[:1] != "_"}
+            k: {
+                n: (Tensor._make(backends[k].xp.copy(v), backends[k]) if _is_array(v) else v)
+                for n, v in s.items()
+                if n[:1] != "_"
+            }
             for k, s in self.state.items()
             if k in backends
         }

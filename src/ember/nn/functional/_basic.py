@@ -189,9 +189,10 @@ def cross_entropy(
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error."""
     if input.shape != target.shape:
-        from ...ops._util import sum_to  # noqa: F401  (shapes broadcast, as in PyTorch, after a clear check)
-
-        from ...ops._util import broadcast_shapes
+        from ...ops._util import (
+            broadcast_shapes,
+            sum_to,  # noqa: F401  (shapes broadcast, as in PyTorch, after a clear check)
+        )
 
         try:
             broadcast_shapes(input.shape, target.shape)

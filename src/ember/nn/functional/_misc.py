@@ -7,13 +7,13 @@ import warnings
 from typing import Any
 
 from ..._dtype import bool_
+from ..._errors import OutOfRangeError
 from ..._tensor import Tensor
 from ...autograd._function import Op
 from ...ops._elementwise import _float, where
 from ...ops._index import GetItem, IndexBackward
 from ...ops._linalg import einsum, matmul
 from ...ops._shape import _transpose
-from ..._errors import OutOfRangeError
 from ...ops._util import index_out_of_range, size_of
 
 __all__ = [
@@ -152,7 +152,9 @@ def embedding(
     idx = input._data
     bad = index_out_of_range(idx, 0, n, input._backend)
     if bad:
-        raise OutOfRangeError(f"embedding: index {bad[1] if bad[1] >= n else bad[0]} is out of range for {n} embeddings")
+        raise OutOfRangeError(
+            f"embedding: index {bad[1] if bad[1] >= n else bad[0]} is out of range for {n} embeddings"
+        )
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
     if max_norm is not None:
