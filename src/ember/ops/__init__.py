@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import _creation
-from . import _elementwise, _gather, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats
+from . import _bitwise, _elementwise, _gather, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats
+from ._bitwise import *  # noqa: F403
 from ._elementwise import *  # noqa: F403
 from ._gather import *  # noqa: F403
 from ._index import *  # noqa: F403
@@ -23,7 +24,7 @@ from ._reduce import *  # noqa: F403
 from ._shape import *  # noqa: F403
 from ._stats import *  # noqa: F403
 
-_MODULES = (_elementwise, _gather, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats)
+_MODULES = (_bitwise, _elementwise, _gather, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats)
 
 __all__ = sorted({name for m in _MODULES for name in m.__all__})
 

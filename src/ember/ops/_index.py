@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._errors import DeviceError
 from .._tensor import Tensor
 from ..autograd._function import Op
 
@@ -12,17 +13,55 @@ __all__ = ["getitem", "nonzero"]
 METHODS = ["nonzero"]
 
 
+class TwoStage:
+    """An index that mixes integers with index tensors, applied as PyTorch does: first the basic part
+    (integers select, slices and None stay), then the index tensors on what is left. NumPy would treat the
+    integers as index arrays too, which moves the indexed dims elsewhere (``x[1, :, idx]``)."""
+
+    __slots__ = ("pre", "post")
+
+    def __init__(self, pre: tuple[Any, ...], post: tuple[Any, ...]) -> None:
+        self.pre, self.post = pre, post
+
+
+def _two_stage(items: tuple[Any, ...]) -> TwoStage:
+    pre, post = [], []
+    for it in items:
+        if isinstance(it, int):
+            pre.append(it)
+        elif it is None or isinstance(it, slice):
+            pre.append(it)
+            post.append(slice(None))
+        elif it is Ellipsis:
+            pre.append(it)
+            post.append(it)
+        else:  # an index array; a bool mask covers as many dims as it has
+            pre.extend([slice(None)] * (it.ndim if it.dtype == bool else 1))
+            post.append(it)
+    return TwoStage(tuple(pre), tuple(post))
+
+
 def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
-    """Convert an index with Tensors and lists into backend arrays; also say whether it is basic."""
+    """Convert an index with Tensors and lists into backend arrays; also say whether it is basic.
+
+    The result is a tuple for the array's ``[]``, or a :class:`TwoStage` when integers and index tensors
+    mix (use ``read``/``write``/``add_at``, which handle both).
+    """
+    if isinstance(index, TwoStage):  # already converted (backward passes re-use the forward's index)
+        return index, False
     items = index if isinstance(index, tuple) else (index,)
     out = []
     basic = True
     for it in items:
         if isinstance(it, Tensor):
             if it._backend is not backend:
-                raise RuntimeError(f"index: index tensor on {it.device}, indexed tensor on {backend.device}")
-            if it._data.dtype.kind == "f":
+                raise DeviceError(f"index: index tensor on {it.device}, indexed tensor on {backend.device}")
+            kind = it._data.dtype.kind
+            if kind in "fc":
                 raise IndexError(f"index: tensors used as indices must be integer or bool, got {it.dtype}")
+            if kind in "iu" and it._data.ndim == 0:  # a 0-d integer tensor selects, like an int (PyTorch)
+                out.append(int(it.item()))
+                continue
             out.append(it._data)
             basic = False
         elif isinstance(it, (list,)):
@@ -35,7 +74,30 @@ def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
         else:
             out.append(backend.asarray(it))
             basic = False
+    if not basic and any(isinstance(it, int) and not isinstance(it, bool) for it in out):
+        return _two_stage(tuple(out)), False
     return tuple(out), basic
+
+
+def read(x: Any, idx: Any) -> Any:
+    """``x[idx]`` for an index from ``to_index``."""
+    return x[idx.pre][idx.post] if isinstance(idx, TwoStage) else x[idx]
+
+
+def write(x: Any, idx: Any, value: Any) -> None:
+    """``x[idx] = value`` for an index from ``to_index``."""
+    if isinstance(idx, TwoStage):
+        x[idx.pre][idx.post] = value  # the basic stage is a view: the write reaches x
+    else:
+        x[idx] = value
+
+
+def add_at(backend: Any, x: Any, idx: Any, value: Any) -> None:
+    """``x[idx] += value`` with repeated indices accumulated, for an index from ``to_index``."""
+    if isinstance(idx, TwoStage):
+        backend.index_add(x[idx.pre], idx.post, value)
+    else:
+        backend.index_add(x, idx, value)
 
 
 class GetItem(Op):
@@ -45,7 +107,7 @@ class GetItem(Op):
         idx, basic = to_index(index, self.backend)
         self.idx, self.basic, self.shape = idx, basic, x.shape
         try:
-            return x[idx]
+            return read(x, idx)
         except IndexError as e:
             raise IndexError(f"getitem: {e} (tensor of shape {tuple(x.shape)})") from None
 
@@ -64,7 +126,7 @@ class IndexBackward(Op):
         if basic:
             z[idx] = g
         else:
-            self.backend.index_add(z, idx, g)
+            add_at(self.backend, z, idx, g)
         return z
 
     def backward(self, gg: Tensor) -> tuple[Tensor, None, None, None]:
@@ -88,7 +150,7 @@ class IndexPut(Op):
         idx, _ = to_index(index, self.backend)
         self.idx = idx
         out = self.backend.xp.array(x, copy=True)
-        out[idx] = value
+        write(out, idx, value)
         return out
 
     def backward(self, g: Tensor) -> tuple[Any, Any, None]:
