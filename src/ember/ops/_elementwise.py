@@ -174,7 +174,14 @@ class Div(Op):
 
 class Pow(Op):
     def forward(self, a: Any, b: Any) -> Any:
-        return self.backend.xp.power(a, b)
+        xp = self.backend.xp
+        y = xp.power(a, b)
+        if isinstance(b, int) or (isinstance(b, float) and b.is_integer()):
+            return y
+        if not self.backend.dtype_of(y).is_floating_point:
+            return y
+        # PyTorch: (-inf) ** y is NaN for a non-integer y, where IEEE (and NumPy) give 0 or inf
+        return xp.where((a == -math.inf) & (b != xp.floor(b)), math.nan, y)
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
@@ -414,7 +421,9 @@ class Abs(Op):
 
 class Sign(StepOp):
     def forward(self, x: Any) -> Any:
-        return self.backend.xp.sign(x)
+        xp = self.backend.xp
+        y = xp.sign(x)
+        return xp.where(y != y, 0, y) if self.backend.dtype_of(y).is_floating_point else y  # sign(NaN) = 0
 
 
 class Tanh(Op):

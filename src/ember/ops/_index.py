@@ -18,14 +18,15 @@ class TwoStage:
     (integers select, slices and None stay), then the index tensors on what is left. NumPy would treat the
     integers as index arrays too, which moves the indexed dims elsewhere (``x[1, :, idx]``)."""
 
-    __slots__ = ("pre", "post")
+    __slots__ = ("post", "pre")
 
     def __init__(self, pre: tuple[Any, ...], post: tuple[Any, ...]) -> None:
         self.pre, self.post = pre, post
 
 
 def _two_stage(items: tuple[Any, ...]) -> TwoStage:
-    pre, post = [], []
+    pre: list[Any] = []
+    post: list[Any] = []
     for it in items:
         if isinstance(it, int):
             pre.append(it)
@@ -50,7 +51,7 @@ def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
     if isinstance(index, TwoStage):  # already converted (backward passes re-use the forward's index)
         return index, False
     items = index if isinstance(index, tuple) else (index,)
-    out = []
+    out: list[Any] = []
     basic = True
     for it in items:
         if isinstance(it, Tensor):
@@ -169,7 +170,12 @@ class IndexPut(Op):
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     """Indices of the nonzero elements: an (n, ndim) int64 tensor, or one tensor per dim."""
     xp = input._backend.xp
-    idx = xp.nonzero(input._data)
+    data = input._data
+    if data.ndim == 0:  # a 0-d tensor is indexed as (n, 0) (as_tuple: as a 1-d tensor of one element)
+        if as_tuple:
+            return nonzero(input.reshape(1), as_tuple=True)
+        return Tensor._make(xp.zeros((1 if bool(data) else 0, 0), dtype=xp.int64), input._backend)
+    idx = xp.nonzero(data)
     be = input._backend
     if as_tuple:
         return tuple(Tensor._make(xp.asarray(i, dtype=xp.int64), be) for i in idx)
