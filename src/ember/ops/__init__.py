@@ -12,10 +12,12 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from .. import _creation
+from .. import _creation, _legacy
+from ..multiprocessing import _shared
 from . import (
     _bitwise,
     _elementwise,
+    _gamma,
     _gather,
     _index,
     _join,
@@ -31,6 +33,7 @@ from . import (
 )
 from ._bitwise import *  # noqa: F403
 from ._elementwise import *  # noqa: F403
+from ._gamma import *  # noqa: F403
 from ._gather import *  # noqa: F403
 from ._index import *  # noqa: F403
 from ._join import *  # noqa: F403
@@ -47,6 +50,7 @@ from ._tiling import *  # noqa: F403
 _MODULES = (
     _bitwise,
     _elementwise,
+    _gamma,
     _gather,
     _index,
     _join,
@@ -98,6 +102,9 @@ METHODS.update(
         "new_full": _creation.new_full,
         "new_empty": _creation.new_empty,
         "new_tensor": _creation.new_tensor,
+        "new": _legacy.new,
+        "share_memory_": _shared.share_memory_,
+        "is_shared": _shared.is_shared,
     }
 )
 

@@ -1,5 +1,5 @@
 """Operators that lay out copies or windows of a tensor: repeat_interleave, meshgrid, Tensor.unfold,
-cartesian_prod, rot90, view_as/reshape_as. All are built from differentiable indexing and shape
+cartesian_prod, rot90, reshape_as. All are built from differentiable indexing and shape
 operators, so they need no backward of their own."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from .._errors import DTypeError, ShapeError
 from .._tensor import Tensor
 from ._index import GetItem
 from ._layout import flip, movedim
-from ._shape import _transpose, expand, reshape, view
+from ._shape import _transpose, expand, reshape
 from ._util import norm_dim
 
-__all__ = ["cartesian_prod", "meshgrid", "repeat_interleave", "reshape_as", "rot90", "view_as"]  # unfold: a method only
-METHODS = ["repeat_interleave", "reshape_as", "rot90", "unfold", "view_as"]
+__all__ = ["cartesian_prod", "meshgrid", "repeat_interleave", "rot90"]  # unfold, reshape_as: methods only
+METHODS = ["repeat_interleave", "reshape_as", "rot90", "unfold"]
 
 
 def repeat_interleave(
@@ -125,11 +125,6 @@ def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
     if k == 3:
         return flip(_transpose(input, d0, d1), (d1,))
     return input.clone()
-
-
-def view_as(input: Tensor, other: Tensor) -> Tensor:
-    """``input.view(other.shape)``."""
-    return view(input, other.shape)
 
 
 def reshape_as(input: Tensor, other: Tensor) -> Tensor:
