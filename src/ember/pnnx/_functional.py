@@ -135,7 +135,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, beta: float = 1, alpha: flo
     return ops.addmm(input, mat1, mat2, beta=beta, alpha=alpha)
 
 
-def einsum(equation: str, operands: Sequence[Tensor]) -> Tensor:
+def einsum(operands: Sequence[Tensor], equation: str) -> Tensor:
     return ops.einsum(equation, *operands)
 
 

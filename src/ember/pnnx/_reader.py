@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,6 +170,26 @@ def _entry_bytes(dims: tuple[int, ...], dtype: str) -> int:
     return math.prod(dims) * np.dtype(DTYPES[dtype]).itemsize
 
 
+def _truncated_entry(path: Path) -> str | None:
+    """Walk the local headers the way pnnx's reader does; the name of the entry the file ends in, if any."""
+    data = path.read_bytes()
+    pos = 0
+    while data[pos : pos + 4] == b"PK\x03\x04":
+        if pos + 30 > len(data):
+            return None
+        (size,) = struct.unpack_from("<I", data, pos + 18)  # compressed size
+        name_len, extra_len = struct.unpack_from("<HH", data, pos + 26)
+        name = data[pos + 30 : pos + 30 + name_len].decode("utf-8", "replace")
+        extra = data[pos + 30 + name_len : pos + 30 + name_len + extra_len]
+        if size == 0xFFFFFFFF and len(extra) >= 20 and extra[:2] == b"\x01\x00":
+            size = struct.unpack_from("<Q", extra, 12)[0]  # zip64: uncompressed, then compressed size
+        end = pos + 30 + name_len + extra_len + size
+        if end > len(data):
+            return name
+        pos = end
+    return None
+
+
 def read_weights(graph: Graph, bin_path: str | Path) -> dict[str, np.ndarray]:
     """Read every ``@`` attribute of ``graph`` from its ``.pnnx.bin``: ``{"NAME.key": array}``.
 
@@ -186,6 +207,9 @@ def read_weights(graph: Graph, bin_path: str | Path) -> dict[str, np.ndarray]:
     except FileNotFoundError:
         raise FileNotFoundError(f"PNNX weights {bin_path} not found (give bin_path= if it is elsewhere)") from None
     except (zipfile.BadZipFile, OSError) as e:
+        cut = _truncated_entry(bin_path)
+        if cut is not None:
+            raise PnnxFormatError(f"{bin_path}: truncated in entry {cut!r} (the file ends inside it)") from None
         raise PnnxFormatError(f"{bin_path}: not a PNNX weight file (a stored zip): {e}") from None
     with zf:
         for op, key, shape, dt in wanted:
