@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test lint typecheck unit bench bench-micro clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -39,7 +39,11 @@ unit: $(STAMP)
 
 test: lint typecheck unit
 
+# Ember against PyTorch per benchmarks/README.md (whole processes, default threads, alternating pairs).
 bench: $(STAMP)
+	$(PY) benchmarks/compare.py
+
+bench-micro: $(STAMP)
 	$(PY) benchmarks/run_all.py
 
 clean:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import autograd, backends
 from ._creation import (
     Generator,
@@ -50,12 +52,38 @@ from ._dtype import (
     set_default_dtype,
     uint8,
 )
+from ._legacy import (
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
 from ._tensor import Tensor
+from ._threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import *  # noqa: F403 - the operator functions: ember.exp, ember.matmul, ...
 from .ops import __all__ as _ops_all
 
 __version__ = "0.1.0"
+
+_SUBMODULES = frozenset({"data", "models", "nn", "optim", "record", "train"})
+
+if not TYPE_CHECKING:  # hidden from mypy, which would otherwise accept any ``ember.<typo>``
+
+    def __getattr__(name: str) -> object:
+        """``ember.models``, ``ember.nn``, ... after a plain ``import ember`` (imported on first use)."""
+        if name in _SUBMODULES:
+            import importlib
+
+            return importlib.import_module(f"{__name__}.{name}")
+        raise AttributeError(f"module 'ember' has no attribute {name!r}")
+
 
 bool = bool_
 float = float32
@@ -66,6 +94,25 @@ int = int32
 short = int16
 
 __all__ = [
+    "BFloat16Tensor",
+    "BoolTensor",
+    "ByteTensor",
+    "CharTensor",
+    "DoubleTensor",
+    "FloatTensor",
+    "HalfTensor",
+    "IntTensor",
+    "LongTensor",
+    "ShortTensor",
+    "get_num_interop_threads",
+    "get_num_threads",
+    "load",
+    "multiprocessing",
+    "save",
+    "serialization",
+    "set_num_interop_threads",
+    "set_num_threads",
+    "utils",
     "DType",
     "Generator",
     "Tensor",
@@ -124,9 +171,13 @@ __all__ = [
     "data",
     "train",
     "Config",
+    "distributions",
+    "linalg",
     *_ops_all,
 ]
 
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
-from . import data, optim, record, train  # noqa: E402
+from . import data, distributions, linalg, optim, record, train  # noqa: E402
+from . import multiprocessing, serialization, utils  # noqa: E402
+from .serialization import load, save  # noqa: E402
 from .nn.config import Config  # noqa: E402

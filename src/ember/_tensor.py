@@ -34,20 +34,26 @@ class Tensor:
         "_out_idx",
         "_retain",
         "_vc",
+        "_view",
         "grad",
         "requires_grad",
     )
     __array_priority__ = 1000  # numpy defers ``ndarray + Tensor`` to Tensor.__radd__
 
-    def __init__(self, data: Any, dtype: Any = None, device: Any = None, requires_grad: _bool = False) -> None:
+    def __init__(
+        self, data: Any = (), *sizes: int, dtype: Any = None, device: Any = None, requires_grad: _bool = False
+    ) -> None:
         from ._creation import _to_array
+        from ._legacy import tensor_init_args
 
+        data, dtype = tensor_init_args(data, sizes, dtype)
         self._data, self._backend = _to_array(data, dtype, device)
         self.requires_grad = False
         self.grad: Tensor | None = None
         self._creator: Any = None
         self._out_idx = 0
         self._vc = [0]
+        self._view: Any = None
         self._retain = False
         self._hooks: list[Callable[[Tensor], Any]] | None = None
         if requires_grad:
@@ -63,6 +69,7 @@ class Tensor:
         t._creator = None
         t._out_idx = 0
         t._vc = [0]
+        t._view = None
         t._retain = False
         t._hooks = None
         return t
@@ -103,10 +110,14 @@ class Tensor:
 
     @property
     def is_leaf(self) -> _bool:
+        if self._view is not None:
+            _refresh_view(self)
         return self._creator is None
 
     @property
     def grad_fn(self) -> Any:
+        if self._view is not None:
+            _refresh_view(self)
         return self._creator
 
     def is_floating_point(self) -> _bool:
@@ -203,7 +214,12 @@ class Tensor:
         return self.to(device=device)
 
     def type(self, dtype: Any = None) -> Any:
-        return str(self.dtype) if dtype is None else self.to(dtype)
+        """``"ember.FloatTensor"`` (the legacy type name), or a copy converted to ``dtype``."""
+        from ._legacy import legacy_type_name
+
+        if dtype is None:
+            return legacy_type_name(self)
+        return self.to(getattr(dtype, "dtype", dtype))
 
     def float(self) -> Tensor:
         return self.to(dtype="float32")
@@ -261,6 +277,8 @@ class Tensor:
 
     def retain_grad(self) -> None:
         """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
+        if self._view is not None:
+            _refresh_view(self)
         if not self.requires_grad:
             raise RuntimeError("retain_grad() on a tensor that does not require grad")
         if self._creator is not None:
@@ -273,6 +291,8 @@ class Tensor:
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> Any:
         """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it."""
+        if self._view is not None:
+            _refresh_view(self)
         if not self.requires_grad:
             raise RuntimeError("register_hook() on a tensor that does not require grad")
         if self._hooks is None:
@@ -310,6 +330,23 @@ class Tensor:
         return format_tensor(self)
 
     __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        """A 0-d tensor formats as its value (``f"{loss:.4f}"``); others only with an empty spec (PyTorch)."""
+        if self.ndim == 0 and type(self) is Tensor:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
+    # -- copying and pickling (ember/_copy.py) -----------------------------------------------------
+    def __deepcopy__(self, memo: Any) -> Tensor:
+        from ._copy import deepcopy_tensor
+
+        return deepcopy_tensor(self, memo)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        from ._copy import reduce_tensor
+
+        return reduce_tensor(self)
 
     # -- operators ---------------------------------------------------------------------------------
     def __add__(self, other: Any) -> Tensor:
@@ -434,6 +471,7 @@ class Tensor:
 
 # Bound at import end: the operator layer imports Tensor, Tensor methods call operators.
 from . import ops as _ops  # noqa: E402
+from .autograd._views import _refresh_view  # noqa: E402
 from .ops._elementwise import _cast, _clone, _to_device  # noqa: E402
 from .ops._inplace import _inplace, _write_inplace, inplace_method  # noqa: E402
 from .ops._shape import _contiguous, _permute, _transpose  # noqa: E402

@@ -3,43 +3,118 @@
 from __future__ import annotations
 
 import argparse
+import math
+import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NoReturn
 
 __all__ = ["main"]
 
-_EPILOG = """examples:
-  ember train digits-cnn                 train LeNet-5 on the bundled 8x8 digits (about a minute)
-  ember train digits-mlp --epochs 5      a shorter MLP run
-  ember train mnist-cnn --data-dir DIR   MNIST from IDX files you placed in DIR
-  ember train digits-cnn --resume        continue the last run from its checkpoint
-  ember info                             version, backends and devices
-"""
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``ember: --epochs must be >= 1 (got 0)``, exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        m = re.fullmatch(r"argument ([^:]+): (must .*)", message, flags=re.DOTALL)
+        text = f"{m.group(1).split('/')[-1]} {m.group(2)}" if m else message
+        self.exit(2, f"ember: {text}\n")
+
+
+def _number(kind: type, low: float, strict: bool = False) -> Callable[[str], Any]:
+    """An argparse type: a ``kind`` (int or float) that is >= ``low`` (> ``low`` when ``strict``) and finite."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {'an integer' if kind is int else 'a number'} (got {text!r})"
+                                             ) from None  # fmt: skip
+        if kind is float and not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number (got {text})")
+        if value < low or (strict and value == low):
+            raise argparse.ArgumentTypeError(f"must be {'>' if strict else '>='} {low:g} (got {text})")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def _device(text: str) -> str:
+    from ._device import device
+
+    try:
+        device(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be cpu, cuda or cuda:N (got {text!r})") from None
+    return text
+
+
+def _folder(text: str) -> Path:
+    p = Path(text)
+    if p.exists() and not p.is_dir():
+        raise argparse.ArgumentTypeError(f"must be a folder ({text} is an existing file)")
+    return p
+
+
+def _epilog() -> str:
+    from .tasks import TASKS
+
+    width = max(map(len, TASKS))
+    lines = ["examples (ember train EXAMPLE):"]
+    lines += [f"  {name:<{width}}  {task.description}" for name, task in TASKS.items()]
+    lines += ["", "for instance:",
+              "  ember train digits-cnn                 train LeNet-5 on the bundled 8x8 digits (about a minute)",
+              "  ember train digits-mlp --epochs 5      a shorter MLP run",
+              "  ember train mnist-cnn --data-dir DIR   MNIST from IDX files you placed in DIR",
+              "  ember train digits-cnn --resume        continue the last run from its checkpoint",
+              "  ember info                             version, backends and devices"]  # fmt: skip
+    return "\n".join(lines) + "\n"
 
 
 def _parser() -> argparse.ArgumentParser:
     from .tasks import TASKS
 
-    p = argparse.ArgumentParser(prog="ember", description="Ember: train and inspect models from the command line.",
-                                epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = _Parser(prog="ember", description="Ember: train and inspect models from the command line.",
+                epilog=_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    t = sub.add_parser("train", help="train one of the built-in examples",
-                       description="Train a built-in example. Examples: " +
-                       "; ".join(f"{k}: {v.description}" for k, v in TASKS.items()))  # fmt: skip
+    t = sub.add_parser("train", help="train one of the built-in examples", epilog=_epilog(),
+                       description="Train a built-in example.",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     t.add_argument("example", metavar="EXAMPLE", help=f"one of: {', '.join(TASKS)}")
-    t.add_argument("--epochs", type=int, help="number of epochs (default: the example's)")
-    t.add_argument("--batch-size", type=int, help="training batch size (default: the example's)")
-    t.add_argument("--lr", type=float, help="learning rate (default: the example's)")
-    t.add_argument("--device", default=None, help="cpu or cuda[:N] (default: cpu)")
-    t.add_argument("--out", type=Path, help="output folder for logs, plot and checkpoints (default: runs/EXAMPLE)")
+    t.add_argument("--epochs", type=_number(int, 1), help="number of epochs (default: the example's)")
+    t.add_argument("--batch-size", type=_number(int, 1), help="training batch size (default: the example's)")
+    t.add_argument("--lr", type=_number(float, 0, strict=True), help="learning rate (default: the example's)")
+    t.add_argument("--device", type=_device, default=None, help="cpu or cuda[:N] (default: cpu)")
+    t.add_argument("--out", type=_folder, help="output folder for logs, plot and checkpoints (default: runs/EXAMPLE)")
     t.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --out")
-    t.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    t.add_argument("--data-dir", type=Path, help="folder with the data files (MNIST examples)")
+    t.add_argument("--seed", type=_number(int, 0), default=0, help="random seed, >= 0 (default 0)")
+    t.add_argument("--data-dir", type=_folder, help="folder with the data files (MNIST examples)")
     t.add_argument("--download", action="store_true", help="download missing data when the network is available")
-    t.add_argument("--limit", type=int, help="use at most this many samples per split (quick tries)")
+    t.add_argument("--limit", type=_number(int, 1), help="use at most this many samples per split (quick tries)")
     t.add_argument("--no-progress", action="store_true", help="no progress bar or epoch lines")
     sub.add_parser("info", help="show the version, backends and devices")
     return p
+
+
+def _check_device(spec: str | None) -> None:
+    """A one-line error for a device this machine does not have (before any data is loaded)."""
+    if spec is None or not spec.startswith("cuda"):
+        return
+    import ember
+
+    cuda: Any = getattr(ember, "cuda", None)
+    if cuda is None or not cuda.is_available():
+        raise _UsageError(f"--device {spec}: CUDA is not available on this machine (use --device cpu)")
+    count = cuda.device_count() if hasattr(cuda, "device_count") else 1
+    index = int(spec.partition(":")[2] or 0)
+    if index >= count:
+        raise _UsageError(f"--device {spec}: this machine has {count} CUDA device(s) (cuda:0 to cuda:{count - 1})")
+
+
+class _UsageError(Exception):
+    """A bad option value found after parsing (exit status 2)."""
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -49,18 +124,21 @@ def _train(args: argparse.Namespace) -> int:
     from .train import Learner
 
     if args.example not in TASKS:
-        print(f"ember: unknown example {args.example!r}; choose from: {', '.join(TASKS)}", file=sys.stderr)
-        return 2
+        raise _UsageError(f"unknown example {args.example!r}; choose from: {', '.join(TASKS)}")
+    _check_device(args.device)
     task = TASKS[args.example]
-    epochs = args.epochs or task.epochs
+    epochs = args.epochs if args.epochs is not None else task.epochs
+    batch_size = args.batch_size if args.batch_size is not None else task.batch_size
+    lr = args.lr if args.lr is not None else task.lr
+    out = args.out if args.out is not None else Path("runs") / args.example
     ember.manual_seed(args.seed)
-    parts = build(args.example, batch_size=args.batch_size or task.batch_size, lr=args.lr or task.lr,
-                  seed=args.seed, limit=args.limit, data_dir=args.data_dir, download=args.download,
-                  epochs=epochs)  # fmt: skip
-    out = args.out or Path("runs") / args.example
+    parts = build(args.example, batch_size=batch_size, lr=lr, seed=args.seed, limit=args.limit,
+                  data_dir=args.data_dir, download=args.download, epochs=epochs)  # fmt: skip
     learner = Learner(parts["model"], parts["optimizer"], parts["loss_fn"], scheduler=parts.get("scheduler"),
                       metrics=task.metrics, device=args.device, checkpoint_dir=out / "checkpoints", out_dir=out,
                       best_metric=task.best_metric, progress=not args.no_progress)  # fmt: skip
+    if args.resume and not learner.checkpointer.paths():  # type: ignore[union-attr]
+        print(f"ember: nothing to resume in {out / 'checkpoints'}; starting from epoch 1", file=sys.stderr)
     history = learner.fit(parts["train"], parts["valid"], epochs=epochs, resume=args.resume)
     if history:
         last = history[-1]
@@ -92,8 +170,13 @@ def _info() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from ._errors import EmberError
+
     parser = _parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help, or a bad option (already reported in one line): return its status
+        return e.code if isinstance(e.code, int) else 2
     if args.command is None:
         parser.print_help()
         return 0
@@ -101,8 +184,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "train":
             return _train(args)
         return _info()
-    except (FileNotFoundError, ValueError, KeyError) as e:
+    except _UsageError as e:
         print(f"ember: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("ember: interrupted", file=sys.stderr)
+        return 130
+    except (OSError, ValueError, KeyError, EmberError, FloatingPointError) as e:  # bad data, no network: one line
+        text = e.args[0] if isinstance(e, KeyError) and e.args else e
+        print(f"ember: {text}", file=sys.stderr)
         return 1
 
 

@@ -113,3 +113,15 @@ def test_cli_errors_and_info(tmp_path, capsys):
     assert f"ember {ember.__version__}" in capsys.readouterr().out
     assert main([]) == 0
     assert "ember train digits-cnn" in capsys.readouterr().out
+
+
+def test_progress_in_a_file_or_pipe_is_one_plain_line_per_epoch(tmp_path, capsys):
+    learner = make(tmp_path / "ck")
+    learner.progress = True
+    learner.fit(*loaders(), epochs=2)
+    captured = capsys.readouterr()  # captured streams are not terminals, like a log file or a pipe
+    assert "\r" not in captured.out + captured.err and captured.err == ""
+    assert [ln.split(" | ")[0] for ln in captured.out.splitlines() if ln.startswith("epoch ")] == ["epoch 1", "epoch 2"]
+    assert "nothing to resume" not in captured.out
+    learner.fit(*loaders(), epochs=2, resume=True)
+    assert "the checkpoint already has 2 of 2 epochs" in capsys.readouterr().out

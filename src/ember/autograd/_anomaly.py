@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import re
+from functools import lru_cache
 from typing import Any
 
 from ._grad_mode import STATE
@@ -25,11 +28,34 @@ def _bad(t: Any) -> str | None:
     return None
 
 
+# The installed package's own folder: a frame is Ember's when its file lies under it. A path substring
+# such as "/ember/" would also match a user's checkout or project folder named ``ember``.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_FRAME_FILE = re.compile(r'\s*File "(.*)", line \d+')
+
+
+def _canon(path: str) -> str:
+    return os.path.normcase(os.path.realpath(path))
+
+
+@lru_cache(maxsize=1024)
+def _is_ember_file(filename: str) -> bool:
+    if filename.startswith("<"):  # <stdin>, <string>, <frozen ...>
+        return False
+    root, path = _canon(_PACKAGE_DIR), _canon(filename)
+    try:
+        return os.path.commonpath([root, path]) == root
+    except ValueError:  # different drives (Windows)
+        return False
+
+
 def _user_line(trace: list[str] | None) -> str:
+    """The innermost frame of ``trace`` (``traceback.format_stack`` lines) outside Ember's package."""
     if not trace:
         return "(unknown source)"
     for frame in reversed(trace):
-        if "/ember/" not in frame.replace("\\", "/").split('", line')[0]:
+        m = _FRAME_FILE.match(frame)
+        if m is None or not _is_ember_file(m.group(1)):
             return frame.strip()
     return trace[-1].strip()
 

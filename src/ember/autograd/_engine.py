@@ -15,8 +15,9 @@ from typing import Any
 
 from .._tensor import Tensor
 from ._grad_mode import STATE, set_grad_enabled
+from ._views import _refresh_view
 
-__all__ = ["backward", "grad", "Gradients", "RemovableHandle"]
+__all__ = ["backward", "grad", "Gradients", "RemovableHandle", "set_nonfinite_check", "is_nonfinite_check_enabled"]
 
 
 class RemovableHandle:
@@ -79,8 +80,24 @@ class Gradients:
         return f"Gradients({len(self)} tensors)"
 
 
+_NONFINITE_CHECK = [False]
+
+
+def set_nonfinite_check(enabled: bool) -> None:
+    """Make ``backward()`` refuse a NaN/Inf scalar loss (off by default, as in PyTorch).
+
+    The check reads the loss back to the host (a sync per backward on an accelerator). It is always
+    on inside ``detect_anomaly()``.
+    """
+    _NONFINITE_CHECK[0] = bool(enabled)
+
+
+def is_nonfinite_check_enabled() -> bool:
+    """Whether ``backward()`` refuses a NaN/Inf scalar loss (see ``set_nonfinite_check``)."""
+    return _NONFINITE_CHECK[0]
+
+
 def _check_nonfinite_root(root: Tensor) -> None:
-    # Flux's back! refuses a NaN/Inf loss: the gradients would be garbage.
     if root.numel() == 1:
         v = root.item()
         if isinstance(v, float) and not math.isfinite(v):
@@ -110,6 +127,8 @@ def _run(
     counter = itertools.count()
 
     for r, g in zip(roots, root_grads, strict=True):
+        if r._view is not None:
+            _refresh_view(r)
         c = r._creator
         if c is None:
             if r.requires_grad:
@@ -161,8 +180,8 @@ def _run(
                 from ._anomaly import check_backward
 
                 check_backward(node, out)
-            for inp, g in zip(inputs, out):
-                if g is None or not isinstance(inp, Tensor) or not inp.requires_grad:
+            for inp, e, g in zip(inputs, node._edges, out):
+                if g is None or e is None:
                     continue
                 if not isinstance(g, Tensor):
                     raise TypeError(f"{node.name}: backward must return Tensors or None, got {type(g).__name__}")
@@ -171,11 +190,11 @@ def _run(
                         f"{node.name}: backward returned a gradient of shape {g.shape} for an input of "
                         f"shape {inp.shape}"
                     )
-                c = inp._creator
+                c, i = e  # the edge captured at record time: later in-place ops do not move it
                 if c is None:
-                    if inp._hooks:
-                        g = _run_hooks(inp._hooks, g)
-                    on_leaf(inp, g)
+                    if i._hooks:
+                        g = _run_hooks(i._hooks, g)
+                    on_leaf(i, g)
                     continue
                 slot = pending.get(c)
                 if slot is None:
@@ -185,10 +204,10 @@ def _run(
                         continue
                     slot = pending[c] = [None] * c.n_out
                     heapq.heappush(heap, (-c.generation, next(counter), c))
-                i = inp._out_idx
                 slot[i] = g if slot[i] is None else slot[i] + g
             if not retain_graph:
                 node.inputs = None
+                node._edges = None
                 if node._outs:
                     node._outs = ()
 
@@ -229,7 +248,8 @@ def _root_grads(roots: Sequence[Tensor], grads: Sequence[Any], op: str) -> list[
                     f"{op}: grad can be implicitly created only for one-element outputs, but the output "
                     f"has shape {r.shape}; pass gradient= (or grad_outputs=) of that shape"
                 )
-            _check_nonfinite_root(r)
+            if _NONFINITE_CHECK[0] or STATE.anomaly:
+                _check_nonfinite_root(r)
             g = Tensor._make(r._backend.xp.ones(r._data.shape, dtype=r._data.dtype), r._backend)
         elif not isinstance(g, Tensor):
             g = Tensor(g, dtype=r.dtype, device=r.device)
@@ -292,6 +312,9 @@ def grad(
     for i, t in enumerate(ins):
         if not isinstance(t, Tensor) or not t.requires_grad:
             raise RuntimeError(f"grad: input {i} does not require grad")
+    for t in ins:
+        if t._view is not None:
+            _refresh_view(t)
     leaf_ids = {id(t): i for i, t in enumerate(ins) if t._creator is None}
     capture: dict[tuple[int, int], Any] = {}
     for t in ins:

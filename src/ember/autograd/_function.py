@@ -62,6 +62,9 @@ class Function:
     _versions: tuple[int, ...] = ()
     _out_vcs: tuple[tuple[list[int], int], ...] = ()
     _outs: tuple[Any, ...] = ()
+    #: where each input's gradient goes, captured when the node was recorded (an in-place op later
+    #: gives the tensor a new history; this node keeps the edge to the version it consumed)
+    _edges: list[Any] | None = None
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
@@ -70,6 +73,7 @@ class Function:
         needs_grad = False
         generation = 0
         arrays = []
+        edges: list[Any] = []  # per input, captured now: (node, output index), (None, leaf) or None
         for a in args:
             if isinstance(a, Tensor):
                 b = a._backend
@@ -77,14 +81,23 @@ class Function:
                     if backend is not None:
                         raise _device_error(cls.__name__, args)
                     backend = b
+                if a._view is not None and a._view[2] != a._vc[0]:
+                    _refresh_view(a)
                 if a.requires_grad:
                     needs_grad = True
                     c = a._creator
-                    if c is not None and c.generation >= generation:
-                        generation = c.generation + 1
+                    if c is None:
+                        edges.append((None, a))
+                    else:
+                        edges.append((c, a._out_idx))
+                        if c.generation >= generation:
+                            generation = c.generation + 1
+                else:
+                    edges.append(None)
                 arrays.append(a._data)
             else:
                 arrays.append(a)
+                edges.append(None)
         if backend is None:
             from ..backends import get_backend
 
@@ -105,11 +118,13 @@ class Function:
                 r.grad = r._creator = r._hooks = None
                 r._out_idx = 0
                 r._vc = [0]
+                r._view = None
                 r._retain = False
                 if needs_grad and state.enabled and cls.differentiable:
                     if state.anomaly:
-                        return fn._record_slow(args, (r,), generation)[0]
+                        return fn._record_slow(args, edges, (r,), generation)[0]
                     fn.inputs = args
+                    fn._edges = edges
                     fn.generation = generation
                     if cls.saves_inputs:
                         fn._versions = tuple([a._vc[0] if isinstance(a, Tensor) else 0 for a in args])
@@ -136,14 +151,16 @@ class Function:
             outs = (out,) if single else out
             results = tuple(o if isinstance(o, Tensor) else Tensor._make(backend.asarray(o), backend) for o in outs)
         if needs_grad and state.enabled and cls.differentiable:
-            results = fn._record_slow(args, results, generation)
+            results = fn._record_slow(args, edges, results, generation)
         elif state.anomaly:
             from ._anomaly import check_forward
 
             check_forward(cls.__name__, results)
         return results[0] if single else results
 
-    def _record_slow(self, args: tuple[Any, ...], results: tuple[Tensor, ...], generation: int) -> tuple[Tensor, ...]:
+    def _record_slow(
+        self, args: tuple[Any, ...], edges: list[Any], results: tuple[Tensor, ...], generation: int
+    ) -> tuple[Tensor, ...]:
         """Record this node for several outputs, user Functions, or in anomaly mode."""
         cls = type(self)
         if STATE.anomaly:
@@ -152,6 +169,7 @@ class Function:
             check_forward(cls.__name__, results)
             self._trace = traceback.format_stack()[:-3]
         self.inputs = args
+        self._edges = edges
         self.generation = generation
         self.n_out = len(results)
         if cls.saves_inputs:
@@ -194,7 +212,7 @@ class Function:
 
     @property
     def needs_input_grad(self) -> tuple[bool, ...]:
-        return tuple(isinstance(a, Tensor) and a.requires_grad for a in self.inputs or ())
+        return tuple(e is not None for e in self._edges or ())
 
     # -- node helpers ----------------------------------------------------------------------------
     @property
@@ -242,11 +260,19 @@ class Function:
             self._out_refs = {}
         self._out_refs[t._out_idx] = weakref.ref(t)
 
+    def value_needed(self, i: int) -> bool:
+        """Whether backward reads input ``i``'s value (so a later in-place change to it is an error).
+
+        All saved inputs by default; an operator whose gradients need only some of them says which
+        (``a * b`` needs ``a`` only for ``b``'s gradient), as PyTorch saves only what it uses.
+        """
+        return True
+
     def _check_versions(self) -> None:
         if not self.saves_inputs or self.inputs is None:
             return
         for i, (a, v) in enumerate(zip(self.inputs, self._versions, strict=True)):
-            if isinstance(a, Tensor) and a._vc[0] != v:
+            if isinstance(a, Tensor) and a._vc[0] != v and self.value_needed(i):
                 raise RuntimeError(
                     f"{type(self).__name__}: input {i} of shape {a.shape} was modified by an in-place "
                     f"operation (it is at version {a._vc[0]}, the graph saved version {v}); its value "
@@ -255,8 +281,27 @@ class Function:
 
     def _release(self) -> None:
         self.inputs = None
+        self._edges = None
         self.__dict__.pop("_outs", None)
         self.__dict__.pop("_saved", None)
+
+
+def record_node(node: Function, inputs: tuple[Any, ...], out: Tensor) -> None:
+    """Record ``node`` (built by hand, its forward already done) as the creator of ``out``."""
+    edges: list[Any] = []
+    generation = 0
+    for a in inputs:
+        if isinstance(a, Tensor) and a.requires_grad:
+            c = a._creator
+            edges.append((None, a) if c is None else (c, a._out_idx))
+            if c is not None and c.generation >= generation:
+                generation = c.generation + 1
+        else:
+            edges.append(None)
+    node.inputs = inputs
+    node._edges = edges
+    node.generation = generation
+    out._creator, out._out_idx, out.requires_grad = node, 0, True
 
 
 class Op(Function):
@@ -276,3 +321,7 @@ class Op(Function):
 
 class FunctionCtx(Function):
     """The ``ctx`` type seen by user Functions (an alias kept for PyTorch users' type hints)."""
+
+
+# Bound at import end: the view nodes subclass Op.
+from ._views import _refresh_view  # noqa: E402

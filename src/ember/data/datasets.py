@@ -85,9 +85,9 @@ class _IdxImages(TensorDataset):
                 while chunk := r.read(1 << 16):
                     chunks.append(chunk)
                     got += len(chunk)
-                    if total:
+                    if total and sys.stderr.isatty():  # no carriage-return spam in a log file
                         sys.stderr.write(f"\rdownloading {fname}: {100 * got // total}%")
-                sys.stderr.write("\n")
+                sys.stderr.write("\n" if sys.stderr.isatty() else f"downloaded {fname}\n")
         except OSError as e:
             raise ConnectionError(f"could not download {url} ({e}); place the file in {self.root} instead") from None
         data = b"".join(chunks)

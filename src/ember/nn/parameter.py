@@ -34,6 +34,7 @@ class Param(Tensor):
         self._creator = None
         self._out_idx = 0
         self._vc = [0]
+        self._view = None
         self._retain = False
         self._hooks = None
         self.is_buffer = is_buffer
@@ -49,9 +50,6 @@ class Param(Tensor):
     def __repr__(self) -> str:
         kind = "Buffer" if self.is_buffer else "Parameter"
         return f"{kind} containing:\n{super().__repr__()}"
-
-    def __reduce__(self) -> Any:
-        raise TypeError("Param cannot be pickled; save it with ember.record")
 
 
 #: PyTorch's name.

@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .. import _creation
-from . import _elementwise, _gather, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats
+from .. import _creation, _legacy
+from ..multiprocessing import _shared
+from . import _elementwise, _gamma, _gather, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats
 from ._elementwise import *  # noqa: F403
+from ._gamma import *  # noqa: F403
 from ._gather import *  # noqa: F403
 from ._index import *  # noqa: F403
 from ._join import *  # noqa: F403
@@ -23,7 +25,7 @@ from ._reduce import *  # noqa: F403
 from ._shape import *  # noqa: F403
 from ._stats import *  # noqa: F403
 
-_MODULES = (_elementwise, _gather, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats)
+_MODULES = (_elementwise, _gamma, _gather, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats)
 
 __all__ = sorted({name for m in _MODULES for name in m.__all__})
 
@@ -36,6 +38,9 @@ METHODS.update(
         "new_full": _creation.new_full,
         "new_empty": _creation.new_empty,
         "new_tensor": _creation.new_tensor,
+        "new": _legacy.new,
+        "share_memory_": _shared.share_memory_,
+        "is_shared": _shared.is_shared,
     }
 )
 

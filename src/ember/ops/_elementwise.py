@@ -141,6 +141,9 @@ class Mul(Op):
     def forward(self, a: Any, b: Any) -> Any:
         return self.backend.xp.multiply(a, b)
 
+    def value_needed(self, i: int) -> bool:
+        return self._edges is not None and self._edges[1 - i] is not None
+
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
         return (sum_to(g * b, _shape(a)) if _req(a) else None, sum_to(g * a, _shape(b)) if _req(b) else None)
@@ -156,6 +159,9 @@ class Mul(Op):
 class Div(Op):
     def forward(self, a: Any, b: Any) -> Any:
         return self.backend.xp.true_divide(a, b)
+
+    def value_needed(self, i: int) -> bool:
+        return i == 1 or (self._edges is not None and self._edges[1] is not None)
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]

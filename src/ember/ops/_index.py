@@ -6,6 +6,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd._function import Op
+from ..autograd._views import make_view
 
 __all__ = ["getitem", "nonzero"]
 #: the functions that are also Tensor methods (``t.name(...)``)
@@ -75,7 +76,8 @@ def getitem(input: Tensor, index: Any) -> Tensor:
     """``input[index]`` with ints, slices, None, ..., bool masks and integer tensors."""
     out: Tensor = GetItem.apply(input, index)
     if input._backend.is_view_of(out._data, input._data):
-        out._vc = input._vc
+        idx = to_index(index, input._backend)[0]
+        make_view(out, input, lambda a: a[idx])
     return out
 
 

@@ -1,7 +1,10 @@
-"""In-place operations: compute out of place, write into the tensor's storage, move its history.
+"""In-place operations: compute out of place, write into the tensor's storage, give it a new version.
 
-Writing bumps the version counter shared by the tensor and its views, so a node that saved the old
-value raises at backward instead of producing a wrong gradient.
+As in PyTorch, an in-place op makes a new version of the tensor's place in the graph: nodes recorded
+earlier keep the edge to the version they consumed (captured when they were recorded), so their
+gradients are unchanged. Writing bumps the version counter shared by the tensor and its views, so a
+node that *saved* the overwritten value raises at backward instead of producing a wrong gradient. A
+write through a view rebases the base's history (``autograd/_views.py``).
 """
 
 from __future__ import annotations
@@ -11,14 +14,26 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd._grad_mode import STATE
+from ..autograd._views import _refresh_view, keep_hooks_on_old_version, move_retained, rebase_through_view
 
 
 def _check_leaf(t: Tensor, op: str) -> None:
-    if STATE.enabled and t.requires_grad and t._creator is None:
+    if t._view is not None:
+        _refresh_view(t)
+    if not STATE.enabled:
+        return
+    if t.requires_grad and t._creator is None:
         raise RuntimeError(
             f"{op}: a leaf tensor of shape {t.shape} that requires grad cannot be modified in place; "
             "do it inside `with ember.no_grad():` or on a clone()"
         )
+    if t._view is not None:
+        base = t._view[0]
+        if base.requires_grad and base._creator is None:
+            raise RuntimeError(
+                f"{op}: a view of a leaf tensor (shape {base.shape}) that requires grad cannot be modified "
+                "in place; do it inside `with ember.no_grad():` or on a clone()"
+            )
 
 
 def _alias(t: Tensor) -> Tensor:
@@ -49,13 +64,19 @@ def _commit(t: Tensor, r: Tensor, op: str) -> Tensor:
     t._vc[0] += 1
     c = r._creator
     if c is not None and STATE.enabled:
-        t._creator, t._out_idx, t.requires_grad = c, r._out_idx, True
-        vcs = getattr(c, "_out_vcs", None)
-        if vcs:
+        vcs = c._out_vcs
+        if vcs:  # the node's saved output now lives in t's storage, under t's version counter
             lst = list(vcs)
             lst[r._out_idx] = (t._vc, t._vc[0])
             c._out_vcs = tuple(lst)
             c._outs = tuple(t._data if i == r._out_idx else o for i, o in enumerate(c._outs))
+        # A new version of t: nodes recorded earlier keep their edges to the old one.
+        if t._view is not None:
+            rebase_through_view(t, r)
+        else:
+            keep_hooks_on_old_version(t)
+            t._creator, t._out_idx, t.requires_grad = c, r._out_idx, True
+        move_retained(t)
     return t
 
 
@@ -94,6 +115,8 @@ def _inplace_fast(t: Tensor, name: str, other: Any) -> bool:
 
 def inplace_method(t: Tensor, fn: Callable[..., Tensor], *args: Any, **kwargs: Any) -> Tensor:
     """``t.<fn>_(*args)``: the out-of-place operator ``fn`` written back into ``t``."""
+    if t._view is not None:
+        _refresh_view(t)
     if len(args) == 1 and not kwargs and _inplace_fast(t, fn.__name__, args[0]):
         return t
     op = f"{fn.__name__}_"
@@ -106,6 +129,8 @@ def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
     from ._index import IndexPut, to_index
 
     op = "setitem" if index is not None else "copy_"
+    if t._view is not None:
+        _refresh_view(t)
     track = STATE.enabled and (t.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
     if isinstance(value, Tensor) and value._backend is not t._backend:
         raise RuntimeError(f"{op}: value on {value.device}, tensor on {t.device}")

@@ -7,6 +7,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd._function import Op
+from ..autograd._views import make_view
 from ._util import as_shape, norm_dim, sum_to, sum_to_array
 
 __all__ = [
@@ -33,12 +34,14 @@ METHODS = [
     "permute",
     "reshape",
     "squeeze",
+    "stride",
     "swapaxes",
     "swapdims",
     "t",
     "transpose",
     "unsqueeze",
     "view",
+    "view_as",
 ]
 
 
@@ -52,7 +55,14 @@ class ViewOp(Op):
         out = super().apply(*args, **kwargs)
         x = args[0]
         if x._backend.is_view_of(out._data, x._data):
-            out._vc = x._vc
+            backend, rest = x._backend, args[1:]
+
+            def replay(a: Any) -> Any:
+                op = cls.__new__(cls)
+                op.backend = backend
+                return op.forward(a, *rest, **kwargs)
+
+            make_view(out, x, replay)
         return out
 
 
@@ -102,6 +112,19 @@ def view(input: Tensor, *shape: Any) -> Tensor:
             f"view: input of shape {input.shape} is not contiguous; use .reshape() or .contiguous().view()"
         )
     return reshape(input, *shape)
+
+
+def view_as(input: Tensor, other: Tensor) -> Tensor:
+    """``input.view(other.shape)``."""
+    return view(input, *other.shape)
+
+
+def stride(input: Tensor, dim: int | None = None) -> Any:
+    """Steps in elements between neighbours along each dim (a tuple), or along ``dim``."""
+    arr = input._data
+    item = arr.dtype.itemsize
+    st = tuple(s // item for s in arr.strides) if hasattr(arr, "strides") else tuple(arr.stride())
+    return st if dim is None else st[norm_dim(dim, input.ndim, "stride")]
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:

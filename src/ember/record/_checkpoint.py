@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -118,11 +119,18 @@ class Checkpointer:
         restore_rng: bool = True,
     ) -> dict[str, Any]:
         """Restore ``model`` (and optimizer, scheduler, RNG) from ``path``; return epoch, step, metrics, metadata."""
-        from .._creation import set_rng_state
+        return self._apply(self._read(path, device), path, model, optimizer, scheduler, restore_rng)
 
+    def _read(self, path: str | Path, device: Any) -> Record:
         rec = self.recorder.load(path, device=device)
         if rec.item_type != "checkpoint":
             raise RecordError(f"{path}: holds a {rec.item_type!r} record, not a checkpoint")
+        return rec
+
+    def _apply(self, rec: Record, path: str | Path, model: Any, optimizer: Any, scheduler: Any, restore_rng: bool
+               ) -> dict[str, Any]:  # fmt: skip
+        from .._creation import set_rng_state
+
         rec.sub("model").load_into(model, True, source=f"{path} (model)")
         if optimizer is not None:
             if "optimizer" not in rec.meta:
@@ -136,13 +144,30 @@ class Checkpointer:
             scheduler.load_state_dict(record_to_state(Record({}, "scheduler", rec.meta["scheduler"])))
         if restore_rng and "rng" in rec.meta:
             set_rng_state(rec.meta["rng"])
-        return {k: rec.meta.get(k) for k in ("epoch", "step", "metrics", "metadata")}
+        info = {k: rec.meta.get(k) for k in ("epoch", "step", "metrics", "metadata")}
+        info["path"] = Path(path)
+        return info
 
     def load_latest(
         self, model: Any, optimizer: Any = None, scheduler: Any = None, device: Any = None
     ) -> dict[str, Any] | None:
-        """Restore the newest checkpoint, or return None when there is none."""
+        """Restore the newest intact checkpoint, or return None when there is none.
+
+        A newest file that cannot be read (truncated by a crash, corrupted, deleted) is skipped with a
+        warning naming it and the reason, and the next newest is used. The returned dict has ``path``.
+        """
         files = self.paths()
         if not files:
             return None
-        return self.load(files[-1], model, optimizer, scheduler, device)
+        problems = []
+        for path in reversed(files):
+            try:
+                rec = self._read(path, device)
+            except (RecordError, OSError) as e:
+                problems.append(f"{path.name}: {e}")
+                continue
+            if problems:
+                warnings.warn(f"Checkpointer: skipped unreadable checkpoint(s) and resumed from {path.name}: "
+                              + "; ".join(problems), stacklevel=2)  # fmt: skip
+            return self._apply(rec, path, model, optimizer, scheduler, True)
+        raise RecordError(f"{self.directory}: no intact checkpoint to resume from: " + "; ".join(problems))

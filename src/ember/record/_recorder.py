@@ -119,9 +119,13 @@ class Recorder:
     extension = ""
 
     def save(self, record: Record, path: str | Path, precision: str | PrecisionSettings = "full") -> Path:
-        """Write ``record`` to ``path`` (extension added when missing) atomically; return the path."""
+        """Write ``record`` to ``path`` atomically; return the path.
+
+        A name without any extension gets this recorder's (``model`` -> ``model.mpk``); a name with one is
+        kept as given (``model.bin`` stays ``model.bin``).
+        """
         p = Path(path)
-        if self.extension and not p.name.endswith(self.extension):
+        if self.extension and not p.suffix:
             p = p.with_name(p.name + self.extension)
         with atomic_open(p) as f:
             self.write(record, f, as_precision(precision))
@@ -129,7 +133,7 @@ class Recorder:
 
     def load(self, path: str | Path, device: Any = None) -> Record:
         p = Path(path)
-        if not p.exists() and self.extension and not p.name.endswith(self.extension):
+        if not p.exists() and self.extension and not p.suffix:
             p = p.with_name(p.name + self.extension)
         if not p.exists():
             raise FileNotFoundError(f"no record file at {p}")

@@ -58,6 +58,16 @@ class EarlyStopping(Callback):
                 learner.log(f"early stopping: {self.monitor} did not improve for {self.patience} epochs")
 
 
+def _interactive(stream: Any) -> bool:
+    """Whether ``stream`` is a terminal (or a Jupyter kernel's output), where a redrawn bar makes sense."""
+    try:
+        if stream.isatty():
+            return True
+    except (AttributeError, ValueError):  # no isatty, or closed
+        return False
+    return "ipykernel" in sys.modules
+
+
 def _batch_size(x: Any) -> int:
     if isinstance(x, Tensor):
         return x.shape[0] if x.ndim else 1
@@ -124,7 +134,8 @@ class Learner:
             print(msg, flush=True)
 
     def _bar(self, it: Any, total: int | None, desc: str) -> Any:
-        if not self.progress:
+        """A tqdm bar on a terminal or in a notebook; in a file or pipe, only the plain per-epoch lines."""
+        if not self.progress or not _interactive(sys.stderr):
             return it
         try:
             from tqdm.auto import tqdm
@@ -205,11 +216,16 @@ class Learner:
             if self.checkpointer is None:
                 raise ValueError("Learner.fit(resume=True) needs a checkpoint_dir")
             info = self.checkpointer.load_latest(self.model, self.optimizer, self.scheduler, self.device)
-            if info is not None:
+            if info is None:
+                self.log(f"nothing to resume: no checkpoint in {self.checkpointer.directory}; starting at epoch 1")
+            else:
                 start = int(info["epoch"]) + 1
                 self.step = int(info["step"])
                 self.history = list((info.get("metadata") or {}).get("history", []))
-                self.log(f"resumed from epoch {info['epoch']} ({self.checkpointer.paths()[-1]})")
+                self.log(f"resumed from epoch {info['epoch']} ({info['path']})")
+                if start > epochs:
+                    self.log(f"nothing to resume: the checkpoint already has {info['epoch']} of {epochs} epochs; "
+                             "ask for more epochs to continue")  # fmt: skip
         for cb in self.callbacks:
             cb.on_fit_start(self)
         self.stop = False

@@ -1,0 +1,26 @@
+"""Probability distributions with PyTorch's API (``torch.distributions``), written with Ember operators.
+
+Every distribution has ``batch_shape``/``event_shape``, ``sample``/``rsample``, ``log_prob``, ``entropy``,
+``mean``/``variance``/``stddev``, and ``expand``; ``kl_divergence`` looks closed forms up in a registry
+that ``register_kl`` extends. Arguments are validated as in PyTorch (``validate_args``, on by default).
+"""
+
+from __future__ import annotations
+
+from . import constraints
+from .bernoulli import Bernoulli
+from .beta import Beta
+from .categorical import Categorical
+from .dirichlet import Dirichlet
+from .distribution import Distribution
+from .gamma import Gamma
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .multivariate_normal import MultivariateNormal
+from .normal import Normal
+from .uniform import Uniform
+
+__all__ = [
+    "Bernoulli", "Beta", "Categorical", "Dirichlet", "Distribution", "Gamma", "Independent", "MultivariateNormal",
+    "Normal", "Uniform", "constraints", "kl_divergence", "register_kl",
+]  # fmt: skip
