@@ -86,7 +86,8 @@ def _flat(data: Any) -> list[Any]:
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, arrays or tensors)."""
-    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+    t = Tensor._make(*_to_array(data, dtype, device))
+    return t.requires_grad_(True) if requires_grad else t
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:

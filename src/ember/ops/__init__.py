@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .. import _creation
+from .. import _creation, _legacy
+from ..multiprocessing import _shared
 from . import _elementwise, _gamma, _gather, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats
 from ._elementwise import *  # noqa: F403
 from ._gamma import *  # noqa: F403
@@ -37,6 +38,9 @@ METHODS.update(
         "new_full": _creation.new_full,
         "new_empty": _creation.new_empty,
         "new_tensor": _creation.new_tensor,
+        "new": _legacy.new,
+        "share_memory_": _shared.share_memory_,
+        "is_shared": _shared.is_shared,
     }
 )
 

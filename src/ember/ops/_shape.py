@@ -34,12 +34,14 @@ METHODS = [
     "permute",
     "reshape",
     "squeeze",
+    "stride",
     "swapaxes",
     "swapdims",
     "t",
     "transpose",
     "unsqueeze",
     "view",
+    "view_as",
 ]
 
 
@@ -110,6 +112,19 @@ def view(input: Tensor, *shape: Any) -> Tensor:
             f"view: input of shape {input.shape} is not contiguous; use .reshape() or .contiguous().view()"
         )
     return reshape(input, *shape)
+
+
+def view_as(input: Tensor, other: Tensor) -> Tensor:
+    """``input.view(other.shape)``."""
+    return view(input, *other.shape)
+
+
+def stride(input: Tensor, dim: int | None = None) -> Any:
+    """Steps in elements between neighbours along each dim (a tuple), or along ``dim``."""
+    arr = input._data
+    item = arr.dtype.itemsize
+    st = tuple(s // item for s in arr.strides) if hasattr(arr, "strides") else tuple(arr.stride())
+    return st if dim is None else st[norm_dim(dim, input.ndim, "stride")]
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:

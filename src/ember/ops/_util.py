@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .. import _creation
 from .._dtype import DType, bool_, get_default_dtype, int64, promote_types
 from .._tensor import Tensor
 
@@ -95,7 +96,7 @@ def promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
     t, s = (a, b) if ta else (b, a)
     if not isinstance(s, (int, float)):
         if isinstance(s, (list, tuple)) or hasattr(s, "__array__"):
-            s = Tensor(s, device=t.device)
+            s = _creation.tensor(s, device=t.device)
             return promote(op, *((t, s) if ta else (s, t)))
         raise TypeError(f"{op}: expected a Tensor or a Python number, got {type(s).__name__}")
     kind = t._data.dtype.kind

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 from ..._dtype import bool_
@@ -76,8 +77,28 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, H, W)."""
-    return _feature_dropout(input, p, training, 2, "dropout2d")
+    """Zero whole channels of (N, C, H, W).
+
+    Other ranks behave as in PyTorch 2.x, with its warnings: a 3-D input is taken as (N, C, L) (whole
+    rows are zeroed, dropout1d's behaviour); a 2-D input (N, F) loses single elements (plain dropout).
+    """
+    _check_p(p, "dropout2d")
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: received a {input.ndim}-D input; dropout2d is meant for (N, C, H, W) or "
+                      "(C, H, W) inputs. As in PyTorch, dims 0 and 1 are taken as (N, C): use dropout instead "
+                      "to silence this warning", UserWarning, stacklevel=2)  # fmt: skip
+    if input.ndim == 3:
+        warnings.warn("dropout2d: received a 3-D input; as in PyTorch it is taken as (N, C, L) and whole channels "
+                      "of length L are zeroed (dropout1d's behaviour); use dropout1d to say so", UserWarning,
+                      stacklevel=2)  # fmt: skip
+    if input.ndim < 2:
+        raise ValueError(f"dropout2d: needs at least 2 dims (N, C, ...), got shape {input.shape}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    shape = input.shape[:2] + (1,) * (input.ndim - 2)
+    return input * (_keep_mask(input, shape, p, None) * (1.0 / (1.0 - p)))
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
