@@ -102,6 +102,26 @@ CASES = [
     both("rot90_neg", lambda L, x: x.rot90(-2, (1, 0)), [r(2, 4)]),
     both("view_as", lambda L, x, y: x.view_as(y), [r(2, 6), r(3, 4)]),
     both("reshape_as", lambda L, x, y: x.t().reshape_as(y), [r(2, 6), r(3, 4)]),
+    # 3-d convolution/pooling and unpooling
+    both("conv_transpose3d", lambda L, x, w, b: L.nn.functional.conv_transpose3d(x, w, b, stride=2, padding=1,
+         output_padding=1), [r(1, 2, 3, 3, 2), r(2, 3, 2, 3, 2), r(3)]),
+    both("conv_transpose3d_groups", lambda L, x, w: L.nn.functional.conv_transpose3d(x, w, groups=2, dilation=2),
+         [r(1, 4, 2, 3, 2), r(4, 1, 2, 2, 2)]),
+    both("max_pool3d", lambda L, x: L.nn.functional.max_pool3d(x, 2, stride=1, padding=1), [r(1, 2, 3, 4, 3)]),
+    both("max_pool3d_idx", lambda L, x: tup(L.nn.functional.max_pool3d(x, 2, return_indices=True)),
+         [r(1, 2, 4, 4, 4)]),
+    both("avg_pool3d", lambda L, x: L.nn.functional.avg_pool3d(x, 3, stride=2, padding=1, ceil_mode=True,
+         count_include_pad=False), [r(2, 2, 5, 4, 5)]),
+    both("max_unpool1d", lambda L, x: L.nn.functional.max_unpool1d(*L.nn.functional.max_pool1d(
+         x, 2, return_indices=True), 2), [r(2, 3, 8)]),
+    both("max_unpool2d", lambda L, x: L.nn.functional.max_unpool2d(*L.nn.functional.max_pool2d(
+         x, 2, return_indices=True), 2, output_size=(5, 7)), [r(2, 3, 5, 7)]),
+    both("max_unpool2d_pad", lambda L, x: L.nn.MaxUnpool2d(2, stride=2, padding=1)(*L.nn.functional.max_pool2d(
+         x, 2, 2, 1, return_indices=True), output_size=(7, 6)), [r(1, 2, 7, 6)]),
+    both("max_unpool3d", lambda L, x: L.nn.functional.max_unpool3d(*L.nn.functional.max_pool3d(
+         x, 2, return_indices=True), 2), [r(1, 2, 4, 4, 2)]),
+    both("MaxPool3d", lambda L, x: L.nn.MaxPool3d(2, stride=1)(x), [r(1, 1, 3, 3, 3)]),
+    both("AvgPool3d", lambda L, x: L.nn.AvgPool3d(2)(x), [r(1, 2, 4, 2, 4)]),
     # softmin
     both("softmin", lambda L, x: L.nn.functional.softmin(x, 1), [r(3, 5)]),
     both("Softmin", lambda L, x: L.nn.Softmin(dim=0)(x), [r(3, 5)]),

@@ -303,6 +303,6 @@ def positive(input: Tensor) -> Tensor:
 absolute = E.abs
 fix = E.trunc
 sgn = E.sign
-arccos, arcsin, arctan = M.acos, M.asin, M.atan
-arccosh, arcsinh, arctanh = M.acosh, M.asinh, M.atanh
+arccos, arcsin, arctan = M.acos, M.asin, M.atan  # type: ignore[has-type]
+arccosh, arcsinh, arctanh = M.acosh, M.asinh, M.atanh  # type: ignore[has-type]
 greater, greater_equal, less, less_equal, not_equal = E.gt, E.ge, E.lt, E.le, E.ne
