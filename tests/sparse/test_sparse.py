@@ -152,7 +152,15 @@ def test_gcn_training_matches_torch():
         return losses, p1.detach().numpy()
 
     e_losses, e_w = train(ember, ember.spmm)
+    assert train(ember, ember.mm)[0] == e_losses and train(ember, lambda a, b: a @ b)[0] == e_losses
     t_losses, t_w = train(torch, torch.spmm)
     np.testing.assert_allclose(e_losses, t_losses, rtol=1e-10)
     np.testing.assert_allclose(e_w, t_w, rtol=1e-10)
     assert e_losses[-1] < e_losses[0]
+
+
+def test_legacy_constructor_and_dense_spmm():
+    s = ember.sparse.FloatTensor(ember.tensor(IDX), ember.tensor(_vals()), SIZE)
+    assert s.dtype == ember.float32 and s.shape == SIZE
+    a, b = ember.randn(2, 3), ember.randn(3, 4)
+    assert_close(ember.spmm(a, b), a @ b)  # torch.spmm multiplies dense matrices too
