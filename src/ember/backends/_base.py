@@ -8,15 +8,19 @@ import numpy as np
 
 from .._device import device
 from .._dtype import DType
+from ._kernels_conv import ConvKernels
+from ._kernels_pool import PoolKernels
 
 
-class Backend:
+class Backend(ConvKernels, PoolKernels):
     """One array library on one device.
 
     Operators compute through ``backend.xp`` — a namespace with NumPy's function names (``exp``,
     ``matmul``, ``sum(axis=, keepdims=)``, ``where`` ...) — plus the few kernels below that NumPy
     spells differently from other libraries. A new backend implements this class in one file and
-    registers itself in ``ember.backends``.
+    registers itself in ``ember.backends``. The array kernels (convolution, pooling ...) have one
+    reference implementation written against ``xp`` (``_kernels_*.py``), which NumPy and CuPy share;
+    a backend with faster native kernels overrides them (torch: ``_torch_kernels.TorchKernels``).
     """
 
     name: str = "base"

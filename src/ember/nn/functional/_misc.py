@@ -195,7 +195,7 @@ def interpolate(
     if recompute_scale_factor:
         scale = tuple(input.shape[2 + i] / out[i] for i in range(sp))
     if mode == "area":
-        from ._conv import _adaptive
+        from ._pool import _adaptive
 
         return _adaptive(input, out, sp, False, False, "interpolate")  # type: ignore[no-any-return]
     xp = input._backend.xp

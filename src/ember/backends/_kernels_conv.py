@@ -1,0 +1,229 @@
+"""Reference convolution kernels (NumPy and CuPy): im2col, one matrix product per group, col2im.
+
+Shapes follow PyTorch: input (N, C, *spatial), weight (O, C / groups, *k), output (N, O, *out), every
+result C-contiguous. ``pads`` is one (low, high) pair per spatial dim (``padding='same'`` can be uneven).
+Padding is never materialised: each kernel offset copies the part of the input its windows see and
+zeroes the rest. Large temporaries come from the backend's :class:`Workspace` and go back to it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ._kernels_util import Ints, Pads, Workspace, ndindex, out_shape
+
+#: the weight gradient sums over N * prod(out) in chunks of this many columns (faster in cache)
+_K_CHUNK = 2048
+
+
+def _shift(off: int, k_d: int, s: int, lo: int, n: int, o: int) -> tuple[int, int, int]:
+    """For one kernel offset along one dim: the first and last+1 output index whose input position
+    ``j * s + off * d - lo`` lies inside ``[0, n)``, and the input position of the first one."""
+    base = off * k_d - lo
+    j0 = max(0, -(base // s)) if base < 0 else 0
+    j1 = min(o, (n - 1 - base) // s + 1) if n - 1 - base >= 0 else 0
+    j1 = max(j1, j0)
+    return j0, j1, j0 * s + base
+
+
+class ConvKernels:
+    """Convolution kernels written against ``self.xp`` (NumPy's names)."""
+
+    xp: Any
+    _ws: Workspace | None = None
+
+    @property
+    def workspace(self) -> Workspace:
+        if self._ws is None:
+            self._ws = Workspace(self.xp)
+        return self._ws
+
+    # -- im2col / col2im ---------------------------------------------------------------------
+    def _im2col(self, x: Any, k: Ints, s: Any, pads: Pads, d: Any) -> tuple[Any, Ints]:
+        """Columns (C, *k, N, *out) from the workspace (give them back when done) and ``out``."""
+        sp = len(k)
+        n, c = x.shape[:2]
+        spatial = tuple(x.shape[2:])
+        out = out_shape(spatial, k, s, pads, d)
+        cols = self.workspace.take((c, *k, n, *out), x.dtype)
+        xt = x.swapaxes(0, 1)  # (C, N, *spatial)
+        for off in ndindex(k):
+            block = cols[(slice(None), *off)]  # (C, N, *out)
+            dst, src = [slice(None), slice(None)], [slice(None), slice(None)]
+            for i in range(sp):
+                j0, j1, p0 = _shift(off[i], d[i], s[i], pads[i][0], spatial[i], out[i])
+                dst.append(slice(j0, j1))
+                src.append(slice(p0, p0 + (j1 - j0 - 1) * s[i] + 1, s[i]) if j1 > j0 else slice(0, 0))
+                if j0 > 0:
+                    block[(slice(None),) * (2 + i) + (slice(0, j0),)] = 0
+                if j1 < out[i]:
+                    block[(slice(None),) * (2 + i) + (slice(j1, None),)] = 0
+            block[tuple(dst)] = xt[tuple(src)]
+        return cols, out
+
+    def _col2im(self, cols: Any, shape: Ints, k: Ints, s: Any, pads: Pads, d: Any) -> Any:
+        """Adjoint of ``_im2col``: add ``cols`` (C, *k, N, *out) into a new (N, C, *spatial) array."""
+        sp = len(k)
+        spatial = tuple(shape[2:])
+        out = tuple(cols.shape[2 + sp :])
+        res = self.xp.zeros(shape, dtype=cols.dtype)
+        rt = res.swapaxes(0, 1)
+        for off in ndindex(k):
+            dst, src = [slice(None), slice(None)], [slice(None), slice(None)]
+            for i in range(sp):
+                j0, j1, p0 = _shift(off[i], d[i], s[i], pads[i][0], spatial[i], out[i])
+                if j1 <= j0:
+                    break
+                src.append(slice(j0, j1))
+                dst.append(slice(p0, p0 + (j1 - j0 - 1) * s[i] + 1, s[i]))
+            else:
+                rt[tuple(dst)] += cols[(slice(None), *off)][tuple(src)]
+        return res
+
+    # -- convolution ---------------------------------------------------------------------------
+    def conv(
+        self, x: Any, w: Any, stride: Ints, pads: Pads, dilation: Ints, groups: int, save: bool = False
+    ) -> tuple[Any, Any]:
+        """Cross-correlation of ``x`` with ``w``: ``(y, saved)``; ``saved`` feeds :meth:`conv_backward`
+        (the im2col columns when ``save``, else ``None``)."""
+        xp, ws = self.xp, self.workspace
+        k = tuple(w.shape[2:])
+        cols, out = self._im2col(x, k, stride, pads, dilation)
+        n, o = x.shape[0], w.shape[0]
+        kk = math.prod(w.shape[1:])
+        c2 = cols.reshape(-1, n * math.prod(out))
+        w2 = w.reshape(o, kk)
+        tmp = xp.empty((o, c2.shape[1]), dtype=x.dtype) if n == 1 else ws.take((o, c2.shape[1]), x.dtype)
+        if groups == 1:
+            xp.matmul(w2, c2, out=tmp)
+        else:
+            og = o // groups
+            for gi in range(groups):
+                xp.matmul(w2[gi * og : (gi + 1) * og], c2[gi * kk : (gi + 1) * kk], out=tmp[gi * og : (gi + 1) * og])
+        if n == 1:
+            y = tmp.reshape((1, o, *out))
+        else:
+            y = xp.empty((n, o, *out), dtype=x.dtype)
+            y.swapaxes(0, 1)[...] = tmp.reshape((o, n, *out))
+            ws.give(tmp)
+        if save:
+            return y, cols
+        ws.give(cols)
+        return y, None
+
+    def _rows(self, g: Any) -> tuple[Any, bool]:
+        """(N, O, *out) -> (O, N * prod(out)); True when the result is a workspace buffer."""
+        n, o = g.shape[:2]
+        if n == 1:
+            return self.xp.ascontiguousarray(g).reshape(o, -1), False
+        gt = self.workspace.take((o, n, *g.shape[2:]), g.dtype)
+        gt[...] = g.swapaxes(0, 1)
+        return gt.reshape(o, -1), True
+
+    def conv_transpose(
+        self, y: Any, w: Any, stride: Ints, pads: Pads, dilation: Ints, groups: int, x_shape: Ints
+    ) -> Any:
+        """The adjoint of :meth:`conv` in its input (the transposed convolution): (N, O, *out) -> ``x_shape``."""
+        gt, pooled = self._rows(y)
+        dcols = self._input_cols(gt, w, groups)
+        if pooled:
+            self.workspace.give(gt)
+        return self._finish_input_grad(dcols, w, y.shape, stride, pads, dilation, groups, x_shape)
+
+    def _input_cols(self, gt: Any, w: Any, groups: int) -> Any:
+        xp = self.xp
+        o = w.shape[0]
+        og, kk = o // groups, math.prod(w.shape[1:])
+        w2 = w.reshape(o, kk)
+        dcols = self.workspace.take((groups * kk, gt.shape[1]), gt.dtype)
+        for gi in range(groups):
+            xp.matmul(w2[gi * og : (gi + 1) * og].T, gt[gi * og : (gi + 1) * og], out=dcols[gi * kk : (gi + 1) * kk])
+        return dcols
+
+    def _finish_input_grad(
+        self, dcols: Any, w: Any, y_shape: Ints, s: Any, pads: Pads, d: Any, groups: int, x_shape: Ints
+    ) -> Any:
+        k = tuple(w.shape[2:])
+        c = w.shape[1] * groups
+        gx = self._col2im(dcols.reshape((c, *k, y_shape[0], *y_shape[2:])), tuple(x_shape), k, s, pads, d)
+        self.workspace.give(dcols)
+        return gx
+
+    def conv_weight(
+        self, x: Any, g: Any, stride: Ints, pads: Pads, dilation: Ints, groups: int, w_shape: Ints, saved: Any = None
+    ) -> Any:
+        """The adjoint of :meth:`conv` in its weight: ``(x, g) -> dL/dw`` of shape ``w_shape``."""
+        cols = saved if saved is not None else self._im2col(x, tuple(w_shape[2:]), stride, pads, dilation)[0]
+        gt, pooled = self._rows(g)
+        gw = self._weight_from(cols.reshape(-1, gt.shape[1]), gt, groups, w_shape)
+        if pooled:
+            self.workspace.give(gt)
+        self.workspace.give(cols)
+        return gw
+
+    def _weight_from(self, cols: Any, gt: Any, groups: int, w_shape: Ints) -> Any:
+        """``gt @ cols.T`` per group, computed as ``(cols @ gt.T).T`` in chunks of the long dimension
+        (both measured about twice as fast as the direct product for convolution shapes)."""
+        xp = self.xp
+        o = w_shape[0]
+        og, kk = o // groups, math.prod(w_shape[1:])
+        total = cols.shape[1]
+        acc = xp.zeros((groups, kk, og), dtype=gt.dtype)
+        tmp = xp.empty((kk, og), dtype=gt.dtype)
+        for gi in range(groups):
+            cg, gg = cols[gi * kk : (gi + 1) * kk], gt[gi * og : (gi + 1) * og]
+            for a in range(0, total, _K_CHUNK):
+                b = min(total, a + _K_CHUNK)
+                xp.matmul(cg[:, a:b], gg[:, a:b].T, out=tmp)
+                acc[gi] += tmp
+        return xp.ascontiguousarray(acc.transpose(0, 2, 1)).reshape(w_shape)
+
+    def conv_backward(
+        self,
+        g: Any,
+        x: Any,
+        w: Any,
+        saved: Any,
+        stride: Ints,
+        pads: Pads,
+        dilation: Ints,
+        groups: int,
+        input_grad: bool = True,
+        weight_grad: bool = True,
+    ) -> tuple[Any, Any]:
+        """Both gradients of :meth:`conv` at once, ``(dL/dx or None, dL/dw or None)``; consumes ``saved``."""
+        gt, pooled = self._rows(g)
+        gx = gw = None
+        if input_grad:
+            dcols = self._input_cols(gt, w, groups)
+            gx = self._finish_input_grad(dcols, w, g.shape, stride, pads, dilation, groups, x.shape)
+        if weight_grad:
+            cols = saved if saved is not None else self._im2col(x, tuple(w.shape[2:]), stride, pads, dilation)[0]
+            gw = self._weight_from(cols.reshape(-1, gt.shape[1]), gt, groups, w.shape)
+            self.workspace.give(cols)
+        elif saved is not None:
+            self.workspace.give(saved)
+        if pooled:
+            self.workspace.give(gt)
+        return gx, gw
+
+    # -- unfold / fold ---------------------------------------------------------------------------
+    def unfold(self, x: Any, k: Ints, stride: Ints, pads: Pads, dilation: Ints) -> Any:
+        """(N, C, *spatial) -> (N, C * prod(k), L): every window as a column (PyTorch's ``unfold``)."""
+        cols = self._im2col(x, k, stride, pads, dilation)[0]
+        sp = len(k)
+        n, c = x.shape[:2]
+        perm = (1 + sp, 0, *range(1, 1 + sp), *range(2 + sp, 2 + 2 * sp))  # (N, C, *k, *out)
+        res = self.xp.ascontiguousarray(cols.transpose(perm)).reshape(n, c * math.prod(k), -1)
+        self.workspace.give(cols)
+        return res
+
+    def fold(self, cols: Any, shape: Ints, k: Ints, stride: Ints, pads: Pads, dilation: Ints) -> Any:
+        """(N, C * prod(k), L) -> ``shape`` (N, C, *spatial): the columns summed back into place."""
+        sp = len(k)
+        n, c = shape[:2]
+        out = out_shape(tuple(shape[2:]), k, stride, pads, dilation)
+        c6 = cols.reshape((n, c, *k, *out))
+        perm = (1, *range(2, 2 + sp), 0, *range(2 + sp, 2 + 2 * sp))  # (C, *k, N, *out)
+        return self._col2im(c6.transpose(perm), tuple(shape), k, stride, pads, dilation)

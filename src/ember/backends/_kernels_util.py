@@ -1,0 +1,94 @@
+"""Helpers shared by the reference kernels: window geometry and a scratch-buffer pool."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+Ints = tuple[int, ...]
+Pads = tuple[tuple[int, int], ...]
+
+
+def ndindex(k: Ints) -> list[Ints]:
+    """Every offset inside a window of shape ``k``, row-major."""
+    out: list[Ints] = [()]
+    for n in k:
+        out = [o + (i,) for o in out for i in range(n)]
+    return out
+
+
+def window_slices(off: Ints, s: Ints, d: Ints, out: Ints) -> tuple[slice, ...]:
+    """The strided slices that pick, for every window, its element at offset ``off`` (spatial dims only)."""
+    return tuple(slice(off[i] * d[i], off[i] * d[i] + s[i] * (out[i] - 1) + 1, s[i]) for i in range(len(off)))
+
+
+def out_shape(spatial: Ints, k: Ints, s: Ints, pads: Pads, d: Ints) -> Ints:
+    return tuple((spatial[i] + pads[i][0] + pads[i][1] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(len(k)))
+
+
+def pool_geometry(spatial: Ints, k: Ints, s: Ints, p: Ints, d: Ints, ceil_mode: bool) -> tuple[Pads, Ints]:
+    """PyTorch's pooling output size, and the padding (low, high) that makes every window fit."""
+    pads, out = [], []
+    for i in range(len(k)):
+        n, eff = spatial[i], d[i] * (k[i] - 1) + 1
+        num = n + 2 * p[i] - eff
+        o = (-(-num // s[i]) if ceil_mode else num // s[i]) + 1
+        if ceil_mode and (o - 1) * s[i] >= n + p[i]:
+            o -= 1  # the last window must start inside the input or the left padding
+        pads.append((p[i], p[i] + max(0, (o - 1) * s[i] + eff - (n + 2 * p[i]))))
+        out.append(o)
+    return tuple(pads), tuple(out)
+
+
+class Workspace:
+    """Free scratch arrays kept by (shape, dtype) and handed out again, so that the large temporaries of
+    convolutions (im2col columns, padded copies) do not go back to the OS allocator every step.
+
+    Only arrays that no result can alias are given back. At most ``per_key`` arrays per key and
+    ``max_bytes`` in all are kept (the oldest keys are dropped first), so memory stays bounded.
+    """
+
+    def __init__(self, xp: Any, per_key: int = 2, max_bytes: int = 256 << 20) -> None:
+        self.xp = xp
+        self.per_key = per_key
+        self.max_bytes = max_bytes
+        self._free: dict[tuple[Any, ...], list[Any]] = {}
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def take(self, shape: Ints, dtype: Any) -> Any:
+        """An uninitialised array of ``shape`` and ``dtype`` (reused when one is free)."""
+        key = (tuple(shape), dtype)
+        with self._lock:
+            free = self._free.get(key)
+            if free:
+                a = free.pop()
+                self._bytes -= a.nbytes
+                return a
+        return self.xp.empty(shape, dtype=dtype)
+
+    def zeros(self, shape: Ints, dtype: Any) -> Any:
+        a = self.take(shape, dtype)
+        a.fill(0)
+        return a
+
+    def give(self, a: Any) -> None:
+        """Return ``a`` for reuse; the caller must hold no other reference to it or to views of it."""
+        if a is None or a.base is not None:
+            return
+        key = (tuple(a.shape), a.dtype)
+        with self._lock:
+            free = self._free.setdefault(key, [])
+            if len(free) >= self.per_key or a.nbytes > self.max_bytes:
+                return
+            free.append(a)
+            self._bytes += a.nbytes
+            while self._bytes > self.max_bytes:
+                oldest = next(iter(self._free))
+                lst = self._free.pop(oldest)
+                self._bytes -= sum(x.nbytes for x in lst)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._free.clear()
+            self._bytes = 0
