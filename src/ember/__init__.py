@@ -52,7 +52,20 @@ from ._dtype import (
     set_default_dtype,
     uint8,
 )
+from ._legacy import (
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
 from ._tensor import Tensor
+from ._threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import *  # noqa: F403 - the operator functions: ember.exp, ember.matmul, ...
 from .ops import __all__ as _ops_all
@@ -81,6 +94,25 @@ int = int32
 short = int16
 
 __all__ = [
+    "BFloat16Tensor",
+    "BoolTensor",
+    "ByteTensor",
+    "CharTensor",
+    "DoubleTensor",
+    "FloatTensor",
+    "HalfTensor",
+    "IntTensor",
+    "LongTensor",
+    "ShortTensor",
+    "get_num_interop_threads",
+    "get_num_threads",
+    "load",
+    "multiprocessing",
+    "save",
+    "serialization",
+    "set_num_interop_threads",
+    "set_num_threads",
+    "utils",
     "DType",
     "Generator",
     "Tensor",
@@ -141,9 +173,15 @@ __all__ = [
     "Config",
     "distributions",
     "linalg",
+    "sparse",
+    "sparse_coo_tensor",
+    "spmm",
     *_ops_all,
 ]
 
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
-from . import data, distributions, linalg, optim, record, train  # noqa: E402
+from . import data, distributions, linalg, optim, record, sparse, train  # noqa: E402
+from . import multiprocessing, serialization, utils  # noqa: E402
+from .serialization import load, save  # noqa: E402
+from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from .nn.config import Config  # noqa: E402

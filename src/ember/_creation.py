@@ -169,7 +169,8 @@ def _check_fits(arr: np.ndarray, d: DType) -> None:
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, arrays or tensors)."""
-    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+    t = Tensor._make(*_to_array(data, dtype, device))
+    return t.requires_grad_(True) if requires_grad else t
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
@@ -226,16 +227,16 @@ def _make(filler: str, size: tuple[Any, ...], dtype: Any, device: Any, requires_
     return t.requires_grad_(True) if requires_grad else t
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _make("zeros", size, dtype, device, requires_grad)
+def zeros(*args: Any, size: Any = None, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _make("zeros", args if size is None else (size,), dtype, device, requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _make("ones", size, dtype, device, requires_grad)
+def ones(*args: Any, size: Any = None, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _make("ones", args if size is None else (size,), dtype, device, requires_grad)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _make("empty", size, dtype, device, requires_grad)
+def empty(*args: Any, size: Any = None, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _make("empty", args if size is None else (size,), dtype, device, requires_grad)
 
 
 def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -280,6 +281,8 @@ def linspace(
     steps = _int_arg(steps, "linspace", "steps")
     be = get_backend(device)
     d = as_dtype(dtype) if dtype is not None else get_default_dtype()
+    if d.name == "bool":
+        raise DTypeError("linspace: bool is not a supported dtype (PyTorch has no bool linspace)")
     t = Tensor._make(be.asarray(np.linspace(start, end, steps), d), be)
     return t.requires_grad_(True) if requires_grad else t
 
@@ -386,9 +389,18 @@ def randn(
 
 
 def randint(
-    low: int, high: int | None = None, size: Any = (), *, dtype: Any = None, device: Any = None, generator: Any = None
+    low: int,
+    high: Any = None,
+    size: Any = (),
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    generator: Any = None,
+    requires_grad: bool = False,
 ) -> Tensor:
-    """Integers drawn uniformly from [low, high)."""
+    """Integers drawn uniformly from [low, high) (``randint(high, size)`` draws from [0, high))."""
+    if high is not None and not isinstance(high, int) and size == ():  # randint(high, size)
+        high, size = None, high
     if high is None:
         low, high = 0, low
     if high <= low:
@@ -403,7 +415,8 @@ def randint(
             _shape((size,) if isinstance(size, int) else tuple(size), "randint"),
             as_dtype(dtype) if dtype is not None else int64,
         )
-    return Tensor._make(arr, be)
+    t = Tensor._make(arr, be)
+    return t.requires_grad_(True) if requires_grad else t
 
 
 def randperm(n: int, *, dtype: Any = None, device: Any = None, generator: Any = None) -> Tensor:

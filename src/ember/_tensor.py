@@ -40,9 +40,13 @@ class Tensor:
     )
     __array_priority__ = 1000  # numpy defers ``ndarray + Tensor`` to Tensor.__radd__
 
-    def __init__(self, data: Any, dtype: Any = None, device: Any = None, requires_grad: _bool = False) -> None:
+    def __init__(
+        self, data: Any = (), *sizes: int, dtype: Any = None, device: Any = None, requires_grad: _bool = False
+    ) -> None:
         from ._creation import _to_array
+        from ._legacy import tensor_init_args
 
+        data, dtype = tensor_init_args(data, sizes, dtype)
         self._data, self._backend = _to_array(data, dtype, device)
         self.requires_grad = False
         self.grad: Tensor | None = None
@@ -103,6 +107,9 @@ class Tensor:
 
     def element_size(self) -> int:
         return self.dtype.itemsize
+
+    #: dense (strided) layout; sparse COO tensors are ``ember.sparse.SparseTensor``
+    is_sparse = False
 
     @property
     def is_leaf(self) -> _bool:
@@ -210,7 +217,12 @@ class Tensor:
         return self.to(device=device)
 
     def type(self, dtype: Any = None) -> Any:
-        return str(self.dtype) if dtype is None else self.to(dtype)
+        """``"ember.FloatTensor"`` (the legacy type name), or a copy converted to ``dtype``."""
+        from ._legacy import legacy_type_name
+
+        if dtype is None:
+            return legacy_type_name(self)
+        return self.to(getattr(dtype, "dtype", dtype))
 
     def float(self) -> Tensor:
         return self.to(dtype="float32")
@@ -322,6 +334,23 @@ class Tensor:
 
     __str__ = __repr__
 
+    def __format__(self, spec: str) -> str:
+        """A 0-d tensor formats as its value (``f"{loss:.4f}"``); others only with an empty spec (PyTorch)."""
+        if self.ndim == 0 and type(self) is Tensor:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
+    # -- copying and pickling (ember/_copy.py) -----------------------------------------------------
+    def __deepcopy__(self, memo: Any) -> Tensor:
+        from ._copy import deepcopy_tensor
+
+        return deepcopy_tensor(self, memo)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        from ._copy import reduce_tensor
+
+        return reduce_tensor(self)
+
     # -- operators ---------------------------------------------------------------------------------
     def __add__(self, other: Any) -> Tensor:
         return _ops.add(self, other)
@@ -383,14 +412,36 @@ class Tensor:
     def __invert__(self) -> Tensor:
         return _ops.logical_not(self) if self.dtype.name == "bool" else _ops.bitwise_not(self)
 
+    # bitwise on integers, logical on bools (PyTorch)
     def __and__(self, other: Any) -> Tensor:
-        return _ops.logical_and(self, other)
+        return _ops.bitwise_and(self, other)
+
+    def __rand__(self, other: Any) -> Tensor:
+        return _ops.bitwise_and(other, self)
 
     def __or__(self, other: Any) -> Tensor:
-        return _ops.logical_or(self, other)
+        return _ops.bitwise_or(self, other)
+
+    def __ror__(self, other: Any) -> Tensor:
+        return _ops.bitwise_or(other, self)
 
     def __xor__(self, other: Any) -> Tensor:
-        return _ops.logical_xor(self, other)
+        return _ops.bitwise_xor(self, other)
+
+    def __rxor__(self, other: Any) -> Tensor:
+        return _ops.bitwise_xor(other, self)
+
+    def __lshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_left_shift(other, self)
+
+    def __rshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_right_shift(other, self)
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         return _ops.eq(self, other)

@@ -1,7 +1,9 @@
-"""``DataLoader``: batches from a dataset, with shuffling, collation and prefetching worker threads.
+"""``DataLoader``: batches from a dataset, with shuffling, collation and prefetching workers.
 
-Workers are threads: NumPy releases the GIL in its kernels, datasets need not be picklable, and errors
-surface in the main thread with the index of the sample that raised. Map-style datasets that define
+Workers are threads by default: NumPy releases the GIL in its kernels, datasets need not be picklable,
+and errors surface in the main thread with the index of the sample that raised. With
+``multiprocessing_context`` ("fork", "spawn", "forkserver" or a context) they are processes, for
+datasets whose ``__getitem__`` holds the GIL (see ``_workers.py``). Map-style datasets that define
 ``get_batch(indices)`` (TensorDataset, Subset of one) are batched in one vectorized call.
 """
 
@@ -17,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
+from ._workers import ProcessPool, fetch
 from .dataset import IterableDataset, WorkerInfo
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
@@ -65,14 +68,18 @@ class DataLoader:
     """Iterate over ``dataset`` in batches (PyTorch's arguments).
 
     ``shuffle`` draws a new permutation each epoch from ``generator`` (or ``seed``, or Ember's global
-    generator); ``num_workers > 0`` loads batches in threads, ``prefetch_factor`` batches per worker ahead.
+    generator); ``num_workers > 0`` loads batches in threads, ``prefetch_factor`` batches per worker ahead,
+    or in processes started with ``multiprocessing_context`` (map-style datasets; the dataset and
+    ``collate_fn`` must pickle for "spawn"). ``timeout`` (seconds, 0 = none) bounds the wait for a
+    worker process; ``pin_memory`` is accepted and does nothing (no pinned memory on the CPU backends).
     """
 
     def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool = False, sampler: Any = None,
                  batch_sampler: Any = None, num_workers: int = 0, collate_fn: Callable[[list[Any]], Any] | None = None,
                  drop_last: bool = False, prefetch_factor: int = 2, persistent_workers: bool = False,
                  generator: Any = None, seed: int | None = None,
-                 worker_init_fn: Callable[[int], Any] | None = None) -> None:  # fmt: skip
+                 worker_init_fn: Callable[[int], Any] | None = None, multiprocessing_context: Any = None,
+                 timeout: float = 0, pin_memory: bool = False, pin_memory_device: str = "") -> None:  # fmt: skip
         if num_workers < 0:
             raise ValueError(f"DataLoader: num_workers must be >= 0, got {num_workers}")
         if batch_size is not None and (type(batch_size) is bool or not isinstance(batch_size, int) or batch_size < 1):
@@ -85,6 +92,13 @@ class DataLoader:
         self.batch_size, self.drop_last = batch_size, drop_last
         self._iterable = isinstance(dataset, IterableDataset)
         self._pool: ThreadPoolExecutor | None = None
+        self.multiprocessing_context, self.timeout, self.pin_memory = multiprocessing_context, timeout, pin_memory
+        self._procs: Any = None
+        if multiprocessing_context is not None and self._iterable:
+            raise ValueError(
+                "DataLoader: worker processes (multiprocessing_context) serve map-style datasets; "
+                "an IterableDataset is loaded by worker threads (leave multiprocessing_context unset)"
+            )
         if self._iterable:
             if shuffle or sampler is not None or batch_sampler is not None:
                 raise ValueError("DataLoader: an IterableDataset cannot be shuffled or sampled; shuffle the stream")
@@ -115,19 +129,7 @@ class DataLoader:
 
     # -- fetching -------------------------------------------------------------------------------------
     def _fetch(self, indices: list[int]) -> Any:
-        get_batch = getattr(self.dataset, "get_batch", None) if self._default_collate else None
-        if get_batch is not None:
-            try:
-                return get_batch(indices)
-            except AttributeError:
-                pass
-        samples = []
-        for i in indices:
-            try:
-                samples.append(self.dataset[i])
-            except Exception as e:
-                raise RuntimeError(f"DataLoader: loading sample {i} raised {type(e).__name__}: {e}") from e
-        return self.collate_fn(samples)
+        return fetch(self.dataset, self.collate_fn, self._default_collate, indices)
 
     def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:
@@ -146,6 +148,18 @@ class DataLoader:
         if self._pool is not None and not self.persistent_workers:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+        if self._procs is not None and not self.persistent_workers:
+            self._procs.close()
+            self._procs = None
+
+    def _iter_processes(self, batches: Iterator[Any], unbatched: bool) -> Iterator[Any]:
+        if self._procs is None:
+            self._procs = ProcessPool(self, self.multiprocessing_context)
+        try:
+            for out in self._procs.run(list(b) for b in batches):
+                yield _unbatch(out) if unbatched else out
+        finally:
+            self._close()
 
     def __iter__(self) -> Iterator[Any]:
         if self._iterable:
@@ -160,6 +174,9 @@ class DataLoader:
             for b in batches:
                 out = self._fetch(list(b))
                 yield _unbatch(out) if unbatched else out
+            return
+        if self.multiprocessing_context is not None:
+            yield from self._iter_processes(batches, unbatched)
             return
         pool = self._executor()
         pending: collections.deque[Any] = collections.deque()
@@ -223,6 +240,9 @@ class DataLoader:
         pool = getattr(self, "_pool", None)
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+        procs = getattr(self, "_procs", None)
+        if procs is not None:
+            procs.close()
 
 
 def _unbatch(x: Any) -> Any:

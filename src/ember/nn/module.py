@@ -38,6 +38,9 @@ class Ref:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.module(*args, **kwargs)
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Ref:
+        return Ref(self.module)  # not owned: a copy of the owner refers to the same module
+
 
 class Module:
     """Base class of layers and models.
@@ -360,6 +363,18 @@ class Module:
 
         return self.map(convert)
 
+    def share_memory(self) -> Module:
+        """Move every parameter and buffer (and gradient) into shared memory, for Hogwild training.
+
+        Processes started afterwards (``fork``) or given the module (``spawn`` arguments, queues) update
+        the same memory; see ``ember.multiprocessing``.
+        """
+        for _, p in list(self._named_state("", True, False)) + list(self._named_state("", True, True)):
+            p.share_memory_()
+            if p.grad is not None:
+                p.grad.share_memory_()
+        return self
+
     def float(self) -> Module:
         return self.to("float32")
 
@@ -459,9 +474,6 @@ class Module:
             return f"{type(self).__name__}({extra})"
         head = f"{type(self).__name__}(" + (f"{extra}" if extra else "")
         return head + "\n" + "\n".join(lines) + "\n)"
-
-    def __getstate__(self) -> Any:
-        raise TypeError(f"{type(self).__name__} cannot be pickled; save it with ember.record")
 
 
 def _as_tensor(v: Any, key: str) -> Tensor:

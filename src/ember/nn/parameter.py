@@ -72,9 +72,6 @@ class Param(Tensor):
         kind = "Buffer" if self.is_buffer else "Parameter"
         return f"{kind} containing:\n{super().__repr__()}"
 
-    def __reduce__(self) -> Any:
-        raise TypeError("Param cannot be pickled; save it with ember.record")
-
 
 #: PyTorch's name.
 Parameter = Param

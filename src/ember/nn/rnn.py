@@ -1,4 +1,5 @@
-"""Recurrent layers: RNN, LSTM, GRU (multi-layer, bidirectional, batch_first) with PyTorch's parameter names."""
+"""Recurrent layers: RNN, LSTM, GRU (multi-layer, bidirectional, batch_first) and their one-step cells
+(RNNCell, LSTMCell, GRUCell), with PyTorch's parameter names and gate orders."""
 
 from __future__ import annotations
 
@@ -15,7 +16,33 @@ from .config import config_for
 from .module import Module
 from .parameter import Param
 
-__all__ = ["GRU", "LSTM", "RNN"]
+__all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNCell"]
+
+
+# -- one time step of each kind; ``xw`` is the input already multiplied by ``weight_ih`` (plus ``bias_ih``) --
+def _rnn_step(xw: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None, nonlinearity: str) -> Tensor:
+    z = xw + F.linear(h, w_hh, b_hh)
+    return tanh(z) if nonlinearity == "tanh" else relu(z)
+
+
+def _lstm_step(xw: Tensor, h: tuple[Tensor, Tensor], w_hh: Tensor, b_hh: Tensor | None) -> tuple[Tensor, Tensor]:
+    """Gates in PyTorch's order: input, forget, cell, output."""
+    hp, cp = h
+    gates = xw + F.linear(hp, w_hh, b_hh)
+    i, f, g, o = gates.chunk(4, -1)
+    c = sigmoid(f) * cp + sigmoid(i) * tanh(g)
+    return sigmoid(o) * tanh(c), c
+
+
+def _gru_step(xw: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
+    """Gates in PyTorch's order: reset, update, new; ``n = tanh(W_in x + b_in + r (W_hn h + b_hn))``."""
+    hw = F.linear(h, w_hh, b_hh)
+    xr, xz, xn = xw.chunk(3, -1)
+    hr, hz, hn = hw.chunk(3, -1)
+    r = sigmoid(xr + hr)
+    z = sigmoid(xz + hz)
+    n = tanh(xn + r * hn)
+    return (1 - z) * n + z * h
 
 
 class _RNNBase(Module):
@@ -123,6 +150,9 @@ class _RNNBase(Module):
             h_n = tuple(h.squeeze(1) for h in h_n) if isinstance(h_n, tuple) else h_n.squeeze(1)
         return out, h_n
 
+    def flatten_parameters(self) -> None:
+        """Accepted for PyTorch code (cuDNN's weight packing); Ember's weights need no flattening."""
+
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
         if self.num_layers != 1:
@@ -138,8 +168,7 @@ class RNN(_RNNBase):
     """Elman RNN: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu)."""
 
     def _cell(self, xw: Tensor, h: Any, w_hh: Tensor, b_hh: Tensor | None) -> Any:
-        z = xw + F.linear(h, w_hh, b_hh)
-        return tanh(z) if self.nonlinearity == "tanh" else relu(z)
+        return _rnn_step(xw, h, w_hh, b_hh, self.nonlinearity)
 
 
 class _GatedRNN(_RNNBase):
@@ -171,11 +200,7 @@ class LSTM(_GatedRNN):
         return (h, h.clone())
 
     def _cell(self, xw: Tensor, h: Any, w_hh: Tensor, b_hh: Tensor | None) -> Any:
-        hp, cp = h
-        gates = xw + F.linear(hp, w_hh, b_hh)
-        i, f, g, o = gates.chunk(4, -1)
-        c = sigmoid(f) * cp + sigmoid(i) * tanh(g)
-        return sigmoid(o) * tanh(c), c
+        return _lstm_step(xw, h, w_hh, b_hh)
 
 
 class GRU(_GatedRNN):
@@ -184,16 +209,119 @@ class GRU(_GatedRNN):
     _gates = 3
 
     def _cell(self, xw: Tensor, h: Any, w_hh: Tensor, b_hh: Tensor | None) -> Any:
-        hw = F.linear(h, w_hh, b_hh)
-        xr, xz, xn = xw.chunk(3, -1)
-        hr, hz, hn = hw.chunk(3, -1)
-        r = sigmoid(xr + hr)
-        z = sigmoid(xz + hz)
-        n = tanh(xn + r * hn)
-        return (1 - z) * n + z * h
+        return _gru_step(xw, h, w_hh, b_hh)
+
+
+class _CellBase(Module):
+    """One time step: ``weight_ih`` (G*H, I), ``weight_hh`` (G*H, H), ``bias_ih``, ``bias_hh`` (G*H)."""
+
+    _gates = 1
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, device: Any, dtype: Any) -> None:
+        super().__init__()
+        name = type(self).__name__
+        for k, v in (("input_size", input_size), ("hidden_size", hidden_size)):
+            if not isinstance(v, int) or v <= 0:
+                raise ValueError(f"{name}: {k} must be a positive integer, got {v!r}")
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        g = self._gates * hidden_size
+        self.weight_ih = Param(empty(g, input_size, device=device, dtype=dtype))
+        self.weight_hh = Param(empty(g, hidden_size, device=device, dtype=dtype))
+        if bias:
+            self.bias_ih = Param(empty(g, device=device, dtype=dtype))
+            self.bias_hh = Param(empty(g, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    def _prepare(self, input: Tensor, hx: Any) -> tuple[Tensor, Any, bool]:
+        """Check shapes; lift an unbatched input (and state) to a batch of one; zeros for a missing state."""
+        name = type(self).__name__
+        if input.ndim not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead")
+        if input.shape[-1] != self.input_size:
+            raise ValueError(
+                f"{name}: input has inconsistent input_size: got {input.shape[-1]} expected {self.input_size}"
+            )
+        unbatched = input.ndim == 1
+        x = input.unsqueeze(0) if unbatched else input
+        states = hx if isinstance(hx, tuple) else (hx,)
+        out = []
+        for h in states:
+            if h is None:
+                h = zeros(x.shape[0], self.hidden_size, dtype=x.dtype, device=x.device)
+            elif unbatched:
+                h = h.unsqueeze(0)
+            if tuple(h.shape) != (x.shape[0], self.hidden_size):
+                raise ValueError(
+                    f"{name}: hidden state of shape {tuple(h.shape)} does not match input of shape "
+                    f"{tuple(input.shape)} (expected {(x.shape[0], self.hidden_size)})"
+                )
+            out.append(h)
+        return x, (tuple(out) if isinstance(hx, tuple) else out[0]), unbatched
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+
+
+class RNNCell(_CellBase):
+    """Elman RNN cell: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu)."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
+                 device: Any = None, dtype: Any = None) -> None:  # fmt: skip
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        super().__init__(input_size, hidden_size, bias, device, dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        x, h, unbatched = self._prepare(input, hx)
+        out = _rnn_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh, self.nonlinearity)
+        return out.squeeze(0) if unbatched else out
+
+
+class LSTMCell(_CellBase):
+    """LSTM cell (gates: input, forget, cell, output); ``forward(input, (h, c))`` returns ``(h', c')``."""
+
+    _gates = 4
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:  # fmt: skip
+        super().__init__(input_size, hidden_size, bias, device, dtype)
+
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
+        if hx is not None and not (isinstance(hx, tuple) and len(hx) == 2):
+            raise ValueError("LSTMCell: hx must be a tuple (h_0, c_0)")
+        x, h, unbatched = self._prepare(input, hx if hx is not None else (None, None))
+        h1, c1 = _lstm_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        return (h1.squeeze(0), c1.squeeze(0)) if unbatched else (h1, c1)
+
+
+class GRUCell(_CellBase):
+    """GRU cell (gates: reset, update, new)."""
+
+    _gates = 3
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:  # fmt: skip
+        super().__init__(input_size, hidden_size, bias, device, dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        x, h, unbatched = self._prepare(input, hx)
+        out = _gru_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        return out.squeeze(0) if unbatched else out
 
 
 RNNConfig = config_for(RNN)
 LSTMConfig = config_for(LSTM)
 GRUConfig = config_for(GRU)
-__all__ += ["GRUConfig", "LSTMConfig", "RNNConfig"]
+RNNCellConfig = config_for(RNNCell)
+LSTMCellConfig = config_for(LSTMCell)
+GRUCellConfig = config_for(GRUCell)
+__all__ += ["GRUCellConfig", "GRUConfig", "LSTMCellConfig", "LSTMConfig", "RNNCellConfig", "RNNConfig"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._dtype import DType, as_dtype
+from .._errors import ShapeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ..autograd._views import make_view
@@ -34,12 +36,14 @@ METHODS = [
     "permute",
     "reshape",
     "squeeze",
+    "stride",
     "swapaxes",
     "swapdims",
     "t",
     "transpose",
     "unsqueeze",
     "view",
+    "view_as",
 ]
 
 
@@ -103,13 +107,44 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
     return Reshape.apply(input, s)  # type: ignore[no-any-return]
 
 
+def _view_dtype(input: Tensor, dtype: DType) -> Tensor:
+    """The same bytes read as ``dtype`` (no gradient); a size change rescales the last dim."""
+    old, new = input.dtype.itemsize, dtype.itemsize
+    if old != new and (input.ndim == 0 or not input.is_contiguous() or (input.shape[-1] * old) % new):
+        raise ShapeError(
+            f"view: cannot view a {input.dtype} tensor of shape {input.shape} as {dtype}: the last dim must be "
+            f"contiguous and its size in bytes ({input.shape[-1] * old if input.ndim else old}) a multiple of {new}"
+        )
+    out = Tensor._make(input._data.view(input._backend.native_dtype(dtype)), input._backend)
+    out._vc = input._vc  # a view: writes through either are seen by both
+    return out
+
+
 def view(input: Tensor, *shape: Any) -> Tensor:
-    """Like reshape, but refuses a non-contiguous input instead of copying (PyTorch's view)."""
+    """Like reshape, but refuses a non-contiguous input instead of copying (PyTorch's view).
+
+    ``view(dtype)`` reinterprets the bytes as another dtype (``torch.Tensor.view(dtype)``).
+    """
+    if len(shape) == 1 and isinstance(shape[0], (DType, str)):
+        return _view_dtype(input, as_dtype(shape[0]))
     if not input.is_contiguous():
         raise RuntimeError(
             f"view: input of shape {input.shape} is not contiguous; use .reshape() or .contiguous().view()"
         )
     return reshape(input, *shape)
+
+
+def view_as(input: Tensor, other: Tensor) -> Tensor:
+    """``input.view(other.shape)``."""
+    return view(input, *other.shape)
+
+
+def stride(input: Tensor, dim: int | None = None) -> Any:
+    """Steps in elements between neighbours along each dim (a tuple), or along ``dim``."""
+    arr = input._data
+    item = arr.dtype.itemsize
+    st = tuple(s // item for s in arr.strides) if hasattr(arr, "strides") else tuple(arr.stride())
+    return st if dim is None else st[norm_dim(dim, input.ndim, "stride")]
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:

@@ -2,9 +2,10 @@
 
 from . import lr_scheduler
 from ._algorithms import LAMB, SGD, Adadelta, Adagrad, Adam, Adamax, AdamW, Lion, NAdam, RAdam, RMSprop
+from .lbfgs import LBFGS
 from .optimizer import Optimizer, OptimizerAdaptor, SimpleOptimizer, WeightDecay
 
 __all__ = [
-    "LAMB", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Lion", "NAdam", "Optimizer", "OptimizerAdaptor",
-    "RAdam", "RMSprop", "SimpleOptimizer", "WeightDecay", "lr_scheduler",
+    "LAMB", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Lion", "NAdam", "Optimizer",
+    "OptimizerAdaptor", "RAdam", "RMSprop", "SimpleOptimizer", "WeightDecay", "lr_scheduler",
 ]  # fmt: skip

@@ -19,7 +19,7 @@ import numpy as np
 
 from ._recorder import RecordError
 
-__all__ = ["load_torch_state_dict", "load_weights", "save_torch_state_dict"]
+__all__ = ["load_torch_object", "load_torch_state_dict", "load_weights", "save_torch_state_dict"]
 
 _STORAGE_DTYPES = {
     "FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16, "LongStorage": np.int64,
@@ -43,6 +43,10 @@ def _rebuild_tensor_v2(
     return np.array(view)
 
 
+def _rebuild_parameter(data: np.ndarray, requires_grad: bool, *args: Any) -> np.ndarray:
+    return data
+
+
 class _RestrictedUnpickler(pickle.Unpickler):
     """Accepts only what a state_dict of tensors needs; anything else is refused, naming the class."""
 
@@ -55,6 +59,8 @@ class _RestrictedUnpickler(pickle.Unpickler):
             return OrderedDict
         if module == "torch._utils" and name == "_rebuild_tensor_v2":
             return _rebuild_tensor_v2
+        if module == "torch._utils" and name == "_rebuild_parameter":
+            return _rebuild_parameter
         if module == "torch" and name in _STORAGE_DTYPES:
             return _Storage(_STORAGE_DTYPES[name])
         if module == "torch" and name == "device":
@@ -76,19 +82,44 @@ class _RestrictedUnpickler(pickle.Unpickler):
         return np.frombuffer(raw, dtype)
 
 
-def _read_zip(path: Path) -> dict[str, np.ndarray]:
+def _unpickle_zip(file: Any, source: str) -> Any:
+    """The object in a PyTorch zip archive (tensors as NumPy arrays), through the restricted unpickler."""
     try:
-        archive = zipfile.ZipFile(path)
+        archive = zipfile.ZipFile(file)
     except zipfile.BadZipFile:
-        raise RecordError(f"{path}: not a PyTorch zip archive (legacy .pt files need torch installed)") from None
+        raise RecordError(f"{source}: not a PyTorch zip archive (legacy .pt files need torch installed)") from None
     with archive:
         pkl = [n for n in archive.namelist() if n.endswith("/data.pkl") or n == "data.pkl"]
         if not pkl:
-            raise RecordError(f"{path}: no data.pkl in the archive")
+            raise RecordError(f"{source}: no data.pkl in the archive")
         prefix = pkl[0].rsplit("/", 1)[0] if "/" in pkl[0] else ""
-        with archive.open(pkl[0]) as f:
-            obj = _RestrictedUnpickler(f, archive, prefix, str(path)).load()
-    return _flatten(obj, str(path))
+        try:
+            with archive.open(pkl[0]) as f:
+                return _RestrictedUnpickler(f, archive, prefix, source).load()
+        except (pickle.UnpicklingError, EOFError, KeyError, zipfile.BadZipFile, ValueError) as e:
+            if isinstance(e, RecordError):
+                raise
+            raise RecordError(f"{source}: corrupted PyTorch archive ({type(e).__name__}: {e})") from None
+
+
+def _read_zip(path: Path) -> dict[str, np.ndarray]:
+    return _flatten(_unpickle_zip(path, str(path)), str(path))
+
+
+def load_torch_object(file: Any, source: str) -> Any:
+    """What ``torch.load(file, weights_only=True)`` returns, tensors as NumPy arrays (or torch tensors).
+
+    With torch installed its weights-only loader reads the file; without it the restricted unpickler does.
+    Nothing in the file can run code either way.
+    """
+    try:
+        import torch
+    except ImportError:
+        return _unpickle_zip(file, source)
+    try:
+        return torch.load(file, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, ValueError, EOFError) as e:
+        raise RecordError(f"{source}: refused by torch's weights-only loader ({str(e).splitlines()[0]})") from None
 
 
 def _flatten(obj: Any, source: str) -> dict[str, np.ndarray]:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 from ..._dtype import bool_
+from ..._errors import ShapeError
 from ..._tensor import Tensor
 from ...autograd._function import Op
 from ...ops._elementwise import _float, where
 from ...ops._index import GetItem, IndexBackward
 from ...ops._linalg import einsum, matmul
 from ...ops._shape import _transpose
+from ...ops._tiling import repeat_interleave
 
 __all__ = [
     "alpha_dropout", "bilinear", "cosine_similarity", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
@@ -76,8 +79,28 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, H, W)."""
-    return _feature_dropout(input, p, training, 2, "dropout2d")
+    """Zero whole channels of (N, C, H, W).
+
+    Other ranks behave as in PyTorch 2.x, with its warnings: a 3-D input is taken as (N, C, L) (whole
+    rows are zeroed, dropout1d's behaviour); a 2-D input (N, F) loses single elements (plain dropout).
+    """
+    _check_p(p, "dropout2d")
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: received a {input.ndim}-D input; dropout2d is meant for (N, C, H, W) or "
+                      "(C, H, W) inputs. As in PyTorch, dims 0 and 1 are taken as (N, C): use dropout instead "
+                      "to silence this warning", UserWarning, stacklevel=2)  # fmt: skip
+    if input.ndim == 3:
+        warnings.warn("dropout2d: received a 3-D input; as in PyTorch it is taken as (N, C, L) and whole channels "
+                      "of length L are zeroed (dropout1d's behaviour); use dropout1d to say so", UserWarning,
+                      stacklevel=2)  # fmt: skip
+    if input.ndim < 2:
+        raise ValueError(f"dropout2d: needs at least 2 dims (N, C, ...), got shape {input.shape}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    shape = input.shape[:2] + (1,) * (input.ndim - 2)
+    return input * (_keep_mask(input, shape, p, None) * (1.0 / (1.0 - p)))
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -270,8 +293,17 @@ def scaled_dot_product_attention(
     """``softmax(q k^T * scale + mask) v``; a bool mask marks positions that may be attended to."""
     from ._basic import softmax
 
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        hq, hk = query.shape[-3], key.shape[-3]
+        if hk != value.shape[-3] or hq % hk:
+            raise ShapeError(
+                f"scaled_dot_product_attention: enable_gqa needs query heads ({hq}) to be a multiple of key/value "
+                f"heads (key {hk}, value {value.shape[-3]})"
+            )
+        key = repeat_interleave(key, hq // hk, -3)
+        value = repeat_interleave(value, hq // hk, -3)
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-        raise ValueError(
+        raise ShapeError(
             f"scaled_dot_product_attention: query {query.shape}, key {key.shape}, value {value.shape} do not match"
         )
     if is_causal and attn_mask is not None:

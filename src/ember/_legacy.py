@@ -1,0 +1,107 @@
+"""PyTorch's legacy constructors: ``ember.Tensor(*sizes)``, ``ember.FloatTensor``, ..., ``Tensor.new``.
+
+``ember.Tensor(2, 3)`` is an uninitialised float tensor of shape (2, 3) and ``ember.Tensor([1, 2])`` a
+float tensor (the default dtype), as in PyTorch. One difference: a NumPy array or a Tensor keeps its
+dtype (``ember.Tensor(np.arange(3))`` is int64), because Ember's own code wraps arrays this way.
+``ember.tensor(data)`` (dtype inferred) is the constructor to prefer.
+
+``ember.FloatTensor`` & co. are constructors and ``isinstance`` checks at once:
+``isinstance(x, ember.LongTensor)`` is true for an int64 tensor on the CPU, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+
+from ._dtype import DType, as_dtype, get_default_dtype
+from ._tensor import Tensor
+
+__all__ = [
+    "BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor",
+    "IntTensor", "LongTensor", "ShortTensor", "new", "tensor_init_args",
+]  # fmt: skip
+
+
+def _sizes(values: tuple[Any, ...], op: str) -> tuple[int, ...] | None:
+    """The shape when ``values`` are all integers (``Tensor(2, 3)``), else None."""
+    if not values or not all(isinstance(v, int) and not isinstance(v, builtins.bool) for v in values):
+        return None
+    if any(v < 0 for v in values):
+        raise ValueError(f"{op}: negative dimension in size {values}")
+    return tuple(values)
+
+
+def tensor_init_args(data: Any, sizes: tuple[Any, ...], dtype: Any) -> tuple[Any, Any]:
+    """``Tensor(...)``'s arguments as (data, dtype) for ``_to_array``: sizes become an uninitialised array."""
+    if sizes or (dtype is None and isinstance(data, int) and not isinstance(data, builtins.bool)):
+        shape = _sizes((data, *sizes), "Tensor")
+        if shape is None:
+            raise TypeError(f"Tensor(): expected data or integer sizes, got {(data, *sizes)!r}")
+        return np.zeros(shape, np.float64), dtype or get_default_dtype()  # "uninitialised": zeros cost no more
+    if isinstance(data, (list, tuple)) and dtype is None:  # torch.Tensor([1, 2]) is a float tensor
+        return data, get_default_dtype()
+    return data, dtype
+
+
+class _LegacyType(type):
+    """The metaclass of ``ember.FloatTensor`` & co.: calling builds a tensor, ``isinstance`` checks the dtype."""
+
+    dtype_name: str
+
+    def __call__(cls, *args: Any, device: Any = None) -> Tensor:  # type: ignore[override]
+        return _build(as_dtype(cls.dtype_name), args, device, cls.__name__)
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, Tensor) and obj.dtype.name == cls.dtype_name and obj.device.type == "cpu"
+
+    @property
+    def dtype(cls) -> DType:
+        return as_dtype(cls.dtype_name)
+
+
+def _build(dtype: DType, args: tuple[Any, ...], device: Any, op: str) -> Tensor:
+    from ._creation import empty, tensor
+
+    if not args:
+        return empty(0, dtype=dtype, device=device)
+    shape = _sizes(args, op)
+    if shape is not None:
+        return empty(*shape, dtype=dtype, device=device)
+    if len(args) != 1:
+        raise TypeError(f"{op}(): expected one sequence of data or integer sizes, got {len(args)} arguments")
+    return tensor(args[0], dtype=dtype, device=device)
+
+
+def _legacy(name: str, dtype: str) -> type:
+    doc = f"``{name}(*sizes)`` (uninitialised) or ``{name}(data)``: a {dtype} tensor (PyTorch's legacy type)."
+    return _LegacyType(name, (), {"dtype_name": dtype, "__doc__": doc, "__module__": "ember"})
+
+
+FloatTensor = _legacy("FloatTensor", "float32")
+DoubleTensor = _legacy("DoubleTensor", "float64")
+HalfTensor = _legacy("HalfTensor", "float16")
+BFloat16Tensor = _legacy("BFloat16Tensor", "bfloat16")
+LongTensor = _legacy("LongTensor", "int64")
+IntTensor = _legacy("IntTensor", "int32")
+ShortTensor = _legacy("ShortTensor", "int16")
+CharTensor = _legacy("CharTensor", "int8")
+ByteTensor = _legacy("ByteTensor", "uint8")
+BoolTensor = _legacy("BoolTensor", "bool")
+
+_BY_DTYPE = {t.dtype_name: t for t in (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor,  # type: ignore[attr-defined]
+             IntTensor, ShortTensor, CharTensor, ByteTensor, BoolTensor)}  # fmt: skip
+
+
+def legacy_type_name(t: Tensor) -> str:
+    """``t.type()``: ``"ember.FloatTensor"`` for a float32 CPU tensor (PyTorch's ``"torch.FloatTensor"``)."""
+    cls = _BY_DTYPE.get(t.dtype.name)
+    name = cls.__name__ if cls is not None else str(t.dtype)
+    return f"ember.cuda.{name}" if t.device.type == "cuda" else f"ember.{name}"
+
+
+def new(self: Tensor, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """``x.new(*sizes)`` (uninitialised) or ``x.new(data)``: a tensor of ``x``'s dtype and device."""
+    return _build(as_dtype(dtype) if dtype is not None else self.dtype, args, device or self.device, "Tensor.new")

@@ -1,0 +1,260 @@
+"""DataLoader worker *processes* (``multiprocessing_context="fork"|"spawn"|"forkserver"``).
+
+For datasets whose ``__getitem__`` holds the GIL (Python-heavy decoding), threads do not run in
+parallel; processes do. Each worker gets batches of indices over its own pipe and sends back the
+collated batch: the arrays go into one POSIX shared-memory block per batch and the structure (dicts,
+lists, tuples, numbers, strings) as MessagePack, so the main process maps the arrays without a copy
+and unpickles nothing. Only a batch that holds other objects (a custom ``collate_fn``'s class) falls
+back to pickle, from the loader's own worker. A sample that raises is reported with its index and
+the worker; a worker that dies is reported with its exit code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import multiprocessing.connection as mpc
+import pickle
+import random
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..multiprocessing import _shared
+from .dataset import WorkerInfo
+
+__all__ = ["ProcessPool", "fetch"]
+
+_ALIGN = 64
+
+
+def fetch(dataset: Any, collate_fn: Callable[[list[Any]], Any], use_get_batch: bool, indices: list[int]) -> Any:
+    """One batch: ``dataset.get_batch(indices)`` when allowed and defined, else collated samples."""
+    get_batch = getattr(dataset, "get_batch", None) if use_get_batch else None
+    if get_batch is not None:
+        try:
+            return get_batch(indices)
+        except AttributeError:
+            pass
+    samples = []
+    for i in indices:
+        try:
+            samples.append(dataset[i])
+        except Exception as e:
+            raise RuntimeError(f"DataLoader: loading sample {i} raised {type(e).__name__}: {e}") from e
+    return collate_fn(samples)
+
+
+def _msgpack() -> Any:
+    import msgpack
+
+    return msgpack
+
+
+class _UnencodableError(Exception):
+    pass
+
+
+def _encode(bid: int, batch: Any) -> bytes:
+    """The batch as MessagePack, its arrays in one shared-memory block (pickle for other objects)."""
+    arrays: list[np.ndarray] = []
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, Tensor):
+            arrays.append(np.ascontiguousarray(v._backend.to_numpy(v.detach()._data)))
+            return {"t": len(arrays) - 1, "dev": str(v.device), "dt": v.dtype.name}
+        if isinstance(v, np.ndarray) and v.dtype.kind in "biuf":
+            arrays.append(np.ascontiguousarray(v))
+            return {"a": len(arrays) - 1}
+        if isinstance(v, dict) and all(isinstance(k, (str, int)) for k in v):
+            return {"d": [[k, walk(x)] for k, x in v.items()]}
+        if isinstance(v, list):
+            return {"l": [walk(x) for x in v]}
+        if type(v) is tuple:
+            return {"u": [walk(x) for x in v]}
+        if v is None or isinstance(v, (bool, int, float, str, bytes)):
+            return v
+        raise _UnencodableError
+
+    msgpack = _msgpack()
+    try:
+        tree = walk(batch)
+    except _UnencodableError:
+        return msgpack.packb({"id": bid, "pickle": pickle.dumps(batch)})
+    msg: dict[str, Any] = {"id": bid, "tree": tree}
+    if arrays:
+        offsets, total = [], 0
+        for a in arrays:
+            offsets.append(total)
+            total += a.nbytes + (-a.nbytes % _ALIGN)
+        name, base = _shared.create(total, owned=False)
+        for a, off in zip(arrays, offsets, strict=True):
+            base[off : off + a.nbytes] = a.reshape(-1).view(np.uint8)
+        msg.update(shm=name, size=total, arrays=[[o, a.dtype.str, list(a.shape)] for a, o in zip(arrays, offsets)])
+    return msgpack.packb(msg, use_bin_type=True)
+
+
+def _decode(msg: dict[str, Any]) -> Any:
+    from .._creation import from_numpy
+
+    if "pickle" in msg:
+        return pickle.loads(msg["pickle"])  # from the loader's own worker process, never from a file
+    arrays: list[np.ndarray] = []
+    if "shm" in msg:
+        base = _shared.open_block(msg["shm"], msg["size"])
+        _shared.unlink(msg["shm"])  # mapped here now; the memory goes when the arrays do
+        arrays = [np.ndarray(tuple(s), np.dtype(d), buffer=base, offset=o) for o, d, s in msg["arrays"]]
+
+    def build(v: Any) -> Any:
+        if isinstance(v, dict):
+            if "t" in v:
+                t = from_numpy(arrays[v["t"]])
+                return t if v["dev"] == "cpu" else t.to(device=v["dev"])
+            if "a" in v:
+                return arrays[v["a"]]
+            if "d" in v:
+                return {k: build(x) for k, x in v["d"]}
+            if "l" in v:
+                return [build(x) for x in v["l"]]
+            if "u" in v:
+                return tuple(build(x) for x in v["u"])
+        return v
+
+    return build(msg["tree"])
+
+
+def _worker_loop(
+    dataset: Any, collate_fn: Any, use_get_batch: bool, conn: Any, wid: int, num_workers: int, seed: int,
+    init_fn: Any,
+) -> None:  # fmt: skip
+    from .. import manual_seed
+    from .dataloader import _worker_local
+
+    _worker_local.info = WorkerInfo(wid, num_workers, seed)
+    manual_seed(seed)
+    random.seed(seed)
+    msgpack = _msgpack()
+    if init_fn is not None:
+        init_fn(wid)
+    while True:
+        try:
+            raw = conn.recv_bytes()
+        except (EOFError, OSError):
+            return
+        if not raw:
+            return
+        bid, indices = msgpack.unpackb(raw)
+        try:
+            out = _encode(bid, fetch(dataset, collate_fn, use_get_batch, indices))
+        except Exception as e:
+            out = msgpack.packb({"id": bid, "error": f"{type(e).__name__}: {e}" if not isinstance(e, RuntimeError)
+                                 else str(e)})  # fmt: skip
+        conn.send_bytes(out)
+
+
+class ProcessPool:
+    """``num_workers`` processes, each loading the batches it is sent, in order of request."""
+
+    def __init__(self, loader: Any, context: Any) -> None:
+        ctx: Any = multiprocessing.get_context(context) if isinstance(context, str) else context
+        from .._creation import randint
+
+        base_seed = int(randint(0, 2**31 - 1, (1,)).item())
+        self.conns: list[Any] = []
+        self.procs: list[Any] = []
+        for wid in range(loader.num_workers):
+            here, there = ctx.Pipe(duplex=True)
+            args = (loader.dataset, loader.collate_fn, loader._default_collate, there, wid, loader.num_workers,
+                    base_seed + wid, loader.worker_init_fn)  # fmt: skip
+            p = ctx.Process(target=_worker_loop, args=args, daemon=True, name=f"ember-data-{wid}")
+            p.start()
+            there.close()
+            self.conns.append(here)
+            self.procs.append(p)
+        self.limit = loader.num_workers * loader.prefetch_factor
+        self.timeout = loader.timeout or None
+
+    def run(self, batches: Iterator[list[int]]) -> Iterator[Any]:
+        msgpack = _msgpack()
+        n = len(self.conns)
+        todo = enumerate(batches)
+        waiting: dict[int, int] = {}  # batch id -> worker
+        done: dict[int, Any] = {}
+
+        def send() -> None:
+            while len(waiting) + len(done) < self.limit:
+                item = next(todo, None)
+                if item is None:
+                    return
+                bid, idx = item
+                self.conns[bid % n].send_bytes(msgpack.packb([bid, [int(i) for i in idx]]))
+                waiting[bid] = bid % n
+
+        send()
+        try:
+            yield from self._collect(waiting, done, send)
+        finally:  # stopped early: receive what is in flight so a persistent pool starts clean
+            for bid, wid in list(waiting.items()):
+                self._discard(self.conns[wid], 5.0)
+                del waiting[bid]
+
+    def _collect(self, waiting: dict[int, int], done: dict[int, Any], send: Callable[[], None]) -> Iterator[Any]:
+        msgpack = _msgpack()
+        nxt = 0
+        while waiting or done:
+            if nxt in done:
+                out = done.pop(nxt)
+                nxt += 1
+                send()
+                yield out
+                continue
+            ready: list[Any] = mpc.wait(self.conns + [p.sentinel for p in self.procs], self.timeout)
+            if not ready:
+                raise RuntimeError(f"DataLoader: no batch from the worker processes in {self.timeout} s")
+            for r in ready:
+                if r in self.conns and r.poll():
+                    try:
+                        raw = r.recv_bytes()
+                    except (EOFError, OSError):  # the worker is gone
+                        self._died(self.conns.index(r))
+                    msg = msgpack.unpackb(raw, raw=False)
+                    wid = waiting.pop(msg["id"])
+                    if "error" in msg:
+                        raise RuntimeError(f"DataLoader worker {wid} (process {self.procs[wid].pid}): {msg['error']}")
+                    done[msg["id"]] = _decode(msg)
+            for wid, p in enumerate(self.procs):
+                if p.exitcode is not None and wid in waiting.values() and not self.conns[wid].poll():
+                    self._died(wid)
+
+    def _died(self, wid: int) -> NoReturn:
+        p = self.procs[wid]
+        p.join(timeout=5)
+        raise RuntimeError(f"DataLoader worker {wid} (process {p.pid}) exited unexpectedly with code {p.exitcode}")
+
+    def _discard(self, conn: Any, wait: float) -> bool:
+        """Receive one batch nobody will read and free its shared memory; False when none came."""
+        with contextlib.suppress(OSError, EOFError):
+            if conn.poll(wait):
+                msg = _msgpack().unpackb(conn.recv_bytes(), raw=False)
+                if "shm" in msg:
+                    _shared.unlink(msg["shm"])
+                return True
+        return False
+
+    def close(self) -> None:
+        for c in self.conns:
+            with contextlib.suppress(OSError):
+                c.send_bytes(b"")
+        for c, p in zip(self.conns, self.procs, strict=True):
+            while p.is_alive() and self._discard(c, 0.05):  # a worker may be blocked sending a batch
+                pass
+            p.join(timeout=2)
+            if p.is_alive():
+                p.terminate()
+                p.join()
+            while self._discard(c, 0.0):
+                pass
+            c.close()
+        self.conns, self.procs = [], []

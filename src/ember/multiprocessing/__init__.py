@@ -1,0 +1,90 @@
+"""``ember.multiprocessing``: the standard library's ``multiprocessing``, plus what PyTorch adds to it.
+
+Everything in :mod:`multiprocessing` is here under the same name (``Process``, ``Queue``,
+``get_context``, ``set_start_method`` ...). Tensors and modules pickle (values, dtype, device,
+``requires_grad``; parameters keep their ids), and a tensor moved to shared memory with
+``share_memory_()`` (or a module with ``share_memory()``) is rebuilt onto the same memory in the
+receiving process, so Hogwild-style training works with ``fork`` and ``spawn``::
+
+    model.share_memory()
+    procs = [mp.Process(target=train, args=(model,)) for _ in range(4)]
+
+``spawn(fn, args, nprocs)`` runs ``fn(rank, *args)`` in ``nprocs`` processes, as
+``torch.multiprocessing.spawn`` does. Sharing strategies are accepted for compatibility; Ember always
+uses named POSIX shared memory.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as _mp
+import traceback
+from collections.abc import Callable
+from multiprocessing import *  # noqa: F403 - the standard library's names
+from typing import Any
+
+from ._shared import is_shared, share_memory_
+
+__all__ = [*_mp.__all__, "ProcessExitedException", "ProcessRaisedException", "get_all_sharing_strategies",
+           "get_sharing_strategy", "is_shared", "set_sharing_strategy", "share_memory_", "spawn"]  # fmt: skip
+
+_STRATEGIES = ("file_descriptor", "file_system")
+_strategy = "file_descriptor"
+
+
+def get_all_sharing_strategies() -> set[str]:
+    return set(_STRATEGIES)
+
+
+def get_sharing_strategy() -> str:
+    return _strategy
+
+
+def set_sharing_strategy(new_strategy: str) -> None:
+    """Accepted for PyTorch compatibility (both strategies mean named POSIX shared memory in Ember)."""
+    global _strategy
+    if new_strategy not in _STRATEGIES:
+        raise ValueError(f"set_sharing_strategy: unknown strategy {new_strategy!r}; expected one of {_STRATEGIES}")
+    _strategy = new_strategy
+
+
+class ProcessRaisedException(_mp.ProcessError):
+    """A process started by ``spawn`` raised; the message holds its traceback."""
+
+
+class ProcessExitedException(_mp.ProcessError):
+    """A process started by ``spawn`` exited with a non-zero code without raising in Python."""
+
+
+def _run(fn: Callable[..., Any], rank: int, args: tuple[Any, ...], errors: Any) -> None:
+    try:
+        fn(rank, *args)
+    except BaseException:
+        errors.put((rank, traceback.format_exc()))
+        raise SystemExit(1) from None
+
+
+def spawn(
+    fn: Callable[..., Any], args: tuple[Any, ...] = (), nprocs: int = 1, join: bool = True, daemon: bool = False,
+    start_method: str = "spawn",
+) -> list[Any] | None:  # fmt: skip
+    """Run ``fn(rank, *args)`` for rank in ``range(nprocs)``, each in its own process.
+
+    With ``join`` (default) wait for all and raise ``ProcessRaisedException`` (with the child's
+    traceback) or ``ProcessExitedException`` when one failed; otherwise return the started processes.
+    """
+    ctx: Any = _mp.get_context(start_method)
+    errors = ctx.SimpleQueue()
+    procs = [ctx.Process(target=_run, args=(fn, r, args, errors), daemon=daemon) for r in range(nprocs)]
+    for p in procs:
+        p.start()
+    if not join:
+        return procs
+    for p in procs:
+        p.join()
+    if not errors.empty():
+        rank, tb = errors.get()
+        raise ProcessRaisedException(f"process {rank} raised:\n{tb}")
+    for r, p in enumerate(procs):
+        if p.exitcode != 0:
+            raise ProcessExitedException(f"process {r} exited with code {p.exitcode}")
+    return None

@@ -1,0 +1,180 @@
+"""``ember.save`` / ``ember.load``: what ``torch.save``/``torch.load`` do for users, without pickle.
+
+``save(obj, f)`` writes state dicts, optimizer state dicts, checkpoints — nested dicts, lists and
+tuples of tensors, arrays, numbers, strings, bools and None — as a MessagePack record (the format of
+``ember.record``; the structure in its metadata, every tensor an item), atomically, at exactly the
+path given. ``load(f)`` reads it back, and also reads:
+
+- PyTorch files (``torch.save``'s zip archive, or a legacy file with torch installed), weights-only:
+  containers of tensors and numbers, as ``torch.load(weights_only=True)`` accepts them;
+- Ember records (``Module.save``, ``ember.record.save``; MessagePack, gzip, JSON, safetensors): a flat
+  ``OrderedDict`` of tensors by dotted path.
+
+Nothing read can execute code. A corrupt or truncated file raises ``ember.record.RecordError`` (a
+``ValueError``) naming the file and what is wrong.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._tensor import Tensor
+from .record._atomic import atomic_open
+from .record._precision import as_precision
+from .record._record import Record
+from .record._recorder import (
+    JsonGzRecorder,
+    NamedMpkGzRecorder,
+    NamedMpkRecorder,
+    RecordError,
+    SafetensorsRecorder,
+)
+from .record._state import record_to_state, state_to_record
+from .record._torch import load_torch_object
+
+__all__ = ["add_safe_globals", "get_safe_globals", "load", "safe_globals", "save"]
+
+_ITEM_TYPE = "object"
+
+
+def save(obj: Any, f: Any, pickle_module: Any = None, pickle_protocol: Any = None, **_: Any) -> None:
+    """Save ``obj`` (tensors and containers of them, numbers, strings, None) to a path or binary file.
+
+    A path is written atomically and used exactly as given (no extension is added). The pickle
+    arguments of ``torch.save`` are accepted and ignored: nothing is pickled.
+    """
+    record = state_to_record(obj, _ITEM_TYPE)
+    precision = as_precision("as_is")
+    if isinstance(f, (str, os.PathLike)):
+        with atomic_open(Path(f)) as fh:
+            NamedMpkRecorder().write(record, fh, precision)
+    elif hasattr(f, "write"):
+        NamedMpkRecorder().write(record, f, precision)
+    else:
+        raise TypeError(f"save: f must be a path or a binary file object, got {type(f).__name__}")
+
+
+def load(
+    f: Any, map_location: Any = None, pickle_module: Any = None, *, weights_only: Any = None, mmap: Any = None,
+    **_: Any,
+) -> Any:  # fmt: skip
+    """Load what ``save`` (or ``torch.save``) wrote, from a path or binary file object.
+
+    ``map_location`` as in PyTorch: a device or its name (every tensor goes there), a dict mapping saved
+    device names to new ones, or a callable ``fn(tensor, saved_device_name)`` returning a tensor (or
+    anything else to keep the saved placement). ``weights_only`` is accepted: Ember's loading is always
+    weights-only.
+    """
+    if isinstance(f, (str, os.PathLike)):
+        source = str(f)
+        if not Path(f).exists():
+            raise FileNotFoundError(f"load: no file at {source}")
+        if Path(f).is_dir():
+            raise IsADirectoryError(f"load: {source} is a directory, not a file")
+        with open(f, "rb") as fh:
+            data = fh.read()
+    elif hasattr(f, "read"):
+        source = str(getattr(f, "name", "<file object>"))
+        data = f.read()
+    else:
+        raise TypeError(f"load: f must be a path or a binary file object, got {type(f).__name__}")
+    place = _placement(map_location)
+    obj = _decode(data, source)
+    if isinstance(obj, Record):
+        if obj.item_type == _ITEM_TYPE and "state" in obj.meta:
+            return record_to_state(obj, place)
+        return OrderedDict((k, place(v, "cpu")) for k, v in obj.tensors().items())
+    return _from_torch(obj, place, source)
+
+
+def _decode(data: bytes, source: str) -> Any:
+    """A Record (Ember formats) or the object of a PyTorch file, by the file's first bytes."""
+    if not data:
+        raise RecordError(f"{source}: empty file")
+    head = data[:16]
+    if head.startswith(b"PK\x03\x04") or (head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05")):
+        return load_torch_object(io.BytesIO(data), source)
+    if head.startswith(b"\x1f\x8b"):  # gzip: MessagePack or JSON lines inside
+        try:
+            return NamedMpkGzRecorder().read(io.BytesIO(data), source, None)
+        except RecordError as e:
+            if "expected" not in str(e) and "not an Ember" not in str(e):
+                raise
+            return JsonGzRecorder().read(io.BytesIO(data), source, None)
+    if 0x81 <= data[0] <= 0x8F or data[0] in (0xDE, 0xDF):  # a MessagePack map: Ember's record header
+        return NamedMpkRecorder().parse(bytearray(data), source, None)
+    if len(data) > 9 and data[8:9] == b"{":  # safetensors: 8-byte header length, then JSON
+        return SafetensorsRecorder().read(io.BytesIO(data), source, None)
+    raise RecordError(f"{source}: not an Ember or PyTorch file (it starts with bytes {head[:8]!r})")
+
+
+def _placement(map_location: Any) -> Callable[[Tensor, str], Tensor]:
+    """``place(tensor, saved_device)`` for a ``map_location``."""
+    if map_location is None:
+        return lambda t, saved: t.to(device=saved)
+    if isinstance(map_location, dict):
+        table = {str(k): str(v) for k, v in map_location.items()}
+        return lambda t, saved: t.to(device=table.get(saved, saved))
+    if callable(map_location) and not isinstance(map_location, str) and type(map_location).__name__ != "device":
+
+        def call(t: Tensor, saved: str) -> Tensor:
+            out = map_location(t, saved)
+            return out if isinstance(out, Tensor) else t.to(device=saved)
+
+        return call
+    target = str(map_location)
+    return lambda t, saved: t.to(device=target)
+
+
+def _from_torch(obj: Any, place: Callable[[Tensor, str], Tensor], source: str) -> Any:
+    """Ember tensors in place of the torch tensors / arrays of a PyTorch file's object."""
+    from ._creation import from_numpy
+
+    def conv(v: Any) -> Any:
+        if isinstance(v, np.ndarray):
+            return place(from_numpy(v), "cpu")
+        if type(v).__module__.startswith("torch") and hasattr(v, "detach"):  # a torch tensor or Parameter
+            a = v.detach().cpu()
+            if str(a.dtype) == "torch.bfloat16":
+                a = a.float()
+            t = place(from_numpy(a.numpy()), "cpu")
+            if v.requires_grad and t.dtype.is_floating_point:
+                t.requires_grad = True
+            return t
+        if isinstance(v, OrderedDict):
+            return OrderedDict((k, conv(x)) for k, x in v.items())
+        if isinstance(v, dict):
+            return {k: conv(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [conv(x) for x in v]
+        if isinstance(v, tuple):
+            return type(v)(*map(conv, v)) if hasattr(v, "_fields") else tuple(conv(x) for x in v)
+        if type(v).__module__.startswith("torch"):  # torch.Size, torch.dtype, torch.device ...
+            return str(v) if not isinstance(v, tuple) else tuple(v)
+        return v
+
+    return conv(obj)
+
+
+# -- PyTorch's allow-lists for its weights-only unpickler -----------------------------------------
+def add_safe_globals(safe_globals: list[Any]) -> None:
+    """Accepted and ignored: Ember's loaders never unpickle, so there is nothing to allow."""
+
+
+def get_safe_globals() -> list[Any]:
+    """Always empty (see ``add_safe_globals``)."""
+    return []
+
+
+@contextmanager
+def safe_globals(safe_globals: list[Any]) -> Iterator[None]:
+    """A context manager that does nothing: Ember's loaders never unpickle (see ``add_safe_globals``)."""
+    yield

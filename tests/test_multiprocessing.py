@@ -1,0 +1,155 @@
+"""Shared memory, Hogwild training across processes, and DataLoader worker processes."""
+
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+import ember
+import ember.multiprocessing as mp
+from ember.data import DataLoader, Dataset, TensorDataset, get_worker_info
+
+pytestmark = pytest.mark.skipif(os.name != "posix" or not hasattr(os, "fork"), reason="needs fork")
+
+
+def _shm_names():
+    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+
+
+def test_share_memory_and_pickle_attach_to_the_same_memory():
+    t = ember.arange(6.0).reshape(2, 3)
+    assert not t.is_shared()
+    assert t.share_memory_() is t and t.is_shared() and t.tolist() == [[0, 1, 2], [3, 4, 5]]
+    u = pickle.loads(pickle.dumps(t))  # what a spawned process receives
+    v = pickle.loads(pickle.dumps(t[:, 1]))  # a view: offset and strides travel
+    u[0, 0] = 10.0
+    assert t[0, 0].item() == 10.0 and v.tolist() == [1.0, 4.0]
+    t[1, 1] = -1.0
+    assert v.tolist() == [1.0, -1.0]
+    m = ember.nn.Linear(3, 2).share_memory()
+    m2 = pickle.loads(pickle.dumps(m))
+    assert all(p.is_shared() for p in m2.parameters()) and m2.weight.id == m.weight.id
+    with ember.no_grad():
+        m2.bias.fill_(7.0)
+    assert m.bias.tolist() == [7.0, 7.0]
+    plain = pickle.loads(pickle.dumps(ember.ones(2)))
+    assert not plain.is_shared()
+
+
+def _hogwild(model, steps):
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(steps):
+        loss = model(ember.ones(4, 2)).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+def test_hogwild_fork_processes_update_one_model():
+    before = _shm_names()
+    model = ember.nn.Linear(2, 1)
+    with ember.no_grad():
+        model.weight.zero_()
+        model.bias.zero_()
+    model.share_memory()
+    ctx = mp.get_context("fork")
+    procs = [ctx.Process(target=_hogwild, args=(model, 5)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    assert [p.exitcode for p in procs] == [0, 0]
+    # every step subtracts 0.1 * 4 from each parameter (the gradient does not depend on them)
+    np.testing.assert_allclose(model.bias.item(), -4.0, rtol=1e-6)
+    np.testing.assert_allclose(model.weight.detach().numpy(), [[-4.0, -4.0]], rtol=1e-6)
+    del model, p, procs
+    import gc
+
+    gc.collect()
+    assert _shm_names() <= before  # the blocks were released
+
+
+def _fail(rank):
+    if rank == 1:
+        raise ValueError("rank one fails")
+
+
+def test_spawn_reports_a_child_exception():
+    mp.spawn(lambda r: None, nprocs=2, start_method="fork")
+    with pytest.raises(mp.ProcessRaisedException, match="rank one fails"):
+        mp.spawn(_fail, nprocs=2, start_method="fork")
+
+
+class _PyDataset(Dataset):
+    """A dataset whose __getitem__ is Python work (holds the GIL) and returns mixed structures."""
+
+    def __len__(self):
+        return 21
+
+    def __getitem__(self, i):
+        if i == 13 and getattr(self, "fail", False):
+            raise KeyError("no such record")
+        if i == 5 and getattr(self, "die", False):
+            os._exit(3)
+        info = get_worker_info()
+        return {"x": np.full((2, 2), i, np.float32), "y": i, "tag": f"s{i}",
+                "pair": (ember.tensor([i, -i]), float(i)), "wid": -1 if info is None else info.id}  # fmt: skip
+
+
+def _strip(batch):
+    return {k: v for k, v in batch.items() if k != "wid"}
+
+
+def _as_lists(b):
+    x, (pt, pf) = b["x"], b["pair"]
+    return [x.tolist(), b["y"].tolist(), b["tag"], pt.tolist(), pf.tolist(), str(x.dtype), str(pt.dtype)]
+
+
+def test_process_workers_give_the_same_batches_as_the_main_process():
+    before = _shm_names()
+    ds = _PyDataset()
+    ref = [_as_lists(b) for b in DataLoader(ds, batch_size=4)]
+    dl = DataLoader(ds, batch_size=4, num_workers=2, multiprocessing_context="fork")
+    got = list(dl)
+    assert [_as_lists(b) for b in got] == ref
+    assert {w for b in got for w in b["wid"].tolist()} == {0, 1}  # both workers, each knowing its id
+    assert isinstance(got[0]["x"], ember.Tensor) and isinstance(got[0]["pair"], tuple)
+    del got
+    assert _shm_names() <= before
+
+
+def test_process_workers_persistent_early_stop_and_custom_collate():
+    ds = _PyDataset()
+    dl = DataLoader(ds, batch_size=2, num_workers=2, multiprocessing_context="fork", persistent_workers=True,
+                    shuffle=True, seed=1)  # fmt: skip
+    for _ in zip(range(2), dl):  # stop early: batches in flight are drained
+        pass
+    first = [b["y"].tolist() for b in dl]
+    assert sorted(y for b in first for y in b) == list(range(21))
+    dl._close()
+    dl.persistent_workers = False
+    dl._close()
+    out = list(DataLoader(ds, batch_size=5, num_workers=1, multiprocessing_context="fork",
+                          collate_fn=lambda s: {len(s)}))  # fmt: skip
+    assert out == [{5}, {5}, {5}, {5}, {1}]  # other objects come back too (pickled by the worker)
+
+
+def test_process_worker_errors_name_the_sample_and_the_worker():
+    ds = _PyDataset()
+    ds.fail = True
+    with pytest.raises(RuntimeError, match=r"worker \d \(process \d+\).*sample 13 raised KeyError"):
+        list(DataLoader(ds, batch_size=4, num_workers=2, multiprocessing_context="fork"))
+    ds = _PyDataset()
+    ds.die = True
+    with pytest.raises(RuntimeError, match="exited unexpectedly with code 3"):
+        list(DataLoader(ds, batch_size=4, num_workers=2, multiprocessing_context="fork"))
+    with pytest.raises(ValueError, match="IterableDataset"):
+        DataLoader(ember.data.IterableDataset(), num_workers=1, multiprocessing_context="fork")
+
+
+def test_spawn_workers_with_a_picklable_dataset():
+    ds = TensorDataset(ember.arange(12.0).reshape(6, 2), ember.arange(6))
+    got = list(DataLoader(ds, batch_size=4, num_workers=1, multiprocessing_context="spawn"))
+    assert [b[1].tolist() for b in got] == [[0, 1, 2, 3], [4, 5]]
+    assert got[1][0].tolist() == [[8.0, 9.0], [10.0, 11.0]]
