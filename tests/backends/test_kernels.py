@@ -57,6 +57,10 @@ def test_torch_conv_kernels_match_the_reference(case):
     close(gwt, gw)
     close(TK.conv_transpose(_t(g), _t(w), s, pads, d, groups, xs), REF.conv_transpose(g, w, s, pads, d, groups, xs))
     close(TK.conv_weight(_t(x), _t(g), s, pads, d, groups, ws), REF.conv_weight(x, g, s, pads, d, groups, ws))
+    b = rng.standard_normal(ws[0])
+    yb = REF.conv(x, w, s, pads, d, groups, bias=b)[0]
+    np.testing.assert_allclose(yb, y + b.reshape((-1,) + (1,) * (len(xs) - 2)), rtol=1e-12, atol=1e-12)
+    close(TK.conv(_t(x), _t(w), s, pads, d, groups, bias=_t(b))[0], yb)
     only_w = TK.conv_backward(_t(g), _t(x), _t(w), None, s, pads, d, groups, False, True)
     assert only_w[0] is None
     close(only_w[1], gw)

@@ -57,14 +57,22 @@ class TorchKernels:
     # -- convolution ---------------------------------------------------------------------------
     @_no_grad
     def conv(
-        self, x: Any, w: Any, stride: Ints, pads: Pads, dilation: Ints, groups: int, save: bool = False
+        self,
+        x: Any,
+        w: Any,
+        stride: Ints,
+        pads: Pads,
+        dilation: Ints,
+        groups: int,
+        save: bool = False,
+        bias: Any = None,
     ) -> tuple[Any, Any]:
         torch = _torch()
         if not _symmetric(pads):
             x, pads = _pad_input(x, pads), tuple((0, 0) for _ in pads)
         sp = len(stride)
         p = [lo for lo, _ in pads]
-        y = torch.convolution(x, w, None, list(stride), p, list(dilation), False, [0] * sp, groups)
+        y = torch.convolution(x, w, bias, list(stride), p, list(dilation), False, [0] * sp, groups)
         return y.contiguous(), None
 
     @_no_grad
