@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test lint typecheck unit bench bench-micro clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -13,6 +13,7 @@ $(PY):
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]"
 	$(PY) -m pip install -q "torch==2.13.0" || echo "torch not installed: PyTorch parity tests will be skipped"
+	$(PY) -m pip install -q --no-deps "pnnx==20261020" || echo "pnnx not installed: PNNX export tests will be skipped"
 	touch $(STAMP)
 
 DEMO_STAMP := $(VENV)/.demo-installed
@@ -38,7 +39,11 @@ unit: $(STAMP)
 
 test: lint typecheck unit
 
+# Ember against PyTorch per benchmarks/README.md (whole processes, default threads, alternating pairs).
 bench: $(STAMP)
+	$(PY) benchmarks/compare.py
+
+bench-micro: $(STAMP)
 	$(PY) benchmarks/run_all.py
 
 clean:

@@ -65,10 +65,42 @@ def test_non_scalar_backward_needs_gradient():
         (x * 2).backward()
 
 
-def test_nan_loss_refused():
+def test_nan_loss_backpropagates_by_default(torch):
+    # PyTorch's behaviour: no refusal, no host sync; the gradients are whatever the chain rule gives
+    def run(lib):
+        x = lib.tensor([1.0, 0.0, 2.0], requires_grad=True)
+        y = (x.log() * x).sum()  # log(0) * 0 = nan
+        y.backward()
+        return y.item(), x.grad.tolist()
+
+    (ye, ge), (yt, gt) = run(ember), run(torch)
+    assert np.isnan(ye) and np.isnan(yt)
+    np.testing.assert_allclose(ge, gt, equal_nan=True)
+
+
+def test_inf_loss_backpropagates_by_default():
+    x = ember.tensor([0.0, 1.0], requires_grad=True)
+    (-x.log()).sum().backward()  # inf loss, finite gradient where defined
+    np.testing.assert_allclose(x.grad.tolist(), [-np.inf, -1.0])
+
+
+def test_nan_loss_refused_when_asked():
     x = ember.tensor([1.0, -1.0], requires_grad=True)
-    with pytest.raises(FloatingPointError, match="nan"):
-        x.log().sum().backward()
+    assert not ember.autograd.is_nonfinite_check_enabled()
+    ember.autograd.set_nonfinite_check(True)
+    try:
+        with pytest.raises(FloatingPointError, match="nan"):
+            x.log().sum().backward()
+    finally:
+        ember.autograd.set_nonfinite_check(False)
+    x.log().sum().backward()  # off again
+
+
+def test_nan_loss_refused_under_detect_anomaly():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * float("inf")).sum()
+    with ember.autograd.detect_anomaly(), pytest.raises(FloatingPointError):
+        y.backward()
 
 
 def test_only_leaf_and_retained_grads_kept():

@@ -17,7 +17,7 @@ from .._tensor import Tensor
 from ._grad_mode import STATE, set_grad_enabled
 from ._views import _refresh_view
 
-__all__ = ["backward", "grad", "Gradients", "RemovableHandle"]
+__all__ = ["backward", "grad", "Gradients", "RemovableHandle", "set_nonfinite_check", "is_nonfinite_check_enabled"]
 
 
 class RemovableHandle:
@@ -80,8 +80,24 @@ class Gradients:
         return f"Gradients({len(self)} tensors)"
 
 
+_NONFINITE_CHECK = [False]
+
+
+def set_nonfinite_check(enabled: bool) -> None:
+    """Make ``backward()`` refuse a NaN/Inf scalar loss (off by default, as in PyTorch).
+
+    The check reads the loss back to the host (a sync per backward on an accelerator). It is always
+    on inside ``detect_anomaly()``.
+    """
+    _NONFINITE_CHECK[0] = bool(enabled)
+
+
+def is_nonfinite_check_enabled() -> bool:
+    """Whether ``backward()`` refuses a NaN/Inf scalar loss (see ``set_nonfinite_check``)."""
+    return _NONFINITE_CHECK[0]
+
+
 def _check_nonfinite_root(root: Tensor) -> None:
-    # Flux's back! refuses a NaN/Inf loss: the gradients would be garbage.
     if root.numel() == 1:
         v = root.item()
         if isinstance(v, float) and not math.isfinite(v):
@@ -232,7 +248,8 @@ def _root_grads(roots: Sequence[Tensor], grads: Sequence[Any], op: str) -> list[
                     f"{op}: grad can be implicitly created only for one-element outputs, but the output "
                     f"has shape {r.shape}; pass gradient= (or grad_outputs=) of that shape"
                 )
-            _check_nonfinite_root(r)
+            if _NONFINITE_CHECK[0] or STATE.anomaly:
+                _check_nonfinite_root(r)
             g = Tensor._make(r._backend.xp.ones(r._data.shape, dtype=r._data.dtype), r._backend)
         elif not isinstance(g, Tensor):
             g = Tensor(g, dtype=r.dtype, device=r.device)

@@ -1,0 +1,102 @@
+"""What every workload shares: its command line, the framework import, steady-state timing, the JSON line.
+
+A workload builds one ``step`` callable for the framework asked for, then calls :func:`report`, which
+warms up, times rounds of steps and prints the last line the comparison reads (``benchmarks/compare.py``).
+Nothing is pinned: threads are whatever the framework picks by default, as a user would see.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def parse(name: str) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=f"benchmark workload {name}")
+    p.add_argument("--framework", choices=["ember", "torch"], required=True)
+    p.add_argument("--backend", choices=["numpy", "torch"], default="numpy", help="Ember's backend")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p.add_argument("--seconds", type=float, default=3.0, help="about how long to time the steady state")
+    args = p.parse_args()
+    if args.framework == "ember":
+        os.environ.setdefault("EMBER_BACKEND", args.backend)
+    return args
+
+
+def framework(args: argparse.Namespace) -> Any:
+    """The module to benchmark: ``ember`` or ``torch`` (imported only when asked for)."""
+    if args.framework == "torch":
+        import torch
+
+        return torch
+    import ember
+
+    return ember
+
+
+def _sync(args: argparse.Namespace) -> None:
+    if args.device == "cuda":
+        if args.framework == "torch":
+            import torch
+
+            torch.cuda.synchronize()
+        else:
+            import ember
+
+            ember.cuda.synchronize()  # type: ignore[attr-defined]
+
+
+def report(
+    name: str,
+    args: argparse.Namespace,
+    step: Callable[[], Any],
+    *,
+    unit: str,
+    per_step: float,
+    rounds: int = 7,
+) -> None:
+    """Time ``step`` in the steady state and print the JSON line.
+
+    ``unit`` "samples/s": value = ``per_step`` samples / median step time; "ms": value = median step
+    time in ms divided by ``per_step`` (e.g. per operation).
+    """
+    t0 = time.perf_counter()
+    n = 0
+    while n < 3 or time.perf_counter() - t0 < min(1.0, args.seconds / 3):  # warm up: caches, allocator, JIT
+        step()
+        n += 1
+    _sync(args)
+    per = max(1, int(n / (time.perf_counter() - t0) * args.seconds / rounds))
+    faults0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    times = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for _ in range(per):
+            step()
+        _sync(args)
+        times.append((time.perf_counter() - t) / per)
+    faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults0) / (rounds * per)
+    med = statistics.median(times)
+    higher = unit == "samples/s"
+    value = per_step / med if higher else med * 1e3 / per_step
+    line = {
+        "workload": name,
+        "framework": args.framework,
+        "backend": args.backend if args.framework == "ember" else "torch",
+        "device": args.device,
+        "value": value,
+        "unit": unit,
+        "higher_is_better": higher,
+        "rounds": rounds,
+        "steps_per_round": per,
+        "round_spread": (max(times) - min(times)) / med,
+        "minor_faults_per_step": faults,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+    print(json.dumps(line))
