@@ -77,6 +77,16 @@ class Backend(ConvKernels, PoolKernels, OptimKernels):
         """``target[index] += values`` with repeated indices accumulated (NumPy's ``add.at``)."""
         raise NotImplementedError
 
+    def spmm(self, indices: Any, values: Any, shape: tuple[int, int], dense: Any) -> Any:
+        """``S @ dense`` for the COO matrix S = (``indices`` (2, nnz), ``values`` (nnz,), ``shape``); duplicates add.
+
+        This reference scatter-add runs on any backend; backends with a sparse library override it.
+        """
+        xp = self.xp
+        out = xp.zeros((shape[0], dense.shape[1]), dtype=xp.result_type(values, dense))
+        self.index_add(out, indices[0], values[:, None] * dense[indices[1]])
+        return out
+
     def sliding_window(self, array: Any, window: tuple[int, ...], axes: tuple[int, ...]) -> Any:
         """A read-only view of every window of ``array`` along ``axes`` (windows appended as last dims)."""
         raise NotImplementedError
