@@ -108,6 +108,9 @@ class Tensor:
     def element_size(self) -> int:
         return self.dtype.itemsize
 
+    #: dense (strided) layout; sparse COO tensors are ``ember.sparse.SparseTensor``
+    is_sparse = False
+
     @property
     def is_leaf(self) -> _bool:
         if self._view is not None:
