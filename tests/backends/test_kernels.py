@@ -57,6 +57,10 @@ def test_torch_conv_kernels_match_the_reference(case):
     close(gwt, gw)
     close(TK.conv_transpose(_t(g), _t(w), s, pads, d, groups, xs), REF.conv_transpose(g, w, s, pads, d, groups, xs))
     close(TK.conv_weight(_t(x), _t(g), s, pads, d, groups, ws), REF.conv_weight(x, g, s, pads, d, groups, ws))
+    b = rng.standard_normal(ws[0])
+    yb = REF.conv(x, w, s, pads, d, groups, bias=b)[0]
+    np.testing.assert_allclose(yb, y + b.reshape((-1,) + (1,) * (len(xs) - 2)), rtol=1e-12, atol=1e-12)
+    close(TK.conv(_t(x), _t(w), s, pads, d, groups, bias=_t(b))[0], yb)
     only_w = TK.conv_backward(_t(g), _t(x), _t(w), None, s, pads, d, groups, False, True)
     assert only_w[0] is None
     close(only_w[1], gw)
@@ -111,3 +115,32 @@ def test_torch_kernels_never_record_a_graph():
     w = _t(rng.standard_normal((3, 2, 3, 3))).requires_grad_()
     y, _ = TK.conv(x, w, (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
     assert y.grad_fn is None and not y.requires_grad
+
+
+@pytest.mark.parametrize("momentum,nesterov,wd,dampening", [(0.0, False, 0.0, 0.0), (0.9, False, 0.01, 0.1),
+                                                            (0.9, True, 0.0, 0.0)])  # fmt: skip
+def test_torch_sgd_step_matches_the_reference(momentum, nesterov, wd, dampening):
+    p0, grads = rng.standard_normal((3, 4)), [rng.standard_normal((3, 4)) for _ in range(3)]
+    p, pt = p0.copy(), _t(p0.copy())
+    buf = buf_t = None
+    for g in grads:
+        buf = REF.sgd_step(p, g, buf, 0.1, wd, momentum, dampening, nesterov)
+        buf_t = TK.sgd_step(pt, _t(g), buf_t, 0.1, wd, momentum, dampening, nesterov)
+        close(pt, p, 1e-12)
+    assert (buf is None) == (buf_t is None)
+
+
+@pytest.mark.parametrize("amsgrad,decoupled,wd", [(False, False, 0.0), (True, False, 0.1), (False, True, 0.01)])
+def test_torch_adam_step_matches_the_reference(amsgrad, decoupled, wd):
+    p0 = rng.standard_normal((5,))
+    state = [np.zeros(5) for _ in range(3)]
+    tstate = [torch.zeros(5, dtype=torch.float64) for _ in range(3)]
+    p, pt = p0.copy(), _t(p0.copy())
+    for step in range(1, 4):
+        g = rng.standard_normal(5)
+        REF.adam_step(p, g, state[0], state[1], state[2] if amsgrad else None, np.empty(5), step, 0.01, 0.9, 0.99,
+                      1e-8, wd, decoupled)  # fmt: skip
+        TK.adam_step(pt, _t(g), tstate[0], tstate[1], tstate[2] if amsgrad else None, None, step, 0.01, 0.9, 0.99,
+                     1e-8, wd, decoupled)  # fmt: skip
+        close(pt, p, 1e-12)
+        close(tstate[1], state[1], 1e-12)

@@ -83,10 +83,18 @@ class ConvKernels:
 
     # -- convolution ---------------------------------------------------------------------------
     def conv(
-        self, x: Any, w: Any, stride: Ints, pads: Pads, dilation: Ints, groups: int, save: bool = False
+        self,
+        x: Any,
+        w: Any,
+        stride: Ints,
+        pads: Pads,
+        dilation: Ints,
+        groups: int,
+        save: bool = False,
+        bias: Any = None,
     ) -> tuple[Any, Any]:
-        """Cross-correlation of ``x`` with ``w``: ``(y, saved)``; ``saved`` feeds :meth:`conv_backward`
-        (the im2col columns when ``save``, else ``None``)."""
+        """Cross-correlation of ``x`` with ``w`` (plus ``bias`` per output channel): ``(y, saved)``;
+        ``saved`` feeds :meth:`conv_backward` (the im2col columns when ``save``, else ``None``)."""
         xp, ws = self.xp, self.workspace
         k = tuple(w.shape[2:])
         cols, out = self._im2col(x, k, stride, pads, dilation)
@@ -101,11 +109,17 @@ class ConvKernels:
             og = o // groups
             for gi in range(groups):
                 xp.matmul(w2[gi * og : (gi + 1) * og], c2[gi * kk : (gi + 1) * kk], out=tmp[gi * og : (gi + 1) * og])
+        b = None if bias is None else bias.reshape((o, 1) + (1,) * len(out))
         if n == 1:
+            if b is not None:
+                tmp += bias.reshape(o, 1)
             y = tmp.reshape((1, o, *out))
         else:
             y = xp.empty((n, o, *out), dtype=x.dtype)
-            y.swapaxes(0, 1)[...] = tmp.reshape((o, n, *out))
+            if b is None:
+                y.swapaxes(0, 1)[...] = tmp.reshape((o, n, *out))
+            else:  # the bias is added during the copy into (N, O, *out) order
+                xp.add(tmp.reshape((o, n, *out)), b, out=y.swapaxes(0, 1))
             ws.give(tmp)
         if save:
             return y, cols

@@ -57,14 +57,22 @@ class TorchKernels:
     # -- convolution ---------------------------------------------------------------------------
     @_no_grad
     def conv(
-        self, x: Any, w: Any, stride: Ints, pads: Pads, dilation: Ints, groups: int, save: bool = False
+        self,
+        x: Any,
+        w: Any,
+        stride: Ints,
+        pads: Pads,
+        dilation: Ints,
+        groups: int,
+        save: bool = False,
+        bias: Any = None,
     ) -> tuple[Any, Any]:
         torch = _torch()
         if not _symmetric(pads):
             x, pads = _pad_input(x, pads), tuple((0, 0) for _ in pads)
         sp = len(stride)
         p = [lo for lo, _ in pads]
-        y = torch.convolution(x, w, None, list(stride), p, list(dilation), False, [0] * sp, groups)
+        y = torch.convolution(x, w, bias, list(stride), p, list(dilation), False, [0] * sp, groups)
         return y.contiguous(), None
 
     @_no_grad
@@ -210,3 +218,58 @@ class TorchKernels:
             return gx.squeeze(2).contiguous()
         fn = aten.avg_pool2d_backward if len(k) == 2 else aten.avg_pool3d_backward
         return fn(g.contiguous(), x, k, s, p, ceil_mode, count_include_pad, div).contiguous()
+
+    # -- optimizer updates -----------------------------------------------------------------------
+    def axpy(self, y: Any, a: float, x: Any) -> None:
+        y.add_(x, alpha=a)
+
+    def scal(self, y: Any, a: float) -> None:
+        y.mul_(a)
+
+    @_no_grad
+    def sgd_step(
+        self,
+        p: Any,
+        g: Any,
+        buf: Any,
+        lr: float,
+        weight_decay: float,
+        momentum: float,
+        dampening: float,
+        nesterov: bool,
+    ) -> Any:
+        torch = _torch()
+        first = momentum != 0 and buf is None
+        if first:
+            buf = torch.empty_like(p)  # the fused kernel copies the gradient into it on the first step
+        bufs = [buf] if momentum else []
+        torch._fused_sgd_(
+            [p], [g], bufs, weight_decay=weight_decay, momentum=momentum, lr=lr, dampening=dampening,
+            nesterov=nesterov, maximize=False, is_first_step=first,
+        )  # fmt: skip
+        return buf
+
+    @_no_grad
+    def adam_step(
+        self,
+        p: Any,
+        g: Any,
+        m: Any,
+        v: Any,
+        max_v: Any,
+        tmp: Any,
+        step: int,
+        lr: float,
+        beta1: float,
+        beta2: float,
+        eps: float,
+        weight_decay: float,
+        decoupled: bool,
+    ) -> None:
+        torch = _torch()
+        fused = torch._fused_adamw_ if decoupled else torch._fused_adam_
+        steps = [torch.tensor(float(step), dtype=torch.float32, device=p.device)]
+        fused(
+            [p], [g], [m], [v], [max_v] if max_v is not None else [], steps, lr=lr, beta1=beta1, beta2=beta2,
+            weight_decay=weight_decay, eps=eps, amsgrad=max_v is not None, maximize=False,
+        )  # fmt: skip
