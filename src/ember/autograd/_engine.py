@@ -317,7 +317,13 @@ def backward(
         if leaf.grad is None:
             # the same gradient object may reach several leaves (a + b): never share it
             if id(g._data) in seen or not leaf._backend.is_plain(g._data):
-                g = g.clone()  # a private, writable, contiguous array (optimizers update grads in place)
+                # a private, writable, C-contiguous array (optimizers read and update grads in place)
+                if create_graph:
+                    g = g.clone().contiguous()
+                else:
+                    xp = leaf._backend.xp
+                    arr = xp.ascontiguousarray(g._data)
+                    g = Tensor._make(arr.copy() if arr is g._data or id(arr) in seen else arr, leaf._backend)
             leaf.grad = g
             seen.add(id(leaf.grad._data))
         else:
