@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ._dtype import DType, as_dtype, bool_, get_default_dtype, int64
+from ._errors import DTypeError
 from ._tensor import Tensor
 from .backends import get_backend
 
@@ -131,16 +132,16 @@ def _make(filler: str, size: tuple[Any, ...], dtype: Any, device: Any, requires_
     return t.requires_grad_(True) if requires_grad else t
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _make("zeros", size, dtype, device, requires_grad)
+def zeros(*args: Any, size: Any = None, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _make("zeros", args if size is None else (size,), dtype, device, requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _make("ones", size, dtype, device, requires_grad)
+def ones(*args: Any, size: Any = None, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _make("ones", args if size is None else (size,), dtype, device, requires_grad)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _make("empty", size, dtype, device, requires_grad)
+def empty(*args: Any, size: Any = None, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _make("empty", args if size is None else (size,), dtype, device, requires_grad)
 
 
 def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -170,6 +171,8 @@ def linspace(
 ) -> Tensor:
     be = get_backend(device)
     d = as_dtype(dtype) if dtype is not None else get_default_dtype()
+    if d.name == "bool":
+        raise DTypeError("linspace: bool is not a supported dtype (PyTorch has no bool linspace)")
     t = Tensor._make(be.asarray(np.linspace(start, end, int(steps)), d), be)
     return t.requires_grad_(True) if requires_grad else t
 
@@ -270,9 +273,18 @@ def randn(
 
 
 def randint(
-    low: int, high: int | None = None, size: Any = (), *, dtype: Any = None, device: Any = None, generator: Any = None
+    low: int,
+    high: Any = None,
+    size: Any = (),
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    generator: Any = None,
+    requires_grad: bool = False,
 ) -> Tensor:
-    """Integers drawn uniformly from [low, high)."""
+    """Integers drawn uniformly from [low, high) (``randint(high, size)`` draws from [0, high))."""
+    if high is not None and not isinstance(high, int) and size == ():  # randint(high, size)
+        high, size = None, high
     if high is None:
         low, high = 0, low
     if high <= low:
@@ -287,7 +299,8 @@ def randint(
             _shape((size,) if isinstance(size, int) else tuple(size)),
             as_dtype(dtype) if dtype is not None else int64,
         )
-    return Tensor._make(arr, be)
+    t = Tensor._make(arr, be)
+    return t.requires_grad_(True) if requires_grad else t
 
 
 def randperm(n: int, *, dtype: Any = None, device: Any = None, generator: Any = None) -> Tensor:
