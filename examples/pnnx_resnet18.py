@@ -28,9 +28,9 @@ def demo_model(folder: Path) -> tuple[Path, np.ndarray, object]:
     torch.manual_seed(0)
     net = models()["ResNet"]().eval()
     x = torch.randn(1, 3, 224, 224)
-    finish(export(net, x, folder / "resnet18.pt"), folder / "resnet18.pnnx.param")
+    finish(export(net, x, folder / "resnet18.pt"), folder / "resnet18_o2.pnnx.param")
     image = (np.random.default_rng(0).random((256, 320, 3)) * 255).astype(np.uint8)
-    return folder / "resnet18.pnnx.param", image, net
+    return folder / "resnet18_o2.pnnx.param", image, net
 
 
 with tempfile.TemporaryDirectory() as tmp:

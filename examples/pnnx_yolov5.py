@@ -34,8 +34,8 @@ def demo_model(folder: Path) -> Path:
 
     torch.manual_seed(0)
     net = models()["YOLO"]().eval()
-    finish(export(net, torch.rand(1, 3, 320, 320), folder / "yolov5s.pt"), folder / "yolov5s.pnnx.param")
-    return folder / "yolov5s.pnnx.param"
+    finish(export(net, torch.rand(1, 3, 320, 320), folder / "yolov5s.pt"), folder / "yolov5s_o2.pnnx.param")
+    return folder / "yolov5s_o2.pnnx.param"
 
 
 with tempfile.TemporaryDirectory() as tmp:

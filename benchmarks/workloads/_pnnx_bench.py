@@ -43,9 +43,9 @@ def exported(kind: str) -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(dir=CACHE))
     try:
-        finish(export(model, torch.rand(1, *shape), work / f"{kind}.pt"), work / f"{kind}.pnnx.param")
-        os.replace(work / f"{kind}.pnnx.bin", CACHE / f"{kind}.pnnx.bin")
-        os.replace(work / f"{kind}.pnnx.param", param)
+        finish(export(model, torch.rand(1, *shape), work / f"{kind}.pt"), work / f"{kind}_o2.pnnx.param")
+        os.replace(work / f"{kind}_o2.pnnx.bin", CACHE / f"{kind}.pnnx.bin")
+        os.replace(work / f"{kind}_o2.pnnx.param", param)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return param

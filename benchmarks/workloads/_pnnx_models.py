@@ -8,6 +8,7 @@ ResNet-18) and ``YOLO(w, n, nc, decode)`` (``YOLO()`` at its defaults is YOLOv5s
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -183,17 +184,24 @@ def randomise_bn(model: Any, seed: int = 0) -> Any:
     return model.eval()
 
 
-def export(model: Any, example: Any, path: Path, optlevel: int = 2) -> subprocess.Popen:
-    """Trace ``model`` to ``path`` (.pt) and start pnnx on it; wait on the returned process (see ``finish``)."""
+def export(model: Any, example: Any, path: Path, optlevel: int = 2, *, trace: bool = True) -> subprocess.Popen:
+    """Trace ``model`` to ``path`` (.pt) and start pnnx on a copy named ``STEM_oLEVEL.pt``, which writes
+    ``STEM_oLEVEL.pnnx.param`` etc.; wait on the returned process with ``finish``.
+
+    With ``trace=False`` the TorchScript file at ``path`` is reused. Each run gets its own copy because
+    pnnx writes scratch files named after its input.
+    """
     import torch
 
     import pnnx
 
-    traced = torch.jit.trace(model.eval(), example)
-    traced.save(str(path))
+    if trace:
+        torch.jit.trace(model.eval(), example, check_trace=False).save(str(path))
+    pt = path.with_name(f"{path.stem}_o{optlevel}.pt")
+    shutil.copyfile(path, pt)
     shape = ",".join(map(str, example.shape))
-    return subprocess.Popen([pnnx.EXEC_PATH, str(path), f"inputshape=[{shape}]f32", f"optlevel={optlevel}", "fp16=0"],
-                            cwd=path.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+    cmd = [pnnx.EXEC_PATH, str(pt), f"inputshape=[{shape}]f32", f"optlevel={optlevel}", "fp16=0"]
+    return subprocess.Popen(cmd, cwd=path.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
 def finish(proc: subprocess.Popen, param: Path) -> None:

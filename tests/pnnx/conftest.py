@@ -8,7 +8,9 @@ small so that the exports (one pnnx process each, run concurrently) and the comp
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
+import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -61,7 +63,6 @@ def exported(tmp_path_factory: pytest.TempPathFactory, torch_models: dict[str, A
     import torch
 
     torch.manual_seed(0)
-    d = tmp_path_factory.mktemp("pnnx_export")
     shared = _shared_models()
     randomise_bn = shared.randomise_bn
     models = {
@@ -69,14 +70,23 @@ def exported(tmp_path_factory: pytest.TempPathFactory, torch_models: dict[str, A
         "yolo": (randomise_bn(torch_models["YOLO"](**YOLO)), torch.rand(1, 3, 64, 64)),
         "yolo_raw": (randomise_bn(torch_models["YOLO"](**YOLO, decode=False)), torch.rand(1, 3, 64, 64)),
     }
-    jobs, out = [], {}
-    for name, (model, x) in models.items():
-        for level in (1, 2):
-            if name == "yolo_raw" and level == 1:
-                continue
-            key = f"{name}_o{level}"
-            jobs.append((key, shared.export(model, x, d / f"{key}.pt", level)))
-            out[key] = (model, d / f"{key}.pnnx.param", x)
-    for key, proc in jobs:
-        shared.finish(proc, out[key][1])
+    # xdist workers of one run share one export (the models above are seeded, so every worker builds the same)
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    d = root / "pnnx_export"
+    out = {}
+    with open(root / "pnnx_export.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = (d / "done").exists()
+        d.mkdir(exist_ok=True)
+        jobs = []
+        for name, (model, x) in models.items():
+            for level in (2, 1) if name != "yolo_raw" else (2,):
+                key = f"{name}_o{level}"
+                out[key] = (model, d / f"{key}.pnnx.param", x)
+                if not done:
+                    jobs.append((key, shared.export(model, x, d / f"{name}.pt", level, trace=level == 2)))
+        for key, proc in jobs:
+            shared.finish(proc, out[key][1])
+        (d / "done").touch()
     return out

@@ -22,27 +22,27 @@ from .conftest import write_pnnx
 
 
 def _greedy_nms(boxes, scores, thr):
-    """The definition, one box at a time."""
-    order = sorted(range(len(boxes)), key=lambda i: -scores[i])
-    keep = []
-    for i in order:
-        ok = True
-        for j in keep:
-            lt = np.maximum(boxes[i, :2], boxes[j, :2])
-            rb = np.minimum(boxes[i, 2:], boxes[j, 2:])
-            inter = np.prod(np.clip(rb - lt, 0, None))
-            a = np.prod(boxes[i, 2:] - boxes[i, :2]) + np.prod(boxes[j, 2:] - boxes[j, :2]) - inter
-            ok &= inter / a <= thr
-        if ok:
+    """The definition, one box at a time, in plain Python."""
+    boxes = boxes.tolist()
+
+    def iou(p, q):
+        w = max(0.0, min(p[2], q[2]) - max(p[0], q[0]))
+        h = max(0.0, min(p[3], q[3]) - max(p[1], q[1]))
+        area = (p[2] - p[0]) * (p[3] - p[1]) + (q[2] - q[0]) * (q[3] - q[1])
+        return w * h / (area - w * h)
+
+    keep: list[int] = []
+    for i in sorted(range(len(boxes)), key=lambda i: -scores[i]):
+        if all(iou(boxes[i], boxes[j]) <= thr for j in keep):
             keep.append(i)
     return keep
 
 
 def test_nms_matches_the_greedy_definition():
     rng = np.random.default_rng(0)
-    xy = rng.uniform(0, 100, (300, 2))
-    boxes = np.concatenate((xy, xy + rng.uniform(5, 40, (300, 2))), 1)
-    scores = rng.random(300)
+    xy = rng.uniform(0, 100, (200, 2))
+    boxes = np.concatenate((xy, xy + rng.uniform(5, 40, (200, 2))), 1)
+    scores = rng.random(200)
     for thr in (0.3, 0.5, 0.7):
         assert nms(boxes, scores, thr).tolist() == _greedy_nms(boxes, scores, thr)
 
