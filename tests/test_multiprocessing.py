@@ -13,8 +13,10 @@ from ember.data import DataLoader, Dataset, TensorDataset, get_worker_info
 pytestmark = pytest.mark.skipif(os.name != "posix" or not hasattr(os, "fork"), reason="needs fork")
 
 
-def _shm_names():
-    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+def _shm_names(*pids):
+    """Shared-memory blocks made by these processes (other test workers make their own concurrently)."""
+    names = os.listdir("/dev/shm") if os.path.isdir("/dev/shm") else []
+    return {n for n in names if any(n.startswith(f"ember_{pid}_") for pid in pids)}
 
 
 def test_share_memory_and_pickle_attach_to_the_same_memory():
@@ -47,7 +49,6 @@ def _hogwild(model, steps):
 
 
 def test_hogwild_fork_processes_update_one_model():
-    before = _shm_names()
     model = ember.nn.Linear(2, 1)
     with ember.no_grad():
         model.weight.zero_()
@@ -67,7 +68,7 @@ def test_hogwild_fork_processes_update_one_model():
     import gc
 
     gc.collect()
-    assert _shm_names() <= before  # the blocks were released
+    assert not _shm_names(os.getpid())  # the blocks were released
 
 
 def _fail(rank):
@@ -107,16 +108,18 @@ def _as_lists(b):
 
 
 def test_process_workers_give_the_same_batches_as_the_main_process():
-    before = _shm_names()
     ds = _PyDataset()
     ref = [_as_lists(b) for b in DataLoader(ds, batch_size=4)]
-    dl = DataLoader(ds, batch_size=4, num_workers=2, multiprocessing_context="fork")
+    dl = DataLoader(ds, batch_size=4, num_workers=2, multiprocessing_context="fork", persistent_workers=True)
     got = list(dl)
+    pids = [p.pid for p in dl._procs.procs]
+    dl.persistent_workers = False
+    dl._close()
     assert [_as_lists(b) for b in got] == ref
     assert {w for b in got for w in b["wid"].tolist()} == {0, 1}  # both workers, each knowing its id
     assert isinstance(got[0]["x"], ember.Tensor) and isinstance(got[0]["pair"], tuple)
     del got
-    assert _shm_names() <= before
+    assert not _shm_names(*pids)  # every batch's block was unlinked once mapped
 
 
 def test_process_workers_persistent_early_stop_and_custom_collate():

@@ -173,11 +173,15 @@ __all__ = [
     "Config",
     "distributions",
     "linalg",
+    "sparse",
+    "sparse_coo_tensor",
+    "spmm",
     *_ops_all,
 ]
 
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
-from . import data, distributions, linalg, optim, record, train  # noqa: E402
+from . import data, distributions, linalg, optim, record, sparse, train  # noqa: E402
 from . import multiprocessing, serialization, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
+from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from .nn.config import Config  # noqa: E402

@@ -108,6 +108,9 @@ class Tensor:
     def element_size(self) -> int:
         return self.dtype.itemsize
 
+    #: dense (strided) layout; sparse COO tensors are ``ember.sparse.SparseTensor``
+    is_sparse = False
+
     @property
     def is_leaf(self) -> _bool:
         if self._view is not None:
@@ -409,14 +412,36 @@ class Tensor:
     def __invert__(self) -> Tensor:
         return _ops.logical_not(self) if self.dtype.name == "bool" else _ops.bitwise_not(self)
 
+    # bitwise on integers, logical on bools (PyTorch)
     def __and__(self, other: Any) -> Tensor:
-        return _ops.logical_and(self, other)
+        return _ops.bitwise_and(self, other)
+
+    def __rand__(self, other: Any) -> Tensor:
+        return _ops.bitwise_and(other, self)
 
     def __or__(self, other: Any) -> Tensor:
-        return _ops.logical_or(self, other)
+        return _ops.bitwise_or(self, other)
+
+    def __ror__(self, other: Any) -> Tensor:
+        return _ops.bitwise_or(other, self)
 
     def __xor__(self, other: Any) -> Tensor:
-        return _ops.logical_xor(self, other)
+        return _ops.bitwise_xor(self, other)
+
+    def __rxor__(self, other: Any) -> Tensor:
+        return _ops.bitwise_xor(other, self)
+
+    def __lshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_left_shift(other, self)
+
+    def __rshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_right_shift(other, self)
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         return _ops.eq(self, other)

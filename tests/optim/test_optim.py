@@ -315,7 +315,7 @@ def test_noam_warmup_shape():
 
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
 def test_numpy_path_matches_the_blas_path(name, monkeypatch):
-    from ember.optim import _algorithms
+    from ember.backends import _kernels_optim
 
     def run():
         p = nn.Param(ember.tensor(np.linspace(-1, 1, 12).reshape(3, 4)))
@@ -326,5 +326,5 @@ def test_numpy_path_matches_the_blas_path(name, monkeypatch):
         return p.detach().numpy().copy()
 
     with_blas = run()
-    monkeypatch.setattr(_algorithms, "_blas", lambda y: None)
+    monkeypatch.setattr(_kernels_optim, "_blas", lambda y: None)
     np.testing.assert_allclose(run(), with_blas, rtol=1e-12, atol=1e-12)

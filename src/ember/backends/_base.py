@@ -9,10 +9,11 @@ import numpy as np
 from .._device import device
 from .._dtype import DType
 from ._kernels_conv import ConvKernels
+from ._kernels_optim import OptimKernels
 from ._kernels_pool import PoolKernels
 
 
-class Backend(ConvKernels, PoolKernels):
+class Backend(ConvKernels, PoolKernels, OptimKernels):
     """One array library on one device.
 
     Operators compute through ``backend.xp`` — a namespace with NumPy's function names (``exp``,
@@ -75,6 +76,16 @@ class Backend(ConvKernels, PoolKernels):
     def index_add(self, target: Any, index: Any, values: Any) -> None:
         """``target[index] += values`` with repeated indices accumulated (NumPy's ``add.at``)."""
         raise NotImplementedError
+
+    def spmm(self, indices: Any, values: Any, shape: tuple[int, int], dense: Any) -> Any:
+        """``S @ dense`` for the COO matrix S = (``indices`` (2, nnz), ``values`` (nnz,), ``shape``); duplicates add.
+
+        This reference scatter-add runs on any backend; backends with a sparse library override it.
+        """
+        xp = self.xp
+        out = xp.zeros((shape[0], dense.shape[1]), dtype=xp.result_type(values, dense))
+        self.index_add(out, indices[0], values[:, None] * dense[indices[1]])
+        return out
 
     def sliding_window(self, array: Any, window: tuple[int, ...], axes: tuple[int, ...]) -> Any:
         """A read-only view of every window of ``array`` along ``axes`` (windows appended as last dims)."""

@@ -83,10 +83,18 @@ class ConvKernels:
 
     # -- convolution ---------------------------------------------------------------------------
     def conv(
-        self, x: Any, w: Any, stride: Ints, pads: Pads, dilation: Ints, groups: int, save: bool = False
+        self,
+        x: Any,
+        w: Any,
+        stride: Ints,
+        pads: Pads,
+        dilation: Ints,
+        groups: int,
+        save: bool = False,
+        bias: Any = None,
     ) -> tuple[Any, Any]:
-        """Cross-correlation of ``x`` with ``w``: ``(y, saved)``; ``saved`` feeds :meth:`conv_backward`
-        (the im2col columns when ``save``, else ``None``)."""
+        """Cross-correlation of ``x`` with ``w`` (plus ``bias`` per output channel): ``(y, saved)``;
+        ``saved`` feeds :meth:`conv_backward` (the im2col columns when ``save``, else ``None``)."""
         xp, ws = self.xp, self.workspace
         k = tuple(w.shape[2:])
         cols, out = self._im2col(x, k, stride, pads, dilation)
@@ -101,11 +109,17 @@ class ConvKernels:
             og = o // groups
             for gi in range(groups):
                 xp.matmul(w2[gi * og : (gi + 1) * og], c2[gi * kk : (gi + 1) * kk], out=tmp[gi * og : (gi + 1) * og])
+        b = None if bias is None else bias.reshape((o, 1) + (1,) * len(out))
         if n == 1:
+            if b is not None:
+                tmp += bias.reshape(o, 1)
             y = tmp.reshape((1, o, *out))
         else:
             y = xp.empty((n, o, *out), dtype=x.dtype)
-            y.swapaxes(0, 1)[...] = tmp.reshape((o, n, *out))
+            if b is None:
+                y.swapaxes(0, 1)[...] = tmp.reshape((o, n, *out))
+            else:  # the bias is added during the copy into (N, O, *out) order
+                xp.add(tmp.reshape((o, n, *out)), b, out=y.swapaxes(0, 1))
             ws.give(tmp)
         if save:
             return y, cols
@@ -125,11 +139,37 @@ class ConvKernels:
         self, y: Any, w: Any, stride: Ints, pads: Pads, dilation: Ints, groups: int, x_shape: Ints
     ) -> Any:
         """The adjoint of :meth:`conv` in its input (the transposed convolution): (N, O, *out) -> ``x_shape``."""
+        if self._flip_ok(w, y.shape, x_shape, stride, pads, dilation, groups):
+            return self._input_grad_by_conv(y, w, pads, dilation, groups)
         gt, pooled = self._rows(y)
         dcols = self._input_cols(gt, w, groups)
         if pooled:
             self.workspace.give(gt)
         return self._finish_input_grad(dcols, w, y.shape, stride, pads, dilation, groups, x_shape)
+
+    @staticmethod
+    def _flip_ok(w: Any, g_shape: Ints, x_shape: Ints, stride: Ints, pads: Pads, dilation: Ints, groups: int) -> bool:
+        """Whether to compute the input gradient as a convolution (``_input_grad_by_conv``): possible for
+        stride 1 and padding at most the dilated kernel's reach; faster when its im2col copy (O x input
+        size) is at most about twice the scatter-add it replaces (C x output size; adds cost ~2.5 copies)."""
+        k = w.shape[2:]
+        if not all(stride[i] == 1 and max(pads[i]) <= dilation[i] * (k[i] - 1) for i in range(len(stride))):
+            return False
+        c = w.shape[1] * groups
+        return w.shape[0] * math.prod(x_shape[2:]) <= 2 * c * math.prod(g_shape[2:])
+
+    def _input_grad_by_conv(self, g: Any, w: Any, pads: Pads, dilation: Ints, groups: int) -> Any:
+        """For stride 1, ``dL/dx`` is ``g`` correlated with the flipped, transposed kernel over the "full"
+        padding: an im2col copy and one product instead of a product and a scatter-add (col2im)."""
+        xp = self.xp
+        sp = len(pads)
+        o, cg = w.shape[:2]
+        k = tuple(w.shape[2:])
+        wg = w.reshape((groups, o // groups, cg, *k)).swapaxes(1, 2)  # (groups, C/g, O/g, *k)
+        flip = (slice(None),) * 3 + (slice(None, None, -1),) * sp
+        wt = xp.ascontiguousarray(wg[flip]).reshape((groups * cg, o // groups, *k))
+        full = tuple((dilation[i] * (k[i] - 1) - pads[i][0], dilation[i] * (k[i] - 1) - pads[i][1]) for i in range(sp))
+        return self.conv(g, wt, (1,) * sp, full, dilation, groups)[0]
 
     def _input_cols(self, gt: Any, w: Any, groups: int) -> Any:
         xp = self.xp
@@ -193,8 +233,10 @@ class ConvKernels:
         weight_grad: bool = True,
     ) -> tuple[Any, Any]:
         """Both gradients of :meth:`conv` at once, ``(dL/dx or None, dL/dw or None)``; consumes ``saved``."""
-        gt, pooled = self._rows(g)
         gx = gw = None
+        if input_grad and self._flip_ok(w, g.shape, x.shape, stride, pads, dilation, groups):
+            gx, input_grad = self._input_grad_by_conv(g, w, pads, dilation, groups), False
+        gt, pooled = self._rows(g)
         if input_grad:
             dcols = self._input_cols(gt, w, groups)
             gx = self._finish_input_grad(dcols, w, g.shape, stride, pads, dilation, groups, x.shape)

@@ -39,8 +39,11 @@ class PoolKernels:
         return -math.inf if xp.issubdtype(dtype, xp.floating) else xp.iinfo(dtype).min
 
     # -- max -------------------------------------------------------------------------------------
-    def max_pool(self, x: Any, k: Ints, s: Ints, p: Ints, d: Ints, ceil_mode: bool) -> tuple[Any, Any]:
-        """The maximum of every window: ``(y, saved)``, ``saved`` for :meth:`max_pool_backward` (None here)."""
+    def max_pool(
+        self, x: Any, k: Ints, s: Ints, p: Ints, d: Ints, ceil_mode: bool, save: bool = False
+    ) -> tuple[Any, Any]:
+        """The maximum of every window: ``(y, saved)``; ``saved`` feeds :meth:`max_pool_backward` when ``save``
+        (None here: the reference finds the maxima again; torch keeps its indices)."""
         xp = self.xp
         spatial = tuple(x.shape[2:])
         pads, out = pool_geometry(spatial, k, s, p, d, ceil_mode)

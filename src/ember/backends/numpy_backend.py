@@ -64,5 +64,16 @@ class NumpyBackend(Backend):
     def index_add(self, target: np.ndarray, index: Any, values: Any) -> None:
         np.add.at(target, index, values)
 
+    def spmm(self, indices: Any, values: Any, shape: tuple[int, int], dense: Any) -> Any:
+        # SciPy's CSR product when SciPy is installed (it is optional), else the reference scatter-add
+        try:
+            from scipy import sparse as sp
+        except ImportError:  # pragma: no cover - depends on the environment
+            sp = None
+        if sp is None or values.dtype == np.float16 or dense.dtype == np.float16:
+            return super().spmm(indices, values, shape, dense)
+        m = sp.csr_matrix((values, (indices[0], indices[1])), shape=shape)
+        return np.asarray(m @ dense, dtype=np.result_type(values, dense))
+
     def sliding_window(self, array: np.ndarray, window: tuple[int, ...], axes: tuple[int, ...]) -> np.ndarray:
         return sliding_window_view(array, window, axis=axes)

@@ -91,6 +91,13 @@ class TensorDataset(Dataset):
     def __len__(self) -> int:
         return len(self.arrays[0])
 
+    @property
+    def tensors(self) -> tuple[Tensor, ...]:
+        """The data as tensors sharing memory with the dataset (PyTorch's attribute)."""
+        from .._creation import from_numpy
+
+        return tuple(from_numpy(a) for a in self.arrays)
+
     def __getitem__(self, index: int) -> tuple[Any, ...]:
         return tuple(a[index] for a in self.arrays)
 

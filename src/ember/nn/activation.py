@@ -14,8 +14,8 @@ from .parameter import Param
 
 __all__ = [
     "ACTIVATIONS", "CELU", "ELU", "GELU", "GLU", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid",
-    "LogSoftmax", "Mish", "PReLU", "ReLU", "ReLU6", "SELU", "SiLU", "Sigmoid", "Softmax", "Softplus", "Softsign",
-    "Tanh", "get_activation",
+    "LogSoftmax", "Mish", "PReLU", "ReLU", "ReLU6", "SELU", "SiLU", "Sigmoid", "Softmax", "Softmin", "Softplus",
+    "Softsign", "Tanh", "get_activation",
 ]  # fmt: skip
 
 
@@ -174,6 +174,11 @@ class Softmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class Softmin(Softmax):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmin(input, self.dim)
 
 
 class LogSoftmax(Softmax):

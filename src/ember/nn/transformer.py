@@ -1,27 +1,35 @@
-"""Attention and transformer layers with PyTorch's parameter names."""
+"""Attention, transformer layers and their stacks (Transformer, TransformerEncoder/Decoder) with PyTorch's
+parameter names and state_dict keys."""
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
 
 import numpy as np
 
-from .._creation import empty, zeros
+from .._creation import empty, full, zeros
 from .._dtype import bool_
+from .._errors import ShapeError
 from .._tensor import Tensor
 from ..ops._elementwise import where
+from ..ops._layout import triu
 from . import functional as F
 from . import init
 from .activation import get_activation
 from .config import config_for
+from .container import ModuleList
 from .layers import Dropout
 from .linear import Linear
 from .module import Module
 from .norm import LayerNorm
 from .parameter import Param
 
-__all__ = ["MultiheadAttention", "TransformerDecoderLayer", "TransformerEncoderLayer"]
+__all__ = [
+    "MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+    "TransformerEncoderLayer",
+]  # fmt: skip
 
 
 def _additive(mask: Tensor | None, like: Tensor) -> Tensor | None:
@@ -240,6 +248,163 @@ class TransformerDecoderLayer(_Block):
         x = self.norm1(x + sa(x))
         x = self.norm2(x + mha(x))
         return self.norm3(x + self._feed_forward(x, self.dropout3))  # type: ignore[no-any-return]
+
+
+def _get_clones(module: Module, n: int) -> ModuleList:
+    """``n`` independent deep copies of ``module`` (same initial weights, as in PyTorch)."""
+    return ModuleList([copy.deepcopy(module) for _ in range(n)])
+
+
+def _check_stack(kind: str, layer: Any, num_layers: Any) -> None:
+    if not isinstance(layer, Module):
+        raise TypeError(f"{kind}: expected a layer Module to stack, got {type(layer).__name__}")
+    if not isinstance(num_layers, int) or num_layers < 1:
+        raise ValueError(f"{kind}: num_layers must be a positive integer, got {num_layers!r}")
+
+
+class TransformerEncoder(Module):
+    """A stack of ``num_layers`` copies of ``encoder_layer``, then the optional ``norm``.
+
+    ``enable_nested_tensor`` and ``mask_check`` are accepted for PyTorch code: Ember has no nested tensors, so
+    padded positions are always computed (and masked out of attention by ``src_key_padding_mask``).
+    """
+
+    def __init__(
+        self,
+        encoder_layer: Module,
+        num_layers: int,
+        norm: Module | None = None,
+        enable_nested_tensor: bool = True,
+        mask_check: bool = True,
+    ) -> None:
+        super().__init__()
+        _check_stack("TransformerEncoder", encoder_layer, num_layers)
+        self.layers = _get_clones(encoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+        self.enable_nested_tensor, self.mask_check = enable_nested_tensor, mask_check
+
+    def forward(
+        self,
+        src: Tensor,
+        mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        is_causal: bool | None = None,
+    ) -> Tensor:
+        out = src
+        for layer in self.layers:
+            out = layer(out, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=bool(is_causal))
+        return self.norm(out) if self.norm is not None else out
+
+
+class TransformerDecoder(Module):
+    """A stack of ``num_layers`` copies of ``decoder_layer``, then the optional ``norm``."""
+
+    def __init__(self, decoder_layer: Module, num_layers: int, norm: Module | None = None) -> None:
+        super().__init__()
+        _check_stack("TransformerDecoder", decoder_layer, num_layers)
+        self.layers = _get_clones(decoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        out = tgt
+        for layer in self.layers:
+            out = layer(out, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                        tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask,
+                        tgt_is_causal=bool(tgt_is_causal), memory_is_causal=memory_is_causal)  # fmt: skip
+        return self.norm(out) if self.norm is not None else out
+
+
+class Transformer(Module):
+    """The encoder-decoder transformer of "Attention Is All You Need", with PyTorch's signature and state_dict keys
+    (``encoder.layers.0.self_attn.in_proj_weight``, ``encoder.norm.weight``, ``decoder.layers.0...``)."""
+
+    def __init__(
+        self,
+        d_model: int = 512,
+        nhead: int = 8,
+        num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: Any = "relu",
+        custom_encoder: Module | None = None,
+        custom_decoder: Module | None = None,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        kw = {"device": device, "dtype": dtype}
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            enc = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                                          batch_first, norm_first, bias, **kw)  # fmt: skip
+            self.encoder = TransformerEncoder(
+                enc, num_encoder_layers, LayerNorm(d_model, layer_norm_eps, bias=bias, **kw)
+            )
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            dec = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                                          batch_first, norm_first, bias, **kw)  # fmt: skip
+            self.decoder = TransformerDecoder(
+                dec, num_decoder_layers, LayerNorm(d_model, layer_norm_eps, bias=bias, **kw)
+            )
+        self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+        for p in self.parameters():
+            if p.ndim > 1:
+                init.xavier_uniform_(p)
+
+    def forward(
+        self,
+        src: Tensor,
+        tgt: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        src_is_causal: bool | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        batch_dim = 0 if self.batch_first else 1
+        if src.ndim == 3 and (tgt.ndim != 3 or src.shape[batch_dim] != tgt.shape[batch_dim]):
+            raise ShapeError(f"Transformer: the batch number of src {tuple(src.shape)} and tgt {tuple(tgt.shape)} "
+                             f"must be equal (batch_first={self.batch_first})")  # fmt: skip
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise ShapeError(f"Transformer: the feature number of src {tuple(src.shape)} and tgt {tuple(tgt.shape)} "
+                             f"must be equal to d_model={self.d_model}")  # fmt: skip
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,  # type: ignore[no-any-return]
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
+                            memory_is_causal=memory_is_causal)  # fmt: skip
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
+        """A float (sz, sz) mask: 0 on and below the diagonal, -inf above (position i sees positions <= i)."""
+        return triu(full((sz, sz), -math.inf, dtype=dtype, device=device), 1)
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, nhead={self.nhead}, batch_first={self.batch_first}"
 
 
 MultiheadAttentionConfig = config_for(MultiheadAttention)

@@ -7,12 +7,33 @@ Each module lists its public functions in ``__all__`` and the ones that are also
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
 from .. import _creation, _legacy
 from ..multiprocessing import _shared
-from . import _elementwise, _gamma, _gather, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats
+from . import (
+    _bitwise,
+    _elementwise,
+    _gamma,
+    _gather,
+    _index,
+    _join,
+    _layout,
+    _linalg,
+    _math,
+    _order,
+    _pointwise,
+    _reduce,
+    _sampling,
+    _scan,
+    _shape,
+    _stats,
+    _tiling,
+)
+from ._bitwise import *  # noqa: F403
 from ._elementwise import *  # noqa: F403
 from ._gamma import *  # noqa: F403
 from ._gather import *  # noqa: F403
@@ -21,16 +42,65 @@ from ._join import *  # noqa: F403
 from ._layout import *  # noqa: F403
 from ._linalg import *  # noqa: F403
 from ._math import *  # noqa: F403
+from ._order import *  # noqa: F403
+from ._pointwise import *  # noqa: F403
 from ._reduce import *  # noqa: F403
+from ._sampling import *  # noqa: F403
+from ._scan import *  # noqa: F403
 from ._shape import *  # noqa: F403
 from ._stats import *  # noqa: F403
+from ._tiling import *  # noqa: F403
 
-_MODULES = (_elementwise, _gamma, _gather, _index, _join, _layout, _linalg, _math, _reduce, _shape, _stats)
+_MODULES = (
+    _bitwise,
+    _elementwise,
+    _gamma,
+    _gather,
+    _index,
+    _join,
+    _layout,
+    _linalg,
+    _math,
+    _order,
+    _pointwise,
+    _reduce,
+    _sampling,
+    _scan,
+    _shape,
+    _stats,
+    _tiling,
+)
 
 __all__ = sorted({name for m in _MODULES for name in m.__all__})
 
+
+def _numpy_names(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Let ``fn`` take NumPy's ``axis=`` / ``keepdims=`` for its ``dim`` / ``keepdim`` (as PyTorch does)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return fn
+    if "dim" not in params and "keepdim" not in params:
+        return fn
+
+    @functools.wraps(fn)
+    def accepts_axis(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            for alias, name in (("axis", "dim"), ("keepdims", "keepdim")):
+                if alias in kwargs:
+                    if name in kwargs:
+                        raise TypeError(f"{fn.__name__}: got both {name}= and its alias {alias}=")
+                    kwargs[name] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+
+    return accepts_axis
+
+
+for _name in __all__:
+    globals()[_name] = _numpy_names(globals()[_name])
+
 #: Tensor methods served by operators: name -> function taking the tensor first.
-METHODS: dict[str, Callable[..., Any]] = {name: getattr(m, name) for m in _MODULES for name in m.METHODS}
+METHODS: dict[str, Callable[..., Any]] = {name: _numpy_names(getattr(m, name)) for m in _MODULES for name in m.METHODS}
 METHODS.update(
     {
         "new_zeros": _creation.new_zeros,
@@ -56,4 +126,4 @@ INPLACE = {
 
 def register_method(name: str, fn: Callable[..., Any]) -> None:
     """Expose ``fn(tensor, ...)`` as ``Tensor.<name>`` (used by ember.nn.functional and extensions)."""
-    METHODS[name] = fn
+    METHODS[name] = _numpy_names(fn)

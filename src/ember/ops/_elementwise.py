@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from .._dtype import as_dtype, get_default_dtype
+from .._errors import DivisionByZeroError, DTypeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._util import check_scalar, promote, sum_to, sum_to_array
@@ -180,19 +181,34 @@ class Div(Op):
 
 class Pow(Op):
     def forward(self, a: Any, b: Any) -> Any:
-        return self.backend.xp.power(a, b)
+        xp = self.backend.xp
+        y = xp.power(a, b)
+        if isinstance(b, int) or (isinstance(b, float) and b.is_integer()):
+            return y
+        if not self.backend.dtype_of(y).is_floating_point:
+            return y
+        # PyTorch: (-inf) ** y is NaN for a non-integer y, where IEEE (and NumPy) give 0 or inf
+        return xp.where((a == -math.inf) & (b != xp.floor(b)), math.nan, y)
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
+        # PyTorch's rules at the edges: x**0 has a zero gradient in x (also at 0 and +-inf), and the
+        # exponent's gradient is 0 where the base is 0 and the exponent >= 0; elsewhere x**y * log(x)
+        # (NaN for a negative base, as in PyTorch).
         ga = gb = None
         if _req(a):
-            if isinstance(b, (int, float)) and b == 2:
-                ga = g * 2 * a
+            if isinstance(b, (int, float)):
+                ga = a.new_zeros(a.shape) if b == 0 else g * 2 * a if b == 2 else g * b * pow(a, b - 1)
             else:
-                ga = sum_to(g * b * pow(a, b - 1), _shape(a))
+                ga = sum_to(where(b == 0, 0.0, g * b * pow(a, b - 1)), _shape(a))
         if _req(b):
-            base = a if isinstance(a, Tensor) else Tensor(a, dtype=b.dtype, device=b.device)
-            gb = sum_to(g * pow(a, b) * log(where(base > 0, base, 1.0)), _shape(b))
+            if isinstance(a, Tensor):
+                d = where((a == 0) & (b >= 0), 0.0, pow(a, b) * log(a))
+            elif a == 0:
+                d = where(b >= 0, 0.0, pow(a, b) * -math.inf)
+            else:
+                d = pow(a, b) * (math.log(a) if a > 0 else math.nan)
+            gb = sum_to(g * d, _shape(b))
         return ga, gb
 
 
@@ -242,14 +258,63 @@ class Remainder(Op):
 
 
 class FloorDivide(Op):
-    differentiable = False
+    differentiable = False  # PyTorch defines no gradient for floor_divide
 
     def forward(self, a: Any, b: Any) -> Any:
         return self.backend.xp.floor_divide(a, b)
 
 
+class StepOp(Op):
+    """A piecewise-constant operator: its gradient is zero (PyTorch still records a grad_fn)."""
+
+    saves_inputs = False
+
+    def backward(self, g: Tensor) -> Any:
+        grads = tuple(x.new_zeros(x.shape) if _req(x) else None for x in self.inputs or ())
+        return grads if len(grads) > 1 else grads[0]
+
+
+class DivFloor(StepOp):
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.floor_divide(a, b)
+
+
+class DivTrunc(StepOp):
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.trunc(self.backend.xp.true_divide(a, b))
+
+
+class DivTruncInt(StepOp):
+    def forward(self, a: Any, b: Any) -> Any:
+        xp = self.backend.xp  # no integer trunc-division ufunc: |a| // |b| with the quotient's sign
+        return xp.sign(a) * xp.sign(b) * xp.floor_divide(xp.abs(a), xp.abs(b))
+
+
+# Operators that divide integers by integers: a zero divisor raises, as in PyTorch (NumPy gives 0 and warns).
+_INT_DIVISIONS = {"FloorDivide": "floor_divide", "Remainder": "remainder", "DivFloor": "div", "DivTrunc": "div",
+                  "DivTruncInt": "div"}  # fmt: skip
+
+
+def _check_int_divisor(name: str, a: Any, b: Any) -> None:
+    """Raise when integer ``a // b`` or ``a % b`` (after promotion) has a zero in ``b``."""
+    ref = a if isinstance(a, Tensor) else b
+    if not isinstance(ref, Tensor) or ref._data.dtype.kind not in "biu":
+        return
+    if isinstance(b, Tensor):
+        if b._data.dtype.kind in "biu" and bool(b._backend.xp.any(b._data == 0)):
+            raise DivisionByZeroError(f"{name}: integer division by zero (the divisor tensor holds a 0)")
+    elif isinstance(b, int) and b == 0:
+        raise DivisionByZeroError(f"{name}: integer division by zero")
+
+
+def _is_bool(x: Any) -> bool:
+    return isinstance(x, bool) or (isinstance(x, Tensor) and x._data.dtype.kind == "b")
+
+
 def _binary(cls: type[Op], a: Any, b: Any) -> Tensor:
     a, b = promote(cls.__name__.lower(), a, b)
+    if cls.__name__ in _INT_DIVISIONS:
+        _check_int_divisor(_INT_DIVISIONS[cls.__name__], a, b)
     try:
         return cls.apply(a, b)  # type: ignore[no-any-return]
     except ValueError as e:
@@ -267,6 +332,9 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
 
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input - alpha * other``."""
+    if _is_bool(input) and _is_bool(other):
+        raise DTypeError("sub: subtracting two bool tensors is not supported; use ^ or logical_xor() for the "
+                         "difference of masks, ~ or logical_not() to invert one")  # fmt: skip
     return _binary(Sub, input, other if alpha == 1 else mul(other, alpha))
 
 
@@ -292,11 +360,12 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
             a = a.to(d) if isinstance(a, Tensor) else a
             b = b.to(d) if isinstance(b, Tensor) else b
         return _binary(Div, a, b)
-    if rounding_mode == "floor":
-        return floor_divide(a, b)
+    if rounding_mode == "floor":  # integers stay integers; the gradient is zero
+        return _binary(DivFloor, a, b)
     if rounding_mode == "trunc":
-        q = _binary(Div, a, b)
-        return trunc(q) if q.dtype.is_floating_point else q
+        a, b = promote("div", a, b)
+        integer = (a if isinstance(a, Tensor) else b)._data.dtype.kind in "biu"
+        return _binary(DivTruncInt if integer else DivTrunc, a, b)
     raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
 
 
@@ -320,6 +389,8 @@ def pow(input: Any, exponent: Any) -> Tensor:
 
 
 def neg(input: Tensor) -> Tensor:
+    if _is_bool(input):
+        raise DTypeError("neg: negating a bool tensor is not supported; use ~ or logical_not() to invert a mask")
     return Neg.apply(input)  # type: ignore[no-any-return]
 
 
@@ -383,11 +454,11 @@ class Abs(Op):
         return g * sign(self.inputs[0])  # type: ignore[index]
 
 
-class Sign(Op):
-    differentiable = False
-
+class Sign(StepOp):
     def forward(self, x: Any) -> Any:
-        return self.backend.xp.sign(x)
+        xp = self.backend.xp
+        y = xp.sign(x)
+        return xp.where(y != y, 0, y) if self.backend.dtype_of(y).is_floating_point else y  # sign(NaN) = 0
 
 
 class Tanh(Op):
@@ -443,16 +514,12 @@ class Relu(Op):
         return g * (self.out_array() > 0)
 
 
-class Floor(Op):
-    differentiable = False
-
+class Floor(StepOp):
     def forward(self, x: Any) -> Any:
         return self.backend.xp.floor(x)
 
 
-class Trunc(Op):
-    differentiable = False
-
+class Trunc(StepOp):
     def forward(self, x: Any) -> Any:
         return self.backend.xp.trunc(x)
 

@@ -10,6 +10,7 @@ from collections import namedtuple
 from typing import Any
 
 from .._dtype import bool_, int64
+from .._errors import DTypeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._elementwise import where
@@ -76,7 +77,9 @@ def _src_like(op: str, src: Any, index: Tensor, like: Tensor) -> Any:
         raise ValueError(f"{op}: src shape {src.shape} must be at least index shape {index.shape} in every dim")
     if src.shape != index.shape:
         src = GetItem.apply(src, tuple(slice(0, s) for s in index.shape))
-    return src.to(like.dtype) if src.dtype is not like.dtype else src
+    if src.dtype is not like.dtype:
+        raise DTypeError(f"{op}: src has dtype {src.dtype} but input has dtype {like.dtype}; they must match")
+    return src
 
 
 def scatter(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._errors import DeviceError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ..autograd._views import make_view
@@ -13,17 +14,56 @@ __all__ = ["getitem", "nonzero"]
 METHODS = ["nonzero"]
 
 
+class TwoStage:
+    """An index that mixes integers with index tensors, applied as PyTorch does: first the basic part
+    (integers select, slices and None stay), then the index tensors on what is left. NumPy would treat the
+    integers as index arrays too, which moves the indexed dims elsewhere (``x[1, :, idx]``)."""
+
+    __slots__ = ("post", "pre")
+
+    def __init__(self, pre: tuple[Any, ...], post: tuple[Any, ...]) -> None:
+        self.pre, self.post = pre, post
+
+
+def _two_stage(items: tuple[Any, ...]) -> TwoStage:
+    pre: list[Any] = []
+    post: list[Any] = []
+    for it in items:
+        if isinstance(it, int):
+            pre.append(it)
+        elif it is None or isinstance(it, slice):
+            pre.append(it)
+            post.append(slice(None))
+        elif it is Ellipsis:
+            pre.append(it)
+            post.append(it)
+        else:  # an index array; a bool mask covers as many dims as it has
+            pre.extend([slice(None)] * (it.ndim if it.dtype == bool else 1))
+            post.append(it)
+    return TwoStage(tuple(pre), tuple(post))
+
+
 def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
-    """Convert an index with Tensors and lists into backend arrays; also say whether it is basic."""
+    """Convert an index with Tensors and lists into backend arrays; also say whether it is basic.
+
+    The result is a tuple for the array's ``[]``, or a :class:`TwoStage` when integers and index tensors
+    mix (use ``read``/``write``/``add_at``, which handle both).
+    """
+    if isinstance(index, TwoStage):  # already converted (backward passes re-use the forward's index)
+        return index, False
     items = index if isinstance(index, tuple) else (index,)
-    out = []
+    out: list[Any] = []
     basic = True
     for it in items:
         if isinstance(it, Tensor):
             if it._backend is not backend:
-                raise RuntimeError(f"index: index tensor on {it.device}, indexed tensor on {backend.device}")
-            if it._data.dtype.kind == "f":
+                raise DeviceError(f"index: index tensor on {it.device}, indexed tensor on {backend.device}")
+            kind = it._data.dtype.kind
+            if kind in "fc":
                 raise IndexError(f"index: tensors used as indices must be integer or bool, got {it.dtype}")
+            if kind in "iu" and it._data.ndim == 0:  # a 0-d integer tensor selects, like an int (PyTorch)
+                out.append(int(it.item()))
+                continue
             out.append(it._data)
             basic = False
         elif isinstance(it, (list,)):
@@ -36,7 +76,30 @@ def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
         else:
             out.append(backend.asarray(it))
             basic = False
+    if not basic and any(isinstance(it, int) and not isinstance(it, bool) for it in out):
+        return _two_stage(tuple(out)), False
     return tuple(out), basic
+
+
+def read(x: Any, idx: Any) -> Any:
+    """``x[idx]`` for an index from ``to_index``."""
+    return x[idx.pre][idx.post] if isinstance(idx, TwoStage) else x[idx]
+
+
+def write(x: Any, idx: Any, value: Any) -> None:
+    """``x[idx] = value`` for an index from ``to_index``."""
+    if isinstance(idx, TwoStage):
+        x[idx.pre][idx.post] = value  # the basic stage is a view: the write reaches x
+    else:
+        x[idx] = value
+
+
+def add_at(backend: Any, x: Any, idx: Any, value: Any) -> None:
+    """``x[idx] += value`` with repeated indices accumulated, for an index from ``to_index``."""
+    if isinstance(idx, TwoStage):
+        backend.index_add(x[idx.pre], idx.post, value)
+    else:
+        backend.index_add(x, idx, value)
 
 
 class GetItem(Op):
@@ -46,7 +109,7 @@ class GetItem(Op):
         idx, basic = to_index(index, self.backend)
         self.idx, self.basic, self.shape = idx, basic, x.shape
         try:
-            return x[idx]
+            return read(x, idx)
         except IndexError as e:
             raise IndexError(f"getitem: {e} (tensor of shape {tuple(x.shape)})") from None
 
@@ -65,7 +128,7 @@ class IndexBackward(Op):
         if basic:
             z[idx] = g
         else:
-            self.backend.index_add(z, idx, g)
+            add_at(self.backend, z, idx, g)
         return z
 
     def backward(self, gg: Tensor) -> tuple[Tensor, None, None, None]:
@@ -90,7 +153,7 @@ class IndexPut(Op):
         idx, _ = to_index(index, self.backend)
         self.idx = idx
         out = self.backend.xp.array(x, copy=True)
-        out[idx] = value
+        write(out, idx, value)
         return out
 
     def backward(self, g: Tensor) -> tuple[Any, Any, None]:
@@ -109,7 +172,12 @@ class IndexPut(Op):
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     """Indices of the nonzero elements: an (n, ndim) int64 tensor, or one tensor per dim."""
     xp = input._backend.xp
-    idx = xp.nonzero(input._data)
+    data = input._data
+    if data.ndim == 0:  # a 0-d tensor is indexed as (n, 0) (as_tuple: as a 1-d tensor of one element)
+        if as_tuple:
+            return nonzero(input.reshape(1), as_tuple=True)
+        return Tensor._make(xp.zeros((1 if bool(data) else 0, 0), dtype=xp.int64), input._backend)
+    idx = xp.nonzero(data)
     be = input._backend
     if as_tuple:
         return tuple(Tensor._make(xp.asarray(i, dtype=xp.int64), be) for i in idx)

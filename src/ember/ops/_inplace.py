@@ -126,7 +126,7 @@ def inplace_method(t: Tensor, fn: Callable[..., Tensor], *args: Any, **kwargs: A
 
 def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
     """``t[index] = value`` (``index`` None: the whole tensor), recorded in the graph when needed."""
-    from ._index import IndexPut, to_index
+    from ._index import IndexPut, to_index, write
 
     op = "setitem" if index is not None else "copy_"
     if t._view is not None:
@@ -138,7 +138,7 @@ def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
         v = value._data if isinstance(value, Tensor) else value
         idx = (...,) if index is None else to_index(index, t._backend)[0]
         try:
-            t._data[idx] = v
+            write(t._data, idx, v)
         except ValueError as e:
             raise ValueError(
                 f"{op}: cannot write a value of shape {getattr(v, 'shape', ())} into {t.shape} at {index!r}: {e}"

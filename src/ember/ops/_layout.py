@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._errors import ShapeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._shape import ViewOp, _permute, reshape
@@ -106,12 +107,14 @@ class Roll(Op):
 
 def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     """Shift elements cyclically along ``dims`` (the flattened tensor when None)."""
+    sh = (int(shifts),) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
     if dims is None:
-        return Roll.apply(input, int(shifts) if isinstance(shifts, int) else tuple(shifts), None)  # type: ignore[no-any-return]
-    sh = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+        if len(sh) != 1:
+            raise ShapeError(f"roll: {len(sh)} shifts need as many dims, got dims=None (only one shift rolls flat)")
+        return Roll.apply(input, sh[0], None)  # type: ignore[no-any-return]
     ds = (dims,) if isinstance(dims, int) else tuple(dims)
     if len(sh) != len(ds):
-        raise ValueError(f"roll: {len(sh)} shifts for {len(ds)} dims")
+        raise ShapeError(f"roll: {len(sh)} shifts for {len(ds)} dims; shifts and dims must align")
     return Roll.apply(input, sh, tuple(norm_dim(d, input.ndim, "roll") for d in ds))  # type: ignore[no-any-return]
 
 
@@ -243,15 +246,17 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: Any = None) -> T
     index: list[Any] = [slice(None)] * (input.ndim - k)
     arrays = []
     for d in range(input.ndim - k, input.ndim):
-        n = input.shape[d]
         lo, hi = per_dim[d]
-        if min(lo, hi) < 0:
-            raise ValueError(f"pad: negative widths are only allowed in constant mode, got {tuple(pad)}")
+        # negative widths crop first; the positive ones then pad what is left (PyTorch)
+        kept = xp.arange(input.shape[d])[max(-lo, 0) : input.shape[d] - max(-hi, 0)]
+        n, lo, hi = kept.shape[0], max(lo, 0), max(hi, 0)
+        if n < 1:
+            raise ShapeError(f"pad: widths {tuple(pad)} crop dim {d} of size {input.shape[d]} to nothing")
         if mode == "reflect" and max(lo, hi) >= n:
-            raise ValueError(f"pad: reflect padding {(lo, hi)} must be smaller than dim {d} of size {n}")
+            raise ShapeError(f"pad: reflect padding {(lo, hi)} must be smaller than dim {d} of size {n}")
         if mode == "circular" and max(lo, hi) > n:
-            raise ValueError(f"pad: circular padding {(lo, hi)} must be at most dim {d} of size {n}")
-        arrays.append(xp.pad(xp.arange(n), (lo, hi), mode=_PAD_MODES[mode]))
+            raise ShapeError(f"pad: circular padding {(lo, hi)} must be at most dim {d} of size {n}")
+        arrays.append(xp.pad(kept, (lo, hi), mode=_PAD_MODES[mode]))
     index += list(xp.ix_(*arrays))
     from ._index import GetItem
 

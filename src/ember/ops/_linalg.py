@@ -37,6 +37,8 @@ class MatMul(Op):
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with NumPy/PyTorch semantics (1-d operands, batch broadcasting)."""
+    if getattr(input, "is_sparse", False):  # a sparse COO matrix times a dense one (ember.sparse)
+        return input.mm(other)  # type: ignore[no-any-return]
     a, b = promote("matmul", input, other)
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError("matmul: both operands must be tensors")
@@ -63,6 +65,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    if getattr(input, "is_sparse", False):
+        return input.mm(mat2)  # type: ignore[no-any-return]
     if input.ndim != 2 or mat2.ndim != 2:
         raise ValueError(f"mm: expected two matrices, got shapes {input.shape} and {mat2.shape}")
     return matmul(input, mat2)

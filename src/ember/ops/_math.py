@@ -13,7 +13,7 @@ from typing import Any
 from .._tensor import Tensor
 from ..autograd._function import Op
 from . import _special
-from ._elementwise import _float, exp, sqrt, where
+from ._elementwise import StepOp, _float, exp, sqrt, where
 from ._util import promote, sum_to
 
 Array = Any
@@ -102,7 +102,6 @@ erf = _unary("erf", _special.erf, lambda x, y: _SQRT_PI_2 * exp(-x * x))
 erfc = _unary("erfc", lambda xp, x: 1 - _special.erf(xp, x), lambda x, y: -_SQRT_PI_2 * exp(-x * x))
 erfinv = _unary("erfinv", _special.erfinv, lambda x, y: (0.5 * math.sqrt(math.pi)) * exp(y * y), uses="y")
 frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda x, y: 1 + 0 * y, uses="y")
-ceil = _unary("ceil", lambda xp, x: xp.ceil(x), None, floating=False)
 isnan = _unary("isnan", lambda xp, x: xp.isnan(x), None, floating=False)
 isinf = _unary("isinf", lambda xp, x: xp.isinf(x), None, floating=False)
 isfinite = _unary("isfinite", lambda xp, x: xp.isfinite(x), None, floating=False)
@@ -111,10 +110,18 @@ isneginf = _unary("isneginf", lambda xp, x: xp.isneginf(x), None, floating=False
 signbit = _unary("signbit", lambda xp, x: xp.signbit(x), None, floating=False)
 
 
-# -- with options -----------------------------------------------------------------------------------
-class Round(Op):
-    differentiable = False
+# -- piecewise constant: zero gradient, as in PyTorch ------------------------------------------------
+class Ceil(StepOp):
+    def forward(self, x: Any) -> Any:
+        return self.backend.xp.ceil(x)
 
+
+def ceil(input: Tensor) -> Tensor:
+    """The smallest integer not less than each element."""
+    return Ceil.apply(input)  # type: ignore[no-any-return]
+
+
+class Round(StepOp):
     def forward(self, x: Any, decimals: int) -> Any:
         return self.backend.xp.round(x, decimals)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._dtype import DType, as_dtype
+from .._errors import ShapeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ..autograd._views import make_view
@@ -105,8 +107,26 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
     return Reshape.apply(input, s)  # type: ignore[no-any-return]
 
 
+def _view_dtype(input: Tensor, dtype: DType) -> Tensor:
+    """The same bytes read as ``dtype`` (no gradient); a size change rescales the last dim."""
+    old, new = input.dtype.itemsize, dtype.itemsize
+    if old != new and (input.ndim == 0 or not input.is_contiguous() or (input.shape[-1] * old) % new):
+        raise ShapeError(
+            f"view: cannot view a {input.dtype} tensor of shape {input.shape} as {dtype}: the last dim must be "
+            f"contiguous and its size in bytes ({input.shape[-1] * old if input.ndim else old}) a multiple of {new}"
+        )
+    out = Tensor._make(input._data.view(input._backend.native_dtype(dtype)), input._backend)
+    out._vc = input._vc  # a view: writes through either are seen by both
+    return out
+
+
 def view(input: Tensor, *shape: Any) -> Tensor:
-    """Like reshape, but refuses a non-contiguous input instead of copying (PyTorch's view)."""
+    """Like reshape, but refuses a non-contiguous input instead of copying (PyTorch's view).
+
+    ``view(dtype)`` reinterprets the bytes as another dtype (``torch.Tensor.view(dtype)``).
+    """
+    if len(shape) == 1 and isinstance(shape[0], (DType, str)):
+        return _view_dtype(input, as_dtype(shape[0]))
     if not input.is_contiguous():
         raise RuntimeError(
             f"view: input of shape {input.shape} is not contiguous; use .reshape() or .contiguous().view()"

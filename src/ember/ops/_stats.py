@@ -14,7 +14,7 @@ from ._reduce import _expand_back, amax, mean, sum
 from ._util import norm_dim, norm_dims
 
 __all__ = [
-    "all", "any", "count_nonzero", "cumprod", "cumsum", "logcumsumexp", "logsumexp", "norm", "prod", "std",
+    "all", "any", "count_nonzero", "cumprod", "cumsum", "logsumexp", "norm", "prod", "std",
     "std_mean", "var", "var_mean",
 ]  # fmt: skip
 METHODS = list(__all__)
@@ -164,15 +164,6 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running product along ``dim``."""
     x = input.to(dtype) if dtype is not None else input.long() if input._data.dtype.kind in "biu" else input
     return CumProd.apply(x, norm_dim(dim, x.ndim, "cumprod"))  # type: ignore[no-any-return]
-
-
-def logcumsumexp(input: Tensor, dim: int) -> Tensor:
-    """``log(cumsum(exp(x)))`` along ``dim``, computed stably."""
-    x = _float(input)
-    d = norm_dim(dim, x.ndim, "logcumsumexp")
-    m = amax(x.detach(), d, keepdim=True) if x.ndim else x.detach()
-    m = where(m.isfinite(), m, 0.0)
-    return log(cumsum(exp(x - m), d)) + m
 
 
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:

@@ -7,24 +7,33 @@ from typing import Any
 
 from .. import _creation
 from .._dtype import DType, bool_, get_default_dtype, int64, promote_types
+from .._errors import OutOfRangeError, ShapeError
 from .._tensor import Tensor
 
 
 def norm_dim(dim: int, ndim: int, op: str) -> int:
-    """``dim`` as a non-negative axis of a rank-``ndim`` tensor, or a clear IndexError."""
+    """``dim`` as a non-negative axis of a rank-``ndim`` tensor, or a clear IndexError (also a RuntimeError)."""
     n = max(ndim, 1)
     if not -n <= dim < n:
-        raise IndexError(f"{op}: dim {dim} is out of range for a tensor of rank {ndim} (expected {-n}..{n - 1})")
+        raise OutOfRangeError(f"{op}: dim {dim} is out of range for a tensor of rank {ndim} (expected {-n}..{n - 1})")
     return dim % n
 
 
 def norm_dims(dim: Any, ndim: int, op: str) -> tuple[int, ...]:
-    """A dim, a sequence of dims or ``None`` (all) as a sorted tuple of non-negative axes."""
+    """A dim, a sequence of dims or ``None`` (all) as a sorted tuple of non-negative axes.
+
+    A 0-d tensor takes dims -1 and 0 (and gives ``()``); a dim given twice raises, as in PyTorch.
+    """
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, int):
-        return (norm_dim(dim, ndim, op),) if ndim else ()
-    return tuple(sorted({norm_dim(int(d), ndim, op) for d in dim})) if ndim else ()
+        d = norm_dim(dim, ndim, op)
+        return (d,) if ndim else ()
+    dims = [norm_dim(int(d), ndim, op) for d in dim]
+    if len(set(dims)) != len(dims):
+        rep = next(d for d in dims if dims.count(d) > 1)
+        raise ShapeError(f"{op}: dim {rep} appears multiple times in the list of dims {tuple(dim)}")
+    return tuple(sorted(dims)) if ndim else ()
 
 
 def as_shape(shape: Sequence[Any]) -> tuple[int, ...]:

@@ -1,77 +1,29 @@
 """The built-in optimizers: each a SimpleOptimizer (state + one step on arrays) wrapped by the adaptor.
 
 Update rules follow ``torch.optim`` exactly (checked by the tests); Lion and LAMB follow their papers.
-Steps update the parameter array in place where possible: SGD and Adam use BLAS ``axpy``/``scal`` (threaded,
-no temporaries) when SciPy is installed, NumPy in-place operations otherwise.
+Steps update the parameter array in place where possible: SGD and Adam call their backend's fused update
+kernels (``Backend.sgd_step``/``adam_step``: BLAS ``axpy``/``scal`` through SciPy on NumPy, torch's fused
+kernels on the torch backend).
 """
 
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, ClassVar
-
-import numpy as np
 
 from .optimizer import OptimizerAdaptor, SimpleOptimizer
 
 __all__ = ["LAMB", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Lion", "NAdam", "RAdam", "RMSprop"]
 
 
-_BLAS: Any = None  # None: not looked up yet; False: unavailable; else scipy.linalg.blas
+def _kernels(st: dict[str, Any], p: Any) -> Any:
+    """The backend holding ``p`` (its fused update kernels); the adaptor records it in the state."""
+    be = st.get("_backend")
+    if be is None:
+        from ..backends import get_backend
 
-
-def _scipy_blas() -> Any:
-    """SciPy's BLAS module, set up so that it does not compete with NumPy's BLAS threads.
-
-    SciPy wheels ship their own OpenBLAS. Its worker threads spinning beside NumPy's on a small machine
-    make NumPy's matrix products markedly slower, so SciPy's copy is limited to one thread (with
-    threadpoolctl); without threadpoolctl, or when that cannot be arranged, SciPy's BLAS is not used.
-    """
-    global _BLAS
-    if _BLAS is None:
-        _BLAS = False
-        try:
-            import numpy
-            from scipy.linalg import blas
-            from threadpoolctl import ThreadpoolController
-        except ImportError:
-            return None
-        numpy_dir = os.path.dirname(numpy.__file__)
-        for lib in ThreadpoolController().lib_controllers:
-            # NumPy's own BLAS sits in numpy/ or numpy.libs/; only a separate copy is limited
-            if lib.user_api == "blas" and not lib.filepath.startswith((numpy_dir, numpy_dir + ".libs")):
-                lib.set_num_threads(1)
-        _BLAS = blas
-    return _BLAS or None
-
-
-def _blas(y: Any) -> Any:
-    """BLAS level-1 routines for ``y``'s dtype when SciPy is installed and ``y`` is a contiguous NumPy array."""
-    if not isinstance(y, np.ndarray) or not y.flags.c_contiguous or y.dtype.char not in "fd":
-        return None
-    blas = _scipy_blas()
-    if blas is None:
-        return None
-    return (blas.saxpy, blas.sscal) if y.dtype.char == "f" else (blas.daxpy, blas.dscal)
-
-
-def _axpy(y: Any, a: float, x: Any) -> None:
-    """``y += a * x`` in place, without a temporary (threaded BLAS when available)."""
-    fns = _blas(y)
-    if fns is not None and isinstance(x, np.ndarray) and x.dtype == y.dtype and x.shape == y.shape:
-        fns[0](np.ascontiguousarray(x).reshape(-1), y.reshape(-1), a=a)
-    else:
-        y += a * x
-
-
-def _scal(y: Any, a: float) -> None:
-    """``y *= a`` in place."""
-    fns = _blas(y)
-    if fns is not None:
-        fns[1](a, y.reshape(-1))
-    else:
-        y *= a
+        be = get_backend()
+    return be
 
 
 def _wd(p: Any, g: Any, group: dict[str, Any]) -> Any:
@@ -85,21 +37,12 @@ class _SGD(SimpleOptimizer):
     )
 
     def step(self, lr: float, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> tuple[Any, Any]:
-        g = _wd(p, g, group)
-        mom = group["momentum"]
-        if mom:
-            buf = st.get("momentum_buffer")
-            if buf is None:
-                buf = g.copy()
-            else:
-                _scal(buf, mom)
-                _axpy(buf, 1 - group["dampening"], g)
+        buf = _kernels(st, p).sgd_step(
+            p, g, st.get("momentum_buffer"), lr, group["weight_decay"], group["momentum"], group["dampening"],
+            group["nesterov"],
+        )  # fmt: skip
+        if buf is not None:
             st["momentum_buffer"] = buf
-            if group["nesterov"]:
-                g = g + mom * buf
-            else:
-                g = buf
-        _axpy(p, -lr, g)
         return p, st
 
 
@@ -125,30 +68,12 @@ class _Adam(SimpleOptimizer):
         return st
 
     def step(self, lr: float, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> tuple[Any, Any]:
-        xp = self.xp(p)
         b1, b2 = group["betas"]
-        wd = group["weight_decay"]
-        if self.decoupled:
-            _scal(p, 1 - lr * wd)
-        elif wd:
-            g = g + wd * p
         st["step"] += 1
-        t = st["step"]
-        m, v, tmp = st["exp_avg"], st["exp_avg_sq"], _scratch(st, p)
-        _scal(m, b1)
-        _axpy(m, 1 - b1, g)
-        _scal(v, b2)
-        xp.multiply(g, g, out=tmp)
-        _axpy(v, 1 - b2, tmp)
-        bc1, bc2 = 1 - b1**t, 1 - b2**t
-        if group["amsgrad"]:
-            xp.maximum(st["max_exp_avg_sq"], v, out=st["max_exp_avg_sq"])
-            v = st["max_exp_avg_sq"]
-        xp.sqrt(v, out=tmp)
-        tmp *= 1 / math.sqrt(bc2)
-        tmp += group["eps"]
-        xp.divide(m, tmp, out=tmp)
-        _axpy(p, -lr / bc1, tmp)
+        _kernels(st, p).adam_step(
+            p, g, st["exp_avg"], st["exp_avg_sq"], st.get("max_exp_avg_sq"), _scratch(st, p), st["step"], lr, b1, b2,
+            group["eps"], group["weight_decay"], self.decoupled,
+        )  # fmt: skip
         return p, st
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._errors import DTypeError, OutOfRangeError, ShapeError
 from ..._tensor import Tensor
 from ...autograd._function import Op
 from ...ops import register_method
@@ -11,7 +12,7 @@ from ...ops._reduce import mean
 from ...ops._reduce import sum as _sum
 from ...ops._util import norm_dim
 
-__all__ = ["softmax", "log_softmax", "nll_loss", "cross_entropy", "mse_loss"]
+__all__ = ["softmax", "softmin", "log_softmax", "nll_loss", "cross_entropy", "mse_loss"]
 
 
 class LogSoftmax(Op):
@@ -82,6 +83,12 @@ def softmax(input: Tensor, dim: int = -1, dtype: Any = None) -> Tensor:
     return Softmax.apply(x, norm_dim(dim, x.ndim, "softmax"))  # type: ignore[no-any-return]
 
 
+def softmin(input: Tensor, dim: int = -1, dtype: Any = None) -> Tensor:
+    """``softmax(-input)`` along ``dim``."""
+    x = _float_input(input if dtype is None else input.to(dtype), "softmin")
+    return Softmax.apply(-x, norm_dim(dim, x.ndim, "softmin"))  # type: ignore[no-any-return]
+
+
 class NLL(Op):
     """Pick ``-logp[n, target[n]]`` per sample (class dim 1); the gradient scatters back."""
 
@@ -120,30 +127,38 @@ def _reduce(loss: Tensor, reduction: str, op: str, weight_sum: Tensor | None = N
     raise ValueError(f"{op}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
 
 
+def _class_target(op: str, input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
+    """``input`` as (M, C) and ``target`` as (M,), after checking their shapes agree as PyTorch's do."""
+    if input.ndim < 1:
+        raise ShapeError(f"{op}: input must have a class dimension, got a 0-d tensor")
+    if target.dtype.is_floating_point:
+        raise DTypeError(f"{op}: target must hold class indices (int64), got {target.dtype}")
+    want = () if input.ndim == 1 else (input.shape[0],) + tuple(input.shape[2:])
+    if tuple(target.shape) != want:
+        raise ShapeError(
+            f"{op}: target of shape {tuple(target.shape)} does not match input of shape {tuple(input.shape)} "
+            f"(expected a target of shape {want} holding class indices; a multi-target (N, 1) is not supported)"
+        )
+    c = input.shape[1] if input.ndim > 1 else input.shape[0]
+    if input.ndim > 2:  # (N, C, d1, ...) -> (N*d1*..., C)
+        input = input.movedim(1, -1)
+    return input.reshape(-1, c), target.reshape(-1)
+
+
 def nll_loss(
     input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean"
 ) -> Tensor:
     """Negative log-likelihood of class indices ``target`` under log-probabilities ``input`` (N, C, ...)."""
-    if input.ndim < 1:
-        raise ValueError("nll_loss: input must have a class dimension")
-    if input.ndim == 1:
-        input, target = input.reshape(1, -1), target.reshape(1)
-    if target.dtype.is_floating_point:
-        raise TypeError(f"nll_loss: target must hold class indices (int64), got {target.dtype}")
-    if input.ndim > 2:  # (N, C, d1, ...) -> (N*d1*..., C)
-        c = input.shape[1]
-        input = input.movedim(1, -1).reshape(-1, c) if hasattr(input, "movedim") else input
-        target = target.reshape(-1)
-    n, c = input.shape
-    if target.shape != (n,):
-        raise ValueError(f"nll_loss: target shape {target.shape} does not match input batch {input.shape}")
+    tshape = tuple(target.shape)
+    input, target = _class_target("nll_loss", input, target)
+    c = input.shape[1]
     xp = target._backend.xp
     tgt = target._data
     valid = tgt != ignore_index
     bad = valid & ((tgt < 0) | (tgt >= c))
     if bool(xp.any(bad)):
         pos = int(xp.argmax(bad))
-        raise IndexError(f"nll_loss: target {int(tgt[pos])} at position {pos} is out of range for {c} classes")
+        raise OutOfRangeError(f"nll_loss: target {int(tgt[pos])} at position {pos} is out of range for {c} classes")
     safe = Tensor._make(xp.where(valid, tgt, 0).astype(xp.int64), target._backend)
     loss = NLL.apply(input, safe)
     w = None
@@ -154,8 +169,9 @@ def nll_loss(
         w = mask
     if w is not None:
         loss = loss * w
-        return _reduce(loss, reduction, "nll_loss", _sum(w))
-    return _reduce(loss, reduction, "nll_loss")
+    if reduction == "none":
+        return loss.reshape(tshape)  # the target's shape, as PyTorch
+    return _reduce(loss, reduction, "nll_loss", _sum(w) if w is not None else None)
 
 
 def cross_entropy(
@@ -167,33 +183,57 @@ def cross_entropy(
     label_smoothing: float = 0.0,
 ) -> Tensor:
     """Cross entropy of logits ``input`` (N, C, ...) with class indices or class probabilities."""
-    logp = log_softmax(input, 1 if input.ndim > 1 else 0)
+    cdim = 1 if input.ndim > 1 else 0
+    c = input.shape[cdim] if input.ndim else 0
+    logp = log_softmax(input, cdim)
+    wshape = (c,) + (1,) * (input.ndim - 2)
     if target.dtype.is_floating_point:  # class probabilities
-        c = input.shape[1 if input.ndim > 1 else 0]
+        if tuple(target.shape) != tuple(input.shape):
+            raise ShapeError(
+                f"cross_entropy: class-probability target of shape {tuple(target.shape)} does not match input "
+                f"of shape {tuple(input.shape)}"
+            )
         if label_smoothing:
             target = target * (1 - label_smoothing) + label_smoothing / c
-        lw = logp * weight.reshape((c,) + (1,) * (input.ndim - 2)) if weight is not None else logp
-        loss = -_sum(lw * target, 1 if input.ndim > 1 else 0)
+        lw = logp * weight.reshape(wshape) if weight is not None else logp
+        loss = -_sum(lw * target, cdim)
         return _reduce(loss, reduction, "cross_entropy")
     nll = nll_loss(logp, target, weight, ignore_index, reduction)
     if not label_smoothing:
         return nll
-    c = input.shape[1 if input.ndim > 1 else 0]
-    smooth = -_sum(logp, 1 if input.ndim > 1 else 0)
-    return nll * (1 - label_smoothing) + _reduce(smooth, reduction, "cross_entropy") * (label_smoothing / c)
+    # PyTorch's rule: the smoothing term -sum_c w_c log p_c is zero at ignored targets and, for 'mean',
+    # divided by the same total weight as the nll term
+    smooth = -_sum(logp * weight.reshape(wshape) if weight is not None else logp, cdim)
+    keep = target != ignore_index
+    smooth = smooth * keep.to(smooth.dtype)
+    if reduction == "mean":
+        if weight is not None:
+            total = _sum(weight[target.masked_select(keep)])
+        else:
+            total = _sum(keep.to(smooth.dtype))
+        smooth = _sum(smooth) / total
+    else:
+        smooth = _reduce(smooth, reduction, "cross_entropy")
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
+
+
+def _check_target_shape(op: str, input: Tensor, target: Tensor) -> None:
+    """Shapes that broadcast but differ give PyTorch's warning (a likely mistake); others a ShapeError."""
+    if input.shape == target.shape:
+        return
+    import warnings
+
+    from ...ops._util import broadcast_shapes
+
+    broadcast_shapes(input.shape, target.shape, op=op)
+    warnings.warn(f"{op}: using a target size {tuple(target.shape)} that is different to the input size "
+                  f"{tuple(input.shape)}. This will likely lead to incorrect results due to broadcasting. "
+                  "Please ensure they have the same size.", UserWarning, stacklevel=3)  # fmt: skip
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error."""
-    if input.shape != target.shape:
-        from ...ops._util import sum_to  # noqa: F401  (shapes broadcast, as in PyTorch, after a clear check)
-
-        try:
-            import numpy as np
-
-            np.broadcast_shapes(input.shape, target.shape)
-        except ValueError:
-            raise ValueError(f"mse_loss: input shape {input.shape} and target shape {target.shape} differ") from None
+    _check_target_shape("mse_loss", input, target)
     d = input - target
     return _reduce(d * d, reduction, "mse_loss")
 

@@ -10,6 +10,7 @@ the backend for both gradients at once. The array kernels live in the backend la
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 from ..._tensor import Tensor
@@ -25,9 +26,14 @@ Pads = tuple[tuple[int, int], ...]
 
 
 def _tuple(v: Any, n: int, name: str, op: str) -> tuple[int, ...]:
-    t = (int(v),) * n if isinstance(v, int) else tuple(int(a) for a in v)
-    if len(t) != n:
+    """``v`` as ``n`` ints: paddings >= 0, everything else (kernel size, stride, dilation, sizes) >= 1."""
+    items = [v] * n if hasattr(v, "__index__") else list(v) if isinstance(v, (tuple, list)) else None
+    if items is None or len(items) != n or not all(hasattr(a, "__index__") and not isinstance(a, bool) for a in items):
         raise ValueError(f"{op}: {name} must be an int or {n} ints, got {v!r}")
+    t = tuple(operator.index(a) for a in items)
+    low = 0 if "padding" in name else 1
+    if any(a < low for a in t):
+        raise ValueError(f"{op}: {name} must be >= {low}, got {v!r}")
     return t
 
 
@@ -36,29 +42,34 @@ def _out_size(n: int, k: int, s: int, lo: int, hi: int, d: int) -> int:
 
 
 class Conv(Op):
-    """Cross-correlation; ``cfg = (stride, pads, dilation, groups, x_shape, w_shape)``."""
+    """Cross-correlation plus an optional bias; ``cfg = (stride, pads, dilation, groups, x_shape, w_shape)``."""
 
-    def forward(self, x: Any, w: Any, cfg: tuple[Any, ...], save: bool = False) -> Any:
+    def forward(self, x: Any, w: Any, b: Any, cfg: tuple[Any, ...], save: bool = False) -> Any:
         s, pads, d, groups = cfg[:4]
         self.cfg = cfg
-        y, self.saved = self.backend.conv(x, w, s, pads, d, groups, save)
+        y, self.saved = self.backend.conv(x, w, s, pads, d, groups, save, b)
         return y
 
-    def backward(self, g: Tensor) -> tuple[Any, Any, None, None]:
-        x, w = self.inputs[:2]  # type: ignore[index]
+    def _bias_axes(self) -> tuple[int, ...]:
+        return (0, *range(2, len(self.cfg[4])))
+
+    def backward(self, g: Tensor) -> tuple[Any, Any, Any, None, None]:
+        x, w, b = self.inputs[:3]  # type: ignore[index]
         saved, self.saved = self.saved, None
         gx = ConvT.apply(g, w, self.cfg) if x.requires_grad else None
         gw = ConvW.apply(x, g, self.cfg, saved) if w.requires_grad else None
-        return gx, gw, None, None
+        gb = g.sum(self._bias_axes()) if isinstance(b, Tensor) and b.requires_grad else None
+        return gx, gw, gb, None, None
 
-    def backward_arrays(self, g: Any) -> tuple[Any, Any, None, None]:
-        x, w = self.inputs[:2]  # type: ignore[index]
+    def backward_arrays(self, g: Any) -> tuple[Any, Any, Any, None, None]:
+        x, w, b = self.inputs[:3]  # type: ignore[index]
         saved, self.saved = self.saved, None
         s, pads, d, groups = self.cfg[:4]
         gx, gw = self.backend.conv_backward(
             g, x._data, w._data, saved, s, pads, d, groups, x.requires_grad, w.requires_grad
         )
-        return gx, gw, None, None
+        gb = self.backend.xp.sum(g, axis=self._bias_axes()) if isinstance(b, Tensor) and b.requires_grad else None
+        return gx, gw, gb, None, None
 
 
 class ConvT(Op):
@@ -71,7 +82,7 @@ class ConvT(Op):
 
     def backward(self, gg: Tensor) -> tuple[Any, Any, None]:
         y, w, _ = self.inputs  # type: ignore[misc]
-        gy = Conv.apply(gg, w, self.cfg) if y.requires_grad else None
+        gy = Conv.apply(gg, w, None, self.cfg) if y.requires_grad else None
         gw = ConvW.apply(gg, y, self.cfg) if w.requires_grad else None
         return gy, gw, None
 
@@ -95,7 +106,7 @@ class ConvW(Op):
     def backward(self, gw: Tensor) -> tuple[Any, Any, None, None]:
         x, g = self.inputs[:2]  # type: ignore[index]
         gx = ConvT.apply(g, gw, self.cfg) if x.requires_grad else None
-        gg = Conv.apply(x, gw, self.cfg) if g.requires_grad else None
+        gg = Conv.apply(x, gw, None, self.cfg) if g.requires_grad else None
         return gx, gg, None, None
 
 
@@ -140,13 +151,14 @@ def _conv(
             raise ValueError(f"{op}: kernel {k} (dilation {d}) is larger than the padded input {input.shape}")
     x = _float(input)
     w = weight.to(x.dtype) if weight.dtype is not x.dtype else weight
-    cfg = (s, pads, d, groups, tuple(x.shape), tuple(w.shape))
-    y: Tensor = Conv.apply(x, w, cfg, STATE.enabled and w.requires_grad)  # keep im2col for the weight gradient
     if bias is not None:
-        if bias.shape != (o,):
-            raise ValueError(f"{op}: bias shape {bias.shape} must be ({o},)")
-        y = y + bias.reshape((o,) + (1,) * sp)
-    return y
+        if not isinstance(bias, Tensor) or bias.shape != (o,):
+            raise ValueError(f"{op}: bias must be a tensor of shape ({o},), got {getattr(bias, 'shape', bias)!r}")
+        if bias.dtype is not x.dtype:
+            bias = bias.to(x.dtype)
+    cfg = (s, pads, d, groups, tuple(x.shape), tuple(w.shape))
+    save = STATE.enabled and w.requires_grad  # keep the im2col columns for the weight gradient
+    return Conv.apply(x, w, bias, cfg, save)  # type: ignore[no-any-return]
 
 
 def conv1d(

@@ -7,12 +7,14 @@ import warnings
 from typing import Any
 
 from ..._dtype import bool_
+from ..._errors import ShapeError
 from ..._tensor import Tensor
 from ...autograd._function import Op
 from ...ops._elementwise import _float, where
 from ...ops._index import GetItem, IndexBackward
 from ...ops._linalg import einsum, matmul
 from ...ops._shape import _transpose
+from ...ops._tiling import repeat_interleave
 
 __all__ = [
     "alpha_dropout", "bilinear", "cosine_similarity", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
@@ -184,10 +186,14 @@ def _interp_size(x: Tensor, size: Any, scale_factor: Any, sp: int) -> tuple[tupl
         out = (int(size),) * sp if isinstance(size, int) else tuple(int(s) for s in size)
         if len(out) != sp:
             raise ValueError(f"interpolate: size must have {sp} entries for input {x.shape}, got {size}")
+        if any(s < 1 for s in out):
+            raise ValueError(f"interpolate: every output size must be >= 1, got size={size}")
         return out, tuple(x.shape[2 + i] / out[i] for i in range(sp))
     sf = (float(scale_factor),) * sp if isinstance(scale_factor, (int, float)) else tuple(map(float, scale_factor))
     if len(sf) != sp:
         raise ValueError(f"interpolate: scale_factor must have {sp} entries for input {x.shape}")
+    if not all(math.isfinite(f) and f > 0 for f in sf):
+        raise ValueError(f"interpolate: scale_factor must be finite and > 0, got {scale_factor}")
     out = tuple(math.floor(x.shape[2 + i] * sf[i]) for i in range(sp))
     return out, tuple(1.0 / f for f in sf)
 
@@ -287,8 +293,17 @@ def scaled_dot_product_attention(
     """``softmax(q k^T * scale + mask) v``; a bool mask marks positions that may be attended to."""
     from ._basic import softmax
 
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        hq, hk = query.shape[-3], key.shape[-3]
+        if hk != value.shape[-3] or hq % hk:
+            raise ShapeError(
+                f"scaled_dot_product_attention: enable_gqa needs query heads ({hq}) to be a multiple of key/value "
+                f"heads (key {hk}, value {value.shape[-3]})"
+            )
+        key = repeat_interleave(key, hq // hk, -3)
+        value = repeat_interleave(value, hq // hk, -3)
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-        raise ValueError(
+        raise ShapeError(
             f"scaled_dot_product_attention: query {query.shape}, key {key.shape}, value {value.shape} do not match"
         )
     if is_causal and attn_mask is not None:

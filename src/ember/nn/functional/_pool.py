@@ -11,6 +11,7 @@ from typing import Any
 
 from ..._tensor import Tensor
 from ...autograd._function import Op
+from ...autograd._grad_mode import STATE
 from ...backends._kernels_util import ndindex
 from ...ops._elementwise import _float
 from ._conv import _tuple
@@ -46,19 +47,19 @@ class MaxPool(Op):
 
     saves_output = True
 
-    def forward(self, x: Any, geom: Geom) -> Any:
+    def forward(self, x: Any, geom: Geom, save: bool = False) -> Any:
         self.geom = geom
-        y, self.saved = self.backend.max_pool(x, *geom)
+        y, self.saved = self.backend.max_pool(x, *geom, save=save)
         self.keep(y)
         return y
 
-    def backward(self, g: Tensor) -> tuple[Any, None]:
+    def backward(self, g: Tensor) -> tuple[Any, None, None]:
         x = self.inputs[0]  # type: ignore[index]
-        return MaxPoolBackward.apply(g, x._data, self.output()._data, self.saved, self.geom), None
+        return MaxPoolBackward.apply(g, x._data, self.output()._data, self.saved, self.geom), None, None
 
-    def backward_arrays(self, g: Any) -> tuple[Any, None]:
+    def backward_arrays(self, g: Any) -> tuple[Any, None, None]:
         x = self.inputs[0]  # type: ignore[index]
-        return self.backend.max_pool_backward(g, x._data, self.out_array(), self.saved, *self.geom), None
+        return self.backend.max_pool_backward(g, x._data, self.out_array(), self.saved, *self.geom), None, None
 
 
 class MaxPoolBackward(Op):
@@ -125,7 +126,7 @@ def _max_pool(
 ) -> Any:
     x, unbatched = _batched(input, sp, op)
     geom = _geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode, sp, op)
-    y: Tensor = MaxPool.apply(x, geom)
+    y: Tensor = MaxPool.apply(x, geom, STATE.enabled and x.requires_grad)
     if return_indices:
         idx = Tensor._make(x._backend.max_pool_indices(x._data, y._data, None, *geom), x._backend)
         return (y.squeeze(0), idx.squeeze(0)) if unbatched else (y, idx)

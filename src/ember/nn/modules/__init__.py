@@ -45,7 +45,7 @@ _RENAMED = {
     "_NormBase": ("norm", "_BatchNorm"), "_BatchNorm": ("norm", "_BatchNorm"),
     "_InstanceNorm": ("norm", "_InstanceNorm"),
     "_DropoutNd": ("layers", "Dropout"), "_MaxPoolNd": ("layers", "_Pool"), "_AvgPoolNd": ("layers", "_AvgPool"),
-    "RNNBase": ("rnn", "_RNNBase"), "ParameterList": ("container", "ParamList"),
+    "RNNBase": ("rnn", "_RNNBase"), "RNNCellBase": ("rnn", "_CellBase"), "ParameterList": ("container", "ParamList"),
     "ParameterDict": ("container", "ParamDict"),
 }  # fmt: skip
 

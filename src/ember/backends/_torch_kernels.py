@@ -1,0 +1,275 @@
+"""Torch's native kernels for the backend methods of ``_kernels_*.py`` (a mixin of the torch backend).
+
+Every method takes and returns plain torch tensors and runs under ``torch.no_grad()``: torch's autograd is
+never used, its backward kernels (``convolution_backward``, ``max_pool2d_with_indices_backward`` ...) are
+called directly. Arguments and results match the reference kernels exactly (tested against them).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ._kernels_util import Ints, Pads
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+def _no_grad(fn: F) -> F:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with _torch().no_grad():
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _symmetric(pads: Pads) -> bool:
+    return all(lo == hi for lo, hi in pads)
+
+
+def _pad_input(x: Any, pads: Pads) -> Any:
+    """``x`` with ``pads`` zeros added around its spatial dims (for uneven 'same' padding)."""
+    flat = [v for lo_hi in reversed(pads) for v in lo_hi]
+    return _torch().nn.functional.pad(x, flat)
+
+
+def _crop(x: Any, pads: Pads, shape: Ints) -> Any:
+    idx = (slice(None), slice(None)) + tuple(slice(lo, lo + n) for (lo, _), n in zip(pads, shape[2:], strict=True))
+    return x[idx].contiguous()
+
+
+def _as_2d(k: Ints, s: Ints, p: Ints, d: Ints) -> tuple[Ints, Ints, Ints, Ints]:
+    """1-d pooling arguments as 2-d ones over a height of 1."""
+    return (1, *k), (1, *s), (0, *p), (1, *d)
+
+
+class TorchKernels:
+    """Native torch overrides of the reference kernels. Mix in before ``Backend``."""
+
+    # -- convolution ---------------------------------------------------------------------------
+    @_no_grad
+    def conv(
+        self,
+        x: Any,
+        w: Any,
+        stride: Ints,
+        pads: Pads,
+        dilation: Ints,
+        groups: int,
+        save: bool = False,
+        bias: Any = None,
+    ) -> tuple[Any, Any]:
+        torch = _torch()
+        if not _symmetric(pads):
+            x, pads = _pad_input(x, pads), tuple((0, 0) for _ in pads)
+        sp = len(stride)
+        p = [lo for lo, _ in pads]
+        y = torch.convolution(x, w, bias, list(stride), p, list(dilation), False, [0] * sp, groups)
+        return y.contiguous(), None
+
+    @_no_grad
+    def conv_backward(
+        self,
+        g: Any,
+        x: Any,
+        w: Any,
+        saved: Any,
+        stride: Ints,
+        pads: Pads,
+        dilation: Ints,
+        groups: int,
+        input_grad: bool = True,
+        weight_grad: bool = True,
+    ) -> tuple[Any, Any]:
+        torch = _torch()
+        shape = tuple(x.shape)
+        even = _symmetric(pads)
+        if not even:
+            x = _pad_input(x, pads)
+        sp = len(stride)
+        p = [lo for lo, _ in pads] if even else [0] * sp
+        gx, gw, _ = torch.ops.aten.convolution_backward(
+            g.contiguous(), x, w, None, list(stride), p, list(dilation), False, [0] * sp, groups,
+            [input_grad, weight_grad, False],
+        )  # fmt: skip
+        if gx is not None:
+            gx = gx.contiguous() if even else _crop(gx, pads, shape)
+        return gx, (gw.contiguous() if gw is not None else None)
+
+    @_no_grad
+    def conv_transpose(
+        self, y: Any, w: Any, stride: Ints, pads: Pads, dilation: Ints, groups: int, x_shape: Ints
+    ) -> Any:
+        torch = _torch()
+        even = _symmetric(pads)
+        k = w.shape[2:]
+        sp = len(stride)
+        p = [lo for lo, _ in pads] if even else [0] * sp
+        target = [x_shape[2 + i] + (0 if even else pads[i][0] + pads[i][1]) for i in range(sp)]
+        full = [(y.shape[2 + i] - 1) * stride[i] - 2 * p[i] + dilation[i] * (k[i] - 1) + 1 for i in range(sp)]
+        extra = [target[i] - full[i] for i in range(sp)]  # output_padding: less than the stride
+        gx = torch.convolution(y, w, None, list(stride), p, list(dilation), True, extra, groups)
+        return gx.contiguous() if even else _crop(gx, pads, x_shape)
+
+    @_no_grad
+    def conv_weight(
+        self, x: Any, g: Any, stride: Ints, pads: Pads, dilation: Ints, groups: int, w_shape: Ints, saved: Any = None
+    ) -> Any:
+        w = _torch().empty(w_shape, dtype=x.dtype, device=x.device)  # only its shape is read
+        return self.conv_backward(g, x, w, None, stride, pads, dilation, groups, False, True)[1]
+
+    # -- unfold / fold (PyTorch has them for 4-d inputs) ------------------------------------------
+    @_no_grad
+    def unfold(self, x: Any, k: Ints, stride: Ints, pads: Pads, dilation: Ints) -> Any:
+        if len(k) != 2:
+            return super().unfold(x, k, stride, pads, dilation)  # type: ignore[misc]
+        if not _symmetric(pads):
+            x, pads = _pad_input(x, pads), ((0, 0), (0, 0))
+        p = tuple(lo for lo, _ in pads)
+        return _torch().nn.functional.unfold(x, k, dilation, p, stride).contiguous()
+
+    @_no_grad
+    def fold(self, cols: Any, shape: Ints, k: Ints, stride: Ints, pads: Pads, dilation: Ints) -> Any:
+        if len(k) != 2 or not _symmetric(pads):
+            return super().fold(cols, shape, k, stride, pads, dilation)  # type: ignore[misc]
+        p = tuple(lo for lo, _ in pads)
+        return _torch().nn.functional.fold(cols, tuple(shape[2:]), k, dilation, p, stride).contiguous()
+
+    # -- pooling ---------------------------------------------------------------------------------
+    @_no_grad
+    def max_pool(
+        self, x: Any, k: Ints, s: Ints, p: Ints, d: Ints, ceil_mode: bool, save: bool = False
+    ) -> tuple[Any, Any]:
+        torch = _torch()
+        if not save:  # values only: torch's faster path without indices
+            fn = (torch.max_pool1d, torch.max_pool2d, torch.max_pool3d)[len(k) - 1]
+            return fn(x, k, s, p, d, ceil_mode).contiguous(), None
+        y, idx = self._max_pool_with_indices(x, k, s, p, d, ceil_mode)
+        return y, idx
+
+    def _max_pool_with_indices(self, x: Any, k: Ints, s: Ints, p: Ints, d: Ints, ceil_mode: bool) -> tuple[Any, Any]:
+        aten = _torch().ops.aten
+        if len(k) == 1:
+            y, idx = aten.max_pool2d_with_indices(x.unsqueeze(2), *_as_2d(k, s, p, d), ceil_mode)
+            return y.squeeze(2).contiguous(), idx.squeeze(2).contiguous()
+        fn = aten.max_pool2d_with_indices if len(k) == 2 else aten.max_pool3d_with_indices
+        y, idx = fn(x, k, s, p, d, ceil_mode)
+        return y.contiguous(), idx.contiguous()
+
+    @_no_grad
+    def max_pool_backward(
+        self, g: Any, x: Any, y: Any, saved: Any, k: Ints, s: Ints, p: Ints, d: Ints, ceil_mode: bool
+    ) -> Any:
+        aten = _torch().ops.aten
+        idx = saved if saved is not None else self._max_pool_with_indices(x, k, s, p, d, ceil_mode)[1]
+        if len(k) == 1:
+            gx = aten.max_pool2d_with_indices_backward(
+                g.unsqueeze(2), x.unsqueeze(2), *_as_2d(k, s, p, d), ceil_mode, idx.unsqueeze(2)
+            )
+            return gx.squeeze(2).contiguous()
+        fn = aten.max_pool2d_with_indices_backward if len(k) == 2 else aten.max_pool3d_with_indices_backward
+        return fn(g.contiguous(), x, k, s, p, d, ceil_mode, idx).contiguous()
+
+    @_no_grad
+    def max_pool_indices(self, x: Any, y: Any, saved: Any, k: Ints, s: Ints, p: Ints, d: Ints, ceil_mode: bool) -> Any:
+        return saved if saved is not None else self._max_pool_with_indices(x, k, s, p, d, ceil_mode)[1]
+
+    @_no_grad
+    def avg_pool(
+        self, x: Any, k: Ints, s: Ints, p: Ints, ceil_mode: bool, count_include_pad: bool, divisor_override: Any
+    ) -> Any:
+        aten = _torch().ops.aten
+        div = int(divisor_override) if divisor_override else None
+        if len(k) == 1:
+            k2, s2, p2, _ = _as_2d(k, s, p, (1,))
+            return (
+                aten.avg_pool2d(x.unsqueeze(2), k2, s2, p2, ceil_mode, count_include_pad, div).squeeze(2).contiguous()
+            )
+        fn = aten.avg_pool2d if len(k) == 2 else aten.avg_pool3d
+        return fn(x, k, s, p, ceil_mode, count_include_pad, div).contiguous()
+
+    @_no_grad
+    def avg_pool_backward(
+        self,
+        g: Any,
+        x_shape: Ints,
+        k: Ints,
+        s: Ints,
+        p: Ints,
+        ceil_mode: bool,
+        count_include_pad: bool,
+        divisor_override: Any,
+    ) -> Any:
+        torch = _torch()
+        aten = torch.ops.aten
+        div = int(divisor_override) if divisor_override else None
+        x = torch.empty(x_shape, dtype=g.dtype, device=g.device)  # only its shape is read
+        if len(k) == 1:
+            k2, s2, p2, _ = _as_2d(k, s, p, (1,))
+            gx = aten.avg_pool2d_backward(g.unsqueeze(2), x.unsqueeze(2), k2, s2, p2, ceil_mode, count_include_pad, div)
+            return gx.squeeze(2).contiguous()
+        fn = aten.avg_pool2d_backward if len(k) == 2 else aten.avg_pool3d_backward
+        return fn(g.contiguous(), x, k, s, p, ceil_mode, count_include_pad, div).contiguous()
+
+    # -- optimizer updates -----------------------------------------------------------------------
+    def axpy(self, y: Any, a: float, x: Any) -> None:
+        y.add_(x, alpha=a)
+
+    def scal(self, y: Any, a: float) -> None:
+        y.mul_(a)
+
+    @_no_grad
+    def sgd_step(
+        self,
+        p: Any,
+        g: Any,
+        buf: Any,
+        lr: float,
+        weight_decay: float,
+        momentum: float,
+        dampening: float,
+        nesterov: bool,
+    ) -> Any:
+        torch = _torch()
+        first = momentum != 0 and buf is None
+        if first:
+            buf = torch.empty_like(p)  # the fused kernel copies the gradient into it on the first step
+        bufs = [buf] if momentum else []
+        torch._fused_sgd_(
+            [p], [g], bufs, weight_decay=weight_decay, momentum=momentum, lr=lr, dampening=dampening,
+            nesterov=nesterov, maximize=False, is_first_step=first,
+        )  # fmt: skip
+        return buf
+
+    @_no_grad
+    def adam_step(
+        self,
+        p: Any,
+        g: Any,
+        m: Any,
+        v: Any,
+        max_v: Any,
+        tmp: Any,
+        step: int,
+        lr: float,
+        beta1: float,
+        beta2: float,
+        eps: float,
+        weight_decay: float,
+        decoupled: bool,
+    ) -> None:
+        torch = _torch()
+        fused = torch._fused_adamw_ if decoupled else torch._fused_adam_
+        steps = [torch.tensor(float(step), dtype=torch.float32, device=p.device)]
+        fused(
+            [p], [g], [m], [v], [max_v] if max_v is not None else [], steps, lr=lr, beta1=beta1, beta2=beta2,
+            weight_decay=weight_decay, eps=eps, amsgrad=max_v is not None, maximize=False,
+        )  # fmt: skip

@@ -1,0 +1,146 @@
+"""Backend kernels: torch's native overrides against the reference kernels (NumPy), on plain arrays.
+
+The reference kernels are checked against PyTorch through the operators (tests/nn); here every torch
+override must give the reference's results for the same arguments, forward and backward, contiguous.
+"""
+
+import numpy as np
+import pytest
+
+from ember.backends import get_backend
+
+torch = pytest.importorskip("torch")
+from ember.backends._torch_kernels import TorchKernels  # noqa: E402
+
+REF = get_backend("cpu")
+rng = np.random.default_rng(11)
+
+
+class _TorchOnly(TorchKernels):
+    """The torch kernels alone (the torch backend mixes them in before the reference)."""
+
+
+TK = _TorchOnly()
+
+
+def _t(a):
+    return torch.from_numpy(np.ascontiguousarray(a))
+
+
+def close(t, a, tol=1e-10):
+    assert t.is_contiguous()
+    assert tuple(t.shape) == tuple(a.shape)
+    np.testing.assert_allclose(t.numpy(), a, rtol=tol, atol=tol)
+
+
+CONV = [  # x shape, w shape, stride, pads, dilation, groups
+    ((2, 3, 7, 6), (4, 3, 3, 2), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),
+    ((1, 4, 8, 8), (6, 2, 3, 3), (2, 1), ((1, 1), (2, 2)), (1, 2), 2),
+    ((2, 2, 6, 5), (3, 2, 2, 3), (1, 1), ((0, 1), (1, 1)), (1, 1), 1),  # uneven: padding='same'
+    ((2, 3, 9), (6, 1, 3), (2,), ((2, 2),), (2,), 3),
+    ((1, 2, 4, 5, 4), (3, 2, 2, 3, 2), (1, 2, 1), ((1, 1), (0, 0), (1, 1)), (1, 1, 2), 1),
+    ((3, 4, 5, 5), (4, 4, 1, 1), (2, 2), ((0, 0), (0, 0)), (1, 1), 1),
+]
+
+
+@pytest.mark.parametrize("case", range(len(CONV)))
+def test_torch_conv_kernels_match_the_reference(case):
+    xs, ws, s, pads, d, groups = CONV[case]
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws)
+    y, saved = REF.conv(x, w, s, pads, d, groups, True)
+    yt, _ = TK.conv(_t(x), _t(w), s, pads, d, groups, True)
+    close(yt, y)
+    g = rng.standard_normal(y.shape)
+    gx, gw = REF.conv_backward(g, x, w, saved, s, pads, d, groups)
+    gxt, gwt = TK.conv_backward(_t(g), _t(x), _t(w), None, s, pads, d, groups)
+    close(gxt, gx)
+    close(gwt, gw)
+    close(TK.conv_transpose(_t(g), _t(w), s, pads, d, groups, xs), REF.conv_transpose(g, w, s, pads, d, groups, xs))
+    close(TK.conv_weight(_t(x), _t(g), s, pads, d, groups, ws), REF.conv_weight(x, g, s, pads, d, groups, ws))
+    b = rng.standard_normal(ws[0])
+    yb = REF.conv(x, w, s, pads, d, groups, bias=b)[0]
+    np.testing.assert_allclose(yb, y + b.reshape((-1,) + (1,) * (len(xs) - 2)), rtol=1e-12, atol=1e-12)
+    close(TK.conv(_t(x), _t(w), s, pads, d, groups, bias=_t(b))[0], yb)
+    only_w = TK.conv_backward(_t(g), _t(x), _t(w), None, s, pads, d, groups, False, True)
+    assert only_w[0] is None
+    close(only_w[1], gw)
+
+
+def test_torch_unfold_fold_match_the_reference():
+    x = rng.standard_normal((2, 3, 6, 7))
+    args = ((2, 3), (1, 2), ((1, 1), (2, 2)), (2, 1))
+    cols = REF.unfold(x, *args)
+    close(TK.unfold(_t(x), *args), cols)
+    close(TK.fold(_t(cols), x.shape, *args), REF.fold(cols, x.shape, *args))
+
+
+POOL = [  # x shape, kernel, stride, padding, dilation, ceil_mode
+    ((2, 3, 6, 6), (2, 2), (2, 2), (0, 0), (1, 1), False),
+    ((1, 2, 7, 7), (3, 3), (2, 2), (1, 1), (1, 1), True),
+    ((1, 2, 8, 9), (2, 3), (1, 2), (1, 0), (2, 1), False),
+    ((2, 2, 10), (3,), (2,), (1,), (2,), True),
+    ((1, 2, 4, 5, 6), (2, 2, 2), (2, 1, 2), (1, 0, 1), (1, 1, 1), False),
+]
+
+
+@pytest.mark.parametrize("case", range(len(POOL)))
+def test_torch_max_pool_kernels_match_the_reference(case):
+    xs, k, s, p, d, ceil = POOL[case]
+    x = np.maximum(np.round(rng.standard_normal(xs), 1), 0)  # ties: the first maximum must win in both
+    y, _ = REF.max_pool(x, k, s, p, d, ceil)
+    for save in (False, True):
+        yt, saved = TK.max_pool(_t(x), k, s, p, d, ceil, save=save)
+        close(yt, y)
+        g = rng.standard_normal(y.shape)
+        close(TK.max_pool_backward(_t(g), _t(x), yt, saved, k, s, p, d, ceil),
+              REF.max_pool_backward(g, x, y, None, k, s, p, d, ceil))  # fmt: skip
+        idx = TK.max_pool_indices(_t(x), yt, saved, k, s, p, d, ceil)
+        np.testing.assert_array_equal(idx.numpy(), REF.max_pool_indices(x, y, None, k, s, p, d, ceil))
+
+
+@pytest.mark.parametrize("case", range(len(POOL)))
+@pytest.mark.parametrize("include_pad,divisor", [(True, None), (False, None), (True, 3)])
+def test_torch_avg_pool_kernels_match_the_reference(case, include_pad, divisor):
+    xs, k, s, p, _, ceil = POOL[case]
+    x = rng.standard_normal(xs)
+    y = REF.avg_pool(x, k, s, p, ceil, include_pad, divisor)
+    close(TK.avg_pool(_t(x), k, s, p, ceil, include_pad, divisor), y)
+    g = rng.standard_normal(y.shape)
+    close(TK.avg_pool_backward(_t(g), xs, k, s, p, ceil, include_pad, divisor),
+          REF.avg_pool_backward(g, xs, k, s, p, ceil, include_pad, divisor))  # fmt: skip
+
+
+def test_torch_kernels_never_record_a_graph():
+    x = _t(rng.standard_normal((1, 2, 5, 5))).requires_grad_()
+    w = _t(rng.standard_normal((3, 2, 3, 3))).requires_grad_()
+    y, _ = TK.conv(x, w, (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    assert y.grad_fn is None and not y.requires_grad
+
+
+@pytest.mark.parametrize("momentum,nesterov,wd,dampening", [(0.0, False, 0.0, 0.0), (0.9, False, 0.01, 0.1),
+                                                            (0.9, True, 0.0, 0.0)])  # fmt: skip
+def test_torch_sgd_step_matches_the_reference(momentum, nesterov, wd, dampening):
+    p0, grads = rng.standard_normal((3, 4)), [rng.standard_normal((3, 4)) for _ in range(3)]
+    p, pt = p0.copy(), _t(p0.copy())
+    buf = buf_t = None
+    for g in grads:
+        buf = REF.sgd_step(p, g, buf, 0.1, wd, momentum, dampening, nesterov)
+        buf_t = TK.sgd_step(pt, _t(g), buf_t, 0.1, wd, momentum, dampening, nesterov)
+        close(pt, p, 1e-12)
+    assert (buf is None) == (buf_t is None)
+
+
+@pytest.mark.parametrize("amsgrad,decoupled,wd", [(False, False, 0.0), (True, False, 0.1), (False, True, 0.01)])
+def test_torch_adam_step_matches_the_reference(amsgrad, decoupled, wd):
+    p0 = rng.standard_normal((5,))
+    state = [np.zeros(5) for _ in range(3)]
+    tstate = [torch.zeros(5, dtype=torch.float64) for _ in range(3)]
+    p, pt = p0.copy(), _t(p0.copy())
+    for step in range(1, 4):
+        g = rng.standard_normal(5)
+        REF.adam_step(p, g, state[0], state[1], state[2] if amsgrad else None, np.empty(5), step, 0.01, 0.9, 0.99,
+                      1e-8, wd, decoupled)  # fmt: skip
+        TK.adam_step(pt, _t(g), tstate[0], tstate[1], tstate[2] if amsgrad else None, None, step, 0.01, 0.9, 0.99,
+                     1e-8, wd, decoupled)  # fmt: skip
+        close(pt, p, 1e-12)
+        close(tstate[1], state[1], 1e-12)

@@ -1,0 +1,55 @@
+"""The PyTorch-style example programs run end to end with tiny settings (in-process, a second or two each)."""
+
+import math
+import runpy
+from pathlib import Path
+
+import pytest
+
+import ember
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def _main(name):
+    return runpy.run_path(str(EXAMPLES / name))["main"]
+
+
+def test_digits_cnn_checkpoints_and_resume_exactly(tmp_path, capsys):
+    pytest.importorskip("sklearn")
+    main = _main("digits_cnn_checkpoint.py")
+    tiny = ["--limit", "64", "--batch-size", "32", "--log-every", "0"]
+    full = main([*tiny, "--epochs", "2", "--out", str(tmp_path / "a")])
+    assert {p.name for p in (tmp_path / "a").iterdir()} == {"last.pt", "best.pt"}
+    main([*tiny, "--epochs", "1", "--out", str(tmp_path / "b")])
+    resumed = main([*tiny, "--epochs", "2", "--out", str(tmp_path / "b"), "--resume"])
+    assert "resumed from" in capsys.readouterr().out
+    assert resumed["history"] == full["history"]  # a resumed run is the uninterrupted run, bit for bit
+    assert full["history"][-1]["train_loss"] < full["history"][0]["train_loss"]
+    ckpt = ember.load(tmp_path / "a" / "last.pt")
+    assert ckpt["epoch"] == 2 and {"state", "param_groups"} <= set(ckpt["optimizer_state_dict"])
+
+
+def test_char_lstm_trains_and_generates(tmp_path):
+    out = _main("char_lstm.py")(["--epochs", "2", "--hidden", "16", "--layers", "1", "--emsize", "8", "--bptt", "10",
+                                 "--generate", "20", "--save", str(tmp_path / "m.pt")])  # fmt: skip
+    assert math.isfinite(out["valid_loss"]) and out["valid_loss"] < math.log(out["vocab"]) + 1
+    assert len(out["sample"]) == 22 and out["sample"].startswith("It")
+    assert (tmp_path / "m.pt").exists()
+
+
+def test_reinforce_cartpole_runs_and_the_environment_is_the_classic_one():
+    g = runpy.run_path(str(EXAMPLES / "reinforce_cartpole.py"))
+    out = g["main"](["--episodes", "3", "--max-steps", "40", "--log-interval", "0"])
+    assert out["episodes"] == 3 and out["running_reward"] > 0
+    env = g["CartPole"](max_steps=1000, seed=0)
+    env.reset()
+    env.state = [0.0, 0.0, 0.0, 0.0]
+    state, reward, done = env.step(1)  # a push right from rest: the cart accelerates right, the pole falls left
+    assert reward == 1.0 and not done
+    assert state[1] == pytest.approx(0.02 * 9.75609756, rel=1e-6) and state[3] < 0
+    steps = 1
+    while not done:
+        _, _, done = env.step(1)
+        steps += 1
+    assert 5 < steps < 100  # always pushing right tips the pole over quickly
