@@ -276,7 +276,8 @@ def _root_grads(roots: Sequence[Tensor], grads: Sequence[Any], op: str) -> list[
         if not r.requires_grad:
             raise RuntimeError(
                 f"{op}: tensor of shape {r.shape} does not require grad and has no grad_fn "
-                "(did you create it under no_grad, or forget requires_grad=True on the inputs?)"
+                "(made under no_grad? requires_grad=True forgotten on the inputs? or a gradient computed without "
+                "create_graph=True, which is needed to differentiate it again?)"
             )
         if g is None:
             if r.numel() != 1:

@@ -223,10 +223,14 @@ def _interp_size(x: Tensor, size: Any, scale_factor: Any, sp: int) -> tuple[tupl
         out = (int(size),) * sp if isinstance(size, int) else tuple(int(s) for s in size)
         if len(out) != sp:
             raise ValueError(f"interpolate: size must have {sp} entries for input {x.shape}, got {size}")
+        if any(s < 1 for s in out):
+            raise ValueError(f"interpolate: every output size must be >= 1, got size={size}")
         return out, tuple(x.shape[2 + i] / out[i] for i in range(sp))
     sf = (float(scale_factor),) * sp if isinstance(scale_factor, (int, float)) else tuple(map(float, scale_factor))
     if len(sf) != sp:
         raise ValueError(f"interpolate: scale_factor must have {sp} entries for input {x.shape}")
+    if not all(math.isfinite(f) and f > 0 for f in sf):
+        raise ValueError(f"interpolate: scale_factor must be finite and > 0, got {scale_factor}")
     out = tuple(math.floor(x.shape[2 + i] * sf[i]) for i in range(sp))
     return out, tuple(1.0 / f for f in sf)
 
