@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+import sys
+
 import numpy as np
 import pytest
 
@@ -10,10 +13,16 @@ import ember
 
 @pytest.fixture(autouse=True)
 def _seed() -> None:
+    """Every test starts from the same random state, whatever ran before it (order, xdist worker)."""
     ember.manual_seed(0)
     np.random.seed(0)
+    random.seed(0)
+    if "torch" in sys.modules:  # torch's generator too, once some test has imported it
+        sys.modules["torch"].manual_seed(0)
 
 
 @pytest.fixture
 def torch():
-    return pytest.importorskip("torch")
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    return torch

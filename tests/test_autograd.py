@@ -183,10 +183,7 @@ def test_mlp_hessian_vector_product_matches_finite_difference():
     v = ember.randn(4, 5, dtype=ember.float64)
     _, hv = ember.autograd.functional.hvp(loss, w1, v)
     eps = 1e-6
-    (gp,) = grad(
-        loss(w1.detach() + eps * v).requires_grad_() if False else loss(_p := (w1.detach() + eps * v).requires_grad_()),
-        [_p],
-    )
+    (gp,) = grad(loss(_p := (w1.detach() + eps * v).requires_grad_()), [_p])
     (gm,) = grad(loss(_m := (w1.detach() - eps * v).requires_grad_()), [_m])
     np.testing.assert_allclose(hv.numpy(), ((gp - gm) / (2 * eps)).numpy(), rtol=1e-4, atol=1e-6)
 

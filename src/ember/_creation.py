@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import operator
 import threading
 from typing import Any
 
 import numpy as np
 
 from ._dtype import DType, as_dtype, bool_, get_default_dtype, int64
-from ._errors import DTypeError
+from ._errors import DTypeError, ShapeError, ValueRangeError
 from ._tensor import Tensor
 from .backends import get_backend
 
@@ -44,20 +45,15 @@ __all__ = [
 ]
 
 
-def _infer_dtype(data: Any) -> DType | None:
-    """PyTorch's inference: Python floats give the default dtype, ints int64, bools bool."""
-    if isinstance(data, Tensor):
-        return data.dtype
-    if isinstance(data, (np.ndarray, np.generic)):
-        return None
-    arr = np.asarray(data)
+def _infer_dtype(arr: np.ndarray) -> DType:
+    """PyTorch's inference for Python data: floats give the default dtype, ints int64, bools bool."""
     if arr.dtype.kind == "f":
         return get_default_dtype()
     if arr.dtype.kind in "iu":
         return int64
     if arr.dtype.kind == "b":
         return bool_
-    raise TypeError(f"tensor: cannot make a tensor from data of type {type(data).__name__} ({arr.dtype})")
+    raise DTypeError(f"tensor: cannot make a tensor from {arr.dtype.name} data; expected numbers or bools")
 
 
 def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
@@ -65,14 +61,19 @@ def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
     if isinstance(data, Tensor):
         src = data._backend.to_numpy(data._data)
         return be.astype(be.from_numpy(np.array(src, copy=True)), as_dtype(dtype or data.dtype)), be
-    d: DType | None = as_dtype(dtype) if dtype is not None else _infer_dtype(data)
-    if d is None:  # a numpy array keeps its dtype
-        arr = np.array(data, copy=True)
-        be.dtype_of(arr)  # refuses dtypes Ember has no name for
-        return be.from_numpy(arr), be
-    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
-        data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
-    return be.asarray(np.asarray(data), d), be
+    if isinstance(data, (np.ndarray, np.generic)):
+        arr = np.array(data, copy=True)  # a tensor never shares the caller's array (as_tensor does)
+        if dtype is None:  # a numpy array keeps its dtype
+            be.dtype_of(arr)  # refuses dtypes Ember has no name for
+            return be.from_numpy(arr), be
+        d = as_dtype(dtype)
+    else:
+        if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+            data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
+        arr = _python_array(data)
+        d = as_dtype(dtype) if dtype is not None else _infer_dtype(arr)
+    _check_fits(arr, d)
+    return be.asarray(arr, d), be
 
 
 def _flat(data: Any) -> list[Any]:
@@ -83,6 +84,87 @@ def _flat(data: Any) -> list[Any]:
         else:
             out.append(x)
     return out
+
+
+def _python_array(data: Any) -> np.ndarray:
+    """NumPy's reading of nested Python data, with clear errors for ragged lists, strings, None, huge ints."""
+    try:
+        arr = np.asarray(data)
+    except (ValueError, TypeError):
+        problem = _ragged(data) if isinstance(data, (list, tuple)) else None
+        if problem is None:
+            raise
+        raise ShapeError(f"tensor: ragged nested sequence: {problem}") from None
+    if arr.dtype.kind in "fiub":
+        return arr
+    found = _first_non_number(data)
+    if found is None:
+        raise DTypeError(f"tensor: cannot make a tensor from {arr.dtype.name} data; expected numbers or bools")
+    index, bad = found
+    where = f" at index {index}" if index else ""
+    if isinstance(bad, int):
+        raise ValueRangeError(f"tensor: the integer {bad}{where} does not fit in 64 bits (int64 holds -2**63 to "
+                              "2**63 - 1)")  # fmt: skip
+    raise DTypeError(f"tensor: cannot make a tensor from {type(bad).__name__} {bad!r}{where}; expected numbers, "
+                     "bools, (nested) lists of them, arrays or tensors")  # fmt: skip
+
+
+def _ragged(data: Any) -> str | None:
+    """Where a nested sequence stops being rectangular (None when it is rectangular)."""
+    expected: list[int] = []
+    x = data
+    while isinstance(x, (list, tuple)):
+        expected.append(len(x))
+        if not x:
+            break
+        x = x[0]
+
+    def walk(x: Any, dim: int, index: list[int]) -> str | None:
+        if dim == len(expected):
+            if isinstance(x, (list, tuple)):
+                return f"expected a number at index {index}, got a sequence of length {len(x)}"
+            return None
+        if not isinstance(x, (list, tuple)):
+            return f"expected a sequence of length {expected[dim]} at index {index} (dim {dim}), got {x!r}"
+        if len(x) != expected[dim]:
+            return f"expected a sequence of length {expected[dim]} at index {index} (dim {dim}), got length {len(x)}"
+        for i, v in enumerate(x):
+            problem = walk(v, dim + 1, [*index, i])
+            if problem:
+                return problem
+        return None
+
+    return walk(data, 0, [])
+
+
+def _first_non_number(data: Any, index: tuple[int, ...] = ()) -> tuple[list[int], Any] | None:
+    """(index, value) of the first element that is not a number fitting in 64 bits; None when all are."""
+    if isinstance(data, (list, tuple)):
+        for i, v in enumerate(data):
+            found = _first_non_number(v, (*index, i))
+            if found is not None:
+                return found
+        return None
+    if isinstance(data, (bool, float, np.number, np.bool_)) or (isinstance(data, int) and -(2**63) <= data < 2**64):
+        return None
+    return list(index), data
+
+
+_INT_RANGES = {name: np.iinfo(name) for name in ("int8", "int16", "int32", "int64", "uint8")}
+
+
+def _check_fits(arr: np.ndarray, d: DType) -> None:
+    """Refuse a conversion to an integer dtype that would wrap around or turn NaN/inf into garbage."""
+    info = _INT_RANGES.get(d.name)
+    if info is None or arr.size == 0 or arr.dtype.kind not in "fiu":
+        return
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        bad = arr[~np.isfinite(arr)].flat[0]
+        raise ValueRangeError(f"tensor: cannot convert {bad} to {d.name}; integers have no NaN or infinity")
+    lo, hi = arr.min(), arr.max()
+    if lo < info.min or hi > info.max:
+        bad = lo if lo < info.min else hi
+        raise ValueRangeError(f"tensor: value {bad} does not fit in {d.name} (range {info.min} to {info.max})")
 
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -109,18 +191,31 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(be.from_numpy(array), be)
 
 
-def _shape(size: tuple[Any, ...]) -> tuple[int, ...]:
+def _int_arg(value: Any, op: str, name: str, low: int | None = 0) -> int:
+    """An integer argument (Python or NumPy int, 0-d integer tensor), >= ``low``; TypeError/ShapeError naming it."""
+    if isinstance(value, (bool, np.bool_)) or not hasattr(value, "__index__"):
+        raise TypeError(f"{op}: {name} must be an integer, got {type(value).__name__} {value!r}")
+    n = operator.index(value)
+    if low is not None and n < low:
+        raise ShapeError(f"{op}: {name} must be >= {low}, got {n}")
+    return n
+
+
+def _shape(size: tuple[Any, ...], op: str = "tensor") -> tuple[int, ...]:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    shape = tuple(int(s) for s in size)
+    for i, s in enumerate(size):
+        if isinstance(s, (bool, np.bool_)) or not hasattr(s, "__index__"):
+            raise TypeError(f"{op}: size must be a tuple of ints, but element {i} is {type(s).__name__} {s!r}")
+    shape = tuple(operator.index(s) for s in size)
     if any(s < 0 for s in shape):
-        raise ValueError(f"negative dimension in shape {shape}")
+        raise ShapeError(f"{op}: negative dimension in size {shape}")
     return shape
 
 
 def _make(filler: str, size: tuple[Any, ...], dtype: Any, device: Any, requires_grad: bool, value: Any = 0) -> Tensor:
     be = get_backend(device)
-    shape = _shape(size)
+    shape = _shape(size, filler)
     d = as_dtype(dtype) if dtype is not None else get_default_dtype()
     nd = be.native_dtype(d)
     xp = be.xp
@@ -145,6 +240,10 @@ def empty(*args: Any, size: Any = None, dtype: Any = None, device: Any = None, r
 
 
 def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    if isinstance(fill_value, Tensor) and fill_value.ndim == 0:
+        fill_value = fill_value.item()
+    if not isinstance(fill_value, (bool, int, float, np.number, np.bool_)):
+        raise TypeError(f"full: fill_value must be a number or bool, got {type(fill_value).__name__} {fill_value!r}")
     if dtype is None:
         dtype = as_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float)) else None
     return _make("full", (size,), dtype, device, requires_grad, fill_value)
@@ -156,8 +255,18 @@ def arange(
     """Values from ``start`` up to (not including) ``end``; int64 unless a bound or step is a float."""
     if end is None:
         start, end = 0, start
+    for name, v in (("start", start), ("end", end), ("step", step)):
+        if isinstance(v, Tensor) and v.ndim == 0:
+            v = v.item()
+        if not isinstance(v, (int, float, np.number)) or isinstance(v, bool):
+            raise TypeError(f"arange: {name} must be a number, got {type(v).__name__} {v!r}")
+        if not np.isfinite(v):
+            raise ValueRangeError(f"arange: {name} must be finite, got {v}")
     if step == 0:
         raise ValueError("arange: step must be nonzero")
+    if (end - start) * step < 0:
+        raise ValueRangeError(f"arange: the bounds [{start}, {end}) and step {step} disagree in sign "
+                              "(use a negative step to count down)")  # fmt: skip
     if dtype is None:
         dtype = get_default_dtype() if any(isinstance(v, float) for v in (start, end, step)) else int64
     be = get_backend(device)
@@ -169,15 +278,18 @@ def arange(
 def linspace(
     start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
+    steps = _int_arg(steps, "linspace", "steps")
     be = get_backend(device)
     d = as_dtype(dtype) if dtype is not None else get_default_dtype()
     if d.name == "bool":
         raise DTypeError("linspace: bool is not a supported dtype (PyTorch has no bool linspace)")
-    t = Tensor._make(be.asarray(np.linspace(start, end, int(steps)), d), be)
+    t = Tensor._make(be.asarray(np.linspace(start, end, steps), d), be)
     return t.requires_grad_(True) if requires_grad else t
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    n = _int_arg(n, "eye", "n")
+    m = None if m is None else _int_arg(m, "eye", "m")
     be = get_backend(device)
     d = as_dtype(dtype) if dtype is not None else get_default_dtype()
     t = Tensor._make(be.asarray(np.eye(n, m), d), be)
@@ -194,7 +306,11 @@ class Generator:
         self._lock = threading.Lock()
 
     def manual_seed(self, seed: int) -> Generator:
-        self._seed = int(seed)
+        """Seed with an integer in [-2**63, 2**64); negative seeds map to ``2**64 - 1 + seed`` as in PyTorch."""
+        seed = _int_arg(seed, "manual_seed", "seed", low=None)
+        if not -(2**63) <= seed < 2**64:
+            raise ValueRangeError(f"manual_seed: seed must be in [-2**63, 2**64), got {seed}")
+        self._seed = seed if seed >= 0 else 0xFFFF_FFFF_FFFF_FFFF + seed
         self._rng = np.random.Generator(np.random.PCG64(self._seed))
         return self
 
@@ -253,7 +369,7 @@ def _rand(kind: str, size: tuple[Any, ...], dtype: Any, device: Any, requires_gr
     if not d.is_floating_point:
         raise TypeError(f"{kind}: expected a floating dtype, got {d}")
     with gen._lock:
-        arr = (be.uniform if kind == "rand" else be.normal)(gen._rng, _shape(size), d)
+        arr = (be.uniform if kind == "rand" else be.normal)(gen._rng, _shape(size, kind), d)
     t = Tensor._make(arr, be)
     return t.requires_grad_(True) if requires_grad else t
 
@@ -296,7 +412,7 @@ def randint(
             gen._rng,
             low,
             high,
-            _shape((size,) if isinstance(size, int) else tuple(size)),
+            _shape((size,) if isinstance(size, int) else tuple(size), "randint"),
             as_dtype(dtype) if dtype is not None else int64,
         )
     t = Tensor._make(arr, be)

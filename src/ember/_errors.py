@@ -7,7 +7,15 @@ PyTorch raises ``RuntimeError`` for shape, dtype and device problems; Python's c
 
 from __future__ import annotations
 
-__all__ = ["EmberError", "ShapeError", "DTypeError", "DeviceError", "OutOfRangeError"]
+__all__ = [
+    "EmberError",
+    "ShapeError",
+    "DTypeError",
+    "DeviceError",
+    "OutOfRangeError",
+    "ValueRangeError",
+    "DivisionByZeroError",
+]
 
 
 class EmberError(RuntimeError):
@@ -28,3 +36,11 @@ class DeviceError(EmberError, ValueError):
 
 class OutOfRangeError(EmberError, IndexError):
     """An index out of range (PyTorch raises ``IndexError`` or ``RuntimeError``; this is both)."""
+
+
+class ValueRangeError(EmberError, ValueError):
+    """A value outside what the operation or dtype accepts (300 for int8, NaN for an integer, a target above 1)."""
+
+
+class DivisionByZeroError(EmberError, ZeroDivisionError):
+    """Integer division or remainder by zero (PyTorch raises a ``RuntimeError`` saying ZeroDivisionError)."""

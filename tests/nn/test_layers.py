@@ -75,6 +75,8 @@ def _first(out):
 
 
 def _run(name, args, kwargs, shape, inputs, train):
+    global rng
+    rng = np.random.default_rng(5)  # the same inputs whatever ran before (test order, xdist worker)
     t_layer = getattr(torch.nn, name)(*args, **kwargs).double()
     e_layer = getattr(nn, name)(*args, **kwargs, **({"dtype": ember.float64} if _takes_dtype(name) else {}))
     e_layer.to(ember.float64)
@@ -85,8 +87,10 @@ def _run(name, args, kwargs, shape, inputs, train):
     xs = inputs() if inputs else [r(*shape)]
     t_in = [torch.tensor(x, requires_grad=x.dtype.kind == "f") for x in xs]
     e_in = [ember.tensor(x, requires_grad=x.dtype.kind == "f") for x in xs]
-    if name == "Dropout" or name == "Dropout2d":  # compare the masks' effect on both sides through eval only
-        return None
+    if name in ("Dropout", "Dropout2d"):  # random masks differ from torch's: check their properties instead
+        _check_dropout(e_layer, e_in[0], train, channels=name == "Dropout2d")
+        _check_dropout(t_layer, t_in[0], train, channels=name == "Dropout2d")
+        return e_layer
     t_out, e_out = _first(t_layer(*t_in)), _first(e_layer(*e_in))
     np.testing.assert_allclose(e_out.detach().numpy(), t_out.detach().numpy(), rtol=1e-6, atol=1e-8, err_msg=name)
     w = r(*t_out.shape)
@@ -106,6 +110,24 @@ def _run(name, args, kwargs, shape, inputs, train):
     for k, b in t_layer.named_buffers():
         np.testing.assert_allclose(e_layer.state_dict()[k].numpy(), b.numpy(), rtol=1e-6, err_msg=f"{name}.{k}")
     return e_layer
+
+
+def _check_dropout(layer, x, train, channels):
+    """Eval: the input unchanged. Train: each element (channel for Dropout2d) zeroed or scaled by 1/(1-p),
+    the gradient through the same mask."""
+    out = layer(x)
+    xv, ov = x.detach().numpy(), out.detach().numpy()
+    if not train:
+        np.testing.assert_array_equal(ov, xv)
+        return
+    p = layer.p
+    kept = ov != 0
+    np.testing.assert_allclose(ov[kept], xv[kept] / (1 - p), rtol=1e-12)
+    if channels:  # whole (sample, channel) maps are dropped together
+        per_map = kept.reshape(*kept.shape[:2], -1)
+        assert (per_map.all(-1) | ~per_map.any(-1)).all()
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), kept / (1 - p), rtol=1e-12)
 
 
 def _takes_dtype(name):
@@ -145,9 +167,46 @@ def test_default_init_follows_torch():
     assert np.array_equal(again.weight.detach().numpy(), w)  # reproducible under manual_seed
 
 
-def test_dropout_train_and_eval():
-    d = nn.Dropout(0.5)
-    x = ember.ones(1000)
-    assert (d(x).numpy() == 0).mean() > 0.3
+@pytest.mark.parametrize("p", [0.2, 0.5, 0.9])
+def test_dropout_mask_statistics_scaling_and_eval(p):
+    n = 40_000
+    d = nn.Dropout(p)
+    x = ember.ones(n)
+    y = d(x).numpy()
+    dropped = (y == 0).mean()
+    assert abs(dropped - p) < 4 * (p * (1 - p) / n) ** 0.5  # within 4 standard deviations of p
+    np.testing.assert_allclose(y[y != 0], 1 / (1 - p), rtol=1e-6)
+    assert abs(y.mean() - 1) < 0.05  # the scaling keeps the expectation
     d.eval()
     assert d(x) is x
+
+
+def test_dropout2d_drops_whole_channels_with_rate_p():
+    d = nn.Dropout2d(0.3)
+    y = d(ember.ones(50, 40, 3, 3)).numpy().reshape(2000, 9)
+    zero_maps = (y == 0).all(1)
+    assert ((y == 0).any(1) == zero_maps).all()  # a map is dropped entirely or not at all
+    assert abs(zero_maps.mean() - 0.3) < 4 * (0.3 * 0.7 / 2000) ** 0.5
+    np.testing.assert_allclose(y[~zero_maps], 1 / 0.7, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["Dropout", "Dropout2d"])
+def test_dropout_is_reproducible_under_manual_seed(name):
+    d = getattr(nn, name)(0.5)
+    x = ember.ones(4, 8, 5, 5)
+    ember.manual_seed(3)
+    a = d(x).numpy()
+    ember.manual_seed(3)
+    b = d(x).numpy()
+    c = d(x).numpy()  # the generator moved on: a new mask
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(b, c)
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0])
+def test_dropout_edge_rates(p):
+    x = ember.tensor(np.arange(1.0, 7.0), requires_grad=True)
+    y = nn.Dropout(p)(x)
+    np.testing.assert_array_equal(y.detach().numpy(), x.detach().numpy() if p == 0 else np.zeros(6))
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(6, 1.0 - p))

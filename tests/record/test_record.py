@@ -223,15 +223,16 @@ def test_checkpointer_resume_is_bit_exact_and_prunes(tmp_path):
 
 
 @pytest.mark.skipif(torch_or_none() is None, reason="torch not installed")
-def test_weights_from_pytorch(tmp_path):
-    import torch
-
+def test_weights_from_pytorch(tmp_path, torch):
+    torch.manual_seed(0)
     t = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
     torch.save(t.state_dict(), tmp_path / "w.pt")
     e = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
     assert load_weights(e, tmp_path / "w.pt", strict=True) == ([], [])
     x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
-    np.testing.assert_allclose(e(ember.tensor(x)).detach().numpy(), t(torch.tensor(x)).detach().numpy(), rtol=1e-6)
+    # float32 through two layers: agree to float32 rounding, not bit for bit (near-zero outputs need atol)
+    np.testing.assert_allclose(e(ember.tensor(x)).detach().numpy(), t(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)  # fmt: skip
     # without torch: the restricted unpickler reads the same archive
     from ember.record._torch import _read_zip
 

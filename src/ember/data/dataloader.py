@@ -82,6 +82,9 @@ class DataLoader:
                  timeout: float = 0, pin_memory: bool = False, pin_memory_device: str = "") -> None:  # fmt: skip
         if num_workers < 0:
             raise ValueError(f"DataLoader: num_workers must be >= 0, got {num_workers}")
+        if batch_size is not None and (type(batch_size) is bool or not isinstance(batch_size, int) or batch_size < 1):
+            raise ValueError(f"DataLoader: batch_size must be a positive integer (or None for unbatched samples), "
+                             f"got {batch_size!r}")  # fmt: skip
         self.dataset, self.num_workers, self.prefetch_factor = dataset, num_workers, max(prefetch_factor, 1)
         self.collate_fn = collate_fn or default_collate
         self._default_collate = collate_fn is None

@@ -29,6 +29,8 @@ __all__ = ["Config", "config_for", "export_configs"]
 _POSITIVE = (
     "features", "channels", "num_embeddings", "embedding_dim", "embed_dim", "hidden_size", "num_heads", "d_model",
     "nhead", "dim_feedforward", "num_layers", "input_size", "num_groups", "num_classes",
+    # model configs: widths, sizes and counts (ember.models)
+    "width", "hidden", "vocab_size", "block_size", "n_layer", "n_head", "n_embd", "image_size", "depth",
 )  # fmt: skip
 _REGISTRY: dict[str, type[Config]] = {}
 
@@ -72,7 +74,8 @@ class Config:
             if f.name.endswith(_POSITIVE) or f.name in _POSITIVE or f.name.startswith("num_"):
                 vals = v if isinstance(v, (tuple, list)) else (v,)
                 if not all(isinstance(x, int) and x > 0 for x in vals):
-                    raise ValueError(f"{name}: {f.name} must be a positive integer, got {v!r}")
+                    what = "positive integers" if isinstance(v, (tuple, list)) else "a positive integer"
+                    raise ValueError(f"{name}: {f.name} must be {what}, got {v!r}")
             elif f.name in ("kernel_size", "stride") and not isinstance(v, str):
                 vals = v if isinstance(v, (tuple, list)) else (v,)
                 if not all(isinstance(x, int) and x > 0 for x in vals):

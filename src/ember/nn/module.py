@@ -409,6 +409,9 @@ class Module:
         Values are converted to each parameter's dtype and device; a shape mismatch names the key and
         both shapes. With ``strict``, missing or unexpected keys are an error listing them.
         """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"load_state_dict for {type(self).__name__}: expected a mapping of parameter names to "
+                            f"tensors (what state_dict() returns), got {type(state_dict).__name__}")  # fmt: skip
         own = dict(self._persistent_state())
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]

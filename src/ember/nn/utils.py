@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable
 from typing import Any
 
@@ -47,6 +48,11 @@ def clip_grad_norm_(
     """Scale all gradients together so their global ``norm_type`` norm is at most ``max_norm``; return the norm."""
     from .._creation import tensor
 
+    if isinstance(max_norm, bool) or not isinstance(max_norm, numbers.Real) or not max_norm >= 0:
+        raise ValueError(f"clip_grad_norm_: max_norm must be a number >= 0, got {max_norm!r}")
+    if isinstance(norm_type, bool) or not isinstance(norm_type, numbers.Real) or not norm_type > 0:
+        raise ValueError(f"clip_grad_norm_: norm_type must be > 0 (2.0, 1.0, inf, ...), got {norm_type!r}")
+
     grads = [p.grad for p in _params(parameters) if p.grad is not None]
     if not grads:
         return tensor(0.0)
@@ -60,6 +66,8 @@ def clip_grad_norm_(
 
 def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:
     """Clamp every gradient element to ``[-clip_value, clip_value]`` in place."""
+    if isinstance(clip_value, bool) or not isinstance(clip_value, numbers.Real) or not clip_value >= 0:
+        raise ValueError(f"clip_grad_value_: clip_value must be a number >= 0, got {clip_value!r}")
     for p in _params(parameters):
         if p.grad is not None:
             xp = p.grad._backend.xp

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from .._dtype import as_dtype, get_default_dtype
+from .._errors import DivisionByZeroError, DTypeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._util import check_scalar, promote, sum_to, sum_to_array
@@ -289,8 +290,31 @@ class DivTruncInt(StepOp):
         return xp.sign(a) * xp.sign(b) * xp.floor_divide(xp.abs(a), xp.abs(b))
 
 
+# Operators that divide integers by integers: a zero divisor raises, as in PyTorch (NumPy gives 0 and warns).
+_INT_DIVISIONS = {"FloorDivide": "floor_divide", "Remainder": "remainder", "DivFloor": "div", "DivTrunc": "div",
+                  "DivTruncInt": "div"}  # fmt: skip
+
+
+def _check_int_divisor(name: str, a: Any, b: Any) -> None:
+    """Raise when integer ``a // b`` or ``a % b`` (after promotion) has a zero in ``b``."""
+    ref = a if isinstance(a, Tensor) else b
+    if not isinstance(ref, Tensor) or ref._data.dtype.kind not in "biu":
+        return
+    if isinstance(b, Tensor):
+        if b._data.dtype.kind in "biu" and bool(b._backend.xp.any(b._data == 0)):
+            raise DivisionByZeroError(f"{name}: integer division by zero (the divisor tensor holds a 0)")
+    elif isinstance(b, int) and b == 0:
+        raise DivisionByZeroError(f"{name}: integer division by zero")
+
+
+def _is_bool(x: Any) -> bool:
+    return isinstance(x, bool) or (isinstance(x, Tensor) and x._data.dtype.kind == "b")
+
+
 def _binary(cls: type[Op], a: Any, b: Any) -> Tensor:
     a, b = promote(cls.__name__.lower(), a, b)
+    if cls.__name__ in _INT_DIVISIONS:
+        _check_int_divisor(_INT_DIVISIONS[cls.__name__], a, b)
     try:
         return cls.apply(a, b)  # type: ignore[no-any-return]
     except ValueError as e:
@@ -308,6 +332,9 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
 
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input - alpha * other``."""
+    if _is_bool(input) and _is_bool(other):
+        raise DTypeError("sub: subtracting two bool tensors is not supported; use ^ or logical_xor() for the "
+                         "difference of masks, ~ or logical_not() to invert one")  # fmt: skip
     return _binary(Sub, input, other if alpha == 1 else mul(other, alpha))
 
 
@@ -362,6 +389,8 @@ def pow(input: Any, exponent: Any) -> Tensor:
 
 
 def neg(input: Tensor) -> Tensor:
+    if _is_bool(input):
+        raise DTypeError("neg: negating a bool tensor is not supported; use ~ or logical_not() to invert a mask")
     return Neg.apply(input)  # type: ignore[no-any-return]
 
 

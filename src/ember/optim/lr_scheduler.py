@@ -19,10 +19,26 @@ __all__ = [
 ]  # fmt: skip
 
 
+def _at_least(sched: str, name: str, value: Any, low: int) -> None:
+    """A count or period option that must be a number >= ``low``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{sched}: {name} must be an integer, got {type(value).__name__} {value!r}")
+    if value < low:
+        raise ValueError(f"{sched}: {name} must be >= {low}, got {value}")
+
+
+def _gamma(sched: str, gamma: Any) -> None:
+    if not isinstance(gamma, (int, float)) or isinstance(gamma, bool) or not math.isfinite(gamma) or gamma < 0:
+        raise ValueError(f"{sched}: gamma (the decay factor) must be a finite number >= 0, got {gamma!r}")
+
+
 class LRScheduler:
     """Base: subclasses define ``get_lr()`` from ``self.last_epoch``, ``self.base_lrs`` and the current rates."""
 
     def __init__(self, optimizer: Any, last_epoch: int = -1) -> None:
+        if not isinstance(getattr(optimizer, "param_groups", None), list):
+            hint = " (a module: build an optimizer on its parameters first)" if hasattr(optimizer, "parameters") else ""
+            raise TypeError(f"{type(self).__name__}: expected an optimizer, got {type(optimizer).__name__}{hint}")
         self.optimizer = optimizer
         for g in optimizer.param_groups:
             if last_epoch == -1:
@@ -95,6 +111,8 @@ class MultiplicativeLR(LambdaLR):
 
 class StepLR(LRScheduler):
     def __init__(self, optimizer: Any, step_size: int, gamma: float = 0.1, last_epoch: int = -1) -> None:
+        _at_least("StepLR", "step_size", step_size, 1)
+        _gamma("StepLR", gamma)
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
@@ -110,6 +128,9 @@ class StepLR(LRScheduler):
 
 class MultiStepLR(LRScheduler):
     def __init__(self, optimizer: Any, milestones: Sequence[int], gamma: float = 0.1, last_epoch: int = -1) -> None:
+        for m in milestones:
+            _at_least("MultiStepLR", "each milestone", m, 0)
+        _gamma("MultiStepLR", gamma)
         self.milestones, self.gamma = sorted(Counter(milestones).elements()), gamma
         super().__init__(optimizer, last_epoch)
 
@@ -164,6 +185,7 @@ class LinearLR(LRScheduler):
 
 class ExponentialLR(LRScheduler):
     def __init__(self, optimizer: Any, gamma: float, last_epoch: int = -1) -> None:
+        _gamma("ExponentialLR", gamma)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
@@ -178,6 +200,7 @@ class ExponentialLR(LRScheduler):
 
 class PolynomialLR(LRScheduler):
     def __init__(self, optimizer: Any, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1) -> None:
+        _at_least("PolynomialLR", "total_iters", total_iters, 1)
         self.total_iters, self.power = total_iters, power
         super().__init__(optimizer, last_epoch)
 
@@ -197,6 +220,7 @@ class CosineAnnealingLR(LRScheduler):
     """``eta_min + (base - eta_min) (1 + cos(pi t / T_max)) / 2`` (PyTorch's recursive form)."""
 
     def __init__(self, optimizer: Any, T_max: int, eta_min: float = 0.0, last_epoch: int = -1) -> None:  # noqa: N803
+        _at_least("CosineAnnealingLR", "T_max", T_max, 1)
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 

@@ -128,6 +128,13 @@ class OptimizerAdaptor:
                 raise TypeError(f"{type(self).__name__}: parameters must be Tensors, got {type(p).__name__}")
             if not p.is_leaf:
                 raise ValueError(f"{type(self).__name__}: can only optimize leaf tensors (got one with grad_fn)")
+        first: dict[int, int] = {}
+        for i, p in enumerate(ps):
+            if id(p) in first:
+                raise ValueError(f"{type(self).__name__}: the same parameter (shape {tuple(p.shape)}) is given twice, "
+                                 f"at positions {first[id(p)]} and {i}; pass each parameter once "
+                                 "(model.parameters() already does)")  # fmt: skip
+            first[id(p)] = i
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in ps):
             raise ValueError(f"{type(self).__name__}: a parameter appears in more than one group")
@@ -244,6 +251,13 @@ class OptimizerAdaptor:
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore state saved by ``state_dict``; params are matched by id, else by position (PyTorch)."""
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"load_state_dict: expected the dict from optimizer.state_dict(), got "
+                            f"{type(state_dict).__name__}")  # fmt: skip
+        if "param_groups" not in state_dict or "state" not in state_dict:
+            raise ValueError(f"load_state_dict: not an optimizer state dict (it needs 'state' and 'param_groups'; "
+                             f"it has keys {sorted(map(str, state_dict))}); pass what optimizer.state_dict() "
+                             "returned, not a model's state_dict")  # fmt: skip
         kind = state_dict.get("optimizer", type(self).__name__)
         if kind != type(self).__name__:
             raise ValueError(

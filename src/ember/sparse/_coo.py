@@ -129,7 +129,8 @@ class SparseTensor:
         for n in reversed(self._size[: self.sparse_dim()]):
             idx.append(rem % n)
             rem = rem // n
-        indices = Tensor._make(xp.stack(idx[::-1]).astype(xp.int64) if idx else xp.zeros((0, len(uniq)), xp.int64), be)
+        stacked = xp.astype(xp.stack(idx[::-1]), xp.int64) if idx else xp.zeros((0, len(uniq)), dtype=xp.int64)
+        indices = Tensor._make(stacked, be)
         return SparseTensor(indices, vals, self._size, True)
 
     def to_dense(self) -> Tensor:
@@ -224,7 +225,7 @@ def sparse_coo_tensor(
     sparse_dim = idx.shape[0]
     xp = idx._backend.xp
     if size is None:
-        top = xp.max(idx._data, axis=1) + 1 if idx.shape[1] else xp.zeros(sparse_dim, dtype=xp.int64)
+        top = xp.max(idx._data, axis=1) + 1 if idx.shape[1] else xp.zeros((sparse_dim,), dtype=xp.int64)
         shape = tuple(int(s) for s in top) + tuple(vals.shape[1:])
     else:
         shape = tuple(int(s) for s in size)

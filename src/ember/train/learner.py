@@ -58,6 +58,18 @@ class EarlyStopping(Callback):
                 learner.log(f"early stopping: {self.monitor} did not improve for {self.patience} epochs")
 
 
+def _check_optimizer_holds(model: Any, optimizer: Any) -> None:
+    """Refuse an optimizer that would train nothing of ``model`` (built on another model's parameters)."""
+    groups = getattr(optimizer, "param_groups", None)
+    if not hasattr(model, "parameters") or not isinstance(groups, list):
+        return
+    held = {id(p) for g in groups for p in g["params"]}
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    if trainable and not any(id(p) in held for p in trainable):
+        raise ValueError(f"Learner: the optimizer holds none of the model's {len(trainable)} trainable parameters "
+                         "(was it built on another model's parameters, or before the model was replaced?)")  # fmt: skip
+
+
 def _interactive(stream: Any) -> bool:
     """Whether ``stream`` is a terminal (or a Jupyter kernel's output), where a redrawn bar makes sense."""
     try:
@@ -113,6 +125,10 @@ class Learner:
         self.metric_names = list(metrics)
         if "loss" not in [m if isinstance(m, str) else m.name for m in self.metric_names]:
             self.metric_names.insert(0, "loss")
+        _check_optimizer_holds(model, optimizer)
+        known = [f"{split}_{get_metric(m).name}" for split in ("valid", "train") for m in self.metric_names]
+        if best_metric not in known:
+            raise ValueError(f"Learner: best_metric {best_metric!r} is not one of the logged metrics {known}")
         self.device = device
         self.callbacks = list(callbacks)
         self.grad_accumulation, self.grad_clip_norm = grad_accumulation, grad_clip_norm
@@ -153,6 +169,13 @@ class Learner:
     def _forward(self, x: Any) -> Any:
         return self.model(*x) if isinstance(x, tuple) else self.model(x)
 
+    def _scalar_loss(self, loss: Any) -> Tensor:
+        if not isinstance(loss, Tensor) or loss.numel() != 1:
+            shape = tuple(loss.shape) if isinstance(loss, Tensor) else type(loss).__name__
+            raise ValueError(f"Learner: loss_fn must return a single-value tensor, got {shape}; use "
+                             "reduction='mean' or 'sum' (reduction='none' gives one loss per sample)")  # fmt: skip
+        return loss
+
     def _check_loss(self, loss: Tensor, where: str) -> bool:
         v = float(loss.item())
         if math.isfinite(v):
@@ -170,11 +193,12 @@ class Learner:
         total = len(loader) if hasattr(loader, "__len__") else None
         bar = self._bar(loader, total, f"epoch {self.epoch} {'train' if train else 'valid'}")
         accum = 0
+        i = -1
         for i, batch in enumerate(bar):
             x, y = self._split(batch)
             if train:
                 out = self._forward(x)
-                loss = self.loss_fn(out, y)
+                loss = self._scalar_loss(self.loss_fn(out, y))
                 if not self._check_loss(loss, f"batch {i}"):
                     self.optimizer.zero_grad()
                     accum = 0
@@ -195,7 +219,7 @@ class Learner:
             else:
                 with no_grad():
                     out = self._forward(x)
-                    loss = self.loss_fn(out, y)
+                    loss = self._scalar_loss(self.loss_fn(out, y))
             lv = float(loss.item())
             n = _batch_size(y)
             for m in metrics:
@@ -205,6 +229,9 @@ class Learner:
                     cb.on_batch_end(self, self.step, lv)
             if hasattr(bar, "set_postfix") and i % 5 == 0:
                 bar.set_postfix({m.name: f"{m.compute():.4g}" for m in metrics if m.name in ("loss", "accuracy")})
+        if i < 0:
+            raise ValueError(f"Learner: the {'train' if train else 'valid'} loader yielded no batches (empty dataset, "
+                             "or drop_last=True with fewer samples than batch_size)")  # fmt: skip
         return {m.name: m.compute() for m in metrics}
 
     # -- public API --------------------------------------------------------------------------------------

@@ -217,17 +217,23 @@ def cross_entropy(
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
 
 
+def _check_target_shape(op: str, input: Tensor, target: Tensor) -> None:
+    """Shapes that broadcast but differ give PyTorch's warning (a likely mistake); others a ShapeError."""
+    if input.shape == target.shape:
+        return
+    import warnings
+
+    from ...ops._util import broadcast_shapes
+
+    broadcast_shapes(input.shape, target.shape, op=op)
+    warnings.warn(f"{op}: using a target size {tuple(target.shape)} that is different to the input size "
+                  f"{tuple(input.shape)}. This will likely lead to incorrect results due to broadcasting. "
+                  "Please ensure they have the same size.", UserWarning, stacklevel=3)  # fmt: skip
+
+
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error."""
-    if input.shape != target.shape:
-        from ...ops._util import sum_to  # noqa: F401  (shapes broadcast, as in PyTorch, after a clear check)
-
-        try:
-            import numpy as np
-
-            np.broadcast_shapes(input.shape, target.shape)
-        except ValueError:
-            raise ValueError(f"mse_loss: input shape {input.shape} and target shape {target.shape} differ") from None
+    _check_target_shape("mse_loss", input, target)
     d = input - target
     return _reduce(d * d, reduction, "mse_loss")
 

@@ -10,6 +10,7 @@ the backend for both gradients at once. The array kernels live in the backend la
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 from ..._tensor import Tensor
@@ -25,9 +26,14 @@ Pads = tuple[tuple[int, int], ...]
 
 
 def _tuple(v: Any, n: int, name: str, op: str) -> tuple[int, ...]:
-    t = (int(v),) * n if isinstance(v, int) else tuple(int(a) for a in v)
-    if len(t) != n:
+    """``v`` as ``n`` ints: paddings >= 0, everything else (kernel size, stride, dilation, sizes) >= 1."""
+    items = [v] * n if hasattr(v, "__index__") else list(v) if isinstance(v, (tuple, list)) else None
+    if items is None or len(items) != n or not all(hasattr(a, "__index__") and not isinstance(a, bool) for a in items):
         raise ValueError(f"{op}: {name} must be an int or {n} ints, got {v!r}")
+    t = tuple(operator.index(a) for a in items)
+    low = 0 if "padding" in name else 1
+    if any(a < low for a in t):
+        raise ValueError(f"{op}: {name} must be >= {low}, got {v!r}")
     return t
 
 

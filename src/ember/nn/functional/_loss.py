@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._errors import ValueRangeError
 from ..._tensor import Tensor
 from ...ops._elementwise import _float, clamp, exp, log, where
-from ...ops._util import broadcast_shapes
 from ._activation import softplus
-from ._basic import _reduce
+from ._basic import _check_target_shape, _reduce
 
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "gaussian_nll_loss",
@@ -22,11 +22,23 @@ def _same_shape(op: str, input: Tensor, target: Tensor) -> None:
         raise ValueError(f"{op}: input shape {input.shape} and target shape {target.shape} must match")
 
 
+def _check_probabilities(op: str, target: Tensor) -> None:
+    """Targets of a binary cross entropy are probabilities: a value outside [0, 1] is a mistake, not a label."""
+    xp, t = target._backend.xp, target._data
+    if t.size and t.dtype.kind == "f" and not bool(xp.all((t >= 0) & (t <= 1))):
+        bad = t[~((t >= 0) & (t <= 1))].reshape(-1)[0]
+        raise ValueRangeError(f"{op}: target values must be in [0, 1] (probabilities or 0/1 labels), found {bad}")
+    if t.size and t.dtype.kind in "iu" and not bool(xp.all((t == 0) | (t == 1))):
+        bad = t[~((t == 0) | (t == 1))].reshape(-1)[0]
+        raise ValueRangeError(f"{op}: target values must be in [0, 1] (probabilities or 0/1 labels), found {bad}")
+
+
 def binary_cross_entropy(
     input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
 ) -> Tensor:
     """``-(t log p + (1 - t) log(1 - p))`` for probabilities ``input``; logs clamped at -100 as in PyTorch."""
     _same_shape("binary_cross_entropy", input, target)
+    _check_probabilities("binary_cross_entropy", target)
     xp = input._backend.xp
     p = input._data
     if p.size and (xp.any(p < 0) or xp.any(p > 1) or xp.any(xp.isnan(p))):
@@ -47,6 +59,7 @@ def binary_cross_entropy_with_logits(
 ) -> Tensor:
     """Sigmoid + binary cross entropy in one stable expression; ``pos_weight`` scales the positive term."""
     _same_shape("binary_cross_entropy_with_logits", input, target)
+    _check_probabilities("binary_cross_entropy_with_logits", target)
     x = _float(input)
     t = target.to(x.dtype)
     sp = softplus(-x)  # -log(sigmoid(x)), finite for any x
@@ -61,13 +74,13 @@ def binary_cross_entropy_with_logits(
 
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean absolute error."""
-    broadcast_shapes(input.shape, target.shape, op="l1_loss")
+    _check_target_shape("l1_loss", input, target)
     return _reduce((input - target).abs(), reduction, "l1_loss")
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """Quadratic below ``beta`` (``0.5 d^2 / beta``), linear above (``|d| - beta / 2``)."""
-    broadcast_shapes(input.shape, target.shape, op="smooth_l1_loss")
+    _check_target_shape("smooth_l1_loss", input, target)
     d = (input - target).abs()
     if beta == 0:
         return _reduce(d, reduction, "smooth_l1_loss")
@@ -76,7 +89,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta:
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
     """Quadratic below ``delta`` (``0.5 d^2``), linear above (``delta (|d| - delta / 2)``)."""
-    broadcast_shapes(input.shape, target.shape, op="huber_loss")
+    _check_target_shape("huber_loss", input, target)
     d = (input - target).abs()
     return _reduce(where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction, "huber_loss")
 
