@@ -71,8 +71,9 @@ class DataLoader:
     ``shuffle`` draws a new permutation each epoch from ``generator`` (or ``seed``, or Ember's global
     generator); ``num_workers > 0`` loads batches in threads, ``prefetch_factor`` batches per worker ahead,
     or in processes started with ``multiprocessing_context`` (the dataset and ``collate_fn`` must
-    pickle for "spawn"; an IterableDataset is streamed, each worker iterating its own share). ``timeout`` (seconds, 0 = none) bounds the wait for a
-    worker process; ``pin_memory`` is accepted and does nothing (no pinned memory on the CPU backends).
+    pickle for "spawn"; an IterableDataset is streamed, each worker iterating its own share).
+    ``timeout`` (seconds, 0 = none) bounds the wait for a worker process; ``pin_memory`` is accepted
+    and does nothing (no pinned memory on the CPU backends).
     """
 
     def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool = False, sampler: Any = None,
