@@ -7,8 +7,14 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 import ember
+
+# Property tests draw the same examples on every run (a CI failure reproduces; nothing fails at random),
+# with no time limit per example (the machine may be busy) and no example database on disk.
+settings.register_profile("ember", derandomize=True, deadline=None, database=None)
+settings.load_profile("ember")
 
 
 @pytest.fixture(autouse=True)
