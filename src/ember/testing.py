@@ -40,6 +40,8 @@ def _np(x: Any) -> np.ndarray:
     if isinstance(x, Tensor):
         return x.detach().numpy()
     if hasattr(x, "detach"):
+        if getattr(x, "_is_zerotensor", lambda: False)():  # torch's lazily zero gradients (sgn, ...)
+            return np.zeros(tuple(x.shape))
         return x.detach().cpu().numpy()
     return np.asarray(x)
 

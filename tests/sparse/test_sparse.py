@@ -120,8 +120,9 @@ def test_to_sparse_and_to_dense_are_differentiable():
 
 def test_reference_kernel_matches_backend_kernel():
     be = ember.zeros(1)._backend
-    v, d = _vals(), rng.standard_normal((5, 3))
-    np.testing.assert_allclose(Backend.spmm(be, IDX, v, SIZE, d), be.spmm(IDX, v, SIZE, d), rtol=1e-12)
+    idx, v, d = (be.from_numpy(a) for a in (IDX, _vals(), rng.standard_normal((5, 3))))
+    ref, fast = Backend.spmm(be, idx, v, SIZE, d), be.spmm(idx, v, SIZE, d)
+    np.testing.assert_allclose(be.to_numpy(ref), be.to_numpy(fast), rtol=1e-12)
 
 
 @needs_torch
@@ -151,7 +152,27 @@ def test_gcn_training_matches_torch():
         return losses, p1.detach().numpy()
 
     e_losses, e_w = train(ember, ember.spmm)
+    assert train(ember, ember.mm)[0] == e_losses and train(ember, lambda a, b: a @ b)[0] == e_losses
     t_losses, t_w = train(torch, torch.spmm)
     np.testing.assert_allclose(e_losses, t_losses, rtol=1e-10)
     np.testing.assert_allclose(e_w, t_w, rtol=1e-10)
     assert e_losses[-1] < e_losses[0]
+
+
+def test_legacy_constructor_and_dense_spmm():
+    s = ember.sparse.FloatTensor(ember.tensor(IDX), ember.tensor(_vals()), SIZE)
+    assert s.dtype == ember.float32 and s.shape == SIZE
+    a, b = ember.randn(2, 3), ember.randn(3, 4)
+    assert_close(ember.spmm(a, b), a @ b)  # torch.spmm multiplies dense matrices too
+
+
+@needs_torch
+def test_leaf_sparse_tensor_grad_matches_torch():
+    v, d = _vals(), rng.standard_normal((5, 2))
+    e = ember.sparse_coo_tensor(IDX, v, SIZE, requires_grad=True)
+    t = torch.sparse_coo_tensor(torch.tensor(IDX), torch.tensor(v), SIZE, requires_grad=True)
+    assert e.requires_grad and e.is_leaf and e.grad is None
+    (ember.sparse.mm(e, ember.tensor(d)) ** 2).sum().backward()
+    (torch.sparse.mm(t, torch.tensor(d)) ** 2).sum().backward()
+    assert e.grad.is_sparse
+    assert_close(e.grad.to_dense(), t.grad.to_dense(), rtol=1e-12)

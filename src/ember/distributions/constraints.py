@@ -179,7 +179,7 @@ class _PositiveDefinite(Constraint):
         xp = value._backend.xp
         a = value._data
         sym = xp.all(xp.all(xp.isclose(a, xp.swapaxes(a, -1, -2), atol=1e-6), axis=-1), axis=-1)
-        pos = xp.all(xp.linalg.eigvalsh(a) > 0, axis=-1)
+        pos = xp.all(xp.linalg.eigh(a)[0] > 0, axis=-1)
         return Tensor._make(xp.asarray(sym & pos), value._backend)
 
 

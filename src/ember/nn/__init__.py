@@ -11,5 +11,6 @@ from .loss import *  # noqa: F403
 from .module import IncompatibleKeys, Module, Ref  # noqa: F401
 from .norm import *  # noqa: F403
 from .parameter import Buffer, Param, Parameter  # noqa: F401
+from .pooling import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .transformer import *  # noqa: F403

@@ -12,7 +12,7 @@ from .config import config_for
 from .module import Module
 from .parameter import Param
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 def _ntuple(v: Any, n: int) -> tuple[int, ...]:
@@ -138,9 +138,22 @@ class ConvTranspose2d(_ConvNd):
                                   self.groups, self.dilation)  # fmt: skip
 
 
+class ConvTranspose3d(_ConvNd):
+    """Transposed 3-d convolution; ``weight`` (in_channels, out_channels / groups, kD, kH, kW)."""
+
+    _sp = 3
+    _transposed = True
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+                                  self.groups, self.dilation)  # fmt: skip
+
+
 Conv1dConfig = config_for(Conv1d)
 Conv2dConfig = config_for(Conv2d)
 Conv3dConfig = config_for(Conv3d)
 ConvTranspose1dConfig = config_for(ConvTranspose1d)
 ConvTranspose2dConfig = config_for(ConvTranspose2d)
+ConvTranspose3dConfig = config_for(ConvTranspose3d)
 __all__ += ["Conv1dConfig", "Conv2dConfig", "Conv3dConfig", "ConvTranspose1dConfig", "ConvTranspose2dConfig"]
+__all__ += ["ConvTranspose3dConfig"]

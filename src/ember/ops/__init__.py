@@ -25,7 +25,9 @@ from . import (
     _linalg,
     _math,
     _order,
+    _pointwise,
     _reduce,
+    _sampling,
     _scan,
     _shape,
     _stats,
@@ -41,7 +43,9 @@ from ._layout import *  # noqa: F403
 from ._linalg import *  # noqa: F403
 from ._math import *  # noqa: F403
 from ._order import *  # noqa: F403
+from ._pointwise import *  # noqa: F403
 from ._reduce import *  # noqa: F403
+from ._sampling import *  # noqa: F403
 from ._scan import *  # noqa: F403
 from ._shape import *  # noqa: F403
 from ._stats import *  # noqa: F403
@@ -58,7 +62,9 @@ _MODULES = (
     _linalg,
     _math,
     _order,
+    _pointwise,
     _reduce,
+    _sampling,
     _scan,
     _shape,
     _stats,
@@ -120,4 +126,7 @@ INPLACE = {
 
 def register_method(name: str, fn: Callable[..., Any]) -> None:
     """Expose ``fn(tensor, ...)`` as ``Tensor.<name>`` (used by ember.nn.functional and extensions)."""
+    from .._tensor import bind_method
+
     METHODS[name] = _numpy_names(fn)
+    bind_method(name, METHODS[name])

@@ -76,12 +76,20 @@ def _xp_fn(xp: Any, *names: str) -> Any:
     return None
 
 
+def _method(x: Any, name: str, *args: Any) -> Any:
+    """``x.<name>(*args)`` for array types that have it (torch tensors), else a TypeError naming the function."""
+    f = getattr(x, name, None)
+    if f is None:
+        raise TypeError(f"{name}: the backend's array module has no {name}")
+    return f(*args)
+
+
 def lgamma(xp: Any, x: Any) -> Any:
     f = _xp_fn(xp, "lgamma", "gammaln")
     if f is not None:
         return f(x)
     if xp is not np:
-        raise TypeError("lgamma: the backend's array module has no lgamma")
+        return _method(x, "lgamma")
     if _sp is not None:
         return _sp.gammaln(x).astype(x.dtype, copy=False)
     out = np.asarray(_vlgamma(np.asarray(x, dtype=np.float64)), dtype=np.float64)
@@ -93,7 +101,7 @@ def digamma(xp: Any, x: Any) -> Any:
     if f is not None:
         return f(x)
     if xp is not np:
-        raise TypeError("digamma: the backend's array module has no digamma")
+        return _method(x, "digamma")
     if _sp is not None:
         return _sp.digamma(x).astype(x.dtype, copy=False)
     return polygamma(np, 0, x)
@@ -111,7 +119,7 @@ def polygamma(xp: Any, n: int, x: Any) -> Any:
     if f is not None:
         return f(n, x)
     if xp is not np:
-        raise TypeError("polygamma: the backend's array module has no polygamma")
+        return _method(x, "polygamma", n)
     if _sp is not None:
         return _sp.polygamma(n, x).astype(x.dtype, copy=False)
     # pure NumPy: shift x up to >= 10 with the recurrence, then the asymptotic series (x > 0)
@@ -162,8 +170,9 @@ def gammainc_da(xp: Any, alpha: Any, x: Any) -> Any:
     log_c = ad * logx - xd - lgamma(xp, ad + 1.0)  # log of term k = 0
     psi = digamma(xp, ad + 1.0)
     total = xp.exp(log_c) * (logx - psi)
-    xmax = float(xp.max(xd - ad)) if xd.size else 0.0
-    kmin = max(xmax, 0.0) + 10.0 * math.sqrt(max(float(xp.max(xd)) if xd.size else 1.0, 1.0)) + 20.0
+    empty = xp.size(xd) == 0
+    xmax = 0.0 if empty else float(xp.max(xd - ad))
+    kmin = max(xmax, 0.0) + 10.0 * math.sqrt(max(1.0 if empty else float(xp.max(xd)), 1.0)) + 20.0
     k = 0
     while True:
         k += 1
@@ -198,7 +207,7 @@ def gammainc(xp: Any, a: Any, x: Any) -> Any:
     if f is not None:
         return f(a, x)
     if xp is not np:
-        raise TypeError("gammainc: the backend's array module has no gammainc")
+        return _method(a, "igamma", x)
     if _sp is not None:
         return _sp.gammainc(a, x).astype(np.result_type(a, x), copy=False)
     # pure NumPy: the power series below a + 1, Legendre's continued fraction (modified Lentz) above

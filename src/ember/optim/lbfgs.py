@@ -30,6 +30,11 @@ class _LBFGSOptions(SimpleOptimizer):
     }
 
 
+def _dot(xp: Any, a: Any, b: Any) -> Any:
+    """The inner product of two flat vectors (``matmul`` of 1-d arrays: NumPy's and torch's names agree)."""
+    return xp.matmul(a, b)
+
+
 def _cubic_interpolate(
     x1: float, f1: float, g1: float, x2: float, f2: float, g2: float, bounds: tuple[float, float] | None = None
 ) -> float:
@@ -67,7 +72,7 @@ def _strong_wolfe(
     d_norm = float(xp.max(xp.abs(d)))
     f_new, g_new = obj_func(t)
     evals = 1
-    gtd_new = float(xp.dot(g_new, d))
+    gtd_new = float(_dot(xp, g_new, d))
     t_prev, f_prev, g_prev, gtd_prev = 0.0, f, g, gtd
     done = False
     ls_iter = 0
@@ -94,7 +99,7 @@ def _strong_wolfe(
         f_prev, g_prev, gtd_prev = f_new, g_new, gtd_new
         f_new, g_new = obj_func(t)
         evals += 1
-        gtd_new = float(xp.dot(g_new, d))
+        gtd_new = float(_dot(xp, g_new, d))
         ls_iter += 1
     if ls_iter == max_ls:  # reached the limit: bracket [0, t]
         bracket, bracket_f, bracket_g = [0.0, t], [f, f_new], [g, g_new]
@@ -118,7 +123,7 @@ def _strong_wolfe(
             insuf_progress = False
         f_new, g_new = obj_func(t)
         evals += 1
-        gtd_new = float(xp.dot(g_new, d))
+        gtd_new = float(_dot(xp, g_new, d))
         ls_iter += 1
         if f_new > f + c1 * t * gtd or f_new >= bracket_f[low]:
             bracket[high], bracket_f[high], bracket_g[high], bracket_gtd[high] = t, f_new, g_new, gtd_new
@@ -184,19 +189,19 @@ class LBFGS(OptimizerAdaptor):
         parts = []
         for p in self._params:
             g = p.grad
-            parts.append(xp.zeros(p._data.size, dtype=p._data.dtype) if g is None else xp.reshape(g._data, (-1,)))
+            parts.append(xp.zeros((p.numel(),), dtype=p._data.dtype) if g is None else xp.reshape(g._data, (-1,)))
         return xp.concatenate(parts)
 
     def _add_grad(self, step: float, update: Any) -> None:
         offset = 0
         for p in self._params:
-            n = p._data.size
+            n = p.numel()
             p._data[...] += step * update[offset : offset + n].reshape(p._data.shape)
             p._vc[0] += 1
             offset += n
 
     def _clone_param(self) -> list[Any]:
-        return [p._data.copy() for p in self._params]
+        return [self._xp.copy(p._data) for p in self._params]
 
     def _set_param(self, values: list[Any]) -> None:
         for p, v in zip(self._params, values, strict=True):
@@ -258,7 +263,7 @@ class LBFGS(OptimizerAdaptor):
                     # update the curvature pairs when the curvature condition holds
                     y = flat_grad - prev_flat_grad
                     s = d * t
-                    ys = float(xp.dot(y, s))
+                    ys = float(_dot(xp, y, s))
                     if ys > 1e-10:
                         if len(old_dirs) == history_size:
                             old_dirs.pop(0)
@@ -267,23 +272,23 @@ class LBFGS(OptimizerAdaptor):
                         old_dirs.append(y)
                         old_stps.append(s)
                         ro.append(1.0 / ys)
-                        h_diag = ys / float(xp.dot(y, y))
+                        h_diag = ys / float(_dot(xp, y, y))
                     # two-loop recursion: d = -H grad
                     al = [0.0] * len(old_dirs)
                     q = -flat_grad
                     for i in range(len(old_dirs) - 1, -1, -1):
-                        al[i] = float(xp.dot(old_stps[i], q)) * ro[i]
+                        al[i] = float(_dot(xp, old_stps[i], q)) * ro[i]
                         q = q - al[i] * old_dirs[i]
                     r = q * h_diag
                     for i in range(len(old_dirs)):
-                        be_i = float(xp.dot(old_dirs[i], r)) * ro[i]
+                        be_i = float(_dot(xp, old_dirs[i], r)) * ro[i]
                         r = r + (al[i] - be_i) * old_stps[i]
                     d = r
-                prev_flat_grad = flat_grad.copy()
+                prev_flat_grad = xp.copy(flat_grad)
                 prev_loss = loss
                 # the step length: scaled down on the very first iteration
                 t = min(1.0, 1.0 / float(xp.sum(xp.abs(flat_grad)))) * rate if state["n_iter"] == 1 else rate
-                gtd = float(xp.dot(flat_grad, d))
+                gtd = float(_dot(xp, flat_grad, d))
                 if gtd > -tol_change:  # not a descent direction
                     break
                 ls_evals = 0
@@ -326,7 +331,7 @@ class LBFGS(OptimizerAdaptor):
                 continue
             for n in ("old_dirs", "old_stps"):
                 if isinstance(s.get(n), list):
-                    saved[n] = [Tensor._make(a.copy(), be) for a in s[n]]
+                    saved[n] = [Tensor._make(be.xp.copy(a), be) for a in s[n]]
             if isinstance(s.get("ro"), list):
                 saved["ro"] = list(s["ro"])
         return out
@@ -344,14 +349,14 @@ class LBFGS(OptimizerAdaptor):
             )
         self.param_groups[0].update({k: v for k, v in groups[0].items() if k != "params"})
         p0 = self._params[0]
-        total = sum(p._data.size for p in self._params)
+        total = sum(p.numel() for p in self._params)
 
         def array(v: Any, name: str) -> Any:
             if not isinstance(v, Tensor):
                 return v
             if v.shape not in ((total,), ()):
                 raise ValueError(f"load_state_dict: LBFGS state {name!r} has shape {v.shape}, expected ({total},)")
-            return v.to(device=p0.device)._data.copy()
+            return p0._backend.xp.copy(v.to(device=p0.device)._data)
 
         self.state = {}
         for s in state_dict["state"].values():

@@ -13,7 +13,17 @@ from ..ops import register_method
 from ._coo import SparseTensor, sparse_coo_tensor, to_sparse
 from ._mm import addmm, mm, spmm
 
-__all__ = ["SparseTensor", "addmm", "mm", "sparse_coo_tensor", "spmm", "to_sparse"]
+__all__ = ["DoubleTensor", "FloatTensor", "SparseTensor", "addmm", "mm", "sparse_coo_tensor", "spmm", "to_sparse"]
+
+
+def FloatTensor(indices: Any, values: Any, size: Any = None) -> SparseTensor:  # noqa: N802 - PyTorch's legacy name
+    """``torch.sparse.FloatTensor(indices, values, size)``: a float32 COO tensor (legacy constructor)."""
+    return sparse_coo_tensor(indices, values, size, dtype="float32")
+
+
+def DoubleTensor(indices: Any, values: Any, size: Any = None) -> SparseTensor:  # noqa: N802 - PyTorch's legacy name
+    """``torch.sparse.DoubleTensor(indices, values, size)``: a float64 COO tensor (legacy constructor)."""
+    return sparse_coo_tensor(indices, values, size, dtype="float64")
 
 
 def _to_dense(input: Any) -> Any:

@@ -92,9 +92,21 @@ class SparseTensor:
 
     @property
     def grad(self) -> SparseTensor | None:
-        """The gradient of a leaf sparse tensor, as a sparse tensor with the same indices."""
+        """The gradient with respect to the tensor's entries (a coalesced sparse tensor), as PyTorch gives it.
+
+        Duplicate indices are one entry: their common gradient is not summed. (``_values().grad`` holds the
+        gradient of each stored value.)
+        """
         g = self._vals.grad
-        return None if g is None else SparseTensor(self._idx, g, self._size, self._coalesced)
+        if g is None:
+            return None
+        if self._coalesced:
+            return SparseTensor(self._idx, g, self._size, True)
+        summed = SparseTensor(self._idx, g, self._size).coalesce()
+        ones = zeros(self._nnz(), dtype=g.dtype, device=g.device) + 1
+        counts = SparseTensor(self._idx, ones, self._size[: self.sparse_dim()]).coalesce()._vals
+        counts = counts.reshape(-1, *([1] * self.dense_dim()))
+        return SparseTensor(summed._idx, summed._vals / counts, self._size, True)
 
     @property
     def is_leaf(self) -> bool:
@@ -129,7 +141,8 @@ class SparseTensor:
         for n in reversed(self._size[: self.sparse_dim()]):
             idx.append(rem % n)
             rem = rem // n
-        indices = Tensor._make(xp.stack(idx[::-1]).astype(xp.int64) if idx else xp.zeros((0, len(uniq)), xp.int64), be)
+        stacked = xp.astype(xp.stack(idx[::-1]), xp.int64) if idx else xp.zeros((0, len(uniq)), dtype=xp.int64)
+        indices = Tensor._make(stacked, be)
         return SparseTensor(indices, vals, self._size, True)
 
     def to_dense(self) -> Tensor:
@@ -224,7 +237,7 @@ def sparse_coo_tensor(
     sparse_dim = idx.shape[0]
     xp = idx._backend.xp
     if size is None:
-        top = xp.max(idx._data, axis=1) + 1 if idx.shape[1] else xp.zeros(sparse_dim, dtype=xp.int64)
+        top = xp.max(idx._data, axis=1) + 1 if idx.shape[1] else xp.zeros((sparse_dim,), dtype=xp.int64)
         shape = tuple(int(s) for s in top) + tuple(vals.shape[1:])
     else:
         shape = tuple(int(s) for s in size)

@@ -38,7 +38,14 @@ class SpMM(Op):
 
 
 def mm(sparse: SparseTensor, dense: Tensor) -> Tensor:
-    """``sparse @ dense`` for a 2-d COO matrix and a dense matrix (or vector); differentiable in both."""
+    """``sparse @ dense`` for a 2-d COO matrix and a dense matrix (or vector); differentiable in both.
+
+    Two dense matrices are multiplied as ``ember.mm`` does (``torch.spmm`` accepts them too).
+    """
+    if isinstance(sparse, Tensor):
+        from ..ops import mm as dense_mm
+
+        return dense_mm(sparse, dense.to_dense() if isinstance(dense, SparseTensor) else dense)
     if not isinstance(sparse, SparseTensor):
         raise TypeError(f"sparse.mm: expected a sparse COO tensor first, got {type(sparse).__name__}")
     if isinstance(dense, SparseTensor):

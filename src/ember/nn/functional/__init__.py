@@ -5,7 +5,7 @@ One module per family; each lists its functions in ``__all__`` and this package 
 
 from ...ops._elementwise import relu, sigmoid, tanh  # noqa: F401
 from ...ops._layout import pad  # noqa: F401
-from . import _activation, _basic, _conv, _loss, _misc, _norm, _pool
+from . import _activation, _basic, _conv, _loss, _misc, _norm, _pool, _unpool
 from ._activation import *  # noqa: F403
 from ._basic import *  # noqa: F403
 from ._conv import *  # noqa: F403
@@ -13,7 +13,8 @@ from ._loss import *  # noqa: F403
 from ._misc import *  # noqa: F403
 from ._norm import *  # noqa: F403
 from ._pool import *  # noqa: F403
+from ._unpool import *  # noqa: F403
 
-_MODULES = (_activation, _basic, _conv, _loss, _misc, _norm, _pool)
+_MODULES = (_activation, _basic, _conv, _loss, _misc, _norm, _pool, _unpool)
 
 __all__ = sorted({"pad", "relu", "sigmoid", "tanh", *(n for m in _MODULES for n in m.__all__)})
