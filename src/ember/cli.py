@@ -1,4 +1,4 @@
-"""The ``ember`` command: ``ember train EXAMPLE``, ``ember info``."""
+"""The ``ember`` command: ``ember train EXAMPLE``, ``ember info``, ``ember pnnx run|info MODEL``."""
 
 from __future__ import annotations
 
@@ -69,7 +69,9 @@ def _epilog() -> str:
               "  ember train digits-mlp --epochs 5      a shorter MLP run",
               "  ember train mnist-cnn --data-dir DIR   MNIST from IDX files you placed in DIR",
               "  ember train digits-cnn --resume        continue the last run from its checkpoint",
-              "  ember info                             version, backends and devices"]  # fmt: skip
+              "  ember info                             version, backends and devices",
+              "  ember pnnx run M.pnnx.param --image I  classify (top-5) or detect (YOLOv5: PNG) with a PNNX model",
+              "  ember pnnx info M.pnnx.param           a PNNX graph's operators and which are supported"]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -95,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--limit", type=_number(int, 1), help="use at most this many samples per split (quick tries)")
     t.add_argument("--no-progress", action="store_true", help="no progress bar or epoch lines")
     sub.add_parser("info", help="show the version, backends and devices")
+    from .pnnx._cli import add_parser as add_pnnx_parser
+
+    add_pnnx_parser(sub)
     return p
 
 
@@ -137,7 +142,8 @@ def _train(args: argparse.Namespace) -> int:
     learner = Learner(parts["model"], parts["optimizer"], parts["loss_fn"], scheduler=parts.get("scheduler"),
                       metrics=task.metrics, device=args.device, checkpoint_dir=out / "checkpoints", out_dir=out,
                       best_metric=task.best_metric, progress=not args.no_progress)  # fmt: skip
-    if args.resume and not learner.checkpointer.paths():  # type: ignore[union-attr]
+    if args.resume and args.no_progress and not learner.checkpointer.paths():  # type: ignore[union-attr]
+        # (with progress output on, the Learner says so itself)
         print(f"ember: nothing to resume in {out / 'checkpoints'}; starting from epoch 1", file=sys.stderr)
     history = learner.fit(parts["train"], parts["valid"], epochs=epochs, resume=args.resume)
     if history:
@@ -183,6 +189,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "train":
             return _train(args)
+        if args.command == "pnnx":
+            from .pnnx._cli import main as pnnx_main
+
+            return pnnx_main(args)
         return _info()
     except _UsageError as e:
         print(f"ember: {e}", file=sys.stderr)
