@@ -62,8 +62,11 @@ def _array(payload: Any, dtype: str, device: str) -> Tensor:
     from ._creation import tensor
     from .multiprocessing._shared import attach
 
-    if isinstance(payload, tuple):  # a shared-memory spec
-        return Tensor._make(*attach(payload))
+    if isinstance(payload, tuple):  # a shared-memory spec: the backend serving the device wraps the block
+        from .backends import get_backend
+
+        be = get_backend(device)
+        return Tensor._make(be.from_numpy(attach(payload)), be)
     return tensor(payload, dtype=dtype, device=device)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -485,7 +486,8 @@ class Tensor:
         _write_inplace(self, index, value)
 
     def __getattr__(self, name: str) -> Any:
-        # Operators are methods too: ``t.exp()``, ``t.sum(dim=1)``; they live in ember.ops.
+        # Operators are methods too: ``t.exp()``, ``t.sum(dim=1)``; they live in ember.ops and are bound
+        # onto the class (``bind_method``); this finds any that could not be.
         fn = _ops.METHODS.get(name)
         if fn is None:
             base = name[:-1]
@@ -503,3 +505,36 @@ from .ops._inplace import _inplace, _write_inplace, inplace_method  # noqa: E402
 from .ops._shape import _contiguous, _permute, _transpose  # noqa: E402
 
 _ = get_default_dtype
+
+_BOUND: set[str] = set()
+
+
+def bind_method(name: str, fn: Callable[..., Any]) -> None:
+    """Make operator ``fn`` the method ``Tensor.<name>`` (class attribute: no ``__getattr__`` per call).
+
+    Methods written in the class body win; a name bound before is rebound.
+    """
+    if (name in Tensor.__dict__ and name not in _BOUND) or not isinstance(fn, types.FunctionType):
+        return
+    setattr(Tensor, name, fn)
+    _BOUND.add(name)
+    if name in _ops.INPLACE:
+        bind_inplace(name, fn)
+
+
+def bind_inplace(base: str, fn: Callable[..., Any]) -> None:
+    name = base + "_"
+    if name in Tensor.__dict__ and name not in _BOUND:
+        return
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return inplace_method(self, fn, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place ``{base}``: the result is written into this tensor."
+    setattr(Tensor, name, method)
+    _BOUND.add(name)
+
+
+for _name, _fn in list(_ops.METHODS.items()):
+    bind_method(_name, _fn)

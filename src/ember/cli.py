@@ -1,4 +1,4 @@
-"""The ``ember`` command: ``ember train EXAMPLE``, ``ember info``."""
+"""The ``ember`` command: ``ember train EXAMPLE``, ``ember info``, ``ember pnnx run|info MODEL``."""
 
 from __future__ import annotations
 
@@ -69,7 +69,9 @@ def _epilog() -> str:
               "  ember train digits-mlp --epochs 5      a shorter MLP run",
               "  ember train mnist-cnn --data-dir DIR   MNIST from IDX files you placed in DIR",
               "  ember train digits-cnn --resume        continue the last run from its checkpoint",
-              "  ember info                             version, backends and devices"]  # fmt: skip
+              "  ember info                             version, backends and devices",
+              "  ember pnnx run M.pnnx.param --image I  classify (top-5) or detect (YOLOv5: PNG) with a PNNX model",
+              "  ember pnnx info M.pnnx.param           a PNNX graph's operators and which are supported"]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -95,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--limit", type=_number(int, 1), help="use at most this many samples per split (quick tries)")
     t.add_argument("--no-progress", action="store_true", help="no progress bar or epoch lines")
     sub.add_parser("info", help="show the version, backends and devices")
+    from .pnnx._cli import add_parser as add_pnnx_parser
+
+    add_pnnx_parser(sub)
     return p
 
 
@@ -183,6 +188,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "train":
             return _train(args)
+        if args.command == "pnnx":
+            from .pnnx._cli import main as pnnx_main
+
+            return pnnx_main(args)
         return _info()
     except _UsageError as e:
         print(f"ember: {e}", file=sys.stderr)

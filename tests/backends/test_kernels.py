@@ -144,3 +144,28 @@ def test_torch_adam_step_matches_the_reference(amsgrad, decoupled, wd):
                      1e-8, wd, decoupled)  # fmt: skip
         close(pt, p, 1e-12)
         close(tstate[1], state[1], 1e-12)
+
+
+class _TorchDevice(TorchKernels):
+    tdevice = torch.device("cpu")
+
+    def native_dtype(self, dtype):
+        return getattr(torch, dtype.name)
+
+
+def test_torch_random_numbers_are_drawn_on_the_device_and_seeded():
+    import ember
+
+    be = _TorchDevice()
+    a = be.uniform(np.random.default_rng(5), (3, 4), ember.float32)
+    b = be.uniform(np.random.default_rng(5), (3, 4), ember.float32)
+    c = be.uniform(np.random.default_rng(6), (3, 4), ember.float32)
+    assert a.dtype == torch.float32 and tuple(a.shape) == (3, 4) and a.device == be.tdevice
+    assert torch.equal(a, b) and not torch.equal(a, c)
+    assert float(a.min()) >= 0 and float(a.max()) < 1
+    n = be.normal(np.random.default_rng(1), (4000,), ember.float64)
+    assert n.dtype == torch.float64 and abs(float(n.mean())) < 0.1 and abs(float(n.std()) - 1) < 0.1
+    k = be.randint(np.random.default_rng(2), 3, 7, (500,), ember.int64)
+    assert k.dtype == torch.int64 and int(k.min()) == 3 and int(k.max()) == 6
+    gen = np.random.default_rng(9)
+    assert not torch.equal(be.normal(gen, (5,), ember.float32), be.normal(gen, (5,), ember.float32))

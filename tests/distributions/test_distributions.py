@@ -328,3 +328,12 @@ def test_reinforce_style_usage():
     p = ember.softmax(logits.detach(), -1) if hasattr(ember, "softmax") else logits.detach().softmax(-1)
     onehot = np.eye(3)[action.numpy()]
     assert_close(logits.grad, -2.0 * (onehot - p.numpy()), rtol=1e-6)
+
+
+def test_categorical_never_samples_zero_probability():
+    ember.manual_seed(0)
+    probs = ember.tensor([[0.0, 0.5, 0.0, 0.5], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
+    x = D.Categorical(probs=probs).sample((2000,)).numpy()
+    assert set(np.unique(x[:, 0])) == {1, 3} and set(np.unique(x[:, 1])) == {0} and set(np.unique(x[:, 2])) == {3}
+    y = D.Bernoulli(probs=ember.tensor([0.0, 1.0])).sample((500,)).numpy()
+    assert (y[:, 0] == 0).all() and (y[:, 1] == 1).all()

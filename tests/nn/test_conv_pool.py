@@ -173,3 +173,36 @@ def test_workspace_is_bounded():
         ws.give(np.empty(shape, np.float64))
     assert ws._bytes <= 1000
     assert ws.take((10,), np.float64) is not None
+
+
+def test_memory_flat_over_many_conv_training_steps():
+    # the kernels reuse scratch buffers; nothing may accumulate across steps (graphs, buffers, state)
+    import gc
+    import tracemalloc
+
+    net = ember.nn.Sequential(
+        ember.nn.Conv2d(1, 4, 3, padding=1), ember.nn.ReLU(), ember.nn.MaxPool2d(2),
+        ember.nn.Conv2d(4, 6, 3, padding="same"), ember.nn.ReLU(), ember.nn.AvgPool2d(2), ember.nn.Flatten(),
+        ember.nn.Linear(6 * 2 * 2, 3),
+    )  # fmt: skip
+    opt = ember.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    x, y = ember.randn(5, 1, 8, 8), ember.tensor([0, 1, 2, 1, 0])
+
+    def steps(n):
+        for _ in range(n):
+            opt.zero_grad()
+            F.cross_entropy(net(x), y).backward()
+            opt.step()
+
+    steps(50)
+    gc.collect()
+    tracemalloc.start()
+    steps(50)
+    gc.collect()  # also empties the interpreter's free lists of small objects
+    base = tracemalloc.get_traced_memory()[0]
+    steps(300)
+    gc.collect()
+    now = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert now - base < 50_000
+    assert x._backend.workspace._bytes <= x._backend.workspace.max_bytes

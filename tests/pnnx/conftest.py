@@ -1,20 +1,26 @@
 """Fixtures for ember.pnnx: hand-written model files, and small torch models exported with the pnnx tool.
 
-The torch models are written in plain torch (torchvision does not run with the pinned CPU torch): a
-ResNet-18-shaped classifier and a YOLOv5s-shaped detector (Focus stem, C3 and SPPF blocks, an FPN with
-upsampling, a 3-map head that returns the decoded boxes and the raw maps). They are small so that the
-exports (one pnnx process each, run concurrently) and the comparisons stay fast.
+The torch models (``benchmarks/workloads/_pnnx_models.py``, plain torch: torchvision does not run with the
+pinned CPU torch) are a ResNet-18-shaped classifier and a YOLOv5s-shaped detector (Focus stem, C3 and
+SPPF blocks, an FPN with upsampling, a 3-map head returning the decoded boxes and the raw maps), made
+small so that the exports (one pnnx process each, run concurrently) and the comparisons stay fast.
 """
 
 from __future__ import annotations
 
-import subprocess
+import fcntl
+import importlib.util
+import os
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+
+#: Small versions of ResNet-18 and YOLOv5s (same structure, fewer channels and blocks).
+RESNET = {"widths": (8, 16, 16, 32), "blocks": 1, "classes": 10}
+YOLO = {"w": 8, "n": 1, "nc": 3}
 
 
 def write_pnnx(dir: Path, name: str, lines: list[str], weights: dict[str, np.ndarray] | None = None) -> Path:
@@ -34,192 +40,20 @@ def _operands(line: str) -> list[str]:
     return t[4 + n_in : 4 + n_in + n_out]
 
 
-def _torch_models() -> dict[str, Any]:
-    import torch
-    from torch import nn
-
-    class ConvBN(nn.Module):
-        def __init__(self, c1: int, c2: int, k: int = 1, s: int = 1, act: type = nn.SiLU) -> None:
-            super().__init__()
-            self.conv = nn.Conv2d(c1, c2, k, s, k // 2, bias=False)
-            self.bn = nn.BatchNorm2d(c2)
-            self.act = act()
-
-        def forward(self, x):
-            return self.act(self.bn(self.conv(x)))
-
-    class BasicBlock(nn.Module):
-        def __init__(self, c1: int, c2: int, s: int) -> None:
-            super().__init__()
-            self.conv1 = nn.Conv2d(c1, c2, 3, s, 1, bias=False)
-            self.bn1 = nn.BatchNorm2d(c2)
-            self.relu = nn.ReLU(inplace=True)
-            self.conv2 = nn.Conv2d(c2, c2, 3, 1, 1, bias=False)
-            self.bn2 = nn.BatchNorm2d(c2)
-            self.down = None
-            if s != 1 or c1 != c2:
-                self.down = nn.Sequential(nn.Conv2d(c1, c2, 1, s, bias=False), nn.BatchNorm2d(c2))
-
-        def forward(self, x):
-            y = self.bn2(self.conv2(self.relu(self.bn1(self.conv1(x)))))
-            return self.relu(y + (x if self.down is None else self.down(x)))
-
-    class ResNet(nn.Module):
-        """ResNet-18's structure; ``widths=(64, 128, 256, 512), blocks=2`` is the real ResNet-18."""
-
-        def __init__(self, widths=(8, 16, 16, 32), blocks: int = 1, classes: int = 10) -> None:
-            super().__init__()
-            self.conv1 = nn.Conv2d(3, widths[0], 7, 2, 3, bias=False)
-            self.bn1 = nn.BatchNorm2d(widths[0])
-            self.relu = nn.ReLU(inplace=True)
-            self.maxpool = nn.MaxPool2d(3, 2, 1)
-            layers, c = [], widths[0]
-            for i, w in enumerate(widths):
-                seq = [BasicBlock(c, w, 1 if i == 0 else 2)] + [BasicBlock(w, w, 1) for _ in range(blocks - 1)]
-                layers.append(nn.Sequential(*seq))
-                c = w
-            self.layer1, self.layer2, self.layer3, self.layer4 = layers
-            self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
-            self.fc = nn.Linear(c, classes)
-
-        def forward(self, x):
-            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-            return self.fc(torch.flatten(self.avgpool(x), 1))
-
-    class Bottleneck(nn.Module):
-        def __init__(self, c: int, shortcut: bool = True) -> None:
-            super().__init__()
-            self.cv1, self.cv2, self.add = ConvBN(c, c, 1), ConvBN(c, c, 3), shortcut
-
-        def forward(self, x):
-            y = self.cv2(self.cv1(x))
-            return x + y if self.add else y
-
-    class C3(nn.Module):
-        def __init__(self, c1: int, c2: int, n: int = 1, shortcut: bool = True) -> None:
-            super().__init__()
-            h = c2 // 2
-            self.cv1, self.cv2, self.cv3 = ConvBN(c1, h), ConvBN(c1, h), ConvBN(2 * h, c2)
-            self.m = nn.Sequential(*(Bottleneck(h, shortcut) for _ in range(n)))
-
-        def forward(self, x):
-            return self.cv3(torch.cat((self.m(self.cv1(x)), self.cv2(x)), 1))
-
-    class SPPF(nn.Module):
-        def __init__(self, c1: int, c2: int) -> None:
-            super().__init__()
-            self.cv1, self.cv2 = ConvBN(c1, c1 // 2), ConvBN(c1 * 2, c2)
-            self.m = nn.MaxPool2d(5, 1, 2)
-
-        def forward(self, x):
-            x = self.cv1(x)
-            y1 = self.m(x)
-            y2 = self.m(y1)
-            return self.cv2(torch.cat((x, y1, y2, self.m(y2)), 1))
-
-    class Focus(nn.Module):
-        def __init__(self, c1: int, c2: int) -> None:
-            super().__init__()
-            self.conv = ConvBN(c1 * 4, c2, 3)
-
-        def forward(self, x):
-            return self.conv(torch.cat((x[..., ::2, ::2], x[..., 1::2, ::2], x[..., ::2, 1::2], x[..., 1::2, 1::2]), 1))
-
-    class Detect(nn.Module):
-        def __init__(self, nc: int, ch: tuple[int, ...], strides=(8, 16, 32), decode: bool = True) -> None:
-            super().__init__()
-            self.no, self.na, self.decode = nc + 5, 3, decode
-            self.stride = strides
-            anchors = torch.tensor([[10, 13, 16, 30, 33, 23], [30, 61, 62, 45, 59, 119], [116, 90, 156, 198, 373, 326]])
-            self.register_buffer("anchors", anchors.float().view(3, 3, 2))
-            self.m = nn.ModuleList(nn.Conv2d(c, self.no * self.na, 1) for c in ch)
-
-        def forward(self, xs):
-            raw, z = [], []
-            for i, x in enumerate(xs):
-                x = self.m[i](x)
-                raw.append(x)
-                if not self.decode:
-                    continue
-                bs, _, ny, nx = x.shape
-                x = x.view(bs, self.na, self.no, ny, nx).permute(0, 1, 3, 4, 2).contiguous()
-                yv, xv = torch.meshgrid(torch.arange(ny, dtype=torch.float32), torch.arange(nx, dtype=torch.float32),
-                                        indexing="ij")  # fmt: skip
-                grid = torch.stack((xv, yv), 2).expand(1, self.na, ny, nx, 2) - 0.5
-                agrid = self.anchors[i].view(1, self.na, 1, 1, 2).expand(1, self.na, ny, nx, 2)
-                xy, wh, conf = x.sigmoid().split((2, 2, self.no - 4), 4)
-                xy = (xy * 2 + grid) * self.stride[i]
-                wh = (wh * 2) ** 2 * agrid
-                z.append(torch.cat((xy, wh, conf), 4).view(bs, self.na * nx * ny, self.no))
-            return (torch.cat(z, 1), *raw) if self.decode else tuple(raw)
-
-    class YOLO(nn.Module):
-        """YOLOv5s's structure (Focus stem, C3, SPPF, FPN/PAN neck, Detect) at width ``w`` and depth ``n``."""
-
-        def __init__(self, w: int = 8, n: int = 1, nc: int = 3, decode: bool = True) -> None:
-            super().__init__()
-            self.stem = Focus(3, w)
-            self.b1 = nn.Sequential(ConvBN(w, 2 * w, 3, 2), C3(2 * w, 2 * w, n))
-            self.b2 = nn.Sequential(ConvBN(2 * w, 4 * w, 3, 2), C3(4 * w, 4 * w, n))  # P3, stride 8
-            self.b3 = nn.Sequential(ConvBN(4 * w, 8 * w, 3, 2), C3(8 * w, 8 * w, n))  # P4, stride 16
-            self.b4 = nn.Sequential(ConvBN(8 * w, 16 * w, 3, 2), C3(16 * w, 16 * w, n), SPPF(16 * w, 16 * w))
-            self.lat4, self.up = ConvBN(16 * w, 8 * w), nn.Upsample(scale_factor=2, mode="nearest")
-            self.c34 = C3(16 * w, 8 * w, n, False)
-            self.lat3 = ConvBN(8 * w, 4 * w)
-            self.c23 = C3(8 * w, 4 * w, n, False)  # out P3
-            self.d3 = ConvBN(4 * w, 4 * w, 3, 2)
-            self.c33 = C3(8 * w, 8 * w, n, False)  # out P4
-            self.d4 = ConvBN(8 * w, 8 * w, 3, 2)
-            self.c44 = C3(16 * w, 16 * w, n, False)  # out P5
-            self.detect = Detect(nc, (4 * w, 8 * w, 16 * w), decode=decode)
-
-        def forward(self, x):
-            p3 = self.b2(self.b1(self.stem(x)))
-            p4 = self.b3(p3)
-            p5 = self.b4(p4)
-            h5 = self.lat4(p5)
-            h4 = self.lat3(self.c34(torch.cat((self.up(h5), p4), 1)))
-            o3 = self.c23(torch.cat((self.up(h4), p3), 1))
-            o4 = self.c33(torch.cat((self.d3(o3), h4), 1))
-            o5 = self.c44(torch.cat((self.d4(o4), h5), 1))
-            return self.detect([o3, o4, o5])
-
-    return {"ResNet": ResNet, "YOLO": YOLO}
-
-
-def randomise_bn(model: Any, seed: int = 0) -> Any:
-    """Give every BatchNorm non-trivial statistics and affine parameters (so folding is really tested)."""
-    import torch
-
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for m in model.modules():
-            if isinstance(m, torch.nn.BatchNorm2d):
-                m.running_mean.copy_(torch.randn(m.num_features, generator=g) * 0.1)
-                m.running_var.copy_(torch.rand(m.num_features, generator=g) + 0.5)
-                m.weight.copy_(torch.rand(m.num_features, generator=g) + 0.5)
-                m.bias.copy_(torch.randn(m.num_features, generator=g) * 0.1)
-    return model.eval()
-
-
-def export(model: Any, example: Any, path: Path, optlevel: int = 2) -> subprocess.Popen:
-    """Trace ``model`` to ``path`` (.pt) and start pnnx on it; wait on the returned process."""
-    import torch
-
-    import pnnx
-
-    traced = torch.jit.trace(model.eval(), example)
-    traced.save(str(path))
-    shape = ",".join(map(str, example.shape))
-    return subprocess.Popen([pnnx.EXEC_PATH, str(path), f"inputshape=[{shape}]f32", f"optlevel={optlevel}", "fp16=0"],
-                            cwd=path.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+def _shared_models() -> Any:
+    """``benchmarks/workloads/_pnnx_models.py``: the plain-torch ResNet/YOLOv5 the benchmarks use too."""
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "workloads" / "_pnnx_models.py"
+    spec = importlib.util.spec_from_file_location("_pnnx_models", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 @pytest.fixture(scope="session")
 def torch_models() -> dict[str, Any]:
     pytest.importorskip("torch")
-    return _torch_models()
+    return _shared_models().models()
 
 
 @pytest.fixture(scope="session")
@@ -229,24 +63,30 @@ def exported(tmp_path_factory: pytest.TempPathFactory, torch_models: dict[str, A
     import torch
 
     torch.manual_seed(0)
-    d = tmp_path_factory.mktemp("pnnx_export")
+    shared = _shared_models()
+    randomise_bn = shared.randomise_bn
     models = {
-        "resnet": (randomise_bn(torch_models["ResNet"]()), torch.randn(1, 3, 32, 32)),
-        "yolo": (randomise_bn(torch_models["YOLO"]()), torch.rand(1, 3, 64, 64)),
-        "yolo_raw": (randomise_bn(torch_models["YOLO"](decode=False)), torch.rand(1, 3, 64, 64)),
+        "resnet": (randomise_bn(torch_models["ResNet"](**RESNET)), torch.randn(1, 3, 32, 32)),
+        "yolo": (randomise_bn(torch_models["YOLO"](**YOLO)), torch.rand(1, 3, 64, 64)),
+        "yolo_raw": (randomise_bn(torch_models["YOLO"](**YOLO, decode=False)), torch.rand(1, 3, 64, 64)),
     }
-    jobs, out = [], {}
-    for name, (model, x) in models.items():
-        for level in (1, 2):
-            if name == "yolo_raw" and level == 1:
-                continue
-            key = f"{name}_o{level}"
-            jobs.append((key, export(model, x, d / f"{key}.pt", level)))
-            out[key] = (model, d / f"{key}.pnnx.param", x)
-    for key, proc in jobs:
-        err, _ = proc.communicate(timeout=300)
-        # at optlevel 1 the converter may abort in its onnx/ncnn passes, after the pnnx files are written
-        written = out[key][1].exists() and (d / f"{key}_pnnx.py").exists()
-        if proc.returncode != 0 and not written:
-            pytest.fail(f"pnnx failed on {key}: {err.decode(errors='replace')[-2000:]}")
+    # xdist workers of one run share one export (the models above are seeded, so every worker builds the same)
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    d = root / "pnnx_export"
+    out = {}
+    with open(root / "pnnx_export.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = (d / "done").exists()
+        d.mkdir(exist_ok=True)
+        jobs = []
+        for name, (model, x) in models.items():
+            for level in (2, 1) if name != "yolo_raw" else (2,):
+                key = f"{name}_o{level}"
+                out[key] = (model, d / f"{key}.pnnx.param", x)
+                if not done:
+                    jobs.append((key, shared.export(model, x, d / f"{name}.pt", level, trace=level == 2)))
+        for key, proc in jobs:
+            shared.finish(proc, out[key][1])
+        (d / "done").touch()
     return out

@@ -164,3 +164,15 @@ def test_legacy_constructor_and_dense_spmm():
     assert s.dtype == ember.float32 and s.shape == SIZE
     a, b = ember.randn(2, 3), ember.randn(3, 4)
     assert_close(ember.spmm(a, b), a @ b)  # torch.spmm multiplies dense matrices too
+
+
+@needs_torch
+def test_leaf_sparse_tensor_grad_matches_torch():
+    v, d = _vals(), rng.standard_normal((5, 2))
+    e = ember.sparse_coo_tensor(IDX, v, SIZE, requires_grad=True)
+    t = torch.sparse_coo_tensor(torch.tensor(IDX), torch.tensor(v), SIZE, requires_grad=True)
+    assert e.requires_grad and e.is_leaf and e.grad is None
+    (ember.sparse.mm(e, ember.tensor(d)) ** 2).sum().backward()
+    (torch.sparse.mm(t, torch.tensor(d)) ** 2).sum().backward()
+    assert e.grad.is_sparse
+    assert_close(e.grad.to_dense(), t.grad.to_dense(), rtol=1e-12)

@@ -121,7 +121,15 @@ def _run(
     on_leaf: Callable[[Tensor, Tensor], None],
     capture: dict[tuple[int, int], Any] | None = None,
 ) -> None:
-    """Propagate from ``roots``; call ``on_leaf(leaf, grad)`` for each leaf reached."""
+    """Propagate from ``roots``; call ``on_leaf(leaf, grad)`` for each leaf reached.
+
+    First order (no ``create_graph``, no anomaly mode) the gradients travel between nodes as backend
+    arrays through each node's ``backward_arrays`` (or its ``backward``, wrapped): Tensors are made only
+    for leaves, hooks, retained and captured gradients. Otherwise they travel as Tensors through
+    ``backward``, recording the graph of the backward pass when ``create_graph`` is set.
+    """
+    anomaly = STATE.anomaly
+    arrays = not create_graph and not anomaly
     pending: dict[Any, list[Any]] = {}
     heap: list[tuple[int, int, Any]] = []
     counter = itertools.count()
@@ -141,9 +149,10 @@ def _run(
             slot = pending[c] = [None] * c.n_out
             heapq.heappush(heap, (-c.generation, next(counter), c))
         i = r._out_idx
+        if arrays:
+            g = g._data
         slot[i] = g if slot[i] is None else slot[i] + g
 
-    anomaly = STATE.anomaly
     with set_grad_enabled(create_graph):
         while heap:
             node = heapq.heappop(heap)[2]
@@ -154,44 +163,54 @@ def _run(
                     f"backward: trying to go through the graph of {node.name} a second time, but its saved "
                     "values were freed by the first backward; pass retain_graph=True to the first call"
                 )
+            be = node.backend
             if node._out_refs:
-                _output_hooks(node, grads, create_graph)
+                _output_hooks(node, grads, create_graph, be if arrays else None)
             if capture is not None:
                 for i in range(node.n_out):
                     key = (id(node), i)
                     if key in capture and grads[i] is not None:
-                        capture[key] = grads[i]
-            if node.saves_inputs:
-                node._check_versions()
-            fast = None if create_graph else type(node).backward_arrays
-            if fast is not None:  # first-order only: the rule on arrays, without building Tensors per step
-                out = fast(node, *[g if g is None else g._data for g in grads])
-                if out.__class__ is not tuple:
-                    out = (out,)
-                be = node.backend
-                out = tuple(o if o is None else _wrap(o, be) for o in out)
+                        capture[key] = _wrap(grads[i], be) if arrays else grads[i]
+            vs = node._versions
+            if vs:  # a saved input changed in place since: the slow check names it (or allows it)
+                for a, v in zip(inputs, vs):
+                    if v >= 0 and a._vc[0] != v:
+                        node._check_versions()
+                        break
+            if arrays:
+                fast = type(node).backward_arrays
+                if fast is not None:
+                    out = fast(node, *grads)
+                    if out.__class__ is not tuple:
+                        out = (out,)
+                else:  # a rule on Tensors only (user Functions, some ops): wrap in, unwrap out
+                    out = type(node).backward(node, *[g if g is None else _wrap(g, be) for g in grads])
+                    out = _unwrap(node, out if out.__class__ is tuple else (out,))
             else:
                 out = type(node).backward(node, *grads)
                 if out.__class__ is not tuple:
                     out = (out,)
-            if len(out) < len(inputs):
-                raise RuntimeError(f"{node.name}: backward returned {len(out)} gradients for {len(inputs)} inputs")
-            if anomaly:
-                from ._anomaly import check_backward
+                if anomaly:
+                    from ._anomaly import check_backward
 
-                check_backward(node, out)
-            for inp, e, g in zip(inputs, node._edges, out):
+                    check_backward(node, out)
+            edges = node._edges
+            if len(out) < len(edges):
+                raise RuntimeError(f"{node.name}: backward returned {len(out)} gradients for {len(inputs)} inputs")
+            for inp, e, g in zip(inputs, edges, out):
                 if g is None or e is None:
                     continue
-                if not isinstance(g, Tensor):
+                if arrays:
+                    if g.shape != inp._data.shape:
+                        raise _shape_error(node, g.shape, inp)
+                elif not isinstance(g, Tensor):
                     raise TypeError(f"{node.name}: backward must return Tensors or None, got {type(g).__name__}")
-                if g._data.shape != inp._data.shape:
-                    raise RuntimeError(
-                        f"{node.name}: backward returned a gradient of shape {g.shape} for an input of "
-                        f"shape {inp.shape}"
-                    )
+                elif g._data.shape != inp._data.shape:
+                    raise _shape_error(node, g.shape, inp)
                 c, i = e  # the edge captured at record time: later in-place ops do not move it
                 if c is None:
+                    if arrays:
+                        g = _wrap(g, i._backend)  # the input's backend (ToDevice changes it)
                     if i._hooks:
                         g = _run_hooks(i._hooks, g)
                     on_leaf(i, g)
@@ -212,16 +231,33 @@ def _run(
                     node._outs = ()
 
 
-def _output_hooks(node: Any, grads: list[Any], create_graph: bool) -> None:
-    """Run hooks registered on a node's outputs and keep retained gradients."""
+def _shape_error(node: Any, shape: Any, inp: Tensor) -> RuntimeError:
+    return RuntimeError(
+        f"{node.name}: backward returned a gradient of shape {tuple(shape)} for an input of shape {inp.shape}"
+    )
+
+
+def _unwrap(node: Any, out: tuple[Any, ...]) -> tuple[Any, ...]:
+    res = []
+    for g in out:
+        if g is not None and not isinstance(g, Tensor):
+            raise TypeError(f"{node.name}: backward must return Tensors or None, got {type(g).__name__}")
+        res.append(None if g is None else g._data)
+    return tuple(res)
+
+
+def _output_hooks(node: Any, grads: list[Any], create_graph: bool, backend: Any) -> None:
+    """Run hooks registered on a node's outputs and keep retained gradients (``backend``: grads are arrays)."""
     for i, ref in list(node._out_refs.items()):
         t = ref()
         if t is None or grads[i] is None:
             continue
+        g = grads[i] if backend is None else _wrap(grads[i], backend)
         if t._hooks:
-            grads[i] = _run_hooks(t._hooks, grads[i])
+            g = _run_hooks(t._hooks, g)
+            grads[i] = g if backend is None else g._data
         if t._retain:
-            t.grad = grads[i] if create_graph else grads[i].detach()
+            t.grad = g if create_graph else g.detach()
 
 
 def _run_hooks(hooks: list[Callable[[Tensor], Any]], g: Tensor) -> Tensor:
@@ -282,7 +318,13 @@ def backward(
         if leaf.grad is None:
             # the same gradient object may reach several leaves (a + b): never share it
             if id(g._data) in seen or not leaf._backend.is_plain(g._data):
-                g = g.clone()  # a private, writable, contiguous array (optimizers update grads in place)
+                # a private, writable, C-contiguous array (optimizers read and update grads in place)
+                if create_graph:
+                    g = g.clone().contiguous()
+                else:
+                    xp = leaf._backend.xp
+                    arr = xp.ascontiguousarray(g._data)
+                    g = Tensor._make(arr.copy() if arr is g._data or id(arr) in seen else arr, leaf._backend)
             leaf.grad = g
             seen.add(id(leaf.grad._data))
         else:

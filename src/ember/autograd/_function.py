@@ -61,7 +61,7 @@ class Function:
     n_out: int = 1
     _out_refs: dict[int, Any] | None = None
     _trace: list[str] | None = None
-    _versions: tuple[int, ...] = ()
+    _versions: list[int] | tuple[()] = ()
     _out_vcs: tuple[tuple[list[int], int], ...] = ()
     _outs: tuple[Any, ...] = ()
     #: where each input's gradient goes, captured when the node was recorded (an in-place op later
@@ -76,6 +76,7 @@ class Function:
         generation = 0
         arrays = []
         edges: list[Any] = []  # per input, captured now: (node, output index), (None, leaf) or None
+        versions: list[int] = []  # per input: its version now (-1: not a Tensor)
         for a in args:
             if isinstance(a, Tensor):
                 b = a._backend
@@ -83,8 +84,11 @@ class Function:
                     if backend is not None:
                         raise _device_error(cls.__name__, args)
                     backend = b
-                if a._view is not None and a._view[2] != a._vc[0]:
+                v = a._vc[0]
+                if a._view is not None and a._view[2] != v:
                     _refresh_view(a)
+                arrays.append(a._data)
+                versions.append(v)
                 if a.requires_grad:
                     needs_grad = True
                     c = a._creator
@@ -96,10 +100,10 @@ class Function:
                             generation = c.generation + 1
                 else:
                     edges.append(None)
-                arrays.append(a._data)
             else:
                 arrays.append(a)
                 edges.append(None)
+                versions.append(-1)
         if backend is None:
             from ..backends import get_backend
 
@@ -129,7 +133,7 @@ class Function:
                     fn._edges = edges
                     fn.generation = generation
                     if cls.saves_inputs:
-                        fn._versions = tuple([a._vc[0] if isinstance(a, Tensor) else 0 for a in args])
+                        fn._versions = versions
                     if out.dtype.kind in "fc":
                         r.requires_grad = True
                         r._creator = fn
@@ -175,7 +179,7 @@ class Function:
         self.generation = generation
         self.n_out = len(results)
         if cls.saves_inputs:
-            self._versions = tuple(a._vc[0] if isinstance(a, Tensor) else 0 for a in args)
+            self._versions = [a._vc[0] if isinstance(a, Tensor) else -1 for a in args]
         for i, r in enumerate(results):
             if r._data.dtype.kind in "fc":
                 r.requires_grad = True
@@ -274,7 +278,7 @@ class Function:
         if not self.saves_inputs or self.inputs is None:
             return
         for i, (a, v) in enumerate(zip(self.inputs, self._versions, strict=True)):
-            if isinstance(a, Tensor) and a._vc[0] != v and self.value_needed(i):
+            if v >= 0 and a._vc[0] != v and self.value_needed(i):
                 raise RuntimeError(
                     f"{type(self).__name__}: input {i} of shape {a.shape} was modified by an in-place "
                     f"operation (it is at version {a._vc[0]}, the graph saved version {v}); its value "

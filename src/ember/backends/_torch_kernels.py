@@ -8,6 +8,7 @@ called directly. Arguments and results match the reference kernels exactly (test
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -52,7 +53,37 @@ def _as_2d(k: Ints, s: Ints, p: Ints, d: Ints) -> tuple[Ints, Ints, Ints, Ints]:
 
 
 class TorchKernels:
-    """Native torch overrides of the reference kernels. Mix in before ``Backend``."""
+    """Native torch overrides of the reference kernels. Mix in before ``Backend`` (which supplies
+    ``tdevice``, the torch device, and ``native_dtype``)."""
+
+    tdevice: Any
+    native_dtype: Callable[[Any], Any]
+    _gen_lock = threading.Lock()
+
+    # -- random numbers, drawn on the device ---------------------------------------------------------
+    def _draw(self, gen: Any, make: Callable[[Any], Any]) -> Any:
+        """Run ``make(generator)`` with this device's torch generator, seeded from Ember's ``gen``: runs
+        reproduce per backend (``ember.manual_seed``), and the numbers are made where they are used."""
+        torch = _torch()
+        seed = int(gen.integers(0, 2**63 - 1))
+        with self._gen_lock:
+            tg = self.__dict__.get("_tgen")
+            if tg is None:
+                tg = self.__dict__["_tgen"] = torch.Generator(device=self.tdevice)
+            tg.manual_seed(seed)
+            return make(tg)
+
+    def uniform(self, gen: Any, shape: Ints, dtype: Any) -> Any:
+        nd = self.native_dtype(dtype)
+        return self._draw(gen, lambda g: _torch().rand(shape, generator=g, dtype=nd, device=self.tdevice))
+
+    def normal(self, gen: Any, shape: Ints, dtype: Any) -> Any:
+        nd = self.native_dtype(dtype)
+        return self._draw(gen, lambda g: _torch().randn(shape, generator=g, dtype=nd, device=self.tdevice))
+
+    def randint(self, gen: Any, low: int, high: int, shape: Ints, dtype: Any) -> Any:
+        nd = self.native_dtype(dtype)
+        return self._draw(gen, lambda g: _torch().randint(low, high, shape, generator=g, dtype=nd, device=self.tdevice))
 
     # -- convolution ---------------------------------------------------------------------------
     @_no_grad

@@ -86,12 +86,12 @@ class Categorical(Distribution):
         return self.probs.new_full(self._extended_shape(), float("nan"))
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
-        """Inverse-CDF sampling: the index of the first cumulative probability above a uniform draw."""
+        """Inverse-CDF sampling: category k when ``cdf[k-1] <= u < cdf[k]`` (never a zero-probability one)."""
         shape = self._extended_shape(sample_shape)
         with no_grad():
             cdf = self.probs.cumsum(-1)
             u = rand(*shape, 1, dtype=cdf.dtype, device=cdf.device) * cdf[..., -1:]
-            idx = (cdf < u).sum(-1)
+            idx = (cdf <= u).sum(-1)
             return idx.clamp(max=self._num_events - 1)
 
     def log_prob(self, value: Tensor) -> Tensor:

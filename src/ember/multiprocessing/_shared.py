@@ -26,8 +26,9 @@ except ImportError:  # pragma: no cover - Windows
 
 __all__ = ["attach", "create", "is_shared", "open_block", "share_memory_", "shared_spec", "unlink"]
 
-#: id(base uint8 array) -> (weak reference to it, block name)
-_BLOCKS: dict[int, tuple[weakref.ref[np.ndarray], str]] = {}
+#: id(base uint8 array) -> (weak reference to it, block name, its address, its size): an array of any
+#: library (NumPy, a torch CPU tensor made with ``from_numpy``) is in a block when its address is
+_BLOCKS: dict[int, tuple[weakref.ref[np.ndarray], str, int, int]] = {}
 #: blocks this process has attached, by name (one mapping per block and process)
 _ATTACHED: weakref.WeakValueDictionary[str, np.ndarray] = weakref.WeakValueDictionary()
 _TAG = "ember-shm"
@@ -52,7 +53,7 @@ def _map(name: str, nbytes: int, flags: int, register: bool = True) -> np.ndarra
     if not register:
         return base
     key = id(base)
-    _BLOCKS[key] = (weakref.ref(base), name)
+    _BLOCKS[key] = (weakref.ref(base), name, int(base.__array_interface__["data"][0]), nbytes)
     weakref.finalize(base, _BLOCKS.pop, key, None)
     return base
 
@@ -82,30 +83,51 @@ def create(nbytes: int, owned: bool = True) -> tuple[str, np.ndarray]:
     return name, base
 
 
-def _block_of(arr: Any) -> tuple[np.ndarray, str] | None:
-    obj = arr
-    while isinstance(obj, np.ndarray):
-        entry = _BLOCKS.get(id(obj))
-        if entry is not None and entry[0]() is obj:
-            return obj, entry[1]
-        obj = obj.base
+def _address(arr: Any) -> int | None:
+    """The address of a CPU array's first element (NumPy or torch), None for other devices."""
+    if isinstance(arr, np.ndarray):
+        return int(arr.__array_interface__["data"][0])
+    if hasattr(arr, "data_ptr") and getattr(getattr(arr, "device", None), "type", None) == "cpu":
+        return int(arr.data_ptr())
+    return None
+
+
+def _layout(arr: Any) -> tuple[str, tuple[int, ...]] | None:
+    """NumPy dtype string and byte strides of a CPU array, None when NumPy has no such dtype."""
+    if isinstance(arr, np.ndarray):
+        return arr.dtype.str, tuple(arr.strides)
+    try:
+        dt = np.dtype(str(arr.dtype).replace("torch.", ""))
+    except TypeError:
+        return None  # bfloat16
+    return dt.str, tuple(s * dt.itemsize for s in arr.stride())
+
+
+def _block_of(arr: Any) -> tuple[np.ndarray, str, int] | None:
+    """The block holding ``arr`` (its base array, name and address), or None."""
+    ptr = _address(arr)
+    if ptr is None:
+        return None
+    for ref, name, start, nbytes in list(_BLOCKS.values()):
+        base = ref()
+        if base is not None and start <= ptr < start + max(nbytes, 1):
+            return base, name, start
     return None
 
 
 def shared_spec(arr: Any) -> tuple[Any, ...] | None:
     """What another process needs to map ``arr`` (a view of a block), or None when it is not shared."""
-    found = _block_of(arr) if isinstance(arr, np.ndarray) else None
-    if found is None:
+    found = _block_of(arr)
+    layout = _layout(arr) if found is not None else None
+    if found is None or layout is None:
         return None
-    base, name = found
-    offset = arr.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    return (_TAG, name, base.nbytes, offset, tuple(arr.shape), tuple(arr.strides), arr.dtype.str)
+    base, name, start = found
+    dtype, strides = layout
+    return (_TAG, name, base.nbytes, _address(arr) - start, tuple(arr.shape), strides, dtype)  # type: ignore[operator]
 
 
-def attach(spec: tuple[Any, ...]) -> tuple[np.ndarray, Any]:
-    """The array described by ``shared_spec``'s result, mapped in this process, and the CPU backend."""
-    from ..backends import get_backend
-
+def attach(spec: tuple[Any, ...]) -> np.ndarray:
+    """The NumPy array described by ``shared_spec``'s result, mapped in this process."""
     tag, name, nbytes, offset, shape, strides, dtype = spec
     if tag != _TAG:
         raise ValueError(f"not a shared-memory spec: {spec!r}")
@@ -119,27 +141,31 @@ def attach(spec: tuple[Any, ...]) -> tuple[np.ndarray, Any]:
                 "(keep the shared tensor alive in the parent until the children have started)"
             ) from None
         _ATTACHED[name] = base
-    arr = np.ndarray(shape, np.dtype(dtype), buffer=base, offset=offset, strides=strides)
-    return arr, get_backend(None)
+    return np.ndarray(shape, np.dtype(dtype), buffer=base, offset=offset, strides=strides)
 
 
 def share_memory_(t: Any) -> Any:
-    """Move ``t``'s values into shared memory (NumPy arrays); torch arrays use torch's; CUDA: nothing to do."""
+    """Move a CPU tensor's values into a shared block (views made earlier keep the old memory).
+
+    Any CPU backend: the block is wrapped by the backend's ``from_numpy``. A dtype NumPy lacks
+    (bfloat16 in torch) uses torch's own shared memory; other devices have nothing to do, as in PyTorch.
+    """
     arr = t._data
-    if isinstance(arr, np.ndarray):
-        if _block_of(arr) is None:
-            _, base = create(arr.nbytes)
-            new = base.view(arr.dtype).reshape(arr.shape) if arr.nbytes else np.empty(arr.shape, arr.dtype)
-            new[...] = arr
-            t._data = new
-    elif hasattr(arr, "share_memory_") and getattr(arr, "device", None) is not None and arr.device.type == "cpu":
+    if _address(arr) is None or _block_of(arr) is not None:
+        return t
+    if _layout(arr) is None:
         arr.share_memory_()
+        return t
+    values = t._backend.to_numpy(arr)
+    _, base = create(values.nbytes)
+    new = base.view(values.dtype).reshape(values.shape) if values.nbytes else np.empty(values.shape, values.dtype)
+    new[...] = values
+    t._data = t._backend.from_numpy(new)
     return t
 
 
 def is_shared(t: Any) -> bool:
-    arr = t._data
-    if isinstance(arr, np.ndarray):
-        return _block_of(arr) is not None
-    fn = getattr(arr, "is_shared", None)
+    if _block_of(t._data) is not None:
+        return True
+    fn = getattr(t._data, "is_shared", None)  # torch's own shared memory
     return bool(fn()) if fn is not None else False

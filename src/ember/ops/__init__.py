@@ -126,4 +126,7 @@ INPLACE = {
 
 def register_method(name: str, fn: Callable[..., Any]) -> None:
     """Expose ``fn(tensor, ...)`` as ``Tensor.<name>`` (used by ember.nn.functional and extensions)."""
+    from .._tensor import bind_method
+
     METHODS[name] = _numpy_names(fn)
+    bind_method(name, METHODS[name])

@@ -92,9 +92,21 @@ class SparseTensor:
 
     @property
     def grad(self) -> SparseTensor | None:
-        """The gradient of a leaf sparse tensor, as a sparse tensor with the same indices."""
+        """The gradient with respect to the tensor's entries (a coalesced sparse tensor), as PyTorch gives it.
+
+        Duplicate indices are one entry: their common gradient is not summed. (``_values().grad`` holds the
+        gradient of each stored value.)
+        """
         g = self._vals.grad
-        return None if g is None else SparseTensor(self._idx, g, self._size, self._coalesced)
+        if g is None:
+            return None
+        if self._coalesced:
+            return SparseTensor(self._idx, g, self._size, True)
+        summed = SparseTensor(self._idx, g, self._size).coalesce()
+        ones = zeros(self._nnz(), dtype=g.dtype, device=g.device) + 1
+        counts = SparseTensor(self._idx, ones, self._size[: self.sparse_dim()]).coalesce()._vals
+        counts = counts.reshape(-1, *([1] * self.dense_dim()))
+        return SparseTensor(summed._idx, summed._vals / counts, self._size, True)
 
     @property
     def is_leaf(self) -> bool:

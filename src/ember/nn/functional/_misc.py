@@ -23,10 +23,47 @@ __all__ = [
 ]  # fmt: skip
 
 
+class _Linear(Op):
+    """``x @ w.T + b`` as one node. Its weight gradient is computed as ``g.T @ x``, which comes out
+    contiguous in the weight's layout (the optimizer updates it without a copy)."""
+
+    def forward(self, x: Any, w: Any, b: Any) -> Any:
+        y = self.backend.xp.matmul(x, w.T)
+        if b is not None:
+            y += b
+        return y
+
+    def value_needed(self, i: int) -> bool:  # x only for w's gradient, w only for x's; b never
+        e = self._edges
+        return e is not None and i < 2 and e[1 - i] is not None
+
+    def backward(self, g: Tensor) -> tuple[Any, Any, Any]:
+        x, w, _ = self.inputs  # type: ignore[misc]
+        e = self._edges or (None, None, None)
+        g2 = g.reshape(-1, g.shape[-1])
+        gx = matmul(g, w) if e[0] is not None else None
+        gw = matmul(_transpose(g2, 0, 1), x.reshape(-1, x.shape[-1])) if e[1] is not None else None
+        return gx, gw, (g2.sum(0) if e[2] is not None else None)
+
+    def backward_arrays(self, g: Any) -> tuple[Any, Any, Any]:
+        x, w, _ = self.inputs  # type: ignore[misc]
+        e = self._edges or (None, None, None)
+        xp = self.backend.xp
+        g2 = g.reshape(-1, g.shape[-1])
+        gx = xp.matmul(g, w._data) if e[0] is not None else None
+        gw = xp.matmul(g2.T, x._data.reshape(-1, x._data.shape[-1])) if e[1] is not None else None
+        return gx, gw, (g2.sum(0) if e[2] is not None else None)
+
+
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` with weight (out_features, in_features)."""
     if weight.ndim not in (1, 2) or input.shape[-1:] != weight.shape[-1:]:
         raise ShapeError(f"linear: input {input.shape} and weight {weight.shape} do not match (in_features differ)")
+    plain_bias = bias is None or (
+        isinstance(bias, Tensor) and bias.shape == weight.shape[:1] and bias.dtype is weight.dtype
+    )
+    if weight.ndim == 2 and isinstance(input, Tensor) and input.dtype is weight.dtype and plain_bias:
+        return _Linear.apply(input, weight, bias)  # type: ignore[no-any-return]
     y = matmul(input, _transpose(weight, 0, 1) if weight.ndim == 2 else weight)
     return y + bias if bias is not None else y
 
