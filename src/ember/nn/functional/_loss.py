@@ -26,10 +26,10 @@ def _check_probabilities(op: str, target: Tensor) -> None:
     """Targets of a binary cross entropy are probabilities: a value outside [0, 1] is a mistake, not a label."""
     xp, t = target._backend.xp, target._data
     if t.size and t.dtype.kind == "f" and not bool(xp.all((t >= 0) & (t <= 1))):
-        bad = t[~((t >= 0) & (t <= 1))].reshape(-1)[0]
+        bad = t[~((t >= 0) & (t <= 1))].reshape(-1)[0].item()
         raise ValueRangeError(f"{op}: target values must be in [0, 1] (probabilities or 0/1 labels), found {bad}")
     if t.size and t.dtype.kind in "iu" and not bool(xp.all((t == 0) | (t == 1))):
-        bad = t[~((t == 0) | (t == 1))].reshape(-1)[0]
+        bad = t[~((t == 0) | (t == 1))].reshape(-1)[0].item()
         raise ValueRangeError(f"{op}: target values must be in [0, 1] (probabilities or 0/1 labels), found {bad}")
 
 
