@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import autograd, backends
+from . import (
+    _memory,  # noqa: F401 - first: tunes the process's malloc (opt out: EMBER_MALLOC_TUNING=0)
+    accelerator,
+    autograd,
+    backends,
+    cuda,
+)
 from ._creation import (
     Generator,
     arange,
@@ -114,6 +120,8 @@ __all__ = [
     "set_num_threads",
     "utils",
     "DType",
+    "accelerator",
+    "cuda",
     "Generator",
     "Tensor",
     "arange",

@@ -57,14 +57,16 @@ def _infer_dtype(arr: np.ndarray) -> DType:
 
 
 def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
-    be = get_backend(device if device is not None else (data.device if isinstance(data, Tensor) else None))
+    be = get_backend(device if device is not None else (data._backend if isinstance(data, Tensor) else None))
     if isinstance(data, Tensor):
-        src = data._backend.to_numpy(data._data)
-        return be.astype(be.from_numpy(np.array(src, copy=True)), as_dtype(dtype or data.dtype)), be
+        dt = as_dtype(dtype or data.dtype)
+        if data._backend is be:
+            return be.astype(be.xp.copy(data._data), dt), be
+        return be.astype(data._backend.transfer(data._data, be), dt), be
     if isinstance(data, (np.ndarray, np.generic)):
         arr = np.array(data, copy=True)  # a tensor never shares the caller's array (as_tensor does)
         if dtype is None:  # a numpy array keeps its dtype
-            be.dtype_of(arr)  # refuses dtypes Ember has no name for
+            _numpy_dtype(arr)  # refuses dtypes Ember has no name for
             return be.from_numpy(arr), be
         d = as_dtype(dtype)
     else:
@@ -74,6 +76,14 @@ def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
         d = as_dtype(dtype) if dtype is not None else _infer_dtype(arr)
     _check_fits(arr, d)
     return be.asarray(arr, d), be
+
+
+def _numpy_dtype(arr: np.ndarray) -> DType:
+    """The Ember dtype of a NumPy array, or a DTypeError for a type Ember has no name for."""
+    try:
+        return as_dtype(arr.dtype.name)
+    except TypeError:
+        raise DTypeError(f"NumPy dtype {arr.dtype} has no Ember counterpart") from None
 
 
 def _flat(data: Any) -> list[Any]:
@@ -153,18 +163,18 @@ def _first_non_number(data: Any, index: tuple[int, ...] = ()) -> tuple[list[int]
 _INT_RANGES = {name: np.iinfo(name) for name in ("int8", "int16", "int32", "int64", "uint8")}
 
 
-def _check_fits(arr: np.ndarray, d: DType) -> None:
+def _check_fits(arr: np.ndarray, d: DType, op: str = "tensor") -> None:
     """Refuse a conversion to an integer dtype that would wrap around or turn NaN/inf into garbage."""
     info = _INT_RANGES.get(d.name)
     if info is None or arr.size == 0 or arr.dtype.kind not in "fiu":
         return
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         bad = arr[~np.isfinite(arr)].flat[0]
-        raise ValueRangeError(f"tensor: cannot convert {bad} to {d.name}; integers have no NaN or infinity")
+        raise ValueRangeError(f"{op}: cannot convert {bad} to {d.name}; integers have no NaN or infinity")
     lo, hi = arr.min(), arr.max()
     if lo < info.min or hi > info.max:
         bad = lo if lo < info.min else hi
-        raise ValueRangeError(f"tensor: value {bad} does not fit in {d.name} (range {info.min} to {info.max})")
+        raise ValueRangeError(f"{op}: value {bad} does not fit in {d.name} (range {info.min} to {info.max})")
 
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -187,7 +197,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
     be = get_backend(None)
-    be.dtype_of(array)
+    _numpy_dtype(array)
     return Tensor._make(be.from_numpy(array), be)
 
 
@@ -246,6 +256,8 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None, requ
         raise TypeError(f"full: fill_value must be a number or bool, got {type(fill_value).__name__} {fill_value!r}")
     if dtype is None:
         dtype = as_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float)) else None
+    if dtype is not None:
+        _check_fits(np.asarray(fill_value), as_dtype(dtype), "full")
     return _make("full", (size,), dtype, device, requires_grad, fill_value)
 
 
@@ -271,7 +283,7 @@ def arange(
         dtype = get_default_dtype() if any(isinstance(v, float) for v in (start, end, step)) else int64
     be = get_backend(device)
     d = as_dtype(dtype)
-    t = Tensor._make(be.asarray(np.arange(start, end, step), d), be)
+    t = Tensor._make(be.astype(be.xp.arange(start, end, step), d), be)
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -283,7 +295,7 @@ def linspace(
     d = as_dtype(dtype) if dtype is not None else get_default_dtype()
     if d.name == "bool":
         raise DTypeError("linspace: bool is not a supported dtype (PyTorch has no bool linspace)")
-    t = Tensor._make(be.asarray(np.linspace(start, end, steps), d), be)
+    t = Tensor._make(be.astype(be.xp.linspace(start, end, steps), d), be)
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -292,7 +304,7 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None, 
     m = None if m is None else _int_arg(m, "eye", "m")
     be = get_backend(device)
     d = as_dtype(dtype) if dtype is not None else get_default_dtype()
-    t = Tensor._make(be.asarray(np.eye(n, m), d), be)
+    t = Tensor._make(be.astype(be.xp.eye(n, m), d), be)
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -405,6 +417,8 @@ def randint(
         low, high = 0, low
     if high <= low:
         raise ValueError(f"randint: empty range [{low}, {high})")
+    if dtype is not None:
+        _check_fits(np.asarray([low, high - 1]), as_dtype(dtype), "randint")
     be = get_backend(device)
     gen = generator or default_generator
     with gen._lock:

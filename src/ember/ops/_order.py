@@ -13,7 +13,7 @@ from collections import namedtuple
 from typing import Any
 
 from .._dtype import int64
-from .._errors import OutOfRangeError, ShapeError
+from .._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._elementwise import _float, where
@@ -33,7 +33,7 @@ MinMax = namedtuple("MinMax", ["min", "max"])
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum treating NaN as zero (NaN elements get a zero gradient)."""
     x = input.to(dtype) if dtype is not None else input
-    if x._data.dtype.kind in "fc":
+    if x.dtype.kind in "fc":
         x = where(isnan(x), 0.0, x)
     return sum(x, dim, keepdim)
 
@@ -63,7 +63,7 @@ def _sorted(op: str, input: Tensor, dim: int | None) -> tuple[Tensor, Tensor, in
 
 
 def _nan_counts(sorted_x: Tensor, d: int) -> Tensor:
-    if sorted_x._data.dtype.kind not in "fc":
+    if sorted_x.dtype.kind not in "fc":
         return sorted_x.new_zeros(sorted_x.shape[:d] + (1,) + sorted_x.shape[d + 1 :], dtype=int64)
     return sum(isnan(sorted_x), d, keepdim=True)
 
@@ -124,9 +124,9 @@ def _quantile(
     op: str, input: Tensor, q: Any, dim: int | None, keepdim: bool, interpolation: str, skip_nan: bool
 ) -> Tensor:
     if interpolation not in _INTERPOLATIONS:
-        raise ValueError(f"{op}: interpolation must be one of {_INTERPOLATIONS}, got {interpolation!r}")
+        raise ValueRangeError(f"{op}: interpolation must be one of {_INTERPOLATIONS}, got {interpolation!r}")
     if not input.dtype.is_floating_point:
-        raise TypeError(f"{op}: input must be a floating-point tensor, got {input.dtype}")
+        raise DTypeError(f"{op}: input must be a floating-point tensor, got {input.dtype}")
     qs = q if isinstance(q, Tensor) else Tensor(q, dtype=input.dtype, device=input.device)
     if qs.ndim > 1:
         raise ShapeError(f"{op}: q must be a number or a 0-d or 1-d tensor, got shape {qs.shape}")

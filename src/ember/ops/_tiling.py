@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import DTypeError, ShapeError
+from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ._index import GetItem
 from ._layout import flip, movedim
@@ -35,7 +35,7 @@ def repeat_interleave(
     n = x.shape[d] if x.ndim else 1
     xp = x._backend.xp
     if isinstance(repeats, Tensor):
-        if repeats._data.dtype.kind not in "iu":
+        if repeats.dtype.kind not in "iu":
             raise DTypeError(f"repeat_interleave: repeats must be an integer tensor, got {repeats.dtype}")
         reps = repeats._data.reshape(-1)
         if reps.shape[0] == 1:
@@ -61,7 +61,7 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing not in ("ij", "xy"):
-        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+        raise ValueRangeError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
     for t in tensors:
         if not isinstance(t, Tensor) or t.ndim > 1:
             raise ShapeError(f"meshgrid: expected 0-d or 1-d tensors, got {getattr(t, 'shape', type(t).__name__)}")

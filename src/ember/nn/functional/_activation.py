@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...ops import _special, register_method
 from ...ops._elementwise import _float, clamp, exp, sigmoid, tanh, where
@@ -26,7 +27,7 @@ _GELU_K = math.sqrt(2.0 / math.pi)
 
 def _softplus_array(xp: Any, x: Any, beta: float, threshold: float) -> Any:
     bx = x * beta
-    return xp.where(bx > threshold, x, xp.logaddexp(0, bx) / beta).astype(x.dtype, copy=False)
+    return xp.astype(xp.where(bx > threshold, x, xp.logaddexp(0, bx) / beta), x.dtype, copy=False)
 
 
 def _gelu_exact(xp: Any, x: Any) -> Any:
@@ -61,16 +62,16 @@ LeakyRelu = pointwise_op(
 )
 Elu = pointwise_op(
     "elu",
-    lambda xp, x, a, s: xp.where(x > 0, x * s, (xp.expm1(xp.minimum(x, 0)) * a * s)).astype(x.dtype, copy=False),
+    lambda xp, x, a, s: xp.astype(xp.where(x > 0, x * s, (xp.expm1(xp.minimum(x, 0)) * a * s)), x.dtype, copy=False),
     lambda x, y, a, s: where(x > 0, s, exp(clamp(x, max=0.0)) * (a * s)).to(x.dtype),
 )
 Celu = pointwise_op(
     "celu",
-    lambda xp, x, a: xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0) / a) * a).astype(x.dtype, copy=False),
+    lambda xp, x, a: xp.astype(xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0) / a) * a), x.dtype, copy=False),
     lambda x, y, a: where(x > 0, 1.0, exp(clamp(x, max=0.0) / a)).to(x.dtype),
 )
-GeluExact = pointwise_op("gelu", lambda xp, x: _gelu_exact(xp, x).astype(x.dtype, copy=False), _gelu_exact_grad)
-GeluTanh = pointwise_op("gelu_tanh", lambda xp, x: _gelu_tanh(xp, x).astype(x.dtype, copy=False), _gelu_tanh_grad)
+GeluExact = pointwise_op("gelu", lambda xp, x: xp.astype(_gelu_exact(xp, x), x.dtype, copy=False), _gelu_exact_grad)
+GeluTanh = pointwise_op("gelu_tanh", lambda xp, x: xp.astype(_gelu_tanh(xp, x), x.dtype, copy=False), _gelu_tanh_grad)
 Silu = pointwise_op("silu", lambda xp, x: x / (1 + xp.exp(-x)), _silu_grad)
 Softplus = pointwise_op(
     "softplus",
@@ -80,17 +81,17 @@ Softplus = pointwise_op(
 Softsign = pointwise_op("softsign", lambda xp, x: x / (1 + xp.abs(x)), lambda x, y: 1 / ((1 + x.abs()) ** 2))
 Hardsigmoid = pointwise_op(
     "hardsigmoid",
-    lambda xp, x: xp.clip(x / 6 + 0.5, 0, 1).astype(x.dtype, copy=False),
+    lambda xp, x: xp.astype(xp.clip(x / 6 + 0.5, 0, 1), x.dtype, copy=False),
     lambda x, y: ((x > -3) & (x < 3)).to(x.dtype) / 6,
 )
 Hardswish = pointwise_op(
     "hardswish",
-    lambda xp, x: (x * xp.clip(x + 3, 0, 6) / 6).astype(x.dtype, copy=False),
+    lambda xp, x: xp.astype(x * xp.clip(x + 3, 0, 6) / 6, x.dtype, copy=False),
     lambda x, y: where(x < -3, 0.0, where(x > 3, 1.0, (2 * x + 3) / 6)).to(x.dtype),
 )
 Shrink = pointwise_op(
     "shrink",
-    lambda xp, x, lam, soft: xp.where(xp.abs(x) > lam, x - (xp.sign(x) * lam if soft else 0), 0).astype(x.dtype),
+    lambda xp, x, lam, soft: xp.astype(xp.where(xp.abs(x) > lam, x - (xp.sign(x) * lam if soft else 0), 0), x.dtype),
     lambda x, y, lam, soft: (x.abs() > lam).to(x.dtype),
 )
 
@@ -103,7 +104,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` clamped to ``[min_val, max_val]``."""
     if min_val > max_val:
-        raise ValueError(f"hardtanh: min_val {min_val} is greater than max_val {max_val}")
+        raise ValueRangeError(f"hardtanh: min_val {min_val} is greater than max_val {max_val}")
     return clamp(_float(input), min_val, max_val)
 
 
@@ -125,14 +126,14 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     if alpha == 0:
-        raise ValueError("celu: alpha must not be 0")
+        raise ValueRangeError("celu: alpha must not be 0")
     return Celu.apply(_float(input), float(alpha))  # type: ignore[no-any-return]
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """``x * Phi(x)`` (exact, with erf) or its tanh approximation (``approximate='tanh'``)."""
     if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise ValueRangeError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return (GeluExact if approximate == "none" else GeluTanh).apply(_float(input))  # type: ignore[no-any-return]
 
 
@@ -192,7 +193,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """Leaky ReLU with a learned slope: one per channel (dim 1) or a single one."""
     n = weight.numel()
     if n != 1 and (input.ndim < 2 or input.shape[1] != n):
-        raise ValueError(f"prelu: {n} slopes do not match the channels of an input of shape {input.shape}")
+        raise ShapeError(f"prelu: {n} slopes do not match the channels of an input of shape {input.shape}")
     w = weight.reshape((n,) + (1,) * (input.ndim - 2)) if n != 1 and input.ndim > 2 else weight.reshape(-1)
     if n == 1:
         w = w.reshape(())
@@ -214,7 +215,7 @@ def rrelu(
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     """Gated linear unit: ``a * sigmoid(b)`` for the two halves of ``dim``."""
     if input.shape[dim] % 2:
-        raise ValueError(f"glu: dim {dim} of shape {input.shape} must have an even size")
+        raise ShapeError(f"glu: dim {dim} of shape {input.shape} must have an even size")
     a, b = chunk(input, 2, dim)
     return a * sigmoid(b)
 
