@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import statistics
 import subprocess
@@ -22,6 +23,7 @@ from typing import Any
 HERE = pathlib.Path(__file__).parent
 WORKLOADS = HERE / "workloads"
 DEFAULT = ["mlp_sgd", "mlp_adam", "op_overhead_fwd", "op_overhead_fwdbwd"]
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def available() -> list[str]:
@@ -31,7 +33,10 @@ def available() -> list[str]:
 def run_one(name: str, framework: str, args: argparse.Namespace) -> dict[str, Any]:
     cmd = [sys.executable, str(WORKLOADS / f"{name}.py"), "--framework", framework]
     cmd += ["--backend", args.backend, "--device", args.device, "--seconds", str(args.seconds)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    env = dict(os.environ)
+    if args.threads:  # not the protocol's default: for a loaded machine, or to separate threading from overhead
+        env.update({v: str(args.threads) for v in THREAD_VARS})
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"{name} ({framework}) failed with exit code {proc.returncode}:\n{proc.stderr[-2000:]}")
@@ -73,6 +78,12 @@ def main() -> None:
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p.add_argument("--seconds", type=float, default=3.0, help="timed steady state per process")
     p.add_argument("--json", type=pathlib.Path, help="also write every run to this file")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="set OMP/OpenBLAS/MKL threads for both frameworks (default: leave them to the frameworks)",
+    )
     args = p.parse_args()
     names = args.workloads or DEFAULT
     unknown = [n for n in names if n not in available()]

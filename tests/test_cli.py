@@ -111,3 +111,9 @@ def test_output_to_a_pipe_is_one_plain_line_per_epoch(tmp_path):
     epoch_lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("epoch ")]
     assert [ln.split(" | ")[0] for ln in epoch_lines] == ["epoch 1", "epoch 2", "epoch 3"]
     assert proc.stderr == ""
+
+
+def test_resume_with_progress_says_it_once(tmp_path, capsys):
+    rc = main(["train", "linear-regression", "--epochs", "1", "--limit", "40", "--out", str(tmp_path), "--resume"])
+    out = capsys.readouterr()
+    assert rc == 0 and (out.out + out.err).count("nothing to resume") == 1

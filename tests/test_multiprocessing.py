@@ -147,8 +147,38 @@ def test_process_worker_errors_name_the_sample_and_the_worker():
     ds.die = True
     with pytest.raises(RuntimeError, match="exited unexpectedly with code 3"):
         list(DataLoader(ds, batch_size=4, num_workers=2, multiprocessing_context="fork"))
-    with pytest.raises(ValueError, match="IterableDataset"):
-        DataLoader(ember.data.IterableDataset(), num_workers=1, multiprocessing_context="fork")
+
+
+class _Stream(ember.data.IterableDataset):
+    """Each worker reads its own share of the records (as PyTorch programs shard by get_worker_info)."""
+
+    def __init__(self, n, fail_at=None):
+        self.n, self.fail_at = n, fail_at
+
+    def __iter__(self):
+        info = get_worker_info()
+        wid, nw = (0, 1) if info is None else (info.id, info.num_workers)
+        for i in range(wid, self.n, nw):
+            if i == self.fail_at:
+                raise ValueError(f"bad record {i}")
+            yield np.array([i, wid], np.int64)
+
+
+def test_process_workers_stream_an_iterable_dataset():
+    dl = DataLoader(_Stream(23), batch_size=4, num_workers=2, multiprocessing_context="fork", persistent_workers=True)
+    got = [b.tolist() for b in dl]
+    rows = [r for b in got for r in b]
+    assert sorted(r[0] for r in rows) == list(range(23)) and {r[1] for r in rows} == {0, 1}
+    assert len(got) == 6  # each worker batches its own share: 12 rows -> 3 batches, 11 -> 3 (one short)
+    for _ in zip(range(2), dl):  # stopping mid-stream retires those workers; the next epoch starts fresh ones
+        pass
+    assert len(list(dl)) == 6
+    dl.persistent_workers = False
+    dl._close()
+    singles = list(DataLoader(_Stream(5), batch_size=None, num_workers=2, multiprocessing_context="fork"))
+    assert sorted(x.tolist()[0] for x in singles) == [0, 1, 2, 3, 4]
+    with pytest.raises(RuntimeError, match=r"worker 1 \(process \d+\): ValueError: bad record 7"):
+        list(DataLoader(_Stream(23, fail_at=7), batch_size=4, num_workers=2, multiprocessing_context="fork"))
 
 
 def test_spawn_workers_with_a_picklable_dataset():

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import autograd, backends
+from . import (
+    _memory,  # noqa: F401 - first: tunes the process's malloc (opt out: EMBER_MALLOC_TUNING=0)
+    autograd,
+    backends,
+)
 from ._creation import (
     Generator,
     arange,

@@ -153,18 +153,18 @@ def _first_non_number(data: Any, index: tuple[int, ...] = ()) -> tuple[list[int]
 _INT_RANGES = {name: np.iinfo(name) for name in ("int8", "int16", "int32", "int64", "uint8")}
 
 
-def _check_fits(arr: np.ndarray, d: DType) -> None:
+def _check_fits(arr: np.ndarray, d: DType, op: str = "tensor") -> None:
     """Refuse a conversion to an integer dtype that would wrap around or turn NaN/inf into garbage."""
     info = _INT_RANGES.get(d.name)
     if info is None or arr.size == 0 or arr.dtype.kind not in "fiu":
         return
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         bad = arr[~np.isfinite(arr)].flat[0]
-        raise ValueRangeError(f"tensor: cannot convert {bad} to {d.name}; integers have no NaN or infinity")
+        raise ValueRangeError(f"{op}: cannot convert {bad} to {d.name}; integers have no NaN or infinity")
     lo, hi = arr.min(), arr.max()
     if lo < info.min or hi > info.max:
         bad = lo if lo < info.min else hi
-        raise ValueRangeError(f"tensor: value {bad} does not fit in {d.name} (range {info.min} to {info.max})")
+        raise ValueRangeError(f"{op}: value {bad} does not fit in {d.name} (range {info.min} to {info.max})")
 
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -246,6 +246,8 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None, requ
         raise TypeError(f"full: fill_value must be a number or bool, got {type(fill_value).__name__} {fill_value!r}")
     if dtype is None:
         dtype = as_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float)) else None
+    if dtype is not None:
+        _check_fits(np.asarray(fill_value), as_dtype(dtype), "full")
     return _make("full", (size,), dtype, device, requires_grad, fill_value)
 
 
@@ -405,6 +407,8 @@ def randint(
         low, high = 0, low
     if high <= low:
         raise ValueError(f"randint: empty range [{low}, {high})")
+    if dtype is not None:
+        _check_fits(np.asarray([low, high - 1]), as_dtype(dtype), "randint")
     be = get_backend(device)
     gen = generator or default_generator
     with gen._lock:

@@ -11,6 +11,7 @@ import numpy as np
 
 from ._device import device as _device_cls
 from ._dtype import DType, as_dtype, get_default_dtype
+from ._errors import ShapeError
 
 __all__ = ["Tensor"]
 
@@ -179,7 +180,7 @@ class Tensor:
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
         if self.numel() != 1:
-            raise ValueError(f"item(): only a one-element tensor converts to a Python number, got shape {self.shape}")
+            raise ShapeError(f"item(): only a one-element tensor converts to a Python number, got shape {self.shape}")
         return self._backend.to_numpy(self._data).reshape(()).item()
 
     def tolist(self) -> Any:

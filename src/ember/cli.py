@@ -142,7 +142,8 @@ def _train(args: argparse.Namespace) -> int:
     learner = Learner(parts["model"], parts["optimizer"], parts["loss_fn"], scheduler=parts.get("scheduler"),
                       metrics=task.metrics, device=args.device, checkpoint_dir=out / "checkpoints", out_dir=out,
                       best_metric=task.best_metric, progress=not args.no_progress)  # fmt: skip
-    if args.resume and not learner.checkpointer.paths():  # type: ignore[union-attr]
+    if args.resume and args.no_progress and not learner.checkpointer.paths():  # type: ignore[union-attr]
+        # (with progress output on, the Learner says so itself)
         print(f"ember: nothing to resume in {out / 'checkpoints'}; starting from epoch 1", file=sys.stderr)
     history = learner.fit(parts["train"], parts["valid"], epochs=epochs, resume=args.resume)
     if history:

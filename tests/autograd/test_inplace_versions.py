@@ -226,7 +226,7 @@ def _step(lib, vs, retained, kind, i, j, a, b, c):
         retained.append(t)
 
 
-def _run(lib, program):
+def _run(lib, program, second_order=False):
     x = lib.tensor(X0, dtype=lib.float64, requires_grad=True)
     w = lib.tensor([1.0, -0.5, 0.25, 2.0, 0.75, -1.25], dtype=lib.float64, requires_grad=True)
     vs = [x, w, x * 1, w * 1]
@@ -238,6 +238,10 @@ def _run(lib, program):
             return ("raised at step", n)
     loss = sum(((v * (k + 1)) * v).sum() for k, v in enumerate(vs))
     try:
+        if second_order:  # differentiate the gradient's norm: the backward graph, in-place ops included
+            gx, gw = lib.autograd.grad(loss, [x, w], create_graph=True)
+            loss = (gx * gx).sum() + (gw * gw).sum()
+            retained = []
         loss.backward()
     except RuntimeError:
         return ("raised at backward",)
@@ -256,11 +260,7 @@ steps = st.tuples(
 )
 
 
-@settings(max_examples=400, deadline=None, derandomize=True)
-@given(st.lists(steps, min_size=1, max_size=10))
-def test_random_inplace_programs_match_torch(program):
-    torch = pytest.importorskip("torch")
-    got, expected = _run(ember, program), _run(torch, program)
+def _compare(got, expected):
     if isinstance(expected[0], str) or isinstance(got[0], str):
         assert got == expected
         return
@@ -271,3 +271,17 @@ def test_random_inplace_programs_match_torch(program):
             assert g is None and e is None
         else:
             np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-12, equal_nan=True)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.lists(steps, min_size=1, max_size=10))
+def test_random_inplace_programs_match_torch(program):
+    torch = pytest.importorskip("torch")
+    _compare(_run(ember, program), _run(torch, program))
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(st.lists(steps, min_size=1, max_size=8))
+def test_random_inplace_programs_second_order_match_torch(program):
+    torch = pytest.importorskip("torch")
+    _compare(_run(ember, program, second_order=True), _run(torch, program, second_order=True))

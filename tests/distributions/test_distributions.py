@@ -56,6 +56,8 @@ CASES = {
                  rng.standard_normal((2, 3))),
     "MVN_prec": (lambda d, t: d.MultivariateNormal(t["mloc"], precision_matrix=t["prec"]), ["mloc", "prec"],
                  rng.standard_normal((4, 1, 3))),
+    "Exponential": (lambda d, t: d.Exponential(t["rate"]), ["rate"], rng.uniform(0.05, 4, (4, 2, 3))),
+    "Laplace": (lambda d, t: d.Laplace(t["loc"], t["scale"]), ["loc", "scale"], rng.standard_normal((4, 2, 3))),
     "Independent": (lambda d, t: d.Independent(d.Normal(t["loc"], t["scale"]), 1), ["loc", "scale"],
                     rng.standard_normal((4, 2, 3))),
 }  # fmt: skip
@@ -198,6 +200,8 @@ KL_PAIRS = [
     ("Dirichlet", "Dirichlet"),
     ("MVN_cov", "MVN_tril"),
     ("Independent", "Independent"),
+    ("Exponential", "Exponential"),
+    ("Laplace", "Laplace"),
 ]
 
 

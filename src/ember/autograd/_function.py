@@ -24,8 +24,10 @@ _new_tensor = object.__new__
 
 
 def _device_error(name: str, args: tuple[Any, ...]) -> RuntimeError:
+    from .._errors import DeviceError
+
     devs = ", ".join(f"input {i} on {a.device}" for i, a in enumerate(args) if isinstance(a, Tensor))
-    return RuntimeError(f"{name}: expected all tensors on the same device, got {devs}")
+    return DeviceError(f"{name}: expected all tensors on the same device, got {devs}")
 
 
 class Function:

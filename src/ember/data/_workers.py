@@ -47,6 +47,46 @@ def fetch(dataset: Any, collate_fn: Callable[[list[Any]], Any], use_get_batch: b
     return collate_fn(samples)
 
 
+def stream_batches(it: Iterator[Any], batch_size: int | None, drop_last: bool, collate_fn: Any) -> Iterator[Any]:
+    """Batches of an iterable dataset's stream (``batch_size=None``: the samples themselves)."""
+    size = batch_size or 1
+    buf = []
+    for x in it:
+        buf.append(x)
+        if len(buf) == size:
+            yield collate_fn(buf) if batch_size is not None else buf[0]
+            buf = []
+    if buf and not drop_last:
+        yield collate_fn(buf) if batch_size is not None else buf[0]
+
+
+def _error(e: Exception) -> str:
+    return str(e) if isinstance(e, RuntimeError) else f"{type(e).__name__}: {e}"
+
+
+def _stream(dataset: Any, collate_fn: Any, conn: Any, params: list[Any]) -> bool:
+    """Send this worker's share of an iterable dataset, ``prefetch`` batches ahead of the main process.
+
+    Returns False when the main process asked the worker to stop.
+    """
+    batch_size, drop_last, credit = params
+    msgpack = _msgpack()
+    n = 0
+    try:
+        for b in stream_batches(iter(dataset), batch_size, drop_last, collate_fn):
+            while credit == 0:  # wait until the main process has taken a batch
+                raw = conn.recv_bytes()
+                if not raw:
+                    return False
+                credit += 1
+            conn.send_bytes(_encode(n, b))
+            n, credit = n + 1, credit - 1
+        conn.send_bytes(msgpack.packb({"id": -1, "end": n}))
+    except Exception as e:
+        conn.send_bytes(msgpack.packb({"id": -1, "error": _error(e)}))
+    return True
+
+
 def _msgpack() -> Any:
     import msgpack
 
@@ -145,12 +185,17 @@ def _worker_loop(
             return
         if not raw:
             return
+        if raw == b"+":  # a credit left over from a stream that ended
+            continue
         bid, indices = msgpack.unpackb(raw)
+        if bid < 0:  # an iterable dataset: stream this worker's share
+            if not _stream(dataset, collate_fn, conn, indices):
+                return
+            continue
         try:
             out = _encode(bid, fetch(dataset, collate_fn, use_get_batch, indices))
         except Exception as e:
-            out = msgpack.packb({"id": bid, "error": f"{type(e).__name__}: {e}" if not isinstance(e, RuntimeError)
-                                 else str(e)})  # fmt: skip
+            out = msgpack.packb({"id": bid, "error": _error(e)})
         conn.send_bytes(out)
 
 
@@ -174,6 +219,7 @@ class ProcessPool:
             self.conns.append(here)
             self.procs.append(p)
         self.limit = loader.num_workers * loader.prefetch_factor
+        self.broken = False
         self.timeout = loader.timeout or None
 
     def run(self, batches: Iterator[list[int]]) -> Iterator[Any]:
@@ -227,6 +273,41 @@ class ProcessPool:
             for wid, p in enumerate(self.procs):
                 if p.exitcode is not None and wid in waiting.values() and not self.conns[wid].poll():
                     self._died(wid)
+
+    def stream(self, batch_size: int | None, drop_last: bool) -> Iterator[Any]:
+        """An iterable dataset's batches as the workers produce them (each worker iterates its own share)."""
+        msgpack = _msgpack()
+        for c in self.conns:
+            c.send_bytes(msgpack.packb([-1, [batch_size, drop_last, self.limit // len(self.conns)]]))
+        live = set(range(len(self.conns)))
+        try:
+            while live:
+                waitables = [self.conns[w] for w in live] + [self.procs[w].sentinel for w in live]
+                ready: list[Any] = mpc.wait(waitables, self.timeout)
+                if not ready:
+                    raise RuntimeError(f"DataLoader: no batch from the worker processes in {self.timeout} s")
+                for r in ready:
+                    if r not in self.conns:
+                        wid = [p.sentinel for p in self.procs].index(r)
+                        if wid in live and not self.conns[wid].poll():
+                            self._died(wid)
+                        continue
+                    wid = self.conns.index(r)
+                    try:
+                        msg = msgpack.unpackb(r.recv_bytes(), raw=False)
+                    except (EOFError, OSError):
+                        self._died(wid)
+                    if "error" in msg:
+                        raise RuntimeError(f"DataLoader worker {wid} (process {self.procs[wid].pid}): {msg['error']}")
+                    if "end" in msg:
+                        live.discard(wid)
+                        continue
+                    batch = _decode(msg)
+                    r.send_bytes(b"+")
+                    yield batch
+        finally:
+            if live:  # stopped mid-stream: these workers cannot be reused
+                self.broken = True
 
     def _died(self, wid: int) -> NoReturn:
         p = self.procs[wid]

@@ -10,6 +10,7 @@ datasets whose ``__getitem__`` holds the GIL (see ``_workers.py``). Map-style da
 from __future__ import annotations
 
 import collections
+import contextlib
 import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
-from ._workers import ProcessPool, fetch
+from ._workers import ProcessPool, fetch, stream_batches
 from .dataset import IterableDataset, WorkerInfo
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
@@ -69,9 +70,10 @@ class DataLoader:
 
     ``shuffle`` draws a new permutation each epoch from ``generator`` (or ``seed``, or Ember's global
     generator); ``num_workers > 0`` loads batches in threads, ``prefetch_factor`` batches per worker ahead,
-    or in processes started with ``multiprocessing_context`` (map-style datasets; the dataset and
-    ``collate_fn`` must pickle for "spawn"). ``timeout`` (seconds, 0 = none) bounds the wait for a
-    worker process; ``pin_memory`` is accepted and does nothing (no pinned memory on the CPU backends).
+    or in processes started with ``multiprocessing_context`` (the dataset and ``collate_fn`` must
+    pickle for "spawn"; an IterableDataset is streamed, each worker iterating its own share).
+    ``timeout`` (seconds, 0 = none) bounds the wait for a worker process; ``pin_memory`` is accepted
+    and does nothing (no pinned memory on the CPU backends).
     """
 
     def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool = False, sampler: Any = None,
@@ -94,11 +96,6 @@ class DataLoader:
         self._pool: ThreadPoolExecutor | None = None
         self.multiprocessing_context, self.timeout, self.pin_memory = multiprocessing_context, timeout, pin_memory
         self._procs: Any = None
-        if multiprocessing_context is not None and self._iterable:
-            raise ValueError(
-                "DataLoader: worker processes (multiprocessing_context) serve map-style datasets; "
-                "an IterableDataset is loaded by worker threads (leave multiprocessing_context unset)"
-            )
         if self._iterable:
             if shuffle or sampler is not None or batch_sampler is not None:
                 raise ValueError("DataLoader: an IterableDataset cannot be shuffled or sampled; shuffle the stream")
@@ -148,14 +145,17 @@ class DataLoader:
         if self._pool is not None and not self.persistent_workers:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
-        if self._procs is not None and not self.persistent_workers:
+        if self._procs is not None and (not self.persistent_workers or self._procs.broken):
             self._procs.close()
             self._procs = None
 
-    def _iter_processes(self, batches: Iterator[Any], unbatched: bool) -> Iterator[Any]:
+    def _iter_processes(self, batches: Iterator[Any] | None, unbatched: bool) -> Iterator[Any]:
         if self._procs is None:
             self._procs = ProcessPool(self, self.multiprocessing_context)
         try:
+            if batches is None:  # an IterableDataset
+                yield from self._procs.stream(self.batch_size, self.drop_last)
+                return
             for out in self._procs.run(list(b) for b in batches):
                 yield _unbatch(out) if unbatched else out
         finally:
@@ -193,20 +193,14 @@ class DataLoader:
             self._close()
 
     def _iter_stream(self) -> Iterator[Any]:
-        size = self.batch_size or 1
-
         def batches(it: Iterator[Any]) -> Iterator[Any]:
-            buf = []
-            for x in it:
-                buf.append(x)
-                if len(buf) == size:
-                    yield self.collate_fn(buf) if self.batch_size is not None else buf[0]
-                    buf = []
-            if buf and not self.drop_last:
-                yield self.collate_fn(buf) if self.batch_size is not None else buf[0]
+            return stream_batches(it, self.batch_size, self.drop_last, self.collate_fn)
 
         if self.num_workers == 0:
             yield from batches(iter(self.dataset))
+            return
+        if self.multiprocessing_context is not None:
+            yield from self._iter_processes(None, False)
             return
         # each worker iterates its own shard; batches are interleaved round-robin
         q: queue.Queue[Any] = queue.Queue(maxsize=self.num_workers * self.prefetch_factor)
@@ -242,7 +236,8 @@ class DataLoader:
             pool.shutdown(wait=False, cancel_futures=True)
         procs = getattr(self, "_procs", None)
         if procs is not None:
-            procs.close()
+            with contextlib.suppress(Exception):  # at interpreter exit modules may already be gone
+                procs.close()
 
 
 def _unbatch(x: Any) -> Any:

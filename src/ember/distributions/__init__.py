@@ -13,14 +13,16 @@ from .beta import Beta
 from .categorical import Categorical
 from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exponential import Exponential
 from .gamma import Gamma
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .laplace import Laplace
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
 
 __all__ = [
-    "Bernoulli", "Beta", "Categorical", "Dirichlet", "Distribution", "Gamma", "Independent", "MultivariateNormal",
-    "Normal", "Uniform", "constraints", "kl_divergence", "register_kl",
+    "Bernoulli", "Beta", "Categorical", "Dirichlet", "Distribution", "Exponential", "Gamma", "Independent", "Laplace",
+    "MultivariateNormal", "Normal", "Uniform", "constraints", "kl_divergence", "register_kl",
 ]  # fmt: skip

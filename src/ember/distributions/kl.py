@@ -14,8 +14,10 @@ from .beta import Beta
 from .categorical import Categorical
 from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exponential import Exponential
 from .gamma import Gamma
 from .independent import Independent
+from .laplace import Laplace
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .uniform import Uniform
@@ -115,6 +117,19 @@ def _kl_uniform_normal(p: Uniform, q: Normal) -> Tensor:
     t2 = width**2 / 12
     t3 = ((p.high + p.low - 2 * q.loc) / 2) ** 2
     return t1 + 0.5 * (t2 + t3) / q.scale**2
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p: Exponential, q: Exponential) -> Tensor:
+    rate_ratio = q.rate / p.rate
+    return rate_ratio - rate_ratio.log() - 1
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p: Laplace, q: Laplace) -> Tensor:
+    scale_ratio = p.scale / q.scale
+    loc_abs_diff = (p.loc - q.loc).abs()
+    return -scale_ratio.log() + loc_abs_diff / q.scale + scale_ratio * (-loc_abs_diff / p.scale).exp() - 1
 
 
 @register_kl(Gamma, Gamma)

@@ -7,10 +7,10 @@ import math
 from typing import Any
 
 from .._dtype import as_dtype, get_default_dtype
-from .._errors import DivisionByZeroError, DTypeError
+from .._errors import DivisionByZeroError, DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
-from ._util import check_scalar, promote, sum_to, sum_to_array
+from ._util import broadcast_shapes, check_scalar, promote, sum_to, sum_to_array
 
 __all__ = [
     "abs",
@@ -319,7 +319,7 @@ def _binary(cls: type[Op], a: Any, b: Any) -> Tensor:
         return cls.apply(a, b)  # type: ignore[no-any-return]
     except ValueError as e:
         if "broadcast" in str(e):
-            raise ValueError(
+            raise ShapeError(
                 f"{cls.__name__.lower()}: shapes {tuple(_shape(a))} and {tuple(_shape(b))} cannot be broadcast together"
             ) from None
         raise
@@ -366,7 +366,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         a, b = promote("div", a, b)
         integer = (a if isinstance(a, Tensor) else b)._data.dtype.kind in "biu"
         return _binary(DivTruncInt if integer else DivTrunc, a, b)
-    raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+    raise ValueRangeError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
 
 
 divide = true_divide = div
@@ -383,7 +383,7 @@ def remainder(input: Any, other: Any) -> Tensor:
 def pow(input: Any, exponent: Any) -> Tensor:
     if isinstance(input, Tensor) and isinstance(exponent, int) and not isinstance(exponent, bool):
         if input._data.dtype.kind in "iu" and exponent < 0:
-            raise ValueError("pow: integers to negative integer powers are not allowed")
+            raise ValueRangeError("pow: integers to negative integer powers are not allowed")
         return Pow.apply(input, exponent)  # type: ignore[no-any-return]
     return _binary(Pow, input, exponent)
 
@@ -602,7 +602,11 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
         d = get_default_dtype() if isinstance(input, float) or isinstance(other, float) else as_dtype(type(input))
         input = Tensor(input, dtype=d, device=condition.device)
     a, b = promote("where", input, other)
-    return Where.apply(condition, a, b)
+    try:
+        return Where.apply(condition, a, b)
+    except ValueError:  # the array library's broadcasting error: say it with the op and the shapes
+        broadcast_shapes(condition._data.shape, _shape(a), _shape(b), op="where")
+        raise
 
 
 class Clamp(Op):
@@ -622,7 +626,7 @@ class Clamp(Op):
 def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """Limit values to ``[min, max]``; bounds may be numbers or tensors."""
     if min is None and max is None:
-        raise ValueError("clamp: at least one of min and max must be given")
+        raise ValueRangeError("clamp: at least one of min and max must be given")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         out = input
         if min is not None:
@@ -716,7 +720,7 @@ def logical_not(input: Tensor) -> Tensor:
 
 def bitwise_not(input: Tensor) -> Tensor:
     if input._data.dtype.kind == "f":
-        raise TypeError(f"bitwise_not: expected an integer or bool tensor, got {input.dtype}")
+        raise DTypeError(f"bitwise_not: expected an integer or bool tensor, got {input.dtype}")
     return BitwiseNot.apply(input)  # type: ignore[no-any-return]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import ShapeError
+from .._errors import ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._elementwise import _float
@@ -35,9 +35,9 @@ class Cholesky(Op):
         try:
             out = xp.linalg.cholesky(a)
         except Exception as e:  # NumPy's LinAlgError, torch's error
-            raise ValueError(f"cholesky: the input is not positive-definite ({e})") from None
+            raise ValueRangeError(f"cholesky: the input is not positive-definite ({e})") from None
         if bool(xp.isnan(out).any()):
-            raise ValueError("cholesky: the input is not positive-definite")
+            raise ValueRangeError("cholesky: the input is not positive-definite")
         self.keep(out)
         return out
 
@@ -105,7 +105,7 @@ def solve_triangular(
         raise ShapeError(f"solve_triangular: A {tuple(A.shape)} and B {tuple(B.shape)} do not align")
     A, B = _float(A), _float(B)
     if A.dtype is not B.dtype:
-        raise ValueError(f"solve_triangular: A and B must have the same dtype, got {A.dtype} and {B.dtype}")
+        raise ValueRangeError(f"solve_triangular: A and B must have the same dtype, got {A.dtype} and {B.dtype}")
     if A.ndim > B.ndim or A.shape[:-2] != B.shape[:-2]:
         batch = _broadcast_batch(A.shape[:-2], B.shape[:-2])
         if A.shape[:-2] != batch:

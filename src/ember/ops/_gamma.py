@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .._errors import ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from . import _special
@@ -29,7 +30,7 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     if isinstance(n, Tensor) and not isinstance(input, Tensor):  # Tensor.polygamma(n): the method order
         n, input = input, n
     if int(n) != n or n < 0:
-        raise ValueError(f"polygamma: n must be a non-negative integer, got {n!r}")
+        raise ValueRangeError(f"polygamma: n must be a non-negative integer, got {n!r}")
     return _PolygammaOp.apply(_float(input), int(n))  # type: ignore[no-any-return]
 
 
@@ -47,10 +48,10 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     from ._shape import unsqueeze
 
     if p < 1:
-        raise ValueError(f"mvlgamma: p must be >= 1, got {p}")
+        raise ValueRangeError(f"mvlgamma: p must be >= 1, got {p}")
     x = _float(input)
     if bool((x._data <= (p - 1) / 2).any()):
-        raise ValueError(f"mvlgamma: all elements must be greater than (p-1)/2 = {(p - 1) / 2}")
+        raise ValueRangeError(f"mvlgamma: all elements must be greater than (p-1)/2 = {(p - 1) / 2}")
     offsets = Tensor._make(x._backend.xp.asarray([-j / 2 for j in range(p)], dtype=x._data.dtype), x._backend)
     return _sum(lgamma(unsqueeze(x, -1) + offsets), -1) + p * (p - 1) / 4 * math.log(math.pi)
 

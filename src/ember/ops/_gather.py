@@ -10,7 +10,7 @@ from collections import namedtuple
 from typing import Any
 
 from .._dtype import bool_, int64
-from .._errors import DTypeError
+from .._errors import DeviceError, DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._elementwise import where
@@ -32,9 +32,9 @@ def _int_index(op: str, index: Tensor, backend: Any) -> Any:
     if not isinstance(index, Tensor):
         raise TypeError(f"{op}: index must be a Tensor, got {type(index).__name__}")
     if index._backend is not backend:
-        raise RuntimeError(f"{op}: index on {index.device}, input on {backend.device}")
+        raise DeviceError(f"{op}: index on {index.device}, input on {backend.device}")
     if index._data.dtype.kind not in "iu":
-        raise TypeError(f"{op}: index must be an integer tensor, got {index.dtype}")
+        raise DTypeError(f"{op}: index must be an integer tensor, got {index.dtype}")
     return index._data
 
 
@@ -43,13 +43,13 @@ def _full_index(op: str, input: Tensor, dim: int, index: Tensor) -> tuple[Any, .
     d = norm_dim(dim, input.ndim, op)
     idx = _int_index(op, index, input._backend)
     if idx.ndim != input.ndim:
-        raise ValueError(f"{op}: index has rank {idx.ndim} but input has rank {input.ndim}; they must match")
+        raise ShapeError(f"{op}: index has rank {idx.ndim} but input has rank {input.ndim}; they must match")
     for a, (si, sx) in enumerate(zip(idx.shape, input.shape, strict=True)):
         if a != d and si > sx:
-            raise ValueError(f"{op}: index shape {tuple(idx.shape)} exceeds input shape {input.shape} at dim {a}")
+            raise ShapeError(f"{op}: index shape {tuple(idx.shape)} exceeds input shape {input.shape} at dim {a}")
     size = input.shape[d]
     if idx.size and (idx.min() < -size or idx.max() >= size):
-        raise IndexError(
+        raise OutOfRangeError(
             f"{op}: index out of range for dim {d} of size {size} (got {int(idx.min())}..{int(idx.max())})"
         )
     xp = input._backend.xp
@@ -74,7 +74,7 @@ def _src_like(op: str, src: Any, index: Tensor, like: Tensor) -> Any:
     if not isinstance(src, Tensor):
         return src
     if src.ndim != index.ndim or any(s < i for s, i in zip(src.shape, index.shape, strict=True)):
-        raise ValueError(f"{op}: src shape {src.shape} must be at least index shape {index.shape} in every dim")
+        raise ShapeError(f"{op}: src shape {src.shape} must be at least index shape {index.shape} in every dim")
     if src.shape != index.shape:
         src = GetItem.apply(src, tuple(slice(0, s) for s in index.shape))
     if src.dtype is not like.dtype:
@@ -93,7 +93,7 @@ def scatter(
     if reduce is not None:
         names = {"add": "sum", "multiply": "prod"}
         if reduce not in names:
-            raise ValueError(f"scatter: reduce must be 'add' or 'multiply', got {reduce!r}")
+            raise ValueRangeError(f"scatter: reduce must be 'add' or 'multiply', got {reduce!r}")
         if not isinstance(src, Tensor):
             src = input.new_full(index.shape, src)
         return scatter_reduce(input, dim, index, src, names[reduce])
@@ -128,7 +128,7 @@ def scatter_reduce(
 ) -> Tensor:
     """Reduce ``src`` into a copy of ``input`` at ``index`` with sum, prod, mean, amax or amin."""
     if reduce not in _REDUCES:
-        raise ValueError(f"scatter_reduce: reduce must be one of {_REDUCES}, got {reduce!r}")
+        raise ValueRangeError(f"scatter_reduce: reduce must be one of {_REDUCES}, got {reduce!r}")
     idx = _full_index("scatter_reduce", input, dim, index)
     src = _src_like("scatter_reduce", src, index, input)
     hit = IndexBackward.apply(src.new_ones(src.shape).detach(), input.shape, idx, False).detach() > 0
@@ -199,10 +199,10 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     d = norm_dim(dim, input.ndim, "index_select")
     idx = _int_index("index_select", index, input._backend)
     if idx.ndim > 1:
-        raise ValueError(f"index_select: index must be 0-d or 1-d, got shape {tuple(idx.shape)}")
+        raise ShapeError(f"index_select: index must be 0-d or 1-d, got shape {tuple(idx.shape)}")
     size = input.shape[d] if input.ndim else 1
     if idx.size and (idx.min() < -size or idx.max() >= size):
-        raise IndexError(f"index_select: index out of range for dim {d} of size {size}")
+        raise OutOfRangeError(f"index_select: index out of range for dim {d} of size {size}")
     if not input.ndim:
         return GetItem.apply(reshape(input, (1,)), (idx.reshape(-1),)).reshape(())
     return GetItem.apply(input, (slice(None),) * d + (idx.reshape(-1),))
@@ -214,16 +214,16 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     idx = _int_index("index_add", index, input._backend).reshape(-1)
     expect = input.shape[:d] + (idx.shape[0],) + input.shape[d + 1 :]
     if source.shape != expect:
-        raise ValueError(f"index_add: source shape {source.shape} must be {expect} for input {input.shape}")
+        raise ShapeError(f"index_add: source shape {source.shape} must be {expect} for input {input.shape}")
     if idx.size and (idx.min() < -input.shape[d] or idx.max() >= input.shape[d]):
-        raise IndexError(f"index_add: index out of range for dim {d} of size {input.shape[d]}")
+        raise OutOfRangeError(f"index_add: index out of range for dim {d} of size {input.shape[d]}")
     src = source * alpha if alpha != 1 else source
     return input + IndexBackward.apply(src.to(input.dtype), input.shape, (slice(None),) * d + (idx,), False)
 
 
 def _mask(op: str, mask: Tensor) -> Tensor:
     if not isinstance(mask, Tensor) or mask.dtype is not bool_:
-        raise TypeError(f"{op}: mask must be a bool tensor, got {getattr(mask, 'dtype', type(mask).__name__)}")
+        raise DTypeError(f"{op}: mask must be a bool tensor, got {getattr(mask, 'dtype', type(mask).__name__)}")
     return mask
 
 
@@ -232,11 +232,11 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     _mask("masked_fill", mask)
     if isinstance(value, Tensor):
         if value.ndim:
-            raise ValueError(f"masked_fill: value must be a 0-d tensor, got shape {value.shape}")
+            raise ShapeError(f"masked_fill: value must be a 0-d tensor, got shape {value.shape}")
         value = value.to(input.dtype)
+    if mask.shape != input.shape and broadcast_shapes(mask.shape, input.shape, op="masked_fill") != input.shape:
+        raise ShapeError(f"masked_fill: mask of shape {mask.shape} does not broadcast to input {input.shape}")
     out = where(mask, value, input)
-    if out.shape != input.shape:
-        raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to input {input.shape}")
     return out if out.dtype is input.dtype else out.to(input.dtype)
 
 
@@ -262,7 +262,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
         return take(input, reshape(indices, (-1,)))
     d = norm_dim(dim, input.ndim, "take_along_dim")
     if indices.ndim != input.ndim:
-        raise ValueError(f"take_along_dim: indices rank {indices.ndim} differs from input rank {input.ndim}")
+        raise ShapeError(f"take_along_dim: indices rank {indices.ndim} differs from input rank {input.ndim}")
     xs, ish = list(input.shape), list(indices.shape)
     xs[d] = ish[d] = 1
     common = list(broadcast_shapes(tuple(xs), tuple(ish)))
@@ -312,7 +312,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     d = norm_dim(dim, input.ndim, "topk")
     n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:
-        raise ValueError(f"topk: k={k} is out of range for dim {d} of size {n}")
+        raise ShapeError(f"topk: k={k} is out of range for dim {d} of size {n}")
     if not input.ndim:
         return TopkResult(input, input.new_zeros((), dtype=int64))
     order = _argsort(input._data, d, largest, input._backend.xp)

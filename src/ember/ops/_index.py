@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import DeviceError
+from .._errors import DeviceError, OutOfRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ..autograd._views import make_view
@@ -60,7 +60,7 @@ def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
                 raise DeviceError(f"index: index tensor on {it.device}, indexed tensor on {backend.device}")
             kind = it._data.dtype.kind
             if kind in "fc":
-                raise IndexError(f"index: tensors used as indices must be integer or bool, got {it.dtype}")
+                raise OutOfRangeError(f"index: tensors used as indices must be integer or bool, got {it.dtype}")
             if kind in "iu" and it._data.ndim == 0:  # a 0-d integer tensor selects, like an int (PyTorch)
                 out.append(int(it.item()))
                 continue
@@ -111,7 +111,7 @@ class GetItem(Op):
         try:
             return read(x, idx)
         except IndexError as e:
-            raise IndexError(f"getitem: {e} (tensor of shape {tuple(x.shape)})") from None
+            raise OutOfRangeError(f"getitem: {e} (tensor of shape {tuple(x.shape)})") from None
 
     def backward(self, g: Tensor) -> tuple[Tensor, None]:
         return IndexBackward.apply(g, self.shape, self.idx, self.basic), None

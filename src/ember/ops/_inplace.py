@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .._errors import DTypeError, ShapeError
 from .._tensor import Tensor
 from ..autograd._grad_mode import STATE
 from ..autograd._views import _refresh_view, keep_hooks_on_old_version, move_retained, rebase_through_view
@@ -54,9 +55,9 @@ def _alias(t: Tensor) -> Tensor:
 def _commit(t: Tensor, r: Tensor, op: str) -> Tensor:
     """Write result ``r`` into ``t``'s storage and give ``t`` the history of ``r``."""
     if r._data.shape != t._data.shape:
-        raise ValueError(f"{op}: the result has shape {r.shape}, which cannot be written in place into {t.shape}")
+        raise ShapeError(f"{op}: the result has shape {r.shape}, which cannot be written in place into {t.shape}")
     if r._data.dtype.kind == "f" and t._data.dtype.kind in "biu":
-        raise TypeError(f"{op}: result of type {r.dtype} cannot be written in place into a {t.dtype} tensor")
+        raise DTypeError(f"{op}: result of type {r.dtype} cannot be written in place into a {t.dtype} tensor")
     try:
         t._data[...] = r._data
     except ValueError as e:  # a read-only broadcast view
@@ -140,7 +141,7 @@ def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
         try:
             write(t._data, idx, v)
         except ValueError as e:
-            raise ValueError(
+            raise ShapeError(
                 f"{op}: cannot write a value of shape {getattr(v, 'shape', ())} into {t.shape} at {index!r}: {e}"
             ) from None
         t._vc[0] += 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .._errors import ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._util import norm_dim, promote_tensors
@@ -28,7 +29,7 @@ class Cat(Op):
 
 def _check_same(op: str, tensors: Sequence[Tensor], dim: int | None) -> None:
     if not tensors:
-        raise ValueError(f"{op}: expected a non-empty sequence of tensors")
+        raise ShapeError(f"{op}: expected a non-empty sequence of tensors")
     ref = tensors[0]
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
@@ -37,7 +38,7 @@ def _check_same(op: str, tensors: Sequence[Tensor], dim: int | None) -> None:
             a != b for k, (a, b) in enumerate(zip(t.shape, ref.shape, strict=True)) if k != dim
         ):
             what = "all dims" if dim is None else f"all dims except dim {dim}"
-            raise ValueError(
+            raise ShapeError(
                 f"{op}: tensors must match in {what}; tensor 0 has shape {ref.shape}, tensor {i} has shape {t.shape}"
             )
 
@@ -46,7 +47,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenate along an existing dim."""
     tensors = list(tensors)
     if not tensors:
-        raise ValueError("cat: expected a non-empty sequence of tensors")
+        raise ShapeError("cat: expected a non-empty sequence of tensors")
     d = norm_dim(dim, tensors[0].ndim, "cat")
     _check_same("cat", tensors, d)
     return Cat.apply(*promote_tensors(tensors), dim=d)  # type: ignore[no-any-return]
@@ -59,7 +60,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join along a new dim."""
     tensors = list(tensors)
     if not tensors:
-        raise ValueError("stack: expected a non-empty sequence of tensors")
+        raise ShapeError("stack: expected a non-empty sequence of tensors")
     _check_same("stack", tensors, None)
     d = norm_dim(dim, tensors[0].ndim + 1, "stack")
     from ._shape import unsqueeze
@@ -105,12 +106,12 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
     if isinstance(split_size_or_sections, int):
         s = split_size_or_sections
         if s <= 0:
-            raise ValueError(f"split: split_size must be positive, got {s}")
+            raise ValueRangeError(f"split: split_size must be positive, got {s}")
         sizes = [s] * (n // s) + ([n % s] if n % s else [])
     else:
         sizes = [int(v) for v in split_size_or_sections]
         if sum(sizes) != n:
-            raise ValueError(f"split: sections {sizes} sum to {sum(sizes)}, but dim {dim} has size {n}")
+            raise ShapeError(f"split: sections {sizes} sum to {sum(sizes)}, but dim {dim} has size {n}")
     return _split_sizes(tensor, sizes or [0], d)
 
 
@@ -119,7 +120,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     n = input.shape[d]
     size = -(-n // chunks) if chunks > 0 else 0
     if size <= 0:
-        raise ValueError(f"chunk: chunks must be positive, got {chunks}")
+        raise ValueRangeError(f"chunk: chunks must be positive, got {chunks}")
     return split(input, size, d)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import ShapeError
+from .._errors import OutOfRangeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._shape import ViewOp, _permute, reshape
@@ -20,7 +20,7 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     src = (source,) if isinstance(source, int) else tuple(source)
     dst = (destination,) if isinstance(destination, int) else tuple(destination)
     if len(src) != len(dst):
-        raise ValueError(f"movedim: source {src} and destination {dst} differ in length")
+        raise ShapeError(f"movedim: source {src} and destination {dst} differ in length")
     n = input.ndim
     src = tuple(norm_dim(d, n, "movedim") for d in src)
     dst = tuple(norm_dim(d, n, "movedim") for d in dst)
@@ -42,7 +42,7 @@ def unflatten(input: Tensor, dim: int, sizes: Any) -> Tensor:
     for s in sizes:
         known *= s if s != -1 else 1
     if sizes.count(-1) > 1 or (-1 not in sizes and known != shape[d]) or (known == 0 or shape[d] % known):
-        raise ValueError(f"unflatten: sizes {sizes} do not multiply to dim {dim} of size {shape[d]}")
+        raise ShapeError(f"unflatten: sizes {sizes} do not multiply to dim {dim} of size {shape[d]}")
     sizes = tuple(shape[d] // known if s == -1 else s for s in sizes)
     return reshape(input, shape[:d] + sizes + shape[d + 1 :])
 
@@ -51,7 +51,7 @@ def repeat(input: Tensor, *sizes: Any) -> Tensor:
     """Tile the tensor ``sizes`` times along each dim (PyTorch's ``Tensor.repeat``)."""
     reps = as_shape(sizes)
     if len(reps) < input.ndim:
-        raise ValueError(f"repeat: got {len(reps)} repeats for a tensor of rank {input.ndim}; need at least that many")
+        raise ShapeError(f"repeat: got {len(reps)} repeats for a tensor of rank {input.ndim}; need at least that many")
     x = reshape(input, (1,) * (len(reps) - input.ndim) + input.shape)
     # expand a new axis before each dim, then merge: differentiable through expand's sum
     shape = x.shape
@@ -64,6 +64,10 @@ def repeat(input: Tensor, *sizes: Any) -> Tensor:
 
 def tile(input: Tensor, dims: Any) -> Tensor:
     """Like ``repeat``, but fewer ``dims`` than the rank are padded with ones on the left."""
+    if isinstance(dims, int):
+        dims = (dims,)
+    if not isinstance(dims, (list, tuple)) or not all(isinstance(d, int) for d in dims):
+        raise TypeError(f"tile: dims must be a sequence of ints, got {dims!r}")
     reps = tuple(dims)
     reps = (1,) * (input.ndim - len(reps)) + reps
     return repeat(input, reps)
@@ -125,7 +129,7 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     if start < 0:
         start += size
     if not (0 <= start <= size and length >= 0 and start + length <= size):
-        raise IndexError(f"narrow: start {start} + length {length} exceed dim {dim} of size {size}")
+        raise OutOfRangeError(f"narrow: start {start} + length {length} exceed dim {dim} of size {size}")
     idx = (slice(None),) * d + (slice(start, start + length),)
     return input[idx]
 
@@ -145,14 +149,14 @@ class _Tri(Op):
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dims (elements above ``diagonal`` zeroed)."""
     if input.ndim < 2:
-        raise ValueError(f"tril: expected a tensor of rank >= 2, got shape {input.shape}")
+        raise ShapeError(f"tril: expected a tensor of rank >= 2, got shape {input.shape}")
     return _Tri.apply(input, diagonal, False)  # type: ignore[no-any-return]
 
 
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dims."""
     if input.ndim < 2:
-        raise ValueError(f"triu: expected a tensor of rank >= 2, got shape {input.shape}")
+        raise ShapeError(f"triu: expected a tensor of rank >= 2, got shape {input.shape}")
     return _Tri.apply(input, diagonal, True)  # type: ignore[no-any-return]
 
 
@@ -185,7 +189,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     """The diagonal of dims ``dim1``/``dim2`` as a new last dim (a view)."""
     d1, d2 = norm_dim(dim1, input.ndim, "diagonal"), norm_dim(dim2, input.ndim, "diagonal")
     if d1 == d2:
-        raise ValueError(f"diagonal: dim1 and dim2 are the same dim ({dim1})")
+        raise ShapeError(f"diagonal: dim1 and dim2 are the same dim ({dim1})")
     return Diagonal.apply(input, offset, d1, d2)  # type: ignore[no-any-return]
 
 
@@ -202,7 +206,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
         return diag_embed(input, diagonal)
     if input.ndim == 2:
         return globals()["diagonal"](input, diagonal)  # type: ignore[no-any-return]
-    raise ValueError(f"diag: expected a 1-d or 2-d tensor, got shape {input.shape}")
+    raise ShapeError(f"diag: expected a 1-d or 2-d tensor, got shape {input.shape}")
 
 
 class ConstantPad(Op):
@@ -232,16 +236,16 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: Any = None) -> T
     """
     widths = [int(p) for p in pad]
     if len(widths) % 2 or len(widths) // 2 > input.ndim:
-        raise ValueError(f"pad: expected an even number of widths for at most {input.ndim} dims, got {tuple(pad)}")
+        raise ValueRangeError(f"pad: expected an even number of widths for at most {input.ndim} dims, got {tuple(pad)}")
     k = len(widths) // 2
     per_dim = [(0, 0)] * (input.ndim - k) + [(widths[2 * i], widths[2 * i + 1]) for i in reversed(range(k))]
     if mode == "constant":
         fill = 0 if value is None else value
         return ConstantPad.apply(input, tuple(per_dim), fill)  # type: ignore[no-any-return]
     if mode not in _PAD_MODES:
-        raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}")
+        raise ValueRangeError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}")
     if k > max(input.ndim - 1, 1) or (k == input.ndim and input.ndim > 1):
-        raise ValueError(f"pad: {mode} padding of {k} dims needs a batched input, got shape {input.shape}")
+        raise ValueRangeError(f"pad: {mode} padding of {k} dims needs a batched input, got shape {input.shape}")
     xp = input._backend.xp
     index: list[Any] = [slice(None)] * (input.ndim - k)
     arrays = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import string
 from typing import Any
 
+from .._errors import ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._shape import _transpose, reshape
@@ -43,11 +44,11 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError("matmul: both operands must be tensors")
     if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(f"matmul: both operands need at least one dim, got shapes {a.shape} and {b.shape}")
+        raise ShapeError(f"matmul: both operands need at least one dim, got shapes {a.shape} and {b.shape}")
     ka = a.shape[-1]
     kb = b.shape[-2] if b.ndim > 1 else b.shape[0]
     if ka != kb:
-        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} are not aligned (inner dims {ka} and {kb} differ)")
+        raise ShapeError(f"matmul: shapes {a.shape} and {b.shape} are not aligned (inner dims {ka} and {kb} differ)")
     squeeze_a, squeeze_b = a.ndim == 1, b.ndim == 1
     if squeeze_a:
         a = reshape(a, (1, ka))
@@ -56,7 +57,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     try:
         out: Tensor = MatMul.apply(a, b)
     except ValueError:
-        raise ValueError(f"matmul: batch dims of shapes {input.shape} and {other.shape} cannot broadcast") from None
+        raise ShapeError(f"matmul: batch dims of shapes {input.shape} and {other.shape} cannot broadcast") from None
     if squeeze_a or squeeze_b:
         shape = out.shape
         shape = shape[:-2] + (() if squeeze_a else shape[-2:-1]) + (() if squeeze_b else shape[-1:])
@@ -68,26 +69,26 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     if getattr(input, "is_sparse", False):
         return input.mm(mat2)  # type: ignore[no-any-return]
     if input.ndim != 2 or mat2.ndim != 2:
-        raise ValueError(f"mm: expected two matrices, got shapes {input.shape} and {mat2.shape}")
+        raise ShapeError(f"mm: expected two matrices, got shapes {input.shape} and {mat2.shape}")
     return matmul(input, mat2)
 
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
-        raise ValueError(f"bmm: expected (b,n,m) and (b,m,p) tensors, got {input.shape} and {mat2.shape}")
+        raise ShapeError(f"bmm: expected (b,n,m) and (b,m,p) tensors, got {input.shape} and {mat2.shape}")
     return matmul(input, mat2)
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     if input.ndim != 2 or vec.ndim != 1:
-        raise ValueError(f"mv: expected a matrix and a vector, got shapes {input.shape} and {vec.shape}")
+        raise ShapeError(f"mv: expected a matrix and a vector, got shapes {input.shape} and {vec.shape}")
     return matmul(input, vec)
 
 
 def dot(input: Tensor, other: Tensor) -> Tensor:
     """The inner product of two 1-d tensors of the same size."""
     if input.ndim != 1 or other.ndim != 1 or input.shape != other.shape:
-        raise ValueError(f"dot: expected two 1-d tensors of the same size, got {input.shape} and {other.shape}")
+        raise ShapeError(f"dot: expected two 1-d tensors of the same size, got {input.shape} and {other.shape}")
     return matmul(input, other)
 
 
@@ -103,7 +104,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
 
 def _inner(a: Tensor, b: Tensor) -> Tensor:
     if a.shape[-1] != b.shape[-1]:
-        raise ValueError(f"inner: last dims of {a.shape} and {b.shape} differ")
+        raise ShapeError(f"inner: last dims of {a.shape} and {b.shape} differ")
     bt = reshape(b, (-1, b.shape[-1]))
     out = matmul(a, _transpose(bt, 0, 1))
     return reshape(out, a.shape[:-1] + b.shape[:-1])
@@ -112,7 +113,7 @@ def _inner(a: Tensor, b: Tensor) -> Tensor:
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
     """``input[i] * vec2[j]`` for two 1-d tensors."""
     if input.ndim != 1 or vec2.ndim != 1:
-        raise ValueError(f"outer: expected two 1-d tensors, got {input.shape} and {vec2.shape}")
+        raise ShapeError(f"outer: expected two 1-d tensors, got {input.shape} and {vec2.shape}")
     return reshape(input, (-1, 1)) * reshape(vec2, (1, -1))
 
 
@@ -195,11 +196,21 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     lhs, arrow, rhs = eq.partition("->")
     subs = lhs.split(",")
     if len(subs) != len(operands):
-        raise ValueError(f"einsum: equation {equation!r} names {len(subs)} operands, got {len(operands)}")
+        raise ValueRangeError(f"einsum: equation {equation!r} names {len(subs)} operands, got {len(operands)}")
     ops_ = list(operands)
     for k, t in enumerate(ops_):
         if not isinstance(t, Tensor):
             raise TypeError(f"einsum: operand {k} is a {type(t).__name__}, expected a Tensor")
+    for k, s in enumerate([*subs, rhs] if arrow else subs):
+        what = "the output" if k == len(subs) else f"operand {k}"
+        rest = s.replace("...", "", 1)
+        if "." in rest:
+            raise ValueRangeError(f"einsum: {what} in {equation!r} has more than one ellipsis or a stray '.'")
+        bad = [c for c in rest if c not in string.ascii_letters]
+        if bad:
+            raise ValueRangeError(f"einsum: {what} in {equation!r} holds {bad[0]!r}; subscripts are letters a-z, A-Z")
+        if k == len(subs) and len(set(rest)) != len(rest):
+            raise ValueRangeError(f"einsum: an output subscript appears more than once in {equation!r}")
     # expand the ellipsis into explicit letters, broadcasting size-1 dims explicitly
     used = set(eq) - set(".,->")
     spare = [c for c in string.ascii_letters if c not in used]
@@ -211,17 +222,17 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         if "..." in s:
             m = t.ndim - explicit
             if m < 0:
-                raise ValueError(f"einsum: operand {k} of shape {t.shape} has fewer dims than {s!r}")
+                raise ShapeError(f"einsum: operand {k} of shape {t.shape} has fewer dims than {s!r}")
             subs[k] = s.replace("...", ell[n_ell - m :])
         elif t.ndim != explicit:
-            raise ValueError(f"einsum: operand {k} has shape {t.shape} but subscripts {s!r} name {explicit} dims")
+            raise ShapeError(f"einsum: operand {k} has shape {t.shape} but subscripts {s!r} name {explicit} dims")
     for s, t in zip(subs, ops_, strict=True):
         for c, n in zip(s, t.shape, strict=True):
             if c in ell:
                 j = ell.index(c)
                 if n != 1:
                     if ell_sizes[j] not in (1, n):
-                        raise ValueError(f"einsum: broadcast dims of the operands do not match ({ell_sizes[j]} vs {n})")
+                        raise ShapeError(f"einsum: broadcast dims of the operands do not match ({ell_sizes[j]} vs {n})")
                     ell_sizes[j] = n
     sizes: dict[str, int] = {}
     for k, (s, t) in enumerate(zip(subs, ops_, strict=True)):
@@ -230,12 +241,12 @@ def einsum(equation: str, *operands: Any) -> Tensor:
             ops_[k] = t.expand(*shape)
         for c, n in zip(s, shape, strict=True):
             if sizes.setdefault(c, n) != n:
-                raise ValueError(f"einsum: subscript {c!r} has size {sizes[c]} in one operand and {n} in another")
+                raise ShapeError(f"einsum: subscript {c!r} has size {sizes[c]} in one operand and {n} in another")
     if arrow:
         out = rhs.replace("...", ell)
         for c in out:
             if c not in sizes:
-                raise ValueError(f"einsum: output subscript {c!r} appears in no operand")
+                raise ValueRangeError(f"einsum: output subscript {c!r} appears in no operand")
     else:
         counts = "".join(subs)
         out = ell + "".join(sorted(c for c in set(counts) if counts.count(c) == 1 and c not in ell))

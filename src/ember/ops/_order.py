@@ -13,7 +13,7 @@ from collections import namedtuple
 from typing import Any
 
 from .._dtype import int64
-from .._errors import OutOfRangeError, ShapeError
+from .._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._elementwise import _float, where
@@ -124,9 +124,9 @@ def _quantile(
     op: str, input: Tensor, q: Any, dim: int | None, keepdim: bool, interpolation: str, skip_nan: bool
 ) -> Tensor:
     if interpolation not in _INTERPOLATIONS:
-        raise ValueError(f"{op}: interpolation must be one of {_INTERPOLATIONS}, got {interpolation!r}")
+        raise ValueRangeError(f"{op}: interpolation must be one of {_INTERPOLATIONS}, got {interpolation!r}")
     if not input.dtype.is_floating_point:
-        raise TypeError(f"{op}: input must be a floating-point tensor, got {input.dtype}")
+        raise DTypeError(f"{op}: input must be a floating-point tensor, got {input.dtype}")
     qs = q if isinstance(q, Tensor) else Tensor(q, dtype=input.dtype, device=input.device)
     if qs.ndim > 1:
         raise ShapeError(f"{op}: q must be a number or a 0-d or 1-d tensor, got shape {qs.shape}")

@@ -7,6 +7,7 @@ from collections import namedtuple
 from typing import Any
 
 from .._dtype import as_dtype, get_default_dtype
+from .._errors import DTypeError, ShapeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._util import arange_like_dim, norm_dim, norm_dims
@@ -86,7 +87,7 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     if dtype is not None:
         input = input.to(as_dtype(dtype))
     if input._data.dtype.kind not in "fc":
-        raise TypeError(f"mean: expected a floating-point tensor, got {input.dtype}; pass dtype= or call .float()")
+        raise DTypeError(f"mean: expected a floating-point tensor, got {input.dtype}; pass dtype= or call .float()")
     axes = norm_dims(dim, input.ndim, "mean")
     return Mean.apply(input, axes, keepdim)  # type: ignore[no-any-return]
 
@@ -98,7 +99,7 @@ class Amax(Op):
 
     def forward(self, x: Any, axes: tuple[int, ...], keepdim: bool, use_min: bool) -> Any:
         if x.size == 0 and any(x.shape[a] == 0 for a in axes):
-            raise ValueError(f"{'min' if use_min else 'max'}: reduction over an empty dimension of shape {x.shape}")
+            raise ShapeError(f"{'min' if use_min else 'max'}: reduction over an empty dimension of shape {x.shape}")
         self.axes, self.keepdim, self.shape = axes, keepdim, x.shape
         xp = self.backend.xp
         y = (xp.min if use_min else xp.max)(x, axis=axes, keepdims=keepdim)
@@ -127,7 +128,7 @@ class ArgExtreme(Op):
     def forward(self, x: Any, dim: int | None, keepdim: bool, use_min: bool) -> Any:
         xp = self.backend.xp
         if x.size == 0:
-            raise ValueError(f"{'argmin' if use_min else 'argmax'}: empty tensor of shape {x.shape}")
+            raise ShapeError(f"{'argmin' if use_min else 'argmax'}: empty tensor of shape {x.shape}")
         fn = xp.argmin if use_min else xp.argmax
         if dim is None:
             out = fn(x.reshape(-1))
@@ -151,7 +152,7 @@ class MaxDim(Op):
     def forward(self, x: Any, dim: int, keepdim: bool, use_min: bool) -> Any:
         xp = self.backend.xp
         if x.ndim and x.shape[dim] == 0:
-            raise ValueError(f"{'min' if use_min else 'max'}: dim {dim} of shape {x.shape} is empty")
+            raise ShapeError(f"{'min' if use_min else 'max'}: dim {dim} of shape {x.shape} is empty")
         xi = x if x.ndim else x.reshape(1)
         idx = (xp.argmin if use_min else xp.argmax)(xi, axis=dim, keepdims=True)
         vals = xp.take_along_axis(xi, idx, axis=dim)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._dtype import float64, int64
-from .._errors import DTypeError, ShapeError
+from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 
 __all__ = ["bernoulli", "multinomial"]
@@ -40,10 +40,10 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     if num_samples <= 0:
         raise ShapeError(f"multinomial: num_samples must be positive, got {num_samples}")
     if bool(xp.any(p < 0)) or not bool(xp.all(xp.isfinite(p))):
-        raise ValueError("multinomial: weights must be finite and non-negative")
+        raise ValueRangeError("multinomial: weights must be finite and non-negative")
     total = p.sum(axis=1, keepdims=True)
     if bool(xp.any(total <= 0)):
-        raise ValueError("multinomial: every row needs a positive total weight")
+        raise ValueRangeError("multinomial: every row needs a positive total weight")
     positive = (p > 0).sum(axis=1)
     if not replacement and num_samples > int(positive.min()):
         raise ShapeError(

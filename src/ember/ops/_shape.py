@@ -70,19 +70,19 @@ class ViewOp(Op):
 
 def _infer(shape: tuple[int, ...], numel: int, op: str, src: tuple[int, ...]) -> tuple[int, ...]:
     if shape.count(-1) > 1:
-        raise ValueError(f"{op}: only one dimension can be -1, got {shape}")
+        raise ShapeError(f"{op}: only one dimension can be -1, got {shape}")
     known = 1
     for s in shape:
         if s != -1:
             if s < 0:
-                raise ValueError(f"{op}: invalid size {s} in shape {shape}")
+                raise ShapeError(f"{op}: invalid size {s} in shape {shape}")
             known *= s
     if -1 in shape:
         if known == 0 or numel % known:
-            raise ValueError(f"{op}: shape {shape} is invalid for input of shape {src} ({numel} elements)")
+            raise ShapeError(f"{op}: shape {shape} is invalid for input of shape {src} ({numel} elements)")
         shape = tuple(numel // known if s == -1 else s for s in shape)
     elif known != numel:
-        raise ValueError(f"{op}: shape {shape} is invalid for input of shape {src} ({numel} elements)")
+        raise ShapeError(f"{op}: shape {shape} is invalid for input of shape {src} ({numel} elements)")
     return shape
 
 
@@ -128,7 +128,7 @@ def view(input: Tensor, *shape: Any) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], (DType, str)):
         return _view_dtype(input, as_dtype(shape[0]))
     if not input.is_contiguous():
-        raise RuntimeError(
+        raise ShapeError(
             f"view: input of shape {input.shape} is not contiguous; use .reshape() or .contiguous().view()"
         )
     return reshape(input, *shape)
@@ -153,7 +153,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     s = norm_dim(start_dim, input.ndim, "flatten")
     e = norm_dim(end_dim, input.ndim, "flatten")
     if s > e:
-        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+        raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
     shape = input.shape
     return reshape(input, shape[:s] + (-1,) + shape[e + 1 :]) if shape[s : e + 1] else input
 
@@ -185,10 +185,10 @@ def _permute(x: Tensor, dims: tuple[int, ...]) -> Tensor:
 def permute(input: Tensor, *dims: Any) -> Tensor:
     d = as_shape(dims)
     if len(d) != input.ndim:
-        raise ValueError(f"permute: got {len(d)} dims {d} for a tensor of rank {input.ndim}")
+        raise ShapeError(f"permute: got {len(d)} dims {d} for a tensor of rank {input.ndim}")
     nd = tuple(norm_dim(i, input.ndim, "permute") for i in d)
     if sorted(nd) != list(range(input.ndim)):
-        raise ValueError(f"permute: dims {d} are not a permutation of 0..{input.ndim - 1}")
+        raise ShapeError(f"permute: dims {d} are not a permutation of 0..{input.ndim - 1}")
     return _permute(input, nd)
 
 
@@ -211,7 +211,7 @@ swapaxes = swapdims = transpose
 
 def t(input: Tensor) -> Tensor:
     if input.ndim > 2:
-        raise ValueError(f"t: expects a tensor of rank <= 2, got shape {input.shape}; use transpose()")
+        raise ShapeError(f"t: expects a tensor of rank <= 2, got shape {input.shape}; use transpose()")
     return _transpose(input, 0, -1) if input.ndim == 2 else input
 
 
@@ -232,12 +232,12 @@ def expand(input: Tensor, *sizes: Any) -> Tensor:
     s = as_shape(sizes)
     src = input._data.shape
     if len(s) < len(src):
-        raise ValueError(f"expand: cannot expand shape {src} to fewer dims {s}")
+        raise ShapeError(f"expand: cannot expand shape {src} to fewer dims {s}")
     lead = len(s) - len(src)
     s = tuple(src[i - lead] if (d == -1 and i >= lead) else d for i, d in enumerate(s))
     for i, d in enumerate(src):
         if d != 1 and d != s[i + lead]:
-            raise ValueError(f"expand: dim {i} of size {d} cannot expand to {s[i + lead]} (shape {src} -> {s})")
+            raise ShapeError(f"expand: dim {i} of size {d} cannot expand to {s[i + lead]} (shape {src} -> {s})")
     if s == src:
         return input
     return Expand.apply(input, s)  # type: ignore[no-any-return]

@@ -7,6 +7,7 @@ import math
 from collections import namedtuple
 from typing import Any
 
+from .._errors import ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._elementwise import _float, abs, exp, log, sqrt, where
@@ -94,7 +95,7 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     if p in ("fro", 2, 2.0, None):
         return Norm2.apply(x, axes, keepdim)  # type: ignore[no-any-return]
     if p == "nuc" or isinstance(p, str):
-        raise ValueError(f"norm: p={p!r} is not supported for vector norms (use 'fro', a number or inf)")
+        raise ValueRangeError(f"norm: p={p!r} is not supported for vector norms (use 'fro', a number or inf)")
     p = float(p)
     a = abs(x)
     if p == math.inf:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import DTypeError, ShapeError
+from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ._index import GetItem
 from ._layout import flip, movedim
@@ -61,7 +61,7 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing not in ("ij", "xy"):
-        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+        raise ValueRangeError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
     for t in tensors:
         if not isinstance(t, Tensor) or t.ndim > 1:
             raise ShapeError(f"meshgrid: expected 0-d or 1-d tensors, got {getattr(t, 'shape', type(t).__name__)}")

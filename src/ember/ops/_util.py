@@ -133,7 +133,7 @@ def broadcast_shapes(*shapes: tuple[int, ...], op: str = "broadcast_shapes") -> 
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
-        raise ValueError(f"{op}: shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot broadcast") from None
+        raise ShapeError(f"{op}: shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot broadcast") from None
 
 
 def sum_to_array(g: Any, shape: tuple[int, ...]) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...ops import _special, register_method
 from ...ops._elementwise import _float, clamp, exp, sigmoid, tanh, where
@@ -103,7 +104,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` clamped to ``[min_val, max_val]``."""
     if min_val > max_val:
-        raise ValueError(f"hardtanh: min_val {min_val} is greater than max_val {max_val}")
+        raise ValueRangeError(f"hardtanh: min_val {min_val} is greater than max_val {max_val}")
     return clamp(_float(input), min_val, max_val)
 
 
@@ -125,14 +126,14 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     if alpha == 0:
-        raise ValueError("celu: alpha must not be 0")
+        raise ValueRangeError("celu: alpha must not be 0")
     return Celu.apply(_float(input), float(alpha))  # type: ignore[no-any-return]
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """``x * Phi(x)`` (exact, with erf) or its tanh approximation (``approximate='tanh'``)."""
     if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise ValueRangeError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return (GeluExact if approximate == "none" else GeluTanh).apply(_float(input))  # type: ignore[no-any-return]
 
 
@@ -192,7 +193,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """Leaky ReLU with a learned slope: one per channel (dim 1) or a single one."""
     n = weight.numel()
     if n != 1 and (input.ndim < 2 or input.shape[1] != n):
-        raise ValueError(f"prelu: {n} slopes do not match the channels of an input of shape {input.shape}")
+        raise ShapeError(f"prelu: {n} slopes do not match the channels of an input of shape {input.shape}")
     w = weight.reshape((n,) + (1,) * (input.ndim - 2)) if n != 1 and input.ndim > 2 else weight.reshape(-1)
     if n == 1:
         w = w.reshape(())
@@ -214,7 +215,7 @@ def rrelu(
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     """Gated linear unit: ``a * sigmoid(b)`` for the two halves of ``dim``."""
     if input.shape[dim] % 2:
-        raise ValueError(f"glu: dim {dim} of shape {input.shape} must have an even size")
+        raise ShapeError(f"glu: dim {dim} of shape {input.shape} must have an even size")
     a, b = chunk(input, 2, dim)
     return a * sigmoid(b)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import DTypeError, OutOfRangeError, ShapeError
+from ..._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._function import Op
 from ...ops import register_method
@@ -124,7 +124,7 @@ def _reduce(loss: Tensor, reduction: str, op: str, weight_sum: Tensor | None = N
         return _sum(loss)
     if reduction == "mean":
         return _sum(loss) / weight_sum if weight_sum is not None else mean(loss)
-    raise ValueError(f"{op}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
+    raise ValueRangeError(f"{op}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
 
 
 def _class_target(op: str, input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:

@@ -13,6 +13,7 @@ import math
 import operator
 from typing import Any
 
+from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._function import Op
 from ...autograd._grad_mode import STATE
@@ -29,11 +30,11 @@ def _tuple(v: Any, n: int, name: str, op: str) -> tuple[int, ...]:
     """``v`` as ``n`` ints: paddings >= 0, everything else (kernel size, stride, dilation, sizes) >= 1."""
     items = [v] * n if hasattr(v, "__index__") else list(v) if isinstance(v, (tuple, list)) else None
     if items is None or len(items) != n or not all(hasattr(a, "__index__") and not isinstance(a, bool) for a in items):
-        raise ValueError(f"{op}: {name} must be an int or {n} ints, got {v!r}")
+        raise ShapeError(f"{op}: {name} must be an int or {n} ints, got {v!r}")
     t = tuple(operator.index(a) for a in items)
     low = 0 if "padding" in name else 1
     if any(a < low for a in t):
-        raise ValueError(f"{op}: {name} must be >= {low}, got {v!r}")
+        raise ValueRangeError(f"{op}: {name} must be >= {low}, got {v!r}")
     return t
 
 
@@ -117,10 +118,10 @@ def _conv_pads(padding: Any, k: tuple[int, ...], d: tuple[int, ...], s: tuple[in
             return ((0, 0),) * sp
         if padding == "same":
             if any(v != 1 for v in s):
-                raise ValueError(f"{op}: padding='same' is not supported for strided convolutions (stride {s})")
+                raise ValueRangeError(f"{op}: padding='same' is not supported for strided convolutions (stride {s})")
             total = [d[i] * (k[i] - 1) for i in range(sp)]
             return tuple((t // 2, t - t // 2) for t in total)
-        raise ValueError(f"{op}: padding must be 'same', 'valid' or int(s), got {padding!r}")
+        raise ValueRangeError(f"{op}: padding must be 'same', 'valid' or int(s), got {padding!r}")
     p = _tuple(padding, sp, "padding", op)
     return tuple((v, v) for v in p)
 
@@ -131,15 +132,15 @@ def _conv(
     if input.ndim != sp + 2:
         if input.ndim == sp + 1:  # unbatched input
             return _conv(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups, sp, op).squeeze(0)
-        raise ValueError(f"{op}: expected a ({sp + 2})-d input (N, C, ...), got shape {input.shape}")
+        raise ShapeError(f"{op}: expected a ({sp + 2})-d input (N, C, ...), got shape {input.shape}")
     if weight.ndim != sp + 2:
-        raise ValueError(f"{op}: expected a ({sp + 2})-d weight (out, in/groups, ...), got shape {weight.shape}")
+        raise ShapeError(f"{op}: expected a ({sp + 2})-d weight (out, in/groups, ...), got shape {weight.shape}")
     c = input.shape[1]
     o, cg = weight.shape[:2]
     if groups < 1 or c % groups or o % groups:
-        raise ValueError(f"{op}: groups={groups} must divide in_channels {c} and out_channels {o}")
+        raise ShapeError(f"{op}: groups={groups} must divide in_channels {c} and out_channels {o}")
     if cg * groups != c:
-        raise ValueError(
+        raise ShapeError(
             f"{op}: input has {c} channels but weight {weight.shape} expects {cg * groups} (groups={groups})"
         )
     k = tuple(weight.shape[2:])
@@ -148,12 +149,12 @@ def _conv(
     pads = _conv_pads(padding, k, d, s, op)
     for i in range(sp):
         if _out_size(input.shape[2 + i], k[i], s[i], *pads[i], d[i]) < 1:
-            raise ValueError(f"{op}: kernel {k} (dilation {d}) is larger than the padded input {input.shape}")
+            raise ShapeError(f"{op}: kernel {k} (dilation {d}) is larger than the padded input {input.shape}")
     x = _float(input)
     w = weight.to(x.dtype) if weight.dtype is not x.dtype else weight
     if bias is not None:
         if not isinstance(bias, Tensor) or bias.shape != (o,):
-            raise ValueError(f"{op}: bias must be a tensor of shape ({o},), got {getattr(bias, 'shape', bias)!r}")
+            raise ShapeError(f"{op}: bias must be a tensor of shape ({o},), got {getattr(bias, 'shape', bias)!r}")
         if bias.dtype is not x.dtype:
             bias = bias.to(x.dtype)
     cfg = (s, pads, d, groups, tuple(x.shape), tuple(w.shape))
@@ -217,10 +218,10 @@ def _conv_transpose(
             input.unsqueeze(0), weight, bias, stride, padding, output_padding, groups, dilation, sp, op
         ).squeeze(0)
     if input.ndim != sp + 2 or weight.ndim != sp + 2:
-        raise ValueError(f"{op}: expected ({sp + 2})-d input and weight, got {input.shape} and {weight.shape}")
+        raise ShapeError(f"{op}: expected ({sp + 2})-d input and weight, got {input.shape} and {weight.shape}")
     cin, cg = weight.shape[:2]
     if input.shape[1] != cin or cin % groups:
-        raise ValueError(f"{op}: input has {input.shape[1]} channels, weight {weight.shape} expects {cin}")
+        raise ShapeError(f"{op}: input has {input.shape[1]} channels, weight {weight.shape} expects {cin}")
     k = tuple(weight.shape[2:])
     s = _tuple(stride, sp, "stride", op)
     d = _tuple(dilation, sp, "dilation", op)
@@ -228,10 +229,10 @@ def _conv_transpose(
     op_ = _tuple(output_padding, sp, "output_padding", op)
     for i in range(sp):
         if op_[i] >= max(s[i], d[i]):
-            raise ValueError(f"{op}: output_padding {op_} must be smaller than stride {s} or dilation {d}")
+            raise ShapeError(f"{op}: output_padding {op_} must be smaller than stride {s} or dilation {d}")
     size = tuple((input.shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op_[i] + 1 for i in range(sp))
     if any(v < 1 for v in size):
-        raise ValueError(f"{op}: the output size {size} would be empty")
+        raise ShapeError(f"{op}: the output size {size} would be empty")
     x = _float(input)
     w = weight.to(x.dtype) if weight.dtype is not x.dtype else weight
     x_shape = (input.shape[0], cg * groups) + size
@@ -321,14 +322,14 @@ class Fold(Op):
 def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Tensor:
     """Extract sliding local blocks: (N, C, H, W) -> (N, C * kH * kW, L)."""
     if input.ndim != 4:
-        raise ValueError(f"unfold: expected a 4-d input (N, C, H, W), got shape {input.shape}")
+        raise ShapeError(f"unfold: expected a 4-d input (N, C, H, W), got shape {input.shape}")
     k = _tuple(kernel_size, 2, "kernel_size", "unfold")
     d = _tuple(dilation, 2, "dilation", "unfold")
     p = _tuple(padding, 2, "padding", "unfold")
     s = _tuple(stride, 2, "stride", "unfold")
     pads = tuple((v, v) for v in p)
     if any(_out_size(input.shape[2 + i], k[i], s[i], *pads[i], d[i]) < 1 for i in range(2)):
-        raise ValueError(f"unfold: kernel {k} does not fit the padded input {input.shape}")
+        raise ShapeError(f"unfold: kernel {k} does not fit the padded input {input.shape}")
     return Unfold.apply(input, k, s, pads, d)  # type: ignore[no-any-return]
 
 
@@ -344,7 +345,7 @@ def fold(
     pads = tuple((v, v) for v in p)
     out = tuple(_out_size(size[i], k[i], s[i], *pads[i], d[i]) for i in range(2))
     if input.ndim != 3 or input.shape[1] % math.prod(k) or input.shape[2] != math.prod(out):
-        raise ValueError(
+        raise ShapeError(
             f"fold: input {input.shape} must be (N, C * {math.prod(k)}, {math.prod(out)}) for output {size}, kernel {k}"
         )
     c = input.shape[1] // math.prod(k)

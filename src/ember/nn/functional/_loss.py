@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import ValueRangeError
+from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...ops._elementwise import _float, clamp, exp, log, where
 from ._activation import softplus
@@ -19,17 +19,17 @@ __all__ = [
 
 def _same_shape(op: str, input: Tensor, target: Tensor) -> None:
     if input.shape != target.shape:
-        raise ValueError(f"{op}: input shape {input.shape} and target shape {target.shape} must match")
+        raise ShapeError(f"{op}: input shape {input.shape} and target shape {target.shape} must match")
 
 
 def _check_probabilities(op: str, target: Tensor) -> None:
     """Targets of a binary cross entropy are probabilities: a value outside [0, 1] is a mistake, not a label."""
     xp, t = target._backend.xp, target._data
     if t.size and t.dtype.kind == "f" and not bool(xp.all((t >= 0) & (t <= 1))):
-        bad = t[~((t >= 0) & (t <= 1))].reshape(-1)[0]
+        bad = t[~((t >= 0) & (t <= 1))].reshape(-1)[0].item()
         raise ValueRangeError(f"{op}: target values must be in [0, 1] (probabilities or 0/1 labels), found {bad}")
     if t.size and t.dtype.kind in "iu" and not bool(xp.all((t == 0) | (t == 1))):
-        bad = t[~((t == 0) | (t == 1))].reshape(-1)[0]
+        bad = t[~((t == 0) | (t == 1))].reshape(-1)[0].item()
         raise ValueRangeError(f"{op}: target values must be in [0, 1] (probabilities or 0/1 labels), found {bad}")
 
 
@@ -42,7 +42,9 @@ def binary_cross_entropy(
     xp = input._backend.xp
     p = input._data
     if p.size and (xp.any(p < 0) or xp.any(p > 1) or xp.any(xp.isnan(p))):
-        raise ValueError("binary_cross_entropy: input must hold probabilities in [0, 1]; use the _with_logits form")
+        raise ValueRangeError(
+            "binary_cross_entropy: input must hold probabilities in [0, 1]; use the _with_logits form"
+        )
     t = target.to(input.dtype)
     loss = -(t * clamp(log(input), min=-100.0) + (1 - t) * clamp(log(1 - input), min=-100.0))
     if weight is not None:
@@ -109,7 +111,7 @@ def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: b
 def _margin_target(op: str, y: Tensor) -> None:
     xp = y._backend.xp
     if y._data.size and not bool(xp.all((y._data == 1) | (y._data == -1))):
-        raise ValueError(f"{op}: target must hold 1 or -1")
+        raise ValueRangeError(f"{op}: target must hold 1 or -1")
 
 
 def cosine_embedding_loss(

@@ -7,7 +7,7 @@ import warnings
 from typing import Any
 
 from ..._dtype import bool_
-from ..._errors import ShapeError
+from ..._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._function import Op
 from ...ops._elementwise import _float, where
@@ -58,7 +58,7 @@ class _Linear(Op):
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` with weight (out_features, in_features)."""
     if weight.ndim not in (1, 2) or input.shape[-1:] != weight.shape[-1:]:
-        raise ValueError(f"linear: input {input.shape} and weight {weight.shape} do not match (in_features differ)")
+        raise ShapeError(f"linear: input {input.shape} and weight {weight.shape} do not match (in_features differ)")
     plain_bias = bias is None or (
         isinstance(bias, Tensor) and bias.shape == weight.shape[:1] and bias.dtype is weight.dtype
     )
@@ -76,7 +76,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 
 def _check_p(p: float, op: str) -> None:
     if not 0.0 <= p <= 1.0:
-        raise ValueError(f"{op}: p must be in [0, 1], got {p}")
+        raise ValueRangeError(f"{op}: p must be in [0, 1], got {p}")
 
 
 def _keep_mask(x: Tensor, shape: tuple[int, ...], p: float, generator: Any) -> Tensor:
@@ -102,7 +102,7 @@ def _feature_dropout(input: Tensor, p: float, training: bool, sp: int, op: str) 
     if not training or p == 0.0:
         return input
     if input.ndim not in (sp + 1, sp + 2):
-        raise ValueError(f"{op}: expected a ({sp + 1})-d or ({sp + 2})-d input, got shape {input.shape}")
+        raise ShapeError(f"{op}: expected a ({sp + 1})-d or ({sp + 2})-d input, got shape {input.shape}")
     lead = input.ndim - sp
     shape = input.shape[:lead] + (1,) * sp
     if p == 1.0:
@@ -131,7 +131,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
                       "of length L are zeroed (dropout1d's behaviour); use dropout1d to say so", UserWarning,
                       stacklevel=2)  # fmt: skip
     if input.ndim < 2:
-        raise ValueError(f"dropout2d: needs at least 2 dims (N, C, ...), got shape {input.shape}")
+        raise ShapeError(f"dropout2d: needs at least 2 dims (N, C, ...), got shape {input.shape}")
     if not training or p == 0.0:
         return input
     if p == 1.0:
@@ -184,12 +184,12 @@ def embedding(
 ) -> Tensor:
     """Look up rows of ``weight`` (num_embeddings, dim) for the integer ``input``."""
     if input.dtype.is_floating_point or input.dtype is bool_:
-        raise TypeError(f"embedding: indices must be an integer tensor, got {input.dtype}")
+        raise DTypeError(f"embedding: indices must be an integer tensor, got {input.dtype}")
     n = weight.shape[0]
     idx = input._data
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = int(idx.max()) if idx.max() >= n else int(idx.min())
-        raise IndexError(f"embedding: index {bad} is out of range for {n} embeddings")
+        raise OutOfRangeError(f"embedding: index {bad} is out of range for {n} embeddings")
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
     if max_norm is not None:
@@ -206,31 +206,31 @@ def embedding(
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """Class indices as int64 one-hot vectors along a new last dim."""
     if tensor.dtype.is_floating_point:
-        raise TypeError(f"one_hot: expected class indices (an integer tensor), got {tensor.dtype}")
+        raise DTypeError(f"one_hot: expected class indices (an integer tensor), got {tensor.dtype}")
     xp = tensor._backend.xp
     idx = tensor._data
     n = int(idx.max()) + 1 if num_classes < 0 and idx.size else max(num_classes, 0)
     if idx.size and (idx.min() < 0 or idx.max() >= n):
-        raise ValueError(f"one_hot: class values must be in [0, {n}), got {int(idx.min())}..{int(idx.max())}")
+        raise ValueRangeError(f"one_hot: class values must be in [0, {n}), got {int(idx.min())}..{int(idx.max())}")
     out = (idx[..., None] == xp.arange(n)).astype(xp.int64)
     return Tensor._make(out, tensor._backend)
 
 
 def _interp_size(x: Tensor, size: Any, scale_factor: Any, sp: int) -> tuple[tuple[int, ...], tuple[float, ...]]:
     if (size is None) == (scale_factor is None):
-        raise ValueError("interpolate: give exactly one of size and scale_factor")
+        raise ValueRangeError("interpolate: give exactly one of size and scale_factor")
     if size is not None:
         out = (int(size),) * sp if isinstance(size, int) else tuple(int(s) for s in size)
         if len(out) != sp:
-            raise ValueError(f"interpolate: size must have {sp} entries for input {x.shape}, got {size}")
+            raise ShapeError(f"interpolate: size must have {sp} entries for input {x.shape}, got {size}")
         if any(s < 1 for s in out):
-            raise ValueError(f"interpolate: every output size must be >= 1, got size={size}")
+            raise ShapeError(f"interpolate: every output size must be >= 1, got size={size}")
         return out, tuple(x.shape[2 + i] / out[i] for i in range(sp))
     sf = (float(scale_factor),) * sp if isinstance(scale_factor, (int, float)) else tuple(map(float, scale_factor))
     if len(sf) != sp:
-        raise ValueError(f"interpolate: scale_factor must have {sp} entries for input {x.shape}")
+        raise ValueRangeError(f"interpolate: scale_factor must have {sp} entries for input {x.shape}")
     if not all(math.isfinite(f) and f > 0 for f in sf):
-        raise ValueError(f"interpolate: scale_factor must be finite and > 0, got {scale_factor}")
+        raise ValueRangeError(f"interpolate: scale_factor must be finite and > 0, got {scale_factor}")
     out = tuple(math.floor(x.shape[2 + i] * sf[i]) for i in range(sp))
     return out, tuple(1.0 / f for f in sf)
 
@@ -247,14 +247,14 @@ def interpolate(
     """Resize the spatial dims: ``nearest``, ``nearest-exact``, ``linear``, ``bilinear``, ``trilinear``, ``area``."""
     sp = input.ndim - 2
     if sp < 1:
-        raise ValueError(f"interpolate: expected (N, C, ...) with spatial dims, got shape {input.shape}")
+        raise ShapeError(f"interpolate: expected (N, C, ...) with spatial dims, got shape {input.shape}")
     linear_modes = {"linear": 1, "bilinear": 2, "trilinear": 3}
     if mode in linear_modes and linear_modes[mode] != sp:
-        raise ValueError(f"interpolate: mode {mode!r} needs a {linear_modes[mode] + 2}-d input, got {input.shape}")
+        raise ShapeError(f"interpolate: mode {mode!r} needs a {linear_modes[mode] + 2}-d input, got {input.shape}")
     if mode not in ("nearest", "nearest-exact", "area", *linear_modes):
-        raise ValueError(f"interpolate: unsupported mode {mode!r}")
+        raise ValueRangeError(f"interpolate: unsupported mode {mode!r}")
     if align_corners is not None and mode not in linear_modes:
-        raise ValueError(f"interpolate: align_corners only applies to linear modes, not {mode!r}")
+        raise ValueRangeError(f"interpolate: align_corners only applies to linear modes, not {mode!r}")
     out, scale = _interp_size(input, size, scale_factor, sp)
     if recompute_scale_factor:
         scale = tuple(input.shape[2 + i] / out[i] for i in range(sp))
@@ -298,7 +298,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     r = int(upscale_factor)
     *lead, c, h, w = input.shape
     if c % (r * r):
-        raise ValueError(f"pixel_shuffle: channels {c} are not divisible by upscale_factor^2 = {r * r}")
+        raise ShapeError(f"pixel_shuffle: channels {c} are not divisible by upscale_factor^2 = {r * r}")
     x = input.reshape(*lead, c // (r * r), r, r, h, w)
     n = len(lead)
     x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
@@ -310,7 +310,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     r = int(downscale_factor)
     *lead, c, h, w = input.shape
     if h % r or w % r:
-        raise ValueError(f"pixel_unshuffle: spatial size {(h, w)} is not divisible by {r}")
+        raise ShapeError(f"pixel_unshuffle: spatial size {(h, w)} is not divisible by {r}")
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     n = len(lead)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
@@ -344,7 +344,7 @@ def scaled_dot_product_attention(
             f"scaled_dot_product_attention: query {query.shape}, key {key.shape}, value {value.shape} do not match"
         )
     if is_causal and attn_mask is not None:
-        raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal, not both")
+        raise ValueRangeError("scaled_dot_product_attention: give attn_mask or is_causal, not both")
     s = scale if scale is not None else 1.0 / math.sqrt(query.shape[-1])
     scores = matmul(query, _transpose(key, -1, -2)) * s
     L, S = query.shape[-2], key.shape[-2]

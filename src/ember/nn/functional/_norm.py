@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._errors import ShapeError
 from ..._tensor import Tensor
 from ...autograd._function import Op
 from ...autograd._grad_mode import STATE, no_grad
@@ -79,18 +80,18 @@ def batch_norm(
     running statistics.
     """
     if input.ndim < 2:
-        raise ValueError(f"batch_norm: expected an input of shape (N, C, ...), got {input.shape}")
+        raise ShapeError(f"batch_norm: expected an input of shape (N, C, ...), got {input.shape}")
     x = _float(input)
     c = x.shape[1]
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         if t is not None and t.shape != (c,):
-            raise ValueError(f"batch_norm: {name} has shape {t.shape}, expected ({c},) for input {input.shape}")
+            raise ShapeError(f"batch_norm: {name} has shape {t.shape}, expected ({c},) for input {input.shape}")
     shape = (1, c) + (1,) * (x.ndim - 2)
     axes = (0,) + tuple(range(2, x.ndim))
     if training or running_mean is None or running_var is None:
         n = x.numel() // c
         if training and n <= 1:
-            raise ValueError(
+            raise ShapeError(
                 f"batch_norm: expected more than 1 value per channel when training, got input {input.shape}"
             )
         y, m, v = _standardize(x, axes, eps)
@@ -115,7 +116,7 @@ def layer_norm(
     ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(ns)
     if tuple(input.shape[input.ndim - k :]) != ns or k > input.ndim:
-        raise ValueError(f"layer_norm: normalized_shape {ns} does not match the trailing dims of {input.shape}")
+        raise ShapeError(f"layer_norm: normalized_shape {ns} does not match the trailing dims of {input.shape}")
     x = _float(input)
     y, _, _ = _standardize(x, tuple(range(x.ndim - k, x.ndim)), eps)
     return _affine(y, weight, bias, ns)
@@ -127,7 +128,7 @@ def group_norm(
     """Normalise groups of channels over (channels in group, spatial dims)."""
     n, c = input.shape[:2]
     if c % num_groups:
-        raise ValueError(f"group_norm: {c} channels are not divisible into {num_groups} groups")
+        raise ShapeError(f"group_norm: {c} channels are not divisible into {num_groups} groups")
     x = _float(input)
     xg = x.reshape(n, num_groups, -1)
     y, _, _ = _standardize(xg, (2,), eps)
@@ -146,7 +147,7 @@ def instance_norm(
 ) -> Tensor:
     """Normalise each (sample, channel) over its spatial dims."""
     if input.ndim < 3:
-        raise ValueError(f"instance_norm: expected (N, C, ...) with spatial dims, got {input.shape}")
+        raise ShapeError(f"instance_norm: expected (N, C, ...) with spatial dims, got {input.shape}")
     x = _float(input)
     c = x.shape[1]
     shape = (1, c) + (1,) * (x.ndim - 2)
@@ -170,7 +171,7 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(ns)
     if tuple(input.shape[input.ndim - k :]) != ns:
-        raise ValueError(f"rms_norm: normalized_shape {ns} does not match the trailing dims of {input.shape}")
+        raise ShapeError(f"rms_norm: normalized_shape {ns} does not match the trailing dims of {input.shape}")
     x = _float(input)
     if eps is None:
         eps = float(x._backend.xp.finfo(x._data.dtype).eps)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._function import Op
 from ...autograd._grad_mode import STATE
@@ -33,12 +34,12 @@ def _geometry(
     p = _tuple(padding, sp, "padding", op)
     d = _tuple(dilation, sp, "dilation", op)
     if any(v < 1 for v in k + s + d):
-        raise ValueError(f"{op}: kernel_size {k}, stride {s} and dilation {d} must be positive")
+        raise ValueRangeError(f"{op}: kernel_size {k}, stride {s} and dilation {d} must be positive")
     for i in range(sp):
         if p[i] < 0 or p[i] * 2 > k[i]:
-            raise ValueError(f"{op}: padding {p} must be at least 0 and at most half of kernel_size {k}")
+            raise ValueRangeError(f"{op}: padding {p} must be at least 0 and at most half of kernel_size {k}")
         if shape[2 + i] + 2 * p[i] < d[i] * (k[i] - 1) + 1:
-            raise ValueError(f"{op}: kernel {k} (dilation {d}) is larger than the padded input {shape}")
+            raise ShapeError(f"{op}: kernel {k} (dilation {d}) is larger than the padded input {shape}")
     return k, s, p, d, bool(ceil_mode)
 
 
@@ -109,7 +110,7 @@ def _batched(input: Tensor, sp: int, op: str) -> tuple[Tensor, bool]:
     if input.ndim == sp + 1:
         return input.unsqueeze(0), True
     if input.ndim != sp + 2:
-        raise ValueError(f"{op}: expected a ({sp + 1})-d or ({sp + 2})-d input, got shape {input.shape}")
+        raise ShapeError(f"{op}: expected a ({sp + 1})-d or ({sp + 2})-d input, got shape {input.shape}")
     return input, False
 
 
@@ -148,7 +149,7 @@ def _avg_pool(
     x = _float(x)
     k, s, p, _, ceil = _geometry(x.shape, kernel_size, stride, padding, 1, ceil_mode, sp, op)
     if divisor_override is not None and int(divisor_override) == 0:
-        raise ValueError(f"{op}: divisor_override must not be zero")
+        raise ValueRangeError(f"{op}: divisor_override must not be zero")
     y: Tensor = AvgPool.apply(x, (k, s, p, ceil, bool(count_include_pad), divisor_override))
     return y.squeeze(0) if unbatched else y
 
@@ -243,7 +244,7 @@ def _adaptive(input: Tensor, output_size: Any, sp: int, use_max: bool, return_in
     size = output_size if isinstance(output_size, Sequence) else (output_size,) * sp
     out = tuple(x.shape[2 + i] if v is None else int(v) for i, v in enumerate(size))
     if len(out) != sp or any(v < 1 for v in out):
-        raise ValueError(f"{op}: output_size must be {sp} positive ints, got {output_size!r}")
+        raise ShapeError(f"{op}: output_size must be {sp} positive ints, got {output_size!r}")
     spatial = x.shape[2:]
     if all(spatial[i] % out[i] == 0 for i in range(sp)):
         k = tuple(spatial[i] // out[i] for i in range(sp))
