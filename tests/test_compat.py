@@ -227,3 +227,21 @@ def test_set_num_threads_roundtrip():
         ember.set_num_threads(old)
     with pytest.raises(ValueError, match="positive"):
         ember.set_num_threads(0)
+
+
+def test_module_path_tables_name_what_torch_has_there(torch):
+    """Every name ember.nn.modules.<sub> provides is in torch.nn.modules.<sub> too (the table is torch's)."""
+    import importlib
+
+    from ember.nn.modules import _SUBMODULES, _lookup
+
+    provided = 0
+    for sub, names in _SUBMODULES.items():
+        tmod = importlib.import_module(f"torch.nn.modules.{sub}")
+        emod = importlib.import_module(f"ember.nn.modules.{sub}")
+        for name in names.split():
+            if _lookup(name) is not None:
+                assert hasattr(tmod, name), f"torch.nn.modules.{sub} has no {name}"
+                assert getattr(emod, name) is _lookup(name)
+                provided += 1
+    assert provided > 80

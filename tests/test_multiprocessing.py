@@ -186,3 +186,22 @@ def test_spawn_workers_with_a_picklable_dataset():
     got = list(DataLoader(ds, batch_size=4, num_workers=1, multiprocessing_context="spawn"))
     assert [b[1].tolist() for b in got] == [[0, 1, 2, 3], [4, 5]]
     assert got[1][0].tolist() == [[8.0, 9.0], [10.0, 11.0]]
+
+
+def _double(q_in, q_out):
+    t = q_in.get()
+    t.mul_(2.0)  # shared: the parent sees it
+    q_out.put((t * 1.0, ember.tensor([1, 2])))  # not shared: sent by value
+
+
+def test_tensors_through_queues():
+    ctx = mp.get_context("fork")
+    q_in, q_out = ctx.Queue(), ctx.Queue()
+    shared = ember.ones(3).share_memory_()
+    p = ctx.Process(target=_double, args=(q_in, q_out))
+    p.start()
+    q_in.put(shared)
+    value, ints = q_out.get(timeout=30)
+    p.join()
+    assert shared.tolist() == [2.0, 2.0, 2.0] and value.tolist() == [2.0, 2.0, 2.0]
+    assert ints.dtype == ember.int64 and not value.is_shared()

@@ -64,6 +64,22 @@ def _error(e: Exception) -> str:
     return str(e) if isinstance(e, RuntimeError) else f"{type(e).__name__}: {e}"
 
 
+def _recv(conn: Any) -> bytes:
+    """The next message from the main process; b"" (stop) when it is gone.
+
+    A forked worker inherits the main process's ends of every pipe, so a dead main process does not
+    close the pipe: the worker watches the main process itself.
+    """
+    parent = multiprocessing.parent_process()
+    ready = mpc.wait([conn] + ([parent.sentinel] if parent is not None else []))
+    if conn not in ready:
+        return b""
+    try:
+        return bytes(conn.recv_bytes())
+    except (EOFError, OSError):
+        return b""
+
+
 def _stream(dataset: Any, collate_fn: Any, conn: Any, params: list[Any]) -> bool:
     """Send this worker's share of an iterable dataset, ``prefetch`` batches ahead of the main process.
 
@@ -75,7 +91,7 @@ def _stream(dataset: Any, collate_fn: Any, conn: Any, params: list[Any]) -> bool
     try:
         for b in stream_batches(iter(dataset), batch_size, drop_last, collate_fn):
             while credit == 0:  # wait until the main process has taken a batch
-                raw = conn.recv_bytes()
+                raw = _recv(conn)
                 if not raw:
                     return False
                 credit += 1
@@ -179,10 +195,7 @@ def _worker_loop(
     if init_fn is not None:
         init_fn(wid)
     while True:
-        try:
-            raw = conn.recv_bytes()
-        except (EOFError, OSError):
-            return
+        raw = _recv(conn)
         if not raw:
             return
         if raw == b"+":  # a credit left over from a stream that ended

@@ -21,6 +21,7 @@ from . import (
     _gather,
     _index,
     _join,
+    _lapack,
     _layout,
     _linalg,
     _math,
@@ -32,6 +33,7 @@ from . import (
     _shape,
     _stats,
     _tiling,
+    _utility,
 )
 from ._bitwise import *  # noqa: F403
 from ._elementwise import *  # noqa: F403
@@ -39,6 +41,7 @@ from ._gamma import *  # noqa: F403
 from ._gather import *  # noqa: F403
 from ._index import *  # noqa: F403
 from ._join import *  # noqa: F403
+from ._lapack import *  # noqa: F403
 from ._layout import *  # noqa: F403
 from ._linalg import *  # noqa: F403
 from ._math import *  # noqa: F403
@@ -50,6 +53,7 @@ from ._scan import *  # noqa: F403
 from ._shape import *  # noqa: F403
 from ._stats import *  # noqa: F403
 from ._tiling import *  # noqa: F403
+from ._utility import *  # noqa: F403
 
 _MODULES = (
     _bitwise,
@@ -58,6 +62,7 @@ _MODULES = (
     _gather,
     _index,
     _join,
+    _lapack,
     _layout,
     _linalg,
     _math,
@@ -69,6 +74,7 @@ _MODULES = (
     _shape,
     _stats,
     _tiling,
+    _utility,
 )
 
 __all__ = sorted({name for m in _MODULES for name in m.__all__})

@@ -1,0 +1,168 @@
+"""Dense linear algebra with gradients (PyTorch's BLAS/LAPACK family): inv, det, slogdet, logdet, solve,
+matrix_power, pinv, multi_dot, cross. Forward through the backend's ``xp.linalg``; backward written with
+Tensor operations (so higher orders work). Batched over leading dims.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any
+
+from .._errors import ShapeError, ValueRangeError
+from .._tensor import Tensor
+from ..autograd._function import Op
+from ._elementwise import _float, where
+from ._linalg import matmul
+from ._shape import _transpose, unsqueeze
+
+__all__ = ["det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"]
+METHODS = list(__all__)
+
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+
+
+def _mT(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
+    return _transpose(x, -1, -2)
+
+
+def _square(op: str, A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise ShapeError(f"{op}: expected square matrices (..., n, n), got shape {A.shape}")
+    return _float(A)
+
+
+class Inv(Op):
+    saves_inputs = False
+    saves_output = True
+
+    def forward(self, a: Any) -> Any:
+        xp = self.backend.xp
+        try:
+            y = xp.linalg.inv(a)
+        except Exception as e:  # the array library's LinAlgError
+            raise ValueRangeError(f"inv: the matrix is singular ({e})") from None
+        self.keep(y)
+        return y
+
+    def backward(self, g: Tensor) -> Tensor:
+        y = _mT(self.output())  # d(A^-1) = -A^-1 dA A^-1
+        return -matmul(matmul(y, g), y)
+
+
+def inv(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
+    """The inverse of square matrices (a ``RuntimeError``/``ValueError`` when singular)."""
+    return Inv.apply(_square("inv", A))  # type: ignore[no-any-return]
+
+
+inverse = inv
+
+
+class Slogdet(Op):
+    n_out = 2
+
+    def forward(self, a: Any) -> Any:
+        sign, logabs = self.backend.xp.linalg.slogdet(a)
+        return sign, logabs
+
+    def backward(self, g_sign: Any, g_log: Any) -> Tensor:
+        (a,) = self.inputs  # type: ignore[misc]
+        if g_log is None:
+            return a.new_zeros(a.shape)
+        return unsqueeze(unsqueeze(g_log, -1), -1) * _mT(inv(a))  # d log|det A| = tr(A^-1 dA)
+
+
+def slogdet(A: Tensor) -> SlogdetResult:  # noqa: N803 - PyTorch's name
+    """``(sign, log|det A|)`` of square matrices; the gradient flows through ``logabsdet``."""
+    sign, logabs = Slogdet.apply(_square("slogdet", A))
+    return SlogdetResult(sign.detach(), logabs)
+
+
+def det(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
+    """Determinant of square matrices (gradient ``det(A) * A^-T``)."""
+    x = _square("det", A)
+    return Det.apply(x)  # type: ignore[no-any-return]
+
+
+class Det(Op):
+    saves_output = True
+
+    def forward(self, a: Any) -> Any:
+        y = self.backend.xp.linalg.det(a)
+        self.keep(y)
+        return y
+
+    def backward(self, g: Tensor) -> Tensor:
+        (a,) = self.inputs  # type: ignore[misc]
+        return unsqueeze(unsqueeze(g * self.output(), -1), -1) * _mT(inv(a))
+
+
+def logdet(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
+    """``log(det A)`` (NaN for a negative determinant, as in PyTorch)."""
+    s = slogdet(A)
+    return where(s.sign < 0, float("nan"), s.logabsdet)
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803 - PyTorch's name
+    """``X`` with ``A @ X = B`` (``left=False``: ``X @ A = B``); ``B`` may be a vector."""
+    a = _square("solve", A)
+    if not left:
+        return _mT(solve(_mT(a), _mT(B)))
+    if B.ndim == 1 or (B.ndim == a.ndim - 1 and B.shape == a.shape[:-1]):
+        return matmul(inv(a), unsqueeze(B, -1)).squeeze(-1)
+    if B.shape[-2] != a.shape[-1]:
+        raise ShapeError(f"solve: A of shape {A.shape} and B of shape {B.shape} do not match")
+    return matmul(inv(a), B)
+
+
+def matrix_power(input: Tensor, n: int) -> Tensor:
+    """``input`` multiplied by itself ``n`` times (``n < 0``: powers of the inverse; 0: the identity)."""
+    if input.ndim < 2 or input.shape[-1] != input.shape[-2]:
+        raise ShapeError(f"matrix_power: expected square matrices (..., n, n), got shape {input.shape}")
+    a = _float(input) if n < 0 else input
+    if n == 0:
+        from .._creation import eye
+
+        i = eye(input.shape[-1], dtype=input.dtype, device=input.device)
+        return i.expand(*input.shape).clone() if input.ndim > 2 else i
+    base = inv(a) if n < 0 else a
+    out, p, k = None, base, abs(n)
+    while k:  # square-and-multiply
+        if k & 1:
+            out = p if out is None else matmul(out, p)
+        k >>= 1
+        if k:
+            p = matmul(p, p)
+    return out  # type: ignore[return-value]
+
+
+def pinv(A: Tensor, *, rtol: float | None = None, hermitian: bool = False) -> Tensor:  # noqa: N803
+    """Moore-Penrose pseudo-inverse of full-rank matrices: ``(A^T A)^-1 A^T`` (or ``A^T (A A^T)^-1``)."""
+    a = _float(A)
+    if a.ndim < 2:
+        raise ShapeError(f"pinv: expected matrices (..., m, n), got shape {A.shape}")
+    m, n = a.shape[-2:]
+    if m >= n:
+        return matmul(inv(matmul(_mT(a), a)), _mT(a))
+    return matmul(_mT(a), inv(matmul(a, _mT(a))))
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    return pinv(input)
+
+
+def multi_dot(tensors: Any) -> Tensor:
+    """``tensors[0] @ tensors[1] @ ...`` (1-d first/last operands are a row/column vector)."""
+    ts = list(tensors)
+    if len(ts) < 2:
+        raise ValueRangeError(f"multi_dot: expected at least 2 tensors, got {len(ts)}")
+    out = ts[0]
+    for t in ts[1:]:
+        out = matmul(out, t)
+    return out
+
+
+def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    """Cross product of 3-vectors along ``dim`` (default the last)."""
+    from ._utility import cross as _cross
+
+    return _cross(input, other, dim)
