@@ -6,8 +6,10 @@ from typing import TYPE_CHECKING
 
 from . import (
     _memory,  # noqa: F401 - first: tunes the process's malloc (opt out: EMBER_MALLOC_TUNING=0)
+    accelerator,
     autograd,
     backends,
+    cuda,
 )
 from ._creation import (
     Generator,
@@ -118,6 +120,8 @@ __all__ = [
     "set_num_threads",
     "utils",
     "DType",
+    "accelerator",
+    "cuda",
     "Generator",
     "Tensor",
     "arange",

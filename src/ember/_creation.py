@@ -57,14 +57,16 @@ def _infer_dtype(arr: np.ndarray) -> DType:
 
 
 def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
-    be = get_backend(device if device is not None else (data.device if isinstance(data, Tensor) else None))
+    be = get_backend(device if device is not None else (data._backend if isinstance(data, Tensor) else None))
     if isinstance(data, Tensor):
-        src = data._backend.to_numpy(data._data)
-        return be.astype(be.from_numpy(np.array(src, copy=True)), as_dtype(dtype or data.dtype)), be
+        dt = as_dtype(dtype or data.dtype)
+        if data._backend is be:
+            return be.astype(be.xp.copy(data._data), dt), be
+        return be.astype(data._backend.transfer(data._data, be), dt), be
     if isinstance(data, (np.ndarray, np.generic)):
         arr = np.array(data, copy=True)  # a tensor never shares the caller's array (as_tensor does)
         if dtype is None:  # a numpy array keeps its dtype
-            be.dtype_of(arr)  # refuses dtypes Ember has no name for
+            _numpy_dtype(arr)  # refuses dtypes Ember has no name for
             return be.from_numpy(arr), be
         d = as_dtype(dtype)
     else:
@@ -74,6 +76,14 @@ def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
         d = as_dtype(dtype) if dtype is not None else _infer_dtype(arr)
     _check_fits(arr, d)
     return be.asarray(arr, d), be
+
+
+def _numpy_dtype(arr: np.ndarray) -> DType:
+    """The Ember dtype of a NumPy array, or a DTypeError for a type Ember has no name for."""
+    try:
+        return as_dtype(arr.dtype.name)
+    except TypeError:
+        raise DTypeError(f"NumPy dtype {arr.dtype} has no Ember counterpart") from None
 
 
 def _flat(data: Any) -> list[Any]:
@@ -187,7 +197,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
     be = get_backend(None)
-    be.dtype_of(array)
+    _numpy_dtype(array)
     return Tensor._make(be.from_numpy(array), be)
 
 
@@ -273,7 +283,7 @@ def arange(
         dtype = get_default_dtype() if any(isinstance(v, float) for v in (start, end, step)) else int64
     be = get_backend(device)
     d = as_dtype(dtype)
-    t = Tensor._make(be.asarray(np.arange(start, end, step), d), be)
+    t = Tensor._make(be.astype(be.xp.arange(start, end, step), d), be)
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -285,7 +295,7 @@ def linspace(
     d = as_dtype(dtype) if dtype is not None else get_default_dtype()
     if d.name == "bool":
         raise DTypeError("linspace: bool is not a supported dtype (PyTorch has no bool linspace)")
-    t = Tensor._make(be.asarray(np.linspace(start, end, steps), d), be)
+    t = Tensor._make(be.astype(be.xp.linspace(start, end, steps), d), be)
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -294,7 +304,7 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None, 
     m = None if m is None else _int_arg(m, "eye", "m")
     be = get_backend(device)
     d = as_dtype(dtype) if dtype is not None else get_default_dtype()
-    t = Tensor._make(be.asarray(np.eye(n, m), d), be)
+    t = Tensor._make(be.astype(be.xp.eye(n, m), d), be)
     return t.requires_grad_(True) if requires_grad else t
 
 

@@ -8,19 +8,33 @@ __all__ = ["device"]
 
 
 class device:  # noqa: N801 - PyTorch's name
-    """Where a tensor's memory lives: a type (``cpu`` or ``cuda``) and an index."""
+    """Where a tensor's memory lives: a type (``cpu`` or ``cuda``) and an index.
 
-    __slots__ = ("index", "type")
+    A tensor's ``.device`` also remembers which backend serves it (``backend``), so that
+    ``zeros(3, device=x.device)`` and ``y.to(x.device)`` land next to ``x``; a device you make yourself
+    has ``backend=None`` and is served by the backend selected for its type (``ember.backends.use``).
+    Equality and hashing look only at the type and index, as in PyTorch.
+    """
+
+    __slots__ = ("backend", "index", "type")
 
     def __init__(self, spec: Any, index: int | None = None):
+        self.backend: str | None = None
         if isinstance(spec, device):
             self.type: str = spec.type
             self.index: int | None = spec.index
+            self.backend = spec.backend
             return
+        if isinstance(spec, int) and not isinstance(spec, bool):  # device(0) is cuda:0, as in PyTorch
+            spec, index = "cuda", spec
+        elif spec.__class__.__name__ == "device" and hasattr(spec, "type"):  # a torch.device
+            spec, index = spec.type, getattr(spec, "index", None)
         text = str(spec)
         kind, _, idx = text.partition(":")
         if kind not in ("cpu", "cuda"):
-            raise ValueError(f"unknown device {text!r}; expected 'cpu', 'cuda' or 'cuda:N'")
+            from ._errors import DeviceError
+
+            raise DeviceError(f"unknown device {text!r}; expected 'cpu', 'cuda' or 'cuda:N'")
         if idx:
             if not idx.isdigit():
                 raise ValueError(f"bad device index in {text!r}; expected 'cuda:N' with N >= 0")
@@ -43,6 +57,12 @@ class device:  # noqa: N801 - PyTorch's name
 
     def __repr__(self) -> str:
         return f"device(type='{self.type}'" + ("" if self.index is None else f", index={self.index}") + ")"
+
+    def served_by(self, backend: str) -> device:
+        """This device, marked as served by ``backend`` (what a tensor's ``.device`` returns)."""
+        d = device(self)
+        d.backend = backend
+        return d
 
 
 CPU = device("cpu")

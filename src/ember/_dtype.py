@@ -26,10 +26,12 @@ __all__ = [
 class DType:
     """A tensor element type. Compare with ``==``; ``str`` gives the name (``float32``)."""
 
-    __slots__ = ("is_floating_point", "is_signed", "itemsize", "name", "rank")
+    __slots__ = ("is_floating_point", "is_signed", "itemsize", "kind", "name", "rank")
 
     def __init__(self, name: str, itemsize: int, is_floating: bool, is_signed: bool, rank: int):
         self.name = name
+        #: NumPy's kind letter: "b" bool, "u" unsigned, "i" signed integer, "f" floating
+        self.kind = "f" if is_floating else "b" if name == "bool" else "i" if is_signed else "u"
         self.itemsize = itemsize
         self.is_floating_point = is_floating
         self.is_signed = is_signed

@@ -101,7 +101,10 @@ class Tensor:
         return len(self._data.shape)
 
     def numel(self) -> int:
-        return int(np.prod(self._data.shape, dtype=np.int64))
+        n = 1
+        for s in self._data.shape:
+            n *= s
+        return n
 
     @property
     def nbytes(self) -> int:
@@ -126,7 +129,7 @@ class Tensor:
         return self._creator
 
     def is_floating_point(self) -> _bool:
-        return self._data.dtype.kind == "f" or self.dtype.is_floating_point
+        return self._data.dtype in self._backend.float_dtypes
 
     @property
     def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
@@ -192,18 +195,25 @@ class Tensor:
             raise RuntimeError("numpy(): call .detach().numpy() on a tensor that requires grad")
         return np.asarray(self._backend.to_numpy(self._data))
 
-    def to(self, *args: Any, dtype: Any = None, device: Any = None, copy: _bool = False) -> Tensor:
-        """Convert dtype and/or device: ``t.to(ember.float64)``, ``t.to("cuda")``, ``t.to(other)``."""
+    def to(
+        self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: _bool = False, copy: _bool = False
+    ) -> Tensor:
+        """Convert dtype and/or device: ``t.to(ember.float64)``, ``t.to("cuda")``, ``t.to(other)``.
+
+        A device string is served by the selected backend (``ember.backends.use``); another tensor's
+        ``.device`` (or a Backend) moves this tensor to that tensor's backend. ``non_blocking=True``
+        lets a host-to-accelerator copy from pinned memory overlap with computation.
+        """
         for a in args:
             if isinstance(a, Tensor):
                 dtype, device = a.dtype, a.device
-            elif isinstance(a, (_device_cls,)) or (isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda")):
+            elif _is_device(a):
                 device = a
             else:
                 dtype = a
         out = self
         if device is not None:
-            out = _to_device(out, device)
+            out = _to_device(out, device, non_blocking)
         if dtype is not None:
             d = as_dtype(dtype)
             if d is not out.dtype:
@@ -213,10 +223,36 @@ class Tensor:
         return out
 
     def cpu(self) -> Tensor:
-        return self.to(device="cpu")
+        """This tensor on the CPU (the selected CPU backend when it is elsewhere now)."""
+        return self if self._backend.device.type == "cpu" else self.to(device="cpu")
 
-    def cuda(self, device: Any = "cuda") -> Tensor:
-        return self.to(device=device)
+    def cuda(self, device: Any = None, non_blocking: _bool = False) -> Tensor:
+        """This tensor on a CUDA device (``device``: an index, ``"cuda:N"`` or a device)."""
+        if device is None:
+            device = "cuda"
+        elif isinstance(device, int) and not isinstance(device, _bool):
+            device = f"cuda:{device}"
+        return self.to(device=device, non_blocking=non_blocking)
+
+    @property
+    def is_cuda(self) -> _bool:
+        return self._backend.device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> _bool:
+        return self._backend.device.type == "cpu"
+
+    def get_device(self) -> int:
+        """The CUDA device index, or -1 on the CPU (PyTorch's convention)."""
+        d = self._backend.device
+        return -1 if d.type == "cpu" else int(d.index or 0)
+
+    def pin_memory(self) -> Tensor:
+        """This tensor in page-locked host memory, for fast ``non_blocking`` copies to CUDA."""
+        return _pin(self)
+
+    def is_pinned(self) -> _bool:
+        return self._backend.is_pinned(self._data)
 
     def type(self, dtype: Any = None) -> Any:
         """``"ember.FloatTensor"`` (the legacy type name), or a copy converted to ``dtype``."""
@@ -254,10 +290,7 @@ class Tensor:
         return _contiguous(self)
 
     def is_contiguous(self) -> _bool:
-        flags = getattr(self._data, "flags", None)
-        if flags is not None:
-            return bool(flags["C_CONTIGUOUS"])
-        return bool(self._data.is_contiguous())
+        return self._backend.is_contiguous(self._data)
 
     def detach(self) -> Tensor:
         """A tensor sharing this one's storage and version counter, cut from the graph."""
@@ -497,10 +530,21 @@ class Tensor:
         return fn.__get__(self)
 
 
+def _is_device(a: Any) -> _bool:
+    """A device given to ``to()``: a device, a device string, a Backend, or a torch.device."""
+    if isinstance(a, _device_cls):
+        return True
+    if isinstance(a, str):
+        return a.split(":")[0] in ("cpu", "cuda")
+    from .backends import Backend
+
+    return isinstance(a, Backend) or (a.__class__.__name__ == "device" and hasattr(a, "type"))
+
+
 # Bound at import end: the operator layer imports Tensor, Tensor methods call operators.
 from . import ops as _ops  # noqa: E402
 from .autograd._views import _refresh_view  # noqa: E402
-from .ops._elementwise import _cast, _clone, _to_device  # noqa: E402
+from .ops._elementwise import _cast, _clone, _pin, _to_device  # noqa: E402
 from .ops._inplace import _inplace, _write_inplace, inplace_method  # noqa: E402
 from .ops._shape import _contiguous, _permute, _transpose  # noqa: E402
 

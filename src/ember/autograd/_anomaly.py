@@ -17,7 +17,7 @@ class AnomalyError(FloatingPointError):
 
 
 def _bad(t: Any) -> str | None:
-    if t is None or t._data.dtype.kind not in "fc":
+    if t is None or t.dtype.kind not in "fc":
         return None
     xp = t._backend.xp
     arr = t._data

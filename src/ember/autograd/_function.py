@@ -26,8 +26,14 @@ _new_tensor = object.__new__
 def _device_error(name: str, args: tuple[Any, ...]) -> RuntimeError:
     from .._errors import DeviceError
 
-    devs = ", ".join(f"input {i} on {a.device}" for i, a in enumerate(args) if isinstance(a, Tensor))
-    return DeviceError(f"{name}: expected all tensors on the same device, got {devs}")
+    tensors = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor)]
+    devs = ", ".join(f"input {i} on {a.device} ({a._backend.name} backend)" for i, a in tensors)
+    first = tensors[0][1]
+    return DeviceError(
+        f"{name}: expected all tensors on the same device and backend, got {devs}; move one with "
+        f".to(other.device) (same device, other backend: .to(ember.backends.get('{first._backend.name}', "
+        f"'{first.device}')))"
+    )
 
 
 class Function:
@@ -134,7 +140,7 @@ class Function:
                     fn.generation = generation
                     if cls.saves_inputs:
                         fn._versions = versions
-                    if out.dtype.kind in "fc":
+                    if out.dtype in backend.float_dtypes:
                         r.requires_grad = True
                         r._creator = fn
                     if cls.saves_output:
@@ -181,7 +187,7 @@ class Function:
         if cls.saves_inputs:
             self._versions = [a._vc[0] if isinstance(a, Tensor) else -1 for a in args]
         for i, r in enumerate(results):
-            if r._data.dtype.kind in "fc":
+            if r._data.dtype in r._backend.float_dtypes:
                 r.requires_grad = True
                 r._creator = self
                 r._out_idx = i

@@ -49,7 +49,7 @@ def gradcheck(
             arr = t._data
             numeric = np.zeros(arr.shape)
             for i in np.ndindex(*arr.shape):
-                old = arr[i]
+                old = float(arr[i])  # a number: torch's arr[i] is a view that the writes below would change
                 arr[i] = old + eps
                 plus = float((_outputs(fn, inputs)[k].detach().numpy() * v.numpy()).sum())
                 arr[i] = old - eps

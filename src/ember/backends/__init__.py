@@ -1,63 +1,325 @@
 """Backends: which array library serves which device.
 
-``get_backend(device)`` returns the backend for a device; ``register_backend`` adds one. The NumPy
-backend serves ``cpu``. A CUDA backend (torch or CuPy) registers itself for ``cuda`` when its library
-is importable; see docs/architecture.md, "Adding a backend".
+Devices and backends are two axes: a device says where memory lives (``cpu``, ``cuda:N``); a backend says
+which array library serves it (``numpy``, ``torch``, ``cupy``). NumPy serves the CPU by default; a CUDA
+device is served by torch when torch has CUDA, else by CuPy. Choose in code::
+
+    ember.backends.use("torch")            # from now on
+    with ember.backends.use("torch"):      # or for a block
+        ...
+
+or before import with ``EMBER_BACKEND=torch``. ``available()`` says what works here and why the rest
+does not; ``get_backend(device)`` is what tensor factories call. Backend modules are imported lazily:
+``import ember`` never imports torch or CuPy unless one is selected.
 """
 
 from __future__ import annotations
 
+import importlib
+import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .._device import device
+from .._errors import DeviceError
 from ._base import Backend
 from .numpy_backend import NumpyBackend
 
-__all__ = ["Backend", "NumpyBackend", "get_backend", "register_backend", "available_backends"]
+__all__ = [
+    "Backend",
+    "BackendStatus",
+    "NumpyBackend",
+    "available",
+    "current",
+    "get",
+    "get_backend",
+    "register_backend",
+    "use",
+    "cudnn",
+    "mps",
+]
 
-_FACTORIES: dict[str, list[tuple[str, Callable[[device], Backend]]]] = {"cpu": [], "cuda": []}
-_CACHE: dict[device, Backend] = {}
-_NUMPY = NumpyBackend()
-_CACHE[_NUMPY.device] = _NUMPY
+
+@dataclass(frozen=True)
+class _Entry:
+    name: str
+    target: str  # "module:Class" (imported on first use) or a factory
+    device_types: tuple[str, ...]
+    install: str  # what to install when it is missing
+    reason: Callable[[], str | None] | None = None  # why it cannot run here (None: it can)
 
 
-def register_backend(device_type: str, name: str, factory: Callable[[device], Backend]) -> None:
-    """Make ``factory(device)`` the backend for ``device_type`` (the first registered wins)."""
-    _FACTORIES.setdefault(device_type, []).append((name, factory))
+_REGISTRY: dict[str, _Entry] = {}
+_CACHE: dict[tuple[str, device], Backend] = {}
+#: device type -> selected backend name ("cuda" absent: torch when it has CUDA, else CuPy)
+_SELECTED: dict[str, str] = {"cpu": "numpy"}
+
+
+def register_backend(
+    name: str,
+    target: str | Callable[[device], Backend],
+    device_types: tuple[str, ...] = ("cpu",),
+    install: str = "",
+    reason: Callable[[], str | None] | None = None,
+) -> None:
+    """Register a backend: ``target`` is ``"module:Class"`` (imported on first use) or ``factory(device)``.
+
+    ``reason()`` (optional) says why the backend cannot run on this machine, or returns None when it can.
+    """
+    _REGISTRY[name] = _Entry(name, target, tuple(device_types), install, reason)  # type: ignore[arg-type]
+
+
+def _import_reason(module: str) -> Callable[[], str | None]:
+    def reason() -> str | None:
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            return f"cannot import it ({e})"
+        return None
+
+    return reason
+
+
+def _torch_reason() -> str | None:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return "torch is not installed"
+    return None
+
+
+def _cupy_reason() -> str | None:
+    from .cupy_backend import unavailable_reason
+
+    return unavailable_reason()
+
+
+_NUMPY: Backend = NumpyBackend()
+register_backend("numpy", lambda d: _NUMPY, ("cpu",), "numpy")
+register_backend("torch", "ember.backends.torch_backend:TorchBackend", ("cpu", "cuda"), "torch", _torch_reason)
+register_backend("cupy", "ember.backends.cupy_backend:CupyBackend", ("cuda",), "cupy-cuda12x", _cupy_reason)
+
+_CACHE[("numpy", _NUMPY.device)] = _NUMPY
+
+
+def _why_not(entry: _Entry, dev: device | None = None) -> str | None:
+    """Why ``entry`` cannot serve ``dev`` (or any of its device types) here; None when it can."""
+    if dev is not None and dev.type not in entry.device_types:
+        return f"it serves {', '.join(entry.device_types)} only"
+    if entry.reason is not None:
+        r = entry.reason()
+        if r is not None:
+            return r
+    if dev is not None and dev.type != "cpu":
+        try:
+            _create(entry, dev)
+        except Exception as e:
+            return str(e)
+    return None
+
+
+def _create(entry: _Entry, dev: device) -> Backend:
+    key = (entry.name, dev)
+    be = _CACHE.get(key)
+    if be is None:
+        if isinstance(entry.target, str):
+            mod, _, cls = entry.target.partition(":")
+            be = getattr(importlib.import_module(mod), cls)(dev)
+        else:
+            be = entry.target(dev)
+        _CACHE[key] = be
+    return be
+
+
+def _unavailable(what: str, reason: str) -> DeviceError:
+    ok = [f"{n} ({', '.join(s.devices)})" for n, s in available().items() if s]
+    hints = [f"pip install {e.install}" for e in _REGISTRY.values() if e.install and e.name not in available_names()]
+    return DeviceError(
+        f"{what} is not available: {reason}. Available here: {'; '.join(ok) or 'none'}"
+        + (f". To add more: {' / '.join(hints)}" if hints else "")
+    )
+
+
+def _entry(name: str) -> _Entry:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise DeviceError(f"unknown backend {name!r}; registered backends: {', '.join(_REGISTRY)}") from None
+
+
+def _serving(dev: device) -> str:
+    """The name of the backend that serves ``dev`` under the current selection."""
+    name = _SELECTED.get(dev.type)
+    if name is not None:
+        return name
+    if dev.type == "cuda":
+        reasons = []
+        for cand in ("torch", "cupy"):
+            e = _REGISTRY.get(cand)
+            why = "not registered" if e is None else _why_not(e, dev)
+            if why is None:
+                return cand
+            reasons.append(f"{cand}: {why}")
+        raise _unavailable(f"device {dev}", "; ".join(reasons))
+    raise _unavailable(f"device {dev}", "no backend serves it")
 
 
 def get_backend(dev: Any = None) -> Backend:
-    """The backend serving ``dev`` (``None`` means the CPU)."""
+    """The backend serving ``dev`` (``None`` means the CPU) under the current selection."""
     if dev is None:
-        return _NUMPY
-    if isinstance(dev, Backend):
+        dev = "cpu"
+    elif isinstance(dev, Backend):
         return dev
     d = dev if isinstance(dev, device) else device(dev)
-    be = _CACHE.get(d)
+    if d.backend is not None:  # a tensor's device: stay on its backend
+        be = _CACHE.get((d.backend, d))
+        return be if be is not None else get(d.backend, d)
+    name = _SELECTED.get(d.type)
+    if name is not None:
+        be = _CACHE.get((name, d))
+        if be is not None:
+            return be
+    return get(_serving(d), d)
+
+
+def get(name: str, dev: Any = None) -> Backend:
+    """Backend ``name`` on ``dev`` (default: its first device type), or a DeviceError saying why not."""
+    entry = _entry(name)
+    d = device(dev if dev is not None else entry.device_types[0])
+    be = _CACHE.get((name, d))
     if be is not None:
         return be
-    errors = []
-    for name, factory in _FACTORIES.get(d.type, []):
-        try:
-            be = factory(d)
-        except Exception as e:  # library missing or device absent: try the next one
-            errors.append(f"{name}: {e}")
+    why = _why_not(entry, d)
+    if why is not None:
+        raise _unavailable(f"backend {name!r} on {d}", why)
+    return _create(entry, d)
+
+
+def namespace_of(array: Any) -> Any:
+    """The ``xp`` namespace (NumPy's names) for a backend array, or a DeviceError for a foreign one."""
+    if array.__class__ is _NUMPY.array_type:
+        return _NUMPY.xp
+    kind = getattr(getattr(array, "device", None), "type", "cpu")
+    found = None
+    for be in list(_CACHE.values()):
+        if isinstance(array, be.array_type):
+            found = be
+            if be.device.type == kind:
+                break
+    if found is None:
+        raise DeviceError(f"no Ember backend holds arrays of type {type(array).__name__}")
+    return found.xp
+
+
+def current(device_type: str = "cpu") -> str:
+    """The name of the backend that serves ``device_type`` now."""
+    return _serving(device(device_type))
+
+
+class _Use:
+    """The selection made by ``use``; as a context manager it restores the previous one on exit."""
+
+    def __init__(self, previous: dict[str, str], name: str) -> None:
+        self._previous = previous
+        self.name = name
+
+    def __enter__(self) -> _Use:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _SELECTED.clear()
+        _SELECTED.update(self._previous)
+
+    def __repr__(self) -> str:
+        return f"ember.backends.use({self.name!r})"
+
+
+def use(name: str) -> _Use:
+    """Serve every device type ``name`` supports with backend ``name`` (also a context manager)."""
+    entry = _entry(name)
+    why = _why_not(entry)
+    if why is not None:
+        raise _unavailable(f"backend {name!r}", why)
+    previous = dict(_SELECTED)
+    for t in entry.device_types:
+        if t == "cpu" or _why_not(entry, device(t)) is None:
+            _SELECTED[t] = name
+    if "cpu" not in entry.device_types:
+        _SELECTED.setdefault("cpu", "numpy")
+    return _Use(previous, name)
+
+
+@dataclass(frozen=True)
+class BackendStatus:
+    """Whether a backend works here: its devices, or the reason it does not (``bool(status)`` is ok)."""
+
+    name: str
+    ok: bool
+    devices: tuple[str, ...]
+    reason: str
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __str__(self) -> str:
+        return f"{self.name}: {', '.join(self.devices)}" if self.ok else f"{self.name}: unavailable ({self.reason})"
+
+
+def available() -> dict[str, BackendStatus]:
+    """Every registered backend with the devices it can serve here, or the reason it cannot."""
+    out: dict[str, BackendStatus] = {}
+    for name, entry in _REGISTRY.items():
+        why = _why_not(entry)
+        if why is not None:
+            out[name] = BackendStatus(name, False, (), why)
             continue
-        _CACHE[d] = be
-        return be
-    detail = "; ".join(errors) if errors else "no backend is registered for it"
-    raise RuntimeError(f"device {d} is not available ({detail}); install torch or cupy with CUDA support")
+        devs: list[str] = []
+        reasons: list[str] = []
+        for t in entry.device_types:
+            if t == "cpu":
+                devs.append("cpu")
+                continue
+            n = _device_count(name) if t == "cuda" else 0
+            if n:
+                devs += [f"{t}:{i}" for i in range(n)]
+            else:
+                reasons.append(_why_not(entry, device(t)) or f"no {t} device")
+        if devs:
+            out[name] = BackendStatus(name, True, tuple(devs), "; ".join(reasons))
+        else:
+            out[name] = BackendStatus(name, False, (), "; ".join(reasons))
+    return out
+
+
+def available_names() -> list[str]:
+    """Names of the backends that work on this machine."""
+    return [n for n, s in available().items() if s]
 
 
 def available_backends() -> list[str]:
-    """Names of the backends that can be created on this machine, with their devices."""
-    out = [f"{_NUMPY.name} ({_NUMPY.device})"]
-    for dtype, entries in _FACTORIES.items():
-        for name, factory in entries:
-            try:
-                be = factory(device(dtype))
-            except Exception:
-                continue
-            out.append(f"{name} ({be.device})")
-    return out
+    """``name (device)`` for every backend and device that works here (kept for older callers)."""
+    return [f"{n} ({d})" for n, s in available().items() for d in s.devices]
+
+
+def _device_count(name: str) -> int:
+    if name == "torch":
+        import torch
+
+        return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
+    if name == "cupy":
+        from .cupy_backend import unavailable_reason
+
+        if unavailable_reason() is not None:
+            return 0
+        import cupy
+
+        return int(cupy.cuda.runtime.getDeviceCount())
+    return 0
+
+
+from . import cudnn, mps  # noqa: E402 - flag namespaces, after the registry they read
+
+_env = os.environ.get("EMBER_BACKEND", "").strip()
+if _env:
+    use(_env)

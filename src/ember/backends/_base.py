@@ -29,6 +29,10 @@ class Backend(ConvKernels, PoolKernels, OptimKernels):
     xp: Any
     array_type: type
     supports_bfloat16: bool = False
+    #: the device types this library can serve ("cpu", "cuda")
+    device_types: tuple[str, ...] = ("cpu",)
+    #: the library's floating dtypes (``array.dtype in backend.float_dtypes`` is the hot-path test)
+    float_dtypes: frozenset[Any] = frozenset()
 
     # -- arrays and dtypes -------------------------------------------------------------------
     def asarray(self, data: Any, dtype: DType | None = None) -> Any:
@@ -57,6 +61,31 @@ class Backend(ConvKernels, PoolKernels, OptimKernels):
         """True when ``array`` is writable and contiguous (not a broadcast or strided view)."""
         return True
 
+    def is_contiguous(self, array: Any) -> bool:
+        """True when ``array`` is laid out in C order without gaps."""
+        return bool(array.flags.c_contiguous)
+
+    def transfer(self, array: Any, target: Backend, non_blocking: bool = False) -> Any:
+        """A copy of ``array`` on ``target`` (another device or backend), through host memory.
+
+        Backends that can copy directly between their devices override this.
+        """
+        target.native_dtype(self.dtype_of(array))  # a dtype the target lacks: a clear DTypeError
+        host = self.to_numpy(array)
+        if target.device.type == "cpu" and self.device.type == "cpu":
+            host = np.array(host, copy=True)  # a move never shares memory across backends
+        return target.astype(target.from_numpy(host), self.dtype_of(array))
+
+    def pin_memory(self, array: Any) -> Any:
+        """``array`` in page-locked host memory (unchanged where the backend has no accelerator)."""
+        return array
+
+    def is_pinned(self, array: Any) -> bool:
+        return False
+
+    def synchronize(self) -> None:
+        """Wait until all work queued on this backend's device has finished (no-op on the host)."""
+
     # -- random numbers (the generator is a numpy Generator so runs reproduce across backends) --
     def uniform(self, gen: np.random.Generator, shape: tuple[int, ...], dtype: DType) -> Any:
         return self.astype(self.from_numpy(gen.random(shape, dtype=np.float64)), dtype)
@@ -77,6 +106,14 @@ class Backend(ConvKernels, PoolKernels, OptimKernels):
         """``target[index] += values`` with repeated indices accumulated (NumPy's ``add.at``)."""
         raise NotImplementedError
 
+    def scatter_reduce_at(self, x: Any, index: Any, values: Any, reduce: str) -> Any:
+        """A copy of ``x`` with ``values`` combined in at ``index`` by ``reduce`` (prod, amax, amin);
+        repeated indices combine (NumPy's ``ufunc.at``)."""
+        out = self.xp.copy(x)
+        ufunc = {"prod": self.xp.multiply, "amax": self.xp.maximum, "amin": self.xp.minimum}[reduce]
+        ufunc.at(out, index, values)
+        return out
+
     def spmm(self, indices: Any, values: Any, shape: tuple[int, int], dense: Any) -> Any:
         """``S @ dense`` for the COO matrix S = (``indices`` (2, nnz), ``values`` (nnz,), ``shape``); duplicates add.
 
@@ -90,6 +127,17 @@ class Backend(ConvKernels, PoolKernels, OptimKernels):
     def sliding_window(self, array: Any, window: tuple[int, ...], axes: tuple[int, ...]) -> Any:
         """A read-only view of every window of ``array`` along ``axes`` (windows appended as last dims)."""
         raise NotImplementedError
+
+    @property
+    def cheap_sync(self) -> bool:
+        """True when reading a value back (``item()``, a range check) does not wait for a device.
+
+        Code above the backend layer runs optional checks and host-side branches only when this holds;
+        on an accelerator it takes the branch-free path instead (tests force it off on the CPU to run it).
+        """
+        return self._cheap_sync if self._cheap_sync is not None else self.device.type == "cpu"
+
+    _cheap_sync: bool | None = None
 
     def __repr__(self) -> str:
         return f"<{self.name} backend on {self.device}>"

@@ -9,10 +9,12 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from .._device import CPU
 from .._dtype import ALL_DTYPES, DType, bfloat16
+from .._errors import DTypeError
 from ._base import Backend
 
 _TO_NATIVE: dict[DType, Any] = {d: np.dtype(d.name) for d in ALL_DTYPES if d is not bfloat16}
 _FROM_NATIVE: dict[Any, DType] = {v: k for k, v in _TO_NATIVE.items()}
+_FLOATS = frozenset(v for k, v in _TO_NATIVE.items() if k.is_floating_point)
 
 
 class NumpyBackend(Backend):
@@ -21,9 +23,10 @@ class NumpyBackend(Backend):
     name = "numpy"
 
     def __init__(self) -> None:
-        self.device = CPU
+        self.device = CPU.served_by("numpy")
         self.xp = np
         self.array_type = np.ndarray
+        self.float_dtypes = _FLOATS
 
     def asarray(self, data: Any, dtype: DType | None = None) -> np.ndarray:
         if dtype is None:
@@ -46,9 +49,9 @@ class NumpyBackend(Backend):
         try:
             return _TO_NATIVE[dtype]
         except KeyError:
-            raise TypeError(
-                f"dtype {dtype} is not available on the numpy backend; use float16, float32 or float64 "
-                "there, or a torch/cuda device for bfloat16"
+            raise DTypeError(
+                f"dtype {dtype} is not available on the numpy backend (NumPy has no such type); the torch "
+                "backend has it: ember.backends.use('torch') (pip install torch), or use float16/float32"
             ) from None
 
     def astype(self, array: np.ndarray, dtype: DType) -> np.ndarray:

@@ -41,7 +41,8 @@ def _skipping() -> bool:
 
 def _write(t: Tensor, arr: Any) -> Tensor:
     if not _skipping():
-        t._data[...] = t._backend.asarray(arr).astype(t._data.dtype, copy=False)
+        be = t._backend
+        t._data[...] = be.astype(be.asarray(arr), t.dtype)
         t._vc[0] += 1
     return t
 

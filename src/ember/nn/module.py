@@ -340,13 +340,20 @@ class Module:
             elif p.grad is not None:
                 p.grad = p.grad.detach() * 0
 
-    def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Module:
-        """Move/convert every parameter and buffer in place (floating dtypes only change floats)."""
+    def to(self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: bool = False) -> Module:
+        """Move/convert every parameter and buffer in place (floating dtypes only change floats).
+
+        ``device`` is a device string or object, another tensor's ``.device`` (its backend too), or a
+        Backend; the optimizer's state follows each parameter at its next step.
+        """
         from .._dtype import as_dtype
+        from .._tensor import Tensor, _is_device
 
         for a in args:
-            if (isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda")) or type(a).__name__ == "device":
-                device = a
+            if isinstance(a, Tensor):
+                device, dtype = a.device, a.dtype
+            elif _is_device(a) or (isinstance(a, int) and not isinstance(a, bool)):
+                device = f"cuda:{a}" if isinstance(a, int) else a
             else:
                 dtype = a
         d = as_dtype(dtype) if dtype is not None else None
@@ -354,11 +361,11 @@ class Module:
         def convert(name: str, p: Param) -> Tensor:
             t: Tensor = p
             if device is not None:
-                t = t.to(device=device)
+                t = t.to(device=device, non_blocking=non_blocking)
             if d is not None and t.dtype.is_floating_point and d.is_floating_point:
                 t = t.to(d)
             if p.grad is not None and t is not p:
-                p.grad = p.grad.to(device=t.device, dtype=t.dtype)
+                p.grad = p.grad.to(t.device, dtype=t.dtype)
             return t
 
         return self.map(convert)
@@ -387,7 +394,11 @@ class Module:
     def cpu(self) -> Module:
         return self.to(device="cpu")
 
-    def cuda(self, device: Any = "cuda") -> Module:
+    def cuda(self, device: Any = None) -> Module:
+        if device is None:
+            device = "cuda"
+        elif isinstance(device, int) and not isinstance(device, bool):
+            device = f"cuda:{device}"
         return self.to(device=device)
 
     # -- state dict --------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ class Param(Tensor):
         self.is_buffer = is_buffer
         self.id = id or new_param_id()
         if requires_grad is None:
-            requires_grad = not is_buffer and src._data.dtype.kind in "fc"
+            requires_grad = not is_buffer and src.dtype.kind in "fc"
         if requires_grad and is_buffer:
             raise ValueError("Param: a buffer cannot require grad")
         self.requires_grad = False

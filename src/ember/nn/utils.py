@@ -19,26 +19,39 @@ def _params(parameters: Any) -> list[Tensor]:
     return list(parameters)
 
 
-def clip_arrays_by_norm_(arrays: list[Any], xp: Any, max_norm: float, norm_type: float = 2.0,
-                         error_if_nonfinite: bool = False) -> float:  # fmt: skip
-    """Scale ``arrays`` in place so their global ``norm_type`` norm is at most ``max_norm``; return that norm.
+def clip_arrays_by_norm_(arrays: list[Any], backend: Any, max_norm: float, norm_type: float = 2.0,
+                         error_if_nonfinite: bool = False) -> Any:  # fmt: skip
+    """Scale ``arrays`` in place so their global ``norm_type`` norm is at most ``max_norm``; return that norm
+    (a 0-d float64 array of ``backend``).
 
-    The one implementation behind ``clip_grad_norm_`` and the optimizers' ``grad_clip_norm`` option.
+    The one implementation behind ``clip_grad_norm_`` and the optimizers' ``grad_clip_norm`` option. On an
+    accelerator nothing is read back (the scale is clamped to 1 and always applied, as PyTorch does).
     """
+    xp = backend.xp
+    arrays = [a for a in arrays if 0 not in a.shape]
+    if not arrays:
+        return xp.zeros((), dtype=xp.float64)
     if norm_type == math.inf:
-        total = max(float(xp.max(xp.abs(a))) for a in arrays)
+        total = xp.max(xp.stack([xp.max(xp.abs(xp.astype(a, xp.float64))) for a in arrays]))
     else:
-        total = float(sum(float(xp.sum(xp.abs(a.astype(xp.float64)) ** norm_type)) for a in arrays))
-        total = total ** (1.0 / norm_type)
-    if error_if_nonfinite and not math.isfinite(total):
-        raise RuntimeError(
-            f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is {total}; "
-            "set error_if_nonfinite=False to clip anyway"
-        )
-    coef = max_norm / (total + 1e-6)
-    if coef < 1:
-        for a in arrays:
-            a *= coef
+        parts = xp.stack([xp.sum(xp.abs(xp.astype(a, xp.float64)) ** norm_type) for a in arrays])
+        total = xp.sum(parts) ** (1.0 / norm_type)
+    if error_if_nonfinite or backend.cheap_sync:
+        value = float(total)
+        if error_if_nonfinite and not math.isfinite(value):
+            raise RuntimeError(
+                f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is {value}; "
+                "set error_if_nonfinite=False to clip anyway"
+            )
+        if backend.cheap_sync:
+            coef = max_norm / (value + 1e-6)
+            if coef < 1:
+                for a in arrays:
+                    a *= coef
+            return total
+    coef = xp.clip(max_norm / (total + 1e-6), None, 1.0)
+    for a in arrays:
+        a *= xp.astype(coef, a.dtype)
     return total
 
 
@@ -57,11 +70,11 @@ def clip_grad_norm_(
     if not grads:
         return tensor(0.0)
     with no_grad():
-        total = clip_arrays_by_norm_([g._data for g in grads], grads[0]._backend.xp, max_norm, norm_type,
-                                     error_if_nonfinite)  # fmt: skip
+        be = grads[0]._backend
+        total = clip_arrays_by_norm_([g._data for g in grads], be, max_norm, norm_type, error_if_nonfinite)
         for g in grads:
             g._vc[0] += 1
-    return tensor(total, dtype=grads[0].dtype)
+    return Tensor._make(be.astype(be.xp.asarray(total), grads[0].dtype), be)
 
 
 def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:
@@ -70,8 +83,8 @@ def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -
         raise ValueError(f"clip_grad_value_: clip_value must be a number >= 0, got {clip_value!r}")
     for p in _params(parameters):
         if p.grad is not None:
-            xp = p.grad._backend.xp
-            xp.clip(p.grad._data, -clip_value, clip_value, out=p.grad._data)
+            g = p.grad._data
+            g[...] = p.grad._backend.xp.clip(g, -clip_value, clip_value)
             p.grad._vc[0] += 1
 
 

@@ -44,7 +44,7 @@ RightShift = _bitwise_op("bitwise_right_shift", "right_shift")
 
 def _check(name: str, x: Any) -> None:
     if isinstance(x, Tensor):
-        if x._data.dtype.kind in "fc":
+        if x.dtype.kind in "fc":
             raise DTypeError(f"{name}: expected integer or bool tensors, got {x.dtype}")
     elif isinstance(x, float):
         raise DTypeError(f"{name}: expected an integer or bool operand, got the float {x}")

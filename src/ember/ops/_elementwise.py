@@ -298,17 +298,17 @@ _INT_DIVISIONS = {"FloorDivide": "floor_divide", "Remainder": "remainder", "DivF
 def _check_int_divisor(name: str, a: Any, b: Any) -> None:
     """Raise when integer ``a // b`` or ``a % b`` (after promotion) has a zero in ``b``."""
     ref = a if isinstance(a, Tensor) else b
-    if not isinstance(ref, Tensor) or ref._data.dtype.kind not in "biu":
+    if not isinstance(ref, Tensor) or ref.dtype.kind not in "biu":
         return
     if isinstance(b, Tensor):
-        if b._data.dtype.kind in "biu" and bool(b._backend.xp.any(b._data == 0)):
+        if b.dtype.kind in "biu" and bool(b._backend.xp.any(b._data == 0)):
             raise DivisionByZeroError(f"{name}: integer division by zero (the divisor tensor holds a 0)")
     elif isinstance(b, int) and b == 0:
         raise DivisionByZeroError(f"{name}: integer division by zero")
 
 
 def _is_bool(x: Any) -> bool:
-    return isinstance(x, bool) or (isinstance(x, Tensor) and x._data.dtype.kind == "b")
+    return isinstance(x, bool) or (isinstance(x, Tensor) and x.dtype.kind == "b")
 
 
 def _binary(cls: type[Op], a: Any, b: Any) -> Tensor:
@@ -355,7 +355,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         at = a if isinstance(a, Tensor) else None
         bt = b if isinstance(b, Tensor) else None
         ints = [t for t in (at, bt) if t is not None]
-        if all(t._data.dtype.kind in "biu" for t in ints) and not any(isinstance(x, float) for x in (a, b)):
+        if all(t.dtype.kind in "biu" for t in ints) and not any(isinstance(x, float) for x in (a, b)):
             d = get_default_dtype()
             a = a.to(d) if isinstance(a, Tensor) else a
             b = b.to(d) if isinstance(b, Tensor) else b
@@ -382,7 +382,7 @@ def remainder(input: Any, other: Any) -> Tensor:
 
 def pow(input: Any, exponent: Any) -> Tensor:
     if isinstance(input, Tensor) and isinstance(exponent, int) and not isinstance(exponent, bool):
-        if input._data.dtype.kind in "iu" and exponent < 0:
+        if input.dtype.kind in "iu" and exponent < 0:
             raise ValueRangeError("pow: integers to negative integer powers are not allowed")
         return Pow.apply(input, exponent)  # type: ignore[no-any-return]
     return _binary(Pow, input, exponent)
@@ -568,7 +568,7 @@ def _float(x: Tensor) -> Tensor:
     """Integer and bool tensors enter floating functions as the default float (PyTorch)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"expected a Tensor, got {type(x).__name__}")
-    return x if x._data.dtype.kind in "fc" else x.to(get_default_dtype())
+    return x if x.dtype.kind in "fc" else x.to(get_default_dtype())
 
 
 # -- selection ------------------------------------------------------------------------------------
@@ -634,7 +634,7 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
         if max is not None:
             out = minimum(out, max)
         return out
-    if input._data.dtype.kind != "f" and any(isinstance(v, float) for v in (min, max)):
+    if input.dtype.kind != "f" and any(isinstance(v, float) for v in (min, max)):
         input = input.to(get_default_dtype())
     return Clamp.apply(input, min, max)  # type: ignore[no-any-return]
 
@@ -719,7 +719,7 @@ def logical_not(input: Tensor) -> Tensor:
 
 
 def bitwise_not(input: Tensor) -> Tensor:
-    if input._data.dtype.kind == "f":
+    if input.dtype.kind == "f":
         raise DTypeError(f"bitwise_not: expected an integer or bool tensor, got {input.dtype}")
     return BitwiseNot.apply(input)  # type: ignore[no-any-return]
 
@@ -746,15 +746,17 @@ class Clone(Op):
 
 
 class ToDevice(Op):
+    """A copy on another device or backend; the gradient moves back."""
+
     saves_inputs = False
 
-    def forward(self, x: Any, target: Any) -> Any:
-        out = target.from_numpy(self.backend.to_numpy(x))
+    def forward(self, x: Any, target: Any, non_blocking: bool = False) -> Any:
+        out = self.backend.transfer(x, target, non_blocking)
         self.backend = target  # the result lives on the target device
         return out
 
-    def backward(self, g: Tensor) -> tuple[Any, None]:
-        return _to_device(g, self.inputs[0].device), None  # type: ignore[index]
+    def backward(self, g: Tensor) -> tuple[Any, None, None]:
+        return _to_device(g, self.inputs[0]._backend), None, None  # type: ignore[index]
 
 
 def _cast(x: Tensor, dtype: Any) -> Tensor:
@@ -769,13 +771,29 @@ def _clone(x: Tensor) -> Tensor:
     return Clone.apply(x)  # type: ignore[no-any-return]
 
 
-def _to_device(x: Tensor, dev: Any) -> Tensor:
+def _to_device(x: Tensor, dev: Any, non_blocking: bool = False) -> Tensor:
     from ..backends import get_backend
 
     target = get_backend(dev)
     if target is x._backend:
         return x
-    return ToDevice.apply(x, target)  # type: ignore[no-any-return]
+    return ToDevice.apply(x, target, non_blocking)  # type: ignore[no-any-return]
+
+
+def _pin(x: Tensor) -> Tensor:
+    """``x`` in pinned host memory (a copy; the gradient passes through)."""
+    out: Tensor = Pin.apply(x)
+    return out
+
+
+class Pin(Op):
+    saves_inputs = False
+
+    def forward(self, x: Any) -> Any:
+        return self.backend.pin_memory(x)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return g
 
 
 def _isfinite_scalar(v: float) -> bool:

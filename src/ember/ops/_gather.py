@@ -16,7 +16,7 @@ from ..autograd._function import Op
 from ._elementwise import where
 from ._index import GetItem, IndexBackward, IndexPut
 from ._shape import expand, reshape
-from ._util import broadcast_shapes, norm_dim
+from ._util import broadcast_shapes, index_out_of_range, norm_dim
 
 __all__ = [
     "argsort", "gather", "index_add", "index_select", "masked_fill", "masked_select", "msort", "scatter",
@@ -32,8 +32,11 @@ def _int_index(op: str, index: Tensor, backend: Any) -> Any:
     if not isinstance(index, Tensor):
         raise TypeError(f"{op}: index must be a Tensor, got {type(index).__name__}")
     if index._backend is not backend:
-        raise DeviceError(f"{op}: index on {index.device}, input on {backend.device}")
-    if index._data.dtype.kind not in "iu":
+        raise DeviceError(
+            f"{op}: index on {index.device} ({index._backend.name} backend), input on {backend.device} "
+            f"({backend.name} backend); move the index with .to(input.device)"
+        )
+    if index.dtype.kind not in "iu":
         raise DTypeError(f"{op}: index must be an integer tensor, got {index.dtype}")
     return index._data
 
@@ -48,10 +51,9 @@ def _full_index(op: str, input: Tensor, dim: int, index: Tensor) -> tuple[Any, .
         if a != d and si > sx:
             raise ShapeError(f"{op}: index shape {tuple(idx.shape)} exceeds input shape {input.shape} at dim {a}")
     size = input.shape[d]
-    if idx.size and (idx.min() < -size or idx.max() >= size):
-        raise OutOfRangeError(
-            f"{op}: index out of range for dim {d} of size {size} (got {int(idx.min())}..{int(idx.max())})"
-        )
+    bad = index_out_of_range(idx, -size, size, input._backend)
+    if bad:
+        raise OutOfRangeError(f"{op}: index out of range for dim {d} of size {size} (got {bad[0]}..{bad[1]})")
     xp = input._backend.xp
     out = []
     for a in range(input.ndim):
@@ -106,7 +108,7 @@ class _ScatterAdd(Op):
 
     def forward(self, x: Any, src: Any, idx: Any) -> Any:
         self.idx = idx
-        out = x.copy()
+        out = self.backend.xp.copy(x)
         self.backend.index_add(out, idx, src)
         return out
 
@@ -140,7 +142,7 @@ def scatter_reduce(
         count = IndexBackward.apply(src.new_ones(src.shape).detach(), input.shape, idx, False).detach()
         count = count + (1 if include_self else (~hit).to(count.dtype))
         count = count.clamp(min=1)
-        return total / count if input._data.dtype.kind == "f" else total // count.to(input.dtype)
+        return total / count if input.dtype.is_floating_point else total // count.to(input.dtype)
     return _ScatterExtreme.apply(base, src, idx, reduce)
 
 
@@ -150,8 +152,8 @@ def _identity(reduce: str, x: Tensor) -> Any:
     if reduce == "prod":
         return 1.0
     xp = x._backend.xp
-    kind = x._data.dtype.kind
-    big = float("inf") if kind == "f" else xp.iinfo(x._data.dtype).max
+    kind = x.dtype.kind
+    big = float("inf") if kind == "f" else int(xp.iinfo(x._data.dtype).max)
     return -big if reduce == "amax" else big
 
 
@@ -159,11 +161,8 @@ class _ScatterExtreme(Op):
     """scatter_reduce with prod, amax or amin (the ufunc ``at`` forms)."""
 
     def forward(self, x: Any, src: Any, idx: Any, reduce: str) -> Any:
-        xp = self.backend.xp
         self.idx, self.reduce = idx, reduce
-        out = x.copy()
-        ufunc = {"prod": xp.multiply, "amax": xp.maximum, "amin": xp.minimum}[reduce]
-        ufunc.at(out, idx, src)
+        out = self.backend.scatter_reduce_at(x, idx, src, reduce)
         self.keep(out)
         return out
 
@@ -201,7 +200,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     if idx.ndim > 1:
         raise ShapeError(f"index_select: index must be 0-d or 1-d, got shape {tuple(idx.shape)}")
     size = input.shape[d] if input.ndim else 1
-    if idx.size and (idx.min() < -size or idx.max() >= size):
+    if index_out_of_range(idx, -size, size, input._backend):
         raise OutOfRangeError(f"index_select: index out of range for dim {d} of size {size}")
     if not input.ndim:
         return GetItem.apply(reshape(input, (1,)), (idx.reshape(-1),)).reshape(())
@@ -215,8 +214,9 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     expect = input.shape[:d] + (idx.shape[0],) + input.shape[d + 1 :]
     if source.shape != expect:
         raise ShapeError(f"index_add: source shape {source.shape} must be {expect} for input {input.shape}")
-    if idx.size and (idx.min() < -input.shape[d] or idx.max() >= input.shape[d]):
-        raise OutOfRangeError(f"index_add: index out of range for dim {d} of size {input.shape[d]}")
+    n = input.shape[d]
+    if index_out_of_range(idx, -n, n, input._backend):
+        raise OutOfRangeError(f"index_add: index out of range for dim {d} of size {n}")
     src = source * alpha if alpha != 1 else source
     return input + IndexBackward.apply(src.to(input.dtype), input.shape, (slice(None),) * d + (idx,), False)
 
@@ -273,13 +273,13 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     return gather(x, d, i)
 
 
-def _argsort(x: Any, dim: int, descending: bool, xp: Any) -> Any:
+def _argsort(x: Any, dim: int, descending: bool, xp: Any, kind: str) -> Any:
     if descending:
-        if x.dtype.kind == "b":
-            x = x.astype(xp.int8)
-        elif x.dtype.kind == "u":
-            x = x.astype(xp.int64)
-        if x.dtype.kind == "f":
+        if kind == "b":
+            x = xp.astype(x, xp.int8)
+        elif kind == "u":
+            x = xp.astype(x, xp.int64)
+        if kind == "f":
             # NaN counts as the largest value, as in torch: put it first
             key = xp.where(xp.isnan(x), -xp.inf, -x)
             order = xp.argsort(key, axis=dim, kind="stable")
@@ -293,8 +293,9 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
     if not input.ndim:
         return SortResult(input, input.new_zeros((), dtype=int64))
     d = norm_dim(dim, input.ndim, "sort")
-    order = _argsort(input._data, d, descending, input._backend.xp)
-    idx = Tensor._make(order.astype(input._backend.xp.int64), input._backend)
+    xp = input._backend.xp
+    order = _argsort(input._data, d, descending, xp, input.dtype.kind)
+    idx = Tensor._make(xp.astype(order, xp.int64), input._backend)
     return SortResult(gather(input, d, idx), idx)
 
 
@@ -315,10 +316,10 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
         raise ShapeError(f"topk: k={k} is out of range for dim {d} of size {n}")
     if not input.ndim:
         return TopkResult(input, input.new_zeros((), dtype=int64))
-    order = _argsort(input._data, d, largest, input._backend.xp)
     xp = input._backend.xp
+    order = _argsort(input._data, d, largest, xp, input.dtype.kind)
     order = xp.take(order, xp.arange(k), axis=d)
-    idx = Tensor._make(order.astype(xp.int64), input._backend)
+    idx = Tensor._make(xp.astype(order, xp.int64), input._backend)
     return TopkResult(gather(input, d, idx), idx)
 
 
@@ -336,7 +337,7 @@ def unique(
     out = [Tensor._make(vals, be)]
     if return_inverse:
         shape = input.shape if axis is None else (input.shape[axis],)
-        out.append(Tensor._make(inv.reshape(shape).astype(xp.int64), be))
+        out.append(Tensor._make(xp.astype(inv.reshape(shape), xp.int64), be))
     if return_counts:
-        out.append(Tensor._make(counts.astype(xp.int64), be))
+        out.append(Tensor._make(xp.astype(counts, xp.int64), be))
     return out[0] if len(out) == 1 else tuple(out)

@@ -57,9 +57,12 @@ def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
     for it in items:
         if isinstance(it, Tensor):
             if it._backend is not backend:
-                raise DeviceError(f"index: index tensor on {it.device}, indexed tensor on {backend.device}")
-            kind = it._data.dtype.kind
-            if kind in "fc":
+                raise DeviceError(
+                    f"index: index tensor on {it.device} ({it._backend.name} backend), indexed tensor on "
+                    f"{backend.device} ({backend.name} backend); move the index with .to(tensor.device)"
+                )
+            kind = it.dtype.kind
+            if kind == "f":
                 raise OutOfRangeError(f"index: tensors used as indices must be integer or bool, got {it.dtype}")
             if kind in "iu" and it._data.ndim == 0:  # a 0-d integer tensor selects, like an int (PyTorch)
                 out.append(int(it.item()))
@@ -181,4 +184,4 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     be = input._backend
     if as_tuple:
         return tuple(Tensor._make(xp.asarray(i, dtype=xp.int64), be) for i in idx)
-    return Tensor._make(xp.stack(idx, axis=-1).astype(xp.int64) if idx else xp.zeros((0, 0), xp.int64), be)
+    return Tensor._make(xp.astype(xp.stack(idx, axis=-1), xp.int64) if idx else xp.zeros((0, 0), xp.int64), be)

@@ -9,6 +9,7 @@ write through a view rebases the base's history (``autograd/_views.py``).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -44,7 +45,7 @@ def _alias(t: Tensor) -> Tensor:
     and the write into ``t`` that follows must not change that saved value.
     """
     if t.requires_grad and STATE.enabled:
-        a = Tensor._make(t._data.copy(), t._backend)
+        a = Tensor._make(t._backend.xp.copy(t._data), t._backend)
     else:
         a = Tensor._make(t._data, t._backend)
         a._vc = t._vc
@@ -56,7 +57,7 @@ def _commit(t: Tensor, r: Tensor, op: str) -> Tensor:
     """Write result ``r`` into ``t``'s storage and give ``t`` the history of ``r``."""
     if r._data.shape != t._data.shape:
         raise ShapeError(f"{op}: the result has shape {r.shape}, which cannot be written in place into {t.shape}")
-    if r._data.dtype.kind == "f" and t._data.dtype.kind in "biu":
+    if r.dtype.kind == "f" and t.dtype.kind in "biu":
         raise DTypeError(f"{op}: result of type {r.dtype} cannot be written in place into a {t.dtype} tensor")
     try:
         t._data[...] = r._data
@@ -81,7 +82,7 @@ def _commit(t: Tensor, r: Tensor, op: str) -> Tensor:
     return t
 
 
-_UFUNCS = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "true_divide"}
+_UFUNCS = {"add": operator.iadd, "sub": operator.isub, "mul": operator.imul, "div": operator.itruediv}
 
 
 def _inplace(t: Tensor, fn: Callable[[Any, Any], Tensor], other: Any) -> Tensor:
@@ -92,7 +93,7 @@ def _inplace(t: Tensor, fn: Callable[[Any, Any], Tensor], other: Any) -> Tensor:
 def _inplace_fast(t: Tensor, name: str, other: Any) -> bool:
     """``t op= other`` straight into ``t``'s storage when no graph is recorded and no promotion is needed."""
     uf = _UFUNCS.get(name)
-    if uf is None or t._data.dtype.kind != "f":
+    if uf is None or t._data.dtype not in t._backend.float_dtypes:
         return False
     if isinstance(other, Tensor):
         if (STATE.enabled and (t.requires_grad or other.requires_grad)) or other._backend is not t._backend:
@@ -107,8 +108,8 @@ def _inplace_fast(t: Tensor, name: str, other: Any) -> bool:
     else:
         return False
     try:
-        getattr(t._backend.xp, uf)(t._data, o, out=t._data)
-    except ValueError:  # broadcasting into t's shape failed, or t is a read-only view: the slow path explains
+        uf(t._data, o)  # in place on every backend's arrays (NumPy, torch, CuPy)
+    except (ValueError, RuntimeError):  # broadcasting into t's shape failed, or t is a read-only view
         return False
     t._vc[0] += 1
     return True
@@ -134,7 +135,12 @@ def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
         _refresh_view(t)
     track = STATE.enabled and (t.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
     if isinstance(value, Tensor) and value._backend is not t._backend:
-        raise RuntimeError(f"{op}: value on {value.device}, tensor on {t.device}")
+        from .._errors import DeviceError
+
+        raise DeviceError(
+            f"{op}: value on {value.device} ({value._backend.name} backend), tensor on {t.device} "
+            f"({t._backend.name} backend); move the value with .to(tensor.device)"
+        )
     if not track:
         v = value._data if isinstance(value, Tensor) else value
         idx = (...,) if index is None else to_index(index, t._backend)[0]

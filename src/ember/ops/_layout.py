@@ -78,7 +78,7 @@ class Flip(Op):
 
     def forward(self, x: Any, dims: tuple[int, ...]) -> Any:
         self.dims = dims
-        return self.backend.xp.flip(x, axis=dims) if dims else x.copy()
+        return self.backend.xp.flip(x, axis=dims) if dims else self.backend.xp.copy(x)
 
     def backward(self, g: Tensor) -> tuple[Tensor, None]:
         return Flip.apply(g, self.dims), None

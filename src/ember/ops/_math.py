@@ -156,7 +156,7 @@ class Atan2(Op):
 def atan2(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise angle of ``(other, input)`` (``arctan2(input, other)``)."""
     a, b = promote("atan2", input, other)
-    if isinstance(a, Tensor) and a._data.dtype.kind not in "fc":
+    if isinstance(a, Tensor) and a.dtype.kind not in "fc":
         a = _float(a)
         b = b.to(a.dtype) if isinstance(b, Tensor) else b
     return Atan2.apply(a, b)  # type: ignore[no-any-return]
@@ -182,7 +182,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1
 
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
     """Replace NaN, +inf and -inf by finite numbers (the dtype's extremes by default)."""
-    if input._data.dtype.kind not in "fc":
+    if input.dtype.kind not in "fc":
         return input.clone()
     info = input._backend.xp.finfo(input._data.dtype)
     hi = float(info.max) if posinf is None else posinf
@@ -203,7 +203,7 @@ def isclose(input: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, e
 
 def allclose(input: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
     """Whether every element is close (see ``isclose``)."""
-    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+    return bool(input._backend.xp.all(isclose(input, other, rtol, atol, equal_nan)._data))
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
@@ -211,7 +211,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
     if tuple(input.shape) != tuple(other.shape):
         return False
     a, b = promote("equal", input, other)
-    return bool((a._data == b._data).all())
+    return bool(a._backend.xp.all(a._data == b._data))
 
 
 __all__ = [

@@ -33,7 +33,7 @@ MinMax = namedtuple("MinMax", ["min", "max"])
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum treating NaN as zero (NaN elements get a zero gradient)."""
     x = input.to(dtype) if dtype is not None else input
-    if x._data.dtype.kind in "fc":
+    if x.dtype.kind in "fc":
         x = where(isnan(x), 0.0, x)
     return sum(x, dim, keepdim)
 
@@ -63,7 +63,7 @@ def _sorted(op: str, input: Tensor, dim: int | None) -> tuple[Tensor, Tensor, in
 
 
 def _nan_counts(sorted_x: Tensor, d: int) -> Tensor:
-    if sorted_x._data.dtype.kind not in "fc":
+    if sorted_x.dtype.kind not in "fc":
         return sorted_x.new_zeros(sorted_x.shape[:d] + (1,) + sorted_x.shape[d + 1 :], dtype=int64)
     return sum(isnan(sorted_x), d, keepdim=True)
 

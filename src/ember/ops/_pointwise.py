@@ -42,7 +42,7 @@ def _floats(op: str, a: Any, b: Any) -> tuple[Any, Any]:
 
 def _integers(op: str, a: Any, b: Any) -> None:
     for x in (a, b):
-        if isinstance(x, Tensor) and x._data.dtype.kind not in "iub":
+        if isinstance(x, Tensor) and x.dtype.kind not in "iub":
             raise DTypeError(f"{op}: expected integer tensors, got {x.dtype}")
         if isinstance(x, float):
             raise DTypeError(f"{op}: expected integers, got the float {x}")

@@ -76,7 +76,7 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
     """Sum over ``dim`` (an int, a tuple, or None for all); bool and int sum as int64."""
     if dtype is not None:
         input = input.to(as_dtype(dtype))
-    elif input._data.dtype.kind in "biu":
+    elif input.dtype.kind in "biu":
         input = input.to("int64")
     axes = norm_dims(dim, input.ndim, "sum")
     return Sum.apply(input, axes, keepdim)  # type: ignore[no-any-return]
@@ -86,7 +86,7 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     """Mean over ``dim``; needs a floating dtype (or ``dtype=``), as in PyTorch."""
     if dtype is not None:
         input = input.to(as_dtype(dtype))
-    if input._data.dtype.kind not in "fc":
+    if input.dtype.kind not in "fc":
         raise DTypeError(f"mean: expected a floating-point tensor, got {input.dtype}; pass dtype= or call .float()")
     axes = norm_dims(dim, input.ndim, "mean")
     return Mean.apply(input, axes, keepdim)  # type: ignore[no-any-return]
@@ -98,7 +98,7 @@ class Amax(Op):
     saves_output = True
 
     def forward(self, x: Any, axes: tuple[int, ...], keepdim: bool, use_min: bool) -> Any:
-        if x.size == 0 and any(x.shape[a] == 0 for a in axes):
+        if any(x.shape[a] == 0 for a in axes):
             raise ShapeError(f"{'min' if use_min else 'max'}: reduction over an empty dimension of shape {x.shape}")
         self.axes, self.keepdim, self.shape = axes, keepdim, x.shape
         xp = self.backend.xp
@@ -127,7 +127,7 @@ class ArgExtreme(Op):
 
     def forward(self, x: Any, dim: int | None, keepdim: bool, use_min: bool) -> Any:
         xp = self.backend.xp
-        if x.size == 0:
+        if 0 in x.shape:
             raise ShapeError(f"{'argmin' if use_min else 'argmax'}: empty tensor of shape {x.shape}")
         fn = xp.argmin if use_min else xp.argmax
         if dim is None:
@@ -158,11 +158,11 @@ class MaxDim(Op):
         vals = xp.take_along_axis(xi, idx, axis=dim)
         self.dim, self.keepdim, self.shape = dim, keepdim, x.shape
         if not keepdim or not x.ndim:
-            vals, idx = vals.squeeze(dim), idx.squeeze(dim)
+            vals, idx = xp.squeeze(vals, dim), xp.squeeze(idx, dim)
             if not x.ndim:
                 vals, idx = vals.reshape(()), idx.reshape(())
         self.idx = idx
-        return vals, idx.astype(xp.int64)
+        return vals, xp.astype(idx, xp.int64)
 
     def backward(self, g: Tensor, _gi: Any) -> tuple[Tensor, None, None, None]:
         if not self.shape:

@@ -103,7 +103,7 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
     s = as_shape(shape)
     if s == input._data.shape:
         return input
-    s = _infer(s, input._data.size, "reshape", input.shape)
+    s = _infer(s, input.numel(), "reshape", input.shape)
     return Reshape.apply(input, s)  # type: ignore[no-any-return]
 
 

@@ -116,7 +116,7 @@ class CumSum(Op):
 
     def forward(self, x: Any, dim: int) -> Any:
         self.dim = dim
-        return self.backend.xp.cumsum(x, axis=dim) if x.ndim else x.copy()
+        return self.backend.xp.cumsum(x, axis=dim) if x.ndim else self.backend.xp.copy(x)
 
     def backward(self, g: Tensor) -> tuple[Tensor, None]:
         from ._layout import flip
@@ -128,7 +128,7 @@ class CumSum(Op):
 
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sum along ``dim`` (bool and int inputs sum as int64)."""
-    x = input.to(dtype) if dtype is not None else input.long() if input._data.dtype.kind in "biu" else input
+    x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
     return CumSum.apply(x, norm_dim(dim, x.ndim, "cumsum"))  # type: ignore[no-any-return]
 
 
@@ -137,7 +137,7 @@ class CumProd(Op):
 
     def forward(self, x: Any, dim: int) -> Any:
         self.dim = dim
-        y = self.backend.xp.cumprod(x, axis=dim) if x.ndim else x.copy()
+        y = self.backend.xp.cumprod(x, axis=dim) if x.ndim else self.backend.xp.copy(x)
         self.keep(y)
         return y
 
@@ -148,22 +148,25 @@ class CumProd(Op):
         if not g.ndim:
             return g, None
         d = self.dim
-        if not bool((x._data == 0).any()):  # sum_{j>=k} g_j y_j / x_k
+        if not bool(self.backend.xp.any(x._data == 0)):  # sum_{j>=k} g_j y_j / x_k
             gy = g * self.output()
             return flip(cumsum(flip(gy, (d,)), d), (d,)) / x, None
         # exact with zeros: row k holds prod_{i<=j, i!=k} x_i for each j (an n x n matrix per line)
         xs, gs = movedim(x, d, -1), movedim(g, d, -1)
         n = xs.shape[-1]
-        eye = Tensor._make(self.backend.xp.eye(n, dtype=bool), self.backend)
+        xp = self.backend.xp
+        eye = Tensor._make(xp.eye(n, dtype=xp.bool_), self.backend)
         rows = cumprod(where(eye, 1.0, xs.unsqueeze(-2).expand(*xs.shape[:-1], n, n)), -1)
-        upper = Tensor._make(self.backend.xp.triu(self.backend.xp.ones((n, n), dtype=bool)), self.backend)
+        upper = Tensor._make(
+            self.backend.xp.triu(self.backend.xp.ones((n, n), dtype=self.backend.xp.bool_)), self.backend
+        )
         gx = sum(where(upper, rows, 0.0) * gs.unsqueeze(-2), -1)
         return movedim(gx, -1, d), None
 
 
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running product along ``dim``."""
-    x = input.to(dtype) if dtype is not None else input.long() if input._data.dtype.kind in "biu" else input
+    x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
     return CumProd.apply(x, norm_dim(dim, x.ndim, "cumprod"))  # type: ignore[no-any-return]
 
 
@@ -171,7 +174,7 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype:
     """Product of all elements, or along ``dim``; exact gradients also where inputs are zero."""
     from ._shape import reshape
 
-    x = input.to(dtype) if dtype is not None else input.long() if input._data.dtype.kind in "biu" else input
+    x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
     if dim is None:
         flat = reshape(x, (-1,))
         out = cumprod(flat, 0)[-1] if flat.numel() else x.new_ones(())

@@ -35,7 +35,7 @@ def repeat_interleave(
     n = x.shape[d] if x.ndim else 1
     xp = x._backend.xp
     if isinstance(repeats, Tensor):
-        if repeats._data.dtype.kind not in "iu":
+        if repeats.dtype.kind not in "iu":
             raise DTypeError(f"repeat_interleave: repeats must be an integer tensor, got {repeats.dtype}")
         reps = repeats._data.reshape(-1)
         if reps.shape[0] == 1:

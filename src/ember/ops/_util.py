@@ -94,7 +94,7 @@ def promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
         if b.__class__ is Tensor:
             if a._data.dtype == b._data.dtype:
                 return a, b
-        elif b.__class__ is float and a._data.dtype.kind == "f":
+        elif b.__class__ is float and a._data.dtype in a._backend.float_dtypes:
             return a, b
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
     if ta and tb:
@@ -105,10 +105,10 @@ def promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
     t, s = (a, b) if ta else (b, a)
     if not isinstance(s, (int, float)):
         if isinstance(s, (list, tuple)) or hasattr(s, "__array__"):
-            s = _creation.tensor(s, device=t.device)
+            s = _creation.tensor(s, device=t._backend)
             return promote(op, *((t, s) if ta else (s, t)))
         raise TypeError(f"{op}: expected a Tensor or a Python number, got {type(s).__name__}")
-    kind = t._data.dtype.kind
+    kind = t.dtype.kind
     if kind == "f":
         pass
     elif isinstance(s, float):
@@ -143,3 +143,25 @@ def sum_to_array(g: Any, shape: tuple[int, ...]) -> Any:
     axes = broadcast_axes(g.shape, shape)
     out = g.sum(axis=axes, keepdims=True) if axes else g
     return out.reshape(shape)
+
+
+def size_of(a: Any) -> int:
+    """The number of elements of a backend array (NumPy's ``.size`` is torch's ``.numel()``)."""
+    n = 1
+    for s in a.shape:
+        n *= s
+    return n
+
+
+def index_out_of_range(idx: Any, low: int, high: int, backend: Any) -> tuple[int, int] | None:
+    """``(min, max)`` of ``idx`` when a value lies outside ``[low, high)``, else None.
+
+    Only on backends where reading a value back is cheap (``backend.cheap_sync``): on an accelerator the
+    check would wait for the device (a hidden sync), so there the kernel reports a bad index itself, as
+    PyTorch's CUDA kernels do.
+    """
+    if not backend.cheap_sync or not size_of(idx):
+        return None
+    xp = backend.xp
+    lo, hi = int(xp.min(idx)), int(xp.max(idx))
+    return (lo, hi) if lo < low or hi >= high else None

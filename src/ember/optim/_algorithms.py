@@ -170,7 +170,7 @@ class _Adamax(SimpleOptimizer):
         m, u = st["exp_avg"], st["exp_inf"]
         m *= b1
         m += (1 - b1) * g
-        xp.maximum(u * b2, xp.abs(g) + group["eps"], out=u)
+        u[...] = xp.maximum(u * b2, xp.abs(g) + group["eps"])
         p -= (lr / (1 - b1 ** st["step"])) * m / u
         return p, st
 
@@ -301,9 +301,9 @@ class _LAMB(SimpleOptimizer):
         v *= b2
         v += (1 - b2) * g * g
         r = (m / (1 - b1**t)) / (xp.sqrt(v / (1 - b2**t)) + group["eps"]) + group["weight_decay"] * p
-        pn, rn = float(xp.linalg.norm(p)), float(xp.linalg.norm(r))
-        trust = pn / rn if pn > 0 and rn > 0 else 1.0
-        p -= lr * trust * r
+        pn, rn = xp.linalg.norm(p), xp.linalg.norm(r)  # kept on the device: no sync per parameter
+        trust = xp.where((pn > 0) & (rn > 0), pn / xp.where(rn > 0, rn, 1.0), 1.0)
+        p -= xp.astype(lr * trust, p.dtype) * r
         return p, st
 
 

@@ -62,10 +62,11 @@ class SimpleOptimizer:
 
     @staticmethod
     def xp(array: Any) -> Any:
-        """The array namespace of ``array`` (numpy, cupy, ...)."""
-        import numpy as np
+        """The array namespace (NumPy's names) of the backend that made ``array``: state is created
+        next to its parameter, never silently on the host."""
+        from ..backends import namespace_of
 
-        return getattr(array, "__array_namespace__", lambda: np)() if not isinstance(array, np.ndarray) else np
+        return namespace_of(array)
 
 
 class WeightDecay:
@@ -193,14 +194,16 @@ class OptimizerAdaptor:
             return
         # gradients are read-only for the steps; copy them only when something here modifies them
         modify = bool(group.get("maximize") or self._hooks or self.grad_clip_norm or self.grad_clip_value)
-        garrs = [g._data.astype(p._data.dtype, copy=modify) for p, g in live]
+        be = live[0][0]._backend
+        xp = be.xp
+        garrs = [xp.astype(g._data, p._data.dtype, copy=modify) for p, g in live]
         if group.get("maximize"):
             for ga in garrs:
                 ga *= -1
         parrs = [p._data for p, _ in live]
         for hook in list(self._hooks.values()):
             hook(parrs, garrs)
-        self._clip(garrs, live[0][0]._backend.xp)
+        self._clip(garrs, be)
         rate = group["lr"] if lr is None else lr
 
         def one(i: int) -> None:
@@ -219,29 +222,33 @@ class OptimizerAdaptor:
             self.state[key] = new_st
 
         # parameters are independent: large steps run on all cores (NumPy releases the GIL in its kernels)
-        size = sum(p._data.size for p, _ in live)
+        size = sum(p.numel() for p, _ in live)
         if len(live) > 1 and size >= _PARALLEL_MIN and _POOL_SIZE > 1:
-            order = sorted(range(len(live)), key=lambda i: -live[i][0]._data.size)
+            order = sorted(range(len(live)), key=lambda i: -live[i][0].numel())
             list(_pool().map(one, order))
         else:
             for i in range(len(live)):
                 one(i)
 
-    def _clip(self, garrs: list[Any], xp: Any) -> None:
+    def _clip(self, garrs: list[Any], backend: Any) -> None:
         if self.grad_clip_value is not None:
             for ga in garrs:
-                xp.clip(ga, -self.grad_clip_value, self.grad_clip_value, out=ga)
+                ga[...] = backend.xp.clip(ga, -self.grad_clip_value, self.grad_clip_value)
         if self.grad_clip_norm is not None:
             from ..nn.utils import clip_arrays_by_norm_
 
-            clip_arrays_by_norm_(garrs, xp, self.grad_clip_norm)
+            clip_arrays_by_norm_(garrs, backend, self.grad_clip_norm)
 
     # -- state ----------------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """``{"state": {param_id: {...}}, "param_groups": [{options..., "params": [param_id, ...]}]}``."""
         backends = {_key(p): p._backend for g in self.param_groups for p in g["params"]}
         state = {
-            k: {n: (Tensor._make(v.copy(), backends[k]) if _is_array(v) else v) for n, v in s.items() if n[:1] != "_"}
+            k: {
+                n: (Tensor._make(backends[k].xp.copy(v), backends[k]) if _is_array(v) else v)
+                for n, v in s.items()
+                if n[:1] != "_"
+            }
             for k, s in self.state.items()
             if k in backends
         }
@@ -286,8 +293,9 @@ class OptimizerAdaptor:
                 if isinstance(v, Tensor) and v.shape not in (p.shape, ()):
                     raise ValueError(f"load_state_dict: state {n!r} of param {k} has shape {v.shape}, "
                                      f"but the parameter has shape {p.shape}")  # fmt: skip
-            self.state[_key(p)] = {n: (v.to(device=p.device)._data.copy() if isinstance(v, Tensor) else v)
+            self.state[_key(p)] = {n: (p._backend.xp.copy(v.to(p.device)._data) if isinstance(v, Tensor) else v)
                                    for n, v in s.items()}  # fmt: skip
+            self.state[_key(p)]["_backend"] = p._backend
 
     def into_record(self) -> Any:
         from ..record import state_to_record
@@ -321,13 +329,14 @@ def _is_array(v: Any) -> bool:
 
 
 def _to_backend(state: dict[str, Any], p: Tensor) -> dict[str, Any]:
-    """State loaded on another device moves to the parameter's backend."""
-    import numpy as np
-
-    atype = p._backend.array_type
+    """State made for another device or backend moves to the parameter's (the spec's adaptor, step 3)."""
+    src = state.get("_backend")
+    dst = p._backend
     out = {}
     for k, v in state.items():
-        if _is_array(v) and not isinstance(v, atype):
-            v = p._backend.asarray(np.asarray(v.get() if hasattr(v, "get") else v))  # via host memory
+        if _is_array(v) and src is not None and src is not dst:
+            v = src.transfer(v, dst)
+        elif _is_array(v) and not isinstance(v, dst.array_type):
+            v = dst.asarray(v)
         out[k] = v
     return out

@@ -27,7 +27,7 @@ _GELU_K = math.sqrt(2.0 / math.pi)
 
 def _softplus_array(xp: Any, x: Any, beta: float, threshold: float) -> Any:
     bx = x * beta
-    return xp.where(bx > threshold, x, xp.logaddexp(0, bx) / beta).astype(x.dtype, copy=False)
+    return xp.astype(xp.where(bx > threshold, x, xp.logaddexp(0, bx) / beta), x.dtype, copy=False)
 
 
 def _gelu_exact(xp: Any, x: Any) -> Any:
@@ -62,16 +62,16 @@ LeakyRelu = pointwise_op(
 )
 Elu = pointwise_op(
     "elu",
-    lambda xp, x, a, s: xp.where(x > 0, x * s, (xp.expm1(xp.minimum(x, 0)) * a * s)).astype(x.dtype, copy=False),
+    lambda xp, x, a, s: xp.astype(xp.where(x > 0, x * s, (xp.expm1(xp.minimum(x, 0)) * a * s)), x.dtype, copy=False),
     lambda x, y, a, s: where(x > 0, s, exp(clamp(x, max=0.0)) * (a * s)).to(x.dtype),
 )
 Celu = pointwise_op(
     "celu",
-    lambda xp, x, a: xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0) / a) * a).astype(x.dtype, copy=False),
+    lambda xp, x, a: xp.astype(xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0) / a) * a), x.dtype, copy=False),
     lambda x, y, a: where(x > 0, 1.0, exp(clamp(x, max=0.0) / a)).to(x.dtype),
 )
-GeluExact = pointwise_op("gelu", lambda xp, x: _gelu_exact(xp, x).astype(x.dtype, copy=False), _gelu_exact_grad)
-GeluTanh = pointwise_op("gelu_tanh", lambda xp, x: _gelu_tanh(xp, x).astype(x.dtype, copy=False), _gelu_tanh_grad)
+GeluExact = pointwise_op("gelu", lambda xp, x: xp.astype(_gelu_exact(xp, x), x.dtype, copy=False), _gelu_exact_grad)
+GeluTanh = pointwise_op("gelu_tanh", lambda xp, x: xp.astype(_gelu_tanh(xp, x), x.dtype, copy=False), _gelu_tanh_grad)
 Silu = pointwise_op("silu", lambda xp, x: x / (1 + xp.exp(-x)), _silu_grad)
 Softplus = pointwise_op(
     "softplus",
@@ -81,17 +81,17 @@ Softplus = pointwise_op(
 Softsign = pointwise_op("softsign", lambda xp, x: x / (1 + xp.abs(x)), lambda x, y: 1 / ((1 + x.abs()) ** 2))
 Hardsigmoid = pointwise_op(
     "hardsigmoid",
-    lambda xp, x: xp.clip(x / 6 + 0.5, 0, 1).astype(x.dtype, copy=False),
+    lambda xp, x: xp.astype(xp.clip(x / 6 + 0.5, 0, 1), x.dtype, copy=False),
     lambda x, y: ((x > -3) & (x < 3)).to(x.dtype) / 6,
 )
 Hardswish = pointwise_op(
     "hardswish",
-    lambda xp, x: (x * xp.clip(x + 3, 0, 6) / 6).astype(x.dtype, copy=False),
+    lambda xp, x: xp.astype(x * xp.clip(x + 3, 0, 6) / 6, x.dtype, copy=False),
     lambda x, y: where(x < -3, 0.0, where(x > 3, 1.0, (2 * x + 3) / 6)).to(x.dtype),
 )
 Shrink = pointwise_op(
     "shrink",
-    lambda xp, x, lam, soft: xp.where(xp.abs(x) > lam, x - (xp.sign(x) * lam if soft else 0), 0).astype(x.dtype),
+    lambda xp, x, lam, soft: xp.astype(xp.where(xp.abs(x) > lam, x - (xp.sign(x) * lam if soft else 0), 0), x.dtype),
     lambda x, y, lam, soft: (x.abs() > lam).to(x.dtype),
 )
 

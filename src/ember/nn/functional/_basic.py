@@ -24,7 +24,7 @@ class LogSoftmax(Op):
     def forward(self, x: Any, dim: int) -> Any:
         xp = self.backend.xp
         self.dim = dim
-        m = xp.max(x, axis=dim, keepdims=True) if x.size else 0
+        m = xp.max(x, axis=dim, keepdims=True) if 0 not in x.shape else 0
         z = x - m
         y = z - xp.log(xp.sum(xp.exp(z), axis=dim, keepdims=True))
         self.keep(y)
@@ -38,7 +38,8 @@ class LogSoftmax(Op):
 
     def backward_arrays(self, g: Any) -> tuple[Any, None]:
         y = self.out_array()
-        return g - self.backend.xp.exp(y) * g.sum(axis=self.dim, keepdims=True), None
+        xp = self.backend.xp
+        return g - xp.exp(y) * xp.sum(g, axis=self.dim, keepdims=True), None
 
 
 class Softmax(Op):
@@ -48,7 +49,7 @@ class Softmax(Op):
     def forward(self, x: Any, dim: int) -> Any:
         xp = self.backend.xp
         self.dim = dim
-        m = xp.max(x, axis=dim, keepdims=True) if x.size else 0
+        m = xp.max(x, axis=dim, keepdims=True) if 0 not in x.shape else 0
         e = xp.exp(x - m)
         y = e / xp.sum(e, axis=dim, keepdims=True)
         self.keep(y)
@@ -62,13 +63,13 @@ class Softmax(Op):
     def backward_arrays(self, g: Any) -> tuple[Any, None]:
         y = self.out_array()
         gy = g * y
-        return gy - y * gy.sum(axis=self.dim, keepdims=True), None
+        return gy - y * self.backend.xp.sum(gy, axis=self.dim, keepdims=True), None
 
 
 def _float_input(x: Tensor, op: str) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
-    return x if x._data.dtype.kind == "f" else x.float()
+    return x if x.dtype.kind == "f" else x.float()
 
 
 def log_softmax(input: Tensor, dim: int = -1, dtype: Any = None) -> Tensor:
@@ -155,17 +156,19 @@ def nll_loss(
     xp = target._backend.xp
     tgt = target._data
     valid = tgt != ignore_index
-    bad = valid & ((tgt < 0) | (tgt >= c))
-    if bool(xp.any(bad)):
-        pos = int(xp.argmax(bad))
-        raise OutOfRangeError(f"nll_loss: target {int(tgt[pos])} at position {pos} is out of range for {c} classes")
-    safe = Tensor._make(xp.where(valid, tgt, 0).astype(xp.int64), target._backend)
+    on_host = target._backend.cheap_sync  # on an accelerator the checks below would wait for it
+    if on_host:
+        bad = valid & ((tgt < 0) | (tgt >= c))
+        if bool(xp.any(bad)):
+            pos = int(xp.argmax(bad))
+            raise OutOfRangeError(f"nll_loss: target {int(tgt[pos])} at position {pos} is out of range for {c} classes")
+    safe = Tensor._make(xp.astype(xp.where(valid, tgt, 0), xp.int64), target._backend)
     loss = NLL.apply(input, safe)
     w = None
     mask = Tensor._make(valid, target._backend).to(input.dtype)
     if weight is not None:
         w = weight[safe] * mask
-    elif not bool(xp.all(valid)):
+    elif not on_host or not bool(xp.all(valid)):
         w = mask
     if w is not None:
         loss = loss * w

@@ -15,6 +15,7 @@ from ...ops._index import GetItem, IndexBackward
 from ...ops._linalg import einsum, matmul
 from ...ops._shape import _transpose
 from ...ops._tiling import repeat_interleave
+from ...ops._util import index_out_of_range, size_of
 
 __all__ = [
     "alpha_dropout", "bilinear", "cosine_similarity", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
@@ -187,9 +188,11 @@ def embedding(
         raise DTypeError(f"embedding: indices must be an integer tensor, got {input.dtype}")
     n = weight.shape[0]
     idx = input._data
-    if idx.size and (idx.min() < 0 or idx.max() >= n):
-        bad = int(idx.max()) if idx.max() >= n else int(idx.min())
-        raise OutOfRangeError(f"embedding: index {bad} is out of range for {n} embeddings")
+    bad = index_out_of_range(idx, 0, n, input._backend)
+    if bad:
+        raise OutOfRangeError(
+            f"embedding: index {bad[1] if bad[1] >= n else bad[0]} is out of range for {n} embeddings"
+        )
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
     if max_norm is not None:
@@ -209,10 +212,11 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         raise DTypeError(f"one_hot: expected class indices (an integer tensor), got {tensor.dtype}")
     xp = tensor._backend.xp
     idx = tensor._data
-    n = int(idx.max()) + 1 if num_classes < 0 and idx.size else max(num_classes, 0)
-    if idx.size and (idx.min() < 0 or idx.max() >= n):
-        raise ValueRangeError(f"one_hot: class values must be in [0, {n}), got {int(idx.min())}..{int(idx.max())}")
-    out = (idx[..., None] == xp.arange(n)).astype(xp.int64)
+    n = int(xp.max(idx)) + 1 if num_classes < 0 and size_of(idx) else max(num_classes, 0)
+    bad = index_out_of_range(idx, 0, n, tensor._backend)
+    if bad:
+        raise ValueRangeError(f"one_hot: class values must be in [0, {n}), got {bad[0]}..{bad[1]}")
+    out = xp.astype(idx[..., None] == xp.arange(n), xp.int64)
     return Tensor._make(out, tensor._backend)
 
 
@@ -270,18 +274,18 @@ def interpolate(
             n = input.shape[2 + i]
             d = xp.arange(out[i], dtype=xp.float64)
             src = xp.floor((d + 0.5) * scale[i]) if mode == "nearest-exact" else xp.floor(d * scale[i])
-            arrays.append(xp.minimum(src.astype(xp.int64), n - 1))
+            arrays.append(xp.minimum(xp.astype(src, xp.int64), n - 1))
         return GetItem.apply(x, (slice(None), slice(None)) + tuple(xp.ix_(*arrays)))  # type: ignore[no-any-return]
     for i in range(sp):  # separable: interpolate one dim at a time
         n, o, ax = x.shape[2 + i], out[i], 2 + i
         d = xp.arange(o, dtype=xp.float64)
         if align_corners:
-            src = d * ((n - 1) / (o - 1)) if o > 1 else xp.zeros(o)
+            src = d * ((n - 1) / (o - 1)) if o > 1 else xp.zeros(o, dtype=xp.float64)
         else:
             src = xp.maximum((d + 0.5) * scale[i] - 0.5, 0.0)
-        i0 = xp.minimum(xp.floor(src).astype(xp.int64), n - 1)
+        i0 = xp.minimum(xp.astype(xp.floor(src), xp.int64), n - 1)
         i1 = xp.minimum(i0 + 1, n - 1)
-        w = (src - i0).astype(x._data.dtype)
+        w = xp.astype(src - i0, x._data.dtype)
         lead = (slice(None),) * ax
         shape = [1] * x.ndim
         shape[ax] = o

@@ -174,7 +174,7 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
         raise ShapeError(f"rms_norm: normalized_shape {ns} does not match the trailing dims of {input.shape}")
     x = _float(input)
     if eps is None:
-        eps = float(x._backend.xp.finfo(x._data.dtype).eps)
+        eps = float(x._backend.xp.finfo(x._data.dtype).eps)  # a host constant: no sync
     y = x * (mean(x * x, tuple(range(x.ndim - k, x.ndim)), keepdim=True) + eps).rsqrt()
     return y * weight if weight is not None else y
 

@@ -1,0 +1,580 @@
+"""NumPy's names over torch: the ``xp`` namespace of the torch backend.
+
+Operators compute through ``backend.xp`` with NumPy's function names and keyword arguments
+(``xp.sum(x, axis=, keepdims=)``, ``xp.transpose(x, axes)``, ``xp.astype(x, dtype)``). For the NumPy
+backend ``xp`` is ``numpy`` itself (no cost); for torch it is this module. Where torch's function has
+NumPy's signature it is bound directly (one C call); the rest are small wrappers. Python scalars are
+accepted on either side of a binary function, as in NumPy (torch's own functions want a tensor first).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+ndarray = torch.Tensor
+inf = math.inf
+nan = math.nan
+pi = math.pi
+e = math.e
+newaxis = None
+
+# -- dtypes (NumPy's names for torch's types) -------------------------------------------------------
+bool_ = torch.bool
+uint8 = torch.uint8
+int8 = torch.int8
+int16 = torch.int16
+int32 = torch.int32
+int64 = torch.int64
+float16 = torch.float16
+bfloat16 = torch.bfloat16
+float32 = torch.float32
+float64 = torch.float64
+intp = torch.int64
+finfo = torch.finfo
+iinfo = torch.iinfo
+
+_PY_DTYPES: dict[Any, torch.dtype] = {bool: torch.bool, int: torch.int64, float: torch.float64}
+
+
+def _dt(dtype: Any) -> Any:
+    """A torch dtype from a torch dtype, a Python type or None."""
+    if dtype is None or isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype in _PY_DTYPES:
+        return _PY_DTYPES[dtype]
+    name = getattr(dtype, "name", None) or str(dtype)
+    return getattr(torch, "bool" if name in ("bool", "bool_") else name)
+
+
+def _t(x: Any, like: Any = None) -> torch.Tensor:
+    """``x`` as a tensor (a Python scalar takes ``like``'s device; its dtype follows NumPy's weak rule)."""
+    if isinstance(x, torch.Tensor):
+        return x
+    if like is not None and isinstance(x, (int, float, builtins.bool)):
+        return torch.tensor(x, dtype=_weak_dtype(x, like.dtype), device=like.device)
+    return torch.as_tensor(x, device=like.device if like is not None else None)
+
+
+def _weak_dtype(x: Any, dtype: torch.dtype) -> torch.dtype:
+    if isinstance(x, float) and not (dtype.is_floating_point or dtype.is_complex):
+        return torch.get_default_dtype()
+    if isinstance(x, int) and not isinstance(x, builtins.bool) and dtype == torch.bool:
+        return torch.int64
+    return dtype
+
+
+def _axis(axis: Any) -> Any:
+    if axis is None:
+        return None
+    if isinstance(axis, (tuple, list)):
+        return tuple(int(a) for a in axis)
+    return int(axis)
+
+
+# -- elementwise arithmetic (Python operators take scalars on either side) ------------------------
+add = operator.add
+subtract = operator.sub
+multiply = operator.mul
+true_divide = operator.truediv
+floor_divide = operator.floordiv
+remainder = mod = operator.mod
+power = operator.pow
+negative = operator.neg
+invert = bitwise_not = torch.bitwise_not
+equal = operator.eq
+not_equal = operator.ne
+less = operator.lt
+less_equal = operator.le
+greater = operator.gt
+greater_equal = operator.ge
+logical_not = torch.logical_not
+
+
+def _binary(fn: Any) -> Any:
+    def f(a: Any, b: Any, out: Any = None) -> Any:
+        if not isinstance(a, torch.Tensor):
+            a = _t(a, b)
+        elif not isinstance(b, torch.Tensor):
+            b = _t(b, a)
+        return fn(a, b) if out is None else fn(a, b, out=out)
+
+    f.__name__ = fn.__name__
+    return f
+
+
+maximum = _binary(torch.maximum)
+divide = _binary(torch.div)  # with out= (the optimizers); ops use true_divide
+minimum = _binary(torch.minimum)
+logical_and = _binary(torch.logical_and)
+logical_or = _binary(torch.logical_or)
+logical_xor = _binary(torch.logical_xor)
+logaddexp = _binary(torch.logaddexp)
+arctan2 = _binary(torch.atan2)
+copysign = _binary(torch.copysign)
+fmod = _binary(torch.fmod)
+hypot = _binary(torch.hypot)
+
+abs = absolute = torch.abs
+exp = torch.exp
+expm1 = torch.expm1
+log = torch.log
+log1p = torch.log1p
+log2 = torch.log2
+log10 = torch.log10
+sqrt = torch.sqrt
+square = torch.square
+reciprocal = torch.reciprocal
+sign = torch.sign
+signbit = torch.signbit
+sin, cos, tan = torch.sin, torch.cos, torch.tan
+arcsin, arccos, arctan = torch.asin, torch.acos, torch.atan
+sinh, cosh, tanh = torch.sinh, torch.cosh, torch.tanh
+arcsinh, arccosh, arctanh = torch.asinh, torch.acosh, torch.atanh
+floor, ceil, trunc = torch.floor, torch.ceil, torch.trunc
+isnan, isinf, isfinite = torch.isnan, torch.isinf, torch.isfinite
+isposinf, isneginf = torch.isposinf, torch.isneginf
+matmul = torch.matmul
+
+
+def round(x: Any, decimals: int = 0) -> Any:
+    return torch.round(x, decimals=decimals) if decimals else torch.round(x)
+
+
+def clip(x: Any, lo: Any = None, hi: Any = None, out: Any = None) -> Any:
+    if isinstance(lo, torch.Tensor) or isinstance(hi, torch.Tensor):
+        lo = None if lo is None else _t(lo, x)
+        hi = None if hi is None else _t(hi, x)
+    return torch.clamp(x, lo, hi, out=out)
+
+
+def where(cond: Any, a: Any = None, b: Any = None) -> Any:
+    if a is None and b is None:
+        return torch.nonzero(cond, as_tuple=True)
+    if not isinstance(a, torch.Tensor):
+        if not isinstance(b, torch.Tensor):
+            a = torch.as_tensor(a, device=cond.device)
+            b = torch.as_tensor(b, device=cond.device)
+        else:
+            a = _t(a, b)
+    elif not isinstance(b, torch.Tensor):
+        b = _t(b, a)
+    return torch.where(cond, a, b)
+
+
+def isclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: builtins.bool = False) -> Any:
+    return torch.isclose(_t(a), _t(b, a), rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def astype(x: Any, dtype: Any, copy: builtins.bool = True) -> Any:
+    return x.to(_dt(dtype), copy=copy)
+
+
+def result_type(*args: Any) -> Any:
+    out = None
+    for a in args:
+        d = a.dtype if isinstance(a, torch.Tensor) else _dt(a) if not isinstance(a, (int, float)) else None
+        if d is None:
+            continue
+        out = d if out is None else torch.promote_types(out, d)
+    return out
+
+
+# -- creation --------------------------------------------------------------------------------------
+def _shape(shape: Any) -> tuple[int, ...]:
+    return (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
+
+
+def asarray(x: Any, dtype: Any = None, copy: Any = None, device: Any = None) -> Any:
+    if isinstance(x, torch.Tensor):
+        out = x if dtype is None else x.to(_dt(dtype))
+        return out.clone() if copy and out is x else out
+    if isinstance(x, (list, tuple)) and x and builtins.any(isinstance(v, torch.Tensor) for v in x):
+        return torch.stack([asarray(v, dtype) for v in x])
+    return torch.as_tensor(x, dtype=_dt(dtype), device=device)
+
+
+def array(x: Any, dtype: Any = None, copy: builtins.bool = True) -> Any:
+    out = asarray(x, dtype)
+    return (
+        out.clone() if copy and (out is x or (isinstance(x, torch.Tensor) and out.data_ptr() == x.data_ptr())) else out
+    )
+
+
+def copy(x: Any) -> Any:
+    return x.clone()
+
+
+def ascontiguousarray(x: Any, dtype: Any = None) -> Any:
+    return asarray(x, dtype).contiguous()
+
+
+def zeros(shape: Any, dtype: Any = float, device: Any = None) -> Any:
+    return torch.zeros(_shape(shape), dtype=_dt(dtype), device=device)
+
+
+def ones(shape: Any, dtype: Any = float, device: Any = None) -> Any:
+    return torch.ones(_shape(shape), dtype=_dt(dtype), device=device)
+
+
+def empty(shape: Any, dtype: Any = float, device: Any = None) -> Any:
+    return torch.empty(_shape(shape), dtype=_dt(dtype), device=device)
+
+
+def full(shape: Any, value: Any, dtype: Any = None, device: Any = None) -> Any:
+    if isinstance(value, torch.Tensor):
+        value = value.item()
+    if dtype is None:
+        dtype = torch.tensor(value).dtype if not isinstance(value, float) else torch.float64
+    return torch.full(_shape(shape), value, dtype=_dt(dtype), device=device)
+
+
+def zeros_like(x: Any, dtype: Any = None) -> Any:
+    return torch.zeros_like(x, dtype=_dt(dtype))
+
+
+def ones_like(x: Any, dtype: Any = None) -> Any:
+    return torch.ones_like(x, dtype=_dt(dtype))
+
+
+def empty_like(x: Any, dtype: Any = None) -> Any:
+    return torch.empty_like(x, dtype=_dt(dtype))
+
+
+def full_like(x: Any, value: Any, dtype: Any = None) -> Any:
+    return torch.full_like(x, value, dtype=_dt(dtype))
+
+
+def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None, device: Any = None) -> Any:
+    if stop is None:
+        start, stop = 0, start
+    return torch.arange(start, stop, step, dtype=_dt(dtype), device=device)
+
+
+def linspace(start: float, stop: float, num: int = 50, dtype: Any = None, device: Any = None) -> Any:
+    return torch.linspace(start, stop, int(num), dtype=_dt(dtype) or torch.float64, device=device)
+
+
+def eye(n: int, m: int | None = None, k: int = 0, dtype: Any = float, device: Any = None) -> Any:
+    m = n if m is None else m
+    if k == 0:
+        return torch.eye(n, m, dtype=_dt(dtype), device=device)
+    return torch.ones(n, m, dtype=torch.bool, device=device).tril(k).triu(k).to(_dt(dtype))
+
+
+def tril(x: Any, k: int = 0) -> Any:
+    return torch.tril(x, k)
+
+
+def triu(x: Any, k: int = 0) -> Any:
+    return torch.triu(x, k)
+
+
+# -- reductions ------------------------------------------------------------------------------------
+def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False) -> Any:
+    axis = _axis(axis)
+    if axis is None:
+        out = torch.sum(x, dtype=_dt(dtype))
+        return out.reshape((1,) * x.ndim) if keepdims else out
+    return torch.sum(x, dim=axis, keepdim=keepdims, dtype=_dt(dtype))
+
+
+def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False) -> Any:
+    axis = _axis(axis)
+    if axis is None:
+        out = torch.mean(x, dtype=_dt(dtype))
+        return out.reshape((1,) * x.ndim) if keepdims else out
+    return torch.mean(x, dim=axis, keepdim=keepdims, dtype=_dt(dtype))
+
+
+def prod(x: Any, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False) -> Any:
+    axis = _axis(axis)
+    if axis is None:
+        out = torch.prod(x, dtype=_dt(dtype))
+        return out.reshape((1,) * x.ndim) if keepdims else out
+    if isinstance(axis, tuple):
+        for a in sorted(axis, reverse=True):
+            x = torch.prod(x, dim=a, keepdim=keepdims, dtype=_dt(dtype))
+        return x
+    return torch.prod(x, dim=axis, keepdim=keepdims, dtype=_dt(dtype))
+
+
+def _reduce_dims(fn: Any, x: Any, axis: Any, keepdims: builtins.bool) -> Any:
+    axis = _axis(axis)
+    if axis is None:
+        out = fn(x)
+        return out.reshape((1,) * x.ndim) if keepdims else out
+    return fn(x, dim=axis, keepdim=keepdims)
+
+
+def max(x: Any, axis: Any = None, keepdims: builtins.bool = False) -> Any:
+    return _reduce_dims(torch.amax, x, axis, keepdims)
+
+
+def min(x: Any, axis: Any = None, keepdims: builtins.bool = False) -> Any:
+    return _reduce_dims(torch.amin, x, axis, keepdims)
+
+
+amax, amin = max, min
+
+
+def any(x: Any, axis: Any = None, keepdims: builtins.bool = False) -> Any:
+    return _reduce_dims(torch.any, x, axis, keepdims)
+
+
+def all(x: Any, axis: Any = None, keepdims: builtins.bool = False) -> Any:
+    return _reduce_dims(torch.all, x, axis, keepdims)
+
+
+def count_nonzero(x: Any, axis: Any = None) -> Any:
+    return torch.count_nonzero(x, dim=_axis(axis))
+
+
+def argmax(x: Any, axis: int | None = None, keepdims: builtins.bool = False) -> Any:
+    return torch.argmax(x, dim=axis, keepdim=keepdims)
+
+
+def argmin(x: Any, axis: int | None = None, keepdims: builtins.bool = False) -> Any:
+    return torch.argmin(x, dim=axis, keepdim=keepdims)
+
+
+def cumsum(x: Any, axis: int | None = None, dtype: Any = None) -> Any:
+    return torch.cumsum(x.reshape(-1) if axis is None else x, dim=0 if axis is None else axis, dtype=_dt(dtype))
+
+
+def cumprod(x: Any, axis: int | None = None, dtype: Any = None) -> Any:
+    return torch.cumprod(x.reshape(-1) if axis is None else x, dim=0 if axis is None else axis, dtype=_dt(dtype))
+
+
+def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: builtins.bool = False) -> Any:
+    return torch.var(x, dim=_axis(axis), correction=ddof, keepdim=keepdims)
+
+
+def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: builtins.bool = False) -> Any:
+    return torch.std(x, dim=_axis(axis), correction=ddof, keepdim=keepdims)
+
+
+# -- shape and layout ------------------------------------------------------------------------------
+def reshape(x: Any, shape: Any) -> Any:
+    return torch.reshape(x, _shape(shape))
+
+
+def transpose(x: Any, axes: Sequence[int] | None = None) -> Any:
+    return torch.permute(x, tuple(range(x.ndim - 1, -1, -1)) if axes is None else tuple(axes))
+
+
+permute_dims = transpose
+
+
+def swapaxes(x: Any, a: int, b: int) -> Any:
+    return torch.transpose(x, a, b)
+
+
+def moveaxis(x: Any, source: Any, destination: Any) -> Any:
+    return torch.movedim(x, source, destination)
+
+
+def expand_dims(x: Any, axis: Any) -> Any:
+    if isinstance(axis, int):
+        return torch.unsqueeze(x, axis)
+    n = x.ndim + len(axis)
+    for a in sorted(ax % n for ax in axis):
+        x = torch.unsqueeze(x, a)
+    return x
+
+
+def squeeze(x: Any, axis: Any = None) -> Any:
+    return torch.squeeze(x) if axis is None else torch.squeeze(x, _axis(axis))
+
+
+def broadcast_to(x: Any, shape: Any) -> Any:
+    return torch.broadcast_to(_t(x), _shape(shape))
+
+
+def broadcast_arrays(*xs: Any) -> Any:
+    return torch.broadcast_tensors(*xs)
+
+
+def ravel(x: Any) -> Any:
+    return torch.reshape(x, (-1,))
+
+
+def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
+    if axis is None:
+        return torch.cat([a.reshape(-1) for a in arrays])
+    return torch.cat(list(arrays), dim=axis)
+
+
+def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
+    return torch.stack(list(arrays), dim=axis)
+
+
+def flip(x: Any, axis: Any = None) -> Any:
+    axis = tuple(range(x.ndim)) if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
+    return torch.flip(x, axis)
+
+
+def roll(x: Any, shift: Any, axis: Any = None) -> Any:
+    if axis is None:
+        return torch.roll(x.reshape(-1), shift).reshape(x.shape)
+    return torch.roll(x, shift, axis)
+
+
+def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    return torch.diagonal(x, offset, axis1, axis2)
+
+
+def pad(x: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
+    """NumPy's ``pad``: ``pad_width`` is one ``(before, after)`` per dimension (or one for all)."""
+    n = x.ndim
+    if isinstance(pad_width, int):
+        pw = [(pad_width, pad_width)] * n
+    elif len(pad_width) == 2 and isinstance(pad_width[0], int):
+        pw = [tuple(pad_width)] * n
+    else:
+        pw = [tuple(p) for p in pad_width]
+    flat: list[int] = []
+    for lo, hi in reversed(pw):
+        flat += [int(lo), int(hi)]
+    if mode == "constant":
+        return torch.nn.functional.pad(x, flat, mode="constant", value=constant_values)
+    tmode = {"reflect": "reflect", "edge": "replicate", "wrap": "circular"}[mode]
+    if x.ndim == 1 or not x.dtype.is_floating_point:  # torch pads only batched floats this way: take indices
+        idx = []
+        for d, (lo, hi) in enumerate(pw):
+            i = torch.arange(x.shape[d], device=x.device, dtype=torch.float64).reshape(1, 1, -1)
+            i = torch.nn.functional.pad(i, [int(lo), int(hi)], mode=tmode).reshape(-1).long()
+            idx.append(i)
+        return x[ix_(*idx)]
+    lead = [d for d in range(n) if pw[d] == (0, 0)]
+    if lead != list(range(len(lead))) or n - len(lead) > 3:
+        raise NotImplementedError(f"pad: mode {mode!r} on the torch backend pads up to the last 3 dims only")
+    k = n - len(lead)
+    y = x.reshape((-1, 1) + tuple(x.shape[len(lead) :])) if lead else x.reshape((1, 1) + tuple(x.shape))
+    y = torch.nn.functional.pad(y, flat[: 2 * k], mode=tmode)
+    return y.reshape(tuple(x.shape[: len(lead)]) + tuple(y.shape[2:]))
+
+
+# -- indexing --------------------------------------------------------------------------------------
+def take(x: Any, indices: Any, axis: int | None = None) -> Any:
+    indices = _t(indices).to(x.device)
+    if axis is None:
+        return x.reshape(-1)[indices]
+    axis %= x.ndim
+    out = torch.index_select(x, axis, indices.reshape(-1))
+    return out.reshape(tuple(x.shape[:axis]) + tuple(indices.shape) + tuple(x.shape[axis + 1 :]))
+
+
+def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
+    return torch.take_along_dim(x, indices, dim=axis)
+
+
+def put_along_axis(x: Any, indices: Any, values: Any, axis: int) -> None:
+    values = _t(values, x)
+    x.scatter_(axis, indices, torch.broadcast_to(values, indices.shape).to(x.dtype))
+
+
+def nonzero(x: Any) -> Any:
+    return torch.nonzero(x, as_tuple=True)
+
+
+def argsort(x: Any, axis: int = -1, kind: str | None = None) -> Any:
+    return torch.argsort(x, dim=axis, stable=True)
+
+
+def sort(x: Any, axis: int = -1, kind: str | None = None) -> Any:
+    return torch.sort(x, dim=axis, stable=True).values
+
+
+def unique(
+    x: Any,
+    return_index: builtins.bool = False,
+    return_inverse: builtins.bool = False,
+    return_counts: builtins.bool = False,
+    axis: int | None = None,
+) -> Any:
+    if return_index:
+        raise NotImplementedError("unique(return_index=True) is not available on the torch backend")
+    out = torch.unique(x, sorted=True, return_inverse=return_inverse, return_counts=return_counts, dim=axis)
+    return out
+
+
+def unravel_index(indices: Any, shape: Sequence[int]) -> Any:
+    return torch.unravel_index(_t(indices), tuple(int(s) for s in shape))
+
+
+def ix_(*args: Any) -> tuple[Any, ...]:
+    n = len(args)
+    out = []
+    for i, a in enumerate(args):
+        a = _t(a)
+        if a.dtype == torch.bool:
+            a = torch.nonzero(a).reshape(-1)
+        view = [1] * n
+        view[i] = -1
+        out.append(a.reshape(view))
+    return tuple(out)
+
+
+def einsum(subscripts: str, *operands: Any, optimize: Any = False) -> Any:
+    return torch.einsum(subscripts, *operands)
+
+
+#: the constructors that take ``device=`` (bound to the device by ``on_device``)
+CONSTRUCTORS = ("asarray", "zeros", "ones", "empty", "full", "arange", "linspace", "eye")
+
+
+def on_device(dev: torch.device) -> Any:
+    """This namespace with its constructors creating on ``dev`` (the CPU uses the module itself)."""
+    import functools
+    import sys
+    import types
+
+    ns = types.SimpleNamespace(**vars(sys.modules[__name__]))
+    for name in CONSTRUCTORS:
+        setattr(ns, name, functools.partial(getattr(ns, name), device=dev))
+    return ns
+
+
+def size(x: Any) -> int:
+    return x.numel()
+
+
+def shares_memory(a: Any, b: Any) -> builtins.bool:
+    return builtins.bool(a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
+
+
+may_share_memory = shares_memory
+
+
+class linalg:  # noqa: N801 - NumPy's name
+    """``numpy.linalg``'s names over ``torch.linalg``."""
+
+    inv = staticmethod(torch.linalg.inv)
+    det = staticmethod(torch.linalg.det)
+    solve = staticmethod(torch.linalg.solve)
+    cholesky = staticmethod(torch.linalg.cholesky)
+    eigh = staticmethod(torch.linalg.eigh)
+    qr = staticmethod(torch.linalg.qr)
+    pinv = staticmethod(torch.linalg.pinv)
+
+    @staticmethod
+    def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: builtins.bool = False) -> Any:
+        if ord is None and axis is None:
+            return torch.linalg.vector_norm(x)
+        return torch.linalg.norm(x, ord=ord, dim=_axis(axis), keepdim=keepdims)
+
+    @staticmethod
+    def svd(x: Any, full_matrices: builtins.bool = True, compute_uv: builtins.bool = True) -> Any:
+        if not compute_uv:
+            return torch.linalg.svdvals(x)
+        return torch.linalg.svd(x, full_matrices=full_matrices)
+
+    @staticmethod
+    def slogdet(x: Any) -> Any:
+        return torch.linalg.slogdet(x)

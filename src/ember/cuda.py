@@ -1,0 +1,92 @@
+"""``ember.cuda``: PyTorch's ``torch.cuda`` surface, answered by the backends that serve CUDA here.
+
+A CUDA device is served by torch (when it has CUDA) or CuPy; without either every query answers
+truthfully (``is_available()`` is False, ``device_count()`` is 0) and creating a CUDA tensor raises a
+``DeviceError`` that lists what is available. Random numbers for CUDA tensors come from Ember's seeded
+generators (``ember.manual_seed`` seeds them all), so ``manual_seed`` here reseeds the same ones.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._device import device
+
+__all__ = [
+    "current_device",
+    "device_count",
+    "get_device_name",
+    "is_available",
+    "manual_seed",
+    "manual_seed_all",
+    "set_device",
+    "synchronize",
+]
+
+_current = [0]
+
+
+def _backend_name() -> str | None:
+    from . import backends
+
+    av = backends.available()
+    for name in ("torch", "cupy"):
+        s = av.get(name)
+        if s and any(d.startswith("cuda") for d in s.devices):
+            return name
+    return None
+
+
+def is_available() -> bool:
+    """True when some backend can serve a CUDA device on this machine."""
+    return _backend_name() is not None
+
+
+def device_count() -> int:
+    """The number of CUDA devices the serving backend sees (0 without one)."""
+    from . import backends
+
+    name = _backend_name()
+    if name is None:
+        return 0
+    return sum(d.startswith("cuda") for d in backends.available()[name].devices)
+
+
+def current_device() -> int:
+    return _current[0]
+
+
+def set_device(dev: Any) -> None:
+    """Make ``dev`` (an index or ``cuda:N``) the current CUDA device."""
+    d = device(dev)
+    _current[0] = d.index or 0
+
+
+def get_device_name(dev: Any = None) -> str:
+    """The name of a CUDA device (a DeviceError without one)."""
+    from .backends import get_backend
+
+    d = device(f"cuda:{current_device()}" if dev is None else dev)
+    be = get_backend(d)
+    if be.name == "torch":
+        import torch
+
+        return str(torch.cuda.get_device_name(d.index or 0))
+    return f"{be.name} {d}"
+
+
+def synchronize(dev: Any = None) -> None:
+    """Wait for all work queued on a CUDA device (a DeviceError without one)."""
+    from .backends import get_backend
+
+    get_backend(device(f"cuda:{current_device()}" if dev is None else dev)).synchronize()
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the generators CUDA tensors draw from (Ember's seeded generators; see the module doc)."""
+    from ._creation import manual_seed as _seed
+
+    _seed(seed)
+
+
+manual_seed_all = manual_seed
