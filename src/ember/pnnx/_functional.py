@@ -17,7 +17,7 @@ from .._errors import ShapeError
 from .._tensor import Tensor
 from ..nn import functional as F
 
-__all__ = ["FUNCTION_OPS", "BATCH_SHAPED"]
+__all__ = ["FUNCTION_OPS", "BATCH_SHAPED", "CREATES", "LIST_INPUT"]
 
 INT_MAX = 2147483647
 INT_MIN = -2147483648
@@ -163,11 +163,12 @@ def _dtype(dtype: Any) -> Any:
     return dtype.removeprefix("torch.") if isinstance(dtype, str) else dtype
 
 
-def arange(start: Any = None, end: Any = None, step: Any = 1, dtype: Any = None, **kw: Any) -> Tensor:
-    """``torch.arange`` (pnnx binds ``end`` alone for ``torch.arange(n)``)."""
+def arange(start: Any = None, end: Any = None, step: Any = 1, dtype: Any = None, device: Any = None, **kw: Any
+           ) -> Tensor:  # fmt: skip
+    """``torch.arange`` (pnnx binds ``end`` alone for ``torch.arange(n)``); made on the model input's device."""
     if start is None:
         start, end = end, None
-    return _creation.arange(start, end, step, dtype=_dtype(dtype))
+    return _creation.arange(start, end, step, dtype=_dtype(dtype), device=device)
 
 
 def meshgrid(tensors: Sequence[Tensor], indexing: str = "ij") -> tuple[Tensor, ...]:
@@ -199,6 +200,9 @@ def tuple_unpack(items: Sequence[Any]) -> tuple[Any, ...]:
 
 #: Operators whose shape parameter holds the traced batch size (the loader makes it follow the input).
 BATCH_SHAPED = frozenset({"Tensor.reshape", "Tensor.view", "torch.reshape", "Tensor.expand"})
+
+#: Operators that create tensors: the loader passes the device of the model's first input.
+CREATES = frozenset({"torch.arange"})
 
 #: Operators whose un-keyed inputs form one list argument (``torch.cat((a, b), dim=1)``).
 LIST_INPUT = frozenset({"torch.cat", "torch.concat", "torch.stack", "torch.einsum"})

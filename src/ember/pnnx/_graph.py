@@ -14,7 +14,7 @@ from .._errors import EmberError, ShapeError
 from ..nn import Module, Param
 from ..nn.init import skip_init
 from ._expression import compile_expression, parse_expression
-from ._functional import BATCH_SHAPED, FUNCTION_OPS, LIST_INPUT
+from ._functional import BATCH_SHAPED, CREATES, FUNCTION_OPS, LIST_INPUT
 from ._nn import NN_OPS
 from ._reader import Graph, Operator, PnnxFormatError
 
@@ -84,7 +84,7 @@ def _module_name(name: str, taken: set[str]) -> str:
 class _Step:
     """One operator ready to run: what to call, which slots feed it and which it fills."""
 
-    __slots__ = ("expr", "fn", "kw", "list_input", "op", "outs", "pos", "static")
+    __slots__ = ("creates", "expr", "fn", "kw", "list_input", "op", "outs", "pos", "static")
 
     def __init__(self, op: Operator, fn: Callable[..., Any]) -> None:
         self.op, self.fn = op, fn
@@ -94,6 +94,7 @@ class _Step:
         self.outs: list[int] = []
         self.list_input = False
         self.expr = False
+        self.creates = False
 
 
 def _flatten(values: Any, out: list[Any]) -> list[Any]:
@@ -182,6 +183,7 @@ class PnnxModule(Module):
             step = _Step(op, FUNCTION_OPS[op.type])
             step.static = dict(op.params)
             step.list_input = op.type in LIST_INPUT
+            step.creates = op.type in CREATES
             if op.type in BATCH_SHAPED and op.inputs and ("shape" in op.params or "sizes" in op.params):
                 traced = op.shapes.get(op.inputs[0])
                 if traced and traced[0] and traced[0][0] > 0:
@@ -229,15 +231,19 @@ class PnnxModule(Module):
         env: list[Any] = [None] * self._slot_count
         for s, x in zip(self._inputs, inputs):
             env[s] = x
+        device = getattr(inputs[0], "device", None) if inputs else None
         for step, frees in zip(self._steps, self._frees):
             args = [env[s] for s in step.pos]
+            kw = {k: env[s] for k, s in step.kw}
+            if step.creates:
+                kw["device"] = device
             try:
                 if step.expr:
                     out = step.fn(args)
                 elif step.list_input:
-                    out = step.fn(args, **step.static, **{k: env[s] for k, s in step.kw})
+                    out = step.fn(args, **step.static, **kw)
                 else:
-                    out = step.fn(*args, **step.static, **{k: env[s] for k, s in step.kw})
+                    out = step.fn(*args, **step.static, **kw)
             except (EmberError, ValueError, TypeError, IndexError) as e:
                 raise self._run_error(step, args, e) from e
             if len(step.outs) == 1:
