@@ -245,3 +245,12 @@ def test_module_path_tables_name_what_torch_has_there(torch):
                 assert getattr(emod, name) is _lookup(name)
                 provided += 1
     assert provided > 80
+
+
+def test_tensor_dataset_items_are_tensors_as_in_torch(torch):
+    x = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    out = []
+    for lib, data in ((ember, ember.data), (torch, torch.utils.data)):
+        a, b = data.TensorDataset(lib.tensor(x), lib.tensor(np.arange(3)))[1]
+        out.append((isinstance(a, lib.Tensor), tuple(a.shape), tuple(b.shape), str(b.dtype).split(".")[-1], a.tolist()))
+    assert out[0] == out[1]

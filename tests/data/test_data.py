@@ -176,7 +176,7 @@ def test_mnist_from_small_idx_files(tmp_path):
     _write_idx(tmp_path / "train-labels-idx1-ubyte", rng.integers(0, 10, 12).astype(np.uint8))
     ds = MNIST(tmp_path, train=True)
     x, y = ds[3]
-    assert len(ds) == 12 and x.shape == (1, 28, 28) and 0 <= x.max() <= 1 and y.dtype == np.int64
+    assert len(ds) == 12 and x.shape == (1, 28, 28) and 0 <= x.max() <= 1 and y.dtype == ember.int64
     xb, _ = next(iter(DataLoader(ds, 5)))
     assert xb.shape == (5, 1, 28, 28)
     with pytest.raises(FileNotFoundError, match=r"t10k-images-idx3-ubyte\[\.gz\] is missing.*Place the IDX files"):

@@ -17,6 +17,7 @@ def r(*shape):
 
 SPD = r(3, 3) + 3 * np.eye(3)
 SPD2 = r(2, 3, 3) + 3 * np.eye(3)
+MASK = rng.random((3, 4)) > 0.5
 
 
 def both(label, fn, args, **kw):
@@ -66,6 +67,12 @@ CASES = [
     both("corrcoef", lambda L, x: L.corrcoef(x), [r(3, 6)]),
     both("trapezoid", lambda L, y: L.trapezoid(y, dx=0.5), [r(3, 5)]),
     both("trapezoid_x", lambda L, y, x: L.trapezoid(y, x, dim=0), [r(4, 2), np.sort(r(4))]),
+    # copies with replaced elements
+    both("index_copy", lambda L, x, s: x.index_copy(1, L.tensor([2, 0]), s), [r(3, 4), r(3, 2)]),
+    both("masked_scatter", lambda L, x, s: x.masked_scatter(L.tensor(MASK), s), [r(3, 4), r(12)]),
+    both("masked_scatter_bcast", lambda L, x, s: L.masked_scatter(x, L.tensor(MASK[0]), s), [r(3, 4), r(12)]),
+    both("renorm", lambda L, x: x.renorm(2, 0, 1.0), [r(3, 4)]),
+    both("renorm_p1", lambda L, x: L.renorm(x, 1, 1, 1.5), [r(3, 4, 2)]),
     # dense linear algebra
     both("inv", lambda L, a: L.linalg.inv(a), [SPD], second_order=True),
     both("inverse_batched", lambda L, a: a.inverse(), [SPD2]),
@@ -110,6 +117,10 @@ COUNTING = [
     lambda L: L.logspace(0, 3, 4, base=2.0),
     lambda L: L.tensor([[1.0, 2.0], [3.0, 4.0]]).diff(append=L.tensor([[9.0], [9.0]])),
     lambda L: L.tensor([True, False, False]).diff(),
+    lambda L: L.unique_consecutive(L.tensor([1, 1, 2, 2, 3, 1, 1, 2])),
+    lambda L: L.unique_consecutive(L.tensor([[1, 1], [2, 2], [1, 2]]), return_inverse=True)[1],
+    lambda L: L.unique_consecutive(L.tensor([[1, 1], [1, 1], [2, 3]]), return_counts=True, dim=0)[0],
+    lambda L: L.unique_consecutive(L.tensor([[1, 1], [1, 1], [2, 3]]), return_counts=True, dim=0)[1],
 ]
 
 

@@ -99,7 +99,10 @@ class TensorDataset(Dataset):
         return tuple(from_numpy(a) for a in self.arrays)
 
     def __getitem__(self, index: int) -> tuple[Any, ...]:
-        return tuple(a[index] for a in self.arrays)
+        """The ``index``-th rows as tensors sharing memory with the data (as PyTorch returns them)."""
+        from .._creation import from_numpy
+
+        return tuple(from_numpy(np.asarray(a[index])) for a in self.arrays)
 
     def get_batch(self, indices: Sequence[int]) -> tuple[Tensor, ...]:
         from .._creation import from_numpy

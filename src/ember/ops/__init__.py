@@ -16,6 +16,7 @@ from .. import _creation, _legacy
 from ..multiprocessing import _shared
 from . import (
     _bitwise,
+    _copyinto,
     _elementwise,
     _gamma,
     _gather,
@@ -36,6 +37,7 @@ from . import (
     _utility,
 )
 from ._bitwise import *  # noqa: F403
+from ._copyinto import *  # noqa: F403
 from ._elementwise import *  # noqa: F403
 from ._gamma import *  # noqa: F403
 from ._gather import *  # noqa: F403
@@ -57,6 +59,7 @@ from ._utility import *  # noqa: F403
 
 _MODULES = (
     _bitwise,
+    _copyinto,
     _elementwise,
     _gamma,
     _gather,
