@@ -161,17 +161,12 @@ def _info() -> int:
     import ember
 
     print(f"ember {ember.__version__} (Python {platform.python_version()}, numpy {np.__version__})")
-    print("backends: numpy (cpu)", end="")
-    try:
-        import torch
-
-        print(f", torch {torch.__version__} available for parity tests", end="")
-        if torch.cuda.is_available():
-            print(f"; CUDA devices: {torch.cuda.device_count()}", end="")
-    except ImportError:
-        pass
-    print()
-    print("devices: cpu")
+    print(f"selected: cpu -> {ember.backends.current('cpu')} backend (EMBER_BACKEND or ember.backends.use to change)")
+    print("backends:")
+    for status in ember.backends.available().values():
+        print(f"  {status}")
+    devices = sorted({d for s in ember.backends.available().values() for d in s.devices})
+    print(f"devices: {', '.join(devices)}")
     return 0
 
 

@@ -263,7 +263,9 @@ class BackendStatus:
         return self.ok
 
     def __str__(self) -> str:
-        return f"{self.name}: {', '.join(self.devices)}" if self.ok else f"{self.name}: unavailable ({self.reason})"
+        if not self.ok:
+            return f"{self.name}: unavailable ({self.reason})"
+        return f"{self.name}: {', '.join(self.devices)}" + (f" (not cuda: {self.reason})" if self.reason else "")
 
 
 def available() -> dict[str, BackendStatus]:

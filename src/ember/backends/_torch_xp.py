@@ -115,6 +115,15 @@ logical_and = _binary(torch.logical_and)
 logical_or = _binary(torch.logical_or)
 logical_xor = _binary(torch.logical_xor)
 logaddexp = _binary(torch.logaddexp)
+bitwise_and = _binary(torch.bitwise_and)
+bitwise_or = _binary(torch.bitwise_or)
+bitwise_xor = _binary(torch.bitwise_xor)
+left_shift = _binary(torch.bitwise_left_shift)
+right_shift = _binary(torch.bitwise_right_shift)
+float_power = _binary(torch.float_power)
+gcd = _binary(torch.gcd)
+lcm = _binary(torch.lcm)
+nextafter = _binary(torch.nextafter)
 arctan2 = _binary(torch.atan2)
 copysign = _binary(torch.copysign)
 fmod = _binary(torch.fmod)
@@ -123,6 +132,16 @@ hypot = _binary(torch.hypot)
 abs = absolute = torch.abs
 exp = torch.exp
 expm1 = torch.expm1
+exp2 = torch.exp2
+isreal = torch.isreal
+rint = torch.round
+fix = torch.trunc
+positive = torch.positive
+deg2rad, rad2deg = torch.deg2rad, torch.rad2deg
+i0 = torch.i0
+sinc = torch.sinc
+erf = torch.erf  # SciPy's name (scipy.special.erf) for backends that have it natively
+erfinv = torch.erfinv
 log = torch.log
 log1p = torch.log1p
 log2 = torch.log2
@@ -140,6 +159,20 @@ floor, ceil, trunc = torch.floor, torch.ceil, torch.trunc
 isnan, isinf, isfinite = torch.isnan, torch.isinf, torch.isfinite
 isposinf, isneginf = torch.isposinf, torch.isneginf
 matmul = torch.matmul
+
+
+def cbrt(x: Any) -> Any:
+    return torch.sign(x) * torch.abs(x) ** (1.0 / 3.0)
+
+
+def repeat(x: Any, repeats: Any, axis: int | None = None) -> Any:
+    """NumPy's ``repeat`` (torch's ``repeat_interleave``)."""
+    r = repeats if isinstance(repeats, int) else _t(repeats).to(x.device)
+    return torch.repeat_interleave(x.reshape(-1) if axis is None else x, r, dim=0 if axis is None else axis)
+
+
+def tile(x: Any, reps: Any) -> Any:
+    return torch.tile(x, (reps,) if isinstance(reps, int) else tuple(reps))
 
 
 def round(x: Any, decimals: int = 0) -> Any:
