@@ -319,3 +319,16 @@ def test_0d_dims():
     assert x.sum(0).item() == 3.0 and x.sum(-1).item() == 3.0
     with pytest.raises(IndexError, match="sum: dim 1"):
         x.sum(1)
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "kw", [{"scale_factor": 1.7}, {"size": (5, 9)}, {"scale_factor": 0.6}, {"size": (5, 3), "align_corners": True}]
+)
+def test_interpolate_bilinear_uint8_keeps_uint8(kw):
+    # PyTorch interpolates uint8 with fixed-point weights; Ember rounds the exact value half up: within 1
+    x = np.random.default_rng(5).integers(0, 256, (1, 2, 6, 7)).astype(np.uint8)
+    t = F(torch).interpolate(torch.tensor(x), mode="bilinear", **kw)
+    e = F(ember).interpolate(ember.tensor(x), mode="bilinear", **kw)
+    assert e.dtype == ember.uint8 and e.shape == tuple(t.shape)
+    assert np.abs(e.numpy().astype(int) - t.numpy().astype(int)).max() <= 1

@@ -197,3 +197,12 @@ def test_runtime_shape_mismatch_names_the_operator_and_shapes(tmp_path):
         m(ember.ones(2, 4))
     with pytest.raises(TypeError, match="takes 1 input"):
         m(ember.ones(1, 3), ember.ones(1, 3))
+
+
+def test_runtime_error_names_keyed_inputs_too(tmp_path):
+    lines = ["pnnx.Input a 0 1 0", "pnnx.Input b 0 1 1", "torch.matmul mm 2 1 0 1 2 $input=0 $other=1",
+             "pnnx.Output out 1 0 2"]  # fmt: skip
+    m = ep.load(write_pnnx(tmp_path, "mm", lines))
+    want = r"operator 'mm' \(torch.matmul\) failed on input shapes \[\(2, 3\), \(4, 5\)\]"
+    with pytest.raises(ShapeError, match=want):
+        m(ember.ones(2, 3), ember.ones(4, 5))

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._creation import from_numpy
-from .._errors import EmberError, ShapeError
+from .._errors import EmberError, OutOfRangeError, ShapeError
 from ..nn import Module, Param
 from ..nn.init import skip_init
 from ._expression import compile_expression, parse_expression
@@ -245,7 +245,7 @@ class PnnxModule(Module):
                 else:
                     out = step.fn(*args, **step.static, **kw)
             except (EmberError, ValueError, TypeError, IndexError) as e:
-                raise self._run_error(step, args, e) from e
+                raise self._run_error(step, [env[s] for s in step.pos] + [env[s] for _, s in step.kw], e) from e
             if len(step.outs) == 1:
                 env[step.outs[0]] = out
             else:
@@ -271,7 +271,11 @@ class PnnxModule(Module):
                 return type(e)(msg)
             except TypeError:
                 pass
-        return ShapeError(msg)
+        if isinstance(e, IndexError):
+            return OutOfRangeError(msg)
+        if isinstance(e, TypeError):
+            return TypeError(msg)
+        return ShapeError(msg)  # NumPy reports shape mismatches as ValueError
 
     def extra_repr(self) -> str:
         return f"{self.path!r}, {len(self._steps)} operators"

@@ -291,6 +291,8 @@ def interpolate(
         shape[ax] = o
         wt = Tensor._make(w.reshape(shape), x._backend)
         x = GetItem.apply(x, lead + (i0,)) * (1 - wt) + GetItem.apply(x, lead + (i1,)) * wt
+    if input.dtype.name == "uint8":  # PyTorch keeps uint8, rounding half up
+        return (x + 0.5).floor().clamp(0, 255).to(input.dtype)
     return x
 
 
