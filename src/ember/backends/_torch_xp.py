@@ -380,11 +380,11 @@ def count_nonzero(x: Any, axis: Any = None) -> Any:
 
 
 def argmax(x: Any, axis: int | None = None, keepdims: builtins.bool = False) -> Any:
-    return torch.argmax(x, dim=axis, keepdim=keepdims)
+    return torch.argmax(x.to(torch.uint8) if x.dtype == torch.bool else x, dim=axis, keepdim=keepdims)
 
 
 def argmin(x: Any, axis: int | None = None, keepdims: builtins.bool = False) -> Any:
-    return torch.argmin(x, dim=axis, keepdim=keepdims)
+    return torch.argmin(x.to(torch.uint8) if x.dtype == torch.bool else x, dim=axis, keepdim=keepdims)
 
 
 def cumsum(x: Any, axis: int | None = None, dtype: Any = None) -> Any:

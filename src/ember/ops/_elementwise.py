@@ -188,7 +188,8 @@ class Pow(Op):
         if not self.backend.dtype_of(y).is_floating_point:
             return y
         # PyTorch: (-inf) ** y is NaN for a non-integer y, where IEEE (and NumPy) give 0 or inf
-        return xp.where((a == -math.inf) & (b != xp.floor(b)), math.nan, y)
+        fb = xp.floor(b) if not isinstance(b, float) else math.floor(b)
+        return xp.where((a == -math.inf) & (b != fb), math.nan, y)
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
@@ -317,8 +318,8 @@ def _binary(cls: type[Op], a: Any, b: Any) -> Tensor:
         _check_int_divisor(_INT_DIVISIONS[cls.__name__], a, b)
     try:
         return cls.apply(a, b)  # type: ignore[no-any-return]
-    except ValueError as e:
-        if "broadcast" in str(e):
+    except (ValueError, RuntimeError) as e:  # NumPy: "cannot be broadcast"; torch: "must match the size"
+        if not isinstance(e, ShapeError) and ("broadcast" in str(e) or "must match the size" in str(e)):
             raise ShapeError(
                 f"{cls.__name__.lower()}: shapes {tuple(_shape(a))} and {tuple(_shape(b))} cannot be broadcast together"
             ) from None
@@ -600,11 +601,11 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
         check_scalar("where", input)
         check_scalar("where", other)
         d = get_default_dtype() if isinstance(input, float) or isinstance(other, float) else as_dtype(type(input))
-        input = Tensor(input, dtype=d, device=condition.device)
+        input = Tensor(input, dtype=d, device=condition._backend)
     a, b = promote("where", input, other)
     try:
         return Where.apply(condition, a, b)
-    except ValueError:  # the array library's broadcasting error: say it with the op and the shapes
+    except (ValueError, RuntimeError):  # the array library's broadcasting error: say it with the op and the shapes
         broadcast_shapes(condition._data.shape, _shape(a), _shape(b), op="where")
         raise
 

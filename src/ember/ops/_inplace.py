@@ -146,7 +146,7 @@ def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
         idx = (...,) if index is None else to_index(index, t._backend)[0]
         try:
             write(t._data, idx, v)
-        except ValueError as e:
+        except (ValueError, RuntimeError) as e:
             raise ShapeError(
                 f"{op}: cannot write a value of shape {getattr(v, 'shape', ())} into {t.shape} at {index!r}: {e}"
             ) from None
