@@ -138,7 +138,7 @@ def test_optimizer_state_follows_its_parameter_across_backends() -> None:
     with backends.use("numpy"):
         lin = ember.nn.Linear(3, 2)
     opt = ember.optim.Adam(lin.parameters(), lr=0.1)
-    x = ember.ones(4, 3)
+    x = ember.ones(4, 3, device=lin.weight.device)
     lin(x).sum().backward()
     opt.step()
     lin.to(backends.get("torch"))
@@ -155,7 +155,7 @@ def test_optimizer_state_dict_loads_onto_another_backend() -> None:
     with backends.use("numpy"):
         a = ember.nn.Linear(2, 2)
     opt = ember.optim.SGD(a.parameters(), lr=0.1, momentum=0.9)
-    a(ember.ones(1, 2)).sum().backward()
+    a(ember.ones(1, 2, device=a.weight.device)).sum().backward()
     opt.step()
     sd = opt.state_dict()
     with backends.use("torch"):

@@ -324,7 +324,8 @@ def backward(
                 else:
                     xp = leaf._backend.xp
                     arr = xp.ascontiguousarray(g._data)
-                    g = Tensor._make(arr.copy() if arr is g._data or id(arr) in seen else arr, leaf._backend)
+                    be = leaf._backend
+                    g = Tensor._make(be.xp.copy(arr) if arr is g._data or id(arr) in seen else arr, be)
             leaf.grad = g
             seen.add(id(leaf.grad._data))
         else:

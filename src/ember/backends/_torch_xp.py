@@ -124,6 +124,9 @@ float_power = _binary(torch.float_power)
 gcd = _binary(torch.gcd)
 lcm = _binary(torch.lcm)
 nextafter = _binary(torch.nextafter)
+fmax = _binary(torch.fmax)
+fmin = _binary(torch.fmin)
+logaddexp2 = _binary(torch.logaddexp2)
 arctan2 = _binary(torch.atan2)
 copysign = _binary(torch.copysign)
 fmod = _binary(torch.fmod)
@@ -169,6 +172,14 @@ def repeat(x: Any, repeats: Any, axis: int | None = None) -> Any:
     """NumPy's ``repeat`` (torch's ``repeat_interleave``)."""
     r = repeats if isinstance(repeats, int) else _t(repeats).to(x.device)
     return torch.repeat_interleave(x.reshape(-1) if axis is None else x, r, dim=0 if axis is None else axis)
+
+
+def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
+    return torch.searchsorted(a, _t(v, a), right=side == "right", sorter=sorter)
+
+
+def isin(element: Any, test_elements: Any, invert: builtins.bool = False) -> Any:
+    return torch.isin(_t(element), _t(test_elements), invert=invert)
 
 
 def tile(x: Any, reps: Any) -> Any:

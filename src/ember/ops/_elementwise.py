@@ -364,7 +364,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         return _binary(DivFloor, a, b)
     if rounding_mode == "trunc":
         a, b = promote("div", a, b)
-        integer = (a if isinstance(a, Tensor) else b)._data.dtype.kind in "biu"
+        integer = (a if isinstance(a, Tensor) else b).dtype.kind in "biu"
         return _binary(DivTruncInt if integer else DivTrunc, a, b)
     raise ValueRangeError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
 

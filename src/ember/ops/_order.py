@@ -95,7 +95,7 @@ class _SelectEvenly(Op):
         return value
 
     def backward(self, g: Tensor) -> tuple[Tensor, None]:
-        return g * Tensor._make(self.share.astype(g._data.dtype), self.backend), None
+        return g * Tensor._make(self.backend.xp.astype(self.share, g._data.dtype), self.backend), None
 
 
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:

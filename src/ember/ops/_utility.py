@@ -426,7 +426,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     if lo > hi:
         raise ValueRangeError(f"histc: max {max} must be larger than min {min}")
     keep = (v >= lo) & (v <= hi)
-    idx = xp.minimum(((v[keep] - lo) * (bins / (hi - lo))).astype(xp.int64), bins - 1)
+    idx = xp.minimum(xp.astype((v[keep] - lo) * (bins / (hi - lo)), xp.int64), bins - 1)
     out = xp.zeros(bins, dtype=v.dtype)
     input._backend.index_add(out, (idx,), xp.ones(idx.shape, dtype=v.dtype))
     return Tensor._make(out, input._backend)
@@ -450,7 +450,7 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
         # count the elements before each value: (..., V, 1) against (..., 1, S)
         cmp = (seq[..., None, :] <= vals[..., :, None]) if right else (seq[..., None, :] < vals[..., :, None])
         out = cmp.sum(axis=-1)
-    res = Tensor._make(xp.asarray(out).astype(xp.int32 if out_int32 else xp.int64), be)
+    res = Tensor._make(xp.astype(xp.asarray(out), xp.int32 if out_int32 else xp.int64), be)
     return res
 
 
