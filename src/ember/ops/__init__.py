@@ -120,6 +120,7 @@ METHODS.update(
         "new": _legacy.new,
         "share_memory_": _shared.share_memory_,
         "is_shared": _shared.is_shared,
+        "where": _elementwise.where_method,
     }
 )
 

@@ -610,6 +610,11 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
         raise
 
 
+def where_method(self: Tensor, condition: Any, other: Any) -> Tensor:
+    """``x.where(condition, y)``: PyTorch's method form of ``where(condition, x, y)``."""
+    return where(condition, self, other)
+
+
 class Clamp(Op):
     def forward(self, x: Any, lo: Any, hi: Any) -> Any:
         return self.backend.xp.clip(x, lo, hi)
