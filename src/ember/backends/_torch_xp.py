@@ -132,7 +132,12 @@ copysign = _binary(torch.copysign)
 fmod = _binary(torch.fmod)
 hypot = _binary(torch.hypot)
 
-abs = absolute = torch.abs
+
+def abs(x: Any) -> Any:
+    return torch.abs(x) if isinstance(x, torch.Tensor) else builtins.abs(x)
+
+
+absolute = abs
 exp = torch.exp
 expm1 = torch.expm1
 exp2 = torch.exp2
@@ -152,7 +157,12 @@ log10 = torch.log10
 sqrt = torch.sqrt
 square = torch.square
 reciprocal = torch.reciprocal
-sign = torch.sign
+
+
+def sign(x: Any) -> Any:
+    return torch.sign(x) if isinstance(x, torch.Tensor) else (x > 0) - (x < 0)
+
+
 signbit = torch.signbit
 sin, cos, tan = torch.sin, torch.cos, torch.tan
 arcsin, arccos, arctan = torch.asin, torch.acos, torch.atan

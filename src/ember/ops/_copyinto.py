@@ -71,9 +71,9 @@ def unique_consecutive(
         vals = xp.moveaxis(vals, 0, norm_dim(dim, input.ndim, "unique_consecutive"))
     out = [Tensor._make(vals, be)]
     if return_inverse:
-        inv = xp.cumsum(change.astype(xp.int64)) - 1
+        inv = xp.cumsum(xp.astype(change, xp.int64)) - 1
         out.append(Tensor._make(inv.reshape(input.shape if dim is None else (n,)), be))
     if return_counts:
         ends = xp.concatenate([starts[1:], xp.asarray([n], dtype=starts.dtype)])
-        out.append(Tensor._make((ends - starts).astype(xp.int64), be))
+        out.append(Tensor._make(xp.astype(ends - starts, xp.int64), be))
     return out[0] if len(out) == 1 else tuple(out)
