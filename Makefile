@@ -37,7 +37,7 @@ typecheck: $(STAMP)
 # the whole suite twice: on the default (numpy) backend, then on torch (EMBER_BACKEND=torch; skipped without torch)
 unit: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadfile
-	if $(PY) -c "import torch" 2>/dev/null; then EMBER_BACKEND=torch $(PY) -m pytest -n 2 --dist loadfile -q; fi
+	if $(PY) -c "import torch" 2>/dev/null; then EMBER_BACKEND=torch $(PY) -m pytest -n 2 --dist loadfile; fi
 
 test: lint typecheck unit
 
