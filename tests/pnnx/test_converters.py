@@ -446,3 +446,16 @@ def test_expression_tensor_casts_and_lists_of_tensors(tmp_path):
 def test_bad_expressions_are_refused(expr, match):
     with pytest.raises(ep.PnnxFormatError, match=match):
         parse_expression(expr)
+
+
+@pytest.mark.parametrize("indexing", ["ij", "xy"])
+@pytest.mark.parametrize("n", [2, 3])
+def test_meshgrid_converter_matches_torch(torch, indexing: str, n: int) -> None:
+    from ember.pnnx._functional import FUNCTION_OPS
+
+    lengths = (3, 4, 2)[:n]
+    ref = torch.meshgrid(*[torch.arange(float(k)) for k in lengths], indexing=indexing)
+    out = FUNCTION_OPS["torch.meshgrid"]([ember.arange(float(k)) for k in lengths], indexing=indexing)
+    assert len(out) == len(ref)
+    for o, r in zip(out, ref):
+        np.testing.assert_array_equal(o.numpy(), r.numpy())

@@ -82,10 +82,6 @@ def slice(
     return input[tuple(index)]
 
 
-def select(input: Tensor, dim: int, index: int) -> Tensor:
-    return ops.narrow(input, dim, index % input.shape[dim], 1).squeeze(dim)
-
-
 def _same(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
     """An activation whose ``inplace`` flag means nothing here."""
 
@@ -172,22 +168,8 @@ def arange(start: Any = None, end: Any = None, step: Any = 1, dtype: Any = None,
 
 
 def meshgrid(tensors: Sequence[Tensor], indexing: str = "ij") -> tuple[Tensor, ...]:
-    """``torch.meshgrid``: every 1-d input broadcast to the grid of all their lengths."""
-    ts = list(tensors)
-    if indexing not in ("ij", "xy"):
-        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
-    if indexing == "xy" and len(ts) >= 2:
-        ts[0], ts[1] = ts[1], ts[0]
-    shape = [t.numel() for t in ts]
-    out = []
-    for i, t in enumerate(ts):
-        view = [1] * len(ts)
-        view[i] = shape[i]
-        out.append(ops.expand(ops.reshape(t, view), shape))
-    if indexing == "xy" and len(out) >= 2:
-        out[0], out[1] = out[1].transpose(0, 1), out[0].transpose(0, 1)
-        out[2:] = [o.transpose(0, 1) for o in out[2:]]
-    return tuple(out)
+    """``torch.meshgrid`` as pnnx writes it: the tensors as one list."""
+    return ops.meshgrid(*tensors, indexing=indexing)
 
 
 def tuple_construct(*items: Any) -> tuple[Any, ...]:
@@ -299,7 +281,7 @@ FUNCTION_OPS: dict[str, Callable[..., Any]] = {
     "Tensor.permute": permute,
     "Tensor.repeat": repeat,
     "Tensor.slice": slice,
-    "Tensor.select": select,
+    "Tensor.select": ops.select,
     "Tensor.contiguous": contiguous,
     "Tensor.expand_as": ops.expand_as,
     "Tensor.masked_fill": ops.masked_fill,
