@@ -115,6 +115,29 @@ def test_torch_kernels_never_record_a_graph():
     w = _t(rng.standard_normal((3, 2, 3, 3))).requires_grad_()
     y, _ = TK.conv(x, w, (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
     assert y.grad_fn is None and not y.requires_grad
+    assert torch.is_grad_enabled()  # the kernel switched grad mode off only while it ran
+    with pytest.raises(RuntimeError):
+        TK.conv(x, w[:, :1], (1, 1), ((1, 1), (1, 1)), (1, 1), 1)  # channel mismatch inside torch
+    assert torch.is_grad_enabled()
+    with torch.no_grad():
+        TK.conv(x, w, (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+        assert not torch.is_grad_enabled()
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (2, 3, 4), (2, 3, 4, 5), (1, 3, 2, 2, 2)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_torch_batch_norm_eval_matches_the_reference(shape, affine):
+    x = rng.standard_normal(shape)
+    mean, var = rng.standard_normal(3), rng.uniform(0.5, 2, 3)
+    w, b = (rng.standard_normal(3), rng.standard_normal(3)) if affine else (None, None)
+    ref = REF.batch_norm_eval(x, mean, var, w, b, 1e-5)
+    sh = (1, 3) + (1,) * (x.ndim - 2)
+    expect = (x - mean.reshape(sh)) / np.sqrt(var.reshape(sh) + 1e-5)
+    if affine:
+        expect = expect * w.reshape(sh) + b.reshape(sh)
+    np.testing.assert_allclose(ref, expect, rtol=1e-12, atol=1e-12)
+    tw, tb = (_t(w), _t(b)) if affine else (None, None)
+    close(TK.batch_norm_eval(_t(x), _t(mean), _t(var), tw, tb, 1e-5), ref)
 
 
 @pytest.mark.parametrize("momentum,nesterov,wd,dampening", [(0.0, False, 0.0, 0.0), (0.9, False, 0.01, 0.1),
