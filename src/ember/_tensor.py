@@ -388,10 +388,10 @@ class Tensor:
 
     # -- operators ---------------------------------------------------------------------------------
     def __add__(self, other: Any) -> Tensor:
-        return _ops.add(self, other)
+        return _binary(_Add, self, other)
 
     def __radd__(self, other: Any) -> Tensor:
-        return _ops.add(other, self)
+        return _binary(_Add, other, self)
 
     def __sub__(self, other: Any) -> Tensor:
         return _ops.sub(self, other)
@@ -400,10 +400,10 @@ class Tensor:
         return _ops.sub(other, self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return _ops.mul(self, other)
+        return _binary(_Mul, self, other)
 
     def __rmul__(self, other: Any) -> Tensor:
-        return _ops.mul(other, self)
+        return _binary(_Mul, other, self)
 
     def __truediv__(self, other: Any) -> Tensor:
         return _ops.div(self, other)
@@ -544,7 +544,9 @@ def _is_device(a: Any) -> _bool:
 # Bound at import end: the operator layer imports Tensor, Tensor methods call operators.
 from . import ops as _ops  # noqa: E402
 from .autograd._views import _refresh_view  # noqa: E402
-from .ops._elementwise import _cast, _clone, _pin, _to_device  # noqa: E402
+from .ops._elementwise import Add as _Add  # noqa: E402
+from .ops._elementwise import Mul as _Mul  # noqa: E402
+from .ops._elementwise import _binary, _cast, _clone, _pin, _to_device  # noqa: E402
 from .ops._inplace import _inplace, _write_inplace, inplace_method  # noqa: E402
 from .ops._shape import _contiguous, _permute, _transpose  # noqa: E402
 
