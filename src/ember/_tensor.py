@@ -35,7 +35,7 @@ class Tensor:
         "_hooks",
         "_out_idx",
         "_retain",
-        "_vc",
+        "_vcl",
         "_view",
         "grad",
         "requires_grad",
@@ -54,7 +54,7 @@ class Tensor:
         self.grad: Tensor | None = None
         self._creator: Any = None
         self._out_idx = 0
-        self._vc = [0]
+        self._vcl: list[int] | None = None
         self._view: Any = None
         self._retain = False
         self._hooks: list[Callable[[Tensor], Any]] | None = None
@@ -70,13 +70,30 @@ class Tensor:
         t.grad = None
         t._creator = None
         t._out_idx = 0
-        t._vc = [0]
+        t._vcl = None
         t._view = None
         t._retain = False
         t._hooks = None
         return t
 
     # -- properties -------------------------------------------------------------------------------
+    @property
+    def _vc(self) -> list[int]:
+        """The version counter ``[version]``, shared with views and detached aliases.
+
+        Made on first use: most tensors are never written in place, shared or saved, and one list
+        fewer per result is one allocation fewer for the cyclic GC. Hot paths read ``_vcl`` (None:
+        version 0, not shared yet).
+        """
+        vc = self._vcl
+        if vc is None:
+            vc = self._vcl = [0]
+        return vc
+
+    @_vc.setter
+    def _vc(self, vc: list[int]) -> None:
+        self._vcl = vc
+
     @property
     def shape(self) -> tuple[int, ...]:
         return tuple(self._data.shape)

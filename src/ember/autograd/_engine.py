@@ -178,7 +178,7 @@ def _run(
             if vs:  # a saved input changed in place since: the slow check names it (or allows it)
                 if vs is _ZERO:
                     for a in inputs:
-                        if isinstance(a, Tensor) and a._vc[0]:
+                        if isinstance(a, Tensor) and a._vcl and a._vcl[0]:
                             node._check_versions()
                             break
                 else:

@@ -46,7 +46,7 @@ def _edges_of(args: tuple[Any, ...]) -> tuple[list[Any], int, Any]:
     zero = True
     for a in args:
         if isinstance(a, Tensor):
-            if a._vc[0]:
+            if a._vcl and a._vcl[0]:
                 zero = False
             if a.requires_grad:
                 c = a._creator
@@ -128,7 +128,7 @@ class Function:
                     if backend is not None:
                         raise _device_error(cls.__name__, args)
                     backend = b
-                if a._view is not None and a._view[2] != a._vc[0]:
+                if a._view is not None and a._view[2] != a._vcl[0]:  # type: ignore[index]
                     _refresh_view(a)
                 if a.requires_grad:
                     needs_grad = True
@@ -158,9 +158,8 @@ class Function:
         r._data = out
         r._backend = backend
         r.requires_grad = False
-        r.grad = r._creator = r._hooks = r._view = None
+        r.grad = r._creator = r._hooks = r._view = r._vcl = None
         r._out_idx = 0
-        r._vc = [0]
         r._retain = False
         if needs_grad and cls.differentiable:
             state = STATE
@@ -175,7 +174,8 @@ class Function:
                     r.requires_grad = True
                     r._creator = fn
                 if cls.saves_output:
-                    fn._out_vcs = (r._vc,)
+                    r._vcl = vc = [0]
+                    fn._out_vcs = (vc,)
                     fn._out_vs = _V0
                 return r
         if STATE.anomaly:

@@ -112,9 +112,12 @@ class Add(Op):
     def forward(self, a: Any, b: Any) -> Any:
         return self.backend.xp.add(a, b)
 
+    # which inputs get a gradient: the edges recorded with the node (a later ``detach_()`` of an input
+    # does not cut the graph already recorded, as in PyTorch)
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
-        return (sum_to(g, a._data.shape) if _req(a) else None, sum_to(g, b._data.shape) if _req(b) else None)
+        ea, eb = self._edges  # type: ignore[misc]
+        return (None if ea is None else sum_to(g, a._data.shape), None if eb is None else sum_to(g, b._data.shape))
 
     def backward_arrays(self, g: Any) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
@@ -131,12 +134,14 @@ class Sub(Op):
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
-        return (sum_to(g, a._data.shape) if _req(a) else None, sum_to(-g, b._data.shape) if _req(b) else None)
+        ea, eb = self._edges  # type: ignore[misc]
+        return (None if ea is None else sum_to(g, a._data.shape), None if eb is None else sum_to(-g, b._data.shape))
 
     def backward_arrays(self, g: Any) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
-        ga = sum_to_array(g, a._data.shape) if _req(a) else None
-        return ga, (sum_to_array(-g, b._data.shape) if _req(b) else None)
+        ea, eb = self._edges  # type: ignore[misc]
+        ga = None if ea is None else g if g.shape == a._data.shape else sum_to_array(g, a._data.shape)
+        return ga, (None if eb is None else sum_to_array(-g, b._data.shape))
 
 
 class Mul(Op):
@@ -148,7 +153,8 @@ class Mul(Op):
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
-        return (sum_to(g * b, _shape(a)) if _req(a) else None, sum_to(g * a, _shape(b)) if _req(b) else None)
+        ea, eb = self._edges  # type: ignore[misc]
+        return (None if ea is None else sum_to(g * b, _shape(a)), None if eb is None else sum_to(g * a, _shape(b)))
 
     def backward_arrays(self, g: Any) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
@@ -174,16 +180,18 @@ class Div(Op):
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
-        ga = sum_to(g / b, _shape(a)) if _req(a) else None
-        gb = sum_to(-g * a / (b * b), _shape(b)) if _req(b) else None
+        ea, eb = self._edges  # type: ignore[misc]
+        ga = None if ea is None else sum_to(g / b, _shape(a))
+        gb = None if eb is None else sum_to(-g * a / (b * b), _shape(b))
         return ga, gb
 
     def backward_arrays(self, g: Any) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
+        ea, eb = self._edges  # type: ignore[misc]
         av = a._data if isinstance(a, Tensor) else a
         bv = b._data if isinstance(b, Tensor) else b
-        ga = sum_to_array(g / bv, _shape(a)) if _req(a) else None
-        gb = sum_to_array(-g * av / (bv * bv), _shape(b)) if _req(b) else None
+        ga = None if ea is None else sum_to_array(g / bv, _shape(a))
+        gb = None if eb is None else sum_to_array(-g * av / (bv * bv), _shape(b))
         return ga, gb
 
 
