@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ._tensor import Tensor
+from .backends import get_backend
 from .record._atomic import atomic_open
 from .record._precision import as_precision
 from .record._record import Record
@@ -143,9 +144,15 @@ def _from_torch(obj: Any, place: Callable[[Tensor, str], Tensor], source: str) -
             return place(from_numpy(v), "cpu")
         if type(v).__module__.startswith("torch") and hasattr(v, "detach"):  # a torch tensor or Parameter
             a = v.detach().cpu()
-            if str(a.dtype) == "torch.bfloat16":
-                a = a.float()
-            t = place(from_numpy(a.numpy()), "cpu")
+            if str(a.dtype) == "torch.bfloat16":  # bfloat16 where the selected backend has it, else float32
+                import torch  # the object holds torch tensors: torch is here
+
+                be = get_backend(None)
+                bits = a.contiguous().view(torch.int16).numpy().view(np.uint16)
+                wide = from_numpy(a.float().numpy()) if not be.supports_bfloat16 else None
+                t = place(wide if wide is not None else Tensor._make(be.bfloat16_from_bits(bits), be), "cpu")
+            else:
+                t = place(from_numpy(a.numpy()), "cpu")
             if v.requires_grad and t.dtype.is_floating_point:
                 t.requires_grad = True
             return t

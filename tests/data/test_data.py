@@ -195,3 +195,46 @@ def test_csv_and_npz(tmp_path):
     assert len(ds) == 3
     with pytest.raises(KeyError, match=r"no arrays named \['z'\]"):
         NpzDataset(tmp_path / "d.npz", ("z",))
+
+
+def test_pin_memory_without_accelerator_warns_and_passes_batches_through():
+    ds = TensorDataset(ember.arange(12.0).reshape(6, 2), ember.arange(6))
+    if ember.accelerator.is_available():
+        pytest.skip("an accelerator is here: batches are pinned (test_pin_memory_pins_every_tensor)")
+    with pytest.warns(UserWarning, match="pin_memory=True but no accelerator"):
+        loader = DataLoader(ds, batch_size=4, pin_memory=True)
+    plain = [b for b in DataLoader(ds, batch_size=4)]
+    got = list(loader)
+    assert len(got) == 2
+    for (x, y), (px, py) in zip(got, plain, strict=True):
+        assert x.tolist() == px.tolist() and y.tolist() == py.tolist()
+        assert not x.is_pinned()
+
+
+def test_pin_memory_pins_every_tensor_of_a_batch(monkeypatch):
+    """Every tensor of a nested batch goes through Tensor.pin_memory (pinned on a CUDA machine)."""
+    import ember.data.dataloader as dl
+
+    pinned = []
+    real = ember.Tensor.pin_memory
+
+    def pin(self):
+        pinned.append(self.shape)
+        return real(self)
+
+    monkeypatch.setattr(dl, "_can_pin", lambda: True)
+    monkeypatch.setattr(ember.Tensor, "pin_memory", pin)
+
+    def collate(samples):
+        xs, ys = default_collate([s[0] for s in samples]), default_collate([s[1] for s in samples])
+        return {"x": xs, "pair": (ys, "tag")}
+
+    ds = TensorDataset(ember.ones(5, 3), ember.arange(5))
+    for workers in (0, 2):
+        pinned.clear()
+        batches = list(DataLoader(ds, batch_size=2, pin_memory=True, collate_fn=collate, num_workers=workers))
+        assert [b["x"].shape for b in batches] == [(2, 3), (2, 3), (1, 3)]
+        assert batches[0]["pair"][1] == "tag"
+        assert sorted(pinned) == sorted([(2, 3), (2,), (2, 3), (2,), (1, 3), (1,)])
+        if ember.accelerator.is_available():
+            assert all(b["x"].is_pinned() and b["pair"][0].is_pinned() for b in batches)

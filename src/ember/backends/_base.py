@@ -7,13 +7,15 @@ from typing import Any
 import numpy as np
 
 from .._device import device
-from .._dtype import DType
+from .._dtype import DType, bfloat16
+from ._kernels_activation import ActivationKernels
 from ._kernels_conv import ConvKernels
+from ._kernels_norm import NormKernels
 from ._kernels_optim import OptimKernels
 from ._kernels_pool import PoolKernels
 
 
-class Backend(ConvKernels, PoolKernels, OptimKernels):
+class Backend(ConvKernels, PoolKernels, NormKernels, ActivationKernels, OptimKernels):
     """One array library on one device.
 
     Operators compute through ``backend.xp`` — a namespace with NumPy's function names (``exp``,
@@ -75,6 +77,21 @@ class Backend(ConvKernels, PoolKernels, OptimKernels):
         if target.device.type == "cpu" and self.device.type == "cpu":
             host = np.array(host, copy=True)  # a move never shares memory across backends
         return target.astype(target.from_numpy(host), self.dtype_of(array))
+
+    def bfloat16_bits(self, array: Any) -> np.ndarray:
+        """A bfloat16 array's bits as a host uint16 array (records store them exactly)."""
+        raise self._no_bfloat16()
+
+    def bfloat16_from_bits(self, bits: np.ndarray) -> Any:
+        """The bfloat16 array whose bits are the host uint16 array ``bits``."""
+        raise self._no_bfloat16()
+
+    def _no_bfloat16(self) -> Exception:
+        try:
+            self.native_dtype(bfloat16)
+        except Exception as e:  # the backend's own DTypeError, naming one that has bfloat16
+            return e
+        return NotImplementedError(f"{self.name} backend: bfloat16 bits")
 
     def pin_memory(self, array: Any) -> Any:
         """``array`` in page-locked host memory (unchanged where the backend has no accelerator)."""

@@ -75,6 +75,12 @@ class TorchBackend(TorchKernels, Backend):
             t = t.float()
         return t.cpu().numpy()
 
+    def bfloat16_bits(self, array: torch.Tensor) -> np.ndarray:
+        return array.detach().contiguous().view(torch.int16).cpu().numpy().view(np.uint16)
+
+    def bfloat16_from_bits(self, bits: np.ndarray) -> torch.Tensor:
+        return self.from_numpy(np.ascontiguousarray(bits, dtype=np.uint16).view(np.int16)).view(torch.bfloat16)
+
     def dtype_of(self, array: torch.Tensor) -> DType:
         try:
             return _FROM_NATIVE[array.dtype]

@@ -13,6 +13,7 @@ import collections
 import contextlib
 import queue
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -72,8 +73,9 @@ class DataLoader:
     generator); ``num_workers > 0`` loads batches in threads, ``prefetch_factor`` batches per worker ahead,
     or in processes started with ``multiprocessing_context`` (the dataset and ``collate_fn`` must
     pickle for "spawn"; an IterableDataset is streamed, each worker iterating its own share).
-    ``timeout`` (seconds, 0 = none) bounds the wait for a worker process; ``pin_memory`` is accepted
-    and does nothing (no pinned memory on the CPU backends).
+    ``timeout`` (seconds, 0 = none) bounds the wait for a worker process. ``pin_memory=True`` puts every
+    tensor of a batch in page-locked memory (``Tensor.pin_memory``) for ``non_blocking`` copies to the
+    accelerator; without one it warns once and does nothing (as PyTorch does).
     """
 
     def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool = False, sampler: Any = None,
@@ -95,6 +97,13 @@ class DataLoader:
         self._iterable = isinstance(dataset, IterableDataset)
         self._pool: ThreadPoolExecutor | None = None
         self.multiprocessing_context, self.timeout, self.pin_memory = multiprocessing_context, timeout, pin_memory
+        self._pin = pin_memory and _can_pin()
+        if pin_memory and not self._pin:
+            warnings.warn(
+                "DataLoader: pin_memory=True but no accelerator is found here; batches are not pinned",
+                UserWarning,
+                stacklevel=2,
+            )
         self._procs: Any = None
         if self._iterable:
             if shuffle or sampler is not None or batch_sampler is not None:
@@ -162,6 +171,13 @@ class DataLoader:
             self._close()
 
     def __iter__(self) -> Iterator[Any]:
+        if not self._pin:
+            yield from self._batches()
+            return
+        for b in self._batches():
+            yield _pin_batch(b)
+
+    def _batches(self) -> Iterator[Any]:
         if self._iterable:
             yield from self._iter_stream()
             return
@@ -238,6 +254,26 @@ class DataLoader:
         if procs is not None:
             with contextlib.suppress(Exception):  # at interpreter exit modules may already be gone
                 procs.close()
+
+
+def _can_pin() -> bool:
+    """True when page-locked memory can help: an accelerator is usable here."""
+    from .. import accelerator
+
+    return accelerator.is_available()
+
+
+def _pin_batch(x: Any) -> Any:
+    """``x`` with every CPU tensor in it (through tuples, lists, dicts) in pinned memory."""
+    if isinstance(x, Tensor):
+        return x.pin_memory() if x.is_cpu else x
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*(_pin_batch(v) for v in x))
+    if isinstance(x, (tuple, list)):
+        return type(x)(_pin_batch(v) for v in x)
+    if isinstance(x, Mapping):
+        return {k: _pin_batch(v) for k, v in x.items()}
+    return x
 
 
 def _unbatch(x: Any) -> Any:

@@ -16,8 +16,13 @@ class PrecisionSettings:
     name: str
     float_dtype: str | None
 
-    def convert(self, arr: np.ndarray) -> tuple[np.ndarray, str]:
-        """(array to write, dtype name to record) for one item."""
+    def convert(self, arr: np.ndarray, bf16: bool = False) -> tuple[np.ndarray, str]:
+        """(array to write, dtype name to record) for one item. ``bf16``: ``arr`` holds a bfloat16 tensor's bits
+        (uint16), written as they are (as is, or in bfloat16) or widened exactly to float32 first."""
+        if bf16:
+            if self.float_dtype in (None, "bfloat16"):
+                return arr, "bfloat16"
+            arr = bf16_to_f32(arr)
         if arr.dtype.kind != "f" or self.float_dtype is None:
             return arr, str(arr.dtype)
         if self.float_dtype == "bfloat16":

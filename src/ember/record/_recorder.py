@@ -18,6 +18,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from .._dtype import bfloat16
 from .._tensor import Tensor
 from ..backends import get_backend
 from ._atomic import atomic_open
@@ -56,10 +57,18 @@ _ALIGN = 64
 _DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"}
 
 
+def _host(t: Tensor) -> tuple[np.ndarray, bool]:
+    """``t``'s values as a host array, and whether ``t`` is bfloat16 (then its bits, as uint16)."""
+    t = t.detach()
+    if t.dtype is bfloat16:
+        return t._backend.bfloat16_bits(t._data), True
+    return np.asarray(t._backend.to_numpy(t._data)), False
+
+
 def _encode_item(name: str, it: Item, precision: PrecisionSettings) -> tuple[dict[str, Any], memoryview]:
     """One item's metadata and its raw little-endian bytes (converted to ``precision``; no copy when as is)."""
-    arr = np.asarray(it.tensor.detach().cpu()._data)
-    out, dtype = precision.convert(arr)
+    arr, bf16 = _host(it.tensor)
+    out, dtype = precision.convert(arr, bf16)
     out = np.require(out, requirements="C")
     if out.dtype.byteorder == ">":
         out = out.astype(out.dtype.newbyteorder("<"))
@@ -78,15 +87,22 @@ def _entry_fields(entry: Any) -> tuple[str, str, tuple[int, ...]]:
 
 
 def _array(buf: Any, dtype: str, offset: int, nbytes: int, shape: tuple[int, ...], name: str, source: str) -> Any:
-    """The array of ``shape`` stored in ``buf[offset:offset + nbytes]`` (a view; bfloat16 widens to float32)."""
-    if dtype == "bfloat16":
-        arr = bf16_to_f32(np.frombuffer(buf, np.uint16, nbytes // 2, offset))
-    else:
-        dt = np.dtype(dtype).newbyteorder("<")
-        arr = np.frombuffer(buf, dt, nbytes // dt.itemsize, offset)
+    """The array of ``shape`` stored in ``buf[offset:offset + nbytes]`` (a view; bfloat16 as its uint16 bits)."""
+    dt = np.dtype("uint16" if dtype == "bfloat16" else dtype).newbyteorder("<")
+    arr = np.frombuffer(buf, dt, nbytes // dt.itemsize, offset)
     if arr.size != int(np.prod(shape)):
         raise RecordError(f"{source}: item {name!r} holds {arr.size} values for shape {shape}")
     return arr.reshape(shape)
+
+
+def _tensor(arr: np.ndarray, dtype: str, backend: Any) -> Tensor:
+    """``arr`` (read as ``dtype``) on ``backend``: bfloat16 items (``arr`` holds their bits) come back as
+    bfloat16 where the backend has it, else widened to float32 (exactly)."""
+    if dtype != "bfloat16":
+        return Tensor._make(backend.asarray(arr), backend)
+    if backend.supports_bfloat16:
+        return Tensor._make(backend.bfloat16_from_bits(arr), backend)
+    return Tensor._make(backend.asarray(bf16_to_f32(arr)), backend)
 
 
 def _decode_item(entry: Any, source: str, device: Any) -> tuple[str, Item]:
@@ -98,7 +114,7 @@ def _decode_item(entry: Any, source: str, device: Any) -> tuple[str, Item]:
         raise RecordError(f"{source}: malformed item entry") from None
     if zlib.crc32(data) != entry.get("crc32"):
         raise RecordError(f"{source}: item {name!r} is corrupted (CRC-32 mismatch)")
-    t = Tensor(_array(data, dtype, 0, len(data), shape, name, source).copy(), device=device)
+    t = _tensor(_array(data, dtype, 0, len(data), shape, name, source).copy(), dtype, get_backend(device))
     return name, Item(t, entry.get("id", ""), entry.get("kind", "param"))
 
 
@@ -247,7 +263,7 @@ class NamedMpkRecorder(Recorder):
             if zlib.crc32(raw) != entry.get("crc32"):
                 raise RecordError(f"{source}: item {name!r} is corrupted (CRC-32 mismatch at byte {pos})")
             arr = _array(buf, dtype, pos, nbytes, shape, name, source)
-            t = Tensor._make(backend.asarray(arr), backend)  # a view of ``buf`` on the CPU
+            t = _tensor(arr, dtype, backend)  # a view of ``buf`` on the CPU (bfloat16 aside)
             items[name] = Item(t, entry.get("id", ""), entry.get("kind", "param"))
             pos += nbytes
         if not ended or len(items) != header.get("n_items"):
@@ -340,14 +356,15 @@ class SafetensorsRecorder(Recorder):
     def write(self, record: Record, f: IO[bytes], precision: PrecisionSettings) -> None:
         from safetensors.numpy import save
 
-        if precision.float_dtype == "bfloat16":
-            raise ValueError("SafetensorsRecorder: bfloat16 is not available through safetensors' NumPy API; "
-                             "use precision 'half' or 'full', or the MessagePack recorder")  # fmt: skip
         arrays = {}
         for name, it in record.items.items():  # safetensors needs every array at once
-            arrays[name] = np.require(
-                precision.convert(np.asarray(it.tensor.detach().cpu()._data))[0], requirements="C"
-            )
+            arr, bf16 = _host(it.tensor)
+            out, dtype = precision.convert(arr, bf16)
+            if dtype == "bfloat16":
+                raise ValueError(f"SafetensorsRecorder: bfloat16 (item {name!r}) is not available through "
+                                 "safetensors' NumPy API; use precision 'half' or 'full', or the MessagePack "
+                                 "recorder")  # fmt: skip
+            arrays[name] = np.require(out, requirements="C")
         meta = _header(self.fmt, record, precision)
         meta["ids"] = json.dumps({k: it.id for k, it in record.items.items()})
         meta["kinds"] = json.dumps({k: it.kind for k, it in record.items.items()})
