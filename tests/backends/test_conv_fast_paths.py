@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import ember
-import ember._threads as threads_mod
 import ember.backends._kernels_threads as kt
 import ember.nn.functional as F
 from ember.backends._kernels_winograd import wino_ok
@@ -20,7 +19,7 @@ rng = np.random.default_rng(3)
 def split(monkeypatch):
     """Three threads and tiny parts, so that every parallel kernel really splits its work."""
     monkeypatch.setattr(kt, "_MIN_PART", 8)
-    monkeypatch.setattr(threads_mod, "_num_threads", 3)
+    monkeypatch.setattr(kt, "kernel_threads", lambda: 3)
 
 
 SHAPES = [  # x shape, out channels, pads
@@ -118,9 +117,9 @@ def _kernel_results():
 
 
 def test_threaded_kernels_give_the_arrays_of_one_thread(monkeypatch):
-    monkeypatch.setattr(threads_mod, "_num_threads", 1)
+    monkeypatch.setattr(kt, "kernel_threads", lambda: 1)
     one = _kernel_results()
     monkeypatch.setattr(kt, "_MIN_PART", 8)
-    monkeypatch.setattr(threads_mod, "_num_threads", 3)
+    monkeypatch.setattr(kt, "kernel_threads", lambda: 3)
     for a, b in zip(_kernel_results(), one, strict=True):
         np.testing.assert_array_equal(a, b)

@@ -1,7 +1,9 @@
-"""Independent parts of a kernel's work on a few threads: NumPy releases the GIL inside its loops, so the
-copies and elementwise passes of the convolution transforms use every core (the BLAS threads its products
-itself). The thread count follows ``ember.set_num_threads``, else ``OMP_NUM_THREADS`` and friends, else the
-CPUs this process may run on (at most 8); 1 turns it off.
+"""Independent parts of a kernel's work on a few threads (NumPy releases the GIL inside its loops).
+
+Off by default: on the 2-core machine, idle, every split kernel measured slower on 2 threads than on one
+(im2col of LeNet conv1 0.52 -> 0.59 ms, col2im of conv2 1.22 -> 1.64 ms, Winograd input transform of the
+3x3 stack 2.04 -> 2.08 ms; medians of 40 interleaved runs). ``EMBER_KERNEL_THREADS=N`` turns it on (for
+machines with more cores, where it is yet to be measured).
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from typing import Any
 
 #: elements per part below which a thread costs more than it saves
 _MIN_PART = 1 << 16
-_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 _state = threading.local()  # .busy: this thread is running a part (then nested calls run serially)
 _lock = threading.Lock()
@@ -25,23 +26,13 @@ _pool_key: tuple[int, int] = (0, 0)  # (pid, workers) of the pool: a forked chil
 
 @functools.cache
 def _default_threads() -> int:
-    for var in _ENV:
-        v = os.environ.get(var, "")
-        if v.isdigit() and int(v) > 0:
-            return min(int(v), 8)
-    try:
-        n = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        n = os.cpu_count() or 1
-    return max(1, min(n, 8))
+    v = os.environ.get("EMBER_KERNEL_THREADS", "")
+    return max(1, min(int(v), 8)) if v.isdigit() else 1
 
 
 def kernel_threads() -> int:
-    """How many threads :func:`parallel` uses."""
-    from .. import _threads
-
-    n = _threads._num_threads
-    return min(n, 8) if n is not None else _default_threads()
+    """How many threads :func:`parallel` uses (1 unless ``EMBER_KERNEL_THREADS`` asks for more)."""
+    return _default_threads()
 
 
 def _get_pool(workers: int) -> ThreadPoolExecutor:
