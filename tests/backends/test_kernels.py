@@ -192,3 +192,18 @@ def test_torch_random_numbers_are_drawn_on_the_device_and_seeded():
     assert k.dtype == torch.int64 and int(k.min()) == 3 and int(k.max()) == 6
     gen = np.random.default_rng(9)
     assert not torch.equal(be.normal(gen, (5,), ember.float32), be.normal(gen, (5,), ember.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_torch_relu_backward_matches_the_reference(dtype):
+    y = np.maximum(rng.standard_normal((3, 4, 5)), 0).astype(dtype)
+    y[0, 0, :2] = 0.0  # exact zeros get no gradient, as in PyTorch
+    g = rng.standard_normal((3, 4, 5)).astype(dtype)
+    out = TK.relu_backward(_t(g), _t(y))
+    assert out.dtype == _t(g).dtype
+    close(out, REF.relu_backward(g, y), tol=0)
+    gb = np.broadcast_to(g[:1], y.shape)  # a broadcast gradient (a view with stride 0)
+    close(TK.relu_backward(torch.from_numpy(g[:1]).expand(y.shape), _t(y)), REF.relu_backward(gb, y), tol=0)
+    yt = torch.tensor([float("nan"), 1.0, -0.0]).requires_grad_()  # NaN passes the gradient, as PyTorch's relu
+    torch.relu(yt).backward(torch.full((3,), 2.0))
+    assert torch.equal(TK.relu_backward(torch.full((3,), 2.0), torch.relu(yt.detach())), yt.grad)

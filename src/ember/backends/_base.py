@@ -8,13 +8,14 @@ import numpy as np
 
 from .._device import device
 from .._dtype import DType, bfloat16
+from ._kernels_activation import ActivationKernels
 from ._kernels_conv import ConvKernels
 from ._kernels_norm import NormKernels
 from ._kernels_optim import OptimKernels
 from ._kernels_pool import PoolKernels
 
 
-class Backend(ConvKernels, PoolKernels, NormKernels, OptimKernels):
+class Backend(ConvKernels, PoolKernels, NormKernels, ActivationKernels, OptimKernels):
     """One array library on one device.
 
     Operators compute through ``backend.xp`` — a namespace with NumPy's function names (``exp``,
