@@ -35,7 +35,7 @@ class Tensor:
         "_hooks",
         "_out_idx",
         "_retain",
-        "_vc",
+        "_vcl",
         "_view",
         "grad",
         "requires_grad",
@@ -54,7 +54,7 @@ class Tensor:
         self.grad: Tensor | None = None
         self._creator: Any = None
         self._out_idx = 0
-        self._vc = [0]
+        self._vcl: list[int] | None = None
         self._view: Any = None
         self._retain = False
         self._hooks: list[Callable[[Tensor], Any]] | None = None
@@ -70,13 +70,30 @@ class Tensor:
         t.grad = None
         t._creator = None
         t._out_idx = 0
-        t._vc = [0]
+        t._vcl = None
         t._view = None
         t._retain = False
         t._hooks = None
         return t
 
     # -- properties -------------------------------------------------------------------------------
+    @property
+    def _vc(self) -> list[int]:
+        """The version counter ``[version]``, shared with views and detached aliases.
+
+        Made on first use: most tensors are never written in place, shared or saved, and one list
+        fewer per result is one allocation fewer for the cyclic GC. Hot paths read ``_vcl`` (None:
+        version 0, not shared yet).
+        """
+        vc = self._vcl
+        if vc is None:
+            vc = self._vcl = [0]
+        return vc
+
+    @_vc.setter
+    def _vc(self, vc: list[int]) -> None:
+        self._vcl = vc
+
     @property
     def shape(self) -> tuple[int, ...]:
         return tuple(self._data.shape)
@@ -388,10 +405,10 @@ class Tensor:
 
     # -- operators ---------------------------------------------------------------------------------
     def __add__(self, other: Any) -> Tensor:
-        return _ops.add(self, other)
+        return _binary(_Add, self, other)
 
     def __radd__(self, other: Any) -> Tensor:
-        return _ops.add(other, self)
+        return _binary(_Add, other, self)
 
     def __sub__(self, other: Any) -> Tensor:
         return _ops.sub(self, other)
@@ -400,10 +417,10 @@ class Tensor:
         return _ops.sub(other, self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return _ops.mul(self, other)
+        return _binary(_Mul, self, other)
 
     def __rmul__(self, other: Any) -> Tensor:
-        return _ops.mul(other, self)
+        return _binary(_Mul, other, self)
 
     def __truediv__(self, other: Any) -> Tensor:
         return _ops.div(self, other)
@@ -544,7 +561,9 @@ def _is_device(a: Any) -> _bool:
 # Bound at import end: the operator layer imports Tensor, Tensor methods call operators.
 from . import ops as _ops  # noqa: E402
 from .autograd._views import _refresh_view  # noqa: E402
-from .ops._elementwise import _cast, _clone, _pin, _to_device  # noqa: E402
+from .ops._elementwise import Add as _Add  # noqa: E402
+from .ops._elementwise import Mul as _Mul  # noqa: E402
+from .ops._elementwise import _binary, _cast, _clone, _pin, _to_device  # noqa: E402
 from .ops._inplace import _inplace, _write_inplace, inplace_method  # noqa: E402
 from .ops._shape import _contiguous, _permute, _transpose  # noqa: E402
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from .._tensor import Tensor
+from ._function import _ZERO
 from ._grad_mode import STATE, set_grad_enabled
 from ._views import _refresh_view
 
@@ -154,8 +155,10 @@ def _run(
         slot[i] = g if slot[i] is None else slot[i] + g
 
     with set_grad_enabled(create_graph):
-        while heap:
-            node = heapq.heappop(heap)[2]
+        node = None  # the next node, when it can run without going through the heap
+        while node is not None or heap:
+            if node is None:
+                node = heapq.heappop(heap)[2]
             grads = pending.pop(node)
             inputs = node.inputs
             if inputs is None:
@@ -173,10 +176,16 @@ def _run(
                         capture[key] = _wrap(grads[i], be) if arrays else grads[i]
             vs = node._versions
             if vs:  # a saved input changed in place since: the slow check names it (or allows it)
-                for a, v in zip(inputs, vs):
-                    if v >= 0 and a._vc[0] != v:
-                        node._check_versions()
-                        break
+                if vs is _ZERO:
+                    for a in inputs:
+                        if isinstance(a, Tensor) and a._vcl and a._vcl[0]:
+                            node._check_versions()
+                            break
+                else:
+                    for a, v in zip(inputs, vs):
+                        if v >= 0 and a._vc[0] != v:
+                            node._check_versions()
+                            break
             if arrays:
                 fast = type(node).backward_arrays
                 if fast is not None:
@@ -197,6 +206,7 @@ def _run(
             edges = node._edges
             if len(out) < len(edges):
                 raise RuntimeError(f"{node.name}: backward returned {len(out)} gradients for {len(inputs)} inputs")
+            nxt = None
             for inp, e, g in zip(inputs, edges, out):
                 if g is None or e is None:
                     continue
@@ -207,19 +217,27 @@ def _run(
                     raise TypeError(f"{node.name}: backward must return Tensors or None, got {type(g).__name__}")
                 elif g._data.shape != inp._data.shape:
                     raise _shape_error(node, g.shape, inp)
-                c, i = e  # the edge captured at record time: later in-place ops do not move it
-                if c is None:
-                    if arrays:
-                        g = _wrap(g, i._backend)  # the input's backend (ToDevice changes it)
-                    if i._hooks:
-                        g = _run_hooks(i._hooks, g)
-                    on_leaf(i, g)
-                    continue
+                # the edge captured at record time (later in-place ops do not move it): the creator
+                # (output 0), (creator, index), or (None, leaf)
+                if e.__class__ is tuple:
+                    c, i = e
+                    if c is None:
+                        if arrays:
+                            g = _wrap(g, i._backend)  # the input's backend (ToDevice changes it)
+                        if i._hooks:
+                            g = _run_hooks(i._hooks, g)
+                        on_leaf(i, g)
+                        continue
+                else:
+                    c, i = e, 0
                 slot = pending.get(c)
                 if slot is None:
                     if c.n_out == 1:
                         pending[c] = [g]
-                        heapq.heappush(heap, (-c.generation, next(counter), c))
+                        if nxt is None:
+                            nxt = c
+                        else:
+                            heapq.heappush(heap, (-c.generation, next(counter), c))
                         continue
                     slot = pending[c] = [None] * c.n_out
                     heapq.heappush(heap, (-c.generation, next(counter), c))
@@ -229,6 +247,13 @@ def _run(
                 node._edges = None
                 if node._outs:
                     node._outs = ()
+            # Run the first newly reached node next, skipping the heap, when no waiting node has a
+            # higher generation: every node that could still send it a gradient (a consumer of its
+            # output has a higher generation) has run, as in generation order.
+            if nxt is not None and heap and -heap[0][0] > nxt.generation:
+                heapq.heappush(heap, (-nxt.generation, next(counter), nxt))
+                nxt = None
+            node = nxt
 
 
 def _shape_error(node: Any, shape: Any, inp: Tensor) -> RuntimeError:

@@ -20,7 +20,45 @@ from ._grad_mode import STATE
 
 __all__ = ["Function", "Op", "FunctionCtx"]
 
-_new_tensor = object.__new__
+_new_tensor = _new_object = object.__new__
+
+
+class _AllZero:
+    """``Function._versions`` when every Tensor input was at version 0 (the usual case: nothing stored)."""
+
+    def __repr__(self) -> str:
+        return "<all inputs at version 0>"
+
+
+_ZERO: Any = _AllZero()
+_V0 = (0,)
+
+
+def _edges_of(args: tuple[Any, ...]) -> tuple[list[Any], int, Any]:
+    """A node's record of its inputs, taken now: ``(edges, generation, versions)``.
+
+    Per input its edge: ``None`` (no gradient), the creator node (output 0), ``(creator, index)``, or
+    ``(None, leaf)``. An in-place op later gives the tensor a new history; the node keeps the edge to
+    the version it consumed. ``versions``: ``_ZERO``, or per input its version (-1: not a Tensor).
+    """
+    edges: list[Any] = []
+    generation = 0
+    zero = True
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._vcl and a._vcl[0]:
+                zero = False
+            if a.requires_grad:
+                c = a._creator
+                if c is None:
+                    edges.append((None, a))
+                    continue
+                edges.append(c if a._out_idx == 0 else (c, a._out_idx))
+                if c.generation >= generation:
+                    generation = c.generation + 1
+                continue
+        edges.append(None)
+    return edges, generation, (_ZERO if zero else tuple(a._vc[0] if isinstance(a, Tensor) else -1 for a in args))
 
 
 def _device_error(name: str, args: tuple[Any, ...]) -> RuntimeError:
@@ -67,9 +105,12 @@ class Function:
     n_out: int = 1
     _out_refs: dict[int, Any] | None = None
     _trace: list[str] | None = None
-    _versions: list[int] | tuple[()] = ()
-    _out_vcs: tuple[tuple[list[int], int], ...] = ()
+    _versions: Any = ()  # saves_inputs: _ZERO or per input its version then (-1: not a Tensor)
+    #: saves_output: per output its version counter and the version its saved value belongs to
+    _out_vcs: tuple[list[int], ...] = ()
+    _out_vs: tuple[int, ...] = ()
     _outs: tuple[Any, ...] = ()
+    _saved: tuple[Any, ...]  # user Functions: ``save_for_backward``
     #: where each input's gradient goes, captured when the node was recorded (an in-place op later
     #: gives the tensor a new history; this node keeps the edge to the version it consumed)
     _edges: list[Any] | None = None
@@ -79,10 +120,7 @@ class Function:
         """Run the operator on ``args`` and, when a gradient is needed, record this node."""
         backend = None
         needs_grad = False
-        generation = 0
         arrays = []
-        edges: list[Any] = []  # per input, captured now: (node, output index), (None, leaf) or None
-        versions: list[int] = []  # per input: its version now (-1: not a Tensor)
         for a in args:
             if isinstance(a, Tensor):
                 b = a._backend
@@ -90,109 +128,104 @@ class Function:
                     if backend is not None:
                         raise _device_error(cls.__name__, args)
                     backend = b
-                v = a._vc[0]
-                if a._view is not None and a._view[2] != v:
+                if a._view is not None and a._view[2] != a._vcl[0]:  # type: ignore[index]
                     _refresh_view(a)
-                arrays.append(a._data)
-                versions.append(v)
                 if a.requires_grad:
                     needs_grad = True
-                    c = a._creator
-                    if c is None:
-                        edges.append((None, a))
-                    else:
-                        edges.append((c, a._out_idx))
-                        if c.generation >= generation:
-                            generation = c.generation + 1
-                else:
-                    edges.append(None)
+                arrays.append(a._data)
             else:
                 arrays.append(a)
-                edges.append(None)
-                versions.append(-1)
         if backend is None:
             from ..backends import get_backend
 
             backend = get_backend(kwargs.pop("device", None))
-        fn = cls.__new__(cls)
+        fn = _new_object(cls)
         fn.backend = backend
-        state = STATE
-        if cls._array_io:
-            out = fn.forward(*arrays, **kwargs)
-            backend = fn.backend  # an op may move its result (ToDevice)
-            if out.__class__ is not tuple:
-                if out.__class__ is not backend.array_type:
-                    out = backend.asarray(out)
-                r = _new_tensor(Tensor)
-                r._data = out
-                r._backend = backend
-                r.requires_grad = False
-                r.grad = r._creator = r._hooks = None
-                r._out_idx = 0
-                r._vc = [0]
-                r._view = None
-                r._retain = False
-                if needs_grad and state.enabled and cls.differentiable:
-                    if state.anomaly:
-                        return fn._record_slow(args, edges, (r,), generation)[0]
-                    fn.inputs = args
-                    fn._edges = edges
-                    fn.generation = generation
-                    if cls.saves_inputs:
-                        fn._versions = versions
-                    if out.dtype in backend.float_dtypes:
-                        r.requires_grad = True
-                        r._creator = fn
-                    if cls.saves_output:
-                        fn._out_vcs = ((r._vc, 0),)
-                elif state.anomaly:
-                    from ._anomaly import check_forward
-
-                    check_forward(cls.__name__, (r,))
-                return r
+        if not cls._array_io:
+            rec = _edges_of(args) if needs_grad else None  # before forward: it may write its inputs
+            single, results = fn._apply_tensors(args, kwargs)
+            results = fn._finish(args, results, needs_grad, rec)
+            return results[0] if single else results
+        out = fn.forward(*arrays, **kwargs)
+        backend = fn.backend  # an op may move its result (ToDevice)
+        if out.__class__ is tuple:
             atype = backend.array_type
             results = tuple(Tensor._make(o if o.__class__ is atype else backend.asarray(o), backend) for o in out)
-            single = False
-        else:
-            from ._grad_mode import no_grad
-
-            fn._saved = ()
-            with no_grad():
-                out = fn.forward(fn, *[a.detach() if isinstance(a, Tensor) else a for a in args], **kwargs)
-            single = not isinstance(out, tuple)
-            outs = (out,) if single else out
-            results = tuple(o if isinstance(o, Tensor) else Tensor._make(backend.asarray(o), backend) for o in outs)
-        if needs_grad and state.enabled and cls.differentiable:
-            results = fn._record_slow(args, edges, results, generation)
-        elif state.anomaly:
+            return fn._finish(args, results, needs_grad)
+        if out.__class__ is not backend.array_type:
+            out = backend.asarray(out)
+        r = _new_tensor(Tensor)
+        r._data = out
+        r._backend = backend
+        r.requires_grad = False
+        r.grad = r._creator = r._hooks = r._view = r._vcl = None
+        r._out_idx = 0
+        r._retain = False
+        if needs_grad and cls.differentiable:
+            state = STATE
+            if state.enabled:
+                if state.anomaly:
+                    return fn._finish(args, (r,), needs_grad)[0]
+                fn.inputs = args
+                fn._edges, fn.generation, versions = _edges_of(args)
+                if cls.saves_inputs:
+                    fn._versions = versions
+                if out.dtype in backend.float_dtypes:
+                    r.requires_grad = True
+                    r._creator = fn
+                if cls.saves_output:
+                    r._vcl = vc = [0]
+                    fn._out_vcs = (vc,)
+                    fn._out_vs = _V0
+                return r
+        if STATE.anomaly:
             from ._anomaly import check_forward
 
-            check_forward(cls.__name__, results)
-        return results[0] if single else results
+            check_forward(cls.__name__, (r,))
+        return r
 
-    def _record_slow(
-        self, args: tuple[Any, ...], edges: list[Any], results: tuple[Tensor, ...], generation: int
+    def _apply_tensors(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, tuple[Tensor, ...]]:
+        """A user Function's forward, on detached Tensors: ``(single output?, results)``."""
+        from ._grad_mode import no_grad
+
+        self._saved = ()
+        with no_grad():
+            out = self.forward(self, *[a.detach() if isinstance(a, Tensor) else a for a in args], **kwargs)
+        single = not isinstance(out, tuple)
+        outs = (out,) if single else out
+        be = self.backend
+        return single, tuple(o if isinstance(o, Tensor) else Tensor._make(be.asarray(o), be) for o in outs)
+
+    def _finish(
+        self, args: tuple[Any, ...], results: tuple[Tensor, ...], needs_grad: bool, rec: Any = None
     ) -> tuple[Tensor, ...]:
         """Record this node for several outputs, user Functions, or in anomaly mode."""
         cls = type(self)
-        if STATE.anomaly:
+        state = STATE
+        if not (needs_grad and state.enabled and cls.differentiable):
+            if state.anomaly:
+                from ._anomaly import check_forward
+
+                check_forward(cls.__name__, results)
+            return results
+        if state.anomaly:
             from ._anomaly import check_forward
 
             check_forward(cls.__name__, results)
             self._trace = traceback.format_stack()[:-3]
         self.inputs = args
-        self._edges = edges
-        self.generation = generation
+        self._edges, self.generation, versions = rec or _edges_of(args)
         self.n_out = len(results)
         if cls.saves_inputs:
-            self._versions = [a._vc[0] if isinstance(a, Tensor) else -1 for a in args]
+            self._versions = versions
         for i, r in enumerate(results):
             if r._data.dtype in r._backend.float_dtypes:
                 r.requires_grad = True
                 r._creator = self
                 r._out_idx = i
         if cls.saves_output:
-            self._out_vcs = tuple((r._vc, r._vc[0]) for r in results)
+            self._out_vcs = tuple(r._vc for r in results)
+            self._out_vs = (0,) * len(results)
         return results
 
     # -- what subclasses define ----------------------------------------------------------------
@@ -239,29 +272,28 @@ class Function:
     #: engine uses it when no graph of the backward pass is wanted (``backward`` stays the reference).
     backward_arrays: Any = None
 
-    def out_array(self, i: int = 0) -> Any:
-        """Output ``i`` as an array for ``backward_arrays`` (checked against in-place changes)."""
-        vc, v = self._out_vcs[i]
+    def _saved_output_check(self, i: int) -> None:
+        vc, v = self._out_vcs[i], self._out_vs[i]
         if vc[0] != v:
             raise RuntimeError(
                 f"{type(self).__name__}: its output {i} was modified in place (version {vc[0]}, "
                 f"expected {v}) before backward; use an out-of-place operation instead"
             )
+
+    def out_array(self, i: int = 0) -> Any:
+        """Output ``i`` as an array for ``backward_arrays`` (checked against in-place changes)."""
+        if self._out_vcs[i][0] != self._out_vs[i]:
+            self._saved_output_check(i)
         return self._outs[i]
 
     def output(self, i: int = 0) -> Tensor:
         """Output ``i`` as a Tensor for use in backward (connected to this node for higher order)."""
-        vc, v = self._out_vcs[i]
-        if vc[0] != v:
-            raise RuntimeError(
-                f"{type(self).__name__}: its output {i} was modified in place (version {vc[0]}, "
-                f"expected {v}) before backward; use an out-of-place operation instead"
-            )
+        self._saved_output_check(i)
         ref = self._out_refs.get(i) if self._out_refs else None
         t = ref() if ref is not None else None
         if t is None:
             t = Tensor._make(self.backend.asarray(self._outs[i]), self.backend)
-            t._vc = vc
+            t._vc = self._out_vcs[i]
             t.requires_grad = True
             t._creator = self
             t._out_idx = i
@@ -283,7 +315,10 @@ class Function:
     def _check_versions(self) -> None:
         if not self.saves_inputs or self.inputs is None:
             return
-        for i, (a, v) in enumerate(zip(self.inputs, self._versions, strict=True)):
+        vs = self._versions
+        if vs is _ZERO:
+            vs = [0 if isinstance(a, Tensor) else -1 for a in self.inputs]
+        for i, (a, v) in enumerate(zip(self.inputs, vs, strict=True)):
             if v >= 0 and a._vc[0] != v and self.value_needed(i):
                 raise RuntimeError(
                     f"{type(self).__name__}: input {i} of shape {a.shape} was modified by an in-place "
@@ -300,19 +335,8 @@ class Function:
 
 def record_node(node: Function, inputs: tuple[Any, ...], out: Tensor) -> None:
     """Record ``node`` (built by hand, its forward already done) as the creator of ``out``."""
-    edges: list[Any] = []
-    generation = 0
-    for a in inputs:
-        if isinstance(a, Tensor) and a.requires_grad:
-            c = a._creator
-            edges.append((None, a) if c is None else (c, a._out_idx))
-            if c is not None and c.generation >= generation:
-                generation = c.generation + 1
-        else:
-            edges.append(None)
     node.inputs = inputs
-    node._edges = edges
-    node.generation = generation
+    node._edges, node.generation, _ = _edges_of(inputs)
     out._creator, out._out_idx, out.requires_grad = node, 0, True
 
 

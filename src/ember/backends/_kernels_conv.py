@@ -11,7 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ._kernels_threads import parallel
 from ._kernels_util import Ints, Pads, Workspace, ndindex, out_shape
+from ._kernels_winograd import WinogradKernels, WinoSaved, wino_ok
 
 #: the weight gradient sums over N * prod(out) in chunks of this many columns (faster in cache)
 _K_CHUNK = 2048
@@ -27,8 +29,9 @@ def _shift(off: int, k_d: int, s: int, lo: int, n: int, o: int) -> tuple[int, in
     return j0, j1, j0 * s + base
 
 
-class ConvKernels:
-    """Convolution kernels written against ``self.xp`` (NumPy's names)."""
+class ConvKernels(WinogradKernels):
+    """Convolution kernels written against ``self.xp`` (NumPy's names); 3x3 stride-1 convolutions with
+    enough channels and pixels go through Winograd F(2x2, 3x3) (``_kernels_winograd``)."""
 
     xp: Any
     _ws: Workspace | None = None
@@ -42,16 +45,27 @@ class ConvKernels:
     # -- im2col / col2im ---------------------------------------------------------------------
     def _im2col(self, x: Any, k: Ints, s: Any, pads: Pads, d: Any) -> tuple[Any, Ints]:
         """Columns (C, *k, N, *out) from the workspace (give them back when done) and ``out``."""
-        sp = len(k)
         n, c = x.shape[:2]
         spatial = tuple(x.shape[2:])
         out = out_shape(spatial, k, s, pads, d)
         cols = self.workspace.take((c, *k, n, *out), x.dtype)
         xt = x.swapaxes(0, 1)  # (C, N, *spatial)
+
+        def part(a: int, b: int) -> None:  # batch entries a:b (channels a:b for a batch of one)
+            sl = (slice(None), slice(a, b)) if n > 1 else (slice(a, b), slice(None))
+            self._im2col_part(xt[sl], cols, sl, k, s, pads, d, out)
+
+        parallel(self.xp, n if n > 1 else c, cols.size, part)
+        return cols, out
+
+    @staticmethod
+    def _im2col_part(xt: Any, cols: Any, sl: Any, k: Ints, s: Any, pads: Pads, d: Any, out: Ints) -> None:
+        """The columns ``cols[:, *k][sl]`` of ``xt`` (the input's channels and batch entries ``sl``)."""
+        spatial = tuple(xt.shape[2:])
         for off in ndindex(k):
-            block = cols[(slice(None), *off)]  # (C, N, *out)
+            block = cols[(slice(None), *off)][sl]  # (C, N, *out)
             dst, src = [slice(None), slice(None)], [slice(None), slice(None)]
-            for i in range(sp):
+            for i in range(len(k)):
                 j0, j1, p0 = _shift(off[i], d[i], s[i], pads[i][0], spatial[i], out[i])
                 dst.append(slice(j0, j1))
                 src.append(slice(p0, p0 + (j1 - j0 - 1) * s[i] + 1, s[i]) if j1 > j0 else slice(0, 0))
@@ -60,7 +74,6 @@ class ConvKernels:
                 if j1 < out[i]:
                     block[(slice(None),) * (2 + i) + (slice(j1, None),)] = 0
             block[tuple(dst)] = xt[tuple(src)]
-        return cols, out
 
     def _col2im(self, cols: Any, shape: Ints, k: Ints, s: Any, pads: Pads, d: Any) -> Any:
         """Adjoint of ``_im2col``: add ``cols`` (C, *k, N, *out) into a new (N, C, *spatial) array."""
@@ -69,8 +82,10 @@ class ConvKernels:
         out = tuple(cols.shape[2 + sp :])
         res = self.xp.zeros(shape, dtype=cols.dtype)
         rt = res.swapaxes(0, 1)
+        n = shape[0]
+        moves = []  # (destination, source) slices per kernel offset that reaches the input
         for off in ndindex(k):
-            dst, src = [slice(None), slice(None)], [slice(None), slice(None)]
+            dst, src = [slice(None), slice(None)], [slice(None), *off, slice(None)]  # src: of cols (C, *k, N, *out)
             for i in range(sp):
                 j0, j1, p0 = _shift(off[i], d[i], s[i], pads[i][0], spatial[i], out[i])
                 if j1 <= j0:
@@ -78,7 +93,16 @@ class ConvKernels:
                 src.append(slice(j0, j1))
                 dst.append(slice(p0, p0 + (j1 - j0 - 1) * s[i] + 1, s[i]))
             else:
-                rt[tuple(dst)] += cols[(slice(None), *off)][tuple(src)]
+                moves.append((tuple(dst), tuple(src)))
+
+        def part(a: int, b: int) -> None:  # batch entries a:b (channels a:b for a batch of one)
+            sl = (slice(None), slice(a, b)) if n > 1 else (slice(a, b), slice(None))
+            r, cs = rt[sl], cols[(sl[0], *(slice(None),) * sp, sl[1])]
+            for dst, src in moves:
+                view = r[dst]
+                view += cs[src]
+
+        parallel(self.xp, n if n > 1 else shape[1], cols.size, part)
         return res
 
     # -- convolution ---------------------------------------------------------------------------
@@ -94,7 +118,15 @@ class ConvKernels:
         bias: Any = None,
     ) -> tuple[Any, Any]:
         """Cross-correlation of ``x`` with ``w`` (plus ``bias`` per output channel): ``(y, saved)``;
-        ``saved`` feeds :meth:`conv_backward` (the im2col columns when ``save``, else ``None``)."""
+        ``saved`` feeds :meth:`conv_backward` (the im2col columns or Winograd tiles when ``save``, else ``None``)."""
+        if wino_ok(x, w.shape, stride, dilation, groups):
+            return self.wino_conv(x, w, pads, bias, save)
+        return self._conv_im2col(x, w, stride, pads, dilation, groups, save, bias)
+
+    def _conv_im2col(
+        self, x: Any, w: Any, stride: Ints, pads: Pads, dilation: Ints, groups: int, save: bool, bias: Any
+    ) -> tuple[Any, Any]:
+        """:meth:`conv` by im2col and one matrix product per group (every geometry)."""
         xp, ws = self.xp, self.workspace
         k = tuple(w.shape[2:])
         cols, out = self._im2col(x, k, stride, pads, dilation)
@@ -116,10 +148,15 @@ class ConvKernels:
             y = tmp.reshape((1, o, *out))
         else:
             y = xp.empty((n, o, *out), dtype=x.dtype)
-            if b is None:
-                y.swapaxes(0, 1)[...] = tmp.reshape((o, n, *out))
-            else:  # the bias is added during the copy into (N, O, *out) order
-                xp.add(tmp.reshape((o, n, *out)), b, out=y.swapaxes(0, 1))
+            yt, t3 = y.swapaxes(0, 1), tmp.reshape((o, n, *out))
+
+            def part(a: int, c: int) -> None:  # output channels a:c, in (N, O, *out) order
+                if b is None:
+                    yt[a:c] = t3[a:c]
+                else:  # the bias is added during the copy
+                    xp.add(t3[a:c], b[a:c], out=yt[a:c])
+
+            parallel(xp, o, y.size, part)
             ws.give(tmp)
         if save:
             return y, cols
@@ -132,7 +169,12 @@ class ConvKernels:
         if n == 1:
             return self.xp.ascontiguousarray(g).reshape(o, -1), False
         gt = self.workspace.take((o, n, *g.shape[2:]), g.dtype)
-        gt[...] = g.swapaxes(0, 1)
+        gs = g.swapaxes(0, 1)
+
+        def part(a: int, b: int) -> None:
+            gt[a:b] = gs[a:b]
+
+        parallel(self.xp, o, gt.size, part)
         return gt.reshape(o, -1), True
 
     def conv_transpose(
@@ -194,6 +236,9 @@ class ConvKernels:
         self, x: Any, g: Any, stride: Ints, pads: Pads, dilation: Ints, groups: int, w_shape: Ints, saved: Any = None
     ) -> Any:
         """The adjoint of :meth:`conv` in its weight: ``(x, g) -> dL/dw`` of shape ``w_shape``."""
+        if isinstance(saved, WinoSaved):  # (the tiles serve conv_backward; here the columns are recomputed)
+            self.workspace.give(saved.v)
+            saved = None
         cols = saved if saved is not None else self._im2col(x, tuple(w_shape[2:]), stride, pads, dilation)[0]
         gt, pooled = self._rows(g)
         gw = self._weight_from(cols.reshape(-1, gt.shape[1]), gt, groups, w_shape)
@@ -233,6 +278,23 @@ class ConvKernels:
         weight_grad: bool = True,
     ) -> tuple[Any, Any]:
         """Both gradients of :meth:`conv` at once, ``(dL/dx or None, dL/dw or None)``; consumes ``saved``."""
+        if isinstance(saved, WinoSaved) or (saved is None and wino_ok(x, w.shape, stride, dilation, groups)):
+            return self.wino_backward(g, x, w, saved, pads, input_grad, weight_grad)
+        return self._conv_backward_im2col(g, x, w, saved, stride, pads, dilation, groups, input_grad, weight_grad)
+
+    def _conv_backward_im2col(
+        self,
+        g: Any,
+        x: Any,
+        w: Any,
+        saved: Any,
+        stride: Ints,
+        pads: Pads,
+        dilation: Ints,
+        groups: int,
+        input_grad: bool,
+        weight_grad: bool,
+    ) -> tuple[Any, Any]:
         gx = gw = None
         if input_grad and self._flip_ok(w, g.shape, x.shape, stride, pads, dilation, groups):
             gx, input_grad = self._input_grad_by_conv(g, w, pads, dilation, groups), False

@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from ._kernels_conv import _shift
+from ._kernels_threads import parallel
 from ._kernels_util import Ints, Pads, ndindex, pool_geometry
 from ._kernels_wide import WideGrid, max_pool_backward_wide, max_pool_wide
 
@@ -56,19 +57,22 @@ class PoolKernels:
         pads, out = pool_geometry(spatial, k, s, p, d, ceil_mode)
         if _overlap(k, s, d):
             return max_pool_wide(xp, x, WideGrid(spatial, out, k, s, pads, d), self._lowest(x.dtype)), None
-        y = None
-        for off in ndindex(k):
-            reg = _regions(off, spatial, out, s, pads, d)
-            if reg is None:
-                continue
-            dst, src = reg
-            if y is None and all(sl.start == 0 and sl.stop == o for sl, o in zip(dst[2:], out, strict=True)):
-                y = xp.array(x[src])  # a first offset that covers every window: no fill needed
-                continue
-            if y is None:
-                y = xp.full(x.shape[:2] + out, self._lowest(x.dtype), dtype=x.dtype)
-            view = y[dst]
-            xp.maximum(view, x[src], out=view)  # NaN propagates, as in PyTorch
+        y = xp.empty(x.shape[:2] + out, dtype=x.dtype)
+        regs = [reg for reg in (_regions(off, spatial, out, s, pads, d) for off in ndindex(k)) if reg is not None]
+
+        def part(a: int, b: int) -> None:  # batch entries a:b
+            xb, yb = x[a:b], y[a:b]
+            for i, (dst, src) in enumerate(regs):
+                if i == 0:
+                    if not all(sl.start == 0 and sl.stop == o for sl, o in zip(dst[2:], out, strict=True)):
+                        yb.fill(self._lowest(x.dtype))  # the first offset does not reach every window
+                    else:
+                        yb[...] = xb[src]
+                        continue
+                view = yb[dst]
+                xp.maximum(view, xb[src], out=view)  # NaN propagates, as in PyTorch
+
+        parallel(xp, x.shape[0], x.size, part)
         return y, None
 
     def _argmax_pass(self, x: Any, y: Any, k: Ints, s: Ints, p: Ints, d: Ints, ceil_mode: bool, visit: Any) -> None:
@@ -114,14 +118,19 @@ class PoolKernels:
             return max_pool_backward_wide(xp, g, x, y, WideGrid(spatial, out, k, s, pads, d), low)
         gx = xp.zeros(x.shape, dtype=g.dtype)
 
-        def visit(dst: Any, src: Any, hit: Any) -> None:
-            view = gx[src]
-            if disjoint:
-                xp.multiply(g[dst], hit, out=view)
-            else:
-                view += g[dst] * hit
+        def part(a: int, b: int) -> None:  # batch entries a:b
+            gb, gxb = g[a:b], gx[a:b]
 
-        self._argmax_pass(x, y, k, s, p, d, ceil_mode, visit)
+            def visit(dst: Any, src: Any, hit: Any) -> None:
+                view = gxb[src]
+                if disjoint:
+                    xp.multiply(gb[dst], hit, out=view)
+                else:
+                    view += gb[dst] * hit
+
+            self._argmax_pass(x[a:b], y[a:b], k, s, p, d, ceil_mode, visit)
+
+        parallel(xp, x.shape[0], x.size, part)
         return gx
 
     def max_pool_indices(self, x: Any, y: Any, saved: Any, k: Ints, s: Ints, p: Ints, d: Ints, ceil_mode: bool) -> Any:

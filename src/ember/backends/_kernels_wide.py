@@ -6,7 +6,7 @@ grid the element at kernel offset ``off`` of window ``j`` sits at ``j + shift(of
 flattened, offset ``off`` is the slice ``[shift, shift + L)`` of its phase, and the windows' results live
 in the first ``L`` positions of a plane of the same grid (positions outside the output are scratch, with a
 zero gradient). Each ufunc then runs over long contiguous rows instead of a strided or cropped view
-(several times faster), and planes are processed in blocks that stay in cache.
+(several times faster), and planes are processed in blocks that stay in cache, on several threads.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ._kernels_threads import parallel
 from ._kernels_util import Ints, Pads, ndindex
 
 #: planes per block: about this many elements per block array (fits in L2 with the few arrays in use)
@@ -72,20 +73,23 @@ def max_pool_wide(xp: Any, x: Any, grid: WideGrid, low: Any) -> Any:
     n, c = x.shape[:2]
     planes = xp.reshape(x, (n * c, *x.shape[2:]))
     y = xp.empty((n * c, *grid.out), dtype=x.dtype)
-    bs, size, ln = grid.block(), grid.size, grid.length
-    bufs = {r: xp.empty((bs, size), dtype=x.dtype) for r in grid.phases}
-    yw = xp.empty((bs, size), dtype=x.dtype)
-    for a in range(0, n * c, bs):
-        xb = planes[a : a + bs]
-        b = xb.shape[0]
-        _fill_phases(grid, xb, bufs, low)
-        acc = yw[:b, :ln]
-        for i, (r, sh) in enumerate(grid.offsets):
-            if i == 0:
-                acc[...] = bufs[r][:b, sh : sh + ln]
-            else:
-                xp.maximum(acc, bufs[r][:b, sh : sh + ln], out=acc)  # NaN propagates, as in PyTorch
-        y[a : a + b] = yw[:b].reshape((b, *grid.q_shape))[(slice(None), *grid.valid)]
+
+    def part(lo: int, hi: int) -> None:
+        bs, size, ln = min(grid.block(), hi - lo), grid.size, grid.length
+        bufs = {r: xp.empty((bs, size), dtype=x.dtype) for r in grid.phases}
+        yw = xp.empty((bs, size), dtype=x.dtype)
+        for a in range(lo, hi, bs):
+            b = min(bs, hi - a)
+            _fill_phases(grid, planes[a : a + b], bufs, low)
+            acc = yw[:b, :ln]
+            for i, (r, sh) in enumerate(grid.offsets):
+                if i == 0:
+                    acc[...] = bufs[r][:b, sh : sh + ln]
+                else:
+                    xp.maximum(acc, bufs[r][:b, sh : sh + ln], out=acc)  # NaN propagates, as in PyTorch
+            y[a : a + b] = yw[:b].reshape((b, *grid.q_shape))[(slice(None), *grid.valid)]
+
+    parallel(xp, n * c, x.size, part)
     return y.reshape((n, c, *grid.out))
 
 
@@ -97,31 +101,35 @@ def max_pool_backward_wide(xp: Any, g: Any, x: Any, y: Any, grid: WideGrid, low:
     planes = xp.reshape(x, (nc, *x.shape[2:]))
     gp, yp = xp.reshape(g, (nc, *grid.out)), xp.reshape(y, (nc, *grid.out))
     gx = xp.zeros((nc, *x.shape[2:]), dtype=g.dtype)
-    bs, size, ln = grid.block(), grid.size, grid.length
-    bufs = {r: xp.empty((bs, size), dtype=x.dtype) for r in grid.phases}
-    grads = {r: xp.empty((bs, size), dtype=g.dtype) for r in grid.phases}
-    yw, gw = xp.zeros((bs, size), dtype=x.dtype), xp.zeros((bs, size), dtype=g.dtype)
-    eq, seen, hit = (xp.empty((bs, ln), dtype=bool) for _ in range(3))
-    tmp = xp.empty((bs, ln), dtype=g.dtype)
-    for a in range(0, nc, bs):
-        b = min(bs, nc - a)
-        _fill_phases(grid, planes[a : a + b], bufs, low)
-        yw[:b].reshape((b, *grid.q_shape))[(slice(None), *grid.valid)] = yp[a : a + b]
-        gw[:b].reshape((b, *grid.q_shape))[(slice(None), *grid.valid)] = gp[a : a + b]  # scratch stays 0
-        for r in grads:
-            grads[r][:b].fill(0)
-        for i, (r, sh) in enumerate(grid.offsets):
-            e = eq[:b]
-            xp.equal(bufs[r][:b, sh : sh + ln], yw[:b, :ln], out=e)
-            if i == 0:
-                seen[:b] = e
-                h = e
-            else:
-                h = xp.greater(e, seen[:b], out=hit[:b])  # a maximum here, and none at an earlier offset
-                xp.logical_or(seen[:b], e, out=seen[:b])
-            t = xp.multiply(gw[:b, :ln], h, out=tmp[:b])
-            acc = grads[r][:b, sh : sh + ln]
-            xp.add(acc, t, out=acc)
-        for r, (gsl, src) in grid.phases.items():
-            gx[(slice(a, a + b), *src)] = grads[r][:b].reshape((b, *grid.q_shape))[(slice(None), *gsl)]
+
+    def part(lo: int, hi: int) -> None:
+        bs, size, ln = min(grid.block(), hi - lo), grid.size, grid.length
+        bufs = {r: xp.empty((bs, size), dtype=x.dtype) for r in grid.phases}
+        grads = {r: xp.empty((bs, size), dtype=g.dtype) for r in grid.phases}
+        yw, gw = xp.zeros((bs, size), dtype=x.dtype), xp.zeros((bs, size), dtype=g.dtype)
+        eq, seen, hit = (xp.empty((bs, ln), dtype=bool) for _ in range(3))
+        tmp = xp.empty((bs, ln), dtype=g.dtype)
+        for a in range(lo, hi, bs):
+            b = min(bs, hi - a)
+            _fill_phases(grid, planes[a : a + b], bufs, low)
+            yw[:b].reshape((b, *grid.q_shape))[(slice(None), *grid.valid)] = yp[a : a + b]
+            gw[:b].reshape((b, *grid.q_shape))[(slice(None), *grid.valid)] = gp[a : a + b]  # scratch stays 0
+            for r in grads:
+                grads[r][:b].fill(0)
+            for i, (r, sh) in enumerate(grid.offsets):
+                e = eq[:b]
+                xp.equal(bufs[r][:b, sh : sh + ln], yw[:b, :ln], out=e)
+                if i == 0:
+                    seen[:b] = e
+                    h = e
+                else:
+                    h = xp.greater(e, seen[:b], out=hit[:b])  # a maximum here, and none at an earlier offset
+                    xp.logical_or(seen[:b], e, out=seen[:b])
+                t = xp.multiply(gw[:b, :ln], h, out=tmp[:b])
+                acc = grads[r][:b, sh : sh + ln]
+                xp.add(acc, t, out=acc)
+            for r, (gsl, src) in grid.phases.items():
+                gx[(slice(a, a + b), *src)] = grads[r][:b].reshape((b, *grid.q_shape))[(slice(None), *gsl)]
+
+    parallel(xp, nc, x.size, part)
     return gx.reshape(x.shape)

@@ -112,14 +112,18 @@ class Add(Op):
     def forward(self, a: Any, b: Any) -> Any:
         return self.backend.xp.add(a, b)
 
+    # which inputs get a gradient: the edges recorded with the node (a later ``detach_()`` of an input
+    # does not cut the graph already recorded, as in PyTorch)
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
-        return (sum_to(g, a._data.shape) if _req(a) else None, sum_to(g, b._data.shape) if _req(b) else None)
+        ea, eb = self._edges  # type: ignore[misc]
+        return (None if ea is None else sum_to(g, a._data.shape), None if eb is None else sum_to(g, b._data.shape))
 
     def backward_arrays(self, g: Any) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
-        ga = sum_to_array(g, a._data.shape) if _req(a) else None
-        return ga, (sum_to_array(g, b._data.shape) if _req(b) else None)
+        ea, eb = self._edges  # type: ignore[misc]
+        ga = None if ea is None else g if g.shape == a._data.shape else sum_to_array(g, a._data.shape)
+        return ga, (None if eb is None else g if g.shape == b._data.shape else sum_to_array(g, b._data.shape))
 
 
 class Sub(Op):
@@ -130,12 +134,14 @@ class Sub(Op):
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
-        return (sum_to(g, a._data.shape) if _req(a) else None, sum_to(-g, b._data.shape) if _req(b) else None)
+        ea, eb = self._edges  # type: ignore[misc]
+        return (None if ea is None else sum_to(g, a._data.shape), None if eb is None else sum_to(-g, b._data.shape))
 
     def backward_arrays(self, g: Any) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
-        ga = sum_to_array(g, a._data.shape) if _req(a) else None
-        return ga, (sum_to_array(-g, b._data.shape) if _req(b) else None)
+        ea, eb = self._edges  # type: ignore[misc]
+        ga = None if ea is None else g if g.shape == a._data.shape else sum_to_array(g, a._data.shape)
+        return ga, (None if eb is None else sum_to_array(-g, b._data.shape))
 
 
 class Mul(Op):
@@ -147,14 +153,22 @@ class Mul(Op):
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
-        return (sum_to(g * b, _shape(a)) if _req(a) else None, sum_to(g * a, _shape(b)) if _req(b) else None)
+        ea, eb = self._edges  # type: ignore[misc]
+        return (None if ea is None else sum_to(g * b, _shape(a)), None if eb is None else sum_to(g * a, _shape(b)))
 
     def backward_arrays(self, g: Any) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
-        av = a._data if isinstance(a, Tensor) else a
-        bv = b._data if isinstance(b, Tensor) else b
-        ga = sum_to_array(g * bv, _shape(a)) if _req(a) else None
-        return ga, (sum_to_array(g * av, _shape(b)) if _req(b) else None)
+        ea, eb = self._edges  # type: ignore[misc]
+        ga = gb = None
+        if ea is not None:  # a is a Tensor
+            ga = g * (b._data if isinstance(b, Tensor) else b)
+            if ga.shape != a._data.shape:
+                ga = sum_to_array(ga, a._data.shape)
+        if eb is not None:
+            gb = g * (a._data if isinstance(a, Tensor) else a)
+            if gb.shape != b._data.shape:
+                gb = sum_to_array(gb, b._data.shape)
+        return ga, gb
 
 
 class Div(Op):
@@ -166,16 +180,18 @@ class Div(Op):
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
-        ga = sum_to(g / b, _shape(a)) if _req(a) else None
-        gb = sum_to(-g * a / (b * b), _shape(b)) if _req(b) else None
+        ea, eb = self._edges  # type: ignore[misc]
+        ga = None if ea is None else sum_to(g / b, _shape(a))
+        gb = None if eb is None else sum_to(-g * a / (b * b), _shape(b))
         return ga, gb
 
     def backward_arrays(self, g: Any) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
+        ea, eb = self._edges  # type: ignore[misc]
         av = a._data if isinstance(a, Tensor) else a
         bv = b._data if isinstance(b, Tensor) else b
-        ga = sum_to_array(g / bv, _shape(a)) if _req(a) else None
-        gb = sum_to_array(-g * av / (bv * bv), _shape(b)) if _req(b) else None
+        ga = None if ea is None else sum_to_array(g / bv, _shape(a))
+        gb = None if eb is None else sum_to_array(-g * av / (bv * bv), _shape(b))
         return ga, gb
 
 
@@ -313,9 +329,16 @@ def _is_bool(x: Any) -> bool:
 
 
 def _binary(cls: type[Op], a: Any, b: Any) -> Tensor:
-    a, b = promote(cls.__name__.lower(), a, b)
-    if cls.__name__ in _INT_DIVISIONS:
-        _check_int_divisor(_INT_DIVISIONS[cls.__name__], a, b)
+    # fast path: a float tensor with a float scalar or a tensor of its dtype (no promotion, no integer
+    # division to check)
+    if not (
+        a.__class__ is Tensor
+        and a._data.dtype in a._backend.float_dtypes
+        and (b.__class__ is float or (b.__class__ is Tensor and b._data.dtype == a._data.dtype))
+    ):
+        a, b = promote(cls.__name__.lower(), a, b)
+        if cls.__name__ in _INT_DIVISIONS:
+            _check_int_divisor(_INT_DIVISIONS[cls.__name__], a, b)
     try:
         return cls.apply(a, b)  # type: ignore[no-any-return]
     except (ValueError, RuntimeError) as e:  # NumPy: "cannot be broadcast"; torch: "must match the size"
@@ -567,6 +590,8 @@ def trunc(input: Tensor) -> Tensor:
 
 def _float(x: Tensor) -> Tensor:
     """Integer and bool tensors enter floating functions as the default float (PyTorch)."""
+    if x.__class__ is Tensor and x._data.dtype in x._backend.float_dtypes:
+        return x
     if not isinstance(x, Tensor):
         raise TypeError(f"expected a Tensor, got {type(x).__name__}")
     return x if x.dtype.kind in "fc" else x.to(get_default_dtype())

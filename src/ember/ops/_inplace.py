@@ -66,12 +66,11 @@ def _commit(t: Tensor, r: Tensor, op: str) -> Tensor:
     t._vc[0] += 1
     c = r._creator
     if c is not None and STATE.enabled:
-        vcs = c._out_vcs
-        if vcs:  # the node's saved output now lives in t's storage, under t's version counter
-            lst = list(vcs)
-            lst[r._out_idx] = (t._vc, t._vc[0])
-            c._out_vcs = tuple(lst)
-            c._outs = tuple(t._data if i == r._out_idx else o for i, o in enumerate(c._outs))
+        if c._out_vcs:  # the node's saved output now lives in t's storage, under t's version counter
+            k = r._out_idx
+            c._out_vcs = tuple(t._vc if i == k else vc for i, vc in enumerate(c._out_vcs))
+            c._out_vs = tuple(t._vc[0] if i == k else v for i, v in enumerate(c._out_vs))
+            c._outs = tuple(t._data if i == k else o for i, o in enumerate(c._outs))
         # A new version of t: nodes recorded earlier keep their edges to the old one.
         if t._view is not None:
             rebase_through_view(t, r)

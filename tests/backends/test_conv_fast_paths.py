@@ -1,0 +1,125 @@
+"""The convolution's fast paths against the plain im2col kernels: Winograd F(2x2, 3x3) (forward, both
+gradients, saved or recomputed tiles, padding even/odd/uneven, bias, batch 1) and the work split over
+threads (im2col/col2im, layout copies, pooling), which must give the same arrays as one thread."""
+
+import numpy as np
+import pytest
+
+import ember
+import ember.backends._kernels_threads as kt
+import ember.nn.functional as F
+from ember.backends._kernels_winograd import wino_ok
+from ember.backends.numpy_backend import NumpyBackend
+
+BE = NumpyBackend()
+rng = np.random.default_rng(3)
+
+
+@pytest.fixture
+def split(monkeypatch):
+    """Three threads and tiny parts, so that every parallel kernel really splits its work."""
+    monkeypatch.setattr(kt, "_MIN_PART", 8)
+    monkeypatch.setattr(kt, "kernel_threads", lambda: 3)
+
+
+SHAPES = [  # x shape, out channels, pads
+    ((2, 3, 7, 6), 4, ((1, 1), (1, 1))),
+    ((1, 2, 5, 8), 3, ((0, 0), (0, 0))),
+    ((2, 3, 6, 6), 2, ((2, 1), (0, 2))),
+    ((3, 4, 9, 9), 5, ((1, 1), (1, 1))),
+    ((1, 2, 4, 3), 2, ((1, 1), (1, 1))),
+]
+
+
+@pytest.mark.parametrize("threads", [False, True])
+@pytest.mark.parametrize("x_shape,o,pads", SHAPES)
+def test_winograd_matches_im2col(request, threads, x_shape, o, pads):
+    if threads:
+        request.getfixturevalue("split")
+    x = rng.standard_normal(x_shape)
+    w = rng.standard_normal((o, x_shape[1], 3, 3))
+    b = rng.standard_normal(o)
+    y_ref = BE._conv_im2col(x, w, (1, 1), pads, (1, 1), 1, False, b)[0]
+    y, saved = BE.wino_conv(x, w, pads, b, True)
+    np.testing.assert_allclose(y, y_ref, rtol=1e-12, atol=1e-12)
+    g = rng.standard_normal(y.shape)
+    gx_ref, gw_ref = BE._conv_backward_im2col(g, x, w, None, (1, 1), pads, (1, 1), 1, True, True)
+    gx, gw = BE.wino_backward(g, x, w, saved, pads, True, True)
+    np.testing.assert_allclose(gx, gx_ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gw, gw_ref, rtol=1e-12, atol=1e-12)
+    _, gw2 = BE.wino_backward(g, x, w, None, pads, False, True)  # the tiles recomputed
+    np.testing.assert_allclose(gw2, gw_ref, rtol=1e-12, atol=1e-12)
+    gx3, _ = BE.wino_backward(g, x, w, None, pads, True, False)
+    np.testing.assert_allclose(gx3, gx_ref, rtol=1e-12, atol=1e-12)
+
+
+def test_winograd_serves_3x3_stride_1_convolutions_with_enough_work():
+    x = np.zeros((8, 64, 32, 32), dtype=np.float32)
+    assert wino_ok(x, (64, 64, 3, 3), (1, 1), (1, 1), 1)
+    assert not wino_ok(x, (64, 64, 3, 3), (2, 2), (1, 1), 1)  # strided
+    assert not wino_ok(x, (64, 32, 3, 3), (1, 1), (1, 1), 2)  # grouped
+    assert not wino_ok(x, (64, 64, 5, 5), (1, 1), (1, 1), 1)
+    assert not wino_ok(x, (64, 64, 3, 3), (1, 1), (2, 2), 1)  # dilated
+    assert not wino_ok(x.astype(np.float16), (64, 64, 3, 3), (1, 1), (1, 1), 1)
+    assert not wino_ok(x[:1, :, :16, :16], (64, 64, 3, 3), (1, 1), (1, 1), 1)  # too few pixels
+    assert not wino_ok(x[:, :8], (64, 8, 3, 3), (1, 1), (1, 1), 1)  # too few channels
+
+
+def _directional(f, x, v, eps=1e-6):
+    return (f(x + eps * v) - f(x - eps * v)) / (2 * eps)
+
+
+def test_winograd_conv2d_gradients_by_finite_differences_and_torch(torch):
+    # big enough for the Winograd path (16 channels, 1024 pixels); float64 finite differences along a
+    # random direction for x, w and b, then PyTorch's values and gradients
+    x = rng.standard_normal((1, 16, 32, 32))
+    w = rng.standard_normal((16, 16, 3, 3)) * 0.1
+    b = rng.standard_normal(16)
+    assert wino_ok(x, w.shape, (1, 1), (1, 1), 1)
+    r = rng.standard_normal((1, 16, 32, 32))
+    xe, we, be = (ember.tensor(a, requires_grad=True) for a in (x, w, b))
+    loss = (F.conv2d(xe, we, be, padding=1) * ember.tensor(r)).sum()
+    loss.backward()
+
+    def value(xa, wa, ba):
+        return float(
+            (F.conv2d(ember.tensor(xa), ember.tensor(wa), ember.tensor(ba), padding=1) * ember.tensor(r)).sum()
+        )
+
+    for grad, arg in ((xe.grad, 0), (we.grad, 1), (be.grad, 2)):
+        v = rng.standard_normal((x, w, b)[arg].shape)
+        args = [x, w, b]
+
+        def f(a, arg=arg, args=args):
+            return value(*[a if i == arg else args[i] for i in range(3)])
+
+        np.testing.assert_allclose(_directional(f, (x, w, b)[arg], v), float((grad.numpy() * v).sum()), rtol=1e-6)
+    xt, wt, bt = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    yt = torch.nn.functional.conv2d(xt, wt, bt, padding=1)
+    (yt * torch.tensor(r)).sum().backward()
+    np.testing.assert_allclose(float(loss.item()), float((yt.detach() * torch.tensor(r)).sum()), rtol=1e-10)
+    for e, t in ((xe, xt), (we, wt), (be, bt)):
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-9, atol=1e-10)
+
+
+def _kernel_results():
+    x = np.random.default_rng(9).standard_normal((4, 3, 12, 11)).astype(np.float32)
+    w = np.random.default_rng(10).standard_normal((5, 3, 3, 2)).astype(np.float32)
+    res = []
+    for xb in (x, x[:1]):  # batches split by entry; a batch of one by channel
+        geo = ((2, 1), ((1, 1), (0, 1)), (1, 1), 1)  # strided: im2col and col2im
+        y, saved = BE.conv(xb, w, *geo, True)
+        res += [y, *BE.conv_backward(np.cos(y), xb, w, saved, *geo)]
+        for k, s, p in (((2, 2), (2, 2), (0, 0)), ((3, 3), (2, 2), (1, 1))):  # disjoint and overlapping windows
+            pooled = BE.max_pool(xb, k, s, p, (1, 1), False)[0]
+            res += [pooled, BE.max_pool_backward(np.sin(pooled), xb, pooled, None, k, s, p, (1, 1), False)]
+    return res
+
+
+def test_threaded_kernels_give_the_arrays_of_one_thread(monkeypatch):
+    monkeypatch.setattr(kt, "kernel_threads", lambda: 1)
+    one = _kernel_results()
+    monkeypatch.setattr(kt, "_MIN_PART", 8)
+    monkeypatch.setattr(kt, "kernel_threads", lambda: 3)
+    for a, b in zip(_kernel_results(), one, strict=True):
+        np.testing.assert_array_equal(a, b)
