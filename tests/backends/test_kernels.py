@@ -115,6 +115,29 @@ def test_torch_kernels_never_record_a_graph():
     w = _t(rng.standard_normal((3, 2, 3, 3))).requires_grad_()
     y, _ = TK.conv(x, w, (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
     assert y.grad_fn is None and not y.requires_grad
+    assert torch.is_grad_enabled()  # the kernel switched grad mode off only while it ran
+    with pytest.raises(RuntimeError):
+        TK.conv(x, w[:, :1], (1, 1), ((1, 1), (1, 1)), (1, 1), 1)  # channel mismatch inside torch
+    assert torch.is_grad_enabled()
+    with torch.no_grad():
+        TK.conv(x, w, (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+        assert not torch.is_grad_enabled()
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (2, 3, 4), (2, 3, 4, 5), (1, 3, 2, 2, 2)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_torch_batch_norm_eval_matches_the_reference(shape, affine):
+    x = rng.standard_normal(shape)
+    mean, var = rng.standard_normal(3), rng.uniform(0.5, 2, 3)
+    w, b = (rng.standard_normal(3), rng.standard_normal(3)) if affine else (None, None)
+    ref = REF.batch_norm_eval(x, mean, var, w, b, 1e-5)
+    sh = (1, 3) + (1,) * (x.ndim - 2)
+    expect = (x - mean.reshape(sh)) / np.sqrt(var.reshape(sh) + 1e-5)
+    if affine:
+        expect = expect * w.reshape(sh) + b.reshape(sh)
+    np.testing.assert_allclose(ref, expect, rtol=1e-12, atol=1e-12)
+    tw, tb = (_t(w), _t(b)) if affine else (None, None)
+    close(TK.batch_norm_eval(_t(x), _t(mean), _t(var), tw, tb, 1e-5), ref)
 
 
 @pytest.mark.parametrize("momentum,nesterov,wd,dampening", [(0.0, False, 0.0, 0.0), (0.9, False, 0.01, 0.1),
@@ -169,3 +192,18 @@ def test_torch_random_numbers_are_drawn_on_the_device_and_seeded():
     assert k.dtype == torch.int64 and int(k.min()) == 3 and int(k.max()) == 6
     gen = np.random.default_rng(9)
     assert not torch.equal(be.normal(gen, (5,), ember.float32), be.normal(gen, (5,), ember.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_torch_relu_backward_matches_the_reference(dtype):
+    y = np.maximum(rng.standard_normal((3, 4, 5)), 0).astype(dtype)
+    y[0, 0, :2] = 0.0  # exact zeros get no gradient, as in PyTorch
+    g = rng.standard_normal((3, 4, 5)).astype(dtype)
+    out = TK.relu_backward(_t(g), _t(y))
+    assert out.dtype == _t(g).dtype
+    close(out, REF.relu_backward(g, y), tol=0)
+    gb = np.broadcast_to(g[:1], y.shape)  # a broadcast gradient (a view with stride 0)
+    close(TK.relu_backward(torch.from_numpy(g[:1]).expand(y.shape), _t(y)), REF.relu_backward(gb, y), tol=0)
+    yt = torch.tensor([float("nan"), 1.0, -0.0]).requires_grad_()  # NaN passes the gradient, as PyTorch's relu
+    torch.relu(yt).backward(torch.full((3,), 2.0))
+    assert torch.equal(TK.relu_backward(torch.full((3,), 2.0), torch.relu(yt.detach())), yt.grad)

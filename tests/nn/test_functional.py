@@ -101,6 +101,14 @@ NORMS = [
      ember.tensor([1.5, 0.5, 2.0], dtype=x.dtype), w, b),
      lambda x, w, b: TF().batch_norm(x, __import__("torch").tensor([0.1, -0.2, 0.3], dtype=x.dtype),
      __import__("torch").tensor([1.5, 0.5, 2.0], dtype=x.dtype), w, b), [r(4, 3, 2), r(3), r(3)]),
+    ("batch_norm_eval_4d_no_affine", lambda x: F.batch_norm(x, ember.tensor([0.1, -0.2], dtype=x.dtype),
+     ember.tensor([1.5, 0.5], dtype=x.dtype)),
+     lambda x: TF().batch_norm(x, __import__("torch").tensor([0.1, -0.2], dtype=x.dtype),
+     __import__("torch").tensor([1.5, 0.5], dtype=x.dtype)), [r(2, 2, 3, 3)]),
+    ("batch_norm_eval_f32_stats", lambda x, w: F.batch_norm(x, ember.tensor([0.1, -0.2], dtype=ember.float32),
+     ember.tensor([1.5, 0.5], dtype=ember.float32), w),
+     lambda x, w: TF().batch_norm(x, __import__("torch").tensor([0.1, -0.2], dtype=x.dtype),
+     __import__("torch").tensor([1.5, 0.5], dtype=x.dtype), w), [r(3, 2), r(2)]),
     ("batch_norm_train", lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
      lambda x, w, b: TF().batch_norm(x, None, None, w, b, training=True), [r(4, 3, 2, 2), r(3), r(3)]),
 ]  # fmt: skip
@@ -168,7 +176,7 @@ def test_functional(name, fn, tfn, args):
     check_op(fn, *args, torch_fn=tfn, name=name)
 
 
-@pytest.mark.parametrize("name", ["conv2d", "max_pool2d", "layer_norm", "gelu", "batch_norm"])
+@pytest.mark.parametrize("name", ["conv2d", "max_pool2d", "layer_norm", "gelu", "batch_norm", "batch_norm_eval"])
 def test_second_order(name):
     cases = {
         "conv2d": (lambda x, w: F.conv2d(x, w, stride=2, padding=1), [r(1, 2, 4, 4), r(2, 2, 3, 3)]),
@@ -176,6 +184,12 @@ def test_second_order(name):
         "layer_norm": (lambda x: F.layer_norm(x, (4,)), [r(2, 4)]),
         "gelu": (lambda x: F.gelu(x), [r(4)]),
         "batch_norm": (lambda x: F.batch_norm(x, None, None, training=True), [r(3, 2)]),
+        "batch_norm_eval": (
+            lambda x, w, b: F.batch_norm(
+                x, ember.tensor([0.1, -0.2], dtype=x.dtype), ember.tensor([1.5, 0.5], dtype=x.dtype), w, b
+            ),
+            [r(2, 2, 3), r(2), r(2)],
+        ),
     }
     fn, args = cases[name]
     check_op(fn, *args, second_order=True, name=name)

@@ -51,7 +51,7 @@ def test_pad_gradcheck_and_second_order(mode, case):
     x = leaf(rng.standard_normal(shape))
     kw = {"value": 0.5} if mode == "constant" else {}
     assert gradcheck(lambda t: F.pad(t, widths, mode=mode, **kw), [x])
-    assert gradgradcheck(lambda t: (F.pad(t, widths, mode=mode, **kw) ** 2), [x])
+    assert gradgradcheck(lambda t: F.pad(t, widths, mode=mode, **kw) ** 2, [x])
 
 
 @needs_torch

@@ -1,4 +1,5 @@
-"""Reference pooling kernels (NumPy and CuPy): one strided pass per window offset, no im2col.
+"""Reference pooling kernels (NumPy and CuPy): one strided pass per window offset, no im2col (overlapping
+max-pool windows go through the contiguous "wide" layout of ``_kernels_wide``).
 
 Arguments are PyTorch's (``kernel_size``, ``stride``, ``padding``, ``dilation``, ``ceil_mode`` as tuples of
 ints, one per spatial dim). Max pooling keeps only the values in the forward pass; the backward pass and
@@ -12,6 +13,12 @@ from typing import Any
 
 from ._kernels_conv import _shift
 from ._kernels_util import Ints, Pads, ndindex, pool_geometry
+from ._kernels_wide import WideGrid, max_pool_backward_wide, max_pool_wide
+
+
+def _overlap(k: Ints, s: Ints, d: Ints) -> bool:
+    """Whether neighbouring windows share elements (then the wide layout of ``_kernels_wide`` is faster)."""
+    return any(s[i] < d[i] * (k[i] - 1) + 1 for i in range(len(k)))
 
 
 def _regions(
@@ -47,6 +54,8 @@ class PoolKernels:
         xp = self.xp
         spatial = tuple(x.shape[2:])
         pads, out = pool_geometry(spatial, k, s, p, d, ceil_mode)
+        if _overlap(k, s, d):
+            return max_pool_wide(xp, x, WideGrid(spatial, out, k, s, pads, d), self._lowest(x.dtype)), None
         y = None
         for off in ndindex(k):
             reg = _regions(off, spatial, out, s, pads, d)
@@ -97,8 +106,13 @@ class PoolKernels:
     ) -> Any:
         """``dL/dx`` of :meth:`max_pool`: each window's gradient goes to its (first) maximum."""
         xp = self.xp
+        disjoint = not _overlap(k, s, d)
+        low = self._lowest(x.dtype)
+        if not disjoint and xp.all(y > low):  # no NaN, no window whose maximum is the padding value
+            spatial = tuple(x.shape[2:])
+            pads, out = pool_geometry(spatial, k, s, p, d, ceil_mode)
+            return max_pool_backward_wide(xp, g, x, y, WideGrid(spatial, out, k, s, pads, d), low)
         gx = xp.zeros(x.shape, dtype=g.dtype)
-        disjoint = all(s[i] >= d[i] * (k[i] - 1) + 1 for i in range(len(k)))  # windows do not overlap
 
         def visit(dst: Any, src: Any, hit: Any) -> None:
             view = gx[src]

@@ -108,9 +108,25 @@ def _binary(fn: Any) -> Any:
     return f
 
 
-maximum = _binary(torch.maximum)
+_maximum = _binary(torch.maximum)
+_minimum = _binary(torch.minimum)
+_PY_NUMBERS = (int, float)
+
+
+def maximum(a: Any, b: Any, out: Any = None) -> Any:
+    # a float tensor against a Python number (ReLU's ``maximum(x, 0)``): clamp, without a scalar tensor
+    if out is None and b.__class__ in _PY_NUMBERS and a.__class__ is torch.Tensor and a.dtype.is_floating_point:
+        return torch.clamp_min(a, b)
+    return _maximum(a, b, out)
+
+
+def minimum(a: Any, b: Any, out: Any = None) -> Any:
+    if out is None and b.__class__ in _PY_NUMBERS and a.__class__ is torch.Tensor and a.dtype.is_floating_point:
+        return torch.clamp_max(a, b)
+    return _minimum(a, b, out)
+
+
 divide = _binary(torch.div)  # with out= (the optimizers); ops use true_divide
-minimum = _binary(torch.minimum)
 logical_and = _binary(torch.logical_and)
 logical_or = _binary(torch.logical_or)
 logical_xor = _binary(torch.logical_xor)

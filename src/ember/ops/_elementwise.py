@@ -512,7 +512,7 @@ class Relu(Op):
         return g * (self.output() > 0)
 
     def backward_arrays(self, g: Any) -> Any:
-        return g * (self.out_array() > 0)
+        return self.backend.relu_backward(g, self.out_array())
 
 
 class Floor(StepOp):

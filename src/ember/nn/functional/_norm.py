@@ -47,6 +47,29 @@ class Standardize(Op):
         return gx, None, None, None
 
 
+class BatchNormEval(Op):
+    """Batch norm with fixed statistics (``running_mean``/``running_var``, which get no gradient): one
+    backend kernel forward (``batch_norm_eval``); backward in closed form from the inputs."""
+
+    def forward(self, x: Any, mean: Any, var: Any, weight: Any, bias: Any, eps: float) -> Any:
+        return self.backend.batch_norm_eval(x, mean, var, weight, bias, eps)
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, ...]:
+        x, mean, var, weight, bias, eps = self.inputs  # type: ignore[misc]
+        shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+        axes = (0,) + tuple(range(2, x.ndim))
+        rstd = (var.detach() + eps).rsqrt().reshape(shape)
+        need = self.needs_input_grad
+        gx = gw = gb = None
+        if need[0]:
+            gx = g * (rstd if weight is None else rstd * weight.reshape(shape))
+        if weight is not None and need[3]:
+            gw = _sum(g * ((x - mean.detach().reshape(shape)) * rstd), axes)
+        if bias is not None and need[4]:
+            gb = _sum(g, axes)
+        return gx, None, None, gw, gb, None
+
+
 def _standardize(x: Tensor, axes: tuple[int, ...], eps: float) -> tuple[Tensor, Any, Any]:
     """``xhat`` over ``axes``, with the batch mean and biased variance arrays (for running statistics)."""
     m = x._data.mean(axis=axes, keepdims=True)
@@ -61,6 +84,13 @@ def _affine(y: Tensor, weight: Any, bias: Any, shape: tuple[int, ...]) -> Tensor
     if bias is not None:
         y = y + bias.reshape(shape)
     return y
+
+
+def _fused_eval(x: Tensor, *ts: Tensor | None) -> bool:
+    """Whether evaluation-mode batch norm can run as one kernel: statistics without gradient, one dtype."""
+    return all(t is None or (t.dtype == x.dtype and not t.requires_grad) for t in ts[:2]) and all(
+        t is None or t.dtype == x.dtype for t in ts[2:]
+    )
 
 
 def batch_norm(
@@ -102,7 +132,9 @@ def batch_norm(
                 bv = Tensor._make(v.reshape(c) * (n / max(n - 1, 1)), be).to(running_var.dtype)
                 running_mean.mul_(1 - momentum).add_(bm * momentum)
                 running_var.mul_(1 - momentum).add_(bv * momentum)
-    else:
+    elif _fused_eval(x, running_mean, running_var, weight, bias):
+        return BatchNormEval.apply(x, running_mean, running_var, weight, bias, float(eps))  # type: ignore[no-any-return]
+    else:  # statistics that need a gradient, or mixed dtypes: ordinary tensor operations
         rm = running_mean.to(x.dtype).reshape(shape)
         rv = running_var.to(x.dtype).reshape(shape)
         y = (x - rm) / sqrt(rv + eps)
