@@ -13,11 +13,12 @@ from ._kernels_activation import ActivationKernels
 from ._kernels_conv import ConvKernels
 from ._kernels_norm import NormKernels
 from ._kernels_optim import OptimKernels
+from ._kernels_pad import PadKernels
 from ._kernels_pool import PoolKernels
 from ._kernels_special import SpecialKernels
 
 
-class Backend(ConvKernels, PoolKernels, NormKernels, ActivationKernels, OptimKernels, SpecialKernels):
+class Backend(ConvKernels, PoolKernels, NormKernels, ActivationKernels, OptimKernels, SpecialKernels, PadKernels):
     """One array library on one device.
 
     Operators compute through ``backend.xp`` — a namespace with NumPy's function names (``exp``,

@@ -6,13 +6,40 @@ reference kernels' (tested against them in tests/backends/test_array_kernels.py)
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import math
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ._kernels_pad import Widths
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _torch() -> Any:
     import torch
 
     return torch
+
+
+def _no_grad(fn: F) -> F:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with _torch().no_grad():
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _padded_dims(x: Any, widths: Widths) -> tuple[int, list[int]]:
+    """(the first padded dim, torch's flat padding list for the dims from there on, last dim first)."""
+    lead = next((d for d, w in enumerate(widths) if w[0] or w[1]), len(widths))
+    return lead, [v for lo_hi in reversed(widths[lead:]) for v in lo_hi]
+
+
+def _as_channels(x: Any, lead: int) -> Any:
+    """``x`` as torch's unbatched (C, *spatial) layout: the unpadded leading dims folded into C."""
+    return x.reshape((-1,) + tuple(x.shape[lead:])) if lead else x.reshape((1,) + tuple(x.shape))
 
 
 class TorchArrayKernels:
@@ -24,3 +51,29 @@ class TorchArrayKernels:
 
     def erfinv(self, y: Any) -> Any:
         return _torch().erfinv(y)
+
+    # -- padding: aten's reflection/replication pads for 1-3 trailing dims, else the reference ------------
+    @_no_grad
+    def pad(self, x: Any, widths: Widths, mode: str, value: Any = 0) -> Any:
+        torch = _torch()
+        lead, flat = _padded_dims(x, widths)
+        if mode == "constant":
+            return torch.nn.functional.pad(x, flat, value=value).contiguous()
+        k = x.ndim - lead
+        if not 1 <= k <= 3 or x.dtype == torch.bool:
+            return super().pad(x, widths, mode, value)  # type: ignore[misc]
+        y = torch.nn.functional.pad(_as_channels(x, lead), flat, mode=mode)
+        return y.reshape(tuple(x.shape[:lead]) + tuple(y.shape[1:])).contiguous()
+
+    @_no_grad
+    def pad_backward(self, g: Any, widths: Widths, mode: str) -> Any:
+        torch = _torch()
+        lead, flat = _padded_dims(g, widths)
+        k = g.ndim - lead
+        if mode not in ("reflect", "replicate") or not 1 <= k <= 3 or not g.is_floating_point():
+            return super().pad_backward(g, widths, mode)  # type: ignore[misc]
+        shape = tuple(n - lo - hi for n, (lo, hi) in zip(g.shape, widths, strict=True))
+        fn = getattr(torch.ops.aten, f"{'reflection' if mode == 'reflect' else 'replication'}_pad{k}d_backward")
+        x = torch.empty((math.prod(shape[:lead]),) + shape[lead:], dtype=g.dtype, device=g.device)  # its shape only
+        gx = fn(_as_channels(g, lead).contiguous(), x, flat)
+        return gx.reshape(shape).contiguous()

@@ -209,59 +209,64 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     raise ShapeError(f"diag: expected a 1-d or 2-d tensor, got shape {input.shape}")
 
 
-class ConstantPad(Op):
-    """Pad with a constant (negative widths crop); the gradient is the matching slice."""
+class Pad(Op):
+    """``pad`` in every mode: negative widths crop (PyTorch crops first), the backend's ``pad`` kernel adds the
+    positive ones; the gradient is the kernel's adjoint ``pad_backward``, with zeros where the crop removed."""
 
     saves_inputs = False
 
-    def forward(self, x: Any, widths: tuple[tuple[int, int], ...], value: Any) -> Any:
-        xp = self.backend.xp
-        self.widths = widths
+    def forward(self, x: Any, widths: tuple[tuple[int, int], ...], mode: str, value: Any) -> Any:
+        self.widths, self.mode = widths, mode
+        crop = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(x.shape, widths, strict=True))
         grow = tuple((max(lo, 0), max(hi, 0)) for lo, hi in widths)
-        y = xp.pad(x, grow, mode="constant", constant_values=value) if any(map(any, grow)) else x
-        crop = tuple(slice(max(-lo, 0), y.shape[i] - max(-hi, 0)) for i, (lo, hi) in enumerate(widths))
-        return y[crop]
+        return self.backend.pad(x[crop], grow, mode, value)
 
-    def backward(self, g: Tensor) -> tuple[Tensor, None, None]:
-        return ConstantPad.apply(g, tuple((-lo, -hi) for lo, hi in self.widths), 0), None, None
+    def backward(self, g: Tensor) -> tuple[Tensor, None, None, None]:
+        return PadBackward.apply(g, self.widths, self.mode), None, None, None
 
 
-_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+class PadBackward(Op):
+    """The adjoint of ``Pad`` (linear in ``g``: its own gradient is ``Pad`` with zeros)."""
+
+    saves_inputs = False
+
+    def forward(self, g: Any, widths: tuple[tuple[int, int], ...], mode: str) -> Any:
+        self.widths, self.mode = widths, mode
+        gx = self.backend.pad_backward(g, tuple((max(lo, 0), max(hi, 0)) for lo, hi in widths), mode)
+        cropped = tuple((max(-lo, 0), max(-hi, 0)) for lo, hi in widths)
+        return self.backend.pad(gx, cropped, "constant", 0) if any(map(any, cropped)) else gx
+
+    def backward(self, gg: Tensor) -> tuple[Tensor, None, None]:
+        return Pad.apply(gg, self.widths, self.mode, 0), None, None
+
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 
 def pad(input: Tensor, pad: Any, mode: str = "constant", value: Any = None) -> Tensor:
     """Pad the last ``len(pad) // 2`` dims: ``pad = (left, right, top, bottom, ...)`` from the last dim backwards.
 
-    Modes: ``constant`` (``value``, default 0; negative widths crop), ``reflect``, ``replicate``, ``circular``.
+    Modes: ``constant`` (``value``, default 0), ``reflect``, ``replicate``, ``circular``; negative widths crop.
     """
     widths = [int(p) for p in pad]
     if len(widths) % 2 or len(widths) // 2 > input.ndim:
         raise ValueRangeError(f"pad: expected an even number of widths for at most {input.ndim} dims, got {tuple(pad)}")
+    if mode not in _PAD_MODES:
+        raise ValueRangeError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}")
     k = len(widths) // 2
     per_dim = [(0, 0)] * (input.ndim - k) + [(widths[2 * i], widths[2 * i + 1]) for i in reversed(range(k))]
     if mode == "constant":
-        fill = 0 if value is None else value
-        return ConstantPad.apply(input, tuple(per_dim), fill)  # type: ignore[no-any-return]
-    if mode not in _PAD_MODES:
-        raise ValueRangeError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}")
+        return Pad.apply(input, tuple(per_dim), mode, 0 if value is None else value)  # type: ignore[no-any-return]
     if k > max(input.ndim - 1, 1) or (k == input.ndim and input.ndim > 1):
         raise ValueRangeError(f"pad: {mode} padding of {k} dims needs a batched input, got shape {input.shape}")
-    xp = input._backend.xp
-    index: list[Any] = [slice(None)] * (input.ndim - k)
-    arrays = []
     for d in range(input.ndim - k, input.ndim):
         lo, hi = per_dim[d]
-        # negative widths crop first; the positive ones then pad what is left (PyTorch)
-        kept = xp.arange(input.shape[d])[max(-lo, 0) : input.shape[d] - max(-hi, 0)]
-        n, lo, hi = kept.shape[0], max(lo, 0), max(hi, 0)
+        n = input.shape[d] - max(-lo, 0) - max(-hi, 0)  # what the crop leaves
+        lo, hi = max(lo, 0), max(hi, 0)
         if n < 1:
             raise ShapeError(f"pad: widths {tuple(pad)} crop dim {d} of size {input.shape[d]} to nothing")
         if mode == "reflect" and max(lo, hi) >= n:
             raise ShapeError(f"pad: reflect padding {(lo, hi)} must be smaller than dim {d} of size {n}")
         if mode == "circular" and max(lo, hi) > n:
             raise ShapeError(f"pad: circular padding {(lo, hi)} must be at most dim {d} of size {n}")
-        arrays.append(xp.pad(kept, (lo, hi), mode=_PAD_MODES[mode]))
-    index += list(xp.ix_(*arrays))
-    from ._index import GetItem
-
-    return GetItem.apply(input, tuple(index))  # type: ignore[no-any-return]
+    return Pad.apply(input, tuple(per_dim), mode, 0)  # type: ignore[no-any-return]
