@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from .._device import device
-from .._dtype import DType, bfloat16
+from .._dtype import DType, bfloat16, float64
 from ._kernels_activation import ActivationKernels
 from ._kernels_conv import ConvKernels
 from ._kernels_norm import NormKernels
 from ._kernels_optim import OptimKernels
 from ._kernels_pool import PoolKernels
+from ._kernels_special import SpecialKernels
 
 
-class Backend(ConvKernels, PoolKernels, NormKernels, ActivationKernels, OptimKernels):
+class Backend(ConvKernels, PoolKernels, NormKernels, ActivationKernels, OptimKernels, SpecialKernels):
     """One array library on one device.
 
     Operators compute through ``backend.xp`` — a namespace with NumPy's function names (``exp``,
@@ -109,6 +111,24 @@ class Backend(ConvKernels, PoolKernels, NormKernels, ActivationKernels, OptimKer
 
     def normal(self, gen: np.random.Generator, shape: tuple[int, ...], dtype: DType) -> Any:
         return self.astype(self.from_numpy(gen.standard_normal(shape, dtype=np.float64)), dtype)
+
+    def trunc_normal(
+        self,
+        gen: np.random.Generator,
+        shape: tuple[int, ...],
+        dtype: DType,
+        mean: float,
+        std: float,
+        a: float,
+        b: float,
+    ) -> Any:
+        """N(mean, std²) samples conditioned on [a, b], by the inverse CDF of uniform ones (no redraw loop, so no
+        host sync and no hang far in a tail: there values collapse onto the nearer bound, as in PyTorch)."""
+        scale = std * math.sqrt(2.0)
+        lo, hi = math.erf((a - mean) / scale), math.erf((b - mean) / scale)
+        u = self.uniform(gen, shape, float64)
+        x = mean + scale * self.erfinv(lo + (hi - lo) * u)
+        return self.astype(self.xp.clip(x, a, b), dtype)
 
     def randint(self, gen: np.random.Generator, low: int, high: int, shape: tuple[int, ...], dtype: DType) -> Any:
         return self.astype(self.from_numpy(gen.integers(low, high, size=shape, dtype=np.int64)), dtype)

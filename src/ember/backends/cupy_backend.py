@@ -58,6 +58,9 @@ class CupyBackend(Backend):
         self._to = {t: np.dtype(t.name) for t in ALL_DTYPES if t is not bfloat16}
         self._from = {v: k for k, v in self._to.items()}
         self.float_dtypes = frozenset(v for k, v in self._to.items() if k.is_floating_point)
+        from cupyx.scipy import special
+
+        self.special = special
 
     def asarray(self, data: Any, dtype: DType | None = None) -> Any:
         with self._dev:

@@ -27,6 +27,11 @@ class NumpyBackend(Backend):
         self.xp = np
         self.array_type = np.ndarray
         self.float_dtypes = _FLOATS
+        try:  # SciPy is optional: erf/erfinv fall back to host code without it
+            from scipy import special
+        except ImportError:  # pragma: no cover - depends on the environment
+            special = None
+        self.special = special
 
     def asarray(self, data: Any, dtype: DType | None = None) -> np.ndarray:
         if dtype is None:

@@ -16,6 +16,7 @@ from .._dtype import ALL_DTYPES, DType
 from .._errors import DeviceError
 from . import _torch_xp
 from ._base import Backend
+from ._torch_array import TorchArrayKernels
 from ._torch_kernels import TorchKernels
 
 _TO_NATIVE: dict[DType, Any] = {d: getattr(torch, "bool" if d.name == "bool" else d.name) for d in ALL_DTYPES}
@@ -31,7 +32,7 @@ def cuda_reason() -> str | None:
     return None
 
 
-class TorchBackend(TorchKernels, Backend):
+class TorchBackend(TorchKernels, TorchArrayKernels, Backend):
     """torch tensors on ``cpu`` or ``cuda:N``; bfloat16 and float16 on both."""
 
     name = "torch"

@@ -1,5 +1,9 @@
 """Parameter initialisation (PyTorch's ``torch.nn.init`` names), all in place and without autograd.
 
+Every value is made by the tensor's backend on the tensor's device (its random kernels ``uniform``,
+``normal``, ``trunc_normal``, its ``xp.linalg.qr``): no host draw and copy. Draws are seeded by Ember's
+generators (``ember.manual_seed``), so the same seed gives the same values on the same backend.
+
 ``skip_init()`` turns every initializer into a no-op: ``Config.init_with(record)`` builds a module
 that way and then loads the saved values (spec: create a module from saved parameters without
 initialising it first).
@@ -14,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .._creation import default_generator
+from .._dtype import float64
 from .._tensor import Tensor
 
 __all__ = [
@@ -40,15 +45,25 @@ def _skipping() -> bool:
 
 
 def _write(t: Tensor, arr: Any) -> Tensor:
+    """Store ``arr`` (an array of ``t``'s backend, any float dtype) into ``t`` in place."""
     if not _skipping():
         be = t._backend
-        t._data[...] = be.astype(be.asarray(arr), t.dtype)
+        t._data[...] = be.astype(arr, t.dtype)
         t._vc[0] += 1
     return t
 
 
-def _rng(generator: Any) -> Any:
-    return (generator or default_generator)._rng
+def _gen(generator: Any) -> Any:
+    return generator or default_generator
+
+
+def _draw(tensor: Tensor, kind: str, generator: Any, *args: Any) -> Any:
+    """Samples of ``tensor``'s shape in float64, drawn by its backend on its device (``kind``: a Backend
+    random kernel: uniform, normal, trunc_normal)."""
+    gen = _gen(generator)
+    be = tensor._backend
+    with gen._lock:
+        return getattr(be, kind)(gen._rng, tuple(tensor.shape), float64, *args)
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -76,38 +91,39 @@ def _fans(t: Tensor) -> tuple[int, int]:
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
+    """Samples from U(a, b), drawn on ``tensor``'s device."""
     if _skipping():
         return tensor
-    return _write(tensor, _rng(generator).uniform(a, b, tensor.shape))
+    return _write(tensor, a + (b - a) * _draw(tensor, "uniform", generator))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
+    """Samples from N(mean, std²), drawn on ``tensor``'s device."""
     if _skipping():
         return tensor
-    return _write(tensor, _rng(generator).normal(mean, std, tensor.shape))
+    return _write(tensor, mean + std * _draw(tensor, "normal", generator))
 
 
 def trunc_normal_(
     tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0, generator: Any = None
 ) -> Tensor:
-    """Normal samples redrawn until they fall in ``[a, b]``."""
-    import numpy as np
-
+    """Samples from N(mean, std²) conditioned on ``[a, b]``, drawn on ``tensor``'s device."""
     if _skipping():
         return tensor
-    rng = _rng(generator)
-    out = rng.normal(mean, std, tensor.shape)
-    bad = (out < a) | (out > b)
-    while bad.any():
-        out[bad] = rng.normal(mean, std, int(bad.sum()))
-        bad = (out < a) | (out > b)
-    return _write(tensor, np.asarray(out))
+    if not a < b:
+        raise ValueError(f"trunc_normal_: expected a < b, got a={a}, b={b}")
+    return _write(tensor, _draw(tensor, "trunc_normal", generator, mean, std, a, b))
+
+
+def _fill(tensor: Tensor, make: Any) -> Tensor:
+    """``tensor`` overwritten with ``make(xp)``, an array built by its backend on its device."""
+    if _skipping():
+        return tensor
+    return _write(tensor, make(tensor._backend.xp))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
-    import numpy as np
-
-    return _write(tensor, np.full(tensor.shape, val))
+    return _fill(tensor, lambda xp: xp.full(tuple(tensor.shape), float(val), dtype=xp.float64))
 
 
 def zeros_(tensor: Tensor) -> Tensor:
@@ -119,24 +135,29 @@ def ones_(tensor: Tensor) -> Tensor:
 
 
 def eye_(tensor: Tensor) -> Tensor:
-    import numpy as np
-
     if tensor.ndim != 2:
         raise ValueError(f"eye_: expected a 2-d tensor, got shape {tensor.shape}")
-    return _write(tensor, np.eye(tensor.shape[0], tensor.shape[1]))
+    return _fill(tensor, lambda xp: xp.eye(tensor.shape[0], tensor.shape[1], dtype=xp.float64))
 
 
 def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     """Identity-preserving convolution weights."""
-    import numpy as np
+    if not 3 <= tensor.ndim <= 5:
+        raise ValueError(f"dirac_: expected a 3-, 4- or 5-d tensor, got shape {tensor.shape}")
+    if tensor.shape[0] % groups:
+        raise ValueError(f"dirac_: dim 0 of shape {tensor.shape} is not divisible by groups={groups}")
 
-    out = np.zeros(tensor.shape)
-    og = tensor.shape[0] // groups
-    centre = tuple(s // 2 for s in tensor.shape[2:])
-    for g in range(groups):
-        for i in range(min(og, tensor.shape[1])):
+    def make(xp: Any) -> Any:
+        out = xp.zeros(tuple(tensor.shape), dtype=xp.float64)
+        og = tensor.shape[0] // groups
+        n = min(og, tensor.shape[1])
+        centre = tuple(s // 2 for s in tensor.shape[2:])
+        i = xp.arange(n)
+        for g in range(groups):
             out[(g * og + i, i) + centre] = 1.0
-    return _write(tensor, out)
+        return out
+
+    return _fill(tensor, make)
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
@@ -172,22 +193,25 @@ def kaiming_normal_(
 
 
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
-    import numpy as np
-
+    """A (semi-)orthogonal matrix (flattened from dim 1), from the QR factorisation of normal samples drawn
+    and factorised on ``tensor``'s device."""
     if tensor.ndim < 2:
         raise ValueError(f"orthogonal_: expected at least 2 dims, got shape {tensor.shape}")
     if _skipping():
         return tensor
+    xp = tensor._backend.xp
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = _rng(generator).normal(0.0, 1.0, (rows, cols))
+    gen = _gen(generator)
+    with gen._lock:
+        flat = tensor._backend.normal(gen._rng, (rows, cols), float64)
     if rows < cols:
-        flat = flat.T
-    q, r = np.linalg.qr(flat)
-    q *= np.sign(np.diag(r))
+        flat = xp.transpose(flat)
+    q, r = xp.linalg.qr(flat)
+    q = q * xp.sign(xp.diagonal(r))  # a unique Q: the Haar measure (Mezzadri)
     if rows < cols:
-        q = q.T
-    return _write(tensor, (gain * q).reshape(tensor.shape))
+        q = xp.transpose(q)
+    return _write(tensor, xp.reshape(gain * q, tuple(tensor.shape)))
 
 
 def reset_like_torch_(weight: Tensor, bias: Tensor | None) -> None:

@@ -12,7 +12,6 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd._function import Op
-from . import _special
 from ._elementwise import StepOp, _float, exp, sqrt, where
 from ._util import promote, sum_to
 
@@ -24,11 +23,14 @@ _SQRT_PI_2 = 2.0 / math.sqrt(math.pi)
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 
 
-def pointwise_op(name: str, fwd: Callable[..., Array], deriv: Callable[..., Tensor] | None, uses: str = "x") -> Any:
+def pointwise_op(
+    name: str, fwd: Callable[..., Array], deriv: Callable[..., Tensor] | None, uses: str = "x", kernel: bool = False
+) -> Any:
     """An Op class for one elementwise function ``fwd(xp, x, *params)`` with derivative ``deriv(x, y, *params)``.
 
     ``uses`` says what backward reads: ``"x"`` (the input) or ``"y"`` (the output); the derivative is
     written with Tensor operations, so higher-order gradients work. Extra ``params`` are plain numbers.
+    ``kernel=True``: ``fwd`` takes the backend instead of ``xp`` (it calls a backend kernel, e.g. ``erf``).
     """
 
     class _Op(Op):
@@ -37,7 +39,7 @@ def pointwise_op(name: str, fwd: Callable[..., Array], deriv: Callable[..., Tens
         differentiable = deriv is not None
 
         def forward(self, x: Any, *params: Any) -> Any:
-            y = fwd(self.backend.xp, x, *params)
+            y = fwd(self.backend if kernel else self.backend.xp, x, *params)
             if self.saves_output:
                 self.keep(y)
             return y
@@ -54,10 +56,10 @@ def pointwise_op(name: str, fwd: Callable[..., Array], deriv: Callable[..., Tens
 
 
 def _unary(
-    name: str, fwd: Fwd, deriv: Deriv | None, *, uses: str = "x", floating: bool = True
+    name: str, fwd: Fwd, deriv: Deriv | None, *, uses: str = "x", floating: bool = True, kernel: bool = False
 ) -> Callable[..., Tensor]:
     """Make an Op class and its public function for one elementwise operator."""
-    op = pointwise_op(name, fwd, deriv, uses)
+    op = pointwise_op(name, fwd, deriv, uses, kernel)
 
     def fn(input: Tensor) -> Tensor:
         return op.apply(_float(input) if floating else input)  # type: ignore[no-any-return]
@@ -98,9 +100,11 @@ cosh = _unary("cosh", lambda xp, x: xp.cosh(x), lambda x, y: sinh(x))
 asinh = _unary("asinh", lambda xp, x: xp.arcsinh(x), lambda x, y: 1 / sqrt(x * x + 1))
 acosh = _unary("acosh", lambda xp, x: xp.arccosh(x), lambda x, y: 1 / sqrt(x * x - 1))
 atanh = _unary("atanh", lambda xp, x: xp.arctanh(x), lambda x, y: 1 / (1 - x * x))
-erf = _unary("erf", _special.erf, lambda x, y: _SQRT_PI_2 * exp(-x * x))
-erfc = _unary("erfc", lambda xp, x: 1 - _special.erf(xp, x), lambda x, y: -_SQRT_PI_2 * exp(-x * x))
-erfinv = _unary("erfinv", _special.erfinv, lambda x, y: (0.5 * math.sqrt(math.pi)) * exp(y * y), uses="y")
+erf = _unary("erf", lambda be, x: be.erf(x), lambda x, y: _SQRT_PI_2 * exp(-x * x), kernel=True)
+erfc = _unary("erfc", lambda be, x: 1 - be.erf(x), lambda x, y: -_SQRT_PI_2 * exp(-x * x), kernel=True)
+erfinv = _unary(
+    "erfinv", lambda be, x: be.erfinv(x), lambda x, y: (0.5 * math.sqrt(math.pi)) * exp(y * y), uses="y", kernel=True
+)
 frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda x, y: 1 + 0 * y, uses="y")
 isnan = _unary("isnan", lambda xp, x: xp.isnan(x), None, floating=False)
 isinf = _unary("isinf", lambda xp, x: xp.isinf(x), None, floating=False)

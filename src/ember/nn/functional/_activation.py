@@ -7,7 +7,7 @@ from typing import Any
 
 from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
-from ...ops import _special, register_method
+from ...ops import register_method
 from ...ops._elementwise import _float, clamp, exp, sigmoid, tanh, where
 from ...ops._join import chunk
 from ...ops._math import pointwise_op
@@ -30,8 +30,8 @@ def _softplus_array(xp: Any, x: Any, beta: float, threshold: float) -> Any:
     return xp.astype(xp.where(bx > threshold, x, xp.logaddexp(0, bx) / beta), x.dtype, copy=False)
 
 
-def _gelu_exact(xp: Any, x: Any) -> Any:
-    return 0.5 * x * (1.0 + _special.erf(xp, x * _INV_SQRT2))
+def _gelu_exact(be: Any, x: Any) -> Any:
+    return 0.5 * x * (1.0 + be.erf(x * _INV_SQRT2))
 
 
 def _gelu_tanh(xp: Any, x: Any) -> Any:
@@ -70,7 +70,9 @@ Celu = pointwise_op(
     lambda xp, x, a: xp.astype(xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0) / a) * a), x.dtype, copy=False),
     lambda x, y, a: where(x > 0, 1.0, exp(clamp(x, max=0.0) / a)).to(x.dtype),
 )
-GeluExact = pointwise_op("gelu", lambda xp, x: xp.astype(_gelu_exact(xp, x), x.dtype, copy=False), _gelu_exact_grad)
+GeluExact = pointwise_op(
+    "gelu", lambda be, x: be.xp.astype(_gelu_exact(be, x), x.dtype, copy=False), _gelu_exact_grad, kernel=True
+)
 GeluTanh = pointwise_op("gelu_tanh", lambda xp, x: xp.astype(_gelu_tanh(xp, x), x.dtype, copy=False), _gelu_tanh_grad)
 Silu = pointwise_op("silu", lambda xp, x: x / (1 + xp.exp(-x)), _silu_grad)
 Softplus = pointwise_op(
