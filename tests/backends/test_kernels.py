@@ -207,3 +207,16 @@ def test_torch_relu_backward_matches_the_reference(dtype):
     yt = torch.tensor([float("nan"), 1.0, -0.0]).requires_grad_()  # NaN passes the gradient, as PyTorch's relu
     torch.relu(yt).backward(torch.full((3,), 2.0))
     assert torch.equal(TK.relu_backward(torch.full((3,), 2.0), torch.relu(yt.detach())), yt.grad)
+
+
+def test_relu_backward_nan_cases_match_pytorch_on_both_backends():
+    # a NaN output passes its gradient; a NaN gradient at a zero output becomes 0 (select, not product)
+    x = torch.tensor([float("nan"), 1.0, -1.0, 0.0, -2.0], dtype=torch.float64, requires_grad=True)
+    g = torch.tensor([2.0, 3.0, float("nan"), float("nan"), 5.0], dtype=torch.float64)
+    torch.relu(x).backward(g)
+    y = torch.relu(x.detach())
+    assert torch.equal(TK.relu_backward(g, y), x.grad)
+    ref = REF.relu_backward(g.numpy(), y.numpy())
+    np.testing.assert_array_equal(ref, x.grad.numpy())
+    assert ref.dtype == np.float64
+    assert REF.relu_backward(g.numpy().astype(np.float32), y.numpy().astype(np.float32)).dtype == np.float32

@@ -11,9 +11,6 @@ class ActivationKernels:
     xp: Any
 
     def relu_backward(self, g: Any, y: Any) -> Any:
-        """``g`` where the ReLU output ``y`` is positive, 0 elsewhere.
-
-        Where ``y`` is NaN the reference gives 0 and torch's ``threshold_backward`` passes ``g`` (as
-        PyTorch does); everywhere else they agree exactly.
-        """
-        return g * (y > 0)
+        """0 where the ReLU output ``y`` is <= 0, ``g`` elsewhere: PyTorch's ``threshold_backward``, so a NaN
+        output passes its gradient and a NaN gradient at a zero output becomes 0 (a select, not a product)."""
+        return self.xp.where(y <= 0, 0, g)
