@@ -1,34 +1,16 @@
 """Torch's native kernels for the array kernels of ``_kernels_special.py`` ... (a mixin of the torch backend).
 
-Like ``_torch_kernels.py``: plain torch tensors in and out under ``torch.no_grad()``, results equal to the
+Like ``_torch_kernels.py``: plain torch tensors in and out with torch's grad mode off, results equal to the
 reference kernels' (tested against them in tests/backends/test_array_kernels.py).
 """
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from ._kernels_pad import Widths
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _torch() -> Any:
-    import torch
-
-    return torch
-
-
-def _no_grad(fn: F) -> F:
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with _torch().no_grad():
-            return fn(*args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
+from ._torch_kernels import _no_grad, _torch
 
 
 def _padded_dims(x: Any, widths: Widths) -> tuple[int, list[int]]:
