@@ -41,6 +41,8 @@ class Tensor:
         "requires_grad",
     )
     __array_priority__ = 1000  # numpy defers ``ndarray + Tensor`` to Tensor.__radd__
+    #: set once any non-leaf tensor is detached in place: backward then checks saved inputs for it
+    _detached_nonleaf: _bool = False
 
     def __init__(
         self, data: Any = (), *sizes: int, dtype: Any = None, device: Any = None, requires_grad: _bool = False
@@ -316,6 +318,15 @@ class Tensor:
         return t
 
     def detach_(self) -> Tensor:
+        """Cut this tensor from the graph in place (not a view: use ``detach()`` for those).
+
+        Nodes already recorded keep their edge through it; one that saved its value for the gradient
+        refuses to run backward (PyTorch's rule), and a detached leaf no longer collects a gradient.
+        """
+        if self._view is not None:
+            raise RuntimeError("detach_(): can't detach views in place; use detach() instead")
+        if self._creator is not None:
+            Tensor._detached_nonleaf = True  # backward checks the saved inputs from now on
         self._creator = None
         self.requires_grad = False
         return self

@@ -131,6 +131,7 @@ def _run(
     """
     anomaly = STATE.anomaly
     arrays = not create_graph and not anomaly
+    detached = Tensor._detached_nonleaf
     pending: dict[Any, list[Any]] = {}
     heap: list[tuple[int, int, Any]] = []
     counter = itertools.count()
@@ -186,6 +187,8 @@ def _run(
                         if v >= 0 and a._vc[0] != v:
                             node._check_versions()
                             break
+                if detached:
+                    node._check_detached()
             if arrays:
                 fast = type(node).backward_arrays
                 if fast is not None:
@@ -222,6 +225,8 @@ def _run(
                 if e.__class__ is tuple:
                     c, i = e
                     if c is None:
+                        if not i.requires_grad:  # detached in place since: it collects nothing
+                            continue
                         if arrays:
                             g = _wrap(g, i._backend)  # the input's backend (ToDevice changes it)
                         if i._hooks:

@@ -259,6 +259,12 @@ class Function:
     def needs_input_grad(self) -> tuple[bool, ...]:
         return tuple(e is not None for e in self._edges or ())
 
+    def _req(self, i: int) -> bool:
+        """Whether input ``i`` gets a gradient: the edge recorded with the node, not the input's
+        ``requires_grad`` now (a later ``detach_()`` does not cut the recorded graph, as in PyTorch)."""
+        edges = self._edges
+        return edges is not None and edges[i] is not None
+
     # -- node helpers ----------------------------------------------------------------------------
     @property
     def name(self) -> str:
@@ -326,6 +332,22 @@ class Function:
                     "is needed for the gradient. Use an out-of-place operation or clone() it first"
                 )
 
+    #: False where PyTorch saves views of the inputs (composite ops such as einsum), which ``detach_()``
+    #: of an input does not reach: backward then runs on the unchanged values
+    _detach_check: bool = True
+
+    def _check_detached(self) -> None:
+        """Refuse a saved input that was detached in place (``detach_()``) after this node used it."""
+        if self._array_io and self._detach_check:
+            for i, (a, e) in enumerate(zip(self.inputs or (), self._edges or (), strict=False)):
+                leaf_edge = e.__class__ is tuple and e[0] is None
+                if e is not None and not leaf_edge and a._creator is None and self.value_needed(i):
+                    raise RuntimeError(
+                        "Trying to use a saved tensor that has been detached in-place: input "
+                        f"{i} of {type(self).__name__} (shape {a.shape}) was saved for the gradient and "
+                        "then detached with detach_(); use the out-of-place detach() instead"
+                    )
+
     def _release(self) -> None:
         self.inputs = None
         self._edges = None
@@ -357,6 +379,16 @@ class Op(Function):
 
 class FunctionCtx(Function):
     """The ``ctx`` type seen by user Functions (an alias kept for PyTorch users' type hints)."""
+
+
+class BilinearOp(Op):
+    """An operator linear in each of its first two inputs (``a * b``, ``a @ b``): backward reads ``a``
+    only for ``b``'s gradient and ``b`` only for ``a``'s, so only those values count as saved (as in
+    PyTorch, an in-place change or ``detach_()`` of an unsaved one is no error)."""
+
+    def value_needed(self, i: int) -> bool:
+        e = self._edges
+        return e is not None and i < 2 and e[1 - i] is not None
 
 
 # Bound at import end: the view nodes subclass Op.

@@ -9,7 +9,7 @@ from typing import Any
 from .._dtype import as_dtype, get_default_dtype
 from .._errors import DivisionByZeroError, DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
-from ..autograd._function import Op
+from ..autograd._function import BilinearOp, Op
 from ._util import broadcast_shapes, check_scalar, promote, sum_to, sum_to_array
 
 __all__ = [
@@ -97,10 +97,6 @@ METHODS = [
 ]
 
 
-def _req(x: Any) -> bool:
-    return isinstance(x, Tensor) and x.requires_grad
-
-
 def _shape(x: Any) -> tuple[int, ...]:
     return x._data.shape if isinstance(x, Tensor) else ()
 
@@ -144,12 +140,9 @@ class Sub(Op):
         return ga, (None if eb is None else sum_to_array(-g, b._data.shape))
 
 
-class Mul(Op):
+class Mul(BilinearOp):
     def forward(self, a: Any, b: Any) -> Any:
         return self.backend.xp.multiply(a, b)
-
-    def value_needed(self, i: int) -> bool:
-        return self._edges is not None and self._edges[1 - i] is not None
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
@@ -213,12 +206,12 @@ class Pow(Op):
         # exponent's gradient is 0 where the base is 0 and the exponent >= 0; elsewhere x**y * log(x)
         # (NaN for a negative base, as in PyTorch).
         ga = gb = None
-        if _req(a):
+        if self._req(0):
             if isinstance(b, (int, float)):
                 ga = a.new_zeros(a.shape) if b == 0 else g * 2 * a if b == 2 else g * b * pow(a, b - 1)
             else:
                 ga = sum_to(where(b == 0, 0.0, g * b * pow(a, b - 1)), _shape(a))
-        if _req(b):
+        if self._req(1):
             if isinstance(a, Tensor):
                 d = where((a == 0) & (b >= 0), 0.0, pow(a, b) * log(a))
             elif a == 0:
@@ -250,7 +243,8 @@ class Maximum(Op):
         a, b = self.inputs  # type: ignore[misc]
         # ties share the gradient equally, as in PyTorch
         w = (a > b).to(g.dtype) + (a == b).to(g.dtype) * 0.5
-        return (sum_to(g * w, _shape(a)) if _req(a) else None, sum_to(g * (1 - w), _shape(b)) if _req(b) else None)
+        ga = sum_to(g * w, _shape(a)) if self._req(0) else None
+        return ga, (sum_to(g * (1 - w), _shape(b)) if self._req(1) else None)
 
 
 class Minimum(Op):
@@ -260,7 +254,8 @@ class Minimum(Op):
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
         w = (a < b).to(g.dtype) + (a == b).to(g.dtype) * 0.5
-        return (sum_to(g * w, _shape(a)) if _req(a) else None, sum_to(g * (1 - w), _shape(b)) if _req(b) else None)
+        ga = sum_to(g * w, _shape(a)) if self._req(0) else None
+        return ga, (sum_to(g * (1 - w), _shape(b)) if self._req(1) else None)
 
 
 class Remainder(Op):
@@ -269,8 +264,8 @@ class Remainder(Op):
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
-        ga = sum_to(g, _shape(a)) if _req(a) else None
-        gb = sum_to(-g * floor(a / b), _shape(b)) if _req(b) else None
+        ga = sum_to(g, _shape(a)) if self._req(0) else None
+        gb = sum_to(-g * floor(a / b), _shape(b)) if self._req(1) else None
         return ga, gb
 
 
@@ -287,7 +282,7 @@ class StepOp(Op):
     saves_inputs = False
 
     def backward(self, g: Tensor) -> Any:
-        grads = tuple(x.new_zeros(x.shape) if _req(x) else None for x in self.inputs or ())
+        grads = tuple(x.new_zeros(x.shape) if self._req(i) else None for i, x in enumerate(self.inputs or ()))
         return grads if len(grads) > 1 else grads[0]
 
 
@@ -607,8 +602,8 @@ class Where(Op):
     def backward(self, g: Tensor) -> tuple[Any, Any, Any]:
         cond, a, b = self.inputs  # type: ignore[misc]
         zero = g.new_zeros(())
-        ga = sum_to(where(cond, g, zero), _shape(a)) if _req(a) else None
-        gb = sum_to(where(cond, zero, g), _shape(b)) if _req(b) else None
+        ga = sum_to(where(cond, g, zero), _shape(a)) if self._req(1) else None
+        gb = sum_to(where(cond, zero, g), _shape(b)) if self._req(2) else None
         return None, ga, gb
 
 

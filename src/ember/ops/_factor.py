@@ -81,11 +81,11 @@ class SolveTriangular(Op):
         x = self.output()
         gb = solve_triangular(_mt(a), g, upper=not self.upper, unitriangular=self.unit)
         ga = None
-        if a.requires_grad:
+        if self._req(0):
             ga = -matmul(gb, _mt(x))
             ga = triu(ga, 1 if self.unit else 0) if self.upper else tril(ga, -1 if self.unit else 0)
             ga = sum_to(ga, a.shape)
-        return ga, (sum_to(gb, b.shape) if b.requires_grad else None), None, None
+        return ga, (sum_to(gb, b.shape) if self._req(1) else None), None, None
 
 
 def solve_triangular(

@@ -68,10 +68,10 @@ class Igamma(Op):
         a, x = self.inputs  # type: ignore[misc]
         xp = self.backend.xp
         ga = gx = None
-        if a.requires_grad:  # PyTorch has no derivative in ``a``; the series of _special.gammainc_da gives it
+        if self._req(0):  # PyTorch has no derivative in ``a``; the series of _special.gammainc_da gives it
             d = xp.astype(_special.gammainc_da(xp, a._data, x._data), a._data.dtype)
             ga = sum_to(g * Tensor._make(d, self.backend), a.shape)
-        if x.requires_grad:
+        if self._req(1):
             gx = sum_to(g * exp((a - 1) * log(x) - x - lgamma(a)), x.shape)
         return ga, gx
 

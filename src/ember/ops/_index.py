@@ -162,12 +162,12 @@ class IndexPut(Op):
     def backward(self, g: Tensor) -> tuple[Any, Any, None]:
         from ._util import sum_to
 
-        x, value, _ = self.inputs  # type: ignore[misc]
+        value = self.inputs[1]  # type: ignore[index]
         gx = None
-        if isinstance(x, Tensor) and x.requires_grad:
+        if self._req(0):
             gx = IndexPut.apply(g, 0.0, self.idx)
         gv = None
-        if isinstance(value, Tensor) and value.requires_grad:
+        if self._req(1):
             gv = sum_to(GetItem.apply(g, self.idx), value.shape)
         return gx, gv, None
 

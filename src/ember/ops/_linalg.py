@@ -7,7 +7,7 @@ from typing import Any
 
 from .._errors import ShapeError, ValueRangeError
 from .._tensor import Tensor
-from ..autograd._function import Op
+from ..autograd._function import BilinearOp, Op
 from ._shape import _transpose, reshape
 from ._util import promote, promote_tensors, sum_to, sum_to_array
 
@@ -16,7 +16,7 @@ __all__ = ["addmm", "baddbmm", "bmm", "dot", "einsum", "inner", "matmul", "mm", 
 METHODS = ["addmm", "baddbmm", "bmm", "dot", "inner", "matmul", "mm", "mv", "outer", "vdot"]
 
 
-class MatMul(Op):
+class MatMul(BilinearOp):
     """``a @ b`` for operands of rank >= 2 (rank-1 operands are lifted by ``matmul``)."""
 
     def forward(self, a: Any, b: Any) -> Any:
@@ -24,15 +24,15 @@ class MatMul(Op):
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
-        ga = sum_to(matmul(g, _transpose(b, -1, -2)), a.shape) if a.requires_grad else None
-        gb = sum_to(matmul(_transpose(a, -1, -2), g), b.shape) if b.requires_grad else None
+        ga = sum_to(matmul(g, _transpose(b, -1, -2)), a.shape) if self._req(0) else None
+        gb = sum_to(matmul(_transpose(a, -1, -2), g), b.shape) if self._req(1) else None
         return ga, gb
 
     def backward_arrays(self, g: Any) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
         xp = self.backend.xp
-        ga = sum_to_array(xp.matmul(g, xp.swapaxes(b._data, -1, -2)), a._data.shape) if a.requires_grad else None
-        gb = sum_to_array(xp.matmul(xp.swapaxes(a._data, -1, -2), g), b._data.shape) if b.requires_grad else None
+        ga = sum_to_array(xp.matmul(g, xp.swapaxes(b._data, -1, -2)), a._data.shape) if self._req(0) else None
+        gb = sum_to_array(xp.matmul(xp.swapaxes(a._data, -1, -2), g), b._data.shape) if self._req(1) else None
         return ga, gb
 
 
@@ -138,19 +138,19 @@ def _scaled_sum(input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:
 class Einsum(Op):
     """One einsum with explicit subscripts and no ellipsis (``einsum`` normalises to this)."""
 
+    _detach_check = False  # PyTorch's einsum saves views of the operands
+
+    def value_needed(self, i: int) -> bool:  # an operand's value only for the others' gradients
+        e = self._edges
+        return e is not None and any(x is not None for j, x in enumerate(e) if j != i)
+
     def forward(self, *arrays: Any, subs: tuple[str, ...], out: str) -> Any:
         self.subs, self.out = subs, out
         return self.backend.xp.einsum(",".join(subs) + "->" + out, *arrays, optimize=len(arrays) > 2)
 
     def backward(self, g: Tensor) -> tuple[Any, ...]:
         ins = self.inputs or ()
-        grads: list[Any] = []
-        for i, x in enumerate(ins):
-            if not (isinstance(x, Tensor) and x.requires_grad):
-                grads.append(None)
-                continue
-            grads.append(_einsum_grad(g, self.out, ins, self.subs, i))
-        return tuple(grads)
+        return tuple(_einsum_grad(g, self.out, ins, self.subs, i) if self._req(i) else None for i in range(len(ins)))
 
 
 def _einsum_grad(g: Tensor, out: str, ins: Any, subs: tuple[str, ...], i: int) -> Tensor:

@@ -152,8 +152,8 @@ class Atan2(Op):
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
         d = a * a + b * b
-        ga = sum_to(g * b / d, a.shape) if isinstance(a, Tensor) and a.requires_grad else None
-        gb = sum_to(-g * a / d, b.shape) if isinstance(b, Tensor) and b.requires_grad else None
+        ga = sum_to(g * b / d, a.shape) if self._req(0) else None
+        gb = sum_to(-g * a / d, b.shape) if self._req(1) else None
         return ga, gb
 
 

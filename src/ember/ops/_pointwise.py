@@ -17,7 +17,7 @@ from .._tensor import Tensor
 from ..autograd._function import Op
 from . import _elementwise as E
 from . import _math as M
-from ._elementwise import _binary, _float, _req, _shape, exp, where
+from ._elementwise import _binary, _float, _shape, exp, where
 from ._util import sum_to
 
 __all__ = [
@@ -56,10 +56,10 @@ class Copysign(Op):
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
         ga = gb = None
-        if _req(a):  # d|a|sign(b)/da = sign(a) sign(b); 0 at a == 0 (PyTorch)
+        if self._req(0):  # d|a|sign(b)/da = sign(a) sign(b); 0 at a == 0 (PyTorch)
             ratio = where(a == 0, 0.0, copysign(a, b) / a)
             ga = sum_to(g * ratio, _shape(a))
-        if _req(b):
+        if self._req(1):
             gb = b.new_zeros(b.shape)
         return ga, gb
 
@@ -75,8 +75,8 @@ class Fmod(Op):
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
-        ga = sum_to(g, _shape(a)) if _req(a) else None
-        gb = sum_to(-g * E.div(a, b, rounding_mode="trunc"), _shape(b)) if _req(b) else None
+        ga = sum_to(g, _shape(a)) if self._req(0) else None
+        gb = sum_to(-g * E.div(a, b, rounding_mode="trunc"), _shape(b)) if self._req(1) else None
         return ga, gb
 
 
@@ -91,8 +91,8 @@ class Logaddexp(Op):
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
-        ga = sum_to(g / (1 + exp(b - a)), _shape(a)) if _req(a) else None
-        gb = sum_to(g / (1 + exp(a - b)), _shape(b)) if _req(b) else None
+        ga = sum_to(g / (1 + exp(b - a)), _shape(a)) if self._req(0) else None
+        gb = sum_to(g / (1 + exp(a - b)), _shape(b)) if self._req(1) else None
         return ga, gb
 
 
@@ -107,8 +107,8 @@ class Logaddexp2(Op):
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
-        ga = sum_to(g / (1 + M.exp2(b - a)), _shape(a)) if _req(a) else None
-        gb = sum_to(g / (1 + M.exp2(a - b)), _shape(b)) if _req(b) else None
+        ga = sum_to(g / (1 + M.exp2(b - a)), _shape(a)) if self._req(0) else None
+        gb = sum_to(g / (1 + M.exp2(a - b)), _shape(b)) if self._req(1) else None
         return ga, gb
 
 
@@ -128,8 +128,8 @@ class Hypot(Op):
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
         y = self.output()
-        ga = sum_to(g * a / y, _shape(a)) if _req(a) else None
-        gb = sum_to(g * b / y, _shape(b)) if _req(b) else None
+        ga = sum_to(g * a / y, _shape(a)) if self._req(0) else None
+        gb = sum_to(g * b / y, _shape(b)) if self._req(1) else None
         return ga, gb
 
 
@@ -147,9 +147,9 @@ class Xlogy(Op):
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         x, y = self.inputs  # type: ignore[misc]
         gx = gy = None
-        if _req(x):  # log(y), and 0 where x == 0 and y <= 0 (PyTorch)
+        if self._req(0):  # log(y), and 0 where x == 0 and y <= 0 (PyTorch)
             gx = sum_to(where((x == 0) & (y <= 0), 0.0, xlogy(g, y)), _shape(x))
-        if _req(y):
+        if self._req(1):
             gy = sum_to(g * x / y, _shape(y))
         return gx, gy
 
@@ -178,8 +178,8 @@ class _FMaxMin(Op):
         a, b = self.inputs  # type: ignore[misc]
         b_nan = E.ne(b, b) if isinstance(b, Tensor) else math.isnan(b)
         pick_a = ((a <= b) if self.use_min else (a >= b)) | b_nan
-        ga = sum_to(where(pick_a, g, 0.0), _shape(a)) if _req(a) else None
-        gb = sum_to(where(pick_a, 0.0, g), _shape(b)) if _req(b) else None
+        ga = sum_to(where(pick_a, g, 0.0), _shape(a)) if self._req(0) else None
+        gb = sum_to(where(pick_a, 0.0, g), _shape(b)) if self._req(1) else None
         return ga, gb
 
 

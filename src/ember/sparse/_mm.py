@@ -27,11 +27,11 @@ class SpMM(Op):
         values, dense = self.inputs[:2]  # type: ignore[index]
         be = self.backend
         gv = gd = None
-        if values.requires_grad:
+        if self._req(0):
             rows = Tensor._make(self.indices[0], be)
             cols = Tensor._make(self.indices[1], be)
             gv = (g.index_select(0, rows) * dense.index_select(0, cols)).sum(-1)
-        if dense.requires_grad:
+        if self._req(1):
             swapped = be.xp.stack([self.indices[1], self.indices[0]])
             gd = SpMM.apply(values, g, swapped, (self.shape[1], self.shape[0]))
         return gv, gd, None, None

@@ -55,21 +55,19 @@ class Conv(Op):
         return (0, *range(2, len(self.cfg[4])))
 
     def backward(self, g: Tensor) -> tuple[Any, Any, Any, None, None]:
-        x, w, b = self.inputs[:3]  # type: ignore[index]
+        x, w = self.inputs[:2]  # type: ignore[index]
         saved, self.saved = self.saved, None
-        gx = ConvT.apply(g, w, self.cfg) if x.requires_grad else None
-        gw = ConvW.apply(x, g, self.cfg, saved) if w.requires_grad else None
-        gb = g.sum(self._bias_axes()) if isinstance(b, Tensor) and b.requires_grad else None
+        gx = ConvT.apply(g, w, self.cfg) if self._req(0) else None
+        gw = ConvW.apply(x, g, self.cfg, saved) if self._req(1) else None
+        gb = g.sum(self._bias_axes()) if self._req(2) else None
         return gx, gw, gb, None, None
 
     def backward_arrays(self, g: Any) -> tuple[Any, Any, Any, None, None]:
-        x, w, b = self.inputs[:3]  # type: ignore[index]
+        x, w = self.inputs[:2]  # type: ignore[index]
         saved, self.saved = self.saved, None
         s, pads, d, groups = self.cfg[:4]
-        gx, gw = self.backend.conv_backward(
-            g, x._data, w._data, saved, s, pads, d, groups, x.requires_grad, w.requires_grad
-        )
-        gb = self.backend.xp.sum(g, axis=self._bias_axes()) if isinstance(b, Tensor) and b.requires_grad else None
+        gx, gw = self.backend.conv_backward(g, x._data, w._data, saved, s, pads, d, groups, self._req(0), self._req(1))
+        gb = self.backend.xp.sum(g, axis=self._bias_axes()) if self._req(2) else None
         return gx, gw, gb, None, None
 
 
@@ -83,16 +81,16 @@ class ConvT(Op):
 
     def backward(self, gg: Tensor) -> tuple[Any, Any, None]:
         y, w, _ = self.inputs  # type: ignore[misc]
-        gy = Conv.apply(gg, w, None, self.cfg) if y.requires_grad else None
-        gw = ConvW.apply(gg, y, self.cfg) if w.requires_grad else None
+        gy = Conv.apply(gg, w, None, self.cfg) if self._req(0) else None
+        gw = ConvW.apply(gg, y, self.cfg) if self._req(1) else None
         return gy, gw, None
 
     def backward_arrays(self, gg: Any) -> tuple[Any, Any, None]:
         y, w, _ = self.inputs  # type: ignore[misc]
         s, pads, d, groups, _, w_shape = self.cfg
         be = self.backend
-        gy = be.conv(gg, w._data, s, pads, d, groups)[0] if y.requires_grad else None
-        gw = be.conv_weight(gg, y._data, s, pads, d, groups, w_shape) if w.requires_grad else None
+        gy = be.conv(gg, w._data, s, pads, d, groups)[0] if self._req(0) else None
+        gw = be.conv_weight(gg, y._data, s, pads, d, groups, w_shape) if self._req(1) else None
         return gy, gw, None
 
 
@@ -106,8 +104,8 @@ class ConvW(Op):
 
     def backward(self, gw: Tensor) -> tuple[Any, Any, None, None]:
         x, g = self.inputs[:2]  # type: ignore[index]
-        gx = ConvT.apply(g, gw, self.cfg) if x.requires_grad else None
-        gg = Conv.apply(x, gw, None, self.cfg) if g.requires_grad else None
+        gx = ConvT.apply(g, gw, self.cfg) if self._req(0) else None
+        gg = Conv.apply(x, gw, None, self.cfg) if self._req(1) else None
         return gx, gg, None, None
 
 

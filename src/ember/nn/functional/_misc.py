@@ -9,7 +9,7 @@ from typing import Any
 from ..._dtype import bool_
 from ..._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
-from ...autograd._function import Op
+from ...autograd._function import BilinearOp, Op
 from ...ops._elementwise import _float, where
 from ...ops._index import GetItem, IndexBackward
 from ...ops._linalg import einsum, matmul
@@ -24,7 +24,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-class _Linear(Op):
+class _Linear(BilinearOp):
     """``x @ w.T + b`` as one node. Its weight gradient is computed as ``g.T @ x``, which comes out
     contiguous in the weight's layout (the optimizer updates it without a copy)."""
 
@@ -33,10 +33,6 @@ class _Linear(Op):
         if b is not None:
             y += b
         return y
-
-    def value_needed(self, i: int) -> bool:  # x only for w's gradient, w only for x's; b never
-        e = self._edges
-        return e is not None and i < 2 and e[1 - i] is not None
 
     def backward(self, g: Tensor) -> tuple[Any, Any, Any]:
         x, w, _ = self.inputs  # type: ignore[misc]
