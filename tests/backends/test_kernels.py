@@ -140,6 +140,54 @@ def test_torch_batch_norm_eval_matches_the_reference(shape, affine):
     close(TK.batch_norm_eval(_t(x), _t(mean), _t(var), tw, tb, 1e-5), ref)
 
 
+@pytest.mark.parametrize("shape", [(5, 3), (2, 3, 4), (2, 3, 4, 5), (1, 3, 2, 2, 2)])
+@pytest.mark.parametrize("affine", ["both", "weight", "none"])
+def test_batch_norm_train_kernels_match_the_closed_form_and_torch(shape, affine):
+    x = rng.standard_normal(shape) * 2 + 0.5
+    w = rng.standard_normal(3) if affine != "none" else None
+    b = rng.standard_normal(3) if affine == "both" else None
+    g = rng.standard_normal(shape)
+    axes, sh = (0, *range(2, x.ndim)), (1, 3) + (1,) * (x.ndim - 2)
+    n = x.size // 3
+    mean, var = x.mean(axis=axes), x.var(axis=axes)
+    xhat = (x - mean.reshape(sh)) / np.sqrt(var.reshape(sh) + 1e-5)
+    wk = np.ones(3) if w is None else w
+    expect_y = xhat * wk.reshape(sh) + (0 if b is None else b.reshape(sh))
+    gb, gw = g.sum(axis=axes), (g * xhat).sum(axis=axes)
+    expect_gx = (wk / np.sqrt(var + 1e-5)).reshape(sh) * (g - gb.reshape(sh) / n - xhat * gw.reshape(sh) / n)
+
+    y, m, v, saved = REF.batch_norm_train(x, w, b, 1e-5)
+    for got, want in ((y, expect_y), (m, mean), (v, var)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    gx, gw_, gb_ = REF.batch_norm_train_backward(g, saved, w, True, w is not None, b is not None)
+    np.testing.assert_allclose(gx, expect_gx, rtol=1e-10, atol=1e-12)
+    assert (gw_ is None) == (w is None) and (gb_ is None) == (b is None)
+    if w is not None:
+        np.testing.assert_allclose(gw_, gw, rtol=1e-12, atol=1e-12)
+    if b is not None:
+        np.testing.assert_allclose(gb_, gb, rtol=1e-12, atol=1e-12)
+    assert REF.batch_norm_train_backward(g, saved, w, False, False, False) == (None, None, None)
+
+    tw, tb = (None if w is None else _t(w)), (None if b is None else _t(b))
+    ty, tm, tv, tsaved = TK.batch_norm_train(_t(x), tw, tb, 1e-5)
+    close(ty, y), close(tm, m), close(tv, v, tol=1e-8)
+    tgx, tgw, tgb = TK.batch_norm_train_backward(_t(g), tsaved, tw, True, w is not None, b is not None)
+    close(tgx, gx)
+    assert (tgw is None) == (w is None) and (tgb is None) == (b is None)
+    if w is not None:
+        close(tgw, gw_)
+    if b is not None:
+        close(tgb, gb_)
+
+
+def test_batch_norm_train_kernel_keeps_its_saved_values_private():
+    # the output must not alias what backward reads (a user may write the output in place)
+    x = rng.standard_normal((4, 3, 2))
+    for w, b in ((None, None), (None, np.ones(3)), (np.ones(3), None)):
+        y, _, _, (xhat, _) = REF.batch_norm_train(x, w, b, 1e-5)
+        assert not np.shares_memory(y, xhat)
+
+
 @pytest.mark.parametrize("momentum,nesterov,wd,dampening", [(0.0, False, 0.0, 0.0), (0.9, False, 0.01, 0.1),
                                                             (0.9, True, 0.0, 0.0)])  # fmt: skip
 def test_torch_sgd_step_matches_the_reference(momentum, nesterov, wd, dampening):
@@ -220,3 +268,18 @@ def test_relu_backward_nan_cases_match_pytorch_on_both_backends():
     np.testing.assert_array_equal(ref, x.grad.numpy())
     assert ref.dtype == np.float64
     assert REF.relu_backward(g.numpy().astype(np.float32), y.numpy().astype(np.float32)).dtype == np.float32
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_numpy_relu_backward_bit_select_equals_where(dtype):
+    # the branch-free NumPy kernel against the plain select, bit for bit (NaN, inf, signed zeros)
+    specials = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, -1e-30], dtype=dtype)
+    y = np.concatenate([specials, rng.standard_normal(200).astype(dtype)])
+    g = np.concatenate([specials[::-1], rng.standard_normal(200).astype(dtype)])
+    grid_y, grid_g = np.meshgrid(y, g)  # every pairing of a special output with a special gradient
+    scalars = (dtype(y[0]), dtype(g[4])), (np.array(y[4]), np.array(g[0]))  # NumPy scalars and 0-d arrays
+    for yy, gg in ((y, g), (grid_y, grid_g), (y, np.broadcast_to(g[:1], y.shape)), *scalars):
+        out = REF.relu_backward(gg, yy)
+        want = np.where(yy <= 0, dtype(0), gg)
+        assert out.dtype == want.dtype and out.shape == want.shape
+        np.testing.assert_array_equal(out.view(f"u{out.itemsize}"), want.view(f"u{want.itemsize}"))

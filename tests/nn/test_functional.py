@@ -111,6 +111,16 @@ NORMS = [
      __import__("torch").tensor([1.5, 0.5], dtype=x.dtype), w), [r(3, 2), r(2)]),
     ("batch_norm_train", lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
      lambda x, w, b: TF().batch_norm(x, None, None, w, b, training=True), [r(4, 3, 2, 2), r(3), r(3)]),
+    ("batch_norm_train_weight_only", lambda x, w: F.batch_norm(x, None, None, w, training=True),
+     lambda x, w: TF().batch_norm(x, None, None, w, training=True), [r(3, 2, 5), r(2)]),
+    ("batch_norm_train_bias_only", lambda x, b: F.batch_norm(x, None, None, None, b, training=True),
+     lambda x, b: TF().batch_norm(x, None, None, None, b, training=True), [r(5, 4), r(4)]),
+    ("batch_norm_train_no_affine_5d", lambda x: F.batch_norm(x, None, None, training=True),
+     lambda x: TF().batch_norm(x, None, None, training=True), [r(2, 3, 2, 2, 3)]),
+    ("batch_norm_train_running", lambda x, w, b: F.batch_norm(x, ember.zeros(3, dtype=x.dtype),
+        ember.ones(3, dtype=x.dtype), w, b, training=True, momentum=0.3),
+     lambda x, w, b: TF().batch_norm(x, T().zeros(3, dtype=x.dtype), T().ones(3, dtype=x.dtype), w, b,
+        training=True, momentum=0.3), [r(6, 3, 4) * 3 + 1, r(3), r(3)]),
 ]  # fmt: skip
 MISC = [
     same("linear", "linear", [r(2, 5, 3), r(4, 3), r(4)]),
@@ -176,7 +186,9 @@ def test_functional(name, fn, tfn, args):
     check_op(fn, *args, torch_fn=tfn, name=name)
 
 
-@pytest.mark.parametrize("name", ["conv2d", "max_pool2d", "layer_norm", "gelu", "batch_norm", "batch_norm_eval"])
+@pytest.mark.parametrize(
+    "name", ["conv2d", "max_pool2d", "layer_norm", "gelu", "batch_norm", "batch_norm_affine", "batch_norm_eval"]
+)
 def test_second_order(name):
     cases = {
         "conv2d": (lambda x, w: F.conv2d(x, w, stride=2, padding=1), [r(1, 2, 4, 4), r(2, 2, 3, 3)]),
@@ -184,6 +196,10 @@ def test_second_order(name):
         "layer_norm": (lambda x: F.layer_norm(x, (4,)), [r(2, 4)]),
         "gelu": (lambda x: F.gelu(x), [r(4)]),
         "batch_norm": (lambda x: F.batch_norm(x, None, None, training=True), [r(3, 2)]),
+        "batch_norm_affine": (
+            lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+            [r(3, 2, 2), r(2), r(2)],
+        ),
         "batch_norm_eval": (
             lambda x, w, b: F.batch_norm(
                 x, ember.tensor([0.1, -0.2], dtype=x.dtype), ember.tensor([1.5, 0.5], dtype=x.dtype), w, b
@@ -205,6 +221,37 @@ def test_batch_norm_updates_running_stats_in_place():
     y = F.batch_norm(x, rm, rv, training=False)
     np.testing.assert_allclose(y.numpy()[:, 0], (x.numpy()[:, 0] - rm.numpy()[0]) / np.sqrt(rv.numpy()[0] + 1e-5),
                                rtol=1e-5)  # fmt: skip
+
+
+def test_batch_norm_train_float32_conv_sized_matches_pytorch(torch):
+    # the fused training kernel at a ResNet layer's size, float32, forward and all three gradients
+    x0, w0, b0 = r(8, 16, 12, 12) * 2 + 1, r(16), r(16)
+    g0 = r(8, 16, 12, 12)
+    outs = []
+    for lib in (ember, torch):
+        x, w, b = (lib.tensor(a, dtype=lib.float32, requires_grad=True) for a in (x0, w0, b0))
+        rm, rv = lib.zeros(16), lib.ones(16)
+        y = lib.nn.functional.batch_norm(x, rm, rv, w, b, training=True)
+        y.backward(lib.tensor(g0, dtype=lib.float32))
+        outs.append([np.array(t.tolist()) for t in (y, x.grad, w.grad, b.grad, rm, rv)])
+    for e, t in zip(*outs, strict=True):
+        np.testing.assert_allclose(e, t, rtol=2e-4, atol=2e-5)
+
+
+def test_batch_norm_train_in_place_rules_and_anomaly_mode():
+    x = ember.tensor(r(4, 3, 2), requires_grad=True)
+    w, b = ember.tensor(r(3), requires_grad=True), ember.tensor(r(3), requires_grad=True)
+    h = x * 1.0
+    y = F.batch_norm(h, None, None, w, b, training=True)
+    with ember.no_grad():
+        b.add_(1.0)  # the bias's value is not needed for any gradient: no error (as in PyTorch)
+    with ember.autograd.detect_anomaly():  # the Tensor path of the node's backward
+        (ga,) = ember.autograd.grad((y * y).sum(), [x], retain_graph=True)
+    (gf,) = ember.autograd.grad((y * y).sum(), [x], retain_graph=True)
+    np.testing.assert_allclose(ga.numpy(), gf.numpy(), rtol=1e-12)
+    h.mul_(2.0)  # the input's value is needed
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.sum().backward()
 
 
 def test_dropout_is_seeded_inverted_and_off_in_eval():

@@ -4,11 +4,69 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+_vecdot = getattr(np, "vecdot", None)  # NumPy >= 2
+
 
 class NormKernels:
-    """Batch norm with fixed statistics (evaluation mode). Mixed into ``Backend``; torch overrides it."""
+    """Batch norm, with fixed statistics (evaluation) and over the batch (training, forward and backward).
+    Mixed into ``Backend``; torch overrides them with its native kernels."""
 
     xp: Any
+
+    def _channel_dot(self, a: Any, b: Any) -> Any:
+        """Per channel (dim 1) ``sum(a * b)`` over every other dim, without an (N, C, ...) temporary."""
+        xp = self.xp
+        if xp is np and _vecdot is not None and a.flags.c_contiguous and b.flags.c_contiguous:
+            n, c = a.shape[:2]
+            return _vecdot(a.reshape(n, c, -1), b.reshape(n, c, -1)).sum(0)  # BLAS dots: fast and accurate
+        return xp.sum(a * b, axis=(0, *range(2, a.ndim)))
+
+    def batch_norm_train(self, x: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any, Any]:
+        """Batch norm over the batch statistics: ``(y, mean, var, saved)``, with the per-channel batch mean
+        and biased variance (for the running statistics) and what ``batch_norm_train_backward`` needs.
+
+        ``y = (x - mean) * rstd * weight + bias`` in five passes over the input: the mean, the centring,
+        the variance as per-channel dot products, the normalisation in place (kept for backward) and the
+        affine part into the output.
+        """
+        xp = self.xp
+        c = x.shape[1]
+        shape = (1, c) + (1,) * (x.ndim - 2)
+        mean = xp.mean(x, axis=(0, *range(2, x.ndim)))
+        xhat = x - xp.reshape(mean, shape)
+        var = self._channel_dot(xhat, xhat) / (x.size // c)
+        rstd = 1.0 / xp.sqrt(var + eps)
+        xhat *= xp.reshape(rstd, shape)
+        if weight is None:
+            y = xhat + xp.reshape(bias, shape) if bias is not None else xp.array(xhat, copy=True)
+        else:
+            y = xhat * xp.reshape(weight, shape)
+            if bias is not None:
+                y += xp.reshape(bias, shape)
+        return y, mean, var, (xhat, rstd)
+
+    def batch_norm_train_backward(
+        self, g: Any, saved: Any, weight: Any, need_x: bool, need_w: bool, need_b: bool
+    ) -> tuple[Any, Any, Any]:
+        """The gradients ``(gx, gw, gb)`` (``None`` where not needed) of ``batch_norm_train``'s output:
+        ``gb = sum g``, ``gw = sum g * xhat`` and ``gx = weight * rstd * (g - gb / n - xhat * gw / n)``."""
+        xp = self.xp
+        xhat, rstd = saved
+        c = xhat.shape[1]
+        shape = (1, c) + (1,) * (xhat.ndim - 2)
+        n = xhat.size // c
+        gb = xp.sum(g, axis=(0, *range(2, g.ndim)))
+        gw = self._channel_dot(g, xhat)
+        gx = None
+        if need_x:
+            k = rstd if weight is None else rstd * weight
+            gx = xhat * xp.reshape(gw / n, shape)
+            gx += xp.reshape(gb / n, shape)
+            xp.subtract(g, gx, out=gx)
+            gx *= xp.reshape(k, shape)
+        return gx, (gw if need_w else None), (gb if need_b else None)
 
     def batch_norm_eval(self, x: Any, mean: Any, var: Any, weight: Any, bias: Any, eps: float) -> Any:
         """``(x - mean) / sqrt(var + eps) * weight + bias`` per channel (dim 1), all arrays of one dtype.

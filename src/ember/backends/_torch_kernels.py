@@ -262,6 +262,21 @@ class TorchKernels:
     def batch_norm_eval(self, x: Any, mean: Any, var: Any, weight: Any, bias: Any, eps: float) -> Any:
         return _torch().batch_norm(x, weight, bias, mean, var, False, 0.0, eps, False)
 
+    @_no_grad
+    def batch_norm_train(self, x: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any, Any]:
+        y, mean, invstd = _torch().ops.aten.native_batch_norm(x, weight, bias, None, None, True, 0.0, eps)
+        return y, mean, invstd.pow(-2) - eps, (x, mean, invstd, eps)
+
+    @_no_grad
+    def batch_norm_train_backward(
+        self, g: Any, saved: Any, weight: Any, need_x: bool, need_w: bool, need_b: bool
+    ) -> tuple[Any, Any, Any]:
+        x, mean, invstd, eps = saved
+        gx, gw, gb = _torch().ops.aten.native_batch_norm_backward(
+            g, x, weight, None, None, mean, invstd, True, eps, [need_x, need_w and weight is not None, need_b]
+        )
+        return gx, (gw if need_w else None), (gb if need_b else None)
+
     # -- activations -----------------------------------------------------------------------------
     @_no_grad
     def relu_backward(self, g: Any, y: Any) -> Any:

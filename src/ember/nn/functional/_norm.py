@@ -70,6 +70,49 @@ class BatchNormEval(Op):
         return gx, None, None, gw, gb, None
 
 
+class BatchNormTrain(Op):
+    """Batch norm over the batch statistics as one node: statistics, normalisation and the affine part in
+    one backend kernel (``batch_norm_train``), the closed-form gradients of all three inputs in another.
+    ``stats`` (a list) receives the batch mean and biased variance for the running statistics."""
+
+    def value_needed(self, i: int) -> bool:  # x and weight (as PyTorch saves them); the bias never
+        return i < 2
+
+    def forward(self, x: Any, weight: Any, bias: Any, eps: float, stats: list[Any]) -> Any:
+        y, mean, var, self.saved = self.backend.batch_norm_train(x, weight, bias, eps)
+        stats += (mean, var)
+        return y
+
+    def backward_arrays(self, g: Any) -> tuple[Any, ...]:
+        w = self.inputs[1]  # type: ignore[index]
+        gx, gw, gb = self.backend.batch_norm_train_backward(
+            g, self.saved, None if w is None else w._data, self._req(0), self._req(1), self._req(2)
+        )
+        return gx, gw, gb, None, None
+
+    def backward(self, g: Tensor) -> tuple[Any, ...]:
+        if not STATE.enabled:  # anomaly mode, first order: the kernels
+            out = self.backward_arrays(g._data)
+            return tuple(None if a is None else Tensor._make(a, self.backend) for a in out)
+        # create_graph: the same closed form as a graph of x, weight and g
+        x, w, _, eps, _ = self.inputs  # type: ignore[misc]
+        axes = (0, *range(2, x.ndim))
+        shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+        xc = x - mean(x, axes, keepdim=True)
+        rstd = (mean(xc * xc, axes, keepdim=True) + eps).rsqrt()
+        xhat = xc * rstd
+        gxhat = g if w is None else g * w.reshape(shape)
+        gx = (gxhat - mean(gxhat, axes, keepdim=True) - xhat * mean(gxhat * xhat, axes, keepdim=True)) * rstd
+        gw = _sum(g * xhat, axes) if self._req(1) else None
+        gb = _sum(g, axes) if self._req(2) else None
+        return (gx if self._req(0) else None), gw, gb, None, None
+
+
+def _fused_train(x: Tensor, weight: Tensor | None, bias: Tensor | None) -> bool:
+    """Whether training-mode batch norm can run as one node: weight and bias (if any) of the input's dtype."""
+    return all(t is None or (isinstance(t, Tensor) and t.dtype == x.dtype) for t in (weight, bias))
+
+
 def _standardize(x: Tensor, axes: tuple[int, ...], eps: float) -> tuple[Tensor, Any, Any]:
     """``xhat`` over ``axes``, with the batch mean and biased variance arrays (for running statistics)."""
     m = x._data.mean(axis=axes, keepdims=True)
@@ -124,7 +167,13 @@ def batch_norm(
             raise ShapeError(
                 f"batch_norm: expected more than 1 value per channel when training, got input {input.shape}"
             )
-        y, m, v = _standardize(x, axes, eps)
+        fused = _fused_train(x, weight, bias)
+        if fused:
+            stats: list[Any] = []
+            y = BatchNormTrain.apply(x, weight, bias, float(eps), stats)
+            m, v = stats
+        else:
+            y, m, v = _standardize(x, axes, eps)
         if training and running_mean is not None and running_var is not None:
             be = x._backend
             with no_grad():
@@ -132,6 +181,8 @@ def batch_norm(
                 bv = Tensor._make(v.reshape(c) * (n / max(n - 1, 1)), be).to(running_var.dtype)
                 running_mean.mul_(1 - momentum).add_(bm * momentum)
                 running_var.mul_(1 - momentum).add_(bv * momentum)
+        if fused:
+            return y
     elif _fused_eval(x, running_mean, running_var, weight, bias):
         return BatchNormEval.apply(x, running_mean, running_var, weight, bias, float(eps))  # type: ignore[no-any-return]
     else:  # statistics that need a gradient, or mixed dtypes: ordinary tensor operations
