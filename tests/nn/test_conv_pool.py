@@ -181,7 +181,7 @@ def test_memory_flat_over_many_conv_training_steps():
     import tracemalloc
 
     net = ember.nn.Sequential(
-        ember.nn.Conv2d(1, 4, 3, padding=1), ember.nn.ReLU(), ember.nn.MaxPool2d(2),
+        ember.nn.Conv2d(1, 4, 3, padding=1), ember.nn.BatchNorm2d(4), ember.nn.ReLU(), ember.nn.MaxPool2d(2),
         ember.nn.Conv2d(4, 6, 3, padding="same"), ember.nn.ReLU(), ember.nn.AvgPool2d(2), ember.nn.Flatten(),
         ember.nn.Linear(6 * 2 * 2, 3),
     )  # fmt: skip
