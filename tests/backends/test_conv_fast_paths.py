@@ -123,3 +123,28 @@ def test_threaded_kernels_give_the_arrays_of_one_thread(monkeypatch):
     monkeypatch.setattr(kt, "kernel_threads", lambda: 3)
     for a, b in zip(_kernel_results(), one, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+IM2COL = [  # x shape, kernel, stride, pads, dilation
+    ((2, 3, 7, 6), (3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1)),
+    ((64, 1, 12, 12), (5, 5), (1, 1), ((2, 2), (2, 2)), (1, 1)),
+    ((2, 2, 9, 8), (3, 2), (2, 3), ((2, 0), (1, 2)), (2, 1)),
+    ((1, 4, 6, 7), (2, 3), (1, 2), ((0, 0), (0, 0)), (1, 2)),
+    ((3, 2, 11), (4,), (3,), ((1, 2),), (2,)),
+    ((2, 2, 4, 5, 3), (2, 3, 2), (1, 2, 1), ((1, 0), (0, 1), (1, 1)), (1, 1, 2)),
+    ((1, 1, 3, 3), (3, 3), (1, 1), ((3, 3), (3, 3)), (2, 2)),  # windows that see only padding
+]
+
+
+@pytest.mark.parametrize("threads", [False, True])
+@pytest.mark.parametrize("x_shape,k,s,pads,d", IM2COL)
+def test_im2col_window_copy_equals_the_copy_per_offset(request, threads, x_shape, k, s, pads, d):
+    # NumPy's one strided copy against the per-offset kernel that CuPy runs, every geometry
+    if threads:
+        request.getfixturevalue("split")
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    cols, out = BE._im2col(x, k, s, pads, d)
+    want = np.full_like(cols, np.nan)
+    BE._im2col_offsets(x, want, k, s, pads, d, out)
+    np.testing.assert_array_equal(cols, want)
+    BE.workspace.give(cols)

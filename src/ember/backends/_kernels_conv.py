@@ -2,7 +2,8 @@
 
 Shapes follow PyTorch: input (N, C, *spatial), weight (O, C / groups, *k), output (N, O, *out), every
 result C-contiguous. ``pads`` is one (low, high) pair per spatial dim (``padding='same'`` can be uneven).
-Padding is never materialised: each kernel offset copies the part of the input its windows see and
+On NumPy the columns are one strided copy from a sliding-window view of the input (zero-padded first
+when the convolution pads); elsewhere each kernel offset copies the part of the input its windows see and
 zeroes the rest. Large temporaries come from the backend's :class:`Workspace` and go back to it.
 """
 
@@ -10,6 +11,9 @@ from __future__ import annotations
 
 import math
 from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from ._kernels_threads import parallel
 from ._kernels_util import Ints, Pads, Workspace, ndindex, out_shape
@@ -49,6 +53,16 @@ class ConvKernels(WinogradKernels):
         spatial = tuple(x.shape[2:])
         out = out_shape(spatial, k, s, pads, d)
         cols = self.workspace.take((c, *k, n, *out), x.dtype)
+        if self.xp is np and cols.size:
+            self._im2col_windows(x, cols, k, s, pads, d, out)
+        else:
+            self._im2col_offsets(x, cols, k, s, pads, d, out)
+        return cols, out
+
+    def _im2col_offsets(self, x: Any, cols: Any, k: Ints, s: Any, pads: Pads, d: Any, out: Ints) -> None:
+        """``cols`` by one copy per kernel offset of the input part its windows see (CuPy; padding is
+        zeroed in the columns, never materialised)."""
+        n, c = x.shape[:2]
         xt = x.swapaxes(0, 1)  # (C, N, *spatial)
 
         def part(a: int, b: int) -> None:  # batch entries a:b (channels a:b for a batch of one)
@@ -56,7 +70,28 @@ class ConvKernels(WinogradKernels):
             self._im2col_part(xt[sl], cols, sl, k, s, pads, d, out)
 
         parallel(self.xp, n if n > 1 else c, cols.size, part)
-        return cols, out
+
+    def _im2col_windows(self, x: Any, cols: Any, k: Ints, s: Any, pads: Pads, d: Any, out: Ints) -> None:
+        """NumPy: ``cols`` as one strided copy from a sliding-window view of the input, padded first if need
+        be (LeNet-5's 5x5 layers, batch 64: 1.08 -> 0.63 and 1.35 -> 1.03 ms against a copy per offset,
+        whose inner loops run over single output rows)."""
+        sp = len(k)
+        src = x
+        if any(lo or hi for lo, hi in pads):
+            size = tuple(m + lo + hi for m, (lo, hi) in zip(x.shape[2:], pads, strict=True))
+            src = np.zeros(x.shape[:2] + size, dtype=x.dtype)
+            src[(slice(None), slice(None), *(slice(lo, lo + m) for m, (lo, _) in zip(x.shape[2:], pads)))] = x
+        span = tuple((ki - 1) * di + 1 for ki, di in zip(k, d, strict=True))
+        v = sliding_window_view(src, span, axis=tuple(range(2, 2 + sp)))  # (N, C, *positions, *span)
+        steps = (*(slice(0, (o - 1) * si + 1, si) for o, si in zip(out, s)), *(slice(None, None, di) for di in d))
+        vt = v[(slice(None), slice(None), *steps)].transpose(1, *range(2 + sp, 2 + 2 * sp), 0, *range(2, 2 + sp))
+        n = x.shape[0]
+
+        def part(a: int, b: int) -> None:  # batch entries a:b (channels a:b for a batch of one)
+            sl = (slice(None),) * (1 + sp) + (slice(a, b),) if n > 1 else (slice(a, b),)
+            cols[sl] = vt[sl]
+
+        parallel(self.xp, n if n > 1 else x.shape[1], cols.size, part)
 
     @staticmethod
     def _im2col_part(xt: Any, cols: Any, sl: Any, k: Ints, s: Any, pads: Pads, d: Any, out: Ints) -> None:
