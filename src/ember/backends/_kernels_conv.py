@@ -38,6 +38,7 @@ class ConvKernels(WinogradKernels):
     enough channels and pixels go through Winograd F(2x2, 3x3) (``_kernels_winograd``)."""
 
     xp: Any
+    pad: Any  # PadKernels.pad
     _ws: Workspace | None = None
 
     @property
@@ -76,11 +77,7 @@ class ConvKernels(WinogradKernels):
         be (LeNet-5's 5x5 layers, batch 64: 1.08 -> 0.63 and 1.35 -> 1.03 ms against a copy per offset,
         whose inner loops run over single output rows)."""
         sp = len(k)
-        src = x
-        if any(lo or hi for lo, hi in pads):
-            size = tuple(m + lo + hi for m, (lo, hi) in zip(x.shape[2:], pads, strict=True))
-            src = np.zeros(x.shape[:2] + size, dtype=x.dtype)
-            src[(slice(None), slice(None), *(slice(lo, lo + m) for m, (lo, _) in zip(x.shape[2:], pads)))] = x
+        src = self.pad(x, ((0, 0), (0, 0), *pads), "constant") if any(lo or hi for lo, hi in pads) else x
         span = tuple((ki - 1) * di + 1 for ki, di in zip(k, d, strict=True))
         v = sliding_window_view(src, span, axis=tuple(range(2, 2 + sp)))  # (N, C, *positions, *span)
         steps = (*(slice(0, (o - 1) * si + 1, si) for o, si in zip(out, s)), *(slice(None, None, di) for di in d))

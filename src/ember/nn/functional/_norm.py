@@ -37,14 +37,23 @@ class Standardize(Op):
         a = self.axes
         if STATE.enabled:  # create_graph: the statistics depend on x too, so rebuild them as a graph
             x, _, eps, _ = self.inputs  # type: ignore[misc]
-            xc = x - mean(x, a, keepdim=True)
-            rstd = (mean(xc * xc, a, keepdim=True) + eps).rsqrt()
-            y = xc * rstd
+            y, rstd = _standardize_graph(x, a, eps)
         else:
             y = self.output()
             rstd = Tensor._make(self.rstd, self.backend)
-        gx = (g - mean(g, a, keepdim=True) - y * mean(g * y, a, keepdim=True)) * rstd
-        return gx, None, None, None
+        return _standardize_grad(g, y, rstd, a), None, None, None
+
+
+def _standardize_graph(x: Tensor, axes: tuple[int, ...], eps: float) -> tuple[Tensor, Tensor]:
+    """``(xhat, rstd)`` over ``axes`` as a graph of ``x`` (for ``create_graph``)."""
+    xc = x - mean(x, axes, keepdim=True)
+    rstd = (mean(xc * xc, axes, keepdim=True) + eps).rsqrt()
+    return xc * rstd, rstd
+
+
+def _standardize_grad(g: Tensor, xhat: Tensor, rstd: Tensor, axes: tuple[int, ...]) -> Tensor:
+    """The gradient of ``xhat = (x - mean) * rstd`` for the gradient ``g`` of ``xhat``."""
+    return (g - mean(g, axes, keepdim=True) - xhat * mean(g * xhat, axes, keepdim=True)) * rstd
 
 
 class BatchNormEval(Op):
@@ -97,15 +106,14 @@ class BatchNormTrain(Op):
         # create_graph: the same closed form as a graph of x, weight and g
         x, w, _, eps, _ = self.inputs  # type: ignore[misc]
         axes = (0, *range(2, x.ndim))
-        shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
-        xc = x - mean(x, axes, keepdim=True)
-        rstd = (mean(xc * xc, axes, keepdim=True) + eps).rsqrt()
-        xhat = xc * rstd
-        gxhat = g if w is None else g * w.reshape(shape)
-        gx = (gxhat - mean(gxhat, axes, keepdim=True) - xhat * mean(gxhat * xhat, axes, keepdim=True)) * rstd
+        xhat, rstd = _standardize_graph(x, axes, eps)
+        gx = None
+        if self._req(0):
+            gxhat = g if w is None else g * w.reshape((1, x.shape[1]) + (1,) * (x.ndim - 2))
+            gx = _standardize_grad(gxhat, xhat, rstd, axes)
         gw = _sum(g * xhat, axes) if self._req(1) else None
         gb = _sum(g, axes) if self._req(2) else None
-        return (gx if self._req(0) else None), gw, gb, None, None
+        return gx, gw, gb, None, None
 
 
 def _fused_train(x: Tensor, weight: Tensor | None, bias: Tensor | None) -> bool:
