@@ -72,11 +72,10 @@ from ._legacy import (
 )
 from ._tensor import Tensor
 from ._threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
+from ._version import __version__
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import *  # noqa: F403 - the operator functions: ember.exp, ember.matmul, ...
 from .ops import __all__ as _ops_all
-
-__version__ = "0.1.0"
 
 _SUBMODULES = frozenset({"data", "models", "nn", "optim", "record", "train"})
 

@@ -9,9 +9,13 @@ from typing import Any
 
 import numpy as np
 
+from ._convert import _flat, array_of, legacy_type_name, tensor_init_args
 from ._device import device as _device_cls
-from ._dtype import DType, as_dtype, get_default_dtype
+from ._dtype import DType, as_dtype
 from ._errors import ShapeError
+from ._hooks import RemovableHandle
+from ._printing import format_tensor
+from .backends import Backend, get_backend
 
 __all__ = ["Tensor"]
 
@@ -47,9 +51,6 @@ class Tensor:
     def __init__(
         self, data: Any = (), *sizes: int, dtype: Any = None, device: Any = None, requires_grad: _bool = False
     ) -> None:
-        from ._creation import _to_array
-        from ._legacy import tensor_init_args
-
         data, dtype = tensor_init_args(data, sizes, dtype)
         self._data, self._backend = _to_array(data, dtype, device)
         self.requires_grad = False
@@ -275,10 +276,8 @@ class Tensor:
 
     def type(self, dtype: Any = None) -> Any:
         """``"ember.FloatTensor"`` (the legacy type name), or a copy converted to ``dtype``."""
-        from ._legacy import legacy_type_name
-
         if dtype is None:
-            return legacy_type_name(self)
+            return legacy_type_name(self.dtype, self.device.type)
         return self.to(getattr(dtype, "dtype", dtype))
 
     def float(self) -> Tensor:
@@ -366,17 +365,13 @@ class Tensor:
         self._hooks.append(hook)
         if self._creator is not None:
             self._creator._ref_output(self)
-        from .autograd._engine import RemovableHandle
-
         return RemovableHandle(self._hooks, hook)
 
     def backward(
         self, gradient: Tensor | None = None, retain_graph: _bool | None = None, create_graph: _bool = False
     ) -> Any:
         """Accumulate d(self)/d(leaf) into each leaf's ``.grad``; returns the Gradients as a value."""
-        from .autograd._engine import backward
-
-        return backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph)
+        return _backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph)
 
     def zero_(self) -> Tensor:
         return self.fill_(0)
@@ -391,8 +386,6 @@ class Tensor:
 
     # -- printing ----------------------------------------------------------------------------------
     def __repr__(self) -> str:
-        from ._printing import format_tensor
-
         return format_tensor(self)
 
     __str__ = __repr__
@@ -405,13 +398,9 @@ class Tensor:
 
     # -- copying and pickling (ember/_copy.py) -----------------------------------------------------
     def __deepcopy__(self, memo: Any) -> Tensor:
-        from ._copy import deepcopy_tensor
-
         return deepcopy_tensor(self, memo)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        from ._copy import reduce_tensor
-
         return reduce_tensor(self)
 
     # -- operators ---------------------------------------------------------------------------------
@@ -564,13 +553,27 @@ def _is_device(a: Any) -> _bool:
         return True
     if isinstance(a, str):
         return a.split(":")[0] in ("cpu", "cuda")
-    from .backends import Backend
-
     return isinstance(a, Backend) or (a.__class__.__name__ == "device" and hasattr(a, "type"))
+
+
+def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
+    """``(array, backend)`` holding a copy of ``data``: a tensor (converted to ``dtype``/``device``), or what
+    ``_convert.array_of`` reads (numbers, nested sequences, which may hold tensors, NumPy arrays)."""
+    if isinstance(data, Tensor):
+        be = get_backend(device if device is not None else data._backend)
+        dt = as_dtype(dtype or data.dtype)
+        if data._backend is be:
+            return be.astype(be.xp.copy(data._data), dt), be
+        return be.astype(data._backend.transfer(data._data, be), dt), be
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+        data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
+    return array_of(data, dtype, device)
 
 
 # Bound at import end: the operator layer imports Tensor, Tensor methods call operators.
 from . import ops as _ops  # noqa: E402
+from ._copy import deepcopy_tensor, reduce_tensor  # noqa: E402
+from .autograd._engine import backward as _backward  # noqa: E402
 from .autograd._views import _refresh_view  # noqa: E402
 from .ops._indexing_view import _contiguous, _permute, _transpose  # noqa: E402
 from .ops._inplace import _inplace, _write_inplace, inplace_method  # noqa: E402
@@ -578,8 +581,6 @@ from .ops._other_convert import _cast, _clone, _pin, _to_device  # noqa: E402
 from .ops._pointwise_binary import Add as _Add  # noqa: E402
 from .ops._pointwise_binary import Mul as _Mul  # noqa: E402
 from .ops._util import _binary  # noqa: E402
-
-_ = get_default_dtype
 
 _BOUND: set[str] = set()
 

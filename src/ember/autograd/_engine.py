@@ -13,32 +13,13 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from .._hooks import RemovableHandle
 from .._tensor import Tensor
 from ._function import _ZERO
 from ._grad_mode import STATE, set_grad_enabled
 from ._views import _refresh_view
 
 __all__ = ["backward", "grad", "Gradients", "RemovableHandle", "set_nonfinite_check", "is_nonfinite_check_enabled"]
-
-
-class RemovableHandle:
-    """Returned by hook registrations; ``remove()`` unregisters the hook."""
-
-    def __init__(self, container: Any, item: Any) -> None:
-        self._container, self._item = container, item
-
-    def remove(self) -> None:
-        c = self._container
-        if isinstance(c, dict):
-            c.pop(self._item, None)
-        elif self._item in c:
-            c.remove(self._item)
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.remove()
 
 
 class Gradients:

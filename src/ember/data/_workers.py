@@ -21,9 +21,10 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from .._creation import manual_seed
 from .._tensor import Tensor
 from ..multiprocessing import _shared
-from .dataset import WorkerInfo
+from .dataset import WorkerInfo, _worker_local
 
 __all__ = ["ProcessPool", "fetch"]
 
@@ -185,9 +186,6 @@ def _worker_loop(
     dataset: Any, collate_fn: Any, use_get_batch: bool, conn: Any, wid: int, num_workers: int, seed: int,
     init_fn: Any,
 ) -> None:  # fmt: skip
-    from .. import manual_seed
-    from .dataloader import _worker_local
-
     _worker_local.info = WorkerInfo(wid, num_workers, seed)
     manual_seed(seed)
     random.seed(seed)

@@ -22,12 +22,10 @@ import numpy as np
 
 from .._tensor import Tensor
 from ._workers import ProcessPool, fetch, stream_batches
-from .dataset import IterableDataset, WorkerInfo
+from .dataset import IterableDataset, WorkerInfo, _worker_local
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["DataLoader", "default_collate"]
-
-_worker_local = threading.local()
 
 
 def default_collate(batch: Sequence[Any]) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -63,10 +64,12 @@ class WorkerInfo:
         self.id, self.num_workers, self.seed = id, num_workers, seed
 
 
+#: this thread's (or worker process's) WorkerInfo, set by the DataLoader's workers
+_worker_local = threading.local()
+
+
 def get_worker_info() -> WorkerInfo | None:
     """This worker's id and the number of workers, or None outside DataLoader workers."""
-    from .dataloader import _worker_local
-
     return getattr(_worker_local, "info", None)
 
 

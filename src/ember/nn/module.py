@@ -9,21 +9,21 @@ attribute and never saved.
 from __future__ import annotations
 
 import itertools
-from collections import OrderedDict, namedtuple
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
+from .._hooks import RemovableHandle
+from .._param import Param
 from .._tensor import Tensor
-from ..autograd._engine import RemovableHandle
 from ..autograd._function import Function
 from ..autograd._grad_mode import no_grad
-from .parameter import Param
+from ..record._load import IncompatibleKeys, load_values
 
 __all__ = ["Module", "Ref", "IncompatibleKeys"]
 
-IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 _hook_ids = itertools.count()
 
 
@@ -423,26 +423,8 @@ class Module:
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"load_state_dict for {type(self).__name__}: expected a mapping of parameter names to "
                             f"tensors (what state_dict() returns), got {type(state_dict).__name__}")  # fmt: skip
-        own = dict(self._persistent_state())
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        if strict and (missing or unexpected):
-            raise KeyError(
-                f"load_state_dict for {type(self).__name__}: missing keys {missing}, unexpected keys {unexpected}"
-            )
-        errors = []
-        with no_grad():
-            for k, p in own.items():
-                if k not in state_dict:
-                    continue
-                v = _as_tensor(state_dict[k], k)
-                if tuple(v.shape) != p.shape:
-                    errors.append(f"{k}: checkpoint shape {tuple(v.shape)}, model shape {p.shape}")
-                    continue
-                p.copy_(v.to(device=p.device, dtype=p.dtype))
-        if errors:
-            raise ValueError("load_state_dict: size mismatch for " + "; ".join(errors))
-        return IncompatibleKeys(missing, unexpected)
+        source = f"load_state_dict for {type(self).__name__}"
+        return load_values(self, state_dict, source, strict, convert=_as_tensor, report_all=True)
 
     # -- records -----------------------------------------------------------------------------------
     def into_record(self) -> Any:

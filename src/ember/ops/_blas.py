@@ -9,10 +9,10 @@ from typing import Any
 from .._errors import ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import BilinearOp
-from ._indexing_view import _transpose, reshape, unsqueeze
+from ._indexing_view import _transpose, reshape, sum_to, unsqueeze
 from ._other_cumulative import diff
 from ._reduction import sum
-from ._util import norm_dim, promote, sum_to, sum_to_array
+from ._util import norm_dim, promote, sum_to_array
 
 __all__ = [
     "addbmm",

@@ -14,9 +14,9 @@ from .._tensor import Tensor
 from ..autograd._function import Op
 from ._indexing import where
 from ._indexing_gather import gather
-from ._indexing_view import reshape, squeeze
+from ._indexing_view import reshape, squeeze, sum_to
 from ._pointwise_logical import _cmp, _compare
-from ._util import _binary, _shape, _unary, norm_dim, promote, sum_to
+from ._util import _binary, _shape, _unary, norm_dim, promote
 
 __all__ = [
     "allclose",

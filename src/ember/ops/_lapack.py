@@ -12,7 +12,7 @@ from .._tensor import Tensor
 from ..autograd._function import Op
 from ._blas import matmul
 from ._indexing import where
-from ._indexing_view import _transpose, unsqueeze
+from ._indexing_view import _transpose, sum_to, unsqueeze
 from ._other_diagonal import diag_embed, diagonal, tril, triu
 from ._util import _float
 
@@ -229,7 +229,6 @@ class SolveTriangular(Op):
     saves_output = True
 
     def backward(self, g: Tensor) -> tuple[Any, ...]:
-        from ._util import sum_to
 
         a, b = self.inputs[:2]  # type: ignore[index]
         x = self.output()

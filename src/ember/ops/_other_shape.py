@@ -18,7 +18,6 @@ __all__ = [
     "atleast_2d",
     "atleast_3d",
     "broadcast_tensors",
-    "broadcast_to",
     "cartesian_prod",
     "flatten",
     "flip",
@@ -48,10 +47,6 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
     shape = input.shape
     return reshape(input, shape[:s] + (-1,) + shape[e + 1 :]) if shape[s : e + 1] else input
-
-
-def broadcast_to(input: Tensor, shape: Any) -> Tensor:
-    return expand(input, tuple(shape))
 
 
 def ravel(input: Tensor) -> Tensor:

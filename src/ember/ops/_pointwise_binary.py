@@ -10,8 +10,9 @@ from .._errors import DTypeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import BilinearOp, Op
 from ._indexing import where
+from ._indexing_view import sum_to
 from ._pointwise_unary import exp, exp2, floor, log
-from ._util import StepOp, _binary, _float, _is_bool, _shape, promote, sum_to, sum_to_array
+from ._util import StepOp, _binary, _float, _is_bool, _shape, promote, sum_to_array
 
 __all__ = [
     "add",

@@ -14,9 +14,10 @@ from .._tensor import Tensor
 from ..autograd._function import Op
 from . import _special
 from ._indexing import where
+from ._indexing_view import sum_to
 from ._pointwise_binary import _floats
 from ._pointwise_unary import exp, log
-from ._util import _binary, _float, _shape, _unary, pointwise_op, sum_to
+from ._util import _binary, _float, _shape, _unary, pointwise_op
 
 __all__ = ["digamma", "erf", "erfc", "erfinv", "igamma", "lgamma", "logit", "mvlgamma", "polygamma", "xlogy"]
 METHODS = list(__all__)
@@ -112,7 +113,6 @@ class Igamma(Op):
         return _special.gammainc(self.backend.xp, a, x)
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
-        from ._util import sum_to
 
         a, x = self.inputs  # type: ignore[misc]
         xp = self.backend.xp

@@ -52,19 +52,6 @@ def broadcast_axes(gshape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int
     return tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
 
 
-def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """Sum ``g`` down to ``shape``: undo broadcasting in a gradient (the one place that does it)."""
-    gshape = g._data.shape
-    if gshape == shape:
-        return g
-    axes = broadcast_axes(gshape, shape)
-    from ._indexing_view import reshape
-    from ._reduction import sum as _sum
-
-    out = _sum(g, axes, keepdim=True) if axes else g
-    return reshape(out, shape) if out._data.shape != shape else out
-
-
 def promote_tensors(tensors: Sequence[Tensor]) -> list[Tensor]:
     """Tensors cast to their common dtype (the promotion rule of ``promote``, for many operands)."""
     d = tensors[0].dtype

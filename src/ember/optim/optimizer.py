@@ -24,8 +24,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
+from .._hooks import RemovableHandle
 from .._tensor import Tensor
-from ..autograd._engine import RemovableHandle
 from ..autograd._grad_mode import no_grad
 
 __all__ = ["Optimizer", "OptimizerAdaptor", "SimpleOptimizer", "WeightDecay"]
