@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ._tensor import Tensor, _to_array
-from .autograd._grad_mode import no_grad
 from .backends import get_backend
 from .multiprocessing._shared import attach, shared_spec
 
@@ -32,8 +31,7 @@ def copy_leaf(t: Tensor, memo: dict[int, Any], wrap: Callable[[Tensor], Tensor])
             "deepcopy: only leaf tensors (made by the user, not by an operation) support copy.deepcopy; "
             "deep-copy t.detach() instead"
         )
-    with no_grad():
-        data = t.detach().clone()._data
+    data = t.detach().clone()._data  # a detached tensor records no graph
     new = wrap(Tensor._make(data, t._backend))
     new.requires_grad = t.requires_grad
     memo[id(t)] = new

@@ -38,15 +38,8 @@ class Param(Tensor):
         self, data: Any, requires_grad: bool | None = None, *, id: str | None = None, is_buffer: bool = False
     ) -> None:
         src = data if isinstance(data, Tensor) else Tensor(data)
-        self._data = src._data
-        self._backend = src._backend
-        self.grad = None
-        self._creator = None
-        self._out_idx = 0
+        self._init(src._data, src._backend)
         self._vc = [0]
-        self._view = None
-        self._retain = False
-        self._hooks = None
         self.is_buffer = is_buffer
         self.id = id or new_param_id()
         if requires_grad is None:

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import functools
-import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import numpy as np
-
-from ._convert import _flat, array_of, legacy_type_name, tensor_init_args
+from ._convert import _flat, array_of, tensor_init_args
 from ._device import device as _device_cls
 from ._dtype import DType, as_dtype
-from ._errors import ShapeError
 from ._hooks import RemovableHandle
 from ._printing import format_tensor
+from ._tensor_convert import TensorConversions
 from .backends import Backend, get_backend
 
 __all__ = ["Tensor"]
@@ -22,7 +19,7 @@ __all__ = ["Tensor"]
 _bool = bool
 
 
-class Tensor:
+class Tensor(TensorConversions):
     """A multi-dimensional array with reverse-mode autodiff.
 
     Value semantics (spec §2.2): assignment shares the tensor, operations return new tensors, methods
@@ -52,31 +49,28 @@ class Tensor:
         self, data: Any = (), *sizes: int, dtype: Any = None, device: Any = None, requires_grad: _bool = False
     ) -> None:
         data, dtype = tensor_init_args(data, sizes, dtype)
-        self._data, self._backend = _to_array(data, dtype, device)
-        self.requires_grad = False
-        self.grad: Tensor | None = None
-        self._creator: Any = None
-        self._out_idx = 0
-        self._vcl: list[int] | None = None
-        self._view: Any = None
-        self._retain = False
-        self._hooks: list[Callable[[Tensor], Any]] | None = None
+        self._init(*_to_array(data, dtype, device))
         if requires_grad:
             self.requires_grad_(True)
 
+    def _init(self, data: Any, backend: Any) -> None:
+        """Set every field of a new tensor: the one place that lists them (every constructor calls it)."""
+        self._data = data
+        self._backend = backend
+        self.requires_grad = False
+        self.grad: Tensor | None = None
+        self._creator: Any = None  # the Op that made this tensor (None: a leaf)
+        self._out_idx = 0  # which output of ``_creator``
+        self._vcl: list[int] | None = None  # the version counter, made on first use (``_vc``)
+        self._view: Any = None  # a view's base and how to recompute it after an in-place change
+        self._retain = False
+        self._hooks: list[Callable[[Tensor], Any]] | None = None
+
     @classmethod
     def _make(cls, data: Any, backend: Any) -> Tensor:
+        """A tensor around ``data`` (an array of ``backend``), with no copy and no checks."""
         t = object.__new__(cls)
-        t._data = data
-        t._backend = backend
-        t.requires_grad = False
-        t.grad = None
-        t._creator = None
-        t._out_idx = 0
-        t._vcl = None
-        t._view = None
-        t._retain = False
-        t._hooks = None
+        t._init(data, backend)
         return t
 
     # -- properties -------------------------------------------------------------------------------
@@ -176,45 +170,7 @@ class Tensor:
     def __hash__(self) -> int:
         return id(self)
 
-    def __bool__(self) -> _bool:
-        if self.numel() != 1:
-            raise RuntimeError(
-                f"the truth value of a tensor with {self.numel()} elements (shape {self.shape}) is "
-                "ambiguous; use .any() or .all()"
-            )
-        return bool(self.item())
-
-    def __float__(self) -> float:
-        return float(self.item())
-
-    def __int__(self) -> int:
-        return int(self.item())
-
-    def __index__(self) -> int:
-        if self.dtype.is_floating_point or self.numel() != 1:
-            raise TypeError(f"only integer tensors of a single element can be an index, got {self.dtype}{self.shape}")
-        return int(self.item())
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        a = self.numpy()
-        return a if dtype is None else a.astype(dtype)
-
-    # -- conversion ------------------------------------------------------------------------------
-    def item(self) -> Any:
-        """The value of a one-element tensor as a Python number."""
-        if self.numel() != 1:
-            raise ShapeError(f"item(): only a one-element tensor converts to a Python number, got shape {self.shape}")
-        return self._backend.to_numpy(self._data).reshape(()).item()
-
-    def tolist(self) -> Any:
-        return self._backend.to_numpy(self._data).tolist()
-
-    def numpy(self) -> np.ndarray:
-        """The values as a NumPy array (shares memory on the CPU backend; refuses a tensor needing grad)."""
-        if self.requires_grad:
-            raise RuntimeError("numpy(): call .detach().numpy() on a tensor that requires grad")
-        return np.asarray(self._backend.to_numpy(self._data))
-
+    # -- conversion (more in _tensor_convert.TensorConversions) ----------------------------------
     def to(
         self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: _bool = False, copy: _bool = False
     ) -> Tensor:
@@ -246,60 +202,9 @@ class Tensor:
         """This tensor on the CPU (the selected CPU backend when it is elsewhere now)."""
         return self if self._backend.device.type == "cpu" else self.to(device="cpu")
 
-    def cuda(self, device: Any = None, non_blocking: _bool = False) -> Tensor:
-        """This tensor on a CUDA device (``device``: an index, ``"cuda:N"`` or a device)."""
-        if device is None:
-            device = "cuda"
-        elif isinstance(device, int) and not isinstance(device, _bool):
-            device = f"cuda:{device}"
-        return self.to(device=device, non_blocking=non_blocking)
-
-    @property
-    def is_cuda(self) -> _bool:
-        return self._backend.device.type == "cuda"
-
-    @property
-    def is_cpu(self) -> _bool:
-        return self._backend.device.type == "cpu"
-
-    def get_device(self) -> int:
-        """The CUDA device index, or -1 on the CPU (PyTorch's convention)."""
-        d = self._backend.device
-        return -1 if d.type == "cpu" else int(d.index or 0)
-
     def pin_memory(self) -> Tensor:
         """This tensor in page-locked host memory, for fast ``non_blocking`` copies to CUDA."""
         return _pin(self)
-
-    def is_pinned(self) -> _bool:
-        return self._backend.is_pinned(self._data)
-
-    def type(self, dtype: Any = None) -> Any:
-        """``"ember.FloatTensor"`` (the legacy type name), or a copy converted to ``dtype``."""
-        if dtype is None:
-            return legacy_type_name(self.dtype, self.device.type)
-        return self.to(getattr(dtype, "dtype", dtype))
-
-    def float(self) -> Tensor:
-        return self.to(dtype="float32")
-
-    def double(self) -> Tensor:
-        return self.to(dtype="float64")
-
-    def half(self) -> Tensor:
-        return self.to(dtype="float16")
-
-    def bfloat16(self) -> Tensor:
-        return self.to(dtype="bfloat16")
-
-    def long(self) -> Tensor:
-        return self.to(dtype="int64")
-
-    def int(self) -> Tensor:
-        return self.to(dtype="int32")
-
-    def bool(self) -> Tensor:
-        return self.to(dtype="bool")
 
     def clone(self) -> Tensor:
         return _clone(self)
@@ -581,36 +486,3 @@ from .ops._other_convert import _cast, _clone, _pin, _to_device  # noqa: E402
 from .ops._pointwise_binary import Add as _Add  # noqa: E402
 from .ops._pointwise_binary import Mul as _Mul  # noqa: E402
 from .ops._util import _binary  # noqa: E402
-
-_BOUND: set[str] = set()
-
-
-def bind_method(name: str, fn: Callable[..., Any]) -> None:
-    """Make operator ``fn`` the method ``Tensor.<name>`` (class attribute: no ``__getattr__`` per call).
-
-    Methods written in the class body win; a name bound before is rebound.
-    """
-    if (name in Tensor.__dict__ and name not in _BOUND) or not isinstance(fn, types.FunctionType):
-        return
-    setattr(Tensor, name, fn)
-    _BOUND.add(name)
-    if name in _ops.INPLACE:
-        bind_inplace(name, fn)
-
-
-def bind_inplace(base: str, fn: Callable[..., Any]) -> None:
-    name = base + "_"
-    if name in Tensor.__dict__ and name not in _BOUND:
-        return
-
-    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        return inplace_method(self, fn, *args, **kwargs)
-
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"In-place ``{base}``: the result is written into this tensor."
-    setattr(Tensor, name, method)
-    _BOUND.add(name)
-
-
-for _name, _fn in list(_ops.METHODS.items()):
-    bind_method(_name, _fn)

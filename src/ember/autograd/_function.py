@@ -155,12 +155,7 @@ class Function:
         if out.__class__ is not backend.array_type:
             out = backend.asarray(out)
         r = _new_tensor(Tensor)
-        r._data = out
-        r._backend = backend
-        r.requires_grad = False
-        r.grad = r._creator = r._hooks = r._view = r._vcl = None
-        r._out_idx = 0
-        r._retain = False
+        r._init(out, backend)
         if needs_grad and cls.differentiable:
             state = STATE
             if state.enabled:

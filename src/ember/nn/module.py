@@ -8,7 +8,6 @@ attribute and never saved.
 
 from __future__ import annotations
 
-import itertools
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -18,13 +17,11 @@ import numpy as np
 from .._hooks import RemovableHandle
 from .._param import Param
 from .._tensor import Tensor
-from ..autograd._function import Function
 from ..autograd._grad_mode import no_grad
 from ..record._load import IncompatibleKeys, load_values
+from ._module_hooks import _add_hook, _BackwardHookIn, _BackwardHookOut
 
 __all__ = ["Module", "Ref", "IncompatibleKeys"]
-
-_hook_ids = itertools.count()
 
 
 class Ref:
@@ -480,50 +477,3 @@ def _as_tensor(v: Any, key: str) -> Tensor:
     if isinstance(v, (np.ndarray, np.generic, list, float, int)):
         return Tensor(np.asarray(v))
     raise TypeError(f"load_state_dict: value for {key!r} is a {type(v).__name__}, expected a tensor or array")
-
-
-def _add_hook(hooks: dict[int, Callable[..., Any]], hook: Callable[..., Any]) -> RemovableHandle:
-    k = next(_hook_ids)
-    hooks[k] = hook
-    return RemovableHandle(hooks, k)
-
-
-class _BackwardHookIn(Function):
-    """Identity on a module's inputs; its backward sees grad_input and runs the full backward hooks."""
-
-    @staticmethod
-    def forward(ctx: Any, module: Module, state: dict[str, Any], *xs: Tensor) -> Any:
-        ctx.module, ctx.state = module, state
-        return tuple(x.clone() for x in xs) if len(xs) > 1 else xs[0].clone()
-
-    @staticmethod
-    def backward(ctx: Any, *grads: Any) -> Any:
-        grads = _run_bwd_hooks(ctx.module, tuple(grads), ctx.state.get("grad_output", ()))
-        return (None, None, *grads)
-
-
-class _BackwardHookOut(Function):
-    """Identity on a module's outputs; its backward records grad_output."""
-
-    @staticmethod
-    def forward(ctx: Any, module: Module, state: dict[str, Any], *ys: Tensor) -> Any:
-        ctx.module, ctx.state = module, state
-        return tuple(y.clone() for y in ys) if len(ys) > 1 else ys[0].clone()
-
-    @staticmethod
-    def backward(ctx: Any, *grads: Any) -> Any:
-        ctx.state["grad_output"] = tuple(grads)
-        if not ctx.state.get("n_in"):  # no input needs a gradient: the hook fires now, with grad_input None
-            _run_bwd_hooks(ctx.module, (None,), tuple(grads))
-        return (None, None, *grads)
-
-
-def _run_bwd_hooks(module: Module, grad_input: tuple[Any, ...], grad_output: tuple[Any, ...]) -> tuple[Any, ...]:
-    for hook in list(module._bwd_hooks.values()):
-        r = hook(module, grad_input, grad_output)
-        if r is not None:
-            r = r if isinstance(r, tuple) else (r,)
-            if len(r) != len(grad_input):
-                raise ValueError(f"backward hook returned {len(r)} gradients, expected {len(grad_input)}")
-            grad_input = r
-    return grad_input
