@@ -77,7 +77,7 @@ from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set
 from .ops import *  # noqa: F403 - the operator functions: ember.exp, ember.matmul, ...
 from .ops import __all__ as _ops_all
 
-_SUBMODULES = frozenset({"data", "models", "nn", "optim", "record", "train"})
+_SUBMODULES = frozenset({"data", "distributed", "models", "nn", "optim", "record", "train"})
 
 if not TYPE_CHECKING:  # hidden from mypy, which would otherwise accept any ``ember.<typo>``
 
