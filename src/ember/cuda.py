@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import backends
 from ._device import device
+from .backends import get_backend
 
 __all__ = [
     "current_device",
@@ -27,8 +29,6 @@ _current = [0]
 
 
 def _backend_name() -> str | None:
-    from . import backends
-
     av = backends.available()
     for name in ("torch", "cupy"):
         s = av.get(name)
@@ -44,8 +44,6 @@ def is_available() -> bool:
 
 def device_count() -> int:
     """The number of CUDA devices the serving backend sees (0 without one)."""
-    from . import backends
-
     name = _backend_name()
     if name is None:
         return 0
@@ -64,8 +62,6 @@ def set_device(dev: Any) -> None:
 
 def get_device_name(dev: Any = None) -> str:
     """The name of a CUDA device (a DeviceError without one)."""
-    from .backends import get_backend
-
     d = device(f"cuda:{current_device()}" if dev is None else dev)
     be = get_backend(d)
     if be.name == "torch":
@@ -77,14 +73,12 @@ def get_device_name(dev: Any = None) -> str:
 
 def synchronize(dev: Any = None) -> None:
     """Wait for all work queued on a CUDA device (a DeviceError without one)."""
-    from .backends import get_backend
-
     get_backend(device(f"cuda:{current_device()}" if dev is None else dev)).synchronize()
 
 
 def manual_seed(seed: int) -> None:
     """Seed the generators CUDA tensors draw from (Ember's seeded generators; see the module doc)."""
-    from ._creation import manual_seed as _seed
+    from ._creation import manual_seed as _seed  # lazy: ember imports this module before Tensor exists
 
     _seed(seed)
 

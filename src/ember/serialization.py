@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ._creation import from_numpy
 from ._tensor import Tensor
 from .backends import get_backend
 from .record._atomic import atomic_open
@@ -137,7 +138,6 @@ def _placement(map_location: Any) -> Callable[[Tensor, str], Tensor]:
 
 def _from_torch(obj: Any, place: Callable[[Tensor, str], Tensor], source: str) -> Any:
     """Ember tensors in place of the torch tensors / arrays of a PyTorch file's object."""
-    from ._creation import from_numpy
 
     def conv(v: Any) -> Any:
         if isinstance(v, np.ndarray):

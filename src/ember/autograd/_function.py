@@ -15,8 +15,9 @@ import traceback
 import weakref
 from typing import Any
 
+from .._errors import DeviceError
 from .._tensor import Tensor
-from ._grad_mode import STATE
+from ._grad_mode import STATE, no_grad
 
 __all__ = ["Function", "Op", "FunctionCtx"]
 
@@ -62,8 +63,6 @@ def _edges_of(args: tuple[Any, ...]) -> tuple[list[Any], int, Any]:
 
 
 def _device_error(name: str, args: tuple[Any, ...]) -> RuntimeError:
-    from .._errors import DeviceError
-
     tensors = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor)]
     devs = ", ".join(f"input {i} on {a.device} ({a._backend.name} backend)" for i, a in tensors)
     first = tensors[0][1]
@@ -181,8 +180,6 @@ class Function:
 
     def _apply_tensors(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, tuple[Tensor, ...]]:
         """A user Function's forward, on detached Tensors: ``(single output?, results)``."""
-        from ._grad_mode import no_grad
-
         self._saved = ()
         with no_grad():
             out = self.forward(self, *[a.detach() if isinstance(a, Tensor) else a for a in args], **kwargs)

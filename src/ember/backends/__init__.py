@@ -24,6 +24,7 @@ from typing import Any
 from .._device import device
 from .._errors import DeviceError
 from ._base import Backend
+from .cupy_backend import unavailable_reason
 from .numpy_backend import NumpyBackend
 
 __all__ = [
@@ -90,8 +91,6 @@ def _torch_reason() -> str | None:
 
 
 def _cupy_reason() -> str | None:
-    from .cupy_backend import unavailable_reason
-
     return unavailable_reason()
 
 

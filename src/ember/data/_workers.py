@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from .._creation import manual_seed
+from .._creation import from_numpy, manual_seed, randint
 from .._tensor import Tensor
 from ..multiprocessing import _shared
 from .dataset import WorkerInfo, _worker_local
@@ -154,8 +154,6 @@ def _encode(bid: int, batch: Any) -> bytes:
 
 
 def _decode(msg: dict[str, Any]) -> Any:
-    from .._creation import from_numpy
-
     if "pickle" in msg:
         return pickle.loads(msg["pickle"])  # from the loader's own worker process, never from a file
     arrays: list[np.ndarray] = []
@@ -215,7 +213,6 @@ class ProcessPool:
 
     def __init__(self, loader: Any, context: Any) -> None:
         ctx: Any = multiprocessing.get_context(context) if isinstance(context, str) else context
-        from .._creation import randint
 
         base_seed = int(randint(0, 2**31 - 1, (1,)).item())
         self.conns: list[Any] = []

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import accelerator
 from .._tensor import Tensor
 from ._workers import ProcessPool, fetch, stream_batches
 from .dataset import IterableDataset, WorkerInfo, _worker_local
@@ -256,8 +257,6 @@ class DataLoader:
 
 def _can_pin() -> bool:
     """True when page-locked memory can help: an accelerator is usable here."""
-    from .. import accelerator
-
     return accelerator.is_available()
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
+from ..nn.functional import interpolate
 from .sampler import _rng
 
 __all__ = ["Compose", "Lambda", "Normalize", "RandomCrop", "RandomHorizontalFlip", "Resize", "ToTensor"]
@@ -116,8 +117,6 @@ class Resize:
         self.interpolation = interpolation
 
     def __call__(self, x: Any) -> Any:
-        from ..nn.functional import interpolate
-
         a = _arr(x)
         lead = a.shape[:-2]
         t = Tensor(a.reshape((1, -1) + a.shape[-2:]).astype(np.float32, copy=False))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .._creation import full
 from .._tensor import Tensor
 from ..ops._pointwise_unary import relu, sigmoid, tanh
 from . import functional as F
@@ -152,7 +153,6 @@ class PReLU(Module):
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
-        from .._creation import full
 
         self.num_parameters = num_parameters
         self.weight = Param(full((num_parameters,), init, device=device, dtype=dtype))

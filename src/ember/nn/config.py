@@ -24,6 +24,9 @@ import typing
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ..record._atomic import atomic_write
+from .init import skip_init
+
 __all__ = ["Config", "config_for", "export_configs"]
 
 _POSITIVE = (
@@ -126,8 +129,6 @@ class Config:
 
     def save(self, path: str | Path) -> None:
         """Write the config as JSON, atomically."""
-        from ..record._atomic import atomic_write
-
         atomic_write(Path(path), self.to_json().encode())
 
     @classmethod
@@ -160,8 +161,6 @@ class Config:
 
     def init_with(self, record: Any, device: Any = None, dtype: Any = None) -> Any:
         """Build the module straight from saved parameters, skipping random initialisation."""
-        from .init import skip_init
-
         with skip_init():
             m = self.init(device=device, dtype=dtype)
         m.load_record(record, assign=True)

@@ -14,10 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from .._dtype import as_dtype
 from .._hooks import RemovableHandle
 from .._param import Param
-from .._tensor import Tensor
+from .._tensor import Tensor, _is_device
 from ..autograd._grad_mode import no_grad
+from ..record import Record, load, save
 from ..record._load import IncompatibleKeys, load_values
 from ._module_hooks import _add_hook, _BackwardHookIn, _BackwardHookOut
 
@@ -343,9 +345,6 @@ class Module:
         ``device`` is a device string or object, another tensor's ``.device`` (its backend too), or a
         Backend; the optimizer's state follows each parameter at its next step.
         """
-        from .._dtype import as_dtype
-        from .._tensor import Tensor, _is_device
-
         for a in args:
             if isinstance(a, Tensor):
                 device, dtype = a.device, a.dtype
@@ -426,8 +425,6 @@ class Module:
     # -- records -----------------------------------------------------------------------------------
     def into_record(self) -> Any:
         """This module's parameters and buffers as a Record (tensors by reference, with their ids)."""
-        from ..record import Record
-
         return Record.from_module(self)
 
     def load_record(self, record: Any, strict: bool = True, assign: bool = False) -> IncompatibleKeys:
@@ -440,14 +437,10 @@ class Module:
 
     def save(self, path: Any, precision: str = "full", recorder: Any = None) -> Any:
         """Save the parameters with ``ember.record.save`` (format from the extension)."""
-        from ..record import save
-
         return save(self, path, precision, recorder)
 
     def load(self, path: Any, strict: bool = True, device: Any = None) -> IncompatibleKeys:
         """Load parameters saved with ``save``."""
-        from ..record import load
-
         return load(path, device=device).load_into(self, strict, source=str(path))
 
     # -- printing ----------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 from .._errors import ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
-from ._indexing_view import reshape
+from ._indexing_view import reshape, squeeze, unsqueeze
 from ._other_shape import atleast_1d, atleast_2d, atleast_3d
 from ._util import norm_dim, promote_tensors
 
@@ -89,7 +89,6 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         raise ShapeError("stack: expected a non-empty sequence of tensors")
     _check_same("stack", tensors, None)
     d = norm_dim(dim, tensors[0].ndim + 1, "stack")
-    from ._indexing_view import unsqueeze
 
     return cat([unsqueeze(t, d) for t in tensors], d)
 
@@ -152,7 +151,6 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     d = norm_dim(dim, input.ndim, "unbind")
-    from ._indexing_view import squeeze
 
     return tuple(squeeze(p, d) for p in _split_sizes(input, [1] * input.shape[d], d))
 

@@ -17,6 +17,7 @@ from .._errors import DTypeError, ShapeError
 from .._tensor import Tensor
 from ..autograd._grad_mode import STATE
 from ..autograd._views import _refresh_view, keep_hooks_on_old_version, move_retained, rebase_through_view
+from ._indexing import IndexPut, to_index, write
 
 
 def _check_leaf(t: Tensor, op: str) -> None:
@@ -127,8 +128,6 @@ def inplace_method(t: Tensor, fn: Callable[..., Tensor], *args: Any, **kwargs: A
 
 def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
     """``t[index] = value`` (``index`` None: the whole tensor), recorded in the graph when needed."""
-    from ._indexing import IndexPut, to_index, write
-
     op = "setitem" if index is not None else "copy_"
     if t._view is not None:
         _refresh_view(t)

@@ -14,6 +14,7 @@ from ._blas import matmul
 from ._indexing import where
 from ._indexing_view import _transpose, sum_to, unsqueeze
 from ._other_diagonal import diag_embed, diagonal, tril, triu
+from ._other_math import cross as _cross
 from ._util import _float
 
 __all__ = ["det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"]
@@ -165,8 +166,6 @@ def multi_dot(tensors: Any) -> Tensor:
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     """Cross product of 3-vectors along ``dim`` (default the last)."""
-    from ._other_math import cross as _cross
-
     return _cross(input, other, dim)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from .._dtype import as_dtype
 from .._tensor import Tensor
 from ..autograd._function import Op
+from ..backends import get_backend
 
 __all__: list[str] = []
 METHODS: list[str] = [] + ["type_as"]
@@ -62,8 +63,6 @@ def _clone(x: Tensor) -> Tensor:
 
 
 def _to_device(x: Tensor, dev: Any, non_blocking: bool = False) -> Tensor:
-    from ..backends import get_backend
-
     target = get_backend(dev)
     if target is x._backend:
         return x

@@ -13,6 +13,7 @@ from ..autograd._function import Op
 from ._indexing import where
 from ._indexing_gather import gather
 from ._indexing_join import cat
+from ._indexing_view import movedim
 from ._other_shape import flip
 from ._pointwise_unary import exp, log
 from ._util import _float, norm_dim
@@ -29,8 +30,6 @@ class CumSum(Op):
         return self.backend.xp.cumsum(x, axis=dim) if x.ndim else self.backend.xp.copy(x)
 
     def backward(self, g: Tensor) -> tuple[Tensor, None]:
-        from ._other_shape import flip
-
         if not g.ndim:
             return g, None
         return flip(cumsum(flip(g, (self.dim,)), self.dim), (self.dim,)), None
@@ -52,9 +51,6 @@ class CumProd(Op):
         return y
 
     def backward(self, g: Tensor) -> tuple[Tensor, None]:
-        from ._indexing_view import movedim
-        from ._other_shape import flip
-
         x = self.inputs[0]  # type: ignore[index]
         if not g.ndim:
             return g, None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+from .._creation import tensor
 from .._dtype import int64
 from .._errors import ShapeError
 from .._tensor import Tensor
@@ -14,7 +15,7 @@ from ..autograd._function import Op
 from ._indexing_join import cat
 from ._indexing_view import ViewOp, reshape
 from ._reduction import sum
-from ._util import norm_dim
+from ._util import norm_dim, promote_tensors
 
 __all__ = [
     "block_diag",
@@ -118,7 +119,6 @@ def block_diag(*tensors: Tensor) -> Tensor:
     blocks = [reshape(t, (1, -1) if t.ndim < 2 else tuple(t.shape)) if t.ndim < 2 else t for t in tensors]
     rows = builtins.sum(b.shape[0] for b in blocks)
     cols = builtins.sum(b.shape[1] for b in blocks)
-    from ._util import promote_tensors
 
     blocks = promote_tensors(blocks)
     out, c = [], 0
@@ -136,8 +136,6 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
 
 
 def _tri_indices(op: str, row: int, col: int, offset: int, upper: bool, device: Any) -> Tensor:
-    from .._creation import tensor
-
     rows, cols = [], []
     for i in range(row):
         for j in range(col):

@@ -14,10 +14,11 @@ from .._tensor import Tensor
 from ..autograd._function import Op
 from . import _special
 from ._indexing import where
-from ._indexing_view import sum_to
+from ._indexing_view import sum_to, unsqueeze
 from ._pointwise_binary import _floats
-from ._pointwise_unary import exp, log
-from ._util import _binary, _float, _shape, _unary, pointwise_op
+from ._pointwise_unary import clamp, exp, log
+from ._reduction import sum as _sum
+from ._util import _binary, _float, _shape, _unary, pointwise_op, promote
 
 __all__ = ["digamma", "erf", "erfc", "erfinv", "igamma", "lgamma", "logit", "mvlgamma", "polygamma", "xlogy"]
 METHODS = list(__all__)
@@ -39,8 +40,6 @@ erfinv = _unary(
 
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``log(p / (1 - p))``; with ``eps`` the input is clamped to ``[eps, 1 - eps]`` first."""
-    from ._pointwise_unary import clamp, log
-
     x = _float(input)
     if eps is not None:
         x = clamp(x, eps, 1 - eps)
@@ -94,9 +93,6 @@ digamma = _unary("digamma", _special.digamma, lambda x, y: polygamma(1, x))
 
 def mvlgamma(input: Tensor, p: int) -> Tensor:
     """The multivariate log-gamma function of dimension ``p`` (elements must exceed ``(p - 1) / 2``)."""
-    from ._indexing_view import unsqueeze
-    from ._reduction import sum as _sum
-
     if p < 1:
         raise ValueRangeError(f"mvlgamma: p must be >= 1, got {p}")
     x = _float(input)
@@ -127,8 +123,6 @@ class Igamma(Op):
 
 def igamma(input: Tensor, other: Tensor) -> Tensor:
     """The regularised lower incomplete gamma function ``P(input, other)`` (``torch.igamma``)."""
-    from ._util import promote
-
     a, x = promote("igamma", _float(input), other)
     if not isinstance(x, Tensor):
         x = Tensor._make(a._backend.xp.asarray(x, dtype=a._data.dtype), a._backend)

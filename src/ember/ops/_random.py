@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._creation import default_generator
 from .._dtype import float64, int64
 from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
@@ -18,8 +19,6 @@ METHODS = list(__all__)
 
 
 def _uniform(input: Tensor, shape: tuple[int, ...], generator: Any) -> Any:
-    from .._creation import default_generator
-
     gen = generator or default_generator
     with gen._lock:
         return input._backend.uniform(gen._rng, shape, float64)
@@ -95,6 +94,4 @@ class StandardGamma(Op):
 
 def _standard_gamma(alpha: Tensor, generator: Any = None) -> Tensor:
     """Gamma(alpha, 1) samples of ``alpha``'s shape, differentiable in ``alpha`` (``torch._standard_gamma``)."""
-    from .._creation import default_generator
-
     return StandardGamma.apply(_float(alpha), generator or default_generator)  # type: ignore[no-any-return]

@@ -12,6 +12,7 @@ from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._indexing import where
+from ._indexing_view import expand, reshape
 from ._other_cumulative import cumprod
 from ._pointwise_unary import abs, exp, log
 from ._util import _float, arange_like_dim, norm_dim, norm_dims
@@ -51,8 +52,6 @@ def _expand_back_array(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int,
 
 def _expand_back(g: Tensor, shape: tuple[int, ...], axes: tuple[int, ...], keepdim: bool) -> Tensor:
     """Reshape a reduced gradient to keepdim form and broadcast it back to ``shape``."""
-    from ._indexing_view import expand, reshape
-
     if not keepdim and axes:
         g = reshape(g, _keepdim_shape(shape, axes))
     return expand(g, shape)
@@ -274,8 +273,6 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
 
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Product of all elements, or along ``dim``; exact gradients also where inputs are zero."""
-    from ._indexing_view import reshape
-
     x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
     if dim is None:
         flat = reshape(x, (-1,))

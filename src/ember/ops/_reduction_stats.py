@@ -14,6 +14,7 @@ from .._tensor import Tensor
 from ._comparison import _nan_counts, _pick, _sorted, isnan
 from ._indexing import where
 from ._indexing_gather import gather
+from ._indexing_join import stack
 from ._indexing_view import reshape, squeeze
 from ._pointwise_unary import sqrt
 from ._reduction import amax, amin, mean, sum
@@ -147,7 +148,6 @@ def _quantile(
         a, b = gather(vals, d, lo.long()), gather(vals, d, hi.long())
         frac = 0.5 if interpolation == "midpoint" else (pos - lo)
         out.append(a + (b - a) * frac if interpolation in ("linear", "midpoint") else a)
-    from ._indexing_join import stack
 
     res = stack(out, 0)  # (len(q), ..., 1, ...)
     if dim is None:

@@ -27,6 +27,8 @@ from typing import Any, ClassVar
 from .._hooks import RemovableHandle
 from .._tensor import Tensor
 from ..autograd._grad_mode import no_grad
+from ..backends import namespace_of
+from ..record import record_to_state, state_to_record
 
 __all__ = ["Optimizer", "OptimizerAdaptor", "SimpleOptimizer", "WeightDecay"]
 
@@ -64,8 +66,6 @@ class SimpleOptimizer:
     def xp(array: Any) -> Any:
         """The array namespace (NumPy's names) of the backend that made ``array``: state is created
         next to its parameter, never silently on the host."""
-        from ..backends import namespace_of
-
         return namespace_of(array)
 
 
@@ -298,13 +298,9 @@ class OptimizerAdaptor:
             self.state[_key(p)]["_backend"] = p._backend
 
     def into_record(self) -> Any:
-        from ..record import state_to_record
-
         return state_to_record(self.state_dict(), "optimizer")
 
     def load_record(self, record: Any) -> None:
-        from ..record import record_to_state
-
         self.load_state_dict(record_to_state(record))
 
     def __repr__(self) -> str:

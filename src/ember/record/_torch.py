@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ._atomic import atomic_write
 from ._recorder import RecordError
 
 __all__ = ["load_torch_object", "load_torch_state_dict", "load_weights", "save_torch_state_dict"]
@@ -236,8 +237,6 @@ def save_torch_state_dict(state: Any, path: str | Path) -> Path:
     ``torch.load(path, weights_only=True)`` reads it without any of Ember's code.
     """
     import io
-
-    from ._atomic import atomic_write
 
     items = state.state_dict() if hasattr(state, "state_dict") else state
     arrays = {}

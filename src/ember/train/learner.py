@@ -14,6 +14,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd._grad_mode import no_grad
+from ..ops._indexing_join import cat
 from ..record import Checkpointer, atomic_write
 from .metrics import Metric, get_metric
 
@@ -312,8 +313,6 @@ class Learner:
 
     def predict(self, loader: Any) -> Tensor:
         """The model's outputs over ``loader`` (batches may be inputs or (input, target) pairs), concatenated."""
-        from ..ops._indexing_join import cat
-
         self.model.eval()
         outs = []
         with no_grad():

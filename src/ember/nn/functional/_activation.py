@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..._creation import rand
 from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...ops import register_method
 from ...ops._indexing import where
 from ...ops._indexing_join import chunk
+from ...ops._pointwise_special import erf
 from ...ops._pointwise_unary import clamp, exp, sigmoid, tanh
 from ...ops._util import _float, pointwise_op
 
@@ -40,8 +42,6 @@ def _gelu_tanh(xp: Any, x: Any) -> Any:
 
 
 def _gelu_exact_grad(x: Tensor, y: Any) -> Tensor:
-    from ...ops._pointwise_special import erf
-
     return 0.5 * (1.0 + erf(x * _INV_SQRT2)) + x * exp(-0.5 * x * x) * _INV_SQRT_2PI
 
 
@@ -209,7 +209,6 @@ def rrelu(
     """Randomized leaky ReLU: a random slope in ``[lower, upper]`` when training, their mean otherwise."""
     if not training:
         return leaky_relu(input, (lower + upper) / 2)
-    from ..._creation import rand
 
     a = rand(*input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
     return where(input >= 0, input, input * a)

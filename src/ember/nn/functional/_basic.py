@@ -8,9 +8,11 @@ from ..._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._function import Op
 from ...ops import register_method
+from ...ops._indexing_view import unsqueeze
+from ...ops._pointwise_unary import exp
 from ...ops._reduction import mean
 from ...ops._reduction import sum as _sum
-from ...ops._util import norm_dim
+from ...ops._util import arange_like_dim, broadcast_shapes, norm_dim
 
 __all__ = ["softmax", "softmin", "log_softmax", "nll_loss", "cross_entropy", "mse_loss"]
 
@@ -31,8 +33,6 @@ class LogSoftmax(Op):
         return y
 
     def backward(self, g: Tensor) -> tuple[Tensor, None]:
-        from ...ops._pointwise_unary import exp
-
         y = self.output()
         return g - exp(y) * _sum(g, self.dim, keepdim=True), None
 
@@ -103,10 +103,7 @@ class NLL(Op):
         return -xp.squeeze(picked, 1)
 
     def backward(self, g: Tensor) -> tuple[Tensor, None]:
-        from ...ops._util import arange_like_dim
-
         t = Tensor._make(self.target, self.backend)
-        from ...ops._indexing_view import unsqueeze
 
         hit = arange_like_dim(self.shape, 1, self.backend) == unsqueeze(t, 1)
         return -unsqueeze(g, 1) * hit, None
@@ -225,8 +222,6 @@ def _check_target_shape(op: str, input: Tensor, target: Tensor) -> None:
     if input.shape == target.shape:
         return
     import warnings
-
-    from ...ops._util import broadcast_shapes
 
     broadcast_shapes(input.shape, target.shape, op=op)
     warnings.warn(f"{op}: using a target size {tuple(target.shape)} that is different to the input size "

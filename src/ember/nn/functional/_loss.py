@@ -11,6 +11,7 @@ from ...ops._pointwise_unary import clamp, exp, log
 from ...ops._util import _float
 from ._activation import softplus
 from ._basic import _check_target_shape, _reduce
+from ._misc import pairwise_distance
 
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "gaussian_nll_loss",
@@ -163,8 +164,6 @@ def triplet_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """``max(d(a, p) - d(a, n) + margin, 0)`` with p-norm distances."""
-    from ._misc import pairwise_distance
-
     dp = pairwise_distance(anchor, positive, p, eps)
     dn = pairwise_distance(anchor, negative, p, eps)
     if swap:

@@ -6,6 +6,7 @@ import math
 import warnings
 from typing import Any
 
+from ..._creation import rand
 from ..._dtype import bool_
 from ..._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
@@ -16,6 +17,7 @@ from ...ops._indexing_view import _transpose
 from ...ops._other_math import einsum
 from ...ops._other_shape import repeat_interleave
 from ...ops._util import _float, index_out_of_range, size_of
+from ._basic import softmax
 
 __all__ = [
     "alpha_dropout", "bilinear", "cosine_similarity", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
@@ -77,8 +79,6 @@ def _check_p(p: float, op: str) -> None:
 
 
 def _keep_mask(x: Tensor, shape: tuple[int, ...], p: float, generator: Any) -> Tensor:
-    from ..._creation import rand
-
     return (rand(*shape, dtype=x.dtype, device=x.device, generator=generator) >= p).to(x.dtype)
 
 
@@ -330,8 +330,6 @@ def scaled_dot_product_attention(
     enable_gqa: bool = False,
 ) -> Tensor:
     """``softmax(q k^T * scale + mask) v``; a bool mask marks positions that may be attended to."""
-    from ._basic import softmax
-
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         hq, hk = query.shape[-3], key.shape[-3]
         if hk != value.shape[-3] or hq % hk:

@@ -12,6 +12,8 @@ from ..._errors import ShapeError
 from ..._tensor import Tensor
 from ...autograd._function import Op
 from ...autograd._grad_mode import STATE, no_grad
+from ...ops._indexing_join import stack
+from ...ops._other_shape import pad
 from ...ops._pointwise_unary import sqrt
 from ...ops._reduction import mean
 from ...ops._reduction import sum as _sum
@@ -279,8 +281,6 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
 
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
     """Normalise each channel by the sum of squares of its ``size`` neighbouring channels."""
-    from ...ops._other_shape import pad
-
     x = _float(input)
     sq = (x * x).unsqueeze(1)  # (N, 1, C, ...)
     sq = pad(sq.reshape(sq.shape[0], 1, sq.shape[2], -1), (0, 0, size // 2, (size - 1) // 2))
@@ -290,7 +290,5 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
 
 
 def _channel_windows(sq: Tensor, size: int) -> Tensor:
-    from ...ops._indexing_join import stack
-
     c = sq.shape[2] - size + 1
     return stack([sq[:, 0, i : i + c] for i in range(size)], -1)
