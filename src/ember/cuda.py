@@ -30,7 +30,7 @@ _current = [0]
 
 def _backend_name() -> str | None:
     av = backends.available()
-    for name in ("torch", "cupy"):
+    for name in backends.cuda_servers():
         s = av.get(name)
         if s and any(d.startswith("cuda") for d in s.devices):
             return name
@@ -63,12 +63,7 @@ def set_device(dev: Any) -> None:
 def get_device_name(dev: Any = None) -> str:
     """The name of a CUDA device (a DeviceError without one)."""
     d = device(f"cuda:{current_device()}" if dev is None else dev)
-    be = get_backend(d)
-    if be.name == "torch":
-        import torch
-
-        return str(torch.cuda.get_device_name(d.index or 0))
-    return f"{be.name} {d}"
+    return get_backend(d).device_name()
 
 
 def synchronize(dev: Any = None) -> None:

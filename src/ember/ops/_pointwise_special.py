@@ -1,7 +1,8 @@
 """Pointwise special functions (torch docs, "Pointwise Ops"; also in ``torch.special``): the error function,
 the gamma family, ``logit``, ``xlogy``.
 
-``igamma``'s derivative in ``a`` (which PyTorch does not give) is the power series of ``_special.gammainc_da``.
+The array work is backend kernels (``backends/_kernels_special.py``; torch's own functions on the torch backend);
+``igamma``'s derivative in ``a`` (which PyTorch does not give) is the kernel ``igamma_grad_a``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from typing import Any
 from .._errors import ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
-from . import _special
 from ._indexing import where
 from ._indexing_view import sum_to, unsqueeze
 from ._pointwise_binary import _floats
@@ -68,7 +68,7 @@ def xlogy(input: Any, other: Any) -> Tensor:
 
 
 _PolygammaOp = pointwise_op(
-    "polygamma", lambda xp, x, n: _special.polygamma(xp, n, x), lambda x, y, n: polygamma(n + 1, x)
+    "polygamma", lambda be, x, n: be.polygamma(n, x), lambda x, y, n: polygamma(n + 1, x), kernel=True
 )
 
 
@@ -85,10 +85,10 @@ def _digamma(x: Tensor) -> Tensor:
     return digamma(x)
 
 
-lgamma = _unary("lgamma", _special.lgamma, lambda x, y: _digamma(x))
+lgamma = _unary("lgamma", lambda be, x: be.lgamma(x), lambda x, y: _digamma(x), kernel=True)
 
 
-digamma = _unary("digamma", _special.digamma, lambda x, y: polygamma(1, x))
+digamma = _unary("digamma", lambda be, x: be.digamma(x), lambda x, y: polygamma(1, x), kernel=True)
 
 
 def mvlgamma(input: Tensor, p: int) -> Tensor:
@@ -106,15 +106,14 @@ class Igamma(Op):
     """P(a, x), the regularised lower incomplete gamma function; differentiable in both arguments."""
 
     def forward(self, a: Any, x: Any) -> Any:
-        return _special.gammainc(self.backend.xp, a, x)
+        return self.backend.igamma(a, x)
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
-
         a, x = self.inputs  # type: ignore[misc]
         xp = self.backend.xp
         ga = gx = None
-        if self._req(0):  # PyTorch has no derivative in ``a``; the series of _special.gammainc_da gives it
-            d = xp.astype(_special.gammainc_da(xp, a._data, x._data), a._data.dtype)
+        if self._req(0):  # PyTorch has no derivative in ``a``; the kernel's power series gives it
+            d = xp.astype(self.backend.igamma_grad_a(a._data, x._data), a._data.dtype)
             ga = sum_to(g * Tensor._make(d, self.backend), a.shape)
         if self._req(1):
             gx = sum_to(g * exp((a - 1) * log(x) - x - lgamma(a)), x.shape)

@@ -117,13 +117,18 @@ def arange_like_dim(shape: tuple[int, ...], dim: int, backend: Any) -> Tensor:
 
 
 def broadcast_shapes(*shapes: tuple[int, ...], op: str = "broadcast_shapes") -> tuple[int, ...]:
-    """The shape that ``shapes`` broadcast to, or a ValueError naming them."""
-    import numpy as np
-
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        raise ShapeError(f"{op}: shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot broadcast") from None
+    """The shape that ``shapes`` broadcast to (an int is a 1-d shape), or a ShapeError naming them."""
+    dims = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    out = []
+    for i in range(-max((len(s) for s in dims), default=0), 0):
+        size = 1
+        for s in dims:
+            d = int(s[i]) if len(s) >= -i else 1
+            if d < 0 or (d != 1 and size != 1 and d != size):
+                raise ShapeError(f"{op}: shapes {' and '.join(str(tuple(s)) for s in dims)} cannot broadcast")
+            size = d if d != 1 else size
+        out.append(size)
+    return tuple(out)
 
 
 def sum_to_array(g: Any, shape: tuple[int, ...]) -> Any:

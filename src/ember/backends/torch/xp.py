@@ -82,6 +82,7 @@ float_power = _binary(torch.float_power)
 gcd = _binary(torch.gcd)
 lcm = _binary(torch.lcm)
 nextafter = _binary(torch.nextafter)
+heaviside = _binary(torch.heaviside)
 fmax = _binary(torch.fmax)
 fmin = _binary(torch.fmin)
 logaddexp2 = _binary(torch.logaddexp2)
@@ -198,6 +199,9 @@ def result_type(*args: Any) -> Any:
 
 
 # -- creation --------------------------------------------------------------------------------------
+
+
+from_dlpack = torch.from_dlpack
 
 
 def asarray(x: Any, dtype: Any = None, copy: Any = None, device: Any = None) -> Any:
