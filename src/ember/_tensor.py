@@ -54,7 +54,7 @@ class Tensor(TensorConversions):
             self.requires_grad_(True)
 
     def _init(self, data: Any, backend: Any) -> None:
-        """Set every field of a new tensor: the one place that lists them (every constructor calls it)."""
+        """Set every field of a new tensor: the one list of them (``_make`` and ``Op.apply`` inline it)."""
         self._data = data
         self._backend = backend
         self.requires_grad = False
@@ -68,9 +68,17 @@ class Tensor(TensorConversions):
 
     @classmethod
     def _make(cls, data: Any, backend: Any) -> Tensor:
-        """A tensor around ``data`` (an array of ``backend``), with no copy and no checks."""
+        """A tensor around ``data`` (an array of ``backend``), with no copy and no checks.
+
+        ``_init`` inlined (this runs several times per op in backward; tests/test_tensor_fields.py keeps the
+        copies in step)."""
         t = object.__new__(cls)
-        t._init(data, backend)
+        t._data = data
+        t._backend = backend
+        t.requires_grad = False
+        t.grad = t._creator = t._hooks = t._view = t._vcl = None
+        t._out_idx = 0
+        t._retain = False
         return t
 
     # -- properties -------------------------------------------------------------------------------

@@ -115,8 +115,11 @@ class Function:
     _edges: list[Any] | None = None
 
     @classmethod
-    def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        """Run the operator on ``args`` and, when a gradient is needed, record this node."""
+    def apply(cls, *args: Any, **kwargs: Any) -> Tensor:
+        """Run the operator on ``args`` and, when a gradient is needed, record this node.
+
+        Returns the output Tensor (a tuple of Tensors for an operator with several outputs).
+        """
         backend = None
         needs_grad = False
         arrays = []
@@ -144,17 +147,24 @@ class Function:
             rec = _edges_of(args) if needs_grad else None  # before forward: it may write its inputs
             single, results = fn._apply_tensors(args, kwargs)
             results = fn._finish(args, results, needs_grad, rec)
-            return results[0] if single else results
+            return results[0] if single else results  # type: ignore[return-value]  # several outputs: a tuple
         out = fn.forward(*arrays, **kwargs)
         backend = fn.backend  # an op may move its result (ToDevice)
         if out.__class__ is tuple:
             atype = backend.array_type
             results = tuple(Tensor._make(o if o.__class__ is atype else backend.asarray(o), backend) for o in out)
-            return fn._finish(args, results, needs_grad)
+            return fn._finish(args, results, needs_grad)  # type: ignore[return-value]  # a tuple, as above
         if out.__class__ is not backend.array_type:
             out = backend.asarray(out)
-        r = _new_tensor(Tensor)
-        r._init(out, backend)
+        r = _new_tensor(
+            Tensor
+        )  # Tensor._init inlined: a call here costs ~4% of a small op (tests/test_tensor_fields.py)
+        r._data = out
+        r._backend = backend
+        r.requires_grad = False
+        r.grad = r._creator = r._hooks = r._view = r._vcl = None
+        r._out_idx = 0
+        r._retain = False
         if needs_grad and cls.differentiable:
             state = STATE
             if state.enabled:
@@ -339,12 +349,6 @@ class Function:
                         f"{i} of {type(self).__name__} (shape {a.shape}) was saved for the gradient and "
                         "then detached with detach_(); use the out-of-place detach() instead"
                     )
-
-    def _release(self) -> None:
-        self.inputs = None
-        self._edges = None
-        self.__dict__.pop("_outs", None)
-        self.__dict__.pop("_saved", None)
 
 
 def record_node(node: Function, inputs: tuple[Any, ...], out: Tensor) -> None:

@@ -139,7 +139,7 @@ class AsView(Op):
     shape: tuple[int, ...]
 
     def backward(self, g: Tensor) -> Tensor:
-        return _Scatter.apply(g, self.replay, self.shape)  # type: ignore[no-any-return]
+        return _Scatter.apply(g, self.replay, self.shape)
 
     def backward_arrays(self, g: Any) -> Any:
         z = self.backend.xp.zeros(self.shape, dtype=g.dtype)

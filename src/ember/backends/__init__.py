@@ -81,17 +81,6 @@ def register_backend(
     _REGISTRY[name] = entry
 
 
-def _import_reason(module: str) -> Callable[[], str | None]:
-    def reason() -> str | None:
-        try:
-            importlib.import_module(module)
-        except ImportError as e:
-            return f"cannot import it ({e})"
-        return None
-
-    return reason
-
-
 def _torch_reason() -> str | None:
     try:
         import torch  # noqa: F401

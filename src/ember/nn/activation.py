@@ -10,6 +10,7 @@ from .._tensor import Tensor
 from ..ops._pointwise_unary import relu, sigmoid, tanh
 from . import functional as F
 from .config import export_configs
+from .linear import Identity
 from .module import Module
 from .parameter import Param
 
@@ -204,8 +205,6 @@ def get_activation(name: str) -> Module:
     if name not in ACTIVATIONS:
         raise ValueError(f"unknown activation {name!r}; choose from {sorted(ACTIVATIONS)}")
     if name == "identity":
-        from .linear import Identity
-
         return Identity()
     return ACTIVATIONS[name]()
 

@@ -173,7 +173,7 @@ class Module:
         state: dict[str, Any] = {}
         pos = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
         if pos:
-            wrapped = _BackwardHookIn.apply(self, state, *[args[i] for i in pos])
+            wrapped: Any = _BackwardHookIn.apply(self, state, *[args[i] for i in pos])
             wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
             args = tuple(wrapped[pos.index(i)] if i in pos else a for i, a in enumerate(args))
         state["n_in"] = len(pos)
@@ -183,7 +183,7 @@ class Module:
         tpos = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
         if not tpos:
             return out
-        w = _BackwardHookOut.apply(self, state, *[outs[i] for i in tpos])
+        w: Any = _BackwardHookOut.apply(self, state, *[outs[i] for i in tpos])
         w = w if isinstance(w, tuple) else (w,)
         new = tuple(w[tpos.index(i)] if i in tpos else o for i, o in enumerate(outs))
         return new if isinstance(out, tuple) else new[0]

@@ -276,7 +276,7 @@ def _pick(op: str, input: Tensor, dim: int | None, keepdim: bool, position: Any)
     k = position(n, _nan_counts(vals, d))
     v, i = gather(vals, d, k), gather(idx, d, k)
     if dim is None:  # PyTorch shares the gradient evenly among the elements equal to the result
-        return _SelectEvenly.apply(input, reshape(v, ()).detach())  # type: ignore[no-any-return]
+        return _SelectEvenly.apply(input, reshape(v, ()).detach())
     if not keepdim and input.ndim:
         v, i = squeeze(v, d), squeeze(i, d)
     elif not input.ndim:

@@ -76,7 +76,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         raise ShapeError("cat: expected a non-empty sequence of tensors")
     d = norm_dim(dim, tensors[0].ndim, "cat")
     _check_same("cat", tensors, d)
-    return Cat.apply(*promote_tensors(tensors), dim=d)  # type: ignore[no-any-return]
+    return Cat.apply(*promote_tensors(tensors), dim=d)
 
 
 concat = concatenate = cat

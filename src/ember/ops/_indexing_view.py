@@ -91,7 +91,7 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
     if s == input._data.shape:
         return input
     s = _infer(s, input.numel(), "reshape", input.shape)
-    return Reshape.apply(input, s)  # type: ignore[no-any-return]
+    return Reshape.apply(input, s)
 
 
 def _view_dtype(input: Tensor, dtype: DType) -> Tensor:
@@ -155,7 +155,7 @@ class Permute(ViewOp):
 def _permute(x: Tensor, dims: tuple[int, ...]) -> Tensor:
     if dims == tuple(range(len(dims))):
         return x
-    return Permute.apply(x, dims)  # type: ignore[no-any-return]
+    return Permute.apply(x, dims)
 
 
 def permute(input: Tensor, *dims: Any) -> Tensor:
@@ -216,7 +216,7 @@ def expand(input: Tensor, *sizes: Any) -> Tensor:
             raise ShapeError(f"expand: dim {i} of size {d} cannot expand to {s[i + lead]} (shape {src} -> {s})")
     if s == src:
         return input
-    return Expand.apply(input, s)  # type: ignore[no-any-return]
+    return Expand.apply(input, s)
 
 
 def broadcast_to(input: Tensor, shape: Any) -> Tensor:
@@ -240,7 +240,7 @@ def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     """Sum ``g`` down to ``shape``: undo broadcasting in a gradient (the one place that does it)."""
     if g._data.shape == shape:
         return g
-    return SumTo.apply(g, shape)  # type: ignore[no-any-return]
+    return SumTo.apply(g, shape)
 
 
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
@@ -275,7 +275,7 @@ class Contiguous(Op):
 
 
 def _contiguous(x: Tensor) -> Tensor:
-    return x if x.is_contiguous() else Contiguous.apply(x)  # type: ignore[no-any-return]
+    return x if x.is_contiguous() else Contiguous.apply(x)
 
 
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:

@@ -54,7 +54,7 @@ class Inv(Op):
 
 def inv(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
     """The inverse of square matrices (a ``RuntimeError``/``ValueError`` when singular)."""
-    return Inv.apply(_square("inv", A))  # type: ignore[no-any-return]
+    return Inv.apply(_square("inv", A))
 
 
 inverse = inv
@@ -83,7 +83,7 @@ def slogdet(A: Tensor) -> SlogdetResult:  # noqa: N803 - PyTorch's name
 def det(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
     """Determinant of square matrices (gradient ``det(A) * A^-T``)."""
     x = _square("det", A)
-    return Det.apply(x)  # type: ignore[no-any-return]
+    return Det.apply(x)
 
 
 class Det(Op):
@@ -264,7 +264,7 @@ def solve_triangular(
             A = A.expand(*batch, *A.shape[-2:])
         if B.shape[:-2] != batch:
             B = B.expand(*batch, *B.shape[-2:])
-    return SolveTriangular.apply(A, B, upper, unitriangular)  # type: ignore[no-any-return]
+    return SolveTriangular.apply(A, B, upper, unitriangular)
 
 
 def _broadcast_batch(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:

@@ -59,14 +59,14 @@ def _cast(x: Tensor, dtype: Any) -> Tensor:
 
 
 def _clone(x: Tensor) -> Tensor:
-    return Clone.apply(x)  # type: ignore[no-any-return]
+    return Clone.apply(x)
 
 
 def _to_device(x: Tensor, dev: Any, non_blocking: bool = False) -> Tensor:
     target = get_backend(dev)
     if target is x._backend:
         return x
-    return ToDevice.apply(x, target, non_blocking)  # type: ignore[no-any-return]
+    return ToDevice.apply(x, target, non_blocking)
 
 
 def _pin(x: Tensor) -> Tensor:

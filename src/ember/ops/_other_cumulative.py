@@ -38,7 +38,7 @@ class CumSum(Op):
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sum along ``dim`` (bool and int inputs sum as int64)."""
     x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
-    return CumSum.apply(x, norm_dim(dim, x.ndim, "cumsum"))  # type: ignore[no-any-return]
+    return CumSum.apply(x, norm_dim(dim, x.ndim, "cumsum"))
 
 
 class CumProd(Op):
@@ -74,7 +74,7 @@ class CumProd(Op):
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running product along ``dim``."""
     x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
-    return CumProd.apply(x, norm_dim(dim, x.ndim, "cumprod"))  # type: ignore[no-any-return]
+    return CumProd.apply(x, norm_dim(dim, x.ndim, "cumprod"))
 
 
 CumResult = namedtuple("CumResult", ["values", "indices"])
@@ -162,8 +162,8 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``log(cumsum(exp(x)))`` along ``dim``, stable for any gap between values."""
     x = _float(input)
     if x.ndim == 0:
-        return LogCumSumExp.apply(x.reshape(1), 0).reshape(())  # type: ignore[no-any-return]
-    return LogCumSumExp.apply(x, norm_dim(dim, x.ndim, "logcumsumexp"))  # type: ignore[no-any-return]
+        return LogCumSumExp.apply(x.reshape(1), 0).reshape(())
+    return LogCumSumExp.apply(x, norm_dim(dim, x.ndim, "logcumsumexp"))
 
 
 # -- differences, products ---------------------------------------------------------------------------

@@ -48,14 +48,14 @@ def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dims (elements above ``diagonal`` zeroed)."""
     if input.ndim < 2:
         raise ShapeError(f"tril: expected a tensor of rank >= 2, got shape {input.shape}")
-    return _Tri.apply(input, diagonal, False)  # type: ignore[no-any-return]
+    return _Tri.apply(input, diagonal, False)
 
 
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dims."""
     if input.ndim < 2:
         raise ShapeError(f"triu: expected a tensor of rank >= 2, got shape {input.shape}")
-    return _Tri.apply(input, diagonal, True)  # type: ignore[no-any-return]
+    return _Tri.apply(input, diagonal, True)
 
 
 class Diagonal(ViewOp):
@@ -88,14 +88,14 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     d1, d2 = norm_dim(dim1, input.ndim, "diagonal"), norm_dim(dim2, input.ndim, "diagonal")
     if d1 == d2:
         raise ShapeError(f"diagonal: dim1 and dim2 are the same dim ({dim1})")
-    return Diagonal.apply(input, offset, d1, d2)  # type: ignore[no-any-return]
+    return Diagonal.apply(input, offset, d1, d2)
 
 
 def diag_embed(input: Tensor, offset: int = 0) -> Tensor:
     """Square matrices (last two dims) with ``input``'s last dim on their diagonal."""
     n = input.shape[-1] + (offset if offset >= 0 else -offset)
     shape = input.shape[:-1] + (n, n)
-    return DiagonalBackward.apply(input, shape, offset, input.ndim - 1, input.ndim)  # type: ignore[no-any-return]
+    return DiagonalBackward.apply(input, shape, offset, input.ndim - 1, input.ndim)
 
 
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:

@@ -110,7 +110,7 @@ class Flip(Op):
 
 def flip(input: Tensor, dims: Any) -> Tensor:
     """Reverse the order of elements along ``dims`` (a copy, as in PyTorch)."""
-    return Flip.apply(input, norm_dims(dims, input.ndim, "flip"))  # type: ignore[no-any-return]
+    return Flip.apply(input, norm_dims(dims, input.ndim, "flip"))
 
 
 def fliplr(input: Tensor) -> Tensor:
@@ -139,11 +139,11 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     if dims is None:
         if len(sh) != 1:
             raise ShapeError(f"roll: {len(sh)} shifts need as many dims, got dims=None (only one shift rolls flat)")
-        return Roll.apply(input, sh[0], None)  # type: ignore[no-any-return]
+        return Roll.apply(input, sh[0], None)
     ds = (dims,) if isinstance(dims, int) else tuple(dims)
     if len(sh) != len(ds):
         raise ShapeError(f"roll: {len(sh)} shifts for {len(ds)} dims; shifts and dims must align")
-    return Roll.apply(input, sh, tuple(norm_dim(d, input.ndim, "roll") for d in ds))  # type: ignore[no-any-return]
+    return Roll.apply(input, sh, tuple(norm_dim(d, input.ndim, "roll") for d in ds))
 
 
 class Pad(Op):
@@ -193,7 +193,7 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: Any = None) -> T
     k = len(widths) // 2
     per_dim = [(0, 0)] * (input.ndim - k) + [(widths[2 * i], widths[2 * i + 1]) for i in reversed(range(k))]
     if mode == "constant":
-        return Pad.apply(input, tuple(per_dim), mode, 0 if value is None else value)  # type: ignore[no-any-return]
+        return Pad.apply(input, tuple(per_dim), mode, 0 if value is None else value)
     if k > max(input.ndim - 1, 1) or (k == input.ndim and input.ndim > 1):
         raise ValueRangeError(f"pad: {mode} padding of {k} dims needs a batched input, got shape {input.shape}")
     for d in range(input.ndim - k, input.ndim):
@@ -206,7 +206,7 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: Any = None) -> T
             raise ShapeError(f"pad: reflect padding {(lo, hi)} must be smaller than dim {d} of size {n}")
         if mode == "circular" and max(lo, hi) > n:
             raise ShapeError(f"pad: circular padding {(lo, hi)} must be at most dim {d} of size {n}")
-    return Pad.apply(input, tuple(per_dim), mode, 0)  # type: ignore[no-any-return]
+    return Pad.apply(input, tuple(per_dim), mode, 0)
 
 
 def repeat_interleave(

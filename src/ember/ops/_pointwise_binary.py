@@ -259,7 +259,7 @@ def pow(input: Any, exponent: Any) -> Tensor:
     if isinstance(input, Tensor) and isinstance(exponent, int) and not isinstance(exponent, bool):
         if input.dtype.kind in "iu" and exponent < 0:
             raise ValueRangeError("pow: integers to negative integer powers are not allowed")
-        return Pow.apply(input, exponent)  # type: ignore[no-any-return]
+        return Pow.apply(input, exponent)
     return _binary(Pow, input, exponent)
 
 
@@ -438,7 +438,7 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
     if isinstance(a, Tensor) and a.dtype.kind not in "fc":
         a = _float(a)
         b = b.to(a.dtype) if isinstance(b, Tensor) else b
-    return Atan2.apply(a, b)  # type: ignore[no-any-return]
+    return Atan2.apply(a, b)
 
 
 arctan2 = atan2

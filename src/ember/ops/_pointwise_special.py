@@ -78,7 +78,7 @@ def polygamma(n: int, input: Tensor) -> Tensor:
         n, input = input, n
     if int(n) != n or n < 0:
         raise ValueRangeError(f"polygamma: n must be a non-negative integer, got {n!r}")
-    return _PolygammaOp.apply(_float(input), int(n))  # type: ignore[no-any-return]
+    return _PolygammaOp.apply(_float(input), int(n))
 
 
 def _digamma(x: Tensor) -> Tensor:
@@ -125,4 +125,4 @@ def igamma(input: Tensor, other: Tensor) -> Tensor:
     a, x = promote("igamma", _float(input), other)
     if not isinstance(x, Tensor):
         x = Tensor._make(a._backend.xp.asarray(x, dtype=a._data.dtype), a._backend)
-    return Igamma.apply(a, x)  # type: ignore[no-any-return]
+    return Igamma.apply(a, x)

@@ -89,7 +89,7 @@ class Neg(Op):
 def neg(input: Tensor) -> Tensor:
     if _is_bool(input):
         raise DTypeError("neg: negating a bool tensor is not supported; use ~ or logical_not() to invert a mask")
-    return Neg.apply(input)  # type: ignore[no-any-return]
+    return Neg.apply(input)
 
 
 negative = neg
@@ -215,43 +215,43 @@ class Trunc(StepOp):
 
 
 def exp(input: Tensor) -> Tensor:
-    return Exp.apply(_float(input))  # type: ignore[no-any-return]
+    return Exp.apply(_float(input))
 
 
 def log(input: Tensor) -> Tensor:
-    return Log.apply(_float(input))  # type: ignore[no-any-return]
+    return Log.apply(_float(input))
 
 
 def sqrt(input: Tensor) -> Tensor:
-    return Sqrt.apply(_float(input))  # type: ignore[no-any-return]
+    return Sqrt.apply(_float(input))
 
 
 def abs(input: Tensor) -> Tensor:
-    return Abs.apply(input)  # type: ignore[no-any-return]
+    return Abs.apply(input)
 
 
 def sign(input: Tensor) -> Tensor:
-    return Sign.apply(input)  # type: ignore[no-any-return]
+    return Sign.apply(input)
 
 
 def tanh(input: Tensor) -> Tensor:
-    return Tanh.apply(_float(input))  # type: ignore[no-any-return]
+    return Tanh.apply(_float(input))
 
 
 def sigmoid(input: Tensor) -> Tensor:
-    return Sigmoid.apply(_float(input))  # type: ignore[no-any-return]
+    return Sigmoid.apply(_float(input))
 
 
 def relu(input: Tensor) -> Tensor:
-    return Relu.apply(input)  # type: ignore[no-any-return]
+    return Relu.apply(input)
 
 
 def floor(input: Tensor) -> Tensor:
-    return Floor.apply(input)  # type: ignore[no-any-return]
+    return Floor.apply(input)
 
 
 def trunc(input: Tensor) -> Tensor:
-    return Trunc.apply(input)  # type: ignore[no-any-return]
+    return Trunc.apply(input)
 
 
 class Clamp(Op):
@@ -281,7 +281,7 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
         return out
     if input.dtype.kind != "f" and any(isinstance(v, float) for v in (min, max)):
         input = input.to(get_default_dtype())
-    return Clamp.apply(input, min, max)  # type: ignore[no-any-return]
+    return Clamp.apply(input, min, max)
 
 
 clip = clamp
@@ -383,7 +383,7 @@ class Ceil(StepOp):
 
 def ceil(input: Tensor) -> Tensor:
     """The smallest integer not less than each element."""
-    return Ceil.apply(input)  # type: ignore[no-any-return]
+    return Ceil.apply(input)
 
 
 class Round(StepOp):
@@ -393,7 +393,7 @@ class Round(StepOp):
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """Round half to even (PyTorch and NumPy), to ``decimals`` places."""
-    return Round.apply(input, int(decimals))  # type: ignore[no-any-return]
+    return Round.apply(input, int(decimals))
 
 
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
@@ -424,7 +424,7 @@ class Sinc(Op):
 
 def sinc(input: Tensor) -> Tensor:
     """``sin(pi x) / (pi x)`` (1 at 0)."""
-    return Sinc.apply(_float(input))  # type: ignore[no-any-return]
+    return Sinc.apply(_float(input))
 
 
 def deg2rad(input: Tensor) -> Tensor:

@@ -93,4 +93,4 @@ class StandardGamma(Op):
 
 def _standard_gamma(alpha: Tensor, generator: Any = None) -> Tensor:
     """Gamma(alpha, 1) samples of ``alpha``'s shape, differentiable in ``alpha`` (``torch._standard_gamma``)."""
-    return StandardGamma.apply(_float(alpha), generator or default_generator)  # type: ignore[no-any-return]
+    return StandardGamma.apply(_float(alpha), generator or default_generator)

@@ -96,7 +96,7 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
     elif input.dtype.kind in "biu":
         input = input.to("int64")
     axes = norm_dims(dim, input.ndim, "sum")
-    return Sum.apply(input, axes, keepdim)  # type: ignore[no-any-return]
+    return Sum.apply(input, axes, keepdim)
 
 
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
@@ -106,7 +106,7 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     if input.dtype.kind not in "fc":
         raise DTypeError(f"mean: expected a floating-point tensor, got {input.dtype}; pass dtype= or call .float()")
     axes = norm_dims(dim, input.ndim, "mean")
-    return Mean.apply(input, axes, keepdim)  # type: ignore[no-any-return]
+    return Mean.apply(input, axes, keepdim)
 
 
 class Amax(Op):
@@ -132,11 +132,11 @@ class Amax(Op):
 
 
 def amax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    return Amax.apply(input, norm_dims(dim, input.ndim, "amax"), keepdim, False)  # type: ignore[no-any-return]
+    return Amax.apply(input, norm_dims(dim, input.ndim, "amax"), keepdim, False)
 
 
 def amin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    return Amax.apply(input, norm_dims(dim, input.ndim, "amin"), keepdim, True)  # type: ignore[no-any-return]
+    return Amax.apply(input, norm_dims(dim, input.ndim, "amin"), keepdim, True)
 
 
 class ArgExtreme(Op):
@@ -155,12 +155,12 @@ class ArgExtreme(Op):
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     d = None if dim is None else norm_dim(dim, input.ndim, "argmax")
-    return ArgExtreme.apply(input, d, keepdim, False).long()  # type: ignore[no-any-return]
+    return ArgExtreme.apply(input, d, keepdim, False).long()
 
 
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     d = None if dim is None else norm_dim(dim, input.ndim, "argmin")
-    return ArgExtreme.apply(input, d, keepdim, True).long()  # type: ignore[no-any-return]
+    return ArgExtreme.apply(input, d, keepdim, True).long()
 
 
 class MaxDim(Op):
@@ -255,7 +255,7 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     x = _float(input if dtype is None else input.to(dtype))
     axes = norm_dims(dim, x.ndim, "norm")
     if p in ("fro", 2, 2.0, None):
-        return Norm2.apply(x, axes, keepdim)  # type: ignore[no-any-return]
+        return Norm2.apply(x, axes, keepdim)
     if p == "nuc" or isinstance(p, str):
         raise ValueRangeError(f"norm: p={p!r} is not supported for vector norms (use 'fro', a number or inf)")
     p = float(p)
@@ -301,14 +301,14 @@ class _Logical(Op):
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Whether any element (along ``dim``) is nonzero."""
-    return _Logical.apply(input, norm_dims(dim, input.ndim, "any"), keepdim, "any")  # type: ignore[no-any-return]
+    return _Logical.apply(input, norm_dims(dim, input.ndim, "any"), keepdim, "any")
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Whether every element (along ``dim``) is nonzero."""
-    return _Logical.apply(input, norm_dims(dim, input.ndim, "all"), keepdim, "all")  # type: ignore[no-any-return]
+    return _Logical.apply(input, norm_dims(dim, input.ndim, "all"), keepdim, "all")
 
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
     """Number of nonzero elements (along ``dim``), int64."""
-    return _Logical.apply(input, norm_dims(dim, input.ndim, "count_nonzero"), False, "count")  # type: ignore[no-any-return]
+    return _Logical.apply(input, norm_dims(dim, input.ndim, "count_nonzero"), False, "count")

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import _creation
-from .._dtype import DType, bool_, get_default_dtype, int64, promote_types
+from .._dtype import get_default_dtype, int64, promote_types
 from .._errors import DivisionByZeroError, OutOfRangeError, ShapeError
 from .._tensor import Tensor
 from ..autograd._function import Op
@@ -58,15 +58,6 @@ def promote_tensors(tensors: Sequence[Tensor]) -> list[Tensor]:
     for t in tensors[1:]:
         d = promote_types(d, t.dtype)
     return [t if t.dtype is d else t.to(d) for t in tensors]
-
-
-def scalar_dtype(value: Any) -> DType:
-    """The dtype a Python scalar takes on its own."""
-    if isinstance(value, bool):
-        return bool_
-    if isinstance(value, int):
-        return int64
-    return get_default_dtype()
 
 
 def check_scalar(op: str, value: Any) -> None:
@@ -218,7 +209,7 @@ def _binary(cls: type[Op], a: Any, b: Any) -> Tensor:
         if cls.__name__ in _INT_DIVISIONS:
             _check_int_divisor(_INT_DIVISIONS[cls.__name__], a, b)
     try:
-        return cls.apply(a, b)  # type: ignore[no-any-return]
+        return cls.apply(a, b)
     except (ValueError, RuntimeError) as e:  # NumPy: "cannot be broadcast"; torch: "must match the size"
         if not isinstance(e, ShapeError) and ("broadcast" in str(e) or "must match the size" in str(e)):
             raise ShapeError(
@@ -275,7 +266,7 @@ def _unary(
     op = pointwise_op(name, fwd, deriv, uses, kernel)
 
     def fn(input: Tensor) -> Tensor:
-        return op.apply(_float(input) if floating else input)  # type: ignore[no-any-return]
+        return op.apply(_float(input) if floating else input)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (PyTorch semantics)."

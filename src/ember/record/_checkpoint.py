@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -15,8 +14,6 @@ from ._recorder import NamedMpkRecorder, Recorder, RecordError
 from ._state import record_to_state, state_to_record
 
 __all__ = ["Checkpointer"]
-
-_NAME = re.compile(r"checkpoint-(\d+)\.")
 
 
 class Checkpointer:

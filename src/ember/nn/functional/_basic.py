@@ -75,19 +75,19 @@ def _float_input(x: Tensor, op: str) -> Tensor:
 def log_softmax(input: Tensor, dim: int = -1, dtype: Any = None) -> Tensor:
     """``log(softmax(input))`` along ``dim``, finite for large |input|."""
     x = _float_input(input if dtype is None else input.to(dtype), "log_softmax")
-    return LogSoftmax.apply(x, norm_dim(dim, x.ndim, "log_softmax"))  # type: ignore[no-any-return]
+    return LogSoftmax.apply(x, norm_dim(dim, x.ndim, "log_softmax"))
 
 
 def softmax(input: Tensor, dim: int = -1, dtype: Any = None) -> Tensor:
     """Normalised exponentials along ``dim``."""
     x = _float_input(input if dtype is None else input.to(dtype), "softmax")
-    return Softmax.apply(x, norm_dim(dim, x.ndim, "softmax"))  # type: ignore[no-any-return]
+    return Softmax.apply(x, norm_dim(dim, x.ndim, "softmax"))
 
 
 def softmin(input: Tensor, dim: int = -1, dtype: Any = None) -> Tensor:
     """``softmax(-input)`` along ``dim``."""
     x = _float_input(input if dtype is None else input.to(dtype), "softmin")
-    return Softmax.apply(-x, norm_dim(dim, x.ndim, "softmin"))  # type: ignore[no-any-return]
+    return Softmax.apply(-x, norm_dim(dim, x.ndim, "softmin"))
 
 
 class NLL(Op):

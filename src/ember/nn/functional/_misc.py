@@ -62,7 +62,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         isinstance(bias, Tensor) and bias.shape == weight.shape[:1] and bias.dtype is weight.dtype
     )
     if weight.ndim == 2 and isinstance(input, Tensor) and input.dtype is weight.dtype and plain_bias:
-        return _Linear.apply(input, weight, bias)  # type: ignore[no-any-return]
+        return _Linear.apply(input, weight, bias)
     y = matmul(input, _transpose(weight, 0, 1) if weight.ndim == 2 else weight)
     return y + bias if bias is not None else y
 
@@ -199,7 +199,7 @@ def embedding(
             norms = rows.norm(norm_type, -1, keepdim=True)
             scale = where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).to(weight.dtype)
             weight._data[idx.reshape(-1)] = (rows * scale)._data
-    return Embedding.apply(weight, idx, padding_idx)  # type: ignore[no-any-return]
+    return Embedding.apply(weight, idx, padding_idx)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
@@ -271,7 +271,7 @@ def interpolate(
             d = xp.arange(out[i], dtype=xp.float64)
             src = xp.floor((d + 0.5) * scale[i]) if mode == "nearest-exact" else xp.floor(d * scale[i])
             arrays.append(xp.minimum(xp.astype(src, xp.int64), n - 1))
-        return GetItem.apply(x, (slice(None), slice(None)) + tuple(xp.ix_(*arrays)))  # type: ignore[no-any-return]
+        return GetItem.apply(x, (slice(None), slice(None)) + tuple(xp.ix_(*arrays)))
     for i in range(sp):  # separable: interpolate one dim at a time
         n, o, ax = x.shape[2 + i], out[i], 2 + i
         d = xp.arange(o, dtype=xp.float64)

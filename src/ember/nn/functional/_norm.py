@@ -195,7 +195,7 @@ def batch_norm(
         if fused:
             return y
     elif _fused_eval(x, running_mean, running_var, weight, bias):
-        return BatchNormEval.apply(x, running_mean, running_var, weight, bias, float(eps))  # type: ignore[no-any-return]
+        return BatchNormEval.apply(x, running_mean, running_var, weight, bias, float(eps))
     else:  # statistics that need a gradient, or mixed dtypes: ordinary tensor operations
         rm = running_mean.to(x.dtype).reshape(shape)
         rv = running_var.to(x.dtype).reshape(shape)
