@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._errors import DeviceError
+
 __all__ = ["device"]
 
 
@@ -32,8 +34,6 @@ class device:  # noqa: N801 - PyTorch's name
         text = str(spec)
         kind, _, idx = text.partition(":")
         if kind not in ("cpu", "cuda"):
-            from ._errors import DeviceError
-
             raise DeviceError(f"unknown device {text!r}; expected 'cpu', 'cuda' or 'cuda:N'")
         if idx:
             if not idx.isdigit():

@@ -17,6 +17,7 @@ from typing import Any
 
 from .._errors import DeviceError
 from .._tensor import Tensor
+from ..backends import get_backend
 from ._grad_mode import STATE, no_grad
 
 __all__ = ["Function", "Op", "FunctionCtx"]
@@ -138,8 +139,6 @@ class Function:
             else:
                 arrays.append(a)
         if backend is None:
-            from ..backends import get_backend
-
             backend = get_backend(kwargs.pop("device", None))
         fn = _new_object(cls)
         fn.backend = backend

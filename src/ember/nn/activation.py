@@ -9,7 +9,7 @@ from .._creation import full
 from .._tensor import Tensor
 from ..ops._pointwise_unary import relu, sigmoid, tanh
 from . import functional as F
-from .config import export_configs
+from .config import ACTIVATION_NAMES, export_configs
 from .linear import Identity
 from .module import Module
 from .parameter import Param
@@ -198,6 +198,7 @@ ACTIVATIONS: dict[str, type[Module]] = {
     "sigmoid": Sigmoid, "leaky_relu": LeakyReLU, "elu": ELU, "selu": SELU, "celu": CELU, "softplus": Softplus,
     "hardswish": Hardswish, "hardsigmoid": Hardsigmoid, "softsign": Softsign, "identity": Module,
 }  # fmt: skip
+ACTIVATION_NAMES.update(ACTIVATIONS)
 
 
 def get_activation(name: str) -> Module:

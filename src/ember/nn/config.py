@@ -36,6 +36,8 @@ _POSITIVE = (
     "width", "hidden", "vocab_size", "block_size", "n_layer", "n_head", "n_embd", "image_size", "depth",
 )  # fmt: skip
 _REGISTRY: dict[str, type[Config]] = {}
+#: the activation names a config may give (``nn/activation.py``, which defines them, fills this at import)
+ACTIVATION_NAMES: set[str] = set()
 
 
 @typing.dataclass_transform()
@@ -87,11 +89,8 @@ class Config:
                 raise ValueError(f"{name}: {f.name} must be in [0, 1], got {v!r}")
             elif f.name in ("eps", "momentum") and isinstance(v, (int, float)) and v < 0:
                 raise ValueError(f"{name}: {f.name} must be non-negative, got {v!r}")
-            elif f.name == "activation" and isinstance(v, str):
-                from .activation import ACTIVATIONS
-
-                if v not in ACTIVATIONS:
-                    raise ValueError(f"{name}: unknown activation {v!r}; choose from {sorted(ACTIVATIONS)}")
+            elif f.name == "activation" and isinstance(v, str) and v not in ACTIVATION_NAMES:
+                raise ValueError(f"{name}: unknown activation {v!r}; choose from {sorted(ACTIVATION_NAMES)}")
 
     # -- serialization ------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from .._tensor import Tensor
 from ..autograd._function import Op
 from ._indexing_join import cat
 from ._indexing_view import ViewOp, reshape
+from ._other_shape import pad
 from ._reduction import sum
 from ._util import norm_dim, promote_tensors
 
@@ -123,8 +124,6 @@ def block_diag(*tensors: Tensor) -> Tensor:
     blocks = promote_tensors(blocks)
     out, c = [], 0
     for b in blocks:
-        from ._other_shape import pad
-
         out.append(pad(b, (c, cols - c - b.shape[1])))
         c += b.shape[1]
     res = cat(out, 0)

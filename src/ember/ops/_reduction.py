@@ -11,8 +11,9 @@ from .._dtype import as_dtype
 from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
+from ._comparison import maximum, minimum
 from ._indexing import where
-from ._indexing_view import expand, reshape
+from ._indexing_view import expand, reshape, unsqueeze
 from ._other_cumulative import cumprod
 from ._pointwise_unary import abs, exp, log
 from ._util import _float, arange_like_dim, norm_dim, norm_dims
@@ -187,8 +188,6 @@ class MaxDim(Op):
         idx = Tensor._make(self.backend.asarray(self.idx), self.backend)
         g = _expand_back(g, self.shape, (self.dim,), self.keepdim)
         if not self.keepdim:
-            from ._indexing_view import unsqueeze
-
             idx = unsqueeze(idx, self.dim)
         hit = arange_like_dim(self.shape, self.dim, self.backend) == idx
         return g * hit, None, None, None
@@ -199,8 +198,6 @@ MinMax = namedtuple("MinMax", ["values", "indices"])
 
 def _max_min(input: Tensor, dim: Any, keepdim: bool, use_min: bool) -> Any:
     if isinstance(dim, Tensor):  # torch.max(a, b) is the elementwise maximum
-        from ._comparison import maximum, minimum
-
         return minimum(input, dim) if use_min else maximum(input, dim)
     if dim is None:
         return Amax.apply(input, tuple(range(input.ndim)), False, use_min)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
+from ..backends import get_backend
 from .optimizer import OptimizerAdaptor, SimpleOptimizer
 
 __all__ = ["LAMB", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Lion", "NAdam", "RAdam", "RMSprop"]
@@ -20,8 +21,6 @@ def _kernels(st: dict[str, Any], p: Any) -> Any:
     """The backend holding ``p`` (its fused update kernels); the adaptor records it in the state."""
     be = st.get("_backend")
     if be is None:
-        from ..backends import get_backend
-
         be = get_backend()
     return be
 

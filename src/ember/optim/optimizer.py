@@ -26,8 +26,9 @@ from typing import Any, ClassVar
 
 from .._hooks import RemovableHandle
 from .._tensor import Tensor
-from ..autograd._grad_mode import no_grad
+from ..autograd._grad_mode import enable_grad, no_grad
 from ..backends import namespace_of
+from ..nn.utils import clip_arrays_by_norm_
 from ..record import record_to_state, state_to_record
 
 __all__ = ["Optimizer", "OptimizerAdaptor", "SimpleOptimizer", "WeightDecay"]
@@ -162,8 +163,6 @@ class OptimizerAdaptor:
         """Update every parameter that has a gradient; ``lr``/``grads`` override the scheduled rate and ``.grad``."""
         loss = None
         if closure is not None:
-            from ..autograd._grad_mode import enable_grad
-
             with enable_grad():
                 loss = closure()
         with no_grad():
@@ -235,8 +234,6 @@ class OptimizerAdaptor:
             for ga in garrs:
                 ga[...] = backend.xp.clip(ga, -self.grad_clip_value, self.grad_clip_value)
         if self.grad_clip_norm is not None:
-            from ..nn.utils import clip_arrays_by_norm_
-
             clip_arrays_by_norm_(garrs, backend, self.grad_clip_norm)
 
     # -- state ----------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd._grad_mode import no_grad
+from ..nn.utils import clip_grad_norm_
 from ..ops._indexing_join import cat
 from ..record import Checkpointer, atomic_write
 from .metrics import Metric, get_metric
@@ -208,8 +209,6 @@ class Learner:
                 accum += 1
                 if accum == self.grad_accumulation or (total is not None and i == total - 1):
                     if self.grad_clip_norm is not None:
-                        from ..nn.utils import clip_grad_norm_
-
                         clip_grad_norm_(self.model.parameters(), self.grad_clip_norm)
                     self.optimizer.step()
                     self.optimizer.zero_grad()

@@ -10,7 +10,10 @@ accepted on either side of a binary function, as in NumPy (torch's own functions
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
+import sys
+import types
 from typing import Any
 
 import torch
@@ -379,10 +382,6 @@ CONSTRUCTORS = ("asarray", "zeros", "ones", "empty", "full", "arange", "linspace
 
 def on_device(dev: torch.device) -> Any:
     """This namespace with its constructors creating on ``dev`` (the CPU uses the module itself)."""
-    import functools
-    import sys
-    import types
-
     ns = types.SimpleNamespace(**vars(sys.modules[__name__]))
     for name in CONSTRUCTORS:
         setattr(ns, name, functools.partial(getattr(ns, name), device=dev))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from ..._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
@@ -221,7 +222,6 @@ def _check_target_shape(op: str, input: Tensor, target: Tensor) -> None:
     """Shapes that broadcast but differ give PyTorch's warning (a likely mistake); others a ShapeError."""
     if input.shape == target.shape:
         return
-    import warnings
 
     broadcast_shapes(input.shape, target.shape, op=op)
     warnings.warn(f"{op}: using a target size {tuple(target.shape)} that is different to the input size "

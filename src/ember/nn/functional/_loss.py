@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
+from ...ops._comparison import minimum
 from ...ops._indexing import where
 from ...ops._pointwise_unary import clamp, exp, log
 from ...ops._util import _float
@@ -167,8 +169,6 @@ def triplet_margin_loss(
     dp = pairwise_distance(anchor, positive, p, eps)
     dn = pairwise_distance(anchor, negative, p, eps)
     if swap:
-        from ...ops._comparison import minimum
-
         dn = minimum(dn, pairwise_distance(positive, negative, p, eps))
     return _reduce((dp - dn + margin).clamp(min=0), reduction, "triplet_margin_loss")
 
@@ -184,8 +184,6 @@ def poisson_nll_loss(
     """Negative log-likelihood of a Poisson target with rate ``exp(input)`` (or ``input``)."""
     loss = exp(input) - target * input if log_input else input - target * log(input + eps)
     if full:
-        import math
-
         t = target
         stirling = t * log(where(t > 1, t, 1.0)) - t + 0.5 * log(where(t > 1, 2 * math.pi * t, 1.0))
         loss = loss + where(t > 1, stirling, 0.0)
@@ -196,8 +194,6 @@ def gaussian_nll_loss(
     input: Tensor, target: Tensor, var: Any, full: bool = False, eps: float = 1e-6, reduction: str = "mean"
 ) -> Tensor:
     """``0.5 (log var + (input - target)^2 / var)`` (+ a constant with ``full``)."""
-    import math
-
     v = var.clamp(min=eps) if isinstance(var, Tensor) else max(float(var), eps)
     lv = log(v) if isinstance(v, Tensor) else math.log(v)
     loss = 0.5 * (lv + (input - target) ** 2 / v)

@@ -11,6 +11,7 @@ from ..._dtype import bool_
 from ..._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._function import BilinearOp, Op
+from ...autograd._grad_mode import no_grad
 from ...ops._blas import matmul
 from ...ops._indexing import GetItem, IndexBackward, where
 from ...ops._indexing_view import _transpose
@@ -192,8 +193,6 @@ def embedding(
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
     if max_norm is not None:
-        from ...autograd._grad_mode import no_grad
-
         with no_grad():
             rows = weight[input.reshape(-1)]
             norms = rows.norm(norm_type, -1, keepdim=True)
