@@ -117,7 +117,7 @@ class CompiledFunction:
     def _capture(self, args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tensor], key: Any) -> Any:
         t0 = time.perf_counter()
         tr = Tracer(self.fullgraph)
-        modules = modules_of(self.fn, args)
+        world = World(modules_of(self.fn, args))
         inputs: list[int] = []
         tr.static_ids = {id(t) for t in _static_tensors(args, kwargs, self.static)}
         install(tr)
@@ -147,7 +147,7 @@ class CompiledFunction:
         except NotHoistableError as e:
             return self._give_up("a value read inside Ember depends on what the step changed before it", e.site,
                                  result)  # fmt: skip
-        world = World(tr, modules, leaves)
+        world.finish(tr, leaves)
         self.cache.append(_Entry(key, world, program, Snapshot.of(tr, leaves)))
         return result
 

@@ -21,12 +21,16 @@ from ..autograd._grad_mode import STATE
 from ._instr import _DATA, _GRAD
 from ._tracer import Tracer
 
-__all__ = ["flatten", "World", "describe_change", "modules_of"]
+__all__ = ["flatten", "World", "describe_change", "modules_of", "array_meta"]
 
 
 def _meta(t: Tensor) -> tuple[Any, ...]:
-    a = _DATA.__get__(t)
-    return (t._backend, a.shape, a.dtype, getattr(a, "strides", None) or _torch_strides(a), t.requires_grad)
+    return array_meta(t, _DATA.__get__(t))
+
+
+def array_meta(t: Tensor, a: Any) -> tuple[Any, ...]:
+    """What a program assumes of a tensor: backend, shape, dtype, strides, ``requires_grad``."""
+    return (t._backend, tuple(a.shape), a.dtype, getattr(a, "strides", None) or _torch_strides(a), t.requires_grad)
 
 
 def _torch_strides(a: Any) -> Any:
@@ -87,38 +91,39 @@ def _words(k: Any) -> str:
 
 class World:
     """The state outside the arguments that a program depends on: ``check()`` is None while it holds, else
-    what changed."""
+    what changed. Made before the call (modules, modes), completed from the recording (``finish``)."""
 
-    def __init__(self, tr: Tracer, modules: list[Any], inputs: list[Tensor]) -> None:
+    def __init__(self, modules: list[Any]) -> None:
         checks: list[tuple[str, Callable[[], Any]]] = []
-        input_ids = {id(t) for t in inputs}
-        for kind, payload in tr.slots:
-            if kind == "ext" and id(payload) not in input_ids:
-                t = payload
-                checks.append((f"the data of a tensor of shape {_DATA.__get__(t).shape}", functools.partial(_meta, t)))
-        first_opaque = next((i for i, ins in enumerate(tr.instrs) if ins.kind == "o"), len(tr.instrs))
-        for leaf, _, when in tr.grad_state.values():
-            if id(leaf) in input_ids:
-                continue  # an input's gradient: checked per call with the inputs
-            if when <= first_opaque:
-                what = f"whether a parameter of shape {leaf.shape} has a .grad"
-                checks.append((what, functools.partial(_no_grad, leaf)))
-        for kind, payload in tr.slots:
-            if kind == "grad" and id(payload) not in input_ids:
-                checks.append(("a .grad's layout", functools.partial(_grad_meta, payload)))
         flags = [m for root in modules for m in root.modules()]
         if flags:
             checks.append(("a module's training flag or hooks", functools.partial(_module_state, flags)))
-        checks.append(("grad mode", lambda: (STATE.enabled, STATE.anomaly)))
+        checks.append(("grad mode", _grad_mode))
         checks.append(("the default dtype or backend selection", _environment))
         autocast = sys.modules.get("ember.amp") or sys.modules.get("ember.autocast_mode")
         if autocast is not None and hasattr(autocast, "_state_key"):
             checks.append(("autocast", autocast._state_key))
         self.checks = checks
         self.expected = [get() for _, get in checks]
-        # per-call input gradient state (a step may accumulate into an input's .grad)
-        self.input_grads = [(i, was) for i, t in enumerate(inputs)
-                            for leaf, was, _ in tr.grad_state.values() if leaf is t]  # fmt: skip
+        self.input_grads: list[tuple[int, bool]] = []
+
+    def finish(self, tr: Tracer, inputs: list[Tensor]) -> None:
+        """Add what the recording read from outside, with the values it had when first read."""
+        input_ids = {id(t) for t in inputs}
+        first_opaque = next((i for i, ins in enumerate(tr.instrs) if ins.kind == "o"), len(tr.instrs))
+        for s, (kind, payload) in enumerate(tr.slots):
+            if kind in ("ext", "grad") and id(payload) not in input_ids:
+                get = functools.partial(_meta, payload) if kind == "ext" else functools.partial(_grad_meta, payload)
+                what = f"the data of a tensor of shape {tr.metas[s][1]}" if kind == "ext" else "a .grad's layout"
+                self.checks.append((what, get))
+                self.expected.append(tr.metas[s])
+        for leaf, was_none, when in tr.grad_state.values():
+            if id(leaf) in input_ids:
+                self.input_grads += [(i, was_none) for i, t in enumerate(inputs) if t is leaf]
+            elif when <= first_opaque:  # (after an opaque zero_grad the program sets it itself)
+                self.checks.append((f"whether a parameter of shape {leaf.shape} has a .grad",
+                                    functools.partial(_no_grad, leaf)))  # fmt: skip
+                self.expected.append(was_none)
 
     def check(self, inputs: list[Tensor]) -> str | None:
         for (what, get), want in zip(self.checks, self.expected, strict=True):
@@ -130,12 +135,17 @@ class World:
         return None
 
 
+def _grad_mode() -> tuple[bool, bool]:
+    return STATE.enabled, STATE.anomaly
+
+
 def _no_grad(t: Tensor) -> bool:
     return _GRAD.__get__(t) is None
 
 
 def _grad_meta(t: Tensor) -> Any:
-    return _meta(_GRAD.__get__(t))
+    g = _GRAD.__get__(t)
+    return None if g is None else _meta(g)
 
 
 def _module_state(modules: list[Any]) -> tuple[Any, ...]:

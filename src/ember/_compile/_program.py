@@ -76,8 +76,9 @@ def _hoist(tr: Tracer) -> tuple[list[int], list[tuple[int, Callable[..., bool]]]
     """Instructions to run first (what the value guards read) and the guards ``(slot, check)``.
 
     A guard's slice is every instruction before its read that makes one of the slots it needs or writes the
-    memory of one (in-place writes count). It may run first when it draws no random numbers, calls nothing
-    opaque, and moving it crosses no other instruction touching the memory it writes.
+    memory of one (in-place writes count). It may run first when it calls nothing opaque and moving it
+    crosses no other instruction touching the memory it writes. Random draws keep their order: when a slice
+    needs one, every draw before the read moves with it (and a failed guard puts the generators back).
     """
     instrs = tr.instrs
     roots = tr.roots
@@ -87,11 +88,18 @@ def _hoist(tr: Tracer) -> tuple[list[int], list[tuple[int, Callable[..., bool]]]
     for slot, kind, args, value, pos, site in tr.value_guards:
         need_slots, need_roots = {slot}, {roots[slot]}
         sl: set[int] = set()
+        draws = False
         for j in range(pos - 1, -1, -1):
             ins = instrs[j]
-            if any(s in need_slots for s in _outs(ins.outs)) or writes[j] & need_roots:
-                if ins.kind in "rog":
+            if (draws and ins.kind == "r") or any(s in need_slots for s in _outs(ins.outs)) or writes[j] & need_roots:
+                if ins.kind in "og":
                     raise NotHoistableError(site)
+                if ins.kind == "r" and not draws:  # every earlier draw moves too, in order
+                    draws = True
+                    later = {i for i in range(j + 1, pos) if instrs[i].kind == "r"}
+                    if any(instrs[i].reads for i in later):
+                        raise NotHoistableError(site)
+                    sl |= later
                 sl.add(j)
                 need_slots |= ins.reads
                 need_roots |= {roots[s] for s in ins.reads} | ins.writes
@@ -175,7 +183,13 @@ def build(tr: Tracer, outputs: Any, inputs: list[int]) -> Program:
             lines.append(f"    s{s} = {gen.expr(payload)}.grad._data")
         elif kind == "const":
             gen.env[f"s{s}"] = payload
-    checks = [f"    if {gen.const(check)}(s{s}): return MISS" for s, check in guards]
+    draws = [instrs[i] for i in front if live[i] and instrs[i].kind == "r"]
+    miss = "return MISS"
+    if draws:  # a failed guard puts the generators back: the eager run that follows draws the same numbers
+        rng = gen.const(_Generators([ins.args[0] for ins in draws]))
+        lines.append(f"    _rs = {rng}.save()")
+        miss = f"{rng}.restore(_rs); return MISS"
+    checks = [f"    if {gen.const(check)}(s{s}): {miss}" for s, check in guards]
     if n_front == 0:
         lines += checks
     for k, i in enumerate(order):
@@ -190,6 +204,20 @@ def build(tr: Tracer, outputs: Any, inputs: list[int]) -> Program:
     env = dict(gen.env, MISS=MISS)
     exec(compile(source, "<ember.compile program>", "exec"), env)
     return Program(env["replay"], source, len(order), outputs)
+
+
+class _Generators:
+    """The states of the NumPy generators that a program's front part draws from (saved, put back)."""
+
+    def __init__(self, gens: list[Any]) -> None:
+        self.gens = list({id(g): g for g in gens}.values())
+
+    def save(self) -> list[Any]:
+        return [g.bit_generator.state for g in self.gens]
+
+    def restore(self, states: list[Any]) -> None:
+        for g, st in zip(self.gens, states, strict=True):
+            g.bit_generator.state = st
 
 
 _LITERALS = (int, bool, str, type(None))

@@ -41,6 +41,13 @@ from ._instr import (
 )
 from ._ndarray import DATA_DEPENDENT, TracedArray, original
 
+
+def array_meta(t: Tensor, a: Any) -> tuple[Any, ...]:
+    from ._guards import array_meta as meta
+
+    return meta(t, a)
+
+
 __all__ = ["Tracer", "Instr", "Ref", "CaptureError", "LiveRng"]
 
 _GEN = itertools.count()
@@ -78,6 +85,7 @@ class Tracer:
         self.grad_owner: dict[int, Tensor] = {}  # id(pre-existing grad tensor) -> its leaf
         self.grad_state: dict[int, tuple[Tensor, bool, int]] = {}  # id(leaf) -> (leaf, grad was None, when)
         self.input_ids: dict[int, int] = {}  # id(input tensor) -> its position among the inputs
+        self.metas: dict[int, Any] = {}  # per outside slot: what its tensor was like when first read
         self.static_ids: set[int] = set()  # tensors passed as static arguments: never traced (values guarded)
         self.value_guards: list[tuple[int, str, tuple[Any, ...], Any, int, Any]] = []
         self.problem: tuple[str, Any] | None = None
@@ -136,6 +144,7 @@ class Tracer:
             leaf = self.grad_owner.get(id(owner))
             kind, payload = ("grad", leaf) if leaf is not None else ("ext", owner)
             t = self.wrap(a, self.new_slot(kind, payload, a))
+            self.metas[t._s] = array_meta(owner, a)
         else:
             t = self.wrap(a, self.new_slot("const", a, a))
         self.known[id(a)] = t
