@@ -42,7 +42,7 @@ def _run(compile: bool, **kw: Any) -> tuple[Learner, list[dict[str, float]]]:
 def test_compiled_learner_trains_exactly_as_the_eager_one(kw: dict[str, Any]) -> None:
     eager, h1 = _run(False, **dict(kw))
     compiled, h2 = _run(True, **dict(kw))
-    drop = lambda h: [{k: v for k, v in e.items() if k != "epoch_time"} for e in h]  # noqa: E731
+    drop = lambda h: [{k: v for k, v in e.items() if k != "epoch_time"} for e in h]
     assert drop(h1) == drop(h2)
     for (k, a), (_, b) in zip(eager.model.state_dict().items(), compiled.model.state_dict().items(), strict=True):
         assert a.numpy().tobytes() == b.numpy().tobytes(), k

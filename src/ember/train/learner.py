@@ -123,7 +123,8 @@ class Learner:
                  checkpoint_dir: str | Path | None = None, out_dir: str | Path | None = None,
                  callbacks: Iterable[Callback] = (), grad_accumulation: int = 1, grad_clip_norm: float | None = None,
                  skip_nonfinite: bool = False, scheduler_interval: str = "epoch", best_metric: str = "valid_loss",
-                 keep_last: int = 2, progress: bool = True, plot: bool = True, compile: bool = False) -> None:  # fmt: skip
+                 keep_last: int = 2, progress: bool = True, plot: bool = True,
+                 compile: bool = False) -> None:  # fmt: skip
         if grad_accumulation < 1:
             raise ValueError(f"Learner: grad_accumulation must be >= 1, got {grad_accumulation}")
         if scheduler_interval not in ("epoch", "batch"):
