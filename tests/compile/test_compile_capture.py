@@ -14,9 +14,6 @@ import pytest
 import ember
 import ember.nn as nn
 
-pytestmark = pytest.mark.skipif(
-    ember.backends.current() != "numpy", reason="the torch backend's capture is tested in test_compile_torch.py"
-)
 HERE = re.escape(__file__)
 
 

@@ -15,10 +15,6 @@ from ember.data import DataLoader, TensorDataset
 from ember.optim import SGD, Adam
 from ember.train import Learner
 
-pytestmark = pytest.mark.skipif(
-    ember.backends.current() != "numpy", reason="the torch backend's capture is tested in test_compile_torch.py"
-)
-
 
 def _loaders() -> tuple[DataLoader, DataLoader]:
     rng = np.random.default_rng(0)

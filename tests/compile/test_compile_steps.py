@@ -19,10 +19,6 @@ import ember
 import ember.nn as nn
 import ember.nn.functional as F
 
-pytestmark = pytest.mark.skipif(
-    ember.backends.current() != "numpy", reason="the torch backend's capture is tested in test_compile_torch.py"
-)
-
 
 def _bits(t: Any) -> bytes:
     return np.ascontiguousarray(t.detach().numpy()).tobytes()

@@ -124,7 +124,7 @@ class CompiledFunction:
         try:
             for k, t in enumerate(leaves):
                 a = _DATA.__get__(t)
-                if id(t) in tr.input_ids or not _is_numpy(a):
+                if id(t) in tr.input_ids or t._backend.name not in ("numpy", "torch"):
                     tr.flag("the same tensor is passed twice" if id(t) in tr.input_ids else
                             f"tensors of the {t._backend.name} backend are not captured yet")  # fmt: skip
                     break
@@ -132,7 +132,7 @@ class CompiledFunction:
                 ta = tr.input(a)
                 _DATA.__set__(t, ta)
                 tr.restore.append((t, a))
-                inputs.append(ta._s)
+                inputs.append(ta._s if ta is not a else tr.tknown[id(a)])
             result = self.fn(*args, **kwargs)
             template = None if tr.off else self._outputs(tr, result)
         finally:

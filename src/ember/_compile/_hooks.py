@@ -172,6 +172,11 @@ def install(tr: Tracer) -> None:
                 _swap(be, name, _rng_method(tr, getattr(be, name)))
         _substitute_checks()
         CAPTURE.tracer = tr
+        if "torch" in sys.modules:  # the torch backend's calls: a dispatch mode on this thread
+            from ._torch_trace import Recorder
+
+            tr.mode = Recorder(tr)
+            tr.mode.__enter__()
     except BaseException:
         _undo()
         _LOCK.release()
@@ -191,6 +196,9 @@ def _undo() -> None:
 def uninstall(tr: Tracer) -> None:
     """Put everything back; externals get their own arrays again."""
     CAPTURE.tracer = None
+    if tr.mode is not None:
+        tr.mode.__exit__(None, None, None)
+        tr.mode = None
     try:
         _undo()
         for t, a in tr.restore:

@@ -53,7 +53,20 @@ __all__ = ["Tracer", "Instr", "Ref", "CaptureError", "LiveRng"]
 _GEN = itertools.count()
 _as_plain = np.ndarray.view
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_SKIP_DIRS = (os.path.dirname(os.path.abspath(__file__)) + os.sep, os.path.dirname(np.__file__) + os.sep)
+
+
+def _library_dirs() -> tuple[str, ...]:
+    """This package's folder, NumPy's and torch's (found without importing torch)."""
+    import importlib.util
+
+    dirs = [os.path.dirname(os.path.abspath(__file__)), os.path.dirname(np.__file__)]
+    spec = importlib.util.find_spec("torch")
+    if spec is not None and spec.submodule_search_locations:
+        dirs += list(spec.submodule_search_locations)
+    return tuple(d + os.sep for d in dirs)
+
+
+_SKIP_DIRS = _library_dirs()
 #: NumPy functions answering about shapes and types only (their Python results are static)
 _REPEAT = {np.repeat, np.ndarray.repeat}
 _METADATA = {np.shape, np.ndim, np.size, np.result_type, np.can_cast, np.min_scalar_type, np.may_share_memory,
@@ -85,6 +98,8 @@ class Tracer:
         self.grad_owner: dict[int, Tensor] = {}  # id(pre-existing grad tensor) -> its leaf
         self.grad_state: dict[int, tuple[Tensor, bool, int]] = {}  # id(leaf) -> (leaf, grad was None, when)
         self.input_ids: dict[int, int] = {}  # id(input tensor) -> its position among the inputs
+        self.mode: Any = None  # the torch dispatch mode recording torch calls, when torch is imported
+        self.tknown: dict[int, int] = {}  # id(torch tensor) -> its slot (torch arrays are not wrapped)
         self.metas: dict[int, Any] = {}  # per outside slot: what its tensor was like when first read
         self.static_ids: set[int] = set()  # tensors passed as static arguments: never traced (values guarded)
         self.value_guards: list[tuple[int, str, tuple[Any, ...], Any, int, Any]] = []
@@ -104,11 +119,17 @@ class Tracer:
     def new_slot(self, kind: str, payload: Any, array: Any) -> int:
         s = len(self.slots)
         self.slots.append((kind, payload))
-        root = _root(array)
-        self.keep.append(root)
-        self.roots.append(id(root))
+        if isinstance(array, np.ndarray):
+            root = _root(array)
+            self.keep.append(root)
+            key = id(root)
+        else:  # a torch tensor: its storage
+            from ._torch_trace import root_of
+
+            key = root_of(array)
+        self.roots.append(key)
         if kind in ("in", "ext", "grad"):
-            self.tainted.add(id(root))
+            self.tainted.add(key)
         return s
 
     def _add(self, ins: Instr) -> None:
@@ -150,7 +171,11 @@ class Tracer:
         self.known[id(a)] = t
         return t
 
-    def input(self, a: Any) -> TracedArray:
+    def input(self, a: Any) -> Any:
+        if not isinstance(a, np.ndarray):  # a torch tensor: known by identity, not wrapped
+            self.tknown[id(a)] = self.new_slot("in", None, a)
+            self.keep.append(a)
+            return a
         t = self.wrap(a, self.new_slot("in", None, a))
         self.known[id(a)] = t
         self.keep.append(a)
@@ -182,6 +207,10 @@ class Tracer:
         if isinstance(res, np.ndarray):
             t = self.wrap(res, self.new_slot("out", index, res))
             return t, Ref(t._s)
+        if res.__class__.__module__ == "torch" and hasattr(res, "untyped_storage"):  # a random draw on torch
+            s = self.tknown[id(res)] = self.new_slot("out", index, res)
+            self.keep.append(res)
+            return res, Ref(s)
         if isinstance(res, np.generic):  # a NumPy scalar: kept as a 0-d array so that its use stays recorded
             a = original("asarray")(res)
             t = self.wrap(a, self.new_slot("out", index, a))
@@ -273,6 +302,13 @@ class Tracer:
         outs = []
         for r in tensors_in(res):
             a = _DATA.__get__(r)
+            if not isinstance(a, np.ndarray):  # torch
+                s = self.tknown[id(a)] = self.new_slot("out", index, a)
+                self.keep.append(a)
+                self.born.add(id(r))
+                self.keep.append(r)
+                outs.append(Ref(s))
+                continue
             if a.__class__ is TracedArray:
                 a = _as_plain(a, np.ndarray)
             t = self.wrap(a, self.new_slot("out", index, a))
@@ -291,8 +327,14 @@ class Tracer:
         return a
 
     def adopt_tensor(self, t: Tensor) -> int:
-        a = t._data  # through the recording property: a traced array
-        return a._s if a.__class__ is TracedArray else self.adopt(a, None)._s
+        a = t._data  # through the recording property: a traced array (numpy) or a known tensor (torch)
+        if a.__class__ is TracedArray:
+            return a._s  # type: ignore[no-any-return]
+        if not isinstance(a, np.ndarray):
+            from . import _torch_trace
+
+            return _torch_trace.adopt(self, a, None)
+        return self.adopt(a, None)._s
 
     def rng(self, method: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A draw from a backend's generator method (``uniform``, ``normal`` ...): replayed as the same call."""
@@ -322,7 +364,13 @@ class Tracer:
         if a.__class__ is TracedArray:
             a = _as_plain(a, np.ndarray)
         if not isinstance(a, np.ndarray):
-            self.flag(f"arrays of the {t._backend.name} backend are not captured here")
+            if t._backend.name != "torch":
+                self.flag(f"arrays of the {t._backend.name} backend are not captured yet")
+                return a
+            from . import _torch_trace
+
+            _torch_trace.adopt(self, a, t)
+            self.backends.add(t._backend)
             return a
         self.backends.add(t._backend)
         ta = self.adopt(a, t)
@@ -381,9 +429,7 @@ class Tracer:
 
     def tensor_read(self, t: Tensor, name: str, fn: Callable[..., Any], args: tuple[Any, ...], kw: Any) -> Any:
         """A Tensor method that reads values (``item``, ``float()``, ``bool()``, ``numpy``, printing)."""
-        a = _DATA.__get__(t)
-        static = id(t) in self.static_ids or (id(t) in self.born and getattr(a, "_g", -1) != self.gen)
-        if static or (id(t) in self.born and self.constant(self.adopt_tensor(t))):
+        if id(t) in self.static_ids or self.constant(self.adopt_tensor(t)):
             return fn(t, *args, **kw)  # a value made of static arguments and constants only
         site, inside = caller()
         if not inside or name not in _GUARDABLE:

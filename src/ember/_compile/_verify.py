@@ -34,7 +34,9 @@ def _bits_equal(a: Any, b: Any) -> bool:
     import torch
 
     if a.dtype.is_floating_point or a.dtype.is_complex:
-        return bool(torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8)))
+        return bool(
+            torch.equal(a.reshape(-1).contiguous().view(torch.uint8), b.reshape(-1).contiguous().view(torch.uint8))
+        )
     return bool(torch.equal(a, b))
 
 
