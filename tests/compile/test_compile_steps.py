@@ -20,6 +20,11 @@ import ember.nn as nn
 import ember.nn.functional as F
 
 
+#: 50 steps; on the torch backend the convolutional and GPT models take 12 (its many small kernel calls make
+#: them slow on the shared 2-core machine; the MLP still runs 50 there)
+LONG = 50 if ember.backends.current() == "numpy" else 12
+
+
 def _bits(t: Any) -> bytes:
     return np.ascontiguousarray(t.detach().numpy()).tobytes()
 
@@ -108,8 +113,9 @@ class _LeNetDropout(nn.Module):
 
 
 def test_lenet5_adam_dropout() -> None:
-    step = train_twins(_LeNetDropout, lambda m: ember.optim.Adam(m.parameters(), lr=1e-3), _batches((4, 1, 12, 12), 10))
-    assert step.stats["replays"] == 48
+    step = train_twins(_LeNetDropout, lambda m: ember.optim.Adam(m.parameters(), lr=1e-3), _batches((4, 1, 12, 12), 10),
+                       steps=LONG)  # fmt: skip
+    assert step.stats["replays"] == LONG - 2
 
 
 def _resnet18_cifar() -> nn.Module:
@@ -124,7 +130,7 @@ def test_resnet18_cifar_batchnorm_adamw_onecycle_clipping() -> None:
         _resnet18_cifar,
         lambda m: ember.optim.AdamW(m.parameters(), lr=1e-3, weight_decay=0.05),
         _batches((2, 3, 8, 8), 5, n=10),
-        steps=50,
+        steps=LONG,
         clip=0.5,
         sched=lambda o: ember.optim.lr_scheduler.OneCycleLR(o, max_lr=0.01, total_steps=60),
     )
@@ -141,7 +147,7 @@ def test_gpt_dropout() -> None:
         return F.cross_entropy(logits.reshape(-1, 17), t[:, 1:].reshape(-1))
 
     step = train_twins(cfg.init, lambda m: ember.optim.AdamW(m.parameters(), lr=3e-3), lambda i: (toks[i % 10],),
-                       steps=50, loss_fn=loss)  # fmt: skip
+                       steps=LONG, loss_fn=loss)  # fmt: skip
     assert step.stats["captures"] == 1
 
 

@@ -176,7 +176,7 @@ class CompiledFunction:
     # -- the first replay, checked ---------------------------------------------------------------------------
     def _verify(self, entry: _Entry, args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tensor]) -> Any:
         t0 = time.perf_counter()
-        snap = Snapshot(entry.watch)
+        snap = Snapshot(entry.watch, leaves)
         replayed = entry.program.run(*leaves)
         if replayed is MISS:
             return self.fn(*args, **kwargs)

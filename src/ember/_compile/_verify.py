@@ -43,9 +43,11 @@ def _bits_equal(a: Any, b: Any) -> bool:
 class Snapshot:
     """The state a program may change: taken before the replay, compared after each run, put back."""
 
-    def __init__(self, tr_state: dict[str, Any]) -> None:
-        self.tensors: list[Tensor] = tr_state["tensors"]
-        self.leaves: list[Tensor] = tr_state["leaves"]
+    def __init__(self, tr_state: dict[str, Any], inputs: list[Tensor]) -> None:
+        # the recording's input tensors (int positions) stand for this call's
+        pick = lambda xs: list({id(t): t for t in (inputs[x] if isinstance(x, int) else x for x in xs)}.values())  # noqa: E731
+        self.tensors: list[Tensor] = pick(tr_state["tensors"])
+        self.leaves: list[Tensor] = pick(tr_state["leaves"])
         self.optimizers: list[Any] = tr_state["optimizers"]
         self.generators: list[Any] = tr_state["generators"]
         self.before = self._take()
@@ -70,7 +72,8 @@ class Snapshot:
                     leaves += [t for t in owner if isinstance(t, Tensor)]
             elif ins.kind == "r" and ins.args and hasattr(ins.args[0], "bit_generator"):  # a LiveRng
                 generators.append(ins.args[0])
-        uniq = lambda xs: list({id(x): x for x in xs}.values())  # noqa: E731
+        pos = {id(t): k for k, t in enumerate(inputs)}
+        uniq = lambda xs: list({id(x): pos.get(id(x), x) for x in xs}.values())  # noqa: E731
         return {"tensors": uniq(tensors), "leaves": uniq(leaves), "optimizers": uniq(optimizers),
                 "generators": uniq(generators)}  # fmt: skip
 
