@@ -19,7 +19,6 @@ import ember
 import ember.nn as nn
 import ember.nn.functional as F
 
-
 #: 50 steps; on the torch backend the convolutional and GPT models take 12 (its many small kernel calls make
 #: them slow on the shared 2-core machine; the MLP still runs 50 there)
 LONG = 50 if ember.backends.current() == "numpy" else 12
