@@ -185,3 +185,34 @@ def test_hooks_added_after_capture_recapture() -> None:
         lin.register_forward_hook(lambda m, a, o: seen.append(1))
         c(x)
     assert seen == [1] and c.stats["captures"] == 2
+
+
+def test_compiled_module_under_grad_mode_is_one_node_with_the_recorded_backward() -> None:
+    import copy
+
+    def make() -> Any:
+        ember.manual_seed(0)
+        return nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6), nn.Tanh(), nn.Dropout(0.3), nn.Linear(6, 3))
+
+    stem1, stem2 = nn.Linear(3, 4), None
+    body1 = make()
+    stem2, body2 = copy.deepcopy(stem1), copy.deepcopy(body1)
+    body2c = ember.compile(body2)  # a compiled part inside a larger model: its input needs a gradient too
+    for i in range(4):
+        x = ember.randn(5, 3)
+        state = ember.get_rng_state()
+        y1 = body1(stem1(x))
+        ember.set_rng_state(state)
+        y2 = body2c(stem2(x))
+        assert _bits(y1) == _bits(y2)
+        if i:
+            assert y2.grad_fn.name == "CompiledForwardBackward"
+        (y1 * y1).sum().backward()
+        (y2 * y2).sum().backward()
+        for p, q in zip([*stem1.parameters(), *body1.parameters()], [*stem2.parameters(), *body2.parameters()],
+                        strict=True):  # fmt: skip
+            assert _bits(p.grad) == _bits(q.grad)
+    assert body2c._graph.stats == {"captures": 1, "replays": 3, "eager": 0}
+    with pytest.raises(RuntimeError, match="no differentiable backward"):
+        y = body2c(stem2(ember.randn(5, 3)))
+        ember.autograd.grad(y.sum(), stem2.weight, create_graph=True)

@@ -2,8 +2,8 @@
 
 As in PyTorch the wrapper holds the original as ``_orig_mod`` (so its ``state_dict`` keys start with
 ``_orig_mod.``) and forwards every other attribute to it. Under ``no_grad`` (or when nothing needs a gradient)
-the forward is a captured program. Under grad mode the forward runs eagerly: the graph it records is Ember's
-ordinary one.
+the forward is a captured program; under grad mode it is one graph node whose backward is the recorded
+backward program (``_graphnode.py``).
 """
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from .._tensor import Tensor
+from ..autograd._capture import CAPTURE
 from ..autograd._grad_mode import STATE
 from ..nn.module import Module
 from ._api import CompiledFunction
+from ._graphnode import GraphForward
 
 __all__ = ["OptimizedModule"]
 
@@ -30,10 +32,13 @@ class OptimizedModule(Module):
 
         forward.__qualname__ = f"{type(mod).__name__}.forward"
         object.__setattr__(self, "_compiled", CompiledFunction(forward, **kw))
+        object.__setattr__(self, "_graph", GraphForward(mod, bool(kw.get("fullgraph"))))
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         if STATE.enabled and _needs_grad(self._orig_mod, args, kwargs):
-            return self._orig_mod(*args, **kwargs)
+            if kwargs or CAPTURE.tracer is not None or self._compiled.backend == "eager":
+                return self._orig_mod(*args, **kwargs)
+            return self._graph(*args)
         return self._compiled(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:

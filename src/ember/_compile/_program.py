@@ -72,7 +72,7 @@ class Program:
         return f"<Program of {self.n_instrs} calls>"
 
 
-def _hoist(tr: Tracer) -> tuple[list[int], list[tuple[int, Callable[..., bool]]]]:
+def _hoist(tr: Tracer, end: int) -> tuple[list[int], list[tuple[int, Callable[..., bool]]]]:
     """Instructions to run first (what the value guards read) and the guards ``(slot, check)``.
 
     A guard's slice is every instruction before its read that makes one of the slots it needs or writes the
@@ -86,6 +86,8 @@ def _hoist(tr: Tracer) -> tuple[list[int], list[tuple[int, Callable[..., bool]]]
     front: set[int] = set()
     guards: list[tuple[int, Callable[..., bool]]] = []
     for slot, kind, args, value, pos, site in tr.value_guards:
+        if pos > end:
+            raise NotHoistableError(site)  # a read after the first part of a split program
         need_slots, need_roots = {slot}, {roots[slot]}
         sl: set[int] = set()
         draws = False
@@ -150,20 +152,22 @@ def _outs(t: Any) -> list[int]:
     return []
 
 
-def build(tr: Tracer, outputs: Any, inputs: list[int]) -> Program:
-    """Compile ``tr``'s recording into a Program: ``run(*input_tensors)`` returns ``outputs`` (a template where
-    ``TRef``s become Tensors of the replayed arrays); ``inputs[k]`` is the slot of input tensor ``k``."""
+def build(tr: Tracer, outputs: Any, inputs: list[int], span: range | None = None, arrays: Any = ()) -> Program:
+    """Compile ``tr``'s recording into a Program: ``run(*input_tensors, *arrays)`` returns ``outputs`` (a
+    template where ``TRef``s become Tensors of the replayed arrays, ``Ref``s arrays); ``inputs[k]`` is the slot
+    of input tensor ``k``, ``arrays`` the slots given as arrays. ``span``: the instructions to use (all)."""
     instrs = tr.instrs
-    front, guards = _hoist(tr)
+    span = range(len(instrs)) if span is None else span
+    front, guards = _hoist(tr, span.stop)
     # dead-code elimination: keep side effects, and what outputs, guards and kept calls read
     needed = set(_outs(outputs)) | {s for s, _ in guards}
     live = [False] * len(instrs)
-    for i in range(len(instrs) - 1, -1, -1):
+    for i in reversed(span):
         ins = instrs[i]
         if ins.kind in "rog" or ins.writes or any(s in needed for s in _outs(ins.outs)):
             live[i] = True
             needed |= ins.reads
-    order = [i for i in front if live[i]] + [i for i in range(len(instrs)) if live[i] and i not in set(front)]
+    order = [i for i in front if live[i]] + [i for i in span if live[i] and i not in set(front)]
     n_front = sum(1 for i in front if live[i])
     # where each slot is used last, to release arrays as soon as they are dead
     last: dict[int, int] = {}
@@ -174,9 +178,11 @@ def build(tr: Tracer, outputs: Any, inputs: list[int]) -> Program:
         last[s] = max(last.get(s, -1), n_front - 1)
     keep = set(_outs(outputs))
     gen = _Gen(tr)
-    lines = [f"def replay({', '.join(f'x{k}' for k in range(len(inputs)))}):"]
+    lines = [f"def replay({', '.join([f'x{k}' for k in range(len(inputs))] + [f's{s}' for s in arrays])}):"]
     lines += [f"    s{s} = x{k}._data" for k, s in enumerate(inputs) if s in needed]
     for s, (kind, payload) in enumerate(tr.slots):
+        if s in arrays:
+            continue
         if kind == "ext" and s in needed:
             lines.append(f"    s{s} = {gen.expr(payload)}._data")
         elif kind == "grad" and s in needed:
@@ -196,7 +202,11 @@ def build(tr: Tracer, outputs: Any, inputs: list[int]) -> Program:
         lines.append("    " + gen.instr(instrs[i]))
         if k == n_front - 1:
             lines += checks
-        dead = [s for s in instrs[i].reads if last.get(s) == k and s not in keep and tr.slots[s][0] != "const"]
+        dead = [
+            s
+            for s in instrs[i].reads
+            if last.get(s) == k and s not in keep and (s in arrays or tr.slots[s][0] != "const")
+        ]
         if dead:
             lines.append(f"    del {', '.join(f's{s}' for s in sorted(set(dead)))}")
     lines.append(f"    return {gen.expr(outputs)}")
