@@ -18,6 +18,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd._capture import CAPTURE
+from ._cuda_graph import CudaGraphProgram, graphable
 from ._guards import World, describe_change, flatten, modules_of
 from ._hooks import install, uninstall
 from ._instr import _DATA, _GRAD, Ref, TRef, tensors_in
@@ -42,11 +43,12 @@ def _note_once(msg: str) -> None:
 class _Entry:
     """One program with its guards (``key``: the arguments'; ``world``: the rest)."""
 
-    __slots__ = ("key", "program", "stats", "verified", "watch", "world")
+    __slots__ = ("graph", "key", "program", "verified", "watch", "world")
 
     def __init__(self, key: Any, world: World, program: Program, watch: dict[str, Any]) -> None:
         self.key, self.world, self.program, self.watch = key, world, program, watch
         self.verified = False
+        self.graph: list[Tensor] | None = None  # the externals, when the program may become a CUDA graph
 
 
 class CompiledFunction:
@@ -148,7 +150,10 @@ class CompiledFunction:
             return self._give_up("a value read inside Ember depends on what the step changed before it", e.site,
                                  result)  # fmt: skip
         world.finish(tr, leaves)
-        self.cache.append(_Entry(key, world, program, Snapshot.of(tr, leaves)))
+        entry = _Entry(key, world, program, Snapshot.of(tr, leaves))
+        if graphable(tr, leaves, self.mode):
+            entry.graph = [p for k, p in tr.slots if k == "ext"]
+        self.cache.append(entry)
         return result
 
     def _outputs(self, tr: Tracer, result: Any) -> Any:
@@ -191,6 +196,12 @@ class CompiledFunction:
             return self._give_up(f"its replay differed from eager ({diff}); please report this", None, result)
         entry.verified = True
         entry.watch = {}
+        if entry.graph is not None:
+            try:
+                entry.program = CudaGraphProgram(entry.program, entry.graph, leaves)  # type: ignore[assignment]
+            except Exception as e:
+                _note_once(f"ember.compile: no CUDA graph for {self._name()} ({type(e).__name__}: {e})")
+            entry.graph = None
         return result
 
     def __repr__(self) -> str:
