@@ -196,6 +196,7 @@ class CompiledFunction:
             return self._give_up(f"its replay differed from eager ({diff}); please report this", None, result)
         entry.verified = True
         entry.watch = {}
+        _release_scratch()
         if entry.graph is not None:
             try:
                 entry.program = CudaGraphProgram(entry.program, entry.graph, leaves)  # type: ignore[assignment]
@@ -207,6 +208,17 @@ class CompiledFunction:
     def __repr__(self) -> str:
         state = f"eager: {self.reason}" if self.eager else f"{len(self.cache)} programs"
         return f"<ember.compile of {self._name()} ({state})>"
+
+
+def _release_scratch() -> None:
+    """Empty the backends' scratch pools that the checked replay's eager run filled: replays make their own
+    arrays, so the pooled ones would only add to the process's memory (eager code refills the pools)."""
+    from ..backends import _CACHE
+
+    for be in list(_CACHE.values()):
+        ws = be.__dict__.get("_ws")
+        if ws is not None:
+            ws.clear()
 
 
 def _static_tensors(args: tuple[Any, ...], kwargs: dict[str, Any], static: frozenset[Any]) -> list[Tensor]:
