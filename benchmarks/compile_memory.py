@@ -21,7 +21,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent / "workloads"))
 
-import ember  # noqa: E402
+import ember
 
 
 def _steps(name: str) -> Any:
@@ -58,8 +58,10 @@ def main() -> None:
         return
     print(f"{'workload':12s} {'eager MB':>9s} {'replay MB':>10s}  (peak memory allocated in the process during a step)")
     for name in ("mlp_sgd", "lenet5_train"):
-        res = [float(subprocess.run([sys.executable, __file__, name, mode], capture_output=True, text=True,
-                                    check=True).stdout.strip().splitlines()[-1]) for mode in ("eager", "compiled")]  # fmt: skip
+        res = []
+        for mode in ("eager", "compiled"):
+            proc = subprocess.run([sys.executable, __file__, name, mode], capture_output=True, text=True, check=True)
+            res.append(float(proc.stdout.strip().splitlines()[-1]))
         print(f"{name:12s} {res[0]:9.2f} {res[1]:10.2f}", flush=True)
 
 
