@@ -1,0 +1,26 @@
+"""The ONNX op table: operator type (default domain) -> converter, gathered from the family modules."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import _ops_control, _ops_math, _ops_nn, _ops_reduce, _ops_resize, _ops_shape
+
+__all__ = ["CONTROL", "OPS", "STRUCTURAL", "supported"]
+
+#: operators the graph builder handles itself
+STRUCTURAL = ("Constant",)
+
+#: converters ``fn(attrs, *inputs)``
+OPS: dict[str, Callable[..., Any]] = {
+    **_ops_math.OPS, **_ops_reduce.OPS, **_ops_shape.OPS, **_ops_nn.OPS, **_ops_control.OPS, **_ops_resize.OPS,
+}  # fmt: skip
+
+#: control flow: ``fn(attrs, outer_values, *inputs)``
+CONTROL: dict[str, Callable[..., Any]] = dict(_ops_control.CONTROL)
+
+
+def supported() -> list[str]:
+    """Every default-domain operator type with a converter of its own (others may expand to ONNX functions)."""
+    return sorted({*OPS, *CONTROL, *STRUCTURAL})
