@@ -79,15 +79,21 @@ _COMMON: list[tuple[str, list[str]]] = [
         'test_castlike_no_saturate_FLOAT_to_FLOAT8E4M3FN_expanded', 'test_castlike_no_saturate_FLOAT_to_FLOAT8E5M2',
         'test_castlike_no_saturate_FLOAT_to_FLOAT8E5M2FNUZ',
         'test_castlike_no_saturate_FLOAT_to_FLOAT8E5M2FNUZ_expanded',
-        'test_castlike_no_saturate_FLOAT_to_FLOAT8E5M2_expanded',
+        'test_castlike_no_saturate_FLOAT_to_FLOAT8E5M2_expanded', 'test_dequantizelinear_e4m3fn',
+        'test_dequantizelinear_e4m3fn_float16', 'test_dequantizelinear_e4m3fn_zero_point',
+        'test_dequantizelinear_e5m2', 'test_dequantizelinear_float4e2m1', 'test_dequantizelinear_int2',
+        'test_dequantizelinear_int4', 'test_dequantizelinear_uint2', 'test_dequantizelinear_uint4',
+        'test_quantizelinear_e4m3fn', 'test_quantizelinear_e5m2', 'test_quantizelinear_float4e2m1',
+        'test_quantizelinear_int2', 'test_quantizelinear_int4', 'test_quantizelinear_uint2',
+        'test_quantizelinear_uint4',
     ]),
     ('Ember has no uint16/uint32/uint64 dtype', [
         'test_add_uint16', 'test_add_uint32', 'test_add_uint64', 'test_bitshift_left_uint16',
         'test_bitshift_left_uint32', 'test_bitshift_left_uint64', 'test_bitshift_right_uint16',
         'test_bitshift_right_uint32', 'test_bitshift_right_uint64', 'test_bitwise_and_ui64_bcast_3v1d',
         'test_bitwise_not_3d', 'test_bitwise_or_ui64_bcast_3v1d', 'test_bitwise_xor_ui64_bcast_3v1d',
-        'test_div_uint16', 'test_div_uint32', 'test_div_uint64', 'test_equal_uint16', 'test_equal_uint32',
-        'test_equal_uint64', 'test_greater_equal_uint16', 'test_greater_equal_uint16_expanded',
+        'test_dequantizelinear_uint16', 'test_div_uint16', 'test_div_uint32', 'test_div_uint64', 'test_equal_uint16',
+        'test_equal_uint32', 'test_equal_uint64', 'test_greater_equal_uint16', 'test_greater_equal_uint16_expanded',
         'test_greater_equal_uint32', 'test_greater_equal_uint32_expanded', 'test_greater_equal_uint64',
         'test_greater_equal_uint64_expanded', 'test_greater_uint16', 'test_greater_uint32', 'test_greater_uint64',
         'test_less_equal_uint16', 'test_less_equal_uint16_expanded', 'test_less_equal_uint32',
@@ -95,37 +101,8 @@ _COMMON: list[tuple[str, list[str]]] = [
         'test_less_uint16', 'test_less_uint32', 'test_less_uint64', 'test_max_uint16', 'test_max_uint32',
         'test_max_uint64', 'test_min_uint16', 'test_min_uint32', 'test_min_uint64', 'test_mod_uint16',
         'test_mod_uint32', 'test_mod_uint64', 'test_mul_uint16', 'test_mul_uint32', 'test_mul_uint64',
-        'test_pow_types_float32_uint32', 'test_pow_types_float32_uint64', 'test_sub_uint16', 'test_sub_uint32',
-        'test_sub_uint64', 'test_top_k_uint64',
-    ]),
-    ('operator QuantizeLinear is not implemented in ember.onnx', [
-        'test_dynamicquantizelinear', 'test_dynamicquantizelinear_expanded',
-        'test_dynamicquantizelinear_max_adjusted', 'test_dynamicquantizelinear_max_adjusted_expanded',
-        'test_dynamicquantizelinear_min_adjusted', 'test_dynamicquantizelinear_min_adjusted_expanded',
-        'test_quantizelinear', 'test_quantizelinear_axis', 'test_quantizelinear_blocked_asymmetric',
-        'test_quantizelinear_blocked_symmetric', 'test_quantizelinear_e4m3fn', 'test_quantizelinear_e5m2',
-        'test_quantizelinear_float4e2m1', 'test_quantizelinear_int16', 'test_quantizelinear_int2',
-        'test_quantizelinear_int4', 'test_quantizelinear_uint16', 'test_quantizelinear_uint2',
-        'test_quantizelinear_uint4',
-    ]),
-    ('operator GridSample is not implemented in ember.onnx', [
-        'test_gridsample', 'test_gridsample_aligncorners_true', 'test_gridsample_bicubic',
-        'test_gridsample_bicubic_align_corners_0_additional_1',
-        'test_gridsample_bicubic_align_corners_1_additional_1', 'test_gridsample_bilinear',
-        'test_gridsample_bilinear_align_corners_0_additional_1',
-        'test_gridsample_bilinear_align_corners_1_additional_1', 'test_gridsample_border_padding',
-        'test_gridsample_nearest', 'test_gridsample_nearest_align_corners_0_additional_1',
-        'test_gridsample_nearest_align_corners_1_additional_1', 'test_gridsample_reflection_padding',
-        'test_gridsample_volumetric_bilinear_align_corners_0', 'test_gridsample_volumetric_bilinear_align_corners_1',
-        'test_gridsample_volumetric_nearest_align_corners_0', 'test_gridsample_volumetric_nearest_align_corners_1',
-        'test_gridsample_zeros_padding',
-    ]),
-    ('operator DequantizeLinear is not implemented in ember.onnx', [
-        'test_dequantizelinear', 'test_dequantizelinear_axis', 'test_dequantizelinear_blocked',
-        'test_dequantizelinear_e4m3fn', 'test_dequantizelinear_e4m3fn_float16',
-        'test_dequantizelinear_e4m3fn_zero_point', 'test_dequantizelinear_e5m2', 'test_dequantizelinear_float4e2m1',
-        'test_dequantizelinear_int16', 'test_dequantizelinear_int2', 'test_dequantizelinear_int4',
-        'test_dequantizelinear_uint16', 'test_dequantizelinear_uint2', 'test_dequantizelinear_uint4',
+        'test_pow_types_float32_uint32', 'test_pow_types_float32_uint64', 'test_quantizelinear_uint16',
+        'test_sub_uint16', 'test_sub_uint32', 'test_sub_uint64', 'test_top_k_uint64',
     ]),
     ('CausalConvWithState: onnx builds an empty function body for it (no converter)', [
         'test_causal_conv_with_state_b1_c1_degenerate', 'test_causal_conv_with_state_basic',
@@ -152,13 +129,6 @@ _COMMON: list[tuple[str, list[str]]] = [
         'test_dft', 'test_dft_axis', 'test_dft_axis_opset19', 'test_dft_inverse', 'test_dft_inverse_opset19',
         'test_dft_irfft', 'test_dft_irfft_opset19', 'test_dft_opset19', 'test_dft_rfft', 'test_dft_rfft_opset19',
     ]),
-    ('operator NonMaxSuppression is not implemented in ember.onnx', [
-        'test_nonmaxsuppression_center_point_box_format', 'test_nonmaxsuppression_flipped_coordinates',
-        'test_nonmaxsuppression_identical_boxes', 'test_nonmaxsuppression_iou_threshold_boundary',
-        'test_nonmaxsuppression_limit_output_size', 'test_nonmaxsuppression_single_box',
-        'test_nonmaxsuppression_suppress_by_IOU', 'test_nonmaxsuppression_suppress_by_IOU_and_scores',
-        'test_nonmaxsuppression_two_batches', 'test_nonmaxsuppression_two_classes',
-    ]),
     ('operator ImageDecoder is not implemented in ember.onnx', [
         'test_image_decoder_decode_bmp_rgb', 'test_image_decoder_decode_jpeg2k_rgb',
         'test_image_decoder_decode_jpeg_bgr', 'test_image_decoder_decode_jpeg_grayscale',
@@ -172,29 +142,11 @@ _COMMON: list[tuple[str, list[str]]] = [
         'test_attention_4d_causal_padded_kv_bf16_expanded', 'test_attention_4d_padded_kv_bf16',
         'test_attention_4d_padded_kv_bf16_expanded',
     ]),
-    ('operator QLinearMatMul is not implemented in ember.onnx', [
-        'test_qlinearmatmul_2D_int8_float16', 'test_qlinearmatmul_2D_int8_float32',
-        'test_qlinearmatmul_2D_uint8_float16', 'test_qlinearmatmul_2D_uint8_float32',
-        'test_qlinearmatmul_3D_int8_float16', 'test_qlinearmatmul_3D_int8_float32',
-        'test_qlinearmatmul_3D_uint8_float16', 'test_qlinearmatmul_3D_uint8_float32',
-    ]),
     ('operator TfIdfVectorizer is not implemented in ember.onnx', [
         'test_tfidfvectorizer_tf_batch_onlybigrams_skip0', 'test_tfidfvectorizer_tf_batch_onlybigrams_skip5',
         'test_tfidfvectorizer_tf_batch_uniandbigrams_skip5', 'test_tfidfvectorizer_tf_only_bigrams_skip0',
         'test_tfidfvectorizer_tf_onlybigrams_levelempty', 'test_tfidfvectorizer_tf_onlybigrams_skip5',
         'test_tfidfvectorizer_tf_uniandbigrams_skip5',
-    ]),
-    ('operator GRU is not implemented in ember.onnx', [
-        'test_gru_batchwise', 'test_gru_bidirectional', 'test_gru_defaults', 'test_gru_reverse',
-        'test_gru_seq_length', 'test_gru_with_initial_bias',
-    ]),
-    ('operator LSTM is not implemented in ember.onnx', [
-        'test_lstm_batchwise', 'test_lstm_bidirectional', 'test_lstm_defaults', 'test_lstm_reverse',
-        'test_lstm_with_initial_bias', 'test_lstm_with_peepholes',
-    ]),
-    ('operator RNN is not implemented in ember.onnx', [
-        'test_rnn_seq_length', 'test_simple_rnn_batchwise', 'test_simple_rnn_bidirectional',
-        'test_simple_rnn_defaults', 'test_simple_rnn_reverse', 'test_simple_rnn_with_initial_bias',
     ]),
     ('operator StringNormalizer is not implemented in ember.onnx', [
         'test_strnormalizer_export_monday_casesensintive_lower',
@@ -206,9 +158,6 @@ _COMMON: list[tuple[str, list[str]]] = [
         'test_string_split_basic', 'test_string_split_consecutive_delimiters',
         'test_string_split_empty_string_delimiter', 'test_string_split_empty_tensor', 'test_string_split_maxsplit',
         'test_string_split_no_delimiter',
-    ]),
-    ('operator Col2Im is not implemented in ember.onnx', [
-        'test_col2im', 'test_col2im_5d', 'test_col2im_dilations', 'test_col2im_pads', 'test_col2im_strides',
     ]),
     ('operator StringConcat is not implemented in ember.onnx', [
         'test_string_concat', 'test_string_concat_broadcasting', 'test_string_concat_empty_string',
@@ -253,9 +202,6 @@ _COMMON: list[tuple[str, list[str]]] = [
     ('operator Adam is not implemented in ember.onnx', [
         'test_adam', 'test_adam_multiple',
     ]),
-    ('operator ConvInteger is not implemented in ember.onnx', [
-        'test_convinteger_with_padding', 'test_convinteger_without_padding',
-    ]),
     ('operator STFT is not implemented in ember.onnx', [
         'test_stft', 'test_stft_with_window',
     ]),
@@ -280,14 +226,8 @@ _COMMON: list[tuple[str, list[str]]] = [
     ('operator Binarizer is not implemented in ember.onnx', [
         'test_ai_onnx_ml_binarizer',
     ]),
-    ('operator MatMulInteger is not implemented in ember.onnx', [
-        'test_matmulinteger',
-    ]),
     ('operator MelWeightMatrix is not implemented in ember.onnx', [
         'test_melweightmatrix',
-    ]),
-    ('operator QLinearConv is not implemented in ember.onnx', [
-        'test_qlinearconv',
     ]),
 ]
 

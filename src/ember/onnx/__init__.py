@@ -2,6 +2,7 @@
 
 >>> model = ember.onnx.load("resnet18.onnx")       # an ember.nn.Module; initializers are Params
 >>> logits = model(ember.randn(1, 3, 224, 224))
+>>> ember.onnx.export(net, x, "net.onnx", input_names=["x"], dynamic_axes={"x": {0: "batch"}})
 
 The loaded model trains, saves as a record and moves with ``.to`` like any Module. Operators run as Ember
 ops (on any backend); control flow (``If``/``Loop``/``Scan``) runs eagerly; ONNX functions are expanded.
@@ -14,12 +15,14 @@ import os
 from collections import Counter
 from typing import Any
 
+from ._export import ExportError, export
 from ._graph import OnnxModule, UnsupportedOperatorError, newest_opset
 from ._ops import supported
 from ._proto import INSTALL_HINT, OnnxFormatError, read_model
 
 __all__ = [
-    "INSTALL_HINT", "OnnxFormatError", "OnnxModule", "UnsupportedOperatorError", "load", "newest_opset",
+    "INSTALL_HINT", "ExportError", "OnnxFormatError", "OnnxModule", "UnsupportedOperatorError", "export", "load",
+    "newest_opset",
     "operator_counts", "read_model", "supported",
 ]  # fmt: skip
 

@@ -5,7 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import _ops_control, _ops_math, _ops_nn, _ops_reduce, _ops_resize, _ops_shape
+from . import (
+    _ops_control,
+    _ops_math,
+    _ops_nn,
+    _ops_quant,
+    _ops_reduce,
+    _ops_resize,
+    _ops_rnn,
+    _ops_shape,
+    _ops_vision,
+)
 
 __all__ = ["CONTROL", "OPS", "STRUCTURAL", "supported"]
 
@@ -15,6 +25,7 @@ STRUCTURAL = ("Constant",)
 #: converters ``fn(attrs, *inputs)``
 OPS: dict[str, Callable[..., Any]] = {
     **_ops_math.OPS, **_ops_reduce.OPS, **_ops_shape.OPS, **_ops_nn.OPS, **_ops_control.OPS, **_ops_resize.OPS,
+    **_ops_rnn.OPS, **_ops_quant.OPS, **_ops_vision.OPS,
 }  # fmt: skip
 
 #: control flow: ``fn(attrs, outer_values, *inputs)``
