@@ -100,3 +100,53 @@ def test_a_shape_that_depends_on_a_dynamic_axis_in_two_dims_is_refused():
 
     with pytest.raises(eo.ExportError, match=r"Reshape \(2, 3, 4\) -> \(3, 2, 4\)"):
         eo.export(Flat(), ember.randn(2, 3, 4), io.BytesIO(), input_names=["x"], dynamic_axes={"x": [0, 1]})
+
+
+def _layers():
+    class Pair(nn.Module):  # layers that take two inputs or return a tuple, called on one input
+        def __init__(self, m, kind):
+            super().__init__()
+            self.m, self.kind = m, kind
+
+        def forward(self, x):
+            if self.kind == "mha":
+                return self.m(x, x, x)[0]
+            if self.kind == "bilinear":
+                return self.m(x[:, :3], x)
+            return self.m(x, x)
+
+    r = ember.randn
+    return {
+        "LSTM": (nn.LSTM(4, 6, num_layers=2, batch_first=True, bidirectional=True), r(2, 3, 4)),
+        "GRU": (nn.GRU(4, 6, batch_first=True), r(2, 3, 4)), "RNN": (nn.RNN(4, 6, batch_first=True), r(2, 3, 4)),
+        "Conv1d": (nn.Conv1d(2, 3, 3, padding=1, stride=2), r(2, 2, 8)),
+        "ConvTranspose2d": (nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1, output_padding=1), r(2, 2, 5, 5)),
+        "Conv3d": (nn.Conv3d(2, 2, 3, padding=1), r(1, 2, 4, 4, 4)), "BatchNorm1d": (nn.BatchNorm1d(3), r(4, 3)),
+        "GroupNorm": (nn.GroupNorm(2, 4), r(2, 4, 3, 3)), "InstanceNorm2d": (nn.InstanceNorm2d(4), r(2, 4, 3, 3)),
+        "LayerNorm": (nn.LayerNorm(5), r(2, 3, 5)), "Upsample": (nn.Upsample(scale_factor=2), r(1, 2, 3, 3)),
+        "UpsampleBilinear": (nn.Upsample(scale_factor=2, mode="bilinear"), r(1, 2, 3, 3)),
+        "AdaptiveAvgPool2d": (nn.AdaptiveAvgPool2d((2, 2)), r(2, 3, 4, 4)),
+        "AvgPool2d": (nn.AvgPool2d(2), r(1, 2, 4, 4)),
+        "MaxPool1d": (nn.MaxPool1d(2), r(1, 2, 4)), "PixelShuffle": (nn.PixelShuffle(2), r(1, 8, 2, 2)),
+        "ReflectionPad2d": (nn.ReflectionPad2d(1), r(1, 2, 3, 3)), "Embedding": (nn.Embedding(10, 4), None),
+        "MultiheadAttention": (Pair(nn.MultiheadAttention(8, 2, batch_first=True), "mha"), r(2, 3, 8)),
+        "TransformerDecoderLayer": (Pair(nn.TransformerDecoderLayer(8, 2, 16, batch_first=True), "dec"), r(2, 3, 8)),
+        "Bilinear": (Pair(nn.Bilinear(3, 4, 2), "bilinear"), r(2, 4)),
+        "activations": (nn.Sequential(nn.SiLU(), nn.GELU(), nn.Mish(), nn.ELU(), nn.SELU(), nn.Hardswish(),
+                                      nn.Hardsigmoid(), nn.LeakyReLU(0.2), nn.Softplus(), nn.Tanh(), nn.PReLU(),
+                                      nn.ReLU6(), nn.Hardtanh(), nn.LogSoftmax(1)), r(2, 5)),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(_layers()))
+def test_nn_layers_export_and_run_in_onnxruntime(name):
+    model, x = _layers()[name]
+    if x is None:
+        x = ember.tensor([[1, 2], [3, 4]])
+    model.eval()
+    f = io.BytesIO()
+    eo.export(model, x, f, input_names=["x"], dynamic_axes={"x": [0]})
+    with ember.no_grad():
+        ref = model(x)
+    ref = ref[0] if isinstance(ref, tuple) else ref
+    np.testing.assert_allclose(ort_run(f.getvalue(), {"x": x.numpy()})[0], ref.numpy(), rtol=1e-5, atol=1e-5)

@@ -34,7 +34,7 @@ def support(model: Any) -> dict[str, str]:
     """Per operator type of the main graph: ``converter``, ``function`` (expanded ONNX function) or ``missing``."""
     from onnx.defs import SchemaError, get_schema
 
-    from ._ops import CONTROL, OPS, STRUCTURAL
+    from ._ops import CONTROL, DOMAIN_OPS, OPS, STRUCTURAL
 
     opsets = {(o.domain or ""): o.version for o in model.opset_import}
     local = {(f.domain, f.name) for f in model.functions}
@@ -46,7 +46,9 @@ def support(model: Any) -> dict[str, str]:
             continue
         if (n.domain, n.op_type) in local:
             out[key] = "function"
-        elif not domain and (n.op_type in OPS or n.op_type in CONTROL or n.op_type in STRUCTURAL):
+        elif (not domain and (n.op_type in OPS or n.op_type in CONTROL or n.op_type in STRUCTURAL)) or (
+            n.op_type in DOMAIN_OPS.get(domain, {})
+        ):
             out[key] = "converter"
         else:
             try:

@@ -17,7 +17,7 @@ from .._errors import DTypeError, EmberError, ShapeError
 from .._graph_runner import GraphRunner, Node
 from .._tensor import Tensor
 from ..nn import Module, Param
-from ._ops import CONTROL, OPS
+from ._ops import CONTROL, DOMAIN_OPS, OPS
 from ._proto import OnnxFormatError, attribute_value, sparse_array, tensor_array
 
 __all__ = ["Attrs", "OnnxModule", "Subgraph", "UnsupportedOperatorError", "newest_opset"]
@@ -182,6 +182,8 @@ class _Builder:
             node.fn = _control_call(CONTROL[n.op_type], at, len(n.input), captured)
         elif domain == "" and n.op_type in OPS:
             node.fn = _call(OPS[n.op_type], at)
+        elif n.op_type in DOMAIN_OPS.get(domain, {}):
+            node.fn = _call(DOMAIN_OPS[domain][n.op_type], at)
         else:
             node.fn = self.schema_function(n, at, domain, opset, path, where)
         return node

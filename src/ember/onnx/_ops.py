@@ -8,6 +8,7 @@ from typing import Any
 from . import (
     _ops_control,
     _ops_math,
+    _ops_misc,
     _ops_nn,
     _ops_quant,
     _ops_reduce,
@@ -17,7 +18,7 @@ from . import (
     _ops_vision,
 )
 
-__all__ = ["CONTROL", "OPS", "STRUCTURAL", "supported"]
+__all__ = ["CONTROL", "DOMAIN_OPS", "OPS", "STRUCTURAL", "supported"]
 
 #: operators the graph builder handles itself
 STRUCTURAL = ("Constant",)
@@ -25,7 +26,12 @@ STRUCTURAL = ("Constant",)
 #: converters ``fn(attrs, *inputs)``
 OPS: dict[str, Callable[..., Any]] = {
     **_ops_math.OPS, **_ops_reduce.OPS, **_ops_shape.OPS, **_ops_nn.OPS, **_ops_control.OPS, **_ops_resize.OPS,
-    **_ops_rnn.OPS, **_ops_quant.OPS, **_ops_vision.OPS,
+    **_ops_rnn.OPS, **_ops_quant.OPS, **_ops_vision.OPS, **_ops_misc.OPS,
+}  # fmt: skip
+
+#: converters of the other domains Ember knows: domain -> op type -> converter
+DOMAIN_OPS: dict[str, dict[str, Callable[..., Any]]] = {
+    "ai.onnx.ml": _ops_misc.ML_OPS, "ai.onnx.preview.training": _ops_misc.TRAINING_OPS,
 }  # fmt: skip
 
 #: control flow: ``fn(attrs, outer_values, *inputs)``
@@ -34,4 +40,4 @@ CONTROL: dict[str, Callable[..., Any]] = dict(_ops_control.CONTROL)
 
 def supported() -> list[str]:
     """Every default-domain operator type with a converter of its own (others may expand to ONNX functions)."""
-    return sorted({*OPS, *CONTROL, *STRUCTURAL})
+    return sorted({*OPS, *CONTROL, *STRUCTURAL, *(f"{d}:{op}" for d, t in DOMAIN_OPS.items() for op in t)})

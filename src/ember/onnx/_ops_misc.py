@@ -1,0 +1,151 @@
+"""ONNX signal operators (``DFT``, ``STFT``), ``TensorScatter``, and the small ``ai.onnx.ml`` and
+``ai.onnx.preview.training`` operators, as Ember ops.
+
+ONNX keeps complex numbers as a trailing dim of 2 (real, imaginary); so does this module (Ember has no
+complex dtype): a DFT is two real matrix products with the cosine and sine tables.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from .. import _creation, ops
+from .. import _dtype as dt
+from .._tensor import Tensor
+from ._dtypes import require_dtype
+from ._ops_reduce import ints
+
+__all__ = ["ML_OPS", "OPS", "TRAINING_OPS"]
+
+
+def _dft_last(re: Tensor, im: Tensor | None, n_out: int, inverse: bool) -> tuple[Tensor, Tensor]:
+    """The DFT over the last axis of ``re + i*im`` (length n): the first ``n_out`` frequencies."""
+    n = re.shape[-1]
+    k = _creation.arange(n_out, dtype=dt.float64, device=re.device)
+    t = _creation.arange(n, dtype=dt.float64, device=re.device)
+    theta = (2 * math.pi / n) * ops.outer(t, k)
+    cos, sin = ops.cos(theta).to(re.dtype), ops.sin(theta).to(re.dtype)
+    sign = 1.0 if inverse else -1.0
+    out_re = ops.matmul(re, cos)
+    out_im = ops.matmul(re, sin) * sign
+    if im is not None:
+        out_re = out_re - sign * ops.matmul(im, sin)
+        out_im = out_im + ops.matmul(im, cos)
+    if inverse:
+        out_re, out_im = out_re / n, out_im / n
+    return out_re, out_im
+
+
+def dft(a: Any, x: Tensor, length: Any = None, axis: Any = None) -> Tensor:
+    ax = (ints(axis)[0] if axis is not None else -2) if a.opset >= 20 else a.get("axis", 1)
+    ax %= x.ndim
+    if ax == x.ndim - 1:
+        raise ValueError("DFT: the signal axis cannot be the last one (it holds real/imaginary parts)")
+    inverse, onesided = bool(a.get("inverse", 0)), bool(a.get("onesided", 0))
+    re = x[..., 0].movedim(ax, -1)
+    im = x[..., 1].movedim(ax, -1) if x.shape[-1] == 2 else None
+    n = ints(length)[0] if length is not None else re.shape[-1]
+    if n != re.shape[-1]:  # zero-pad or truncate the signal to the DFT length
+        pad = n - re.shape[-1]
+        re = ops.pad(re, (0, pad)) if pad > 0 else ops.narrow(re, -1, 0, n)
+        im = None if im is None else (ops.pad(im, (0, pad)) if pad > 0 else ops.narrow(im, -1, 0, n))
+    out_re, out_im = _dft_last(re, im, n // 2 + 1 if onesided else n, inverse)
+    return ops.stack([out_re.movedim(-1, ax), out_im.movedim(-1, ax)], -1)
+
+
+def stft(a: Any, x: Tensor, step: Tensor, window: Any = None, length: Any = None) -> Tensor:
+    hop = ints(step)[0]
+    frame = ints(length)[0] if length is not None else window.shape[0]
+    n_frames = (x.shape[1] - frame) // hop + 1
+    idx = (_creation.arange(n_frames, device=x.device).reshape(-1, 1) * hop
+           + _creation.arange(frame, device=x.device).reshape(1, -1)).reshape(-1)  # fmt: skip
+    frames = ops.index_select(x, 1, idx).reshape(x.shape[0], n_frames, frame, x.shape[2])
+    if window is not None:
+        frames = frames * window.to(x.dtype).reshape(1, 1, frame, 1)
+    re = frames[..., 0]
+    im = frames[..., 1] if x.shape[2] == 2 else None
+    onesided = bool(a.get("onesided", 1)) and im is None
+    out_re, out_im = _dft_last(re, im, frame // 2 + 1 if onesided else frame, False)
+    return ops.stack([out_re, out_im], -1)
+
+
+def tensor_scatter(a: Any, cache: Tensor, update: Tensor, where: Any = None) -> Tensor:
+    axis = a.get("axis", -2) % cache.ndim
+    size, n = cache.shape[axis], update.shape[axis]
+    starts = ints(where) if where is not None else [0] * cache.shape[0]
+    rows = []
+    for b, s in enumerate(starts):
+        pos = [(s + j) % size if a.get("mode", "linear") == "circular" else s + j for j in range(n)]
+        idx = _creation.tensor(pos, dtype=dt.int64, device=cache.device)
+        shape = [1] * (cache.ndim - 1)
+        shape[axis - 1] = n
+        full = idx.reshape(shape).expand(*update.shape[1:])
+        rows.append(ops.scatter(cache[b], axis - 1, full, update[b]))
+    return ops.stack(rows)
+
+
+# -- ai.onnx.preview.training -------------------------------------------------------------------------
+def _groups(xs: tuple[Tensor, ...], k: int) -> list[tuple[Tensor, ...]]:
+    n = len(xs) // k
+    return [xs[i * n : (i + 1) * n] for i in range(k)]
+
+
+def adagrad(a: Any, r: Tensor, t: Tensor, *xs: Tensor) -> tuple[Tensor, ...]:
+    x, g, h = _groups(xs, 3)
+    rate = r / (1 + t.to(r.dtype) * a.get("decay_factor", 0.0))
+    norm, eps = a.get("norm_coefficient", 0.0), a.get("epsilon", 1e-6)
+    new_x, new_h = [], []
+    for xi, gi, hi in zip(x, g, h):
+        gr = norm * xi + gi
+        hn = hi + gr * gr
+        new_x.append(xi - rate * gr / (ops.sqrt(hn) + eps))
+        new_h.append(hn)
+    return (*new_x, *new_h)
+
+
+def momentum(a: Any, r: Tensor, t: Tensor, *xs: Tensor) -> tuple[Tensor, ...]:
+    x, g, v = _groups(xs, 3)
+    alpha, beta, norm = a["alpha"], a["beta"], a["norm_coefficient"]
+    b = beta if int(t.item()) > 0 else 1.0
+    new_x, new_v = [], []
+    for xi, gi, vi in zip(x, g, v):
+        gr = norm * xi + gi
+        vn = alpha * vi + b * gr
+        new_x.append(xi - r * (gr + alpha * vn) if a["mode"] == "nesterov" else xi - r * vn)
+        new_v.append(vn)
+    return (*new_x, *new_v)
+
+
+def adam(a: Any, r: Tensor, t: Tensor, *xs: Tensor) -> tuple[Tensor, ...]:
+    x, g, v, h = _groups(xs, 4)
+    alpha, beta, eps = a.get("alpha", 0.9), a.get("beta", 0.999), a.get("epsilon", 1e-6)
+    norm, post = a.get("norm_coefficient", 0.0), a.get("norm_coefficient_post", 0.0)
+    step = int(t.item())
+    rate = r * math.sqrt(1 - beta**step) / (1 - alpha**step) if step > 0 else r
+    out_x, out_v, out_h = [], [], []
+    for xi, gi, vi, hi in zip(x, g, v, h):
+        gr = norm * xi + gi
+        vn = alpha * vi + (1 - alpha) * gr
+        hn = beta * hi + (1 - beta) * gr * gr
+        xn = xi - rate * vn / (ops.sqrt(hn) + eps)
+        out_x.append((1 - post) * xn)
+        out_v.append(vn)
+        out_h.append(hn)
+    return (*out_x, *out_v, *out_h)
+
+
+def bitcast(a: Any, x: Tensor) -> Tensor:
+    """The same bytes read as another type of the same width (``Tensor.view(dtype)``)."""
+    return x.view(require_dtype(a["to"], f"{a.name}: BitCast to"))
+
+
+OPS: dict[str, Callable[..., Any]] = {"DFT": dft, "STFT": stft, "TensorScatter": tensor_scatter, "BitCast": bitcast}
+
+TRAINING_OPS: dict[str, Callable[..., Any]] = {"Adagrad": adagrad, "Momentum": momentum, "Adam": adam}
+
+ML_OPS: dict[str, Callable[..., Any]] = {
+    "Binarizer": lambda a, x: (x > a.get("threshold", 0.0)).to(x.dtype),
+    "ArrayFeatureExtractor": lambda a, x, idx: ops.index_select(x, x.ndim - 1, idx.reshape(-1).long()),
+}
