@@ -227,7 +227,6 @@ _CASE_GAPS = {
     "test_bernoulli": "random draws: ONNX's expected values come from NumPy's generator (RandomUniformLike unported)",
     "test_image_decoder": "ImageDecoder needs an image codec (JPEG/PNG/...): not implemented",
     "test_causal_conv_with_state": "CausalConvWithState: onnx builds an empty function body for it (no converter)",
-    "test_flexattention": "FlexAttention (ai.onnx.preview): its function body needs an axes attribute not given",
     "test_convtranspose_output_shape": "ConvTranspose with output_shape: ONNX's padding split differs from Ember's",
     "test_maxunpool_export_with_output_shape": "MaxUnpool with a larger output_shape: indices are re-mapped",
     "test_averagepool_2d_ceil_last_window_starts_on_pad": "AveragePool ceil mode: a last window in the padding",

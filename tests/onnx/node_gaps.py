@@ -127,12 +127,6 @@ _COMMON: list[tuple[str, list[str]]] = [
         'test_causal_conv_with_state_with_bias', 'test_causal_conv_with_state_with_bias_and_past_state',
         'test_causal_conv_with_state_with_past_state',
     ]),
-    ('FlexAttention (ai.onnx.preview): its function body needs an axes attribute not given', [
-        'test_flexattention', 'test_flexattention_causal_mask', 'test_flexattention_diff_head_sizes',
-        'test_flexattention_double', 'test_flexattention_fp16', 'test_flexattention_gqa',
-        'test_flexattention_prob_mod', 'test_flexattention_relative_positional', 'test_flexattention_scaled',
-        'test_flexattention_score_mod', 'test_flexattention_soft_cap',
-    ]),
     ('ImageDecoder needs an image codec (JPEG/PNG/...): not implemented', [
         'test_image_decoder_decode_bmp_rgb', 'test_image_decoder_decode_jpeg2k_rgb',
         'test_image_decoder_decode_jpeg_bgr', 'test_image_decoder_decode_jpeg_grayscale',

@@ -248,7 +248,8 @@ class _Builder:
         if schema.has_function:
             versions = [v for v in schema.function_opset_versions if v <= opset]
             fp = schema.get_function_with_opset_version(max(versions)) if versions else schema.function_body
-            return self.function_call(_as_function(fp), at, n, path, schema, max(versions, default=opset))
+            body_opset = max(versions, default=opset) if not domain else 0  # another domain's version is not ai.onnx's
+            return self.function_call(_as_function(fp), at, n, path, schema, body_opset)
         if schema.has_context_dependent_function:
             return _ContextFunction(self, n, at, opset, path)
         raise UnsupportedOperatorError(f"{where}: operator {n.op_type!r} (opset {opset}) is not supported by Ember "
@@ -283,8 +284,9 @@ class _ContextFunction:
             raw = schema.get_context_dependent_function(
                 self.n.SerializeToString(), [t.SerializeToString() for t in types]
             )
+            own = self.opset if self.n.domain in ("", "ai.onnx") else 0
             fn = self.cache[key] = self.builder.function_call(_as_function(raw), self.at, self.n, self.path, schema,
-                                                              self.opset)  # fmt: skip
+                                                              own)  # fmt: skip
         return fn(args, device)
 
 
