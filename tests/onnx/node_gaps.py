@@ -158,9 +158,6 @@ _COMMON: list[tuple[str, list[str]]] = [
         'test_basic_deform_conv_with_padding', 'test_basic_deform_conv_without_padding',
         'test_deform_conv_with_mask_bias', 'test_deform_conv_with_multiple_offset_groups',
     ]),
-    ('operator RoiAlign is not implemented in ember.onnx', [
-        'test_roialign_aligned_false', 'test_roialign_aligned_true', 'test_roialign_mode_max',
-    ]),
     ("DFT-20's inverse of a one-sided spectrum to a real signal is not implemented", [
         'test_dft_irfft', 'test_dft_irfft_opset19',
     ]),
@@ -169,9 +166,6 @@ _COMMON: list[tuple[str, list[str]]] = [
     ]),
     ('the expected output has float32 rounding (1.9e-7 where the exact value is 0) over atol 1e-7', [
         'test_dft_inverse', 'test_dft_inverse_opset19',
-    ]),
-    ('AveragePool ceil mode: a last window in the padding', [
-        'test_averagepool_2d_ceil_last_window_starts_on_pad',
     ]),
     ("ConvTranspose with output_shape: ONNX's padding split differs from Ember's", [
         'test_convtranspose_output_shape',

@@ -155,7 +155,21 @@ def avg_pool(a: Any, x: Tensor) -> Tensor:
     total = _AVG[n](F.pad(x, tp), kernel, strides, 0, ceil, True)
     ones = _creation.ones([1, 1, *x.shape[2:]], dtype=x.dtype, device=x.device)
     mask = F.pad(ones, tp, value=1.0 if include else 0.0)
-    return total / _AVG[n](mask, kernel, strides, 0, ceil, True)
+    out = total / _AVG[n](mask, kernel, strides, 0, ceil, True)
+    return _ceil_crop(out, x, kernel, strides, dil, pads) if ceil else out
+
+
+def _ceil_crop(y: Tensor, x: Tensor, kernel: list[int], strides: list[int], dil: list[int], pads: list[int]) -> Tensor:
+    """Ceil mode over explicitly padded input: drop a last window that would start in the end padding."""
+    n = len(kernel)
+    for i in range(n):
+        span = (kernel[i] - 1) * dil[i] + 1
+        out = -(-(x.shape[2 + i] + pads[i] + pads[n + i] - span) // strides[i]) + 1
+        if (out - 1) * strides[i] >= x.shape[2 + i] + pads[i]:
+            out -= 1
+        if y.shape[2 + i] > out:
+            y = ops.narrow(y, 2 + i, 0, out)
+    return y
 
 
 def _windows(x: Tensor, kernel: list[int], strides: list[int], dil: list[int]) -> Tensor:

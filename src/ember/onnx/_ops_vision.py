@@ -166,6 +166,59 @@ def col2im(a: Any, x: Tensor, image_shape: Tensor, block_shape: Tensor) -> Tenso
     return out
 
 
+# -- RoiAlign ---------------------------------------------------------------------------------------
+def _bilinear_taps(y: float, x: float, h: int, w: int) -> list[tuple[int, float]]:
+    """The four (flat index, weight) taps of one sample point (ONNX's RoiAlign rules at the borders)."""
+    if y < -1.0 or y > h or x < -1.0 or x > w:
+        return [(0, 0.0)] * 4
+    y, x = max(y, 0.0), max(x, 0.0)
+    y0, x0 = int(y), int(x)
+    y1, x1 = min(y0 + 1, h - 1), min(x0 + 1, w - 1)
+    if y0 >= h - 1:
+        y0 = y1 = h - 1
+        y = float(y0)
+    if x0 >= w - 1:
+        x0 = x1 = w - 1
+        x = float(x0)
+    ly, lx = y - y0, x - x0
+    hy, hx = 1 - ly, 1 - lx
+    return [(y0 * w + x0, hy * hx), (y0 * w + x1, hy * lx), (y1 * w + x0, ly * hx), (y1 * w + x1, ly * lx)]
+
+
+def roi_align(a: Any, x: Tensor, rois: Tensor, batch: Tensor) -> Tensor:
+    """Average (or max) of bilinear samples per output bin of each region (regions are read on the host)."""
+    oh, ow = a.get("output_height", 1), a.get("output_width", 1)
+    ratio, scale = a.get("sampling_ratio", 0), a.get("spatial_scale", 1.0)
+    half = a.get("coordinate_transformation_mode", "half_pixel") == "half_pixel"
+    n, c, h, w = x.shape
+    flat = x.reshape(n, c, h * w)
+    outs = []
+    for (x1, y1, x2, y2), b in zip(rois.tolist(), batch.tolist()):
+        off = 0.5 if half else 0.0
+        sx, sy, ex, ey = x1 * scale - off, y1 * scale - off, x2 * scale - off, y2 * scale - off
+        rw, rh = (ex - sx, ey - sy) if half else (max(ex - sx, 1.0), max(ey - sy, 1.0))
+        bh, bw = rh / oh, rw / ow
+        gh = ratio if ratio > 0 else math.ceil(rh / oh)
+        gw = ratio if ratio > 0 else math.ceil(rw / ow)
+        idx, wts = [], []
+        for ph in range(oh):
+            for pw in range(ow):
+                for iy in range(gh):
+                    yy = sy + ph * bh + (iy + 0.5) * bh / gh
+                    for ix in range(gw):
+                        for k, v in _bilinear_taps(yy, sx + pw * bw + (ix + 0.5) * bw / gw, h, w):
+                            idx.append(k)
+                            wts.append(v)
+        g = ops.index_select(flat[int(b)], 1, _creation.tensor(idx, dtype=dt.int64, device=x.device))
+        g = g * _creation.tensor(wts, dtype=x.dtype, device=x.device)
+        g = g.reshape(c, oh * ow, gh * gw, 4)
+        if a.get("mode", "avg") == "max":
+            outs.append(ops.amax(g, (2, 3)).reshape(c, oh, ow))
+        else:
+            outs.append((g.sum((2, 3)) / (gh * gw)).reshape(c, oh, ow))
+    return ops.stack(outs) if outs else _creation.zeros(0, c, oh, ow, dtype=x.dtype, device=x.device)
+
+
 OPS: dict[str, Callable[..., Any]] = {
-    "GridSample": grid_sample, "NonMaxSuppression": non_max_suppression, "Col2Im": col2im,
+    "GridSample": grid_sample, "NonMaxSuppression": non_max_suppression, "Col2Im": col2im, "RoiAlign": roi_align,
 }  # fmt: skip
