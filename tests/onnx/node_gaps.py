@@ -167,14 +167,8 @@ _COMMON: list[tuple[str, list[str]]] = [
     ('the expected output has float32 rounding (1.9e-7 where the exact value is 0) over atol 1e-7', [
         'test_dft_inverse', 'test_dft_inverse_opset19',
     ]),
-    ("ConvTranspose with output_shape: ONNX's padding split differs from Ember's", [
-        'test_convtranspose_output_shape',
-    ]),
     ('MaxUnpool with a larger output_shape: indices are re-mapped', [
         'test_maxunpool_export_with_output_shape',
-    ]),
-    ('Scan-8 (batched, with sequence_lens) is not implemented; Scan-9 and later are', [
-        'test_scan_sum',
     ]),
     ('operator MelWeightMatrix is not implemented in ember.onnx', [
         'test_melweightmatrix',

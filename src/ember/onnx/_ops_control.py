@@ -56,12 +56,22 @@ def loop(a: Any, outer: dict[str, Any], trips: Any = None, cond: Any = None, *ca
 
 
 def scan(a: Any, outer: dict[str, Any], *inputs: Any) -> tuple[Any, ...]:
-    body = a["body"]
     m = a["num_scan_inputs"]
+    if a.opset < 9:  # Scan-8: a leading batch axis on every input (and sequence_lens first), scanned per row
+        rest = inputs[1:]
+        n_state = len(rest) - m
+        rows = [_scan(a, outer, [s[b] for s in rest[:n_state]], [x[b] for x in rest[n_state:]], a.get("directions"))
+                for b in range(rest[0].shape[0])]  # fmt: skip
+        return tuple(ops.stack([r[k] for r in rows]) for k in range(len(rows[0])))
     n_state = len(inputs) - m
-    state, xs = list(inputs[:n_state]), list(inputs[n_state:])
+    return _scan(a, outer, list(inputs[:n_state]), list(inputs[n_state:]), a.get("scan_input_directions"))
+
+
+def _scan(a: Any, outer: dict[str, Any], state: list[Any], xs: list[Any], in_dirs: Any) -> tuple[Any, ...]:
+    body = a["body"]
+    m, n_state = len(xs), len(state)
     in_axes = list(a.get("scan_input_axes") or [0] * m)
-    in_dirs = list(a.get("scan_input_directions") or [0] * m)
+    in_dirs = list(in_dirs or [0] * m)
     xs = [x.movedim(ax % x.ndim, 0) for x, ax in zip(xs, in_axes)]
     xs = [ops.flip(x, (0,)) if d else x for x, d in zip(xs, in_dirs)]
     steps = xs[0].shape[0] if xs else 0

@@ -79,7 +79,7 @@ def conv_transpose(a: Any, x: Tensor, w: Tensor, b: Any = None) -> Tensor:
     if a.get("output_shape"):
         want = list(a["output_shape"])[-n:]
         total = [full[i] + out_pad[i] - want[i] for i in range(n)]
-        upper = a.get("auto_pad", "NOTSET") != "SAME_LOWER"
+        upper = a.get("auto_pad", "NOTSET") == "SAME_UPPER"  # NOTSET splits as SAME_LOWER does
         pads = [t // 2 if upper else t - t // 2 for t in total] + [t - t // 2 if upper else t // 2 for t in total]
     elif a.get("auto_pad", "NOTSET") in ("SAME_UPPER", "SAME_LOWER"):
         total = [full[i] + out_pad[i] - x.shape[2 + i] * strides[i] for i in range(n)]
