@@ -170,9 +170,6 @@ _COMMON: list[tuple[str, list[str]]] = [
     ('MaxUnpool with a larger output_shape: indices are re-mapped', [
         'test_maxunpool_export_with_output_shape',
     ]),
-    ('operator MelWeightMatrix is not implemented in ember.onnx', [
-        'test_melweightmatrix',
-    ]),
 ]
 
 #: failures on the NumPy backend only

@@ -136,12 +136,36 @@ def adam(a: Any, r: Tensor, t: Tensor, *xs: Tensor) -> tuple[Tensor, ...]:
     return (*out_x, *out_v, *out_h)
 
 
+def mel_weight_matrix(a: Any, bins: Tensor, length: Tensor, rate: Tensor, low: Tensor, high: Tensor) -> Tensor:
+    """Triangular mel filters, ``(length // 2 + 1, bins)`` (a table computed from the five scalars)."""
+    n_mel, n_dft, sr = int(bins.item()), int(length.item()), int(rate.item())
+    lo = 2595 * math.log1p(float(low.item()) / 700) / math.log(10)
+    hi = 2595 * math.log1p(float(high.item()) / 700) / math.log(10)
+    step = (hi - lo) / (n_mel + 2)
+    edges = [int(((n_dft + 1) * (700 * math.expm1((k * step + lo) / 2595 * math.log(10)))) // sr)
+             for k in range(n_mel + 2)]  # fmt: skip
+    table = [[0.0] * n_mel for _ in range(n_dft // 2 + 1)]
+    for i in range(n_mel):
+        left, center, right = edges[i : i + 3]
+        if center == left:
+            table[center][i] = 1.0
+        for j in range(left, center + 1) if center != left else ():
+            table[j][i] = (j - left) / (center - left)
+        for j in range(center, right) if right > center else ():
+            table[j][i] = (right - j) / (right - center)
+    out = require_dtype(a["output_datatype"], a.name) if "output_datatype" in a else dt.float32
+    return _creation.tensor(table, dtype=out, device=bins.device)
+
+
 def bitcast(a: Any, x: Tensor) -> Tensor:
     """The same bytes read as another type of the same width (``Tensor.view(dtype)``)."""
     return x.view(require_dtype(a["to"], f"{a.name}: BitCast to"))
 
 
-OPS: dict[str, Callable[..., Any]] = {"DFT": dft, "STFT": stft, "TensorScatter": tensor_scatter, "BitCast": bitcast}
+OPS: dict[str, Callable[..., Any]] = {
+    "DFT": dft, "STFT": stft, "TensorScatter": tensor_scatter, "BitCast": bitcast,
+    "MelWeightMatrix": mel_weight_matrix,
+}  # fmt: skip
 
 TRAINING_OPS: dict[str, Callable[..., Any]] = {"Adagrad": adagrad, "Momentum": momentum, "Adam": adam}
 
