@@ -146,3 +146,19 @@ def test_local_functions_are_expanded():
     out = eo.load(model.SerializeToString())(ember.tensor(x), ember.tensor(y))
     np.testing.assert_array_equal(out.detach().numpy(), (x + y) * y)
     np.testing.assert_array_equal(ort_run(model, {"x": x, "y": y})[0], (x + y) * y)
+
+
+def test_without_the_onnx_package_the_error_says_what_to_install(monkeypatch, conv_model, capsys, tmp_path):
+    import sys
+
+    from ember.cli import main
+
+    data = conv_model.SerializeToString()
+    (tmp_path / "m.onnx").write_bytes(data)
+    monkeypatch.setitem(sys.modules, "onnx", None)  # as if it were not installed
+    with pytest.raises(ImportError, match=r"pip install 'ember\[onnx\]'"):
+        eo.load(data)
+    with pytest.raises(ImportError, match=r"pip install 'ember\[onnx\]'"):
+        eo.export(ember.nn.Linear(2, 2), ember.randn(1, 2), tmp_path / "l.onnx")
+    assert main(["onnx", "info", str(tmp_path / "m.onnx")]) == 1
+    assert "pip install 'ember[onnx]'" in capsys.readouterr().err

@@ -27,7 +27,15 @@ def add_parser(sub: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    return _info(args) if args.onnx_command == "info" else _run(args)
+    import sys
+
+    from ._proto import INSTALL_HINT
+
+    try:
+        return _info(args) if args.onnx_command == "info" else _run(args)
+    except ImportError:
+        print(f"ember: {INSTALL_HINT}", file=sys.stderr)
+        return 1
 
 
 def support(model: Any) -> dict[str, str]:

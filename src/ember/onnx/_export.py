@@ -173,10 +173,11 @@ def export(model: Any, args: Any, f: Any, *, input_names: Sequence[str] | None =
     ``onnx.checker.check_model(full_check=True)``; the ``ModelProto`` is returned. An operator without an
     ONNX form raises ``ExportError`` naming it.
     """
-    import onnx
-    from onnx import helper
-
     from ._emit import EMITTERS
+    from ._proto import require_onnx
+
+    onnx = require_onnx()
+    from onnx import helper
 
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     opset = opset_version or DEFAULT_OPSET
