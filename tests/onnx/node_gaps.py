@@ -167,9 +167,6 @@ _COMMON: list[tuple[str, list[str]]] = [
     ('the expected output has float32 rounding (1.9e-7 where the exact value is 0) over atol 1e-7', [
         'test_dft_inverse', 'test_dft_inverse_opset19',
     ]),
-    ('MaxUnpool with a larger output_shape: indices are re-mapped', [
-        'test_maxunpool_export_with_output_shape',
-    ]),
 ]
 
 #: failures on the NumPy backend only

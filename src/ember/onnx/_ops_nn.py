@@ -307,13 +307,17 @@ def max_unpool(a: Any, x: Tensor, idx: Tensor, output_shape: Any = None) -> Tens
     kernel = list(a["kernel_shape"])
     strides = list(a.get("strides") or [1] * n)
     pads = list(a.get("pads") or [0] * (2 * n))
-    if output_shape is not None:
-        shape = [int(v) for v in output_shape.tolist()]
-    else:
-        shape = list(x.shape[:2]) + [(x.shape[2 + i] - 1) * strides[i] + kernel[i] - pads[i] - pads[n + i]
-                                     for i in range(n)]  # fmt: skip
-    out = _creation.zeros(math.prod(shape), dtype=x.dtype, device=x.device)
-    return out.scatter(0, idx.long().reshape(-1), x.reshape(-1)).reshape(shape)
+    inferred = list(x.shape[:2]) + [(x.shape[2 + i] - 1) * strides[i] + kernel[i] - pads[i] - pads[n + i]
+                                    for i in range(n)]  # fmt: skip
+    out = _creation.zeros(math.prod(inferred), dtype=x.dtype, device=x.device)
+    y = out.scatter(0, idx.long().reshape(-1), x.reshape(-1)).reshape(inferred)
+    if output_shape is None:
+        return y
+    shape = [int(v) for v in output_shape.tolist()]
+    extra: list[int] = []  # a larger output_shape: zeros after the inferred one, as ONNX's reference does
+    for d in reversed(range(y.ndim)):
+        extra += [0, shape[d] - y.shape[d]]
+    return F.pad(y, extra)
 
 
 OPS: dict[str, Callable[..., Any]] = {
