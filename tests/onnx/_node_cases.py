@@ -228,7 +228,6 @@ _CASE_GAPS = {
     "test_image_decoder": "ImageDecoder needs an image codec (JPEG/PNG/...): not implemented",
     "test_causal_conv_with_state": "CausalConvWithState: onnx builds an empty function body for it (no converter)",
     "test_dft_inverse": "the expected output has float32 rounding (1.9e-7 where the exact value is 0) over atol 1e-7",
-    "test_dft_irfft": "DFT-20's inverse of a one-sided spectrum to a real signal is not implemented",
 }
 
 

@@ -158,9 +158,6 @@ _COMMON: list[tuple[str, list[str]]] = [
         'test_basic_deform_conv_with_padding', 'test_basic_deform_conv_without_padding',
         'test_deform_conv_with_mask_bias', 'test_deform_conv_with_multiple_offset_groups',
     ]),
-    ("DFT-20's inverse of a one-sided spectrum to a real signal is not implemented", [
-        'test_dft_irfft', 'test_dft_irfft_opset19',
-    ]),
     ('operator TreeEnsemble is not implemented in ember.onnx', [
         'test_ai_onnx_ml_tree_ensemble_set_membership', 'test_ai_onnx_ml_tree_ensemble_single_tree',
     ]),

@@ -46,6 +46,16 @@ def dft(a: Any, x: Tensor, length: Any = None, axis: Any = None) -> Tensor:
     inverse, onesided = bool(a.get("inverse", 0)), bool(a.get("onesided", 0))
     re = x[..., 0].movedim(ax, -1)
     im = x[..., 1].movedim(ax, -1) if x.shape[-1] == 2 else None
+    if inverse and onesided:  # the inverse of a one-sided spectrum: a real signal of length n
+        n = ints(length)[0] if length is not None else 2 * (re.shape[-1] - 1)
+        mirror = _creation.tensor([n - k for k in range(n // 2 + 1, n)], dtype=dt.int64, device=x.device)
+        keep = ops.narrow(re, -1, 0, n // 2 + 1)
+        full_re = ops.cat([keep, ops.index_select(re, -1, mirror)], -1)
+        full_im = None
+        if im is not None:  # Hermitian: X[n - k] = conj(X[k])
+            full_im = ops.cat([ops.narrow(im, -1, 0, n // 2 + 1), -ops.index_select(im, -1, mirror)], -1)
+        out_re, _ = _dft_last(full_re, full_im, n, True)
+        return out_re.movedim(-1, ax).unsqueeze(-1)
     n = ints(length)[0] if length is not None else re.shape[-1]
     if n != re.shape[-1]:  # zero-pad or truncate the signal to the DFT length
         pad = n - re.shape[-1]
