@@ -154,10 +154,6 @@ _COMMON: list[tuple[str, list[str]]] = [
         'test_training_dropout', 'test_training_dropout_default', 'test_training_dropout_default_mask',
         'test_training_dropout_mask',
     ]),
-    ('operator DeformConv is not implemented in ember.onnx', [
-        'test_basic_deform_conv_with_padding', 'test_basic_deform_conv_without_padding',
-        'test_deform_conv_with_mask_bias', 'test_deform_conv_with_multiple_offset_groups',
-    ]),
     ('operator TreeEnsemble is not implemented in ember.onnx', [
         'test_ai_onnx_ml_tree_ensemble_set_membership', 'test_ai_onnx_ml_tree_ensemble_single_tree',
     ]),

@@ -166,6 +166,42 @@ def col2im(a: Any, x: Tensor, image_shape: Tensor, block_shape: Tensor) -> Tenso
     return out
 
 
+# -- DeformConv -------------------------------------------------------------------------------------
+def deform_conv(a: Any, x: Tensor, w: Tensor, offset: Tensor, b: Any = None, mask: Any = None) -> Tensor:
+    """Convolution reading each kernel tap at a learned offset (bilinear, zero outside the input)."""
+    n, c, h, wd = x.shape
+    oc, _, kh, kw = w.shape
+    sh, sw = list(a.get("strides") or [1, 1])
+    dh, dw = list(a.get("dilations") or [1, 1])
+    pt, pl = list(a.get("pads") or [0, 0, 0, 0])[:2]
+    groups, og = a.get("group", 1), a.get("offset_group", 1)
+    oh, ow = offset.shape[2:]
+    k, length = kh * kw, oh * ow
+    dev = x.device
+    base_y = (_creation.arange(oh, device=dev) * sh - pt).reshape(1, 1, 1, oh, 1).to(x.dtype)
+    base_x = (_creation.arange(ow, device=dev) * sw - pl).reshape(1, 1, 1, 1, ow).to(x.dtype)
+    ky = (_creation.arange(kh, device=dev) * dh).reshape(kh, 1).expand(kh, kw).reshape(1, 1, k, 1, 1).to(x.dtype)
+    kx = (_creation.arange(kw, device=dev) * dw).reshape(1, kw).expand(kh, kw).reshape(1, 1, k, 1, 1).to(x.dtype)
+    off = offset.reshape(n, og, k, 2, oh, ow)
+    py = (base_y + ky + off[:, :, :, 0]).reshape(n, og, k * length)
+    px = (base_x + kx + off[:, :, :, 1]).reshape(n, og, k * length)
+    flat = x.reshape(n, og, c // og, h * wd)
+    y0, x0 = ops.floor(py), ops.floor(px)
+    cols: Any = 0
+    for yy, wy in ((y0, 1 - (py - y0)), (y0 + 1, py - y0)):
+        for xx, wx in ((x0, 1 - (px - x0)), (x0 + 1, px - x0)):
+            ok = ((yy >= 0) & (yy <= h - 1) & (xx >= 0) & (xx <= wd - 1)).to(x.dtype)
+            idx = (ops.clamp(yy, 0, h - 1) * wd + ops.clamp(xx, 0, wd - 1)).long()
+            v = ops.gather(flat, 3, idx.unsqueeze(2).expand(n, og, c // og, k * length))
+            cols = cols + v * (wy * wx * ok).unsqueeze(2)
+    cols = cols.reshape(n, og, c // og, k, length)
+    if mask is not None:
+        cols = cols * mask.reshape(n, og, 1, k, length)
+    cols = cols.reshape(n, groups, (c // groups) * k, length)
+    out = ops.matmul(w.reshape(groups, oc // groups, -1), cols).reshape(n, oc, oh, ow)
+    return out if b is None else out + b.reshape(1, -1, 1, 1)
+
+
 # -- RoiAlign ---------------------------------------------------------------------------------------
 def _bilinear_taps(y: float, x: float, h: int, w: int) -> list[tuple[int, float]]:
     """The four (flat index, weight) taps of one sample point (ONNX's RoiAlign rules at the borders)."""
@@ -221,4 +257,5 @@ def roi_align(a: Any, x: Tensor, rois: Tensor, batch: Tensor) -> Tensor:
 
 OPS: dict[str, Callable[..., Any]] = {
     "GridSample": grid_sample, "NonMaxSuppression": non_max_suppression, "Col2Im": col2im, "RoiAlign": roi_align,
+    "DeformConv": deform_conv,
 }  # fmt: skip
