@@ -140,12 +140,6 @@ _COMMON: list[tuple[str, list[str]]] = [
         'test_attention_4d_causal_padded_kv_bf16_expanded', 'test_attention_4d_padded_kv_bf16',
         'test_attention_4d_padded_kv_bf16_expanded',
     ]),
-    ('operator TfIdfVectorizer is not implemented in ember.onnx', [
-        'test_tfidfvectorizer_tf_batch_onlybigrams_skip0', 'test_tfidfvectorizer_tf_batch_onlybigrams_skip5',
-        'test_tfidfvectorizer_tf_batch_uniandbigrams_skip5', 'test_tfidfvectorizer_tf_only_bigrams_skip0',
-        'test_tfidfvectorizer_tf_onlybigrams_levelempty', 'test_tfidfvectorizer_tf_onlybigrams_skip5',
-        'test_tfidfvectorizer_tf_uniandbigrams_skip5',
-    ]),
     ("random draws: ONNX's expected values come from NumPy's generator (RandomUniformLike unported)", [
         'test_bernoulli', 'test_bernoulli_double', 'test_bernoulli_double_expanded', 'test_bernoulli_expanded',
         'test_bernoulli_seed', 'test_bernoulli_seed_expanded',

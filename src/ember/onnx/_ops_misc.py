@@ -167,6 +167,41 @@ def mel_weight_matrix(a: Any, bins: Tensor, length: Tensor, rate: Tensor, low: T
     return _creation.tensor(table, dtype=out, device=bins.device)
 
 
+def tfidf_vectorizer(a: Any, x: Tensor) -> Tensor:
+    """N-gram counts (TF), their weights (IDF) or both (TFIDF) over a pool of integer n-grams (host code)."""
+    pool, starts, where = list(a.get("pool_int64s", [])), list(a["ngram_counts"]), list(a["ngram_indexes"])
+    lo, hi, skips = a["min_gram_length"], a["max_gram_length"], a["max_skip_count"]
+    weights = list(a.get("weights") or [1.0] * len(where))
+    table: dict[tuple[int, ...], int] = {}
+    k = 0
+    for g, start in enumerate(starts, start=1):
+        end = starts[g] if g < len(starts) else len(pool)
+        for i in range(start, end, g):
+            table[tuple(pool[i : i + g])] = k
+            k += 1
+    size = max(where) + 1
+    rows = x.reshape(1, -1).tolist() if x.ndim == 1 else x.tolist()
+    out = []
+    for row in rows:
+        counts = [0.0] * size
+        for g in range(lo, hi + 1):
+            for skip in range(skips + 1) if g > 1 else (0,):
+                step = skip + 1
+                for i in range(len(row) - (g - 1) * step):
+                    j = table.get(tuple(row[i : i + (g - 1) * step + 1 : step]))
+                    if j is not None:
+                        counts[where[j]] += 1
+        mode = a.get("mode", "TF")
+        if mode != "TF":
+            w = [0.0] * size
+            for j, idx in enumerate(where):
+                w[idx] = weights[j]
+            counts = [(c * w[i] if mode == "TFIDF" else (w[i] if c > 0 else 0.0)) for i, c in enumerate(counts)]
+        out.append(counts)
+    result = _creation.tensor(out, dtype=dt.float32, device=x.device)
+    return result.reshape(-1) if x.ndim == 1 else result
+
+
 def bitcast(a: Any, x: Tensor) -> Tensor:
     """The same bytes read as another type of the same width (``Tensor.view(dtype)``)."""
     return x.view(require_dtype(a["to"], f"{a.name}: BitCast to"))
@@ -174,7 +209,7 @@ def bitcast(a: Any, x: Tensor) -> Tensor:
 
 OPS: dict[str, Callable[..., Any]] = {
     "DFT": dft, "STFT": stft, "TensorScatter": tensor_scatter, "BitCast": bitcast,
-    "MelWeightMatrix": mel_weight_matrix,
+    "MelWeightMatrix": mel_weight_matrix, "TfIdfVectorizer": tfidf_vectorizer,
 }  # fmt: skip
 
 TRAINING_OPS: dict[str, Callable[..., Any]] = {"Adagrad": adagrad, "Momentum": momentum, "Adam": adam}
