@@ -65,8 +65,8 @@ def test_operator_code_imports_no_numpy() -> None:
 
 
 def test_the_checks_catch_a_planted_violation() -> None:
-    planted = "import numpy as np\n\ndef f(x):\n    return x._backend.xp.fft(np.exp(x._backend.xp.linalg.svd(x)))\n"
-    assert xp_names_outside_contract(planted) == {"fft", "linalg.svd"}
+    planted = "import numpy as np\n\ndef f(x):\n    return x._backend.xp.fft(np.exp(x._backend.xp.linalg.lstsq(x)))\n"
+    assert xp_names_outside_contract(planted) == {"fft", "linalg.lstsq"}
     assert numpy_imports(planted) == ["numpy"]
     assert xp_names_outside_contract("def f(be, x):\n    return be.xp.sum(x, axis=0)\n") == set()
 

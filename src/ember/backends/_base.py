@@ -11,6 +11,7 @@ from .._device import device
 from .._dtype import DType, bfloat16, float64
 from ._kernels_activation import ActivationKernels
 from ._kernels_conv import ConvKernels
+from ._kernels_linalg import LinalgKernels
 from ._kernels_norm import NormKernels
 from ._kernels_optim import OptimKernels
 from ._kernels_pad import PadKernels
@@ -39,10 +40,12 @@ XP_NAMES = frozenset({
     "unique", "unravel_index", "where", "zeros", "zeros_like",
 })  # fmt: skip
 #: the ``xp.linalg`` names operator code may use
-XP_LINALG_NAMES = frozenset({"cholesky", "det", "eigh", "inv", "norm", "qr", "slogdet", "solve"})
+XP_LINALG_NAMES = frozenset({"cholesky", "det", "eigh", "inv", "norm", "qr", "slogdet", "solve", "svd"})
 
 
-class Backend(ConvKernels, PoolKernels, NormKernels, ActivationKernels, OptimKernels, SpecialKernels, PadKernels):
+class Backend(
+    ConvKernels, PoolKernels, NormKernels, ActivationKernels, OptimKernels, SpecialKernels, PadKernels, LinalgKernels
+):
     """One array library on one device.
 
     Operators compute through ``backend.xp`` — a namespace with NumPy's function names (``exp``,

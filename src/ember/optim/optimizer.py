@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 from .._hooks import RemovableHandle
 from .._tensor import Tensor
+from ..autograd._capture import opaque
 from ..autograd._grad_mode import enable_grad, no_grad
 from ..backends import namespace_of
 from ..nn.utils import clip_arrays_by_norm_
@@ -144,7 +145,8 @@ class OptimizerAdaptor:
         self._check(g)
         self.param_groups.append(g)
 
-    # -- the step -------------------------------------------------------------------------------------
+    # -- the step (opaque to ember.compile: replayed as calls, so group values stay live) ----------------
+    @opaque
     def zero_grad(self, set_to_none: bool = True) -> None:
         for g in self.param_groups:
             for p in g["params"]:
@@ -159,6 +161,7 @@ class OptimizerAdaptor:
         self._hooks[k] = hook
         return RemovableHandle(self._hooks, k)
 
+    @opaque
     def step(self, closure: Callable[[], Any] | None = None, *, lr: float | None = None, grads: Any = None) -> Any:
         """Update every parameter that has a gradient; ``lr``/``grads`` override the scheduled rate and ``.grad``."""
         loss = None
