@@ -145,7 +145,7 @@ class CompiledFunction:
         if tr.problem is not None:
             return self._give_up(tr.problem[0], tr.problem[1], result)
         try:
-            program = build(tr, template, inputs)
+            program = build(tr, template, inputs, buffers=True)
         except NotHoistableError as e:
             return self._give_up("a value read inside Ember depends on what the step changed before it", e.site,
                                  result)  # fmt: skip

@@ -152,7 +152,9 @@ def _outs(t: Any) -> list[int]:
     return []
 
 
-def build(tr: Tracer, outputs: Any, inputs: list[int], span: range | None = None, arrays: Any = ()) -> Program:
+def build(
+    tr: Tracer, outputs: Any, inputs: list[int], span: range | None = None, arrays: Any = (), buffers: bool = False
+) -> Program:
     """Compile ``tr``'s recording into a Program: ``run(*input_tensors, *arrays)`` returns ``outputs`` (a
     template where ``TRef``s become Tensors of the replayed arrays, ``Ref``s arrays); ``inputs[k]`` is the slot
     of input tensor ``k``, ``arrays`` the slots given as arrays. ``span``: the instructions to use (all)."""
@@ -178,6 +180,10 @@ def build(tr: Tracer, outputs: Any, inputs: list[int], span: range | None = None
         last[s] = max(last.get(s, -1), n_front - 1)
     keep = set(_outs(outputs))
     gen = _Gen(tr)
+    if buffers:
+        from ._buffers import plan
+
+        gen.buffers = plan(tr, order, outputs)
     lines = [f"def replay({', '.join([f'x{k}' for k in range(len(inputs))] + [f's{s}' for s in arrays])}):"]
     lines += [f"    s{s} = x{k}._data" for k, s in enumerate(inputs) if s in needed]
     for s, (kind, payload) in enumerate(tr.slots):
@@ -199,7 +205,7 @@ def build(tr: Tracer, outputs: Any, inputs: list[int], span: range | None = None
     if n_front == 0:
         lines += checks
     for k, i in enumerate(order):
-        lines.append("    " + gen.instr(instrs[i]))
+        lines.append("    " + gen.instr(instrs[i], i))
         if k == n_front - 1:
             lines += checks
         dead = [
@@ -240,6 +246,7 @@ class _Gen:
         self.tr = tr
         self.env: dict[str, Any] = {"_mk": Tensor._make}
         self.names: dict[int, str] = {}
+        self.buffers: dict[int, tuple[Any, Any]] = {}  # instruction index -> (buffer, fill) (``_buffers.py``)
 
     def const(self, v: Any) -> str:
         name = self.names.get(id(v))
@@ -281,9 +288,19 @@ class _Gen:
             return f"({inner},)" if len(t) == 1 else f"({inner})"
         return "_"
 
-    def instr(self, ins: Instr) -> str:
+    def instr(self, ins: Instr, index: int = -1) -> str:
         args = [self.expr(a) for a in ins.args]
         args += [f"{k}={self.expr(v)}" for k, v in ins.kwargs.items()]
+        planned = self.buffers.get(index)
+        if planned is not None:
+            buf, fill = planned
+            name = self.const(buf)
+            if fill == "out":
+                args.append(f"out={name}")
+            elif fill is None:
+                return f"{self.target(ins.outs)} = {name}"
+            else:
+                return f"{name}.fill({self.expr(fill)}); {self.target(ins.outs)} = {name}"
         call = f"{self.const(ins.fn)}({', '.join(args)})"
         if ins.outs is None or (isinstance(ins.fn, _Opaque) and not ins.outs):
             return call
