@@ -100,8 +100,8 @@ class Tracer:
         self.input_ids: dict[int, int] = {}  # id(input tensor) -> its position among the inputs
         self.mode: Any = None  # the torch dispatch mode recording torch calls, when torch is imported
         self.tknown: dict[int, int] = {}  # id(torch tensor) -> its slot (torch arrays are not wrapped)
-        self.metas: dict[int, Any] = {}
-        self.layouts: dict[int, Any] = {}  # per NumPy result slot: (shape, dtype, C-contiguous)  # per outside slot: what its tensor was like when first read
+        self.metas: dict[int, Any] = {}  # per outside slot: what its tensor was like when first read
+        self.layouts: dict[int, Any] = {}  # per NumPy result slot: (shape, dtype, C-contiguous)
         self.static_ids: set[int] = set()  # tensors passed as static arguments: never traced (values guarded)
         self.value_guards: list[tuple[int, str, tuple[Any, ...], Any, int, Any]] = []
         self.problem: tuple[str, Any] | None = None
