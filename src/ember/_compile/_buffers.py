@@ -3,10 +3,10 @@
 An array qualifies when the program alone sees it (not returned, not handed to an opaque call or made a
 ``.grad``, not a view of something from outside) and is small (``MAX_BYTES``): the per-call cost of making
 an array matters for small ones, and a buffer per shape would raise memory for large ones. Two kinds of
-calls then write into a buffer instead of allocating: array creations (``np.empty`` becomes the buffer itself; ``zeros``/``ones``/``full`` fill it) and
-ufunc calls (``out=buffer``, the same loop and the same bits). Buffers are shared by arrays of one shape and
-dtype whose lifetimes (first making to last use of their memory) do not overlap, so the program holds about
-the largest set of intermediates alive at once, and reuses it at every call.
+calls then write into a buffer instead of allocating: array creations (``np.empty`` becomes the buffer
+itself; ``zeros``/``ones``/``full`` fill it) and ufunc calls (``out=buffer``, the same loop and the same
+bits). Buffers are shared by arrays of one shape and dtype whose lifetimes (first making to last use of
+their memory) do not overlap, and are reused at every call.
 """
 
 from __future__ import annotations
