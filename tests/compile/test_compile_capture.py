@@ -216,3 +216,14 @@ def test_compiled_module_under_grad_mode_is_one_node_with_the_recorded_backward(
     with pytest.raises(RuntimeError, match="no differentiable backward"):
         y = body2c(stem2(ember.randn(5, 3)))
         ember.autograd.grad(y.sum(), stem2.weight, create_graph=True)
+
+
+def test_a_distributed_collective_is_not_recorded() -> None:
+    import ember.distributed as dist
+
+    def step(x: Any) -> Any:
+        dist.all_reduce(x)
+        return x * 2
+
+    with pytest.raises(ember.CaptureError, match=r"distributed collective \(all_reduce\)"):
+        ember.compile(step, fullgraph=True)(ember.ones(3))
