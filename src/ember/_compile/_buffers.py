@@ -11,6 +11,7 @@ their memory) do not overlap, and are reused at every call.
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
 import numpy as np
@@ -61,7 +62,7 @@ def plan(tr: Tracer, order: list[int], outputs: Any) -> dict[int, tuple[Any, Any
         for r in refs_in(instrs[i].outs):
             last.setdefault(roots[r.s], k)
     seen: set[int] = set()
-    free: dict[Any, list[tuple[int, Any]]] = {}  # layout -> [(free from this position, buffer)]
+    free: dict[Any, list[tuple[int, int, Any]]] = {}  # layout -> heap of (busy until, n, buffer)
     out: dict[int, tuple[Any, Any]] = {}
     for k, i in enumerate(order):
         ins = instrs[i]
@@ -77,8 +78,7 @@ def plan(tr: Tracer, order: list[int], outputs: Any) -> dict[int, tuple[Any, Any
         if layout is None or not layout[2] or not (creation or ufunc) or _nbytes(layout) > MAX_BYTES:
             continue
         pool = free.setdefault(layout[:2], [])
-        slot = next((j for j, (when, _) in enumerate(pool) if when < k), None)
-        buf = pool.pop(slot)[1] if slot is not None else np.empty(layout[0], dtype=layout[1])
-        pool.append((last.get(new_roots[0], k), buf))
+        buf = heapq.heappop(pool)[2] if pool and pool[0][0] < k else np.empty(layout[0], dtype=layout[1])
+        heapq.heappush(pool, (last.get(new_roots[0], k), id(buf), buf))
         out[i] = (buf, fill if creation else "out")
     return out
