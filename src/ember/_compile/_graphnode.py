@@ -119,6 +119,7 @@ class GraphForward:
                 tr.suspended -= 1
                 seeds = [Tensor._make(tr.input(a), o._backend) for a, o in zip(seeds_arr, outs, strict=True)]
                 seed_slots = [tr.adopt_tensor(s) for s in seeds]
+                tr.late_inputs = set(seed_slots)
                 out_slots = [tr.adopt_tensor(o) for o in outs]
                 gs = grad(outs, targets, grad_outputs=seeds, retain_graph=True, allow_unused=True)
                 grad_slots = [None if g is None else Ref(tr.adopt_tensor(g)) for g in gs]

@@ -72,30 +72,35 @@ class Program:
         return f"<Program of {self.n_instrs} calls>"
 
 
-def _hoist(tr: Tracer, end: int) -> tuple[list[int], list[tuple[int, Callable[..., bool]]]]:
+def _hoist(tr: Tracer, span: range) -> tuple[list[int], list[tuple[int, Callable[..., bool]]]]:
     """Instructions to run first (what the value guards read) and the guards ``(slot, check)``.
 
     A guard's slice is every instruction before its read that makes one of the slots it needs or writes the
     memory of one (in-place writes count). It may run first when it calls nothing opaque and moving it
     crosses no other instruction touching the memory it writes. Random draws keep their order: when a slice
     needs one, every draw before the read moves with it (and a failed guard puts the generators back).
+    For the first part of a split program (``span``), a read in the second part is checked in the first when
+    all it depends on is there (max pooling's NaN test in backward reads the forward's output); the second
+    part has no guards.
     """
+    if span.start > 0:
+        return [], []
+    end = span.stop
     instrs = tr.instrs
     roots = tr.roots
     writes = [(_opaque_writes(tr, ins) if ins.kind == "o" else ins.writes) for ins in instrs]
     front: set[int] = set()
     guards: list[tuple[int, Callable[..., bool]]] = []
     for slot, kind, args, value, pos, site in tr.value_guards:
-        if pos > end:
-            raise NotHoistableError(site)  # a read after the first part of a split program
         need_slots, need_roots = {slot}, {roots[slot]}
         sl: set[int] = set()
         draws = False
         for j in range(pos - 1, -1, -1):
             ins = instrs[j]
             if (draws and ins.kind == "r") or any(s in need_slots for s in _outs(ins.outs)) or writes[j] & need_roots:
-                if ins.kind in "og":
-                    raise NotHoistableError(site)
+                late = j >= end and (ins.kind not in "kc" or writes[j] or ins.reads & tr.late_inputs)
+                if ins.kind in "og" or late:
+                    raise NotHoistableError(site)  # (past ``end``: only pure calls, computed in the first part)
                 if ins.kind == "r" and not draws:  # every earlier draw moves too, in order
                     draws = True
                     later = {i for i in range(j + 1, pos) if instrs[i].kind == "r"}
@@ -160,13 +165,13 @@ def build(
     of input tensor ``k``, ``arrays`` the slots given as arrays. ``span``: the instructions to use (all)."""
     instrs = tr.instrs
     span = range(len(instrs)) if span is None else span
-    front, guards = _hoist(tr, span.stop)
+    front, guards = _hoist(tr, span)
     # dead-code elimination: keep side effects, and what outputs, guards and kept calls read
     needed = set(_outs(outputs)) | {s for s, _ in guards}
     live = [False] * len(instrs)
-    for i in reversed(span):
+    for i in sorted(set(span) | set(front), reverse=True):  # (front: may reach past a split program's part)
         ins = instrs[i]
-        if ins.kind in "rog" or ins.writes or any(s in needed for s in _outs(ins.outs)):
+        if i in front or ins.kind in "rog" or ins.writes or any(s in needed for s in _outs(ins.outs)):
             live[i] = True
             needed |= ins.reads
     order = [i for i in front if live[i]] + [i for i in span if live[i] and i not in set(front)]

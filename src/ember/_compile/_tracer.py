@@ -102,6 +102,7 @@ class Tracer:
         self.tknown: dict[int, int] = {}  # id(torch tensor) -> its slot (torch arrays are not wrapped)
         self.metas: dict[int, Any] = {}  # per outside slot: what its tensor was like when first read
         self.layouts: dict[int, Any] = {}  # per NumPy result slot: (shape, dtype, C-contiguous)
+        self.late_inputs: set[int] = set()  # input slots given to a split program's second part (seeds)
         self.static_ids: set[int] = set()  # tensors passed as static arguments: never traced (values guarded)
         self.value_guards: list[tuple[int, str, tuple[Any, ...], Any, int, Any]] = []
         self.problem: tuple[str, Any] | None = None
