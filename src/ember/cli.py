@@ -1,4 +1,4 @@
-"""The ``ember`` command: ``ember train EXAMPLE``, ``ember info``, ``ember pnnx run|info MODEL``."""
+"""The ``ember`` command: ``ember train EXAMPLE``, ``ember info``, ``ember pnnx|onnx run|info MODEL``."""
 
 from __future__ import annotations
 
@@ -71,7 +71,9 @@ def _epilog() -> str:
               "  ember train digits-cnn --resume        continue the last run from its checkpoint",
               "  ember info                             version, backends and devices",
               "  ember pnnx run M.pnnx.param --image I  classify (top-5) or detect (YOLOv5: PNG) with a PNNX model",
-              "  ember pnnx info M.pnnx.param           a PNNX graph's operators and which are supported"]  # fmt: skip
+              "  ember pnnx info M.pnnx.param           a PNNX graph's operators and which are supported",
+              "  ember onnx info M.onnx                 an ONNX model's inputs, outputs, opsets and operators",
+              "  ember onnx run M.onnx --input x=x.npy  run an ONNX model; outputs saved as .npy"]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -103,6 +105,9 @@ def _parser() -> argparse.ArgumentParser:
     from .pnnx._cli import add_parser as add_pnnx_parser
 
     add_pnnx_parser(sub)
+    from .onnx._cli import add_parser as add_onnx_parser
+
+    add_onnx_parser(sub)
     return p
 
 
@@ -199,6 +204,10 @@ def main(argv: list[str] | None = None) -> int:
             from .pnnx._cli import main as pnnx_main
 
             return pnnx_main(args)
+        if args.command == "onnx":
+            from .onnx._cli import main as onnx_main
+
+            return onnx_main(args)
         return _info()
     except _UsageError as e:
         print(f"ember: {e}", file=sys.stderr)
