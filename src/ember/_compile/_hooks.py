@@ -197,7 +197,7 @@ def install(tr: Tracer) -> None:
                 _swap(be, name, _rng_method(tr, getattr(be, name)))
         _substitute_checks()
         CAPTURE.tracer = tr
-        if "torch" in sys.modules:  # the torch backend's calls: a dispatch mode on this thread
+        if hasattr(sys.modules.get("torch"), "_C"):  # real torch (not Ember standing in for it): a dispatch mode
             from ._torch_trace import Recorder
 
             tr.mode = Recorder(tr)
