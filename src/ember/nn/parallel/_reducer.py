@@ -292,7 +292,6 @@ class Reducer:
         b.work = None
 
 
-
 def _hook(ref: Any, i: int) -> Any:
     def hook(grad: Any) -> None:
         reducer = ref()

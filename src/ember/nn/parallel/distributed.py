@@ -103,8 +103,10 @@ class DistributedDataParallel(Module):
             )
         wrapper = _WRAPPED.get(module)
         if wrapper is not None and wrapper() is not None:
-            raise DistUsageError("DistributedDataParallel: this module is already wrapped by a live "
-                                 "DistributedDataParallel; use that one (or delete it first)")
+            raise DistUsageError(
+                "DistributedDataParallel: this module is already wrapped by a live "
+                "DistributedDataParallel; use that one (or delete it first)"
+            )
         self.module = module
         self.device_ids, self.output_device, self.dim = device_ids, output_device, dim
         self.broadcast_buffers, self.process_group = broadcast_buffers, process_group
