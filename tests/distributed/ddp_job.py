@@ -58,7 +58,7 @@ def train(out: str, epochs: int, kill_step: int | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    dist.init_process_group("gloo")
+    dist.init_process_group("gloo", timeout=60)  # a worker left behind by a failed test does not linger
     try:
         train(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else None)
     finally:

@@ -6,6 +6,7 @@ Each test starts real torchrun processes (its agent and the workers import torch
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -23,18 +24,20 @@ ROOT = Path(__file__).resolve().parents[2]
 JOB = Path(__file__).with_name("ddp_job.py")
 
 
-def _torchrun(*args, timeout=180):
+def _torchrun(*args):
+    """torchrun in a session of its own, so that a timeout can stop the agent and its workers together."""
     pytest.importorskip("torch")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
     cmd = [sys.executable, "-m", "torch.distributed.run", *map(str, args)]
-    return subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)  # fmt: skip
 
 
-def _finish(proc, timeout=180):
+def _finish(proc, timeout=400):
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)  # the agent and every worker it started
         out, _ = proc.communicate()
         pytest.fail(f"torchrun did not finish within {timeout} s:\n{out[-3000:]}")
     return proc.returncode, out
