@@ -151,8 +151,14 @@ def _ddp(fw: str, args: argparse.Namespace, sync: Any) -> dict[str, Any]:
         parts["ar"] += _timed(lambda: all_reduce(flat), sync, args.seconds / 10, rounds=1)
     t_ddp, t_local, t_ar = (statistics.median(parts[k]) for k in ("ddp", "local", "ar"))
     serial = t_local + t_ar
-    return {"value": 2 * BATCH / t_ddp, "unit": "samples/s", "step_ms": t_ddp * 1e3, "compute_ms": t_local * 1e3,
-            "allreduce_ms": t_ar * 1e3, "hidden_fraction": (serial - t_ddp) / t_ar}  # fmt: skip
+    return {
+        "value": 2 * BATCH / t_ddp,
+        "unit": "samples/s",
+        "step_ms": t_ddp * 1e3,
+        "compute_ms": t_local * 1e3,
+        "allreduce_ms": t_ar * 1e3,
+        "hidden_fraction": (serial - t_ddp) / t_ar,
+    }
 
 
 # -- the comparison -----------------------------------------------------------------------------------------
@@ -161,10 +167,25 @@ def run(task: str, framework: str, args: argparse.Namespace) -> dict[str, Any]:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
         env.pop(var, None)
-    cmd = [sys.executable, __file__, "--worker", "--task", task, "--framework", framework, "--port", str(port),
-           "--seconds", str(args.seconds), "--backend", args.backend]  # fmt: skip
-    procs = [subprocess.Popen([*cmd, "--rank", str(r)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for r in range(2)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        __file__,
+        "--worker",
+        "--task",
+        task,
+        "--framework",
+        framework,
+        "--port",
+        str(port),
+        "--seconds",
+        str(args.seconds),
+        "--backend",
+        args.backend,
+    ]
+    procs = [
+        subprocess.Popen([*cmd, "--rank", str(r)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for r in range(2)
+    ]
     outs = [p.communicate(timeout=600) for p in procs]
     for p, (_, err) in zip(procs, outs, strict=True):
         if p.returncode != 0:
@@ -201,16 +222,22 @@ def main() -> None:
         for fw, rs in ratios.items():
             vals = [r[fw]["value"] for r in runs if r["task"] == task]
             tvals = [r["torch"]["value"] for r in runs if r["task"] == task]
-            print(f"{task:15s} {fw:16s} {statistics.median(vals):10.1f} vs torch {statistics.median(tvals):10.1f} "
-                  f"{runs[-1][fw]['unit']}: ratio {statistics.median(rs):.3f} ({min(rs):.3f}-{max(rs):.3f})")  # fmt: skip
+            print(
+                f"{task:15s} {fw:16s} {statistics.median(vals):10.1f} vs torch {statistics.median(tvals):10.1f} "
+                f"{runs[-1][fw]['unit']}: ratio {statistics.median(rs):.3f} ({min(rs):.3f}-{max(rs):.3f})"
+            )
         if task == "ddp_mlp":
             for fw in frameworks:
                 rs = [r[fw] for r in runs if r["task"] == task]
-                med = {k: statistics.median(r[k] for r in rs) for k in ("step_ms", "compute_ms", "allreduce_ms",
-                                                                          "hidden_fraction")}  # fmt: skip
-                print(f"{'':15s} {fw:16s} step {med['step_ms']:.2f} ms vs compute {med['compute_ms']:.2f} + all-reduce "
-                      f"{med['allreduce_ms']:.2f} ms run serially: {med['hidden_fraction']:.0%} of the all-reduce "
-                      "hidden behind backward")  # fmt: skip
+                med = {
+                    k: statistics.median(r[k] for r in rs)
+                    for k in ("step_ms", "compute_ms", "allreduce_ms", "hidden_fraction")
+                }
+                print(
+                    f"{'':15s} {fw:16s} step {med['step_ms']:.2f} ms vs compute {med['compute_ms']:.2f} + all-reduce "
+                    f"{med['allreduce_ms']:.2f} ms run serially: {med['hidden_fraction']:.0%} of the all-reduce "
+                    "hidden behind backward"
+                )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(runs, f, indent=1)
