@@ -63,6 +63,11 @@ def _fit(tmp, epochs, resume):
 
 
 def _in_group(rank, world, tmp):
+    ember.manual_seed(0)
+    model = nn.Linear(6, 3)
+    compiled = Learner(model, ember.optim.SGD(model.parameters(), lr=0.1), F.cross_entropy, compile=True)
+    with pytest.raises(ValueError, match="compile=True does not train in a process group"):
+        compiled.fit(DataLoader(_data()[0], batch_size=6))
     first = _fit(tmp, 1, resume=False)
     second = _fit(tmp, 2, resume=True)  # a new Learner: every rank resumes from rank 0's checkpoint
     return first, second
