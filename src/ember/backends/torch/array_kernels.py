@@ -34,6 +34,16 @@ class TorchArrayKernels:
     def erfinv(self, y: Any) -> Any:
         return _torch().erfinv(y)
 
+    # -- complex numbers ----------------------------------------------------------------------------
+    def make_complex(self, re: Any, im: Any) -> Any:
+        return _torch().complex(re, im)
+
+    def view_as_real(self, a: Any) -> Any:
+        return _torch().view_as_real(a)
+
+    def view_as_complex(self, a: Any) -> Any:
+        return _torch().view_as_complex(a)
+
     # -- padding: aten's reflection/replication pads for 1-3 trailing dims, else the reference ------------
     @_no_grad
     def pad(self, x: Any, widths: Widths, mode: str, value: Any = 0) -> Any:
