@@ -12,6 +12,7 @@ from .._dtype import DType, bfloat16, float64
 from ._kernels_activation import ActivationKernels
 from ._kernels_complex import ComplexKernels
 from ._kernels_conv import ConvKernels
+from ._kernels_linalg import LinalgKernels
 from ._kernels_norm import NormKernels
 from ._kernels_optim import OptimKernels
 from ._kernels_pad import PadKernels
@@ -20,7 +21,15 @@ from ._kernels_special import SpecialKernels
 
 
 class Backend(
-    ConvKernels, PoolKernels, NormKernels, ActivationKernels, OptimKernels, SpecialKernels, PadKernels, ComplexKernels
+    ConvKernels,
+    PoolKernels,
+    NormKernels,
+    ActivationKernels,
+    OptimKernels,
+    SpecialKernels,
+    PadKernels,
+    LinalgKernels,
+    ComplexKernels,
 ):
     """One array library on one device.
 
