@@ -46,6 +46,8 @@ from ._dtype import (
     DType,
     bfloat16,
     bool_,
+    complex64,
+    complex128,
     float16,
     float32,
     float64,
@@ -96,6 +98,8 @@ bool = bool_
 float = float32
 double = float64
 half = float16
+cfloat = complex64
+cdouble = complex128
 long = int64
 int = int32
 short = int16
@@ -142,6 +146,10 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "complex64",
+    "complex128",
+    "cfloat",
+    "cdouble",
     "from_numpy",
     "full",
     "full_like",

@@ -15,6 +15,7 @@ from ._base import Backend
 _TO_NATIVE: dict[DType, Any] = {d: np.dtype(d.name) for d in ALL_DTYPES if d is not bfloat16}
 _FROM_NATIVE: dict[Any, DType] = {v: k for k, v in _TO_NATIVE.items()}
 _FLOATS = frozenset(v for k, v in _TO_NATIVE.items() if k.is_floating_point)
+_COMPLEX = frozenset(v for k, v in _TO_NATIVE.items() if k.is_complex)
 
 
 class NumpyBackend(Backend):
@@ -27,6 +28,8 @@ class NumpyBackend(Backend):
         self.xp = np
         self.array_type = np.ndarray
         self.float_dtypes = _FLOATS
+        self.complex_dtypes = _COMPLEX
+        self.grad_dtypes = _FLOATS | _COMPLEX
         try:  # SciPy is optional: erf/erfinv fall back to host code without it
             from scipy import special
         except ImportError:  # pragma: no cover - depends on the environment

@@ -34,6 +34,16 @@ class TorchArrayKernels:
     def erfinv(self, y: Any) -> Any:
         return _torch().erfinv(y)
 
+    # -- complex numbers ----------------------------------------------------------------------------
+    def make_complex(self, re: Any, im: Any) -> Any:
+        return _torch().complex(re, im)
+
+    def view_as_real(self, a: Any) -> Any:
+        return _torch().view_as_real(a)
+
+    def view_as_complex(self, a: Any) -> Any:
+        return _torch().view_as_complex(a)
+
     # -- linear algebra: torch.linalg's LAPACK/MAGMA kernels ------------------------------------------------
     @_no_grad
     def lu_factor(self, a: Any) -> tuple[Any, Any]:
