@@ -142,7 +142,9 @@ def test_promotion_matches_torch():
     names = ["bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64", "complex64", "complex128"]
     for a in names:
         for b in names:
-            e = ember.promote_types(getattr(ember, a if a != "bool" else "bool_"), getattr(ember, b if b != "bool" else "bool_"))
+            e = ember.promote_types(
+                getattr(ember, a if a != "bool" else "bool_"), getattr(ember, b if b != "bool" else "bool_")
+            )
             t = torch.promote_types(getattr(torch, a), getattr(torch, b))
             assert e.name == str(t).replace("torch.", ""), (a, b, e, t)
 
@@ -194,7 +196,7 @@ def test_real_imag_are_writable_views():
     x = ember.ones(3)
     assert x.real is x
     with pytest.raises(RuntimeError, match="non-complex"):
-        x.imag  # noqa: B018
+        x.imag
 
 
 def test_view_as_real_and_complex_share_memory():
