@@ -361,10 +361,10 @@ class Function:
         self.__dict__.pop("_saved", None)
 
 
-_COMPLEX_NODES: dict[type, type] = {}
+_COMPLEX_NODES: dict[type[Function], type[Function]] = {}
 
 
-def complex_node_class(cls: type) -> type:
+def complex_node_class(cls: type[Function]) -> type[Function]:
     """The class of a node of ``cls`` with a complex output: its gradients go through ``backward`` (on Tensors).
 
     ``backward`` is written with the conjugates PyTorch's convention needs (``g * conj(b)`` ...) wherever
