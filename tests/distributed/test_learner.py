@@ -52,6 +52,8 @@ def _fit(tmp, epochs, resume):
     train, valid = _data()
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
+        if resume:  # fit twice on one Learner: the second reuses the first's DDP wrapper
+            learner.fit(DataLoader(train, batch_size=6), epochs=0, resume=True)
         hist = learner.fit(
             DataLoader(train, batch_size=6, shuffle=True, seed=1),
             DataLoader(valid, batch_size=8),
