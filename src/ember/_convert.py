@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ._dtype import DType, as_dtype, bool_, get_default_dtype, int64
+from ._dtype import DType, as_dtype, bool_, get_default_dtype, int64, to_complex
 from ._errors import DTypeError, ShapeError, ValueRangeError
 from .backends import get_backend
 
@@ -40,6 +40,8 @@ def _infer_dtype(arr: np.ndarray) -> DType:
         return int64
     if arr.dtype.kind == "b":
         return bool_
+    if arr.dtype.kind == "c":  # complex64 with the default float32, complex128 with float64
+        return to_complex(get_default_dtype())
     raise DTypeError(f"tensor: cannot make a tensor from {arr.dtype.name} data; expected numbers or bools")
 
 
@@ -70,7 +72,7 @@ def _python_array(data: Any) -> np.ndarray:
         if problem is None:
             raise
         raise ShapeError(f"tensor: ragged nested sequence: {problem}") from None
-    if arr.dtype.kind in "fiub":
+    if arr.dtype.kind in "fiubc":
         return arr
     found = _first_non_number(data)
     if found is None:

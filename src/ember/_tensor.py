@@ -245,9 +245,11 @@ class Tensor(TensorConversions):
 
     # -- autograd ----------------------------------------------------------------------------------
     def requires_grad_(self, requires_grad: _bool = True) -> Tensor:
-        """Mark a leaf tensor to collect gradients (floating dtypes only)."""
-        if requires_grad and not self.dtype.is_floating_point:
-            raise RuntimeError(f"only floating-point tensors can require gradients, got {self.dtype}")
+        """Mark a leaf tensor to collect gradients (floating and complex dtypes only)."""
+        if requires_grad and self._data.dtype not in self._backend.grad_dtypes:
+            raise RuntimeError(
+                f"only Tensors of floating point and complex dtype can require gradients, got {self.dtype}"
+            )
         if not requires_grad and self._creator is not None:
             raise RuntimeError("requires_grad_(False) on a non-leaf tensor; use detach() instead")
         self.requires_grad = requires_grad

@@ -55,8 +55,11 @@ class TensorConversions:
     def __int__(self) -> int:
         return int(self.item())
 
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
     def __index__(self) -> int:
-        if self.dtype.is_floating_point or self.numel() != 1:
+        if self.dtype.kind in "fc" or self.numel() != 1:
             raise TypeError(f"only integer tensors of a single element can be an index, got {self.dtype}{self.shape}")
         return int(self.item())
 
@@ -120,6 +123,12 @@ class TensorConversions:
 
     def bfloat16(self) -> Tensor:
         return self.to(dtype="bfloat16")
+
+    def cfloat(self) -> Tensor:
+        return self.to(dtype="complex64")
+
+    def cdouble(self) -> Tensor:
+        return self.to(dtype="complex128")
 
     def long(self) -> Tensor:
         return self.to(dtype="int64")

@@ -10,7 +10,9 @@ import numpy as np
 from .._device import device
 from .._dtype import DType, bfloat16, float64
 from ._kernels_activation import ActivationKernels
+from ._kernels_complex import ComplexKernels
 from ._kernels_conv import ConvKernels
+from ._kernels_fft import FFTKernels
 from ._kernels_linalg import LinalgKernels
 from ._kernels_norm import NormKernels
 from ._kernels_optim import OptimKernels
@@ -24,27 +26,36 @@ from ._kernels_special import SpecialKernels
 #: backend's namespace has every name). Names reached through ``getattr`` (the comparison, bitwise and
 #: no-gradient factories of ``ops/``) are listed too. A new name: add it here and to ``torch/xp.py``.
 XP_NAMES = frozenset({
-    "abs", "add", "all", "any", "arange", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh",
-    "argmax", "argmin", "argsort", "array", "asarray", "ascontiguousarray", "astype", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "bool_", "broadcast_to", "ceil", "clip", "concatenate", "copy", "copysign", "cos", "cosh",
-    "count_nonzero", "cumprod", "cumsum", "diagonal", "einsum", "empty", "equal", "exp", "exp2", "expand_dims",
-    "expm1", "eye", "finfo", "flip", "float64", "floor", "floor_divide", "fmax", "fmin", "fmod", "from_dlpack",
-    "full", "full_like", "gcd", "greater", "greater_equal", "heaviside", "hypot", "iinfo", "inf", "int32", "int64",
-    "int8", "invert", "isclose", "isfinite", "isin", "isinf", "isnan", "isneginf", "isposinf", "ix_", "lcm",
-    "left_shift", "less", "less_equal", "linalg", "linspace", "log", "log10", "log1p", "log2", "logaddexp",
-    "logaddexp2", "logical_and", "logical_not", "logical_or", "logical_xor", "matmul", "max", "maximum", "mean",
-    "min", "minimum", "moveaxis", "multiply", "negative", "nextafter", "nonzero", "not_equal", "ones", "power",
-    "put_along_axis", "reciprocal", "remainder", "repeat", "reshape", "result_type", "right_shift", "roll", "round",
-    "searchsorted", "sign", "signbit", "sin", "sinh", "size", "sqrt", "square", "squeeze", "stack", "subtract",
-    "sum", "swapaxes", "take", "take_along_axis", "tan", "tanh", "transpose", "tril", "triu", "true_divide", "trunc",
-    "unique", "unravel_index", "where", "zeros", "zeros_like",
+    "abs", "add", "all", "angle", "any", "arange", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2",
+    "arctanh", "argmax", "argmin", "argsort", "array", "asarray", "ascontiguousarray", "astype", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "bool_", "broadcast_arrays", "broadcast_to", "ceil", "clip", "concatenate", "conj",
+    "copy", "copysign", "cos", "cosh", "count_nonzero", "cumprod", "cumsum", "diagonal", "einsum", "empty", "equal",
+    "exp", "exp2", "expand_dims", "expm1", "eye", "finfo", "flip", "float64", "floor", "floor_divide", "fmax",
+    "fmin", "fmod", "from_dlpack", "full", "full_like", "gcd", "greater", "greater_equal", "heaviside", "hypot",
+    "iinfo", "imag", "inf", "int32", "int64", "int8", "invert", "isclose", "isfinite", "isin", "isinf", "isnan",
+    "isneginf", "isposinf", "ix_", "lcm", "left_shift", "less", "less_equal", "linalg", "linspace", "log", "log10",
+    "log1p", "log2", "logaddexp", "logaddexp2", "logical_and", "logical_not", "logical_or", "logical_xor", "matmul",
+    "max", "maximum", "mean", "min", "minimum", "moveaxis", "multiply", "negative", "nextafter", "nonzero",
+    "not_equal", "ones", "power", "put_along_axis", "real", "reciprocal", "remainder", "repeat", "reshape",
+    "result_type", "right_shift", "roll", "round", "searchsorted", "sign", "signbit", "sin", "sinh", "size", "sqrt",
+    "square", "squeeze", "stack", "subtract", "sum", "swapaxes", "take", "take_along_axis", "tan", "tanh",
+    "transpose", "tril", "triu", "true_divide", "trunc", "unique", "unravel_index", "where", "zeros", "zeros_like",
 })  # fmt: skip
 #: the ``xp.linalg`` names operator code may use
 XP_LINALG_NAMES = frozenset({"cholesky", "det", "eigh", "inv", "norm", "qr", "slogdet", "solve", "svd"})
 
 
 class Backend(
-    ConvKernels, PoolKernels, NormKernels, ActivationKernels, OptimKernels, SpecialKernels, PadKernels, LinalgKernels
+    ConvKernels,
+    PoolKernels,
+    NormKernels,
+    ActivationKernels,
+    OptimKernels,
+    SpecialKernels,
+    PadKernels,
+    LinalgKernels,
+    ComplexKernels,
+    FFTKernels,
 ):
     """One array library on one device.
 
@@ -65,6 +76,10 @@ class Backend(
     device_types: tuple[str, ...] = ("cpu",)
     #: the library's floating dtypes (``array.dtype in backend.float_dtypes`` is the hot-path test)
     float_dtypes: frozenset[Any] = frozenset()
+    #: the library's complex dtypes
+    complex_dtypes: frozenset[Any] = frozenset()
+    #: the dtypes a gradient flows through (floating and complex): ``Function.apply``'s hot-path test
+    grad_dtypes: frozenset[Any] = frozenset()
 
     # -- arrays and dtypes -------------------------------------------------------------------
     def asarray(self, data: Any, dtype: DType | None = None) -> Any:
