@@ -233,9 +233,20 @@ def _conv_transpose(
         raise ShapeError(f"{op}: the output size {size} would be empty")
     x = _float(input)
     w = weight.to(x.dtype) if weight.dtype is not x.dtype else weight
-    x_shape = (input.shape[0], cg * groups) + size
-    cfg = (s, tuple((v, v) for v in p), d, groups, x_shape, tuple(w.shape))
+    # The adjoint of a convolution from ``size`` back to the input's size. An output_padding of a stride or
+    # more (allowed when the dilation is larger) adds whole strides the convolution would read: that
+    # convolution's high padding drops by those q positions, and what padding cannot absorb (q > p) is
+    # out of the kernel's reach, so zeros appended after.
+    q = tuple(s[i] * (op_[i] // s[i]) for i in range(sp))
+    tail = tuple(max(q[i] - p[i], 0) for i in range(sp))
+    pads = tuple((p[i], max(p[i] - q[i], 0)) for i in range(sp))
+    x_shape = (input.shape[0], cg * groups) + tuple(size[i] - tail[i] for i in range(sp))
+    cfg = (s, pads, d, groups, x_shape, tuple(w.shape))
     y: Tensor = ConvT.apply(x, w, cfg)
+    if any(tail):
+        from ...ops._layout import pad
+
+        y = pad(y, tuple(v for t in reversed(tail) for v in (0, t)))
     if bias is not None:
         y = y + bias.reshape((cg * groups,) + (1,) * sp)
     return y

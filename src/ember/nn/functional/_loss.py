@@ -6,7 +6,9 @@ from typing import Any
 
 from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
+from ...autograd._function import Op
 from ...ops._elementwise import _float, clamp, exp, log, where
+from ...ops._pointwise import xlogy
 from ._activation import softplus
 from ._basic import _check_target_shape, _reduce
 
@@ -35,6 +37,26 @@ def _check_probabilities(op: str, target: Tensor) -> None:
         raise ValueRangeError(f"{op}: target values must be in [0, 1] (probabilities or 0/1 labels), found {bad}")
 
 
+class BinaryCrossEntropy(Op):
+    """``-(t log x + (1 - t) log(1 - x))`` elementwise, each log clamped at -100 (PyTorch's forward).
+
+    Its own backward because the composite's is NaN at x = 0 or 1 (the clamp stops the gradient of an
+    infinite log): PyTorch's is ``(x - t) / max(x (1 - x), 1e-12)`` for ``x`` and ``log(1 - x) - log(x)``
+    for ``t``, finite for x in (0, 1) and at its ends.
+    """
+
+    def forward(self, x: Any, t: Any) -> Any:
+        xp = self.backend.xp
+        return -(t * xp.maximum(xp.log(x), -100.0) + (1 - t) * xp.maximum(xp.log(1 - x), -100.0))
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        x, t = self.inputs  # type: ignore[misc]
+        ex, et = self._edges  # type: ignore[misc]
+        gx = None if ex is None else g * (x - t) / clamp(x * (1 - x), min=1e-12)
+        gt = None if et is None else g * (log(1 - x) - log(x))
+        return gx, gt
+
+
 def binary_cross_entropy(
     input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
 ) -> Tensor:
@@ -48,8 +70,8 @@ def binary_cross_entropy(
         raise ValueRangeError(
             "binary_cross_entropy: input must hold probabilities in [0, 1]; use the _with_logits form"
         )
-    t = target.to(input.dtype)
-    loss = -(t * clamp(log(input), min=-100.0) + (1 - t) * clamp(log(1 - input), min=-100.0))
+    x = _float(input)
+    loss = BinaryCrossEntropy.apply(x, target.to(x.dtype))
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy")
@@ -89,23 +111,26 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta:
     d = (input - target).abs()
     if beta == 0:
         return _reduce(d, reduction, "smooth_l1_loss")
-    return _reduce(where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction, "smooth_l1_loss")
+    small = d < beta
+    q = where(small, d, 0.0)  # the quadratic branch never sees a large (or infinite) d: its gradient stays 0 there
+    return _reduce(where(small, 0.5 * q * q / beta, d - 0.5 * beta), reduction, "smooth_l1_loss")
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
     """Quadratic below ``delta`` (``0.5 d^2``), linear above (``delta (|d| - delta / 2)``)."""
     _check_target_shape("huber_loss", input, target)
     d = (input - target).abs()
-    return _reduce(where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction, "huber_loss")
+    small = d < delta
+    q = where(small, d, 0.0)  # (see smooth_l1_loss)
+    return _reduce(where(small, 0.5 * q * q, delta * (d - 0.5 * delta)), reduction, "huber_loss")
 
 
 def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:
     """KL(target || exp(input)) pointwise: ``target * (log target - input)``; ``reduction='batchmean'`` divides by N."""
     if log_target:
         loss = exp(target) * (target - input)
-    else:
-        safe = where(target > 0, target, 1.0).to(input.dtype)
-        loss = where(target > 0, target * (log(safe) - input), 0.0 * input)
+    else:  # 0 log 0 = 0 (PyTorch's xlogy); a negative target gives NaN, as there
+        loss = xlogy(target, target) - target * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction, "kl_div")
@@ -194,10 +219,30 @@ def poisson_nll_loss(
 def gaussian_nll_loss(
     input: Tensor, target: Tensor, var: Any, full: bool = False, eps: float = 1e-6, reduction: str = "mean"
 ) -> Tensor:
-    """``0.5 (log var + (input - target)^2 / var)`` (+ a constant with ``full``)."""
+    """``0.5 (log var + (input - target)^2 / var)`` (+ a constant with ``full``).
+
+    ``var`` has the input's shape, or one dim less (one variance per sample), or a last dim of 1; it is
+    clamped at ``eps`` for the value only: the gradient passes the clamp as PyTorch's (a no-grad clamp).
+    """
     import math
 
-    v = var.clamp(min=eps) if isinstance(var, Tensor) else max(float(var), eps)
+    if isinstance(var, Tensor):
+        if var.shape != input.shape:
+            if tuple(var.shape) == tuple(input.shape[:-1]):
+                var = var.unsqueeze(-1)  # one variance per sample: it covers the last dim
+            elif not (var.shape[:-1] == input.shape[:-1] and var.shape[-1:] == (1,)):
+                raise ShapeError(f"gaussian_nll_loss: var of shape {tuple(var.shape)} does not fit input of shape "
+                                 f"{tuple(input.shape)}; give the input's shape, the input's shape without its "
+                                 "last dim, or a last dim of 1")  # fmt: skip
+        if var._backend.cheap_sync and var.numel() and bool((var < 0).any()):
+            raise ValueRangeError("gaussian_nll_loss: var has negative entries")
+        v = where(var < eps, var + (eps - var).detach(), var)
+    else:
+        if float(var) < 0:
+            raise ValueRangeError(f"gaussian_nll_loss: var must be >= 0, got {var}")
+        v = max(float(var), eps)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueRangeError(f"gaussian_nll_loss: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
     lv = log(v) if isinstance(v, Tensor) else math.log(v)
     loss = 0.5 * (lv + (input - target) ** 2 / v)
     if full:

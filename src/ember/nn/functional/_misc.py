@@ -256,8 +256,15 @@ def interpolate(
     if align_corners is not None and mode not in linear_modes:
         raise ValueRangeError(f"interpolate: align_corners only applies to linear modes, not {mode!r}")
     out, scale = _interp_size(input, size, scale_factor, sp)
-    if recompute_scale_factor:
+    given = scale_factor is not None and not recompute_scale_factor  # the kernel sees 1 / scale_factor
+    if not given:
         scale = tuple(input.shape[2 + i] / out[i] for i in range(sp))
+    if antialias:  # PyTorch's anti-aliased bilinear equals the plain one when upsampling without align_corners
+        if mode != "bilinear":
+            raise ValueRangeError(f"interpolate: antialias=True needs mode 'bilinear' (4-d input), not {mode!r}")
+        if align_corners or any(out[i] < input.shape[2 + i] for i in range(sp)):
+            raise ValueRangeError(f"interpolate: antialias=True is supported only for upsampling without "
+                                  f"align_corners (here {tuple(input.shape[2:])} to {out})")  # fmt: skip
     if mode == "area":
         from ._pool import _adaptive
 
@@ -265,15 +272,26 @@ def interpolate(
     xp = input._backend.xp
     x = input if mode.startswith("nearest") else _float(input)
     if mode.startswith("nearest"):
+        exact = mode == "nearest-exact"
         arrays = []
-        for i in range(sp):
-            n = input.shape[2 + i]
-            d = xp.arange(out[i], dtype=xp.float64)
-            src = xp.floor((d + 0.5) * scale[i]) if mode == "nearest-exact" else xp.floor(d * scale[i])
-            arrays.append(xp.minimum(xp.astype(src, xp.int64), n - 1))
+        for i in range(sp):  # PyTorch's index arithmetic: in float32, with its shortcuts for sizes n and 2n
+            n, o = input.shape[2 + i], out[i]
+            d = xp.arange(o, dtype=xp.int64)
+            if not exact and (not given or sp == 2) and o in (n, 2 * n):
+                arrays.append(d if o == n else d // 2)
+                continue
+            if given:  # float(1.0 / scale_factor)
+                sc = xp.astype(xp.asarray(scale[i]), xp.float32)
+            else:  # float(n) / o
+                sc = xp.asarray(n, dtype=xp.float32) / xp.asarray(o, dtype=xp.float32)
+            pos = xp.astype(d, xp.float32) + (0.5 if exact else 0.0)  # (Python floats stay float32)
+            src = xp.astype(xp.floor(pos * sc), xp.int64)
+            arrays.append(xp.minimum(src, n - 1))
         return GetItem.apply(x, (slice(None), slice(None)) + tuple(xp.ix_(*arrays)))  # type: ignore[no-any-return]
     for i in range(sp):  # separable: interpolate one dim at a time
         n, o, ax = x.shape[2 + i], out[i], 2 + i
+        if n == o:  # PyTorch keeps a dim whose size does not change, whatever the scale_factor
+            continue
         d = xp.arange(o, dtype=xp.float64)
         if align_corners:
             src = d * ((n - 1) / (o - 1)) if o > 1 else xp.zeros(o, dtype=xp.float64)
@@ -365,7 +383,11 @@ def scaled_dot_product_attention(
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """``x1 . x2 / max(||x1|| ||x2||, eps)`` along ``dim``."""
+    """``x1 . x2 / (max(||x1||, eps) max(||x2||, eps))`` along ``dim``, after broadcasting x1 with x2."""
+    from ...ops._utility import broadcast_tensors
+
+    if x1.shape != x2.shape:  # the norms are over the broadcast dim, not over a size-1 dim of one input
+        x1, x2 = broadcast_tensors(x1, x2)
     n1 = x1.norm(2, dim, keepdim=True).clamp(min=eps)
     n2 = x2.norm(2, dim, keepdim=True).clamp(min=eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
