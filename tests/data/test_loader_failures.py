@@ -111,3 +111,11 @@ def test_prefetch_factor_is_checked(lib_name, request):
 def test_negative_timeout_is_refused():
     with pytest.raises(ValueError, match="timeout"):
         _loader(ember, [1], num_workers=1, timeout=-1)
+
+
+@fork_only
+def test_process_workers_keep_zero_dim_arrays_zero_dim():
+    """(NumPy's ascontiguousarray makes a 0-d array 1-d: batches came back with shape (1,).)"""
+    dl = _loader(ember, list(range(4)), batch_size=2, num_workers=1, multiprocessing_context="fork",
+                 collate_fn=lambda s: (ember.tensor(float(sum(s))), np.array(sum(s)), np.arange(3.0)[::2]))  # fmt: skip
+    assert [(tuple(t.shape), a.shape, v.tolist()) for t, a, v in dl] == [((), (), [0.0, 2.0])] * 2

@@ -353,7 +353,7 @@ def backward(
                     g = g.clone().contiguous()
                 else:
                     xp = leaf._backend.xp
-                    arr = xp.ascontiguousarray(g._data)
+                    arr = g._data if g._data.ndim == 0 else xp.ascontiguousarray(g._data)  # (NumPy's is >= 1-d)
                     be = leaf._backend
                     g = Tensor._make(be.xp.copy(arr) if arr is g._data or id(arr) in seen else arr, be)
             leaf.grad = g

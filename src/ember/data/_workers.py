@@ -113,16 +113,21 @@ class _UnencodableError(Exception):
     pass
 
 
+def _contiguous(a: np.ndarray) -> np.ndarray:
+    """``a`` in C order, keeping its shape (``np.ascontiguousarray`` makes a 0-d array 1-d)."""
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
 def _encode(bid: int, batch: Any) -> bytes:
     """The batch as MessagePack, its arrays in one shared-memory block (pickle for other objects)."""
     arrays: list[np.ndarray] = []
 
     def walk(v: Any) -> Any:
         if isinstance(v, Tensor):
-            arrays.append(np.ascontiguousarray(v._backend.to_numpy(v.detach()._data)))
+            arrays.append(_contiguous(v._backend.to_numpy(v.detach()._data)))
             return {"t": len(arrays) - 1, "dev": str(v.device), "dt": v.dtype.name}
         if isinstance(v, np.ndarray) and v.dtype.kind in "biuf":
-            arrays.append(np.ascontiguousarray(v))
+            arrays.append(_contiguous(v))
             return {"a": len(arrays) - 1}
         if isinstance(v, dict) and all(isinstance(k, (str, int)) for k in v):
             return {"d": [[k, walk(x)] for k, x in v.items()]}
