@@ -17,7 +17,7 @@ from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._function import Op
 from ...autograd._grad_mode import STATE
-from ...ops._elementwise import _float
+from ...ops._util import _float
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "fold", "unfold",
@@ -244,7 +244,7 @@ def _conv_transpose(
     cfg = (s, pads, d, groups, x_shape, tuple(w.shape))
     y: Tensor = ConvT.apply(x, w, cfg)
     if any(tail):
-        from ...ops._layout import pad
+        from ...ops._other_shape import pad
 
         y = pad(y, tuple(v for t in reversed(tail) for v in (0, t)))
     if bias is not None:
