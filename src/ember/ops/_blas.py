@@ -12,7 +12,7 @@ from ..autograd._function import BilinearOp
 from ._indexing_view import _transpose, reshape, unsqueeze
 from ._other_cumulative import diff
 from ._reduction import sum
-from ._util import norm_dim, promote, sum_to, sum_to_array
+from ._util import broadcast_shapes, norm_dim, promote, sum_to, sum_to_array
 
 __all__ = [
     "addbmm",
@@ -74,10 +74,12 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         a = reshape(a, (1, ka))
     if squeeze_b:
         b = reshape(b, (kb, 1))
-    try:
-        out: Tensor = MatMul.apply(a, b)
-    except ValueError:
-        raise ShapeError(f"matmul: batch dims of shapes {input.shape} and {other.shape} cannot broadcast") from None
+    if a.ndim > 2 or b.ndim > 2:  # checked here: an error from the kernel (a backend mismatch) passes unchanged
+        try:
+            broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        except ShapeError:
+            raise ShapeError(f"matmul: batch dims of shapes {input.shape} and {other.shape} cannot broadcast") from None
+    out: Tensor = MatMul.apply(a, b)
     if squeeze_a or squeeze_b:
         shape = out.shape
         shape = shape[:-2] + (() if squeeze_a else shape[-2:-1]) + (() if squeeze_b else shape[-1:])

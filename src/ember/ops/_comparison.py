@@ -255,6 +255,8 @@ ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 def _sorted(op: str, input: Tensor, dim: int | None) -> tuple[Tensor, Tensor, int]:
     """``(values, indices)`` sorted along ``dim`` (flattened when None), and that dim."""
+    if dim is not None and input.ndim == 0:
+        norm_dim(dim, 0, op)  # a 0-d tensor takes dim 0 or -1, as PyTorch: anything else is an IndexError
     x = reshape(input, -1) if dim is None or input.ndim == 0 else input
     d = 0 if dim is None or input.ndim == 0 else norm_dim(dim, input.ndim, op)
     if x.shape[d] == 0:

@@ -257,7 +257,7 @@ def cov(
     n = x.shape[1]
     xc = x - mean(x, 1, keepdim=True)
     c = matmul(xc, _transpose(xc, 0, 1)) / builtins.max(n - correction, 0)
-    return reshape(c, ()) if vector else c
+    return reshape(c, ()) if x.shape[0] == 1 else c  # one variable: 0-d, as PyTorch (for (1, N) too)
 
 
 def corrcoef(input: Tensor) -> Tensor:

@@ -151,17 +151,28 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     return Roll.apply(input, sh, tuple(norm_dim(d, input.ndim, "roll") for d in ds))  # type: ignore[no-any-return]
 
 
+def _grow_shrink(widths: tuple[tuple[int, int], ...]) -> tuple[Any, Any]:
+    """Per dim the widths to add (the positive ones) and to remove (the negative ones)."""
+    return tuple((max(lo, 0), max(hi, 0)) for lo, hi in widths), tuple((max(-lo, 0), max(-hi, 0)) for lo, hi in widths)
+
+
+def _cut(a: Any, shrink: Any) -> Any:
+    return a[tuple(slice(lo, n - hi) for n, (lo, hi) in zip(a.shape, shrink, strict=True))]
+
+
 class Pad(Op):
-    """``pad`` in every mode: negative widths crop (PyTorch crops first), the backend's ``pad`` kernel adds the
-    positive ones; the gradient is the kernel's adjoint ``pad_backward``, with zeros where the crop removed."""
+    """``pad`` in every mode: the backend's ``pad`` kernel adds the positive widths, negative ones crop. As in
+    PyTorch, reflect and replicate pad the whole input first and then crop (the mirror or edge is the input's),
+    constant and circular crop first; the gradient is the kernel's adjoint ``pad_backward``, zero where cropped."""
 
     saves_inputs = False
 
     def forward(self, x: Any, widths: tuple[tuple[int, int], ...], mode: str, value: Any) -> Any:
         self.widths, self.mode = widths, mode
-        crop = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(x.shape, widths, strict=True))
-        grow = tuple((max(lo, 0), max(hi, 0)) for lo, hi in widths)
-        return self.backend.pad(x[crop], grow, mode, value)
+        grow, shrink = _grow_shrink(widths)
+        if mode in ("reflect", "replicate"):
+            return _cut(self.backend.pad(x, grow, mode, value), shrink)
+        return self.backend.pad(_cut(x, shrink), grow, mode, value)
 
     def backward(self, g: Tensor) -> tuple[Tensor, None, None, None]:
         return PadBackward.apply(g, self.widths, self.mode), None, None, None
@@ -174,9 +185,12 @@ class PadBackward(Op):
 
     def forward(self, g: Any, widths: tuple[tuple[int, int], ...], mode: str) -> Any:
         self.widths, self.mode = widths, mode
-        gx = self.backend.pad_backward(g, tuple((max(lo, 0), max(hi, 0)) for lo, hi in widths), mode)
-        cropped = tuple((max(-lo, 0), max(-hi, 0)) for lo, hi in widths)
-        return self.backend.pad(gx, cropped, "constant", 0) if any(map(any, cropped)) else gx
+        grow, shrink = _grow_shrink(widths)
+        be, cropped = self.backend, any(map(any, shrink))
+        if mode in ("reflect", "replicate"):  # zeros where the crop removed, then the padding's adjoint
+            return be.pad_backward(be.pad(g, shrink, "constant", 0) if cropped else g, grow, mode)
+        gx = be.pad_backward(g, grow, mode)
+        return be.pad(gx, shrink, "constant", 0) if cropped else gx
 
     def backward(self, gg: Tensor) -> tuple[Tensor, None, None]:
         return Pad.apply(gg, self.widths, self.mode, 0), None, None
@@ -197,21 +211,29 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: Any = None) -> T
         raise ValueRangeError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}")
     k = len(widths) // 2
     per_dim = [(0, 0)] * (input.ndim - k) + [(widths[2 * i], widths[2 * i + 1]) for i in reversed(range(k))]
-    if mode == "constant":
-        return Pad.apply(input, tuple(per_dim), mode, 0 if value is None else value)  # type: ignore[no-any-return]
-    if k > max(input.ndim - 1, 1) or (k == input.ndim and input.ndim > 1):
+    if mode != "constant" and (k > max(input.ndim - 1, 1) or (k == input.ndim and input.ndim > 1)):
         raise ValueRangeError(f"pad: {mode} padding of {k} dims needs a batched input, got shape {input.shape}")
     for d in range(input.ndim - k, input.ndim):
-        lo, hi = per_dim[d]
-        n = input.shape[d] - max(-lo, 0) - max(-hi, 0)  # what the crop leaves
-        lo, hi = max(lo, 0), max(hi, 0)
-        if n < 1:
-            raise ShapeError(f"pad: widths {tuple(pad)} crop dim {d} of size {input.shape[d]} to nothing")
+        n, (lo, hi) = input.shape[d], per_dim[d]
+        kept = n - max(-lo, 0) - max(-hi, 0)  # what the crop leaves of the input
+        if mode == "constant":
+            if kept < 0:
+                raise ShapeError(f"pad: widths {tuple(pad)} crop more than dim {d} of size {n}")
+            continue
+        if mode == "circular":
+            if kept < 1:
+                raise ShapeError(f"pad: widths {tuple(pad)} crop dim {d} of size {n} to nothing")
+            if max(lo, hi) > kept:
+                raise ShapeError(f"pad: circular padding {(max(lo, 0), max(hi, 0))} must be at most dim {d} of "
+                                 f"size {kept} (after cropping)")  # fmt: skip
+            continue
+        if n + lo + hi < (1 if k == 1 else 0):  # (PyTorch's 2-d and 3-d kernels allow an empty result)
+            raise ShapeError(f"pad: widths {tuple(pad)} leave nothing of dim {d} of size {n}")
         if mode == "reflect" and max(lo, hi) >= n:
-            raise ShapeError(f"pad: reflect padding {(lo, hi)} must be smaller than dim {d} of size {n}")
-        if mode == "circular" and max(lo, hi) > n:
-            raise ShapeError(f"pad: circular padding {(lo, hi)} must be at most dim {d} of size {n}")
-    return Pad.apply(input, tuple(per_dim), mode, 0)  # type: ignore[no-any-return]
+            raise ShapeError(
+                f"pad: reflect padding {(max(lo, 0), max(hi, 0))} must be smaller than dim {d} of size {n}"
+            )
+    return Pad.apply(input, tuple(per_dim), mode, 0 if value is None else value)  # type: ignore[no-any-return]
 
 
 def repeat_interleave(

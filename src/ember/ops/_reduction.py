@@ -81,7 +81,10 @@ class Mean(Op):
         for a in axes:
             n *= x.shape[a]
         self.n = n
-        return self.backend.xp.mean(x, axis=axes, keepdims=keepdim)
+        xp = self.backend.xp
+        if n == 0:  # NaN, as PyTorch (NumPy's mean would also warn "Mean of empty slice")
+            return xp.sum(x, axis=axes, keepdims=keepdim) / 0.0
+        return xp.mean(x, axis=axes, keepdims=keepdim)
 
     def backward(self, g: Tensor) -> tuple[Tensor, None, None]:
         return _expand_back(g / self.n, self.shape, self.axes, self.keepdim), None, None
