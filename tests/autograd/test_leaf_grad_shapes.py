@@ -40,7 +40,7 @@ def test_zero_dim_leaves_get_zero_dim_gradients(L, expr):
 def test_leaves_of_any_shape_reached_by_several_paths():
     for shape in [(), (1,), (3,), (2, 1), (0,), (2, 0, 3)]:
         x = ember.ones(shape, requires_grad=True)
-        ((x * 2).sum() + x.sum() / 3 + (x + x).sum()).backward()
+        ((x * 2).sum() + x.mean() + (x + x).sum()).backward()  # (the mean of an empty tensor is NaN)
         assert x.grad.shape == x.shape
         (gx,) = ember.autograd.grad((x * x).sum() + x.sum(), [x])
         assert gx.shape == x.shape

@@ -205,3 +205,20 @@ def test_losses_at_their_kinks():
     same(lambda L, F, a, b, y: F.cosine_embedding_loss(a, b, y), [np.zeros((2, 4), np.float32),
          rng.standard_normal((2, 4)).astype(np.float32), f32(1.0, -1.0)])  # fmt: skip
     same(lambda L, F, a, p, n: F.triplet_margin_loss(a, p, n), [np.ones((3, 4), np.float32)] * 3)
+
+
+@pytest.mark.filterwarnings("ignore:reduction. 'mean' divides the total loss")  # PyTorch's kl_div warning
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_losses_of_an_empty_batch(reduction):
+    """NaN for 'mean' (0 / 0), 0 for 'sum', an empty tensor for 'none', empty gradients: as PyTorch."""
+    e2, e1 = np.zeros((0, 4), np.float32), np.zeros(0, np.float32)
+    idx = np.zeros(0, np.int64)
+    same(lambda L, F, x, t: F.nll_loss(x, t, reduction=reduction), [e2, idx])
+    same(lambda L, F, x, t: F.cross_entropy(x, t, reduction=reduction), [e2, idx])
+    same(lambda L, F, x, t: F.cross_entropy(x, t, reduction=reduction, label_smoothing=0.1), [e2, idx])
+    same(lambda L, F, x, t: F.cross_entropy(x, t, reduction=reduction, weight=L.tensor(WEIGHT)), [e2, idx])
+    same(lambda L, F, x, t: F.binary_cross_entropy(x, t, reduction=reduction), [e1, e1], [True, False])
+    same(lambda L, F, x, t: F.binary_cross_entropy_with_logits(x, t, reduction=reduction), [e1, e1], [True, False])
+    for name in ("l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "kl_div", "poisson_nll_loss"):
+        same(lambda L, F, x, t, name=name: getattr(F, name)(x, t, reduction=reduction), [e1, e1], [True, False])
+    same(lambda L, F, x, t, v: F.gaussian_nll_loss(x, t, v, reduction=reduction), [e2, e2, e2])
