@@ -217,9 +217,9 @@ def _argsort(x: Any, dim: int, descending: bool, xp: Any, kind: str) -> Any:
 
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
     """``(values, indices)`` sorted along ``dim`` (always stable); differentiable in the values."""
+    d = norm_dim(dim, input.ndim, "sort")  # (a 0-d tensor takes dim 0 or -1)
     if not input.ndim:
         return SortResult(input, input.new_zeros((), dtype=int64))
-    d = norm_dim(dim, input.ndim, "sort")
     xp = input._backend.xp
     order = _argsort(input._data, d, descending, xp, input.dtype.kind)
     idx = Tensor._make(xp.astype(order, xp.int64), input._backend)

@@ -72,6 +72,9 @@ def _full_index(op: str, input: Tensor, dim: int, index: Tensor) -> tuple[Any, .
 
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and so on); differentiable in ``input``."""
+    if input.ndim == 0 and isinstance(index, Tensor) and index.ndim == 0:  # 0-d: as a one-element 1-d tensor
+        norm_dim(dim, 0, "gather")
+        return reshape(gather(reshape(input, (1,)), 0, reshape(index, (1,))), ())
     return GetItem.apply(input, _full_index("gather", input, dim, index))
 
 
@@ -250,6 +253,8 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     shape = broadcast_shapes(input.shape, mask.shape)
     x = expand(input, *shape) if input.shape != shape else input
     m = mask._data if mask.shape == shape else mask._backend.xp.broadcast_to(mask._data, shape)
+    if not shape:  # 0-d: as one-element 1-d tensors
+        x, m = reshape(x, (1,)), m.reshape(1)
     return GetItem.apply(x, (m,))
 
 

@@ -158,8 +158,10 @@ class Pinv(Op):
     def forward(self, a: Any, atol: float, rtol: float, hermitian: bool) -> Any:
         xp = self.backend.xp
         m, n = a.shape[-2:]
-        if a.size == 0:
-            return xp.zeros(a.shape[:-2] + (n, m), dtype=a.dtype)
+        if 0 in a.shape:
+            y = xp.zeros(a.shape[:-2] + (n, m), dtype=a.dtype)
+            self.keep(y)
+            return y
         if hermitian:
             w, v = xp.linalg.eigh(a)
             s, left, right = xp.abs(w), v, xp.swapaxes(v, -1, -2)

@@ -163,6 +163,12 @@ def einsum(equation: str, *operands: Any) -> Tensor:
 
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """Cross product of 3-vectors along ``dim`` (the first dim of size 3 when None)."""
+    if input.ndim != other.ndim:
+        raise ShapeError(f"cross: inputs must have the same number of dims, got {input.shape} and {other.shape}")
+    if dim is not None:
+        d0 = norm_dim(dim, input.ndim, "cross")
+        if input.shape[d0] != 3 or other.shape[d0] != 3:
+            raise ShapeError(f"cross: dim {dim} must have size 3 in both inputs, got {input.shape} and {other.shape}")
     shape = broadcast_shapes(input.shape, other.shape, op="cross")
     a, b = expand(input, *shape), expand(other, *shape)
     if dim is None:
@@ -237,6 +243,8 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     if x.ndim != 1:
         raise ShapeError(f"vander: expected a 1-d tensor, got shape {x.shape}")
     n = x.shape[0] if N is None else N
+    if n == 0:  # no columns
+        return reshape(x, (-1, 1)).narrow(1, 0, 0) if x.numel() else x.new_zeros((x.shape[0], 0))
     cols = [x**k if k else x.new_ones(x.shape) for k in range(n)]
     out = stack(cols if increasing else cols[::-1], 1)
     return out
@@ -339,6 +347,8 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right:
 
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to norm ``maxnorm``."""
+    if input.ndim < 2:
+        raise ShapeError(f"renorm: input needs at least 2 dims, got shape {tuple(input.shape)}")
     d = norm_dim(dim, input.ndim, "renorm")
     others = tuple(a for a in norm_dims(None, input.ndim, "renorm") if a != d)
     n = input.norm(p, others, keepdim=True)

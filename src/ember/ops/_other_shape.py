@@ -119,10 +119,14 @@ def flip(input: Tensor, dims: Any) -> Tensor:
 
 
 def fliplr(input: Tensor) -> Tensor:
+    if input.ndim < 2:
+        raise ShapeError(f"fliplr: input must be at least 2-d, got shape {tuple(input.shape)}")
     return flip(input, (1,))
 
 
 def flipud(input: Tensor) -> Tensor:
+    if input.ndim < 1:
+        raise ShapeError("flipud: input must be at least 1-d, got a 0-d tensor")
     return flip(input, (0,))
 
 
@@ -169,12 +173,19 @@ class Pad(Op):
 
     def forward(self, x: Any, widths: tuple[tuple[int, int], ...], mode: str, value: Any) -> Any:
         self.widths, self.mode = widths, mode
+        self.x_shape = tuple(x.shape)
+        if any(n == 0 and lo == hi == 0 for n, (lo, hi) in zip(x.shape, widths, strict=True)):
+            # an empty dim left as it is: the result is empty too (some kernels refuse empty inputs)
+            out = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, widths, strict=True))
+            return self.backend.xp.zeros(out, dtype=x.dtype)
         grow, shrink = _grow_shrink(widths)
         if mode in ("reflect", "replicate"):
             return _cut(self.backend.pad(x, grow, mode, value), shrink)
         return self.backend.pad(_cut(x, shrink), grow, mode, value)
 
     def backward(self, g: Tensor) -> tuple[Tensor, None, None, None]:
+        if 0 in g.shape:
+            return g.new_zeros(self.x_shape), None, None, None
         return PadBackward.apply(g, self.widths, self.mode), None, None, None
 
 
@@ -303,6 +314,8 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     """All combinations of the elements of 1-d tensors, one per row (one tensor: itself)."""
     from ._indexing_join import stack
 
+    if any(t.ndim != 1 for t in tensors):
+        raise ShapeError(f"cartesian_prod: expected 1-d tensors, got shapes {[tuple(t.shape) for t in tensors]}")
     if len(tensors) == 1:
         return tensors[0]
     grids = meshgrid(*tensors, indexing="ij")

@@ -449,7 +449,7 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
     if isinstance(a, Tensor) and a.dtype.kind not in "fc":
         a = _float(a)
         b = b.to(a.dtype) if isinstance(b, Tensor) else b
-    return Atan2.apply(a, b)  # type: ignore[no-any-return]
+    return _binary(Atan2, a, b)  # (its broadcasting errors named)
 
 
 arctan2 = atan2

@@ -113,19 +113,25 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
 
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> MinMax:
     """``(amin, amax)`` in one call."""
-    if input.numel() == 0:
-        raise ShapeError(f"aminmax: cannot reduce an empty tensor of shape {input.shape}")
+    if (input.numel() == 0 and dim is None) or (
+        dim is not None and input.ndim and input.shape[norm_dim(dim, input.ndim, "aminmax")] == 0
+    ):
+        raise ShapeError(f"aminmax: cannot reduce an empty dim (shape {input.shape}, dim={dim}): it has no identity")
     return MinMax(amin(input, dim, keepdim), amax(input, dim, keepdim))
 
 
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """The lower median (NaN if the slice holds NaN); with ``dim``, ``(values, indices)``."""
+    if dim is None and input.numel() == 0 and input.dtype.is_floating_point:
+        return sum(input) * math.nan  # NaN, as PyTorch (kept in the graph: an empty gradient)
     # with NaN present, the first NaN in sorted order (NaN sorts last)
     return _pick("median", input, dim, keepdim, lambda n, nans: where(nans > 0, n - nans, (n - 1) // 2))
 
 
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """The lower median of the non-NaN elements; with ``dim``, ``(values, indices)``."""
+    if dim is None and input.numel() == 0 and input.dtype.is_floating_point:
+        return sum(input) * math.nan
     return _pick("nanmedian", input, dim, keepdim, lambda n, nans: ((n - nans - 1) // 2).clamp(min=0))
 
 

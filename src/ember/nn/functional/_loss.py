@@ -26,6 +26,13 @@ def _same_shape(op: str, input: Tensor, target: Tensor) -> None:
         raise ShapeError(f"{op}: input shape {input.shape} and target shape {target.shape} must match")
 
 
+def _fits(op: str, name: str, t: Any, input: Tensor) -> None:
+    """``t`` (a weight, a target) broadcasts to the input's shape; it never enlarges it (PyTorch refuses that)."""
+    shape = tuple(getattr(t, "shape", ()))
+    if len(shape) > input.ndim or any(a not in (1, b) for a, b in zip(shape[::-1], tuple(input.shape)[::-1])):
+        raise ShapeError(f"{op}: {name} of shape {shape} does not broadcast to the input's shape {tuple(input.shape)}")
+
+
 def _check_probabilities(op: str, target: Tensor) -> None:
     """Targets of a binary cross entropy are probabilities: a value outside [0, 1] is a mistake, not a label."""
     xp, t, kind = target._backend.xp, target._data, target.dtype.kind
@@ -75,6 +82,7 @@ def binary_cross_entropy(
     x = _float(input)
     loss = BinaryCrossEntropy.apply(x, target.to(x.dtype))
     if weight is not None:
+        _fits("binary_cross_entropy", "weight", weight, input)
         loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy")
 
@@ -89,6 +97,9 @@ def binary_cross_entropy_with_logits(
     """Sigmoid + binary cross entropy in one stable expression; ``pos_weight`` scales the positive term."""
     _same_shape("binary_cross_entropy_with_logits", input, target)
     _check_probabilities("binary_cross_entropy_with_logits", target)
+    for name, t_ in (("weight", weight), ("pos_weight", pos_weight)):
+        if t_ is not None:
+            _fits("binary_cross_entropy_with_logits", name, t_, input)
     x = _float(input)
     t = target.to(x.dtype)
     sp = softplus(-x)  # -log(sigmoid(x)), finite for any x
@@ -174,6 +185,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, red
 
 def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-y x))``."""
+    _fits("soft_margin_loss", "target", target, input)
     return _reduce(softplus(-target * input), reduction, "soft_margin_loss")
 
 
@@ -223,7 +235,7 @@ def gaussian_nll_loss(
 ) -> Tensor:
     """``0.5 (log var + (input - target)^2 / var)`` (+ a constant with ``full``).
 
-    ``var`` has the input's shape, or one dim less (one variance per sample), or a last dim of 1; it is
+    ``var`` has the input's shape, or one dim less (one variance per sample), or one dim of size 1; it is
     clamped at ``eps`` for the value only: the gradient passes the clamp as PyTorch's (a no-grad clamp).
     """
     import math
@@ -232,10 +244,10 @@ def gaussian_nll_loss(
         if var.shape != input.shape:
             if tuple(var.shape) == tuple(input.shape[:-1]):
                 var = var.unsqueeze(-1)  # one variance per sample: it covers the last dim
-            elif not (var.shape[:-1] == input.shape[:-1] and var.shape[-1:] == (1,)):
+            elif not (var.ndim == input.ndim and sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1):
                 raise ShapeError(f"gaussian_nll_loss: var of shape {tuple(var.shape)} does not fit input of shape "
                                  f"{tuple(input.shape)}; give the input's shape, the input's shape without its "
-                                 "last dim, or a last dim of 1")  # fmt: skip
+                                 "last dim, or the input's shape with one dim of size 1")  # fmt: skip
         if var._backend.cheap_sync and var.numel() and bool((var < 0).any()):
             raise ValueRangeError("gaussian_nll_loss: var has negative entries")
         v = where(var < eps, var + (eps - var).detach(), var)

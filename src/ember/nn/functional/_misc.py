@@ -62,13 +62,26 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if weight.ndim == 2 and isinstance(input, Tensor) and input.dtype is weight.dtype and plain_bias:
         return _Linear.apply(input, weight, bias)  # type: ignore[no-any-return]
     y = matmul(input, _transpose(weight, 0, 1) if weight.ndim == 2 else weight)
-    return y + bias if bias is not None else y
+    if bias is None:
+        return y
+    _bias_fits("linear", bias, y)
+    return y + bias
+
+
+def _bias_fits(op: str, bias: Any, y: Tensor) -> None:
+    """A bias broadcasts to the output; it never enlarges it (a silently bigger result, where PyTorch refuses)."""
+    shape = tuple(getattr(bias, "shape", ()))
+    if len(shape) > y.ndim or any(b not in (1, o) for b, o in zip(shape[::-1], y.shape[::-1])):
+        raise ShapeError(f"{op}: bias of shape {shape} does not fit the output of shape {tuple(y.shape)}")
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y_o = x1 W_o x2 + b_o`` with weight (out, in1, in2)."""
     y = einsum("...i,oij,...j->...o", input1, weight, input2)
-    return y + bias if bias is not None else y
+    if bias is None:
+        return y
+    _bias_fits("bilinear", bias, y)
+    return y + bias
 
 
 def _check_p(p: float, op: str) -> None:
@@ -316,6 +329,8 @@ upsample = interpolate
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(N, C * r^2, H, W) -> (N, C, H * r, W * r)."""
     r = int(upscale_factor)
+    if input.ndim < 3:
+        raise ShapeError(f"pixel_shuffle: expected (*, C, H, W), got shape {tuple(input.shape)}")
     *lead, c, h, w = input.shape
     if c % (r * r):
         raise ShapeError(f"pixel_shuffle: channels {c} are not divisible by upscale_factor^2 = {r * r}")
@@ -328,6 +343,8 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """(N, C, H * r, W * r) -> (N, C * r^2, H, W)."""
     r = int(downscale_factor)
+    if input.ndim < 3:
+        raise ShapeError(f"pixel_unshuffle: expected (*, C, H, W), got shape {tuple(input.shape)}")
     *lead, c, h, w = input.shape
     if h % r or w % r:
         raise ShapeError(f"pixel_unshuffle: spatial size {(h, w)} is not divisible by {r}")
