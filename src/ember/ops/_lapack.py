@@ -16,7 +16,7 @@ from ._indexing_view import _transpose, unsqueeze
 from ._other_diagonal import diag_embed, diagonal, tril, triu
 from ._util import _float
 
-__all__ = ["det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"]
+__all__ = ["det", "inverse", "logdet", "matrix_power", "slogdet"]
 METHODS = list(__all__)
 
 
@@ -135,86 +135,6 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
         if k:
             p = matmul(p, p)
     return out  # type: ignore[return-value]
-
-
-_EPS = {
-    "float16": 0.0009765625,
-    "bfloat16": 0.0078125,
-    "float32": 1.1920928955078125e-07,
-    "float64": 2.220446049250313e-16,
-}
-
-
-class Pinv(Op):
-    """Moore-Penrose pseudo-inverse by an SVD (``hermitian``: an eigendecomposition): singular values at most
-    ``max(atol, rtol * largest)`` count as zero, as ``torch.linalg.pinv``.
-
-    Backward (rank held fixed, Golub & Pereyra): for ``P = A+`` and the output's gradient ``G``,
-    ``gA = -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A)``.
-    """
-
-    saves_output = True
-
-    def forward(self, a: Any, atol: float, rtol: float, hermitian: bool) -> Any:
-        xp = self.backend.xp
-        m, n = a.shape[-2:]
-        if 0 in a.shape:
-            y = xp.zeros(a.shape[:-2] + (n, m), dtype=a.dtype)
-            self.keep(y)
-            return y
-        if hermitian:
-            w, v = xp.linalg.eigh(a)
-            s, left, right = xp.abs(w), v, xp.swapaxes(v, -1, -2)
-        else:
-            u, s, vh = xp.linalg.svd(a, full_matrices=False)
-            w, left, right = s, u, vh
-        tol = xp.maximum(xp.max(s, axis=-1, keepdims=True) * rtol, atol)
-        keep = s > tol
-        inv = xp.where(keep, 1 / xp.where(keep, w, 1), 0)  # (no division by the zeroed values)
-        y = xp.swapaxes(right, -1, -2) @ (inv[..., :, None] * xp.swapaxes(left, -1, -2))
-        self.keep(y)
-        return y
-
-    def backward(self, g: Tensor) -> tuple[Tensor, None, None, None]:
-        from .._creation import eye
-
-        (a,) = self.inputs[:1]  # type: ignore[index]
-        p = self.output()
-        m, n = a.shape[-2:]
-        pt, gt = _mT(p), _mT(g)
-        left = eye(m, dtype=a.dtype, device=a.device) - matmul(a, p)
-        right = eye(n, dtype=a.dtype, device=a.device) - matmul(p, a)
-        ga = (
-            -matmul(matmul(pt, g), pt)
-            + matmul(matmul(left, gt), matmul(p, pt))
-            + matmul(matmul(pt, p), matmul(gt, right))
-        )
-        return ga, None, None, None
-
-
-def pinv(
-    A: Tensor,  # noqa: N803 - PyTorch's name
-    *,
-    atol: float | None = None,
-    rtol: float | None = None,
-    hermitian: bool = False,
-) -> Tensor:
-    """Moore-Penrose pseudo-inverse (by an SVD, or an eigendecomposition with ``hermitian``): singular values
-    at most ``max(atol, rtol * largest)`` are treated as zero; by default ``rtol = eps * max(m, n)``, or 0 when
-    only an ``atol > 0`` is given (PyTorch's rule)."""
-    a = _float(A)
-    if a.ndim < 2:
-        raise ShapeError(f"pinv: expected matrices (..., m, n), got shape {A.shape}")
-    if hermitian and a.shape[-1] != a.shape[-2]:
-        raise ShapeError(f"pinv: hermitian=True needs square matrices, got shape {A.shape}")
-    if rtol is None:
-        rtol = 0.0 if atol is not None and atol > 0 else _EPS[a.dtype.name] * max(a.shape[-2:])
-    return Pinv.apply(a, float(atol or 0.0), float(rtol), bool(hermitian))  # type: ignore[no-any-return]
-
-
-def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
-    """``linalg.pinv(input, rtol=rcond)`` (PyTorch's older name)."""
-    return pinv(input, rtol=rcond)
 
 
 def multi_dot(tensors: Any) -> Tensor:
