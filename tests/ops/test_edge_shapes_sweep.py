@@ -211,3 +211,38 @@ def test_edge_shapes_match_pytorch(name, efn, tfn, args, kw):
 def test_known_entries_name_real_cases():
     names = {c[0] for c in CASES}
     assert not [k for k in KNOWN if k[0] not in names]
+
+
+# -- every registered op with one argument on another backend --------------------------------------------------
+# PyTorch refuses a CPU tensor beside a CUDA one in one op; Ember's backends are its devices: every op must refuse
+# a mix with an error that names the backends (a RuntimeError), never a misleading one, never a silent result.
+_SHAPE_ONLY = {"registry_new:view_as", "registry_new:reshape_as"}  # only other's shape is read (as in PyTorch)
+_EACH_ALONE = {"registry_utility:atleast_3d", "registry_utility:broadcast_tensors"}  # one result per tensor
+_MOVES = {"registry_utility:type_as"}  # the result takes other's device and backend, as in PyTorch
+
+
+def _other_backend():
+    name = "numpy" if ember.backends.current() == "torch" else "torch"
+    if not ember.backends.available()[name]:
+        pytest.skip(f"the {name} backend is not available")
+    return ember.backends.get(name)
+
+
+MIXED = [c for c in CASES if sum(isinstance(a, np.ndarray) for a in c[3]) >= 2]
+
+
+@pytest.mark.parametrize(("name", "efn", "tfn", "args", "kw"), MIXED, ids=[c[0] for c in MIXED])
+def test_mixed_backends_are_refused_naming_them(name, efn, tfn, args, kw):
+    other = _other_backend()
+    arrs = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+    for moved in arrs[:2]:
+        ts = [ember.from_numpy(np.array(a)) if isinstance(a, np.ndarray) else a for a in args]
+        ts[moved] = ts[moved].to(other)
+        if name in _SHAPE_ONLY | _EACH_ALONE | _MOVES:
+            outs = _flat(efn(*ts))
+            if name in _MOVES:
+                assert outs[0]._backend is ts[1]._backend
+            continue
+        with pytest.raises(RuntimeError, match="backend") as info:
+            efn(*ts)
+        assert isinstance(info.value, ember._errors.DeviceError), f"{name}: {info.value!r}"

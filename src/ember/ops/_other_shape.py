@@ -8,7 +8,7 @@ from typing import Any
 
 from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
-from ..autograd._function import Op
+from ..autograd._function import Op, _device_error
 from ._indexing import GetItem
 from ._indexing_view import _transpose, expand, reshape
 from ._util import broadcast_shapes, norm_dim, norm_dims
@@ -295,6 +295,8 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
     for t in tensors:
         if not isinstance(t, Tensor) or t.ndim > 1:
             raise ShapeError(f"meshgrid: expected 0-d or 1-d tensors, got {getattr(t, 'shape', type(t).__name__)}")
+    if len({t._backend for t in tensors}) > 1:
+        raise _device_error("meshgrid", tensors)
     ts = [reshape(t, -1) for t in tensors]
     swap = indexing == "xy" and len(ts) >= 2
     if swap:

@@ -7,7 +7,7 @@ import warnings
 from typing import Any
 
 from ..._dtype import bool_
-from ..._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
+from ..._errors import DeviceError, DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._function import BilinearOp, Op
 from ...ops._blas import matmul
@@ -195,6 +195,11 @@ def embedding(
     """Look up rows of ``weight`` (num_embeddings, dim) for the integer ``input``."""
     if input.dtype.is_floating_point or input.dtype is bool_:
         raise DTypeError(f"embedding: indices must be an integer tensor, got {input.dtype}")
+    if input._backend is not weight._backend:
+        raise DeviceError(
+            f"embedding: indices on {input.device} ({input._backend.name} backend), weight on {weight.device} "
+            f"({weight._backend.name} backend); move the indices with .to(weight.device)"
+        )
     n = weight.shape[0]
     idx = input._data
     bad = index_out_of_range(idx, 0, n, input._backend)
