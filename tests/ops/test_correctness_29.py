@@ -310,3 +310,37 @@ def test_repeat_with_a_negative_count_names_repeat():
 @pytest.mark.parametrize("target", ["mps", "xla", "bogus"])
 def test_to_an_unknown_or_absent_device_says_device(target):
     both_raise(lambda L: L.ones(2).to(target), RuntimeError, match="device")
+
+
+# -- type promotion: a 0-d tensor beside a dimensioned one ----------------------------------------------------
+_DTYPES = ["bool", "uint8", "int32", "int64", "float16", "float32", "float64"]
+
+
+@pytest.mark.parametrize("dim_dtype", _DTYPES)
+def test_a_0d_tensor_is_weak_beside_a_dimensioned_one(dim_dtype):
+    """float32 (n,) + float64 () is float32 in PyTorch (0-d operands widen only across categories)."""
+    for zero_dtype in _DTYPES:
+        got = {}
+        for L in (ember, torch):
+            a = L.ones(3, dtype=getattr(L, dim_dtype))
+            z = L.tensor(1, dtype=getattr(L, zero_dtype))
+            got[L.__name__] = [str(r.dtype).replace("torch.", "") for r in (a * z, z * a, L.where(a > 0, a, z))]
+        assert got["ember"] == got["torch"], (dim_dtype, zero_dtype)
+
+
+def test_0d_promotion_keeps_values_and_the_gradient_dtype():
+    for L in (ember, torch):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        s = L.tensor(0.5, dtype=L.float64, requires_grad=True)
+        y = x * s
+        y.sum().backward()
+        assert y.dtype == L.float32 and s.grad.dtype == L.float64 and tuple(s.grad.shape) == ()
+        assert s.grad.item() == 3.0
+    for L in (ember, torch):  # the losses that broadcast first: a 0-d target promotes like a dimensioned one
+        F = L.nn.functional
+        x, t = L.ones(3), L.tensor(0.5, dtype=L.float64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            dtypes = [f(x, t).dtype for f in (F.mse_loss, F.l1_loss, F.smooth_l1_loss, F.huber_loss)]
+        assert dtypes == [L.float64, L.float64, L.float64, L.float32]
+        assert L.block_diag(L.ones(2, 2), L.tensor(2.0, dtype=L.float64)).dtype == L.float32

@@ -210,7 +210,7 @@ def test_edge_shapes_match_pytorch(name, efn, tfn, args, kw):
 
 def test_known_entries_name_real_cases():
     names = {c[0] for c in CASES}
-    assert not [k for k in KNOWN if k[0] not in names]
+    assert not [k for k in [*KNOWN, *DTYPE_KNOWN] if k[0] not in names]
 
 
 # -- every registered op with one argument on another backend --------------------------------------------------
@@ -246,3 +246,56 @@ def test_mixed_backends_are_refused_naming_them(name, efn, tfn, args, kw):
         with pytest.raises(RuntimeError, match="backend") as info:
             efn(*ts)
         assert isinstance(info.value, ember._errors.DeviceError), f"{name}: {info.value!r}"
+
+
+# -- every registered op in float32, and with a 0-d operand of the other float dtype -------------------------
+# A 0-d tensor is weaker than a dimensioned one in PyTorch's promotion: float32 (n,) with float64 () is float32.
+_SAME_DTYPE = "PyTorch requires equal dtypes here; Ember promotes (the result is the promoted one)"
+DTYPE_KNOWN = {
+    **{("math_stats_layout:lerp", v): _SAME_DTYPE for v in ("f32+0d64", "f64+0d32")},
+    **{(f"registry_new:{n}", v): _SAME_DTYPE for n in ("meshgrid_ij", "meshgrid_xy") for v in ("f32+0d64", "f64+0d32")},
+    **{(f"functional:{n}", v): _SAME_DTYPE for n in ("prelu", "prelu_single") for v in ("f32+0d64", "f64+0d32")},
+    **{(f"functional:{n}", v): _LENIENT for n in ("margin_ranking", "triplet") for v in ("f32+0d64", "f64+0d32")},
+}  # fmt: skip
+
+
+def dtype_variants(args: list) -> list[tuple[str, list]]:
+    fl = [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    if not fl:
+        return []
+    out = [("f32", [a.astype(np.float32) if i in fl else a for i, a in enumerate(args)])]
+    if len(fl) >= 2:
+        for name, big, small in (("f32+0d64", np.float32, np.float64), ("f64+0d32", np.float64, np.float32)):
+            out.append((name, [(a.astype(big) if i == fl[0] else np.asarray(a.reshape(-1)[0], dtype=small))
+                               if i in fl else a for i, a in enumerate(args)]))  # fmt: skip
+    return out
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize(("name", "efn", "tfn", "args", "kw"), CASES, ids=[c[0] for c in CASES])
+def test_dtypes_match_pytorch(name, efn, tfn, args, kw):
+    problems = []
+    for vname, vargs in dtype_variants(list(args)):
+        try:
+            t = _run(torch, tfn, vargs, False)[0]
+        except Exception as ex:
+            t_err: Exception | None = ex
+        else:
+            t_err = None
+        try:
+            e = _run(ember, efn, vargs, False)[0]
+        except Exception as ex:
+            found = None if t_err is not None else f"Ember raises {type(ex).__name__}: {ex}"
+        else:
+            found = f"PyTorch raises ({str(t_err)[:80]}), Ember does not" if t_err else None
+            for k, ((es, ed, ea), (ts, td, ta)) in enumerate(zip(e, t, strict=False)):
+                if (es, ed) != (ts, td):
+                    found = f"output {k}: {es} {ed}, PyTorch {ts} {td}"
+                elif ea.dtype.kind == "f" and not np.allclose(ea, ta, rtol=1e-4, atol=1e-5, equal_nan=True):
+                    found = f"output {k}: values differ"
+        known = DTYPE_KNOWN.get((name, vname))
+        if found and not known:
+            problems.append(f"[{vname}] {found}")
+        elif known and not found:
+            problems.append(f"[{vname}] listed in DTYPE_KNOWN ({known}) but now matches PyTorch: remove the entry")
+    assert not problems, f"{name}:\n  " + "\n  ".join(problems)

@@ -235,9 +235,22 @@ def _check_target_shape(op: str, input: Tensor, target: Tensor) -> None:
                   "Please ensure they have the same size.", UserWarning, stacklevel=3)  # fmt: skip
 
 
+def _broadcast_pair(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
+    """Both expanded to their common shape first, as PyTorch's mse/l1/smooth_l1 losses do (so a 0-d target
+    promotes like a dimensioned one: float32 input with a float64 0-d target computes in float64)."""
+    if input.shape == target.shape:
+        return input, target
+    from ...ops._indexing_view import expand
+    from ...ops._util import broadcast_shapes
+
+    shape = broadcast_shapes(input.shape, target.shape)
+    return tuple(t if t.shape == shape else expand(t, *shape) for t in (input, target))  # type: ignore[return-value]
+
+
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error."""
     _check_target_shape("mse_loss", input, target)
+    input, target = _broadcast_pair(input, target)
     d = input - target
     return _reduce(d * d, reduction, "mse_loss")
 

@@ -12,7 +12,7 @@ from ...ops._pointwise_special import xlogy
 from ...ops._pointwise_unary import clamp, exp, log
 from ...ops._util import _float
 from ._activation import softplus
-from ._basic import _check_target_shape, _reduce
+from ._basic import _broadcast_pair, _check_target_shape, _reduce
 
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "gaussian_nll_loss",
@@ -115,12 +115,14 @@ def binary_cross_entropy_with_logits(
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean absolute error."""
     _check_target_shape("l1_loss", input, target)
+    input, target = _broadcast_pair(input, target)
     return _reduce((input - target).abs(), reduction, "l1_loss")
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """Quadratic below ``beta`` (``0.5 d^2 / beta``), linear above (``|d| - beta / 2``)."""
     _check_target_shape("smooth_l1_loss", input, target)
+    input, target = _broadcast_pair(input, target)
     d = (input - target).abs()
     if beta == 0:
         return _reduce(d, reduction, "smooth_l1_loss")
