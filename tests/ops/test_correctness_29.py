@@ -344,3 +344,15 @@ def test_0d_promotion_keeps_values_and_the_gradient_dtype():
             dtypes = [f(x, t).dtype for f in (F.mse_loss, F.l1_loss, F.smooth_l1_loss, F.huber_loss)]
         assert dtypes == [L.float64, L.float64, L.float64, L.float32]
         assert L.block_diag(L.ones(2, 2), L.tensor(2.0, dtype=L.float64)).dtype == L.float32
+
+
+@pytest.mark.parametrize(
+    ("into", "other"), [("bool", "int64"), ("bool", "float32"), ("int64", "float32"), ("uint8", "float64")]
+)
+def test_in_place_result_of_a_higher_category_is_refused(into, other):
+    """PyTorch refuses to write an int result into a bool tensor in place (Ember kept it as bool)."""
+    for L in (ember, torch):
+        a = L.ones(3, dtype=getattr(L, into))
+        with pytest.raises(RuntimeError, match="cast|cannot be written"):
+            a.add_(L.ones(3, dtype=getattr(L, other)))
+        assert a.tolist() == L.ones(3, dtype=getattr(L, into)).tolist()

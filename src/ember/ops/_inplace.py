@@ -17,6 +17,7 @@ from .._errors import DTypeError, ShapeError
 from .._tensor import Tensor
 from ..autograd._grad_mode import STATE
 from ..autograd._views import _refresh_view, keep_hooks_on_old_version, move_retained, rebase_through_view
+from ._util import _CATEGORY
 
 
 def _check_leaf(t: Tensor, op: str) -> None:
@@ -57,7 +58,7 @@ def _commit(t: Tensor, r: Tensor, op: str) -> Tensor:
     """Write result ``r`` into ``t``'s storage and give ``t`` the history of ``r``."""
     if r._data.shape != t._data.shape:
         raise ShapeError(f"{op}: the result has shape {r.shape}, which cannot be written in place into {t.shape}")
-    if r.dtype.kind == "f" and t.dtype.kind in "biu":
+    if _CATEGORY[r.dtype.kind] > _CATEGORY[t.dtype.kind]:  # PyTorch's can_cast: never float -> int -> bool
         raise DTypeError(f"{op}: result of type {r.dtype} cannot be written in place into a {t.dtype} tensor")
     try:
         t._data[...] = r._data
