@@ -250,11 +250,7 @@ def test_mixed_backends_are_refused_naming_them(name, efn, tfn, args, kw):
 
 # -- every registered op in float32, and with a 0-d operand of the other float dtype -------------------------
 # A 0-d tensor is weaker than a dimensioned one in PyTorch's promotion: float32 (n,) with float64 () is float32.
-_SAME_DTYPE = "PyTorch requires equal dtypes here; Ember promotes (the result is the promoted one)"
 DTYPE_KNOWN = {
-    **{("math_stats_layout:lerp", v): _SAME_DTYPE for v in ("f32+0d64", "f64+0d32")},
-    **{(f"registry_new:{n}", v): _SAME_DTYPE for n in ("meshgrid_ij", "meshgrid_xy") for v in ("f32+0d64", "f64+0d32")},
-    **{(f"functional:{n}", v): _SAME_DTYPE for n in ("prelu", "prelu_single") for v in ("f32+0d64", "f64+0d32")},
     **{(f"functional:{n}", v): _LENIENT for n in ("margin_ranking", "triplet") for v in ("f32+0d64", "f64+0d32")},
 }  # fmt: skip
 

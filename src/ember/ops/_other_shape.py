@@ -297,6 +297,8 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
             raise ShapeError(f"meshgrid: expected 0-d or 1-d tensors, got {getattr(t, 'shape', type(t).__name__)}")
     if len({t._backend for t in tensors}) > 1:
         raise _device_error("meshgrid", tensors)
+    if len({t.dtype for t in tensors}) > 1:
+        raise DTypeError(f"meshgrid: expected tensors of one dtype, got {', '.join(str(t.dtype) for t in tensors)}")
     ts = [reshape(t, -1) for t in tensors]
     swap = indexing == "xy" and len(ts) >= 2
     if swap:

@@ -456,7 +456,10 @@ arctan2 = atan2
 
 
 def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:
-    """``input + weight * (end - input)``."""
+    """``input + weight * (end - input)``; tensor ``end`` and ``weight`` must have ``input``'s dtype (as in PyTorch)."""
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and t.dtype is not input.dtype:
+            raise DTypeError(f"lerp: expected dtype {input.dtype} for `{name}` but got dtype {t.dtype}")
     return input + weight * (end - input)
 
 
