@@ -353,6 +353,6 @@ def test_in_place_result_of_a_higher_category_is_refused(into, other):
     """PyTorch refuses to write an int result into a bool tensor in place (Ember kept it as bool)."""
     for L in (ember, torch):
         a = L.ones(3, dtype=getattr(L, into))
-        with pytest.raises(RuntimeError, match="cast|cannot be written"):
+        with pytest.raises(RuntimeError, match=r"cast|cannot be written"):
             a.add_(L.ones(3, dtype=getattr(L, other)))
         assert a.tolist() == L.ones(3, dtype=getattr(L, into)).tolist()
