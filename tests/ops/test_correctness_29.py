@@ -356,3 +356,29 @@ def test_in_place_result_of_a_higher_category_is_refused(into, other):
         with pytest.raises(RuntimeError, match=r"cast|cannot be written"):
             a.add_(L.ones(3, dtype=getattr(L, other)))
         assert a.tolist() == L.ones(3, dtype=getattr(L, into)).tolist()
+
+
+@pytest.mark.parametrize("weights", ["f", "a", "fa"])
+@pytest.mark.parametrize("correction", [0, 1, 2])
+def test_cov_with_frequency_and_importance_weights(weights, correction):
+    """op_db's cov samples with fweights/aweights: values and the gradients of input and aweights."""
+    rng = np.random.default_rng(3)
+    x, fw, aw = rng.standard_normal((3, 6)), rng.integers(0, 4, 6), rng.random(6)
+    got = []
+    for L in (ember, torch):
+        tx, ta = L.tensor(x, requires_grad=True), L.tensor(aw, requires_grad=True)
+        kw = {"fweights": L.tensor(fw) if "f" in weights else None, "aweights": ta if "a" in weights else None}
+        c = L.cov(tx, correction=correction, **kw)
+        c.sum().backward()
+        got.append([c.detach().numpy(), tx.grad.numpy(), None if ta.grad is None else ta.grad.numpy()])
+    for a, b in zip(*got, strict=True):
+        assert (a is None and b is None) or np.allclose(a, b)
+
+
+@pytest.mark.parametrize(
+    "kw", [{"fweights": [1.0, 2.0]}, {"aweights": [1, 2]}, {"fweights": [1, -1]}, {"aweights": [1.0]}]
+)
+def test_cov_refuses_bad_weights(kw):
+    for L in (ember, torch):
+        with pytest.raises(RuntimeError, match="weights"):
+            L.cov(L.ones(2, 2), **{k: L.tensor(v) for k, v in kw.items()})

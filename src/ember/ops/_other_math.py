@@ -251,20 +251,47 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
 
 
 # -- statistics -----------------------------------------------------------------------------------
+def _cov_weights(name: str, w: Tensor | None, n: int, kinds: str) -> Tensor | None:
+    if w is None:
+        return None
+    if not isinstance(w, Tensor) or w.ndim > 1:
+        raise ShapeError(f"cov: expected {name} to be a tensor with one or fewer dimensions")
+    if w.dtype.kind not in kinds:
+        kind = "an integral" if kinds == "iu" else "a floating point"
+        raise DTypeError(f"cov: expected {name} to have {kind} dtype, got {w.dtype}")
+    if w.numel() != n:
+        raise ShapeError(f"cov: expected {name} to have {n} elements (one per observation), got {w.numel()}")
+    if n and bool((w < 0).any()):
+        raise ValueRangeError(f"cov: {name} cannot be negative")
+    return reshape(w, (-1,))
+
+
 def cov(
     input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None
 ) -> Tensor:
-    """Covariance of the rows (variables) of ``input`` over its columns (observations)."""
-    if fweights is not None or aweights is not None:
-        raise ValueRangeError("cov: fweights and aweights are not supported")
+    """Covariance of the rows (variables) of ``input`` over its columns (observations).
+
+    ``fweights`` (integer repeat counts) and ``aweights`` (float importance weights) weight the observations
+    as in PyTorch and NumPy; gradients flow to ``input`` and ``aweights``.
+    """
     x = _float(input)
     if x.ndim > 2:
         raise ShapeError(f"cov: expected a 1-d or 2-d tensor, got shape {input.shape}")
     vector = x.ndim < 2
     x = reshape(x, (1, -1)) if vector else x
     n = x.shape[1]
-    xc = x - mean(x, 1, keepdim=True)
-    c = matmul(xc, _transpose(xc, 0, 1)) / builtins.max(n - correction, 0)
+    fw = _cov_weights("fweights", fweights, n, "iu")
+    aw = _cov_weights("aweights", aweights, n, "f")
+    w = aw if fw is None else fw if aw is None else fw * aw
+    if w is None:
+        xc = x - mean(x, 1, keepdim=True)
+        c = matmul(xc, _transpose(xc, 0, 1)) / builtins.max(n - correction, 0)
+    else:
+        w_sum = sum(w)
+        xc = x - unsqueeze(sum(x * w, 1) / w_sum, 1)
+        norm = w_sum - correction if aw is None or correction == 0 else w_sum - correction * sum(w * aw) / w_sum
+        norm = where(norm > 0, norm, 0.0)  # no degrees of freedom left: inf/NaN, as PyTorch
+        c = matmul(xc * w, _transpose(xc, 0, 1)) / norm
     return reshape(c, ()) if x.shape[0] == 1 else c  # one variable: 0-d, as PyTorch (for (1, N) too)
 
 
