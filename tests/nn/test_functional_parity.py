@@ -125,3 +125,26 @@ def test_interpolate_antialias_is_not_silently_ignored():
         _interp(ember, x, size=(3, 4), mode="bilinear", antialias=True)
     with pytest.raises(ValueError, match="antialias"):
         _interp(ember, x, size=(9, 11), mode="bilinear", antialias=True, align_corners=True)
+
+
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize(
+    ("hw", "kw"),
+    [((4, 5), {"size": (8, 9)}), ((7, 3), {"size": (2, 3)}), ((4, 5), {"scale_factor": 1.7}),
+     ((7, 3), {"scale_factor": (0.6, 2.0)}), ((1, 6), {"size": (1, 1)}), ((4, 5), {"size": (4, 11)})],
+)  # fmt: skip
+def test_interpolate_bicubic_matches_pytorch(hw, kw, align):
+    """op_db's bicubic samples were refused ('unsupported mode'): Keys' A = -0.75 taps, clamped at the border."""
+    x = rng.standard_normal((2, 3, *hw))
+    same(lambda L, F, t: F.interpolate(t, mode="bicubic", align_corners=align, **kw), x)
+    x32 = x.astype(np.float32)
+    e, t = (_np(L.nn.functional.interpolate(L.from_numpy(x32), mode="bicubic", **kw)) for L in (ember, torch))
+    assert e.dtype == t.dtype and np.allclose(e, t, rtol=1e-5, atol=1e-5)
+
+
+def test_interpolate_bicubic_gradcheck_and_empty_output_refused():
+    x = ember.from_numpy(rng.standard_normal((1, 2, 3, 4))).requires_grad_(True)
+    assert ember.autograd.gradcheck(lambda t: ember.nn.functional.interpolate(t, size=(5, 2), mode="bicubic"), (x,))
+    for L in (ember, torch):
+        with pytest.raises(RuntimeError):
+            L.nn.functional.interpolate(L.ones(1, 1, 1, 6), scale_factor=(0.6, 2.0), mode="bicubic")

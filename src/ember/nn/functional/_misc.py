@@ -262,11 +262,12 @@ def interpolate(
     recompute_scale_factor: bool | None = None,
     antialias: bool = False,
 ) -> Tensor:
-    """Resize the spatial dims: ``nearest``, ``nearest-exact``, ``linear``, ``bilinear``, ``trilinear``, ``area``."""
+    """Resize the spatial dims: ``nearest``, ``nearest-exact``, ``linear``, ``bilinear``, ``bicubic``, ``trilinear``,
+    ``area``."""
     sp = input.ndim - 2
     if sp < 1:
         raise ShapeError(f"interpolate: expected (N, C, ...) with spatial dims, got shape {input.shape}")
-    linear_modes = {"linear": 1, "bilinear": 2, "trilinear": 3}
+    linear_modes = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
     if mode in linear_modes and linear_modes[mode] != sp:
         raise ShapeError(f"interpolate: mode {mode!r} needs a {linear_modes[mode] + 2}-d input, got {input.shape}")
     if mode not in ("nearest", "nearest-exact", "area", *linear_modes):
@@ -287,6 +288,8 @@ def interpolate(
         from ._pool import _adaptive
 
         return _adaptive(input, out, sp, False, False, "interpolate")  # type: ignore[no-any-return]
+    if any(o < 1 for o, n in zip(out, input.shape[2:], strict=True) if n):  # as PyTorch, except for 'area'
+        raise ShapeError(f"interpolate: scale_factor={scale_factor} makes an empty output {out} from {input.shape}")
     xp = input._backend.xp
     x = input if mode.startswith("nearest") else _float(input)
     if mode.startswith("nearest"):
@@ -306,6 +309,8 @@ def interpolate(
             src = xp.astype(xp.floor(pos * sc), xp.int64)
             arrays.append(xp.minimum(src, n - 1))
         return GetItem.apply(x, (slice(None), slice(None)) + tuple(xp.ix_(*arrays)))  # type: ignore[no-any-return]
+    if mode == "bicubic":
+        return _bicubic(x, input, out, scale, bool(align_corners))
     for i in range(sp):  # separable: interpolate one dim at a time
         n, o, ax = x.shape[2 + i], out[i], 2 + i
         if n == o:  # PyTorch keeps a dim whose size does not change, whatever the scale_factor
@@ -324,6 +329,49 @@ def interpolate(
         wt = Tensor._make(w.reshape(shape), x._backend)
         x = GetItem.apply(x, lead + (i0,)) * (1 - wt) + GetItem.apply(x, lead + (i1,)) * wt
     if input.dtype.name == "uint8":  # PyTorch keeps uint8, rounding half up
+        return (x + 0.5).floor().clamp(0, 255).to(input.dtype)
+    return x
+
+
+def _cubic_weights(t: Any, xp: Any) -> list[Any]:
+    """Keys' cubic convolution weights (A = -0.75, PyTorch's) of the 4 taps around a fractional offset ``t``."""
+    a = -0.75
+
+    def near(v: Any) -> Any:  # |v| <= 1
+        return ((a + 2) * v - (a + 3)) * v * v + 1
+
+    def far(v: Any) -> Any:  # 1 < |v| < 2
+        return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _bicubic(x: Tensor, input: Tensor, out: tuple[int, ...], scale: tuple[float, ...], align: bool) -> Tensor:
+    """Bicubic resize of (N, C, H, W) as PyTorch's: source index unclamped, taps clamped to the border."""
+    xp = x._backend.xp
+    if tuple(x.shape[2:]) == out:  # PyTorch copies when no size changes
+        return x
+    dt = x._data.dtype
+    for i in range(2):
+        n, o, ax = x.shape[2 + i], out[i], 2 + i
+        d = xp.arange(o, dtype=dt)
+        if align:
+            src = d * xp.asarray((n - 1) / (o - 1) if o > 1 else 0.0, dtype=dt)
+        else:
+            src = (d + xp.asarray(0.5, dtype=dt)) * xp.asarray(scale[i], dtype=dt) - xp.asarray(0.5, dtype=dt)
+        i0 = xp.floor(src)
+        ws = _cubic_weights(src - i0, xp)
+        base = xp.astype(i0, xp.int64)
+        lead = (slice(None),) * ax
+        shape = [1] * x.ndim
+        shape[ax] = o
+        acc = None
+        for k in range(4):
+            idx = xp.clip(base - 1 + k, 0, n - 1)
+            term = GetItem.apply(x, lead + (idx,)) * Tensor._make(xp.reshape(ws[k], shape), x._backend)
+            acc = term if acc is None else acc + term
+        x = acc  # type: ignore[assignment]
+    if input.dtype.name == "uint8":
         return (x + 0.5).floor().clamp(0, 255).to(input.dtype)
     return x
 
