@@ -151,6 +151,27 @@ class Tensor:
     def is_floating_point(self) -> _bool:
         return self._data.dtype in self._backend.float_dtypes
 
+    def is_complex(self) -> _bool:
+        return self._data.dtype in self._backend.complex_dtypes
+
+    @property
+    def real(self) -> Tensor:
+        """The real part: a writable view of a complex tensor; a real tensor itself."""
+        return _ops.real(self)
+
+    @real.setter
+    def real(self, value: Any) -> None:
+        _ops.real(self).copy_(value)
+
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary part of a complex tensor (a writable view)."""
+        return _ops.imag(self)
+
+    @imag.setter
+    def imag(self, value: Any) -> None:
+        _ops.imag(self).copy_(value)
+
     @property
     def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
         return _permute(self, tuple(range(self.ndim - 1, -1, -1)))
@@ -158,6 +179,18 @@ class Tensor:
     @property
     def mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
         return _transpose(self, -2, -1)
+
+    @property
+    def mH(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        """The conjugate transpose of the last two dims."""
+        return _ops.adjoint(self)
+
+    @property
+    def H(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        """The conjugate transpose of a matrix."""
+        if self.ndim != 2:
+            raise ShapeError(f"tensor.H is only supported on matrices (2-D tensors), got {self.ndim}-D tensor")
+        return _ops.adjoint(self)
 
     @property
     def data(self) -> Tensor:
@@ -190,8 +223,11 @@ class Tensor:
     def __int__(self) -> int:
         return int(self.item())
 
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
     def __index__(self) -> int:
-        if self.dtype.is_floating_point or self.numel() != 1:
+        if self.dtype.kind in "fc" or self.numel() != 1:
             raise TypeError(f"only integer tensors of a single element can be an index, got {self.dtype}{self.shape}")
         return int(self.item())
 
@@ -294,6 +330,12 @@ class Tensor:
     def bfloat16(self) -> Tensor:
         return self.to(dtype="bfloat16")
 
+    def cfloat(self) -> Tensor:
+        return self.to(dtype="complex64")
+
+    def cdouble(self) -> Tensor:
+        return self.to(dtype="complex128")
+
     def long(self) -> Tensor:
         return self.to(dtype="int64")
 
@@ -345,12 +387,15 @@ class Tensor:
                 f"requires_grad = {value}: you can only change requires_grad of leaf tensors; this one was computed "
                 "(its grad_fn is set): use .detach() for a tensor that does not require grad"
             )
-        if value and not self.dtype.is_floating_point:
-            raise DTypeError(f"only floating-point tensors can require gradients, got {self.dtype}")
+        if value and self._data.dtype not in self._backend.grad_dtypes:
+            raise DTypeError(
+                f"only Tensors of floating point and complex dtype can require gradients, got {self.dtype}"
+            )
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: _bool = True) -> Tensor:
-        """Mark a leaf tensor to collect gradients (floating dtypes only); True on a computed tensor is a no-op."""
+        """Mark a leaf tensor to collect gradients (floating and complex dtypes only); True on a computed tensor
+        is a no-op, False on one is refused (as in PyTorch)."""
         if not (requires_grad and self._creator is not None):
             self.requires_grad = requires_grad
         return self

@@ -304,7 +304,7 @@ class Learner:
         if type(epochs) is bool or not isinstance(epochs, int) or epochs < 0:
             raise ValueError(f"Learner.fit: epochs must be a non-negative integer, got {epochs!r}")
         start = 1
-        self._dist = DistributedRun.start()
+        self._dist = DistributedRun.start(self._dist)
         if self._dist is not None and self._steps is not None:
             raise ValueError("Learner: compile=True does not train in a process group yet (its captured step would "
                              "skip DistributedDataParallel's gradient averaging); use compile=False there")  # fmt: skip
