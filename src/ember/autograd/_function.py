@@ -48,7 +48,7 @@ def _edges_of(args: tuple[Any, ...]) -> tuple[list[Any], int, Any]:
         if isinstance(a, Tensor):
             if a._vcl and a._vcl[0]:
                 zero = False
-            if a.requires_grad:
+            if a._requires_grad:
                 c = a._creator
                 if c is None:
                     edges.append((None, a))
@@ -130,7 +130,7 @@ class Function:
                     backend = b
                 if a._view is not None and a._view[2] != a._vcl[0]:  # type: ignore[index]
                     _refresh_view(a)
-                if a.requires_grad:
+                if a._requires_grad:
                     needs_grad = True
                 arrays.append(a._data)
             else:
@@ -157,8 +157,8 @@ class Function:
         r = _new_tensor(Tensor)
         r._data = out
         r._backend = backend
-        r.requires_grad = False
-        r.grad = r._creator = r._hooks = r._view = r._vcl = None
+        r._requires_grad = False
+        r._grad = r._creator = r._hooks = r._view = r._vcl = None
         r._out_idx = 0
         r._retain = False
         if needs_grad and cls.differentiable:
@@ -171,11 +171,11 @@ class Function:
                 if cls.saves_inputs:
                     fn._versions = versions
                 if out.dtype in backend.float_dtypes:
-                    r.requires_grad = True
+                    r._requires_grad = True
                     r._creator = fn
                 elif out.dtype in backend.complex_dtypes:
                     fn.__class__ = complex_node_class(cls)
-                    r.requires_grad = True
+                    r._requires_grad = True
                     r._creator = fn
                 if cls.saves_output:
                     r._vcl = vc = [0]
@@ -224,7 +224,7 @@ class Function:
             self._versions = versions
         for i, r in enumerate(results):
             if r._data.dtype in r._backend.grad_dtypes:
-                r.requires_grad = True
+                r._requires_grad = True
                 r._creator = self
                 r._out_idx = i
                 if cls._array_io and r._data.dtype in r._backend.complex_dtypes:
@@ -306,7 +306,7 @@ class Function:
         if t is None:
             t = Tensor._make(self.backend.asarray(self._outs[i]), self.backend)
             t._vc = self._out_vcs[i]
-            t.requires_grad = True
+            t._requires_grad = True
             t._creator = self
             t._out_idx = i
         return t
@@ -387,7 +387,7 @@ def record_node(node: Function, inputs: tuple[Any, ...], out: Tensor) -> None:
     """Record ``node`` (built by hand, its forward already done) as the creator of ``out``."""
     node.inputs = inputs
     node._edges, node.generation, _ = _edges_of(inputs)
-    out._creator, out._out_idx, out.requires_grad = node, 0, True
+    out._creator, out._out_idx, out._requires_grad = node, 0, True
 
 
 class Op(Function):
