@@ -12,6 +12,7 @@ from .._dtype import DType, bfloat16, float64
 from ._kernels_activation import ActivationKernels
 from ._kernels_complex import ComplexKernels
 from ._kernels_conv import ConvKernels
+from ._kernels_fft import FFTKernels
 from ._kernels_linalg import LinalgKernels
 from ._kernels_norm import NormKernels
 from ._kernels_optim import OptimKernels
@@ -30,6 +31,7 @@ class Backend(
     PadKernels,
     LinalgKernels,
     ComplexKernels,
+    FFTKernels,
 ):
     """One array library on one device.
 
