@@ -377,6 +377,8 @@ COMPLEX_GRAD_OPS = frozenset({
     "Abs", "Angle", "Complex", "ConjPhysical", "Imag", "Polar", "Real", "Sgn", "ViewAsComplex", "ViewAsReal",
     # reductions and products
     "CumProd", "CumSum", "Einsum", "MatMul", "Mean", "Norm2", "Sum", "VectorNorm", "_Linear",
+    # Fourier transforms (tests/ops/test_fft.py)
+    "FftC2C", "FftC2R", "FftR2C",
     # moving, copying and selecting values
     "AsView", "Cast", "Cat", "Clone", "Contiguous", "CopySlices", "Diagonal", "DiagonalBackward", "Expand", "Flip",
     "GetItem", "IndexBackward", "IndexPut", "Pad", "PadBackward", "Permute", "Reshape", "Roll", "Split",
