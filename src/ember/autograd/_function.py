@@ -15,6 +15,7 @@ import traceback
 import weakref
 from typing import Any
 
+from .._errors import DTypeError
 from .._tensor import Tensor
 from ._grad_mode import STATE
 
@@ -363,6 +364,27 @@ class Function:
 
 _COMPLEX_NODES: dict[type[Function], type[Function]] = {}
 
+#: Operators whose gradients are right for complex tensors: tested against PyTorch on complex inputs
+#: (``tests/ops/test_complex.py``), or operators that only move, copy or sum values. Any other operator with a
+#: complex result refuses to record a gradient (a clear error, never a silently wrong gradient); its forward
+#: still runs under ``no_grad``. An operator joins this set together with its test against PyTorch.
+COMPLEX_GRAD_OPS = frozenset({
+    # pointwise arithmetic and transcendental functions (``pointwise_op`` conjugates each derivative)
+    "Acos", "Acosh", "Add", "Asin", "Asinh", "Atan", "Atanh", "Cos", "Cosh", "Div", "Exp", "Exp2", "Expm1", "Log",
+    "Log10", "Log1p", "Log2", "Logaddexp", "Mul", "Neg", "Pow", "Reciprocal", "Rsqrt", "Sigmoid", "Sin", "Sinh",
+    "Sqrt", "Square", "Sub", "Tan", "Tanh",
+    # parts, magnitude and phase
+    "Abs", "Angle", "Complex", "ConjPhysical", "Imag", "Polar", "Real", "Sgn", "ViewAsComplex", "ViewAsReal",
+    # reductions and products
+    "CumProd", "CumSum", "Einsum", "MatMul", "Mean", "Norm2", "Sum", "VectorNorm", "_Linear",
+    # Fourier transforms (tests/ops/test_fft.py)
+    "FftC2C", "FftC2R", "FftR2C",
+    # moving, copying and selecting values
+    "AsView", "Cast", "Cat", "Clone", "Contiguous", "CopySlices", "Diagonal", "DiagonalBackward", "Expand", "Flip",
+    "GetItem", "IndexBackward", "IndexPut", "Pad", "PadBackward", "Permute", "Reshape", "Roll", "Split",
+    "ToDevice", "ViewOp", "Where", "_Replay", "_Scatter", "_ScatterAdd", "_Tri", "_ZeroRegion",
+})  # fmt: skip
+
 
 def complex_node_class(cls: type[Function]) -> type[Function]:
     """The class of a node of ``cls`` with a complex output: its gradients go through ``backward`` (on Tensors).
@@ -374,6 +396,11 @@ def complex_node_class(cls: type[Function]) -> type[Function]:
     """
     c = _COMPLEX_NODES.get(cls)
     if c is None:
+        if cls.__name__ not in COMPLEX_GRAD_OPS and cls._array_io:
+            raise DTypeError(
+                f"{cls.__name__}: gradients through complex tensors are not supported for this operator yet "
+                "(its forward runs under no_grad); see ember.autograd.COMPLEX_GRAD_OPS for those that are"
+            )
         if getattr(cls, "complex_arrays", False) or cls.backward is Function.backward or cls.backward_arrays is None:
             c = cls
         else:
