@@ -12,7 +12,9 @@ import ember
 from ember._tensor import Tensor
 from ember.nn import Param
 
-FIELDS = [s for s in Tensor.__slots__ if s not in ("__weakref__", "_data", "_backend")]
+FIELDS = [
+    s for c in Tensor.__mro__ for s in getattr(c, "__slots__", ()) if s not in ("__weakref__", "_data", "_backend")
+]
 
 
 def _fields(t: Tensor) -> dict[str, object]:
@@ -21,7 +23,7 @@ def _fields(t: Tensor) -> dict[str, object]:
 
 def test_every_constructor_path_sets_the_fields_of_init() -> None:
     ref = _fields(Tensor._make(np.zeros(2), ember.ones(1)._backend))
-    assert ref["requires_grad"] is False and ref["grad"] is None and ref["_creator"] is None
+    assert ref["_requires_grad"] is False and ref["_grad"] is None and ref["_creator"] is None
     x = ember.ones(2)
     made = [
         Tensor([1.0, 2.0]),
@@ -42,6 +44,6 @@ def test_recorded_results_and_params_set_every_field() -> None:
     w = ember.ones(2, requires_grad=True)
     y = (w * 3).exp()  # Op.apply's inlined path, recording
     f = _fields(y)
-    assert f["requires_grad"] is True and f["_creator"] is not None and f["grad"] is None
+    assert f["_requires_grad"] is True and f["_creator"] is not None and f["_grad"] is None
     p = Param(ember.ones(3))
-    assert _fields(p)["requires_grad"] is True and p.grad is None and p._vc == [0]
+    assert _fields(p)["_requires_grad"] is True and p.grad is None and p._vc == [0]

@@ -12,6 +12,7 @@ from ._dtype import DType, as_dtype
 from ._hooks import RemovableHandle
 from ._printing import format_tensor
 from ._tensor_convert import TensorConversions
+from ._tensor_grad import TensorGradFields
 from .backends import Backend, get_backend
 
 __all__ = ["Tensor"]
@@ -19,7 +20,7 @@ __all__ = ["Tensor"]
 _bool = bool
 
 
-class Tensor(TensorConversions):
+class Tensor(TensorGradFields, TensorConversions):
     """A multi-dimensional array with reverse-mode autodiff.
 
     Value semantics (spec §2.2): assignment shares the tensor, operations return new tensors, methods
@@ -38,8 +39,6 @@ class Tensor(TensorConversions):
         "_retain",
         "_vcl",
         "_view",
-        "grad",
-        "requires_grad",
     )
     __array_priority__ = 1000  # numpy defers ``ndarray + Tensor`` to Tensor.__radd__
     #: set once any non-leaf tensor is detached in place: backward then checks saved inputs for it
@@ -57,8 +56,8 @@ class Tensor(TensorConversions):
         """Set every field of a new tensor: the one list of them (``_make`` and ``Op.apply`` inline it)."""
         self._data = data
         self._backend = backend
-        self.requires_grad = False
-        self.grad: Tensor | None = None
+        self._requires_grad = False
+        self._grad: Tensor | None = None
         self._creator: Any = None  # the Op that made this tensor (None: a leaf)
         self._out_idx = 0  # which output of ``_creator``
         self._vcl: list[int] | None = None  # the version counter, made on first use (``_vc``)
@@ -75,8 +74,8 @@ class Tensor(TensorConversions):
         t = object.__new__(cls)
         t._data = data
         t._backend = backend
-        t.requires_grad = False
-        t.grad = t._creator = t._hooks = t._view = t._vcl = None
+        t._requires_grad = False
+        t._grad = t._creator = t._hooks = t._view = t._vcl = None
         t._out_idx = 0
         t._retain = False
         return t
@@ -240,21 +239,10 @@ class Tensor(TensorConversions):
         if self._creator is not None:
             Tensor._detached_nonleaf = True  # backward checks the saved inputs from now on
         self._creator = None
-        self.requires_grad = False
+        self._requires_grad = False
         return self
 
     # -- autograd ----------------------------------------------------------------------------------
-    def requires_grad_(self, requires_grad: _bool = True) -> Tensor:
-        """Mark a leaf tensor to collect gradients (floating and complex dtypes only)."""
-        if requires_grad and self._data.dtype not in self._backend.grad_dtypes:
-            raise RuntimeError(
-                f"only Tensors of floating point and complex dtype can require gradients, got {self.dtype}"
-            )
-        if not requires_grad and self._creator is not None:
-            raise RuntimeError("requires_grad_(False) on a non-leaf tensor; use detach() instead")
-        self.requires_grad = requires_grad
-        return self
-
     def retain_grad(self) -> None:
         """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
         if self._view is not None:
@@ -466,8 +454,12 @@ def _is_device(a: Any) -> _bool:
     """A device given to ``to()``: a device, a device string, a Backend, or a torch.device."""
     if isinstance(a, _device_cls):
         return True
-    if isinstance(a, str):
-        return a.split(":")[0] in ("cpu", "cuda")
+    if isinstance(a, str):  # a dtype's name, else a device (an unknown one is then refused as a device)
+        try:
+            as_dtype(a)
+        except (TypeError, ValueError):
+            return True
+        return False
     return isinstance(a, Backend) or (a.__class__.__name__ == "device" and hasattr(a, "type"))
 
 

@@ -117,11 +117,11 @@ def trace(input: Tensor) -> Tensor:
 
 def block_diag(*tensors: Tensor) -> Tensor:
     """A block-diagonal matrix from 0-d, 1-d or 2-d blocks."""
-    blocks = [reshape(t, (1, -1) if t.ndim < 2 else tuple(t.shape)) if t.ndim < 2 else t for t in tensors]
+
+    # promoted as given (a 0-d block is weak, as in PyTorch), then every block made 2-d
+    blocks = [reshape(t, (1, -1)) if t.ndim < 2 else t for t in promote_tensors(list(tensors))]
     rows = builtins.sum(b.shape[0] for b in blocks)
     cols = builtins.sum(b.shape[1] for b in blocks)
-
-    blocks = promote_tensors(blocks)
     out, c = [], 0
     for b in blocks:
         out.append(pad(b, (c, cols - c - b.shape[1])))

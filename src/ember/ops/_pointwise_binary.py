@@ -28,7 +28,6 @@ __all__ = [
     "float_power",
     "floor_divide",
     "fmod",
-    "heaviside",
     "hypot",
     "ldexp",
     "lerp",
@@ -36,7 +35,6 @@ __all__ = [
     "logaddexp2",
     "mul",
     "multiply",
-    "nextafter",
     "pow",
     "remainder",
     "rsub",
@@ -140,14 +138,12 @@ class Div(Op):
 class Pow(Op):
     def forward(self, a: Any, b: Any) -> Any:
         xp = self.backend.xp
-        y = xp.power(a, b)
-        if isinstance(b, int) or (isinstance(b, float) and b.is_integer()):
-            return y
-        if not self.backend.dtype_of(y).is_floating_point:
-            return y
-        # PyTorch: (-inf) ** y is NaN for a non-integer y, where IEEE (and NumPy) give 0 or inf
-        fb = xp.floor(b) if not isinstance(b, float) else math.floor(b)
-        return xp.where((a == -math.inf) & (b != fb), math.nan, y)
+        if isinstance(b, float) and b in (0.5, -0.5) and self.backend.dtype_of(a).is_floating_point:
+            # PyTorch computes x ** 0.5 as sqrt and x ** -0.5 as rsqrt: (-inf) ** 0.5 is NaN there, not IEEE's
+            # inf (a tensor exponent of 0.5 follows IEEE pow, as below)
+            r = xp.sqrt(a)
+            return r if b > 0 else 1 / r
+        return xp.power(a, b)  # IEEE pow: (-inf) ** 0.3 = inf, (-inf) ** -0.5 = 0, as PyTorch's
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
@@ -429,35 +425,6 @@ def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     return sub(other, input, alpha=alpha)
 
 
-# -- binary, no gradient ----------------------------------------------------------------------------
-def _nodiff(name: str, ufunc: str) -> type[Op]:
-    class _Op(Op):
-        differentiable = False
-
-        def forward(self, a: Any, b: Any) -> Any:
-            return getattr(self.backend.xp, ufunc)(a, b)
-
-    _Op.__name__ = _Op.__qualname__ = name
-    return _Op
-
-
-Heaviside, Nextafter = (_nodiff(n, f) for n, f in (("Heaviside", "heaviside"), ("Nextafter", "nextafter")))
-
-
-def heaviside(input: Tensor, values: Tensor) -> Tensor:
-    """0 where ``input < 0``, 1 where ``input > 0``, ``values`` where ``input == 0``."""
-    if not isinstance(values, Tensor):
-        raise TypeError(f"heaviside: values must be a Tensor, got {type(values).__name__}")
-    if input.dtype is not values.dtype:
-        raise DTypeError(f"heaviside: input ({input.dtype}) and values ({values.dtype}) must have the same dtype")
-    return _binary(Heaviside, input, values)
-
-
-def nextafter(input: Tensor, other: Tensor) -> Tensor:
-    """The next floating-point value after ``input`` towards ``other``."""
-    return _binary(Nextafter, input, other)
-
-
 class Atan2(Op):
     def forward(self, a: Any, b: Any) -> Any:
         return self.backend.xp.arctan2(a, b)
@@ -477,14 +444,17 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
     if isinstance(a, Tensor) and a.dtype.kind not in "fc":
         a = _float(a)
         b = b.to(a.dtype) if isinstance(b, Tensor) else b
-    return Atan2.apply(a, b)
+    return _binary(Atan2, a, b)  # (its broadcasting errors named)
 
 
 arctan2 = atan2
 
 
 def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:
-    """``input + weight * (end - input)``."""
+    """``input + weight * (end - input)``; tensor ``end`` and ``weight`` must have ``input``'s dtype (as in PyTorch)."""
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and t.dtype is not input.dtype:
+            raise DTypeError(f"lerp: expected dtype {input.dtype} for `{name}` but got dtype {t.dtype}")
     return input + weight * (end - input)
 
 

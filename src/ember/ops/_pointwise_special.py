@@ -1,5 +1,5 @@
 """Pointwise special functions (torch docs, "Pointwise Ops"; also in ``torch.special``): the error function,
-the gamma family, ``logit``, ``xlogy``.
+the gamma family, ``logit``, ``xlogy``; and the step functions ``heaviside`` and ``nextafter``.
 
 The array work is backend kernels (``backends/_kernels_special.py``; torch's own functions on the torch backend);
 ``igamma``'s derivative in ``a`` (which PyTorch does not give) is the kernel ``igamma_grad_a``.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .._errors import ValueRangeError
+from .._errors import DTypeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._indexing import where
@@ -18,9 +18,12 @@ from ._indexing_view import sum_to, unsqueeze
 from ._pointwise_binary import _floats
 from ._pointwise_unary import clamp, exp, log
 from ._reduction import sum as _sum
-from ._util import _binary, _float, _shape, _unary, pointwise_op, promote
+from ._util import _binary, _float, _nodiff, _shape, _unary, pointwise_op, promote
 
-__all__ = ["digamma", "erf", "erfc", "erfinv", "igamma", "lgamma", "logit", "mvlgamma", "polygamma", "xlogy"]
+__all__ = [
+    "digamma", "erf", "erfc", "erfinv", "heaviside", "igamma", "lgamma", "logit", "mvlgamma", "nextafter", "polygamma",
+    "xlogy",
+]  # fmt: skip
 METHODS = list(__all__)
 
 
@@ -125,4 +128,36 @@ def igamma(input: Tensor, other: Tensor) -> Tensor:
     a, x = promote("igamma", _float(input), other)
     if not isinstance(x, Tensor):
         x = Tensor._make(a._backend.xp.asarray(x, dtype=a._data.dtype), a._backend)
-    return Igamma.apply(a, x)
+    return _binary(Igamma, a, x)  # (its broadcasting errors named)
+
+
+# -- step functions ----------------------------------------------------------------------------------
+Heaviside = _nodiff("Heaviside", "heaviside")
+
+
+class Nextafter(Op):
+    """One step towards ``other``: PyTorch's gradient is ``g`` for ``input`` (a step is locally the identity)
+    and zero for ``other``."""
+
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.nextafter(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ga = sum_to(g, _shape(a)) if self._req(0) else None
+        gb = b.new_zeros(b.shape) if self._req(1) else None
+        return ga, gb
+
+
+def heaviside(input: Tensor, values: Tensor) -> Tensor:
+    """0 where ``input < 0``, 1 where ``input > 0``, ``values`` where ``input == 0``."""
+    if not isinstance(values, Tensor):
+        raise TypeError(f"heaviside: values must be a Tensor, got {type(values).__name__}")
+    if input.dtype is not values.dtype:
+        raise DTypeError(f"heaviside: input ({input.dtype}) and values ({values.dtype}) must have the same dtype")
+    return _binary(Heaviside, input, values)
+
+
+def nextafter(input: Tensor, other: Tensor) -> Tensor:
+    """The next floating-point value after ``input`` towards ``other``."""
+    return _binary(Nextafter, input, other)
