@@ -16,11 +16,20 @@ from ._kernels_norm import NormKernels
 from ._kernels_optim import OptimKernels
 from ._kernels_pad import PadKernels
 from ._kernels_pool import PoolKernels
+from ._kernels_random import RandomKernels
 from ._kernels_special import SpecialKernels
 
 
 class Backend(
-    ConvKernels, PoolKernels, NormKernels, ActivationKernels, OptimKernels, SpecialKernels, PadKernels, LinalgKernels
+    ConvKernels,
+    PoolKernels,
+    NormKernels,
+    ActivationKernels,
+    OptimKernels,
+    SpecialKernels,
+    PadKernels,
+    LinalgKernels,
+    RandomKernels,
 ):
     """One array library on one device.
 

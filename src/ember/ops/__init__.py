@@ -36,6 +36,7 @@ from . import (
     _pointwise_special,
     _pointwise_unary,
     _random,
+    _random_inplace,
     _reduction,
     _reduction_stats,
 )
@@ -60,6 +61,7 @@ from ._pointwise_logical import *  # noqa: F403
 from ._pointwise_special import *  # noqa: F403
 from ._pointwise_unary import *  # noqa: F403
 from ._random import *  # noqa: F403
+from ._random_inplace import *  # noqa: F403
 from ._reduction import *  # noqa: F403
 from ._reduction_stats import *  # noqa: F403
 
@@ -85,6 +87,7 @@ _MODULES = (
     _pointwise_special,
     _pointwise_unary,
     _random,
+    _random_inplace,
     _reduction,
     _reduction_stats,
 )
