@@ -73,6 +73,7 @@ from ._legacy import (
 from ._tensor import Tensor
 from ._threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision
 from .ops import *  # noqa: F403 - the operator functions: ember.exp, ember.matmul, ...
 from .ops import __all__ as _ops_all
 
@@ -110,12 +111,14 @@ __all__ = [
     "IntTensor",
     "LongTensor",
     "ShortTensor",
+    "get_float32_matmul_precision",
     "get_num_interop_threads",
     "get_num_threads",
     "load",
     "multiprocessing",
     "save",
     "serialization",
+    "set_float32_matmul_precision",
     "set_num_interop_threads",
     "set_num_threads",
     "utils",
@@ -179,6 +182,8 @@ __all__ = [
     "data",
     "train",
     "Config",
+    "compile",
+    "CaptureError",
     "distributions",
     "linalg",
     "sparse",
@@ -193,3 +198,4 @@ from . import multiprocessing, serialization, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from .nn.config import Config  # noqa: E402
+from ._compile import CaptureError, compile  # noqa: E402 - PyTorch's name
