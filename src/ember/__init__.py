@@ -186,6 +186,7 @@ __all__ = [
     "CaptureError",
     "distributions",
     "linalg",
+    "special",
     "sparse",
     "sparse_coo_tensor",
     "spmm",
@@ -193,7 +194,7 @@ __all__ = [
 ]
 
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
-from . import data, distributions, linalg, optim, record, sparse, train  # noqa: E402
+from . import data, distributions, linalg, optim, record, sparse, special, train  # noqa: E402
 from . import multiprocessing, serialization, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402

@@ -18,6 +18,7 @@ from ._kernels_pad import PadKernels
 from ._kernels_pool import PoolKernels
 from ._kernels_random import RandomKernels
 from ._kernels_special import SpecialKernels
+from ._kernels_special_fns import SpecialFnKernels
 
 
 class Backend(
@@ -30,6 +31,7 @@ class Backend(
     PadKernels,
     LinalgKernels,
     RandomKernels,
+    SpecialFnKernels,
 ):
     """One array library on one device.
 

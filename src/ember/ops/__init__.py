@@ -39,6 +39,7 @@ from . import (
     _random_inplace,
     _reduction,
     _reduction_stats,
+    _special_fns,
 )
 from ._blas import *  # noqa: F403
 from ._comparison import *  # noqa: F403
@@ -64,6 +65,7 @@ from ._random import *  # noqa: F403
 from ._random_inplace import *  # noqa: F403
 from ._reduction import *  # noqa: F403
 from ._reduction_stats import *  # noqa: F403
+from ._special_fns import *  # noqa: F403
 
 _MODULES = (
     _blas,
@@ -90,6 +92,7 @@ _MODULES = (
     _random_inplace,
     _reduction,
     _reduction_stats,
+    _special_fns,
 )
 
 __all__ = sorted({name for m in _MODULES for name in m.__all__})

@@ -34,6 +34,10 @@ class TorchArrayKernels:
     def erfinv(self, y: Any) -> Any:
         return _torch().erfinv(y)
 
+    @_no_grad
+    def special_fn(self, name: str, *args: Any) -> Any:
+        return getattr(_torch().special, name)(*args)
+
     # -- linear algebra: torch.linalg's LAPACK/MAGMA kernels ------------------------------------------------
     @_no_grad
     def lu_factor(self, a: Any) -> tuple[Any, Any]:
