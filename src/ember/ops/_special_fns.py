@@ -42,15 +42,15 @@ def _safe_x(x: Tensor) -> Tensor:
     return where(x == 0, 1.0, x)
 
 
-i0 = _unary("i0", lambda x, y: i1(x))
-i0e = _unary("i0e", lambda x, y: i1e(x) - sign(x) * i0e(x))
-i1 = _unary("i1", lambda x, y: where(x == 0, 0.5, i0(x) - i1(x) / _safe_x(x)))
-i1e = _unary("i1e", lambda x, y: where(x == 0, 0.5, i0e(x) - i1e(x) * (sign(x) + 1 / _safe_x(x))))
-erfcx = _unary("erfcx", lambda x, y: 2 * x * erfcx(x) - 2 / math.sqrt(math.pi))
-ndtr = _unary("ndtr", lambda x, y: exp(-0.5 * x * x) / _SQRT_2PI)
-ndtri = _unary("ndtri", lambda x, y: _SQRT_2PI * exp(0.5 * y * y), uses="y")
-log_ndtr = _unary("log_ndtr", lambda x, y: exp(-0.5 * x * x - log_ndtr(x)) / _SQRT_2PI)
-entr = _unary("entr", lambda x, y: -(1 + log(x)))
+i0: Any = _unary("i0", lambda x, y: i1(x))
+i0e: Any = _unary("i0e", lambda x, y: i1e(x) - sign(x) * i0e(x))
+i1: Any = _unary("i1", lambda x, y: where(x == 0, 0.5, i0(x) - i1(x) / _safe_x(x)))
+i1e: Any = _unary("i1e", lambda x, y: where(x == 0, 0.5, i0e(x) - i1e(x) * (sign(x) + 1 / _safe_x(x))))
+erfcx: Any = _unary("erfcx", lambda x, y: 2 * x * erfcx(x) - 2 / math.sqrt(math.pi))
+ndtr: Any = _unary("ndtr", lambda x, y: exp(-0.5 * x * x) / _SQRT_2PI)
+ndtri: Any = _unary("ndtri", lambda x, y: _SQRT_2PI * exp(0.5 * y * y), uses="y")
+log_ndtr: Any = _unary("log_ndtr", lambda x, y: exp(-0.5 * x * x - log_ndtr(x)) / _SQRT_2PI)
+entr: Any = _unary("entr", lambda x, y: -(1 + log(x)))
 
 for _f in (i0, i0e, i1, i1e, erfcx, ndtr, ndtri, log_ndtr, entr):
     _f.__doc__ = f"``torch.special.{_f.__name__}``, elementwise, with PyTorch's gradient."  # type: ignore[union-attr]
@@ -60,13 +60,14 @@ class _NoGrad(Op):
     """Functions PyTorch gives no derivative: their results do not require grad."""
 
     differentiable = False
+    fn_name = ""
 
     def forward(self, *args: Any) -> Any:
         return self.backend.special_fn(self.fn_name, *args)
 
 
 def _nograd(name: str) -> Any:
-    cls = type(name.title().replace("_", ""), (_NoGrad,), {"fn_name": name})
+    cls: Any = type(name.title().replace("_", ""), (_NoGrad,), {"fn_name": name})
 
     def fn(input: Tensor) -> Tensor:
         return cls.apply(_float(input))  # type: ignore[no-any-return]
@@ -77,7 +78,7 @@ def _nograd(name: str) -> Any:
 
 
 def _polynomial(name: str) -> Any:
-    cls = type(name.title().replace("_", ""), (_NoGrad,), {"fn_name": name})
+    cls: Any = type(name.title().replace("_", ""), (_NoGrad,), {"fn_name": name})
 
     def fn(input: Any, n: Any) -> Tensor:
         x = input if isinstance(input, Tensor) else n.new_tensor(float(input))
