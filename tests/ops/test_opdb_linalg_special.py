@@ -17,12 +17,10 @@ from ._opdb_cases import Arr, Case, cases  # noqa: E402
 ALL = cases(("linalg.", "special."), "linalg-special")
 
 #: OpInfo name -> why Ember does not run it (yet)
-MISSING = {
-    "linalg.eig": "complex outputs: needs complex dtypes (issue 25 item 1, in progress)",
-    "linalg.eigvals": "complex outputs: needs complex dtypes (issue 25 item 1, in progress)",
-}
-#: decompositions whose vectors are defined up to sign/rotation: compared through invariants, no gradient of sum
-GAUGE = {"linalg.svd", "linalg.eigh"}
+MISSING: dict[str, str] = {}
+#: decompositions whose vectors are defined up to sign/rotation/phase: compared through invariants, no gradient
+#: of the sum (it depends on the gauge; tests/ops/test_linalg_decomp.py checks their gradients through invariants)
+GAUGE = {"linalg.svd", "linalg.eigh", "linalg.eig"}
 #: (name, sample index) -> reason a gradient is not compared
 #: OpInfo name -> (rtol, atol) where PyTorch's own result is less exact than Ember's
 TOLERANCE = {
@@ -74,6 +72,11 @@ def _check_gauge(c: Case, outs, inputs):
         np.testing.assert_allclose(S, c.outputs[1], rtol=1e-7, atol=1e-10)
         recon = (U[..., :k] * S[..., None, :]) @ Vh[..., :k, :]
         np.testing.assert_allclose(recon, a, rtol=1e-7, atol=1e-9)
+    elif c.name == "linalg.eig":  # eigenvalues in LAPACK's order, and A V = V diag(w) with unit columns
+        w, V = (o.detach().numpy() for o in outs)
+        np.testing.assert_allclose(w, c.outputs[0], rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(a @ V, V * w[..., None, :], rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(np.linalg.norm(V, axis=-2), 1.0, rtol=1e-9)
     else:  # eigh: eigenvalues and A V = V diag(w) on the read triangle's symmetric matrix
         w, V = (o.detach().numpy() for o in outs)
         np.testing.assert_allclose(w, c.outputs[0], rtol=1e-7, atol=1e-9)
@@ -106,7 +109,7 @@ def _run(c: Case):
     leaves = [(i, x) for i, x in enumerate(inputs) if isinstance(x, ember.Tensor) and x.requires_grad]
     if not floats or not leaves:
         return
-    total = sum(o.sum() for o in floats)
+    total = sum((ember.view_as_real(o) if o.dtype.is_complex else o).sum() for o in floats)
     gs = ember.autograd.grad(total, [x for _, x in leaves], allow_unused=True)
     for (i, x), g in zip(leaves, gs, strict=True):
         want = c.grads[i]

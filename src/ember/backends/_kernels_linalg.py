@@ -83,6 +83,14 @@ class LinalgKernels:
             r = xp.where((s > i)[:, None, None], xp.matmul(r, r), r)
         return xp.reshape(r, (*batch, n, n))
 
+    def eig(self, a: Any) -> tuple[Any, Any]:
+        """Eigenvalues and unit-norm right eigenvectors of square matrices, always complex (``torch.linalg.eig``;
+        NumPy returns real arrays when every eigenvalue is real)."""
+        xp = self.xp
+        w, v = xp.linalg.eig(a)
+        c = xp.result_type(a.dtype, xp.complex64)
+        return xp.asarray(w, dtype=c), xp.asarray(v, dtype=c)
+
     def ldl_factor(self, a: Any, hermitian: bool) -> tuple[Any, Any]:
         """Bunch-Kaufman LDL^T of symmetric matrices in LAPACK's ``sytrf`` layout: ``(LD, pivots)``."""
         lapack = _scipy_lapack("linalg.ldl_factor")

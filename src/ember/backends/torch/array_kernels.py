@@ -80,6 +80,11 @@ class TorchArrayKernels:
         return _torch().linalg.matrix_exp(a)
 
     @_no_grad
+    def eig(self, a: Any) -> tuple[Any, Any]:
+        w, v = _torch().linalg.eig(a)
+        return w, v
+
+    @_no_grad
     def ldl_factor(self, a: Any, hermitian: bool) -> tuple[Any, Any]:
         ld, piv = _torch().linalg.ldl_factor(a, hermitian=hermitian)
         return ld, piv
