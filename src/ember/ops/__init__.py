@@ -41,6 +41,8 @@ from . import (
     _reduction,
     _reduction_stats,
     _special_fns,
+    _spectral,
+    _spectral_windows,
 )
 from ._blas import *  # noqa: F403
 from ._comparison import *  # noqa: F403
@@ -68,6 +70,8 @@ from ._random_inplace import *  # noqa: F403
 from ._reduction import *  # noqa: F403
 from ._reduction_stats import *  # noqa: F403
 from ._special_fns import *  # noqa: F403
+from ._spectral import *  # noqa: F403
+from ._spectral_windows import *  # noqa: F403
 
 _MODULES = (
     _blas,
@@ -96,6 +100,8 @@ _MODULES = (
     _reduction,
     _reduction_stats,
     _special_fns,
+    _spectral,
+    _spectral_windows,
 )
 
 __all__ = sorted({name for m in _MODULES for name in m.__all__})
