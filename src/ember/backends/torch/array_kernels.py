@@ -34,6 +34,10 @@ class TorchArrayKernels:
     def erfinv(self, y: Any) -> Any:
         return _torch().erfinv(y)
 
+    @_no_grad
+    def special_fn(self, name: str, *args: Any) -> Any:
+        return getattr(_torch().special, name)(*args)
+
     # -- complex numbers ----------------------------------------------------------------------------
     def make_complex(self, re: Any, im: Any) -> Any:
         return _torch().complex(re, im)
@@ -88,6 +92,11 @@ class TorchArrayKernels:
     @_no_grad
     def matrix_exp(self, a: Any) -> Any:
         return _torch().linalg.matrix_exp(a)
+
+    @_no_grad
+    def eig(self, a: Any) -> tuple[Any, Any]:
+        w, v = _torch().linalg.eig(a)
+        return w, v
 
     @_no_grad
     def ldl_factor(self, a: Any, hermitian: bool) -> tuple[Any, Any]:
