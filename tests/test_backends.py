@@ -27,6 +27,7 @@ def _on(name: str, *args: object, **kw: object) -> ember.Tensor:
         return ember.tensor(*args, **kw)  # type: ignore[arg-type]
 
 
+@pytest.mark.process_default
 def test_use_selects_and_restores() -> None:
     before = backends.current()
     with backends.use("torch"):

@@ -41,7 +41,12 @@ from ._creation import (
     zeros,
     zeros_like,
 )
-from ._device import device
+from ._determinism import (
+    are_deterministic_algorithms_enabled,
+    is_deterministic_algorithms_warn_only_enabled,
+    use_deterministic_algorithms,
+)
+from ._device import device, get_default_device, set_default_device
 from ._dtype import (
     DType,
     bfloat16,
@@ -132,6 +137,12 @@ __all__ = [
     "bool_",
     "default_generator",
     "device",
+    "get_default_device",
+    "set_default_device",
+    "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled",
+    "use_deterministic_algorithms",
+    "amp",
     "empty",
     "empty_like",
     "enable_grad",
@@ -188,7 +199,7 @@ __all__ = [
 ]
 
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
-from . import data, distributions, linalg, optim, record, sparse, train  # noqa: E402
+from . import amp, data, distributions, linalg, optim, record, sparse, train  # noqa: E402
 from . import multiprocessing, serialization, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402

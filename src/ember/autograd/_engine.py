@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from .._errors import DeviceError
 from .._tensor import Tensor
 from ._function import _ZERO
 from ._grad_mode import STATE, set_grad_enabled
@@ -322,6 +323,11 @@ def _root_grads(roots: Sequence[Tensor], grads: Sequence[Any], op: str) -> list[
             g = Tensor(g, dtype=r.dtype, device=r.device)
         elif g.shape != r.shape:
             raise RuntimeError(f"{op}: gradient of shape {g.shape} given for an output of shape {r.shape}")
+        elif g._backend is not r._backend:
+            raise DeviceError(
+                f"{op}: gradient on {g.device} ({g._backend.name} backend) given for an output on {r.device} "
+                f"({r._backend.name} backend); make it with device=output.device"
+            )
         out.append(g)
     return out
 

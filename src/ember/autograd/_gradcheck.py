@@ -43,7 +43,7 @@ def gradcheck(
     for k, out in enumerate(outs):
         if not out.requires_grad:
             continue
-        v = Tensor(rng.standard_normal(out.shape), dtype="float64")
+        v = Tensor(rng.standard_normal(out.shape), dtype="float64", device=out.device)
         analytic = grad([out], diff, [v], retain_graph=True, allow_unused=True)
         for j, t in enumerate(diff):
             arr = t._data
@@ -81,7 +81,7 @@ def gradgradcheck(
     diff_idx = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     rng = np.random.default_rng(1)
     first = _outputs(fn, inputs)[0]
-    v = Tensor(rng.standard_normal(first.shape), dtype="float64")
+    v = Tensor(rng.standard_normal(first.shape), dtype="float64", device=first.device)
 
     def first_grads(*xs: Any) -> tuple[Tensor, ...]:
         out = _outputs(fn, xs)[0]

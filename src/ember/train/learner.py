@@ -102,6 +102,13 @@ def _to(x: Any, device: Any) -> Any:
     return x
 
 
+def _device_of(model: Any) -> Any:
+    """The device of the model's first parameter (None for a model without any)."""
+    for p in model.parameters():
+        return p.device
+    return None
+
+
 class Learner:
     """Train ``model`` with ``optimizer`` on ``loss_fn(output, target)``.
 
@@ -162,7 +169,8 @@ class Learner:
     # -- one batch ---------------------------------------------------------------------------------------
     def _split(self, batch: Any) -> tuple[Any, Any]:
         if isinstance(batch, (tuple, list)) and len(batch) == 2:
-            return _to(batch[0], self.device), _to(batch[1], self.device)
+            dev = self.device if self.device is not None else _device_of(self.model)  # batches go to the model
+            return _to(batch[0], dev), _to(batch[1], dev)
         n = len(batch) if hasattr(batch, "__len__") else "?"
         raise ValueError(f"Learner: batches must be (input, target) pairs; got {type(batch).__name__} of length {n}")
 
@@ -319,7 +327,8 @@ class Learner:
         with no_grad():
             for batch in loader:
                 x = batch[0] if isinstance(batch, (tuple, list)) and len(batch) == 2 else batch
-                outs.append(self._forward(_to(x, self.device)))
+                dev = self.device if self.device is not None else _device_of(self.model)
+                outs.append(self._forward(_to(x, dev)))
         return cat(outs, 0)
 
     # -- logs ----------------------------------------------------------------------------------------
