@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench bench-micro clean
+.PHONY: demo test lint typecheck unit test-mixed bench bench-micro clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ unit: $(STAMP)
 	if $(PY) -c "import torch" 2>/dev/null; then EMBER_BACKEND=torch $(PY) -m pytest -n 2 --dist loadfile; fi
 
 test: lint typecheck unit
+
+# the mixed-backend run: torch serves the tests' tensors while NumPy stays the default Ember's own code sees,
+# so a tensor Ember makes mid-computation without its inputs' device fails (docs/architecture.md)
+test-mixed: $(STAMP)
+	EMBER_TEST_MIXED=1 $(PY) -m pytest -n 2 --dist loadfile
 
 # Ember against PyTorch per benchmarks/README.md (whole processes, default threads, alternating pairs).
 bench: $(STAMP)
