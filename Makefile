@@ -39,12 +39,12 @@ unit: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadfile
 	if $(PY) -c "import torch" 2>/dev/null; then EMBER_BACKEND=torch $(PY) -m pytest -n 2 --dist loadfile; fi
 
-test: lint typecheck unit
+test: lint typecheck unit test-mixed
 
 # the mixed-backend run: torch serves the tests' tensors while NumPy stays the default Ember's own code sees,
 # so a tensor Ember makes mid-computation without its inputs' device fails (docs/architecture.md)
 test-mixed: $(STAMP)
-	EMBER_TEST_MIXED=1 $(PY) -m pytest -n 2 --dist loadfile
+	if $(PY) -c "import torch" 2>/dev/null; then EMBER_TEST_MIXED=1 $(PY) -m pytest -n 2 --dist loadfile; fi
 
 # Ember against PyTorch per benchmarks/README.md (whole processes, default threads, alternating pairs).
 bench: $(STAMP)
