@@ -38,6 +38,10 @@ def is_deterministic_algorithms_warn_only_enabled() -> bool:
 
 def apply_to_torch() -> None:
     """Give torch the switch (when torch is imported; the torch backend calls this when it is created)."""
-    torch = sys.modules.get("torch")
+    if "torch" not in sys.modules:  # never imported just for the switch
+        return
+    from .backends import real_torch
+
+    torch = real_torch()  # None when "torch" names something else here (an alias of Ember)
     if torch is not None:
         torch.use_deterministic_algorithms(_STATE["mode"], warn_only=_STATE["warn_only"])

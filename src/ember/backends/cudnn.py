@@ -1,8 +1,8 @@
-"""``ember.backends.cudnn``: PyTorch's cuDNN flags, forwarded to ``torch.backends.cudnn``.
+"""``ember.backends.cudnn``: PyTorch's cuDNN flags, answered truthfully for this machine.
 
-cuDNN is reachable only through the torch backend. Setting a flag (``ember.backends.cudnn.benchmark =
-True``) sets torch's at once when torch is imported, and otherwise when the torch backend is first created;
-reading one gives the value set here. On other backends the flags change nothing.
+cuDNN is reachable only through the torch backend on a CUDA device. The flags are kept as set and
+forwarded to ``torch.backends.cudnn`` when PyTorch is loaded in this process (its kernels read them
+there); on other backends they have no effect.
 """
 
 from __future__ import annotations
@@ -11,60 +11,61 @@ import sys
 import types
 from typing import Any
 
-# the flags are properties of the module's class (below), not globals
-__all__ = ["is_available", "version", "enabled", "benchmark", "deterministic", "allow_tf32"]  # noqa: F822
+__all__ = ["is_available", "version", "enabled", "benchmark", "deterministic", "allow_tf32"]
 
-_VALUES: dict[str, bool] = {"enabled": True, "benchmark": False, "deterministic": False, "allow_tf32": True}
+enabled = True
+benchmark = False
+deterministic = False
+allow_tf32 = True
 
-
-def _torch_cudnn() -> Any:
-    """``torch.backends.cudnn`` when torch is imported already (it is never imported just for a flag)."""
-    torch = sys.modules.get("torch")
-    return None if torch is None else torch.backends.cudnn
+_FLAGS = ("enabled", "benchmark", "deterministic", "allow_tf32")
 
 
-def apply_to_torch() -> None:
-    """Give torch every flag set here (the torch backend calls it when it is created)."""
-    cudnn = _torch_cudnn()
-    if cudnn is not None:
-        for name, value in _VALUES.items():
-            setattr(cudnn, name, value)
+def _torch_cudnn() -> Any | None:
+    from . import real_torch
+
+    torch = real_torch()
+    if torch is None or not torch.cuda.is_available():
+        return None
+    return torch.backends.cudnn
 
 
 def is_available() -> bool:
     """True when a CUDA device with cuDNN is usable through the torch backend."""
-    try:
-        import torch
-    except ImportError:
-        return False
-    return bool(torch.cuda.is_available() and torch.backends.cudnn.is_available())
+    cudnn = _torch_cudnn()
+    return bool(cudnn is not None and cudnn.is_available())
 
 
 def version() -> int | None:
     """cuDNN's version number, or None when it is not available."""
-    if not is_available():
-        return None
-    import torch
-
-    return int(torch.backends.cudnn.version())
+    cudnn = _torch_cudnn()
+    return cudnn.version() if cudnn is not None and is_available() else None
 
 
-class _Flags(types.ModuleType):
-    """The module's class: its flags are properties, so assigning one reaches torch."""
-
-    def __getattr__(self, name: str) -> Any:
-        if name in _VALUES:
-            return _VALUES[name]
-        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+class _FlagModule(types.ModuleType):
+    """This module, with assignment to a flag also setting PyTorch's (when PyTorch is loaded)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in _VALUES:
-            _VALUES[name] = bool(value)
-            cudnn = _torch_cudnn()
-            if cudnn is not None:
-                setattr(cudnn, name, bool(value))
-            return
         super().__setattr__(name, value)
+        if name in _FLAGS and "torch" in sys.modules:
+            from . import real_torch
+
+            torch = real_torch()
+            if torch is not None:
+                setattr(torch.backends.cudnn, name, value)
 
 
-sys.modules[__name__].__class__ = _Flags
+sys.modules[__name__].__class__ = _FlagModule
+
+
+def apply_to_torch() -> None:
+    """Give PyTorch every flag set here before it was loaded (the torch backend calls this when created)."""
+    if "torch" not in sys.modules:
+        return
+    from . import real_torch
+
+    torch = real_torch()
+    if torch is not None:
+        mod = sys.modules[__name__]
+        for name in _FLAGS:
+            setattr(torch.backends.cudnn, name, getattr(mod, name))
