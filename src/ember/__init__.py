@@ -146,6 +146,10 @@ __all__ = [
     "is_deterministic_algorithms_warn_only_enabled",
     "use_deterministic_algorithms",
     "amp",
+    "autocast",
+    "cpu",
+    "get_autocast_dtype",
+    "is_autocast_enabled",
     "empty",
     "empty_like",
     "enable_grad",
@@ -202,7 +206,8 @@ __all__ = [
 ]
 
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
-from . import amp, data, distributions, linalg, optim, record, sparse, train  # noqa: E402
+from . import amp, cpu, data, distributions, linalg, optim, record, sparse, train  # noqa: E402
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from . import multiprocessing, serialization, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402

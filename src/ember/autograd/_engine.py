@@ -130,6 +130,13 @@ def _run(
     for leaves, hooks, retained and captured gradients. Otherwise they travel as Tensors through
     ``backward``, recording the graph of the backward pass when ``create_graph`` is set.
     """
+    region = STATE.autocast
+    if region is not None:  # backward runs in the dtypes forward chose: autocast covers forward only
+        STATE.autocast = None
+        try:
+            return _run(roots, root_grads, retain_graph, create_graph, on_leaf, capture)
+        finally:
+            STATE.autocast = region
     anomaly = STATE.anomaly
     arrays = not create_graph and not anomaly
     detached = Tensor._detached_nonleaf

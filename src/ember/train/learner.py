@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -102,6 +103,9 @@ def _to(x: Any, device: Any) -> Any:
     return x
 
 
+_PRECISIONS = {"32": None, "bf16-mixed": "bfloat16", "16-mixed": "float16"}  # Lightning's names -> autocast dtype
+
+
 def _device_of(model: Any) -> Any:
     """The device of the model's first parameter (None for a model without any)."""
     for p in model.parameters():
@@ -115,7 +119,9 @@ class Learner:
     ``fit`` runs epochs over ``train_loader`` (batches ``(input, target)``), evaluates on ``valid_loader``,
     logs ``train_*``/``valid_*`` metrics per epoch to CSV and JSON lines in ``out_dir``, saves a checkpoint
     every epoch and the best by ``best_metric`` (with ``checkpoint_dir``), resumes with ``resume=True``,
-    and draws the curves at the end (with matplotlib installed).
+    and draws the curves at the end (with matplotlib installed). ``precision`` is Lightning's: ``"32"``,
+    ``"bf16-mixed"`` (forward and loss under ``ember.autocast`` in bfloat16) or ``"16-mixed"`` (float16
+    autocast plus a ``GradScaler``, unscaled before clipping; its state is saved in checkpoints).
     """
 
     def __init__(self, model: Any, optimizer: Any, loss_fn: Callable[[Any, Any], Tensor], scheduler: Any = None,
@@ -123,7 +129,8 @@ class Learner:
                  checkpoint_dir: str | Path | None = None, out_dir: str | Path | None = None,
                  callbacks: Iterable[Callback] = (), grad_accumulation: int = 1, grad_clip_norm: float | None = None,
                  skip_nonfinite: bool = False, scheduler_interval: str = "epoch", best_metric: str = "valid_loss",
-                 keep_last: int = 2, progress: bool = True, plot: bool = True) -> None:  # fmt: skip
+                 keep_last: int = 2, progress: bool = True, plot: bool = True, precision: str = "32"
+                 ) -> None:  # fmt: skip
         if grad_accumulation < 1:
             raise ValueError(f"Learner: grad_accumulation must be >= 1, got {grad_accumulation}")
         if scheduler_interval not in ("epoch", "batch"):
@@ -146,6 +153,11 @@ class Learner:
         self.checkpointer = (Checkpointer(checkpoint_dir, keep_last=keep_last, metric=best_metric, mode=mode)
                              if checkpoint_dir is not None else None)  # fmt: skip
         self.progress, self.plot = progress, plot
+        if precision not in _PRECISIONS:
+            raise ValueError(f"Learner: precision must be one of {sorted(_PRECISIONS)}, got {precision!r}")
+        self.precision = precision
+        self.scaler: Any = None  # made at the first training batch, on the model's device type
+        self._scaler_state: dict[str, Any] | None = None  # a resumed run's GradScaler state
         self.history: list[dict[str, float]] = []
         self.epoch, self.step, self.stop = 0, 0, False
         if device is not None:
@@ -184,8 +196,23 @@ class Learner:
                              "reduction='mean' or 'sum' (reduction='none' gives one loss per sample)")  # fmt: skip
         return loss
 
-    def _check_loss(self, loss: Tensor, where: str) -> bool:
-        v = float(loss.item())
+    def _autocast(self, x: Any) -> Any:
+        """The precision's autocast block on the model's device type (a no-op block for ``"32"``); makes the
+        ``"16-mixed"`` GradScaler on first use."""
+        dtype = _PRECISIONS[self.precision]
+        if dtype is None:
+            return contextlib.nullcontext()
+        from ..amp import GradScaler, autocast
+
+        dev = _device_of(self.model)
+        kind = dev.type if dev is not None else "cpu"
+        if dtype == "float16" and self.scaler is None:
+            self.scaler = GradScaler(kind)
+            if self._scaler_state:
+                self.scaler.load_state_dict(self._scaler_state)
+        return autocast(kind, dtype=dtype)
+
+    def _check_loss(self, v: float, where: str) -> bool:
         if math.isfinite(v):
             return True
         if self.skip_nonfinite:
@@ -205,30 +232,39 @@ class Learner:
         for i, batch in enumerate(bar):
             x, y = self._split(batch)
             if train:
-                out = self._forward(x)
-                loss = self._scalar_loss(self.loss_fn(out, y))
-                if not self._check_loss(loss, f"batch {i}"):
+                with self._autocast(x):
+                    out = self._forward(x)
+                    loss = self._scalar_loss(self.loss_fn(out, y))
+                lv = float(loss.item())  # the Learner's one host sync per batch: the NaN guard and the logs read it
+                if not self._check_loss(lv, f"batch {i}"):
                     self.optimizer.zero_grad()
                     accum = 0
                     continue
-                (loss / self.grad_accumulation if self.grad_accumulation > 1 else loss).backward()
+                scaled = loss / self.grad_accumulation if self.grad_accumulation > 1 else loss
+                (self.scaler.scale(scaled) if self.scaler is not None else scaled).backward()
                 accum += 1
                 if accum == self.grad_accumulation or (total is not None and i == total - 1):
                     if self.grad_clip_norm is not None:
                         from ..nn.utils import clip_grad_norm_
 
+                        if self.scaler is not None:
+                            self.scaler.unscale_(self.optimizer)  # clip the true gradients
                         clip_grad_norm_(self.model.parameters(), self.grad_clip_norm)
-                    self.optimizer.step()
+                    if self.scaler is not None:
+                        self.scaler.step(self.optimizer)  # skipped when a gradient holds an inf/NaN
+                        self.scaler.update()
+                    else:
+                        self.optimizer.step()
                     self.optimizer.zero_grad()
                     accum = 0
                     self.step += 1
                     if self.scheduler is not None and self.scheduler_interval == "batch":
                         self.scheduler.step()
             else:
-                with no_grad():
+                with no_grad(), self._autocast(x):
                     out = self._forward(x)
                     loss = self._scalar_loss(self.loss_fn(out, y))
-            lv = float(loss.item())
+                lv = float(loss.item())
             n = _batch_size(y)
             for m in metrics:
                 m.update(out, y, lv, n, self)
@@ -257,6 +293,9 @@ class Learner:
                 start = int(info["epoch"]) + 1
                 self.step = int(info["step"])
                 self.history = list((info.get("metadata") or {}).get("history", []))
+                self._scaler_state = (info.get("metadata") or {}).get("grad_scaler")
+                if self.scaler is not None and self._scaler_state:
+                    self.scaler.load_state_dict(self._scaler_state)
                 self.log(f"resumed from epoch {info['epoch']} ({info['path']})")
                 if start > epochs:
                     self.log(f"nothing to resume: the checkpoint already has {info['epoch']} of {epochs} epochs; "
@@ -308,7 +347,11 @@ class Learner:
     def _save(self, epoch: int, logs: dict[str, float]) -> Path:
         assert self.checkpointer is not None
         return self.checkpointer.save(epoch, self.model, self.optimizer, self.scheduler, step=self.step,
-                                      metrics=logs, metadata={"history": self.history})  # fmt: skip
+                                      metrics=logs, metadata={"history": self.history,
+                                                              "grad_scaler": self._scaler_state_dict()})  # fmt: skip
+
+    def _scaler_state_dict(self) -> dict[str, Any] | None:
+        return self.scaler.state_dict() if self.scaler is not None else None
 
     def evaluate(self, loader: Any) -> dict[str, float]:
         """The metrics over ``loader`` in eval mode, without gradients."""

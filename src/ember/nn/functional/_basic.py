@@ -6,6 +6,7 @@ from typing import Any
 
 from ..._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
+from ...autograd._autocast import autocast_op
 from ...autograd._function import Op
 from ...ops import register_method
 from ...ops._reduction import mean
@@ -146,6 +147,7 @@ def _class_target(op: str, input: Tensor, target: Tensor) -> tuple[Tensor, Tenso
     return input.reshape(-1, c), target.reshape(-1)
 
 
+@autocast_op("nll_loss")
 def nll_loss(
     input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean"
 ) -> Tensor:
@@ -177,6 +179,7 @@ def nll_loss(
     return _reduce(loss, reduction, "nll_loss", _sum(w) if w is not None else None)
 
 
+@autocast_op("cross_entropy")
 def cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -234,6 +237,7 @@ def _check_target_shape(op: str, input: Tensor, target: Tensor) -> None:
                   "Please ensure they have the same size.", UserWarning, stacklevel=3)  # fmt: skip
 
 
+@autocast_op("mse_loss")
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error."""
     _check_target_shape("mse_loss", input, target)

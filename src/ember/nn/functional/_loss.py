@@ -6,6 +6,7 @@ from typing import Any
 
 from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
+from ...autograd._autocast import autocast_op
 from ...ops._indexing import where
 from ...ops._pointwise_unary import clamp, exp, log
 from ...ops._util import _float
@@ -37,6 +38,7 @@ def _check_probabilities(op: str, target: Tensor) -> None:
         raise ValueRangeError(f"{op}: target values must be in [0, 1] (probabilities or 0/1 labels), found {bad}")
 
 
+@autocast_op("binary_cross_entropy")
 def binary_cross_entropy(
     input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
 ) -> Tensor:
@@ -57,6 +59,7 @@ def binary_cross_entropy(
     return _reduce(loss, reduction, "binary_cross_entropy")
 
 
+@autocast_op("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
@@ -79,12 +82,14 @@ def binary_cross_entropy_with_logits(
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
 
 
+@autocast_op("l1_loss")
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean absolute error."""
     _check_target_shape("l1_loss", input, target)
     return _reduce((input - target).abs(), reduction, "l1_loss")
 
 
+@autocast_op("smooth_l1_loss")
 def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """Quadratic below ``beta`` (``0.5 d^2 / beta``), linear above (``|d| - beta / 2``)."""
     _check_target_shape("smooth_l1_loss", input, target)
@@ -94,6 +99,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta:
     return _reduce(where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction, "smooth_l1_loss")
 
 
+@autocast_op("huber_loss")
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
     """Quadratic below ``delta`` (``0.5 d^2``), linear above (``delta (|d| - delta / 2)``)."""
     _check_target_shape("huber_loss", input, target)
@@ -101,6 +107,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     return _reduce(where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction, "huber_loss")
 
 
+@autocast_op("kl_div")
 def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:
     """KL(target || exp(input)) pointwise: ``target * (log target - input)``; ``reduction='batchmean'`` divides by N."""
     if log_target:
@@ -119,6 +126,7 @@ def _margin_target(op: str, y: Tensor) -> None:
         raise ValueRangeError(f"{op}: target must hold 1 or -1")
 
 
+@autocast_op("cosine_embedding_loss")
 def cosine_embedding_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
 ) -> Tensor:
@@ -133,6 +141,7 @@ def cosine_embedding_loss(
     return _reduce(loss, reduction, "cosine_embedding_loss")
 
 
+@autocast_op("margin_ranking_loss")
 def margin_ranking_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
 ) -> Tensor:
@@ -141,17 +150,20 @@ def margin_ranking_loss(
     return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction, "margin_ranking_loss")
 
 
+@autocast_op("hinge_embedding_loss")
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction: str = "mean") -> Tensor:
     """``x`` for target 1, ``max(0, margin - x)`` for target -1."""
     _margin_target("hinge_embedding_loss", target)
     return _reduce(where(target == 1, input, (margin - input).clamp(min=0)), reduction, "hinge_embedding_loss")
 
 
+@autocast_op("soft_margin_loss")
 def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-y x))``."""
     return _reduce(softplus(-target * input), reduction, "soft_margin_loss")
 
 
+@autocast_op("triplet_margin_loss")
 def triplet_margin_loss(
     anchor: Tensor,
     positive: Tensor,
@@ -174,6 +186,7 @@ def triplet_margin_loss(
     return _reduce((dp - dn + margin).clamp(min=0), reduction, "triplet_margin_loss")
 
 
+@autocast_op("poisson_nll_loss")
 def poisson_nll_loss(
     input: Tensor,
     target: Tensor,
