@@ -24,6 +24,7 @@ def other():
     ember.set_default_device(None)
 
 
+@pytest.mark.process_default
 def test_set_default_device_places_factories_layers_and_tensor(other):
     assert ember.get_default_device() == "cpu"
     ember.set_default_device(other)
@@ -34,6 +35,7 @@ def test_set_default_device_places_factories_layers_and_tensor(other):
     assert ember.zeros(1)._backend.name == backends.current() and ember.get_default_device() == "cpu"
 
 
+@pytest.mark.process_default
 def test_with_device_is_a_block_and_per_thread(other):
     default = backends.current()
     seen = {}

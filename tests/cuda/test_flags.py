@@ -1,6 +1,7 @@
 """ember.backends.cudnn flags and ember.use_deterministic_algorithms reach torch (at once, or when the torch
 backend is created after them)."""
 
+import os
 import subprocess
 import sys
 
@@ -42,5 +43,6 @@ def test_flags_set_before_torch_is_imported_apply_when_its_backend_is_made(torch
         "import torch\n"
         "print(torch.backends.cudnn.benchmark, torch.are_deterministic_algorithms_enabled())\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    env = {k: v for k, v in os.environ.items() if k != "EMBER_BACKEND"}  # torch must not be imported at start
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.split() == ["True", "True"]
