@@ -68,8 +68,9 @@ def run(backend: str, extra: list[str]) -> tuple[int, str]:
 def main(argv: list[str]) -> int:
     missing = missing_tools()
     if missing:
-        print(f"test-cuda: cannot run: this Python ({sys.executable}) lacks {', '.join(missing)}; "
-              f"install them (pip install {' '.join(missing)}) or run with PYTHON=<a Python that has them>")  # fmt: skip
+        need = " ".join(missing)
+        print(f"test-cuda: cannot run: this Python ({sys.executable}) lacks {need}; install them "
+              f"(pip install {need}) or run with PYTHON=<a Python that has them>")  # fmt: skip
         return 2
     status = 0
     for backend in ("torch", "cupy"):

@@ -15,6 +15,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd._grad_mode import no_grad
+from ..ops import isfinite
 from ..record import Checkpointer, atomic_write
 from .metrics import Metric, get_metric
 
@@ -113,6 +114,12 @@ def _device_of(model: Any) -> Any:
     return None
 
 
+def _compiled(fn: Callable[..., Any]) -> Any:
+    from .._compile import compile
+
+    return compile(fn)
+
+
 class Learner:
     """Train ``model`` with ``optimizer`` on ``loss_fn(output, target)``.
 
@@ -129,8 +136,8 @@ class Learner:
                  checkpoint_dir: str | Path | None = None, out_dir: str | Path | None = None,
                  callbacks: Iterable[Callback] = (), grad_accumulation: int = 1, grad_clip_norm: float | None = None,
                  skip_nonfinite: bool = False, scheduler_interval: str = "epoch", best_metric: str = "valid_loss",
-                 keep_last: int = 2, progress: bool = True, plot: bool = True, precision: str = "32"
-                 ) -> None:  # fmt: skip
+                 keep_last: int = 2, progress: bool = True, plot: bool = True,
+                 compile: bool = False, precision: str = "32") -> None:  # fmt: skip
         if grad_accumulation < 1:
             raise ValueError(f"Learner: grad_accumulation must be >= 1, got {grad_accumulation}")
         if scheduler_interval not in ("epoch", "batch"):
@@ -158,6 +165,9 @@ class Learner:
         self.precision = precision
         self.scaler: Any = None  # made at the first training batch, on the model's device type
         self._scaler_state: dict[str, Any] | None = None  # a resumed run's GradScaler state
+        # compile=True: each training step (forward, backward, clipping, update) and each evaluation step is
+        # captured once by ember.compile and replayed (the non-finite check becomes one of its guards)
+        self._steps = (_compiled(self._train_step), _compiled(self._eval_step)) if compile else None
         self.history: list[dict[str, float]] = []
         self.epoch, self.step, self.stop = 0, 0, False
         if device is not None:
@@ -196,7 +206,7 @@ class Learner:
                              "reduction='mean' or 'sum' (reduction='none' gives one loss per sample)")  # fmt: skip
         return loss
 
-    def _autocast(self, x: Any) -> Any:
+    def _autocast(self) -> Any:
         """The precision's autocast block on the model's device type (a no-op block for ``"32"``); makes the
         ``"16-mixed"`` GradScaler on first use."""
         dtype = _PRECISIONS[self.precision]
@@ -211,6 +221,25 @@ class Learner:
             if self._scaler_state:
                 self.scaler.load_state_dict(self._scaler_state)
         return autocast(kind, dtype=dtype)
+
+    def _backward_and_step(self, loss: Tensor, update: bool) -> None:
+        """Backward (scaled under "16-mixed"), and at ``update`` clipping and the optimizer step."""
+        scaled = loss / self.grad_accumulation if self.grad_accumulation > 1 else loss
+        (self.scaler.scale(scaled) if self.scaler is not None else scaled).backward()
+        if not update:
+            return
+        if self.grad_clip_norm is not None:
+            from ..nn.utils import clip_grad_norm_
+
+            if self.scaler is not None:
+                self.scaler.unscale_(self.optimizer)  # clip the true gradients
+            clip_grad_norm_(self.model.parameters(), self.grad_clip_norm)
+        if self.scaler is not None:
+            self.scaler.step(self.optimizer)  # skipped when a gradient holds an inf or NaN
+            self.scaler.update()
+        else:
+            self.optimizer.step()
+        self.optimizer.zero_grad()
 
     def _check_loss(self, v: float, where: str) -> bool:
         if math.isfinite(v):
@@ -231,8 +260,22 @@ class Learner:
         i = -1
         for i, batch in enumerate(bar):
             x, y = self._split(batch)
-            if train:
-                with self._autocast(x):
+            if self._steps is not None:
+                update = accum + 1 == self.grad_accumulation or (total is not None and i == total - 1)
+                res = self._steps[0](x, y, update) if train else self._steps[1](x, y)
+                if res is None:  # a non-finite loss, skipped (skip_nonfinite)
+                    self.optimizer.zero_grad()
+                    accum = 0
+                    continue
+                out, loss = res
+                if train:
+                    accum = 0 if update else accum + 1
+                    if update:
+                        self.step += 1
+                        if self.scheduler is not None and self.scheduler_interval == "batch":
+                            self.scheduler.step()
+            elif train:
+                with self._autocast():
                     out = self._forward(x)
                     loss = self._scalar_loss(self.loss_fn(out, y))
                 lv = float(loss.item())  # the Learner's one host sync per batch: the NaN guard and the logs read it
@@ -240,30 +283,19 @@ class Learner:
                     self.optimizer.zero_grad()
                     accum = 0
                     continue
-                scaled = loss / self.grad_accumulation if self.grad_accumulation > 1 else loss
-                (self.scaler.scale(scaled) if self.scaler is not None else scaled).backward()
                 accum += 1
-                if accum == self.grad_accumulation or (total is not None and i == total - 1):
-                    if self.grad_clip_norm is not None:
-                        from ..nn.utils import clip_grad_norm_
-
-                        if self.scaler is not None:
-                            self.scaler.unscale_(self.optimizer)  # clip the true gradients
-                        clip_grad_norm_(self.model.parameters(), self.grad_clip_norm)
-                    if self.scaler is not None:
-                        self.scaler.step(self.optimizer)  # skipped when a gradient holds an inf/NaN
-                        self.scaler.update()
-                    else:
-                        self.optimizer.step()
-                    self.optimizer.zero_grad()
+                update = accum == self.grad_accumulation or (total is not None and i == total - 1)
+                self._backward_and_step(loss, update)
+                if update:
                     accum = 0
                     self.step += 1
                     if self.scheduler is not None and self.scheduler_interval == "batch":
                         self.scheduler.step()
             else:
-                with no_grad(), self._autocast(x):
+                with no_grad(), self._autocast():
                     out = self._forward(x)
                     loss = self._scalar_loss(self.loss_fn(out, y))
+            if self._steps is not None or not train:
                 lv = float(loss.item())
             n = _batch_size(y)
             for m in metrics:
@@ -277,6 +309,21 @@ class Learner:
             raise ValueError(f"Learner: the {'train' if train else 'valid'} loader yielded no batches (empty dataset, "
                              "or drop_last=True with fewer samples than batch_size)")  # fmt: skip
         return {m.name: m.compute() for m in metrics}
+
+    def _train_step(self, x: Any, y: Any, update: bool) -> tuple[Any, Tensor] | None:
+        """One training batch as one function (what ``compile=True`` captures): the eager loop's steps."""
+        with self._autocast():
+            out = self._forward(x)
+            loss = self._scalar_loss(self.loss_fn(out, y))
+        if not bool(isfinite(loss)) and not self._check_loss(float(loss.item()), f"step {self.step}"):
+            return None
+        self._backward_and_step(loss, update)
+        return out, loss
+
+    def _eval_step(self, x: Any, y: Any) -> tuple[Any, Tensor]:
+        with no_grad(), self._autocast():
+            out = self._forward(x)
+            return out, self._scalar_loss(self.loss_fn(out, y))
 
     # -- public API --------------------------------------------------------------------------------------
     def fit(self, train_loader: Any, valid_loader: Any = None, epochs: int = 1, resume: bool = False
