@@ -119,3 +119,14 @@ def test_sparse_indices_given_as_data_go_to_the_values(other):
     s = ember.sparse_coo_tensor([[0, 1], [1, 0]], ember.tensor([1.0, 2.0], device=other), (2, 2))
     assert s.coalesce().indices()._backend.name == other.backend
     assert ember.spmm(s, ember.ones(2, 2, device=other))._backend.name == other.backend
+
+
+@pytest.mark.process_default
+def test_from_numpy_stays_on_the_cpu_and_as_tensor_follows_the_default(other):
+    a = np.arange(3.0)
+    with other:
+        shared = ember.from_numpy(a)  # PyTorch: always a CPU tensor sharing the array
+        moved = ember.as_tensor(a)  # PyTorch: the default device
+    assert shared._backend.name == backends.current() and moved._backend.name == other.backend
+    a[0] = 7.0
+    assert shared.tolist()[0] == 7.0 and moved.tolist()[0] == 0.0

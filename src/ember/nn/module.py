@@ -357,6 +357,11 @@ class Module:
             else:
                 dtype = a
         d = as_dtype(dtype) if dtype is not None else None
+        if d is not None and not d.is_floating_point:
+            raise TypeError(f"Module.to only converts floating-point parameters and buffers; got dtype={d} (use "
+                            "float16, bfloat16, float32 or float64)")  # fmt: skip
+
+        grads: list[tuple[Param, Tensor]] = []
 
         def convert(name: str, p: Param) -> Tensor:
             t: Tensor = p
@@ -365,10 +370,13 @@ class Module:
             if d is not None and t.dtype.is_floating_point and d.is_floating_point:
                 t = t.to(d)
             if p.grad is not None and t is not p:
-                p.grad = p.grad.to(t.device, dtype=t.dtype)
+                grads.append((p, p.grad.to(t.device, dtype=t.dtype)))
             return t
 
-        return self.map(convert)
+        out = self.map(convert)
+        for p, g in grads:  # after the parameters took their new dtype and device
+            p.grad = g
+        return out
 
     def share_memory(self) -> Module:
         """Move every parameter and buffer (and gradient) into shared memory, for Hogwild training.
@@ -390,6 +398,10 @@ class Module:
 
     def half(self) -> Module:
         return self.to("float16")
+
+    def bfloat16(self) -> Module:
+        """Floating parameters and buffers to bfloat16 (the torch backend; NumPy and CuPy raise, naming it)."""
+        return self.to("bfloat16")
 
     def cpu(self) -> Module:
         return self.to(device="cpu")
