@@ -95,6 +95,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if os.environ.get("EMBER_DEVICE", "").startswith("cuda"):  # make test-cuda: parity tolerances need full float32
+        ember.backends.cudnn.allow_tf32 = False
+        ember.backends.cuda.matmul.allow_tf32 = False
     if config.getoption("--mixed-backends") or os.environ.get("EMBER_TEST_MIXED", "") not in ("", "0"):
         pytest.importorskip("torch", reason="the mixed-backend run needs torch")
         os.environ["EMBER_TEST_MIXED"] = "1"  # xdist workers and subprocesses inherit it
