@@ -52,7 +52,7 @@ def load_digits(limit: int | None) -> tuple[TensorDataset, TensorDataset]:
 
 
 def train_epoch(
-    model: Net, loader: DataLoader, optimizer: optim.Optimizer, epoch: int, log_every: int, device: ember.device
+    model: nn.Module, loader: DataLoader, optimizer: optim.Optimizer, epoch: int, log_every: int, device: ember.device
 ) -> float:
     model.train()
     total = 0.0
@@ -68,7 +68,7 @@ def train_epoch(
     return total / len(loader.dataset)
 
 
-def evaluate(model: Net, loader: DataLoader, device: ember.device) -> tuple[float, float]:
+def evaluate(model: nn.Module, loader: DataLoader, device: ember.device) -> tuple[float, float]:
     model.eval()
     loss, correct = 0.0, 0
     with ember.no_grad():
@@ -94,6 +94,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--log-every", type=int, default=10)
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
+    p.add_argument("--compile", action="store_true", help="train and evaluate through ember.compile(model)")
     args = p.parse_args(argv)
     device = ember.device(args.device or ("cuda" if ember.cuda.is_available() else "cpu"))
 
@@ -116,9 +117,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         ember.set_rng_state(ckpt["rng_state"])  # the same shuffles and dropout masks as an uninterrupted run
         print(f"resumed from {last} after epoch {ckpt['epoch']}")
 
+    net = ember.compile(model) if args.compile else model  # as torch.compile(model); checkpoints keep `model`'s keys
     for epoch in range(start, args.epochs + 1):
-        train_loss = train_epoch(model, train_loader, optimizer, epoch, args.log_every, device)
-        test_loss, acc = evaluate(model, test_loader, device)
+        train_loss = train_epoch(net, train_loader, optimizer, epoch, args.log_every, device)
+        test_loss, acc = evaluate(net, test_loader, device)
         scheduler.step()
         history.append({"epoch": epoch, "train_loss": train_loss, "test_loss": test_loss, "accuracy": acc})
         print(f"Test set: epoch {epoch}, average loss {test_loss:.4f}, accuracy {acc:.1%}")
