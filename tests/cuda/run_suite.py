@@ -3,7 +3,8 @@ CUDA (torch, then CuPy), plus the GPU-only tests (``tests/cuda/test_gpu_only.py`
 
 It uses the Python environment it runs in (a GPU machine's CUDA build of torch, CuPy; no network, nothing
 installed) and Ember from this checkout's ``src/``. A backend that cannot serve CUDA here is skipped with one
-line saying why; the exit status is 1 only when a suite that ran failed (2 when the test tools are missing).
+line saying why (exit status 0). The exit status is 1 when a suite that ran failed, 2 when a package the suite
+needs (``NEEDS``) is missing, which one line names.
 
     python tests/cuda/run_suite.py [extra pytest arguments]
 """
@@ -45,8 +46,17 @@ def why_not(backend: str) -> str | None:
     return None if answer == "ok" else answer
 
 
+#: what the suite needs besides torch/CuPy: import name -> pip name (the ``dev`` extra's test packages; without
+#: them tests fail rather than skip: records need msgpack/safetensors, datasets scikit-learn, PNNX images pillow)
+NEEDS = {
+    "numpy": "numpy", "pytest": "pytest", "hypothesis": "hypothesis", "msgpack": "msgpack",
+    "safetensors": "safetensors", "sklearn": "scikit-learn", "scipy": "scipy", "PIL": "pillow",
+}  # fmt: skip
+
+
 def missing_tools() -> list[str]:
-    return [m for m in ("numpy", "pytest", "hypothesis") if importlib.util.find_spec(m) is None]
+    """The pip names of the packages the suite needs that this Python lacks."""
+    return [pip for mod, pip in NEEDS.items() if importlib.util.find_spec(mod) is None]
 
 
 def run(backend: str, extra: list[str]) -> tuple[int, str]:
@@ -66,18 +76,24 @@ def run(backend: str, extra: list[str]) -> tuple[int, str]:
 
 
 def main(argv: list[str]) -> int:
+    usable = []
+    for backend in ("torch", "cupy"):
+        reason = why_not(backend)
+        if reason is None:
+            usable.append(backend)
+        else:
+            print(f"test-cuda: {backend}: skipped: {reason}")
+    if not usable:
+        return 0
     missing = missing_tools()
     if missing:
         need = " ".join(missing)
-        print(f"test-cuda: cannot run: this Python ({sys.executable}) lacks {need}; install them "
-              f"(pip install {need}) or run with PYTHON=<a Python that has them>")  # fmt: skip
+        print(f"test-cuda: cannot run: this Python ({sys.executable}) lacks {', '.join(missing)}; install them "
+              f"(pip install {need}, or wheels brought from a machine with network) or run with "
+              "PYTHON=<a Python that has them>")  # fmt: skip
         return 2
     status = 0
-    for backend in ("torch", "cupy"):
-        reason = why_not(backend)
-        if reason is not None:
-            print(f"test-cuda: {backend}: skipped: {reason}")
-            continue
+    for backend in usable:
         code, summary = run(backend, argv)
         print(f"test-cuda: {backend}: {summary}")
         status = status or (1 if code not in (0, 5) else 0)

@@ -1,0 +1,73 @@
+"""``make test-cuda`` and ``make bench-gpu`` on a machine without a GPU: one line per backend saying why
+they skip, exit status 0; and the one line naming what is missing when a package the suite needs is absent."""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import ember
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+NO_GPU = not ember.cuda.is_available()
+
+
+def _load(path: pathlib.Path) -> object:
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.skipif(not NO_GPU, reason="with a GPU, make test-cuda runs the whole suite")
+def test_test_cuda_without_a_gpu_is_one_skip_line_per_backend():
+    p = _run("tests/cuda/run_suite.py")
+    assert p.returncode == 0, p.stdout + p.stderr
+    lines = p.stdout.strip().splitlines()
+    assert [ln.split(": ")[:3] for ln in lines] == [["test-cuda", "torch", "skipped"], ["test-cuda", "cupy", "skipped"]]
+    assert all(len(ln.split(": skipped: ")[1]) > 10 for ln in lines)  # a reason, not an empty line
+
+
+@pytest.mark.skipif(not NO_GPU, reason="with a GPU, make bench-gpu runs the benchmarks")
+def test_bench_gpu_without_a_gpu_is_one_line():
+    p = _run("benchmarks/gpu_bench.py")
+    assert p.returncode == 0, p.stdout + p.stderr
+    lines = p.stdout.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bench-gpu: skipped: "), p.stdout
+    assert "CUDA" in lines[0]
+
+
+def test_test_cuda_names_every_missing_package_in_one_line(monkeypatch, capsys):
+    suite = _load(ROOT / "tests" / "cuda" / "run_suite.py")
+    monkeypatch.setattr(suite, "why_not", lambda backend: None if backend == "torch" else "no CuPy")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda m, *a: None if m in ("msgpack", "PIL") else real(m, *a))
+    ran = []
+    monkeypatch.setattr(suite, "run", lambda backend, argv: ran.append(backend) or (0, "ok"))
+    assert suite.main([]) == 2  # type: ignore[attr-defined]
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[0] == "test-cuda: cupy: skipped: no CuPy"
+    assert len(out) == 2 and "lacks msgpack, pillow" in out[1] and "pip install msgpack pillow" in out[1]
+    assert ran == []  # nothing ran half-equipped
+
+
+def test_test_cuda_runs_each_usable_backend_and_fails_only_on_a_failed_suite(monkeypatch, capsys):
+    suite = _load(ROOT / "tests" / "cuda" / "run_suite.py")
+    monkeypatch.setattr(suite, "why_not", lambda backend: None)
+    monkeypatch.setattr(suite, "missing_tools", lambda: [])
+    codes = {"torch": (0, "10 passed"), "cupy": (1, "1 failed, 9 passed")}
+    monkeypatch.setattr(suite, "run", lambda backend, argv: codes[backend])
+    assert suite.main([]) == 1  # type: ignore[attr-defined]
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["test-cuda: torch: 10 passed", "test-cuda: cupy: 1 failed, 9 passed"]
+    codes["cupy"] = (5, "no tests ran")  # pytest's "nothing collected" (e.g. a -k that selects nothing) is no failure
+    assert suite.main([]) == 0  # type: ignore[attr-defined]
