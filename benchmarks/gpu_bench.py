@@ -107,7 +107,9 @@ def main() -> int:
     for name in args.workloads:
         row, torch_value, unit = "", None, ""
         for b in cols:
-            ns = argparse.Namespace(backend=b, device=args.device, seconds=args.seconds, threads=0, pairs=args.pairs)
+            ns = argparse.Namespace(
+                backend=b, device=args.device, seconds=args.seconds, threads=0, pairs=args.pairs, compile=False
+            )  # compare.py's options: eager on both sides
             try:
                 r = compare.compare(name, ns)
             except RuntimeError as e:

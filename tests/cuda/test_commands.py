@@ -71,3 +71,16 @@ def test_test_cuda_runs_each_usable_backend_and_fails_only_on_a_failed_suite(mon
     assert out == ["test-cuda: torch: 10 passed", "test-cuda: cupy: 1 failed, 9 passed"]
     codes["cupy"] = (5, "no tests ran")  # pytest's "nothing collected" (e.g. a -k that selects nothing) is no failure
     assert suite.main([]) == 0  # type: ignore[attr-defined]
+
+
+def test_bench_gpu_table_on_the_cpu():
+    """The same script and table with ``--device cpu`` (Ember's torch backend), on the cheapest workload:
+    the path a GPU machine takes (workload processes, compare.py's pairs, the table), minus the GPU."""
+    pytest.importorskip("torch")
+    p = _run("benchmarks/gpu_bench.py", "--device", "cpu", "--pairs", "1", "--seconds", "0.05", "op_overhead_fwdbwd")
+    assert p.returncode == 0, p.stdout + p.stderr
+    head, row, foot = p.stdout.strip().splitlines()
+    assert head.split()[:4] == ["workload", "unit", "PyTorch", "H100"] and "Ember/torch" in head
+    cells = row.split()
+    assert cells[:2] == ["op_overhead_fwdbwd", "ms"] and float(cells[-2]) > 0  # a measured ratio
+    assert foot.startswith("ratio = Ember/PyTorch")
