@@ -217,10 +217,13 @@ __all__ = [
 ]
 
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
-from . import amp, cpu, data, distributions, fft, linalg, optim, record, sparse, train  # noqa: E402
-from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
+from . import data, distributions, fft, linalg, optim, record, sparse, train  # noqa: E402
 from . import multiprocessing, serialization, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from .nn.config import Config  # noqa: E402
 from ._compile import CaptureError, compile  # noqa: E402 - PyTorch's name
+
+# mixed precision: ember.amp, ember.cpu.amp (ember.cuda.amp is in ember.cuda), and PyTorch's top-level autocast
+from . import amp, cpu  # noqa: E402
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
