@@ -361,22 +361,17 @@ class Module:
             raise TypeError(f"Module.to only converts floating-point parameters and buffers; got dtype={d} (use "
                             "float16, bfloat16, float32 or float64)")  # fmt: skip
 
-        grads: list[tuple[Param, Tensor]] = []
-
         def convert(name: str, p: Param) -> Tensor:
             t: Tensor = p
             if device is not None:
                 t = t.to(device=device, non_blocking=non_blocking)
             if d is not None and t.dtype.is_floating_point and d.is_floating_point:
                 t = t.to(d)
-            if p.grad is not None and t is not p:
-                grads.append((p, p.grad.to(t.device, dtype=t.dtype)))
+            if p.grad is not None and t is not p:  # the raw slot: ``p`` takes t's device and dtype just after
+                p._grad = p.grad.to(t.device, dtype=t.dtype)
             return t
 
-        out = self.map(convert)
-        for p, g in grads:  # after the parameters took their new dtype and device
-            p.grad = g
-        return out
+        return self.map(convert)
 
     def share_memory(self) -> Module:
         """Move every parameter and buffer (and gradient) into shared memory, for Hogwild training.
