@@ -38,7 +38,8 @@ ANCHORS = {
 
 def _probe(code: str) -> str:
     env = dict(os.environ, PYTHONPATH=str(SRC))
-    env.pop("EMBER_BACKEND", None)
+    for var in ("EMBER_BACKEND", "EMBER_DEVICE"):
+        env.pop(var, None)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     if out.returncode != 0:
         return "error: " + (out.stderr.strip().splitlines() or ["?"])[-1]
@@ -92,7 +93,9 @@ def main() -> int:
     if not usable:
         print("bench-gpu: skipped: no Ember backend serves CUDA here")
         return 0
-    for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+    # the protocol's environment; and each run's backend and device are its arguments, not an exported
+    # EMBER_BACKEND/EMBER_DEVICE (the workloads' setdefault would keep an exported backend over --backend)
+    for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "EMBER_BACKEND", "EMBER_DEVICE"):
         os.environ.pop(var, None)
     os.environ["PYTHONPATH"] = str(SRC) + (
         os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""

@@ -4,6 +4,7 @@ they skip, exit status 0; and the one line naming what is missing when a package
 from __future__ import annotations
 
 import importlib.util
+import os
 import pathlib
 import subprocess
 import sys
@@ -24,8 +25,9 @@ def _load(path: pathlib.Path) -> object:
     return mod
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+def _run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    e = dict(os.environ, **env)
+    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=120, env=e)
 
 
 @pytest.mark.skipif(not NO_GPU, reason="with a GPU, make test-cuda runs the whole suite")
@@ -75,9 +77,11 @@ def test_test_cuda_runs_each_usable_backend_and_fails_only_on_a_failed_suite(mon
 
 def test_bench_gpu_table_on_the_cpu():
     """The same script and table with ``--device cpu`` (Ember's torch backend), on the cheapest workload:
-    the path a GPU machine takes (workload processes, compare.py's pairs, the table), minus the GPU."""
+    the path a GPU machine takes (workload processes, compare.py's pairs, the table), minus the GPU. An exported
+    EMBER_BACKEND/EMBER_DEVICE (here: a device this machine lacks) does not leak into the runs."""
     pytest.importorskip("torch")
-    p = _run("benchmarks/gpu_bench.py", "--device", "cpu", "--pairs", "1", "--seconds", "0.05", "op_overhead_fwdbwd")
+    args = ("--device", "cpu", "--pairs", "1", "--seconds", "0.05", "op_overhead_fwdbwd")
+    p = _run("benchmarks/gpu_bench.py", *args, EMBER_BACKEND="numpy", EMBER_DEVICE="cuda")
     assert p.returncode == 0, p.stdout + p.stderr
     head, row, foot = p.stdout.strip().splitlines()
     assert head.split()[:4] == ["workload", "unit", "PyTorch", "H100"] and "Ember/torch" in head
