@@ -18,7 +18,9 @@ from ._kernels_norm import NormKernels
 from ._kernels_optim import OptimKernels
 from ._kernels_pad import PadKernels
 from ._kernels_pool import PoolKernels
+from ._kernels_random import RandomKernels
 from ._kernels_special import SpecialKernels
+from ._kernels_special_fns import SpecialFnKernels
 
 #: The ``xp`` names operator code may use: NumPy's names (and signatures), the contract every backend's ``xp``
 #: namespace meets (``numpy`` itself, ``cupy``, ``torch/xp.py``). Code above ``backends/`` calls nothing else on
@@ -54,6 +56,8 @@ class Backend(
     SpecialKernels,
     PadKernels,
     LinalgKernels,
+    RandomKernels,
+    SpecialFnKernels,
     ComplexKernels,
     FFTKernels,
 ):

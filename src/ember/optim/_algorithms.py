@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-from ..backends import get_backend
 from .optimizer import OptimizerAdaptor, SimpleOptimizer
 
 __all__ = ["LAMB", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Lion", "NAdam", "RAdam", "RMSprop"]
@@ -21,7 +20,9 @@ def _kernels(st: dict[str, Any], p: Any) -> Any:
     """The backend holding ``p`` (its fused update kernels); the adaptor records it in the state."""
     be = st.get("_backend")
     if be is None:
-        be = get_backend()
+        from ..backends import backend_of
+
+        be = backend_of(p)
     return be
 
 

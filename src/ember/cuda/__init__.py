@@ -1,5 +1,9 @@
 """``ember.cuda``: PyTorch's ``torch.cuda`` surface, answered by the backends that serve CUDA here.
 
+Memory statistics, streams and events come from ``torch.cuda`` on the torch backend and from CuPy's memory
+pool, streams and events on CuPy (``_memory.py``, ``_streams.py``); ``ember.cuda.amp`` holds the
+``torch.cuda.amp`` names.
+
 A CUDA device is served by torch (when it has CUDA) or CuPy; without either every query answers
 truthfully (``is_available()`` is False, ``device_count()`` is 0) and creating a CUDA tensor raises a
 ``DeviceError`` that lists what is available. Random numbers for CUDA tensors come from Ember's seeded
@@ -10,11 +14,36 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import backends
-from ._device import device
-from .backends import get_backend
+from .. import backends
+from .._device import device
+from ..backends import get_backend
+from ._memory import (
+    empty_cache,
+    max_memory_allocated,
+    max_memory_reserved,
+    mem_get_info,
+    memory_allocated,
+    memory_reserved,
+    reset_max_memory_allocated,
+    reset_peak_memory_stats,
+)
+from ._streams import Event, Stream, current_stream, default_stream, stream
 
 __all__ = [
+    "Event",
+    "Stream",
+    "current_stream",
+    "default_stream",
+    "empty_cache",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "mem_get_info",
+    "memory_allocated",
+    "memory_reserved",
+    "reset_max_memory_allocated",
+    "reset_peak_memory_stats",
+    "stream",
+    "amp",
     "current_device",
     "device_count",
     "get_device_name",
@@ -73,9 +102,11 @@ def synchronize(dev: Any = None) -> None:
 
 def manual_seed(seed: int) -> None:
     """Seed the generators CUDA tensors draw from (Ember's seeded generators; see the module doc)."""
-    from ._creation import manual_seed as _seed  # lazy: ember imports this module before Tensor exists
+    from .._creation import manual_seed as _seed  # lazy: ember imports this module before Tensor exists
 
     _seed(seed)
 
 
 manual_seed_all = manual_seed
+
+from . import amp  # noqa: E402 - torch.cuda.amp's names, after the module they extend
