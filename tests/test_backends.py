@@ -6,9 +6,9 @@ torch); these tests mix backends in one process. CUDA tests skip cleanly without
 
 from __future__ import annotations
 
+import pathlib
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -39,21 +39,22 @@ def test_use_selects_and_restores() -> None:
     assert ember.ones(3)._backend.name == before
 
 
-def _fresh(code: str, backend: str) -> subprocess.CompletedProcess[str]:
-    """``code`` in a new interpreter with ``EMBER_BACKEND=backend``, importing this tree's ember (not the venv's)."""
-    src = str(Path(ember.__file__).resolve().parents[1])
-    env = {"EMBER_BACKEND": backend, "PATH": "", "PYTHONPATH": src}
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+def _env(**env: str) -> dict[str, str]:
+    """A bare environment importing this checkout's Ember (not whichever one the venv has installed)."""
+    return {"PATH": "", "PYTHONPATH": str(pathlib.Path(__file__).resolve().parents[1] / "src"), **env}
 
 
 def test_env_var_selects_at_import() -> None:
-    out = _fresh("import ember; print(ember.backends.current(), type(ember.ones(2)._data).__module__)", "torch")
+    code = "import ember; print(ember.backends.current(), type(ember.ones(2)._data).__module__)"
+    out = subprocess.run([sys.executable, "-c", code], env=_env(EMBER_BACKEND="torch"), capture_output=True, text=True)
     assert out.stdout.split() == ["torch", "torch"], out.stderr
 
 
 def test_env_var_unknown_backend_fails_at_first_use_with_the_choices() -> None:
-    out = _fresh("import ember; ember.ones(1)", "jax")  # `import ember` itself may still work (backends/__init__)
-    assert out.returncode != 0 and "unknown backend 'jax'" in out.stderr and "numpy" in out.stderr, out.stderr
+    code = "import ember\nprint('imported', flush=True)\nember.ones(2)"  # import works; the first tensor says why not
+    out = subprocess.run([sys.executable, "-c", code], env=_env(EMBER_BACKEND="jax"), capture_output=True, text=True)
+    assert out.stdout.split() == ["imported"], out.stderr
+    assert out.returncode != 0 and "unknown backend 'jax'" in out.stderr and "numpy" in out.stderr
 
 
 def test_available_says_why() -> None:
