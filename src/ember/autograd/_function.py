@@ -383,6 +383,8 @@ COMPLEX_GRAD_OPS = frozenset({
     "CumProd", "CumSum", "Einsum", "MatMul", "Mean", "Norm2", "Sum", "VectorNorm", "_Linear",
     # Fourier transforms (tests/ops/test_fft.py)
     "FftC2C", "FftC2R", "FftR2C",
+    # linear algebra (tests/ops/test_linalg_decomp.py)
+    "Eig",
     # moving, copying and selecting values
     "AsView", "Cast", "Cat", "Clone", "Contiguous", "CopySlices", "Diagonal", "DiagonalBackward", "Expand", "Flip",
     "GetItem", "IndexBackward", "IndexPut", "Pad", "PadBackward", "Permute", "Reshape", "Roll", "Split",

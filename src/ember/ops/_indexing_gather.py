@@ -218,6 +218,10 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """``input`` with ``alpha * source`` added at ``index`` along ``dim`` (repeats accumulate)."""
+    if not input.ndim:  # 0-d: as a one-element 1-d tensor (PyTorch takes a 0-d or one-element source)
+        norm_dim(dim, 0, "index_add")
+        src1 = reshape(source, (1,)) if isinstance(source, Tensor) and not source.ndim else source
+        return reshape(index_add(reshape(input, (1,)), 0, index, src1, alpha=alpha), ())
     d = norm_dim(dim, input.ndim, "index_add")
     idx = _int_index("index_add", index, input._backend).reshape(-1)
     expect = input.shape[:d] + (idx.shape[0],) + input.shape[d + 1 :]

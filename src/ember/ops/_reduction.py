@@ -271,12 +271,21 @@ class Norm2(Op):
 
 @autocast_op("norm")
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
-    """Vector p-norm over ``dim`` (all elements by default): p = 2/'fro', 1, inf, -inf, 0 or any float."""
+    """Vector p-norm over ``dim`` (all elements by default): p = 2/'fro', 1, inf, -inf, 0 or any float;
+    ``'nuc'``: the nuclear norm of a matrix (a 2-D input, or ``dim`` of two dims), as PyTorch's ``norm``."""
     x = _float(input if dtype is None else input.to(dtype))
+    if p == "nuc":
+        from ._linalg_norms import matrix_norm
+
+        dims = (-2, -1) if dim is None else tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+        if len(dims) != 2 or (dim is None and x.ndim != 2):
+            raise ShapeError(f"norm: p='nuc' needs a matrix (a 2-D input or dim of two dims), got shape "
+                             f"{tuple(x.shape)} and dim={dim}")  # fmt: skip
+        return matrix_norm(x, "nuc", dims, keepdim)
     axes = norm_dims(dim, x.ndim, "norm")
     if p in ("fro", 2, 2.0, None):
         return Norm2.apply(x, axes, keepdim)  # type: ignore[no-any-return]
-    if p == "nuc" or isinstance(p, str):
+    if isinstance(p, str):
         raise ValueRangeError(f"norm: p={p!r} is not supported for vector norms (use 'fro', a number or inf)")
     p = float(p)
     a = abs(x)
@@ -284,8 +293,8 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
         return amax(a, axes, keepdim)
     if p == -math.inf:
         return amin(a, axes, keepdim)
-    if p == 0:
-        return sum((x != 0).to(x.dtype), axes, keepdim=keepdim)
+    if p == 0:  # a count; in the graph with a zero gradient, as PyTorch's
+        return sum(x * 0 + (x != 0).to(x.dtype), axes, keepdim=keepdim)
     if p == 1:
         return sum(a, axes, keepdim=keepdim)
     return sum(a**p, axes, keepdim=keepdim) ** (1.0 / p)

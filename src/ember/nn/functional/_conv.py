@@ -30,8 +30,13 @@ Pads = tuple[tuple[int, int], ...]
 
 
 def _tuple(v: Any, n: int, name: str, op: str) -> tuple[int, ...]:
-    """``v`` as ``n`` ints: paddings >= 0, everything else (kernel size, stride, dilation, sizes) >= 1."""
+    """``v`` as ``n`` ints: paddings >= 0, everything else (kernel size, stride, dilation, sizes) >= 1.
+
+    One int, or a one-element tuple (PyTorch expands it too), stands for all ``n``.
+    """
     items = [v] * n if hasattr(v, "__index__") else list(v) if isinstance(v, (tuple, list)) else None
+    if items is not None and len(items) == 1:
+        items = items * n
     if items is None or len(items) != n or not all(hasattr(a, "__index__") and not isinstance(a, bool) for a in items):
         raise ShapeError(f"{op}: {name} must be an int or {n} ints, got {v!r}")
     t = tuple(operator.index(a) for a in items)

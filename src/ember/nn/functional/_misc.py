@@ -165,6 +165,8 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
     _check_p(p, "alpha_dropout")
     if not training or p == 0.0:
         return input
+    if p == 1.0:  # everything dropped: zeros, as PyTorch (the scale below would divide by zero)
+        return input * 0.0
     alpha_p = -1.7580993408473766
     keep = _keep_mask(input, input.shape, p, None)
     a = ((1 - p) * (1 + p * alpha_p**2)) ** -0.5
