@@ -10,6 +10,7 @@ from typing import Any
 from .._dtype import as_dtype
 from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
+from ..autograd._autocast import autocast_op
 from ..autograd._function import Op
 from ._indexing import where
 from ._other_cumulative import cumprod
@@ -229,6 +230,7 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     return _max_min(input, dim, keepdim, True)
 
 
+@autocast_op("logsumexp")
 def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` over ``dim``, computed stably (finite for large |x|)."""
     x = _float(input)
@@ -267,6 +269,7 @@ class Norm2(Op):
         return where(y == 0, 0.0, g * x / where(y == 0, 1.0, y)), None, None
 
 
+@autocast_op("norm")
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     """Vector p-norm over ``dim`` (all elements by default): p = 2/'fro', 1, inf, -inf, 0 or any float;
     ``'nuc'``: the nuclear norm of a matrix (a 2-D input, or ``dim`` of two dims), as PyTorch's ``norm``."""
@@ -297,6 +300,7 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     return sum(a**p, axes, keepdim=keepdim) ** (1.0 / p)
 
 
+@autocast_op("prod")
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Product of all elements, or along ``dim``; exact gradients also where inputs are zero."""
     from ._indexing_view import reshape

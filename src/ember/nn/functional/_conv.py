@@ -15,6 +15,8 @@ from typing import Any
 
 from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
+from ...autograd._autocast import ACTIVE as AUTOCAST
+from ...autograd._autocast import autocast_inputs
 from ...autograd._function import Op
 from ...autograd._grad_mode import STATE
 from ...ops._util import _float
@@ -133,6 +135,8 @@ def _conv_pads(padding: Any, k: tuple[int, ...], d: tuple[int, ...], s: tuple[in
 def _conv(
     input: Tensor, weight: Tensor, bias: Any, stride: Any, padding: Any, dilation: Any, groups: int, sp: int, op: str
 ) -> Tensor:
+    if AUTOCAST[0]:
+        input, weight, bias = autocast_inputs("conv", input, weight, bias)
     if input.ndim != sp + 2:
         if input.ndim == sp + 1:  # unbatched input
             return _conv(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups, sp, op).squeeze(0)
@@ -222,6 +226,8 @@ def _conv_transpose(
     sp: int,
     op: str,
 ) -> Tensor:
+    if AUTOCAST[0]:
+        input, weight, bias = autocast_inputs("conv_transpose", input, weight, bias)
     if input.ndim == sp + 1:
         return _conv_transpose(
             input.unsqueeze(0), weight, bias, stride, padding, output_padding, groups, dilation, sp, op
