@@ -53,3 +53,23 @@ def test_reinforce_cartpole_runs_and_the_environment_is_the_classic_one():
         _, _, done = env.step(1)
         steps += 1
     assert 5 < steps < 100  # always pushing right tips the pole over quickly
+
+
+@pytest.mark.parametrize("name", ["linear_regression.py", "mlp.py", "cnn.py"])
+def test_the_first_examples_explain_themselves_with_help(name, capsys):
+    with pytest.raises(SystemExit) as e:
+        _main(name)(["--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage:") and "--help" in out and "--seed" in out
+
+
+def test_the_first_examples_run_with_tiny_settings(tmp_path, capsys):
+    pytest.importorskip("sklearn")
+    fit = _main("linear_regression.py")(["--steps", "60", "--samples", "200"])
+    assert fit["loss"] < 0.1 and abs(fit["b"] - 4.2) < 0.3
+    mlp = _main("mlp.py")(["--epochs", "2", "--save", str(tmp_path / "m.mpk")])
+    assert mlp["accuracy"] > 0.5 and (tmp_path / "m.mpk").exists()
+    history = _main("cnn.py")(["--epochs", "1", "--out", str(tmp_path / "cnn")])
+    assert len(history) == 1 and (tmp_path / "cnn" / "config.json").exists()
+    assert "resumed" not in capsys.readouterr().out

@@ -78,12 +78,12 @@ from .ops import __all__ as _ops_all
 
 __version__ = "0.1.0"
 
-_SUBMODULES = frozenset({"data", "models", "nn", "optim", "record", "train"})
+_SUBMODULES = frozenset({"data", "models", "nn", "optim", "pnnx", "record", "train"})
 
 if not TYPE_CHECKING:  # hidden from mypy, which would otherwise accept any ``ember.<typo>``
 
     def __getattr__(name: str) -> object:
-        """``ember.models``, ``ember.nn``, ... after a plain ``import ember`` (imported on first use)."""
+        """``ember.models``, ``ember.pnnx``, ... after a plain ``import ember`` (imported on first use)."""
         if name in _SUBMODULES:
             import importlib
 

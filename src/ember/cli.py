@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ember: interrupted", file=sys.stderr)
         return 130
-    except (OSError, ValueError, KeyError, EmberError, FloatingPointError) as e:  # bad data, no network: one line
+    except (OSError, ValueError, KeyError, ImportError, EmberError, FloatingPointError) as e:  # one line each
         text = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"ember: {text}", file=sys.stderr)
         return 1

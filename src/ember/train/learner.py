@@ -249,10 +249,11 @@ class Learner:
                 start = int(info["epoch"]) + 1
                 self.step = int(info["step"])
                 self.history = list((info.get("metadata") or {}).get("history", []))
-                self.log(f"resumed from epoch {info['epoch']} ({info['path']})")
-                if start > epochs:
-                    self.log(f"nothing to resume: the checkpoint already has {info['epoch']} of {epochs} epochs; "
-                             "ask for more epochs to continue")  # fmt: skip
+                if start > epochs:  # one line: the run is already done
+                    self.log(f"nothing to resume: the checkpoint already has {info['epoch']} of {epochs} epochs "
+                             f"({info['path']}); ask for more epochs to continue")  # fmt: skip
+                else:
+                    self.log(f"resumed from epoch {info['epoch']} ({info['path']})")
         for cb in self.callbacks:
             cb.on_fit_start(self)
         self.stop = False
