@@ -10,9 +10,12 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
+# dev = the tools plus every optional extra the tests exercise (record, vision, tensorboard, data, plot, docs);
+# torch (CPU build), transformers (Hugging Face parity) and pnnx on top, each skipped cleanly if pip cannot get it.
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]"
 	$(PY) -m pip install -q "torch==2.13.0" || echo "torch not installed: PyTorch parity tests will be skipped"
+	$(PY) -m pip install -q "transformers>=4.40" || echo "transformers not installed: Hugging Face parity tests will be skipped"
 	$(PY) -m pip install -q --no-deps "pnnx==20261020" || echo "pnnx not installed: PNNX export tests will be skipped"
 	touch $(STAMP)
 
@@ -34,10 +37,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-# the whole suite twice: on the default (numpy) backend, then on torch (EMBER_BACKEND=torch; skipped without torch)
+# the whole suite twice: on the default (numpy) backend, then on torch (EMBER_BACKEND=torch; skipped without torch);
+# then, once, the wheel installed in fresh virtualenvs (tests/test_packaging.py, marked `wheel`)
 unit: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadfile
 	if $(PY) -c "import torch" 2>/dev/null; then EMBER_BACKEND=torch $(PY) -m pytest -n 2 --dist loadfile; fi
+	$(PY) -m pytest -n 2 -m wheel tests/test_packaging.py
 
 test: lint typecheck unit
 

@@ -1,4 +1,4 @@
-"""LeNet-5 on scikit-learn's 8x8 digits with the Learner: progress, logs, plot, checkpoints, resume.
+"""LeNet-5 on the bundled 8x8 digits with the Learner: progress, logs, plot, checkpoints, resume.
 
 python examples/cnn.py                        # 30 epochs into runs/cnn-example
 python examples/cnn.py --epochs 40            # run again: continues from the last checkpoint

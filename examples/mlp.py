@@ -1,4 +1,4 @@
-"""An MLP on scikit-learn's 8x8 digits with ember.nn and ember.optim: the hand-written training loop.
+"""An MLP on the bundled 8x8 digits with ember.nn and ember.optim: the hand-written training loop.
 
 python examples/mlp.py                        # 20 epochs, saves mlp-digits.mpk
 python examples/mlp.py --epochs 5 --lr 1e-3

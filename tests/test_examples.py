@@ -16,7 +16,6 @@ def _main(name):
 
 
 def test_digits_cnn_checkpoints_and_resume_exactly(tmp_path, capsys):
-    pytest.importorskip("sklearn")
     main = _main("digits_cnn_checkpoint.py")
     tiny = ["--limit", "64", "--batch-size", "32", "--log-every", "0"]
     full = main([*tiny, "--epochs", "2", "--out", str(tmp_path / "a")])
@@ -65,7 +64,6 @@ def test_the_first_examples_explain_themselves_with_help(name, capsys):
 
 
 def test_the_first_examples_run_with_tiny_settings(tmp_path, capsys):
-    pytest.importorskip("sklearn")
     fit = _main("linear_regression.py")(["--steps", "60", "--samples", "200"])
     assert fit["loss"] < 0.1 and abs(fit["b"] - 4.2) < 0.3
     mlp = _main("mlp.py")(["--epochs", "2", "--save", str(tmp_path / "m.mpk")])

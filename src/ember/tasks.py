@@ -95,8 +95,8 @@ TASKS: dict[str, Task] = {
     "linear-regression": Task(
         "least squares on synthetic data", _linear_regression, 20, 32, 0.05, ("loss",), "valid_loss"
     ),
-    "digits-mlp": Task("an MLP on scikit-learn's 8x8 digits (bundled)", _digits("mlp"), 30, 32, 2e-3),
-    "digits-cnn": Task("LeNet-5 on scikit-learn's 8x8 digits (bundled)", _digits("cnn"), 30, 32, 3e-3),
+    "digits-mlp": Task("an MLP on the bundled 8x8 handwritten digits", _digits("mlp"), 30, 32, 2e-3),
+    "digits-cnn": Task("LeNet-5 on the bundled 8x8 handwritten digits", _digits("cnn"), 30, 32, 3e-3),
     "mnist-mlp": Task("an MLP on MNIST (IDX files in --data-dir)", _mnist("mlp"), 10, 128, 1e-3),
     "mnist-cnn": Task("LeNet-5 on MNIST (IDX files in --data-dir)", _mnist("cnn"), 5, 128, 1e-3),
 }

@@ -10,9 +10,8 @@ __all__ = ["require"]
 # module name -> (what pip calls it, the Ember extra that installs it)
 _EXTRAS = {
     "PIL": ("Pillow", "vision"),
-    "scipy": ("SciPy", "vision"),
+    "scipy": ("SciPy", "data"),
     "tensorboard": ("tensorboard", "tensorboard"),
-    "msgpack": ("msgpack", "record"),
     "safetensors": ("safetensors", "record"),
     "matplotlib": ("matplotlib", "plot"),
     "sklearn": ("scikit-learn", "data"),
