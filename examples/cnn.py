@@ -2,6 +2,7 @@
 
 python examples/cnn.py                        # 30 epochs into runs/cnn-example
 python examples/cnn.py --epochs 40            # run again: continues from the last checkpoint
+python examples/cnn.py --tensorboard          # also TensorBoard event files (tensorboard --logdir runs)
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, float]]:
     p.add_argument("--lr", type=float, default=3e-3, help="Adam learning rate (default 3e-3)")
     p.add_argument("--out", default="runs/cnn-example", help="logs, plot and checkpoints (default runs/cnn-example)")
     p.add_argument("--fresh", action="store_true", help="start over instead of resuming from the last checkpoint")
+    p.add_argument("--tensorboard", action="store_true", help="also write TensorBoard event files in --out")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     args = p.parse_args(argv)
 
@@ -41,6 +43,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, float]]:
         out_dir=args.out,
         best_metric="valid_accuracy",
         callbacks=[EarlyStopping("valid_loss", patience=8)],
+        loggers=["csv", "tensorboard"] if args.tensorboard else ["csv"],
     )
     history = learner.fit(
         DataLoader(digits(train=True), batch_size=args.batch_size, shuffle=True, seed=args.seed),

@@ -140,7 +140,12 @@ assert load_image("a.png").shape == (4, 5, 3)
 """,
     "tensorboard": """
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-assert EventAccumulator
+from ember.utils.tensorboard import SummaryWriter
+with SummaryWriter("logs") as w:
+    w.add_scalar("loss", 0.5, 1)
+acc = EventAccumulator("logs")
+acc.Reload()
+assert acc.Scalars("loss")[0].value == 0.5
 """,
 }
 

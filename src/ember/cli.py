@@ -69,6 +69,7 @@ def _epilog() -> str:
               "  ember train digits-mlp --epochs 5      a shorter MLP run",
               "  ember train mnist-cnn --data-dir DIR   MNIST from IDX files you placed in DIR",
               "  ember train digits-cnn --resume        continue the last run from its checkpoint",
+              "  ember train digits-cnn --tensorboard   also log to TensorBoard (tensorboard --logdir runs)",
               "  ember info                             version, backends and devices",
               "  ember pnnx run M.pnnx.param --image I  classify (top-5) or detect (YOLOv5: PNG) with a PNNX model",
               "  ember pnnx info M.pnnx.param           a PNNX graph's operators and which are supported"]  # fmt: skip
@@ -96,6 +97,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--download", action="store_true", help="download missing data when the network is available")
     t.add_argument("--limit", type=_number(int, 1), help="use at most this many samples per split (quick tries)")
     t.add_argument("--no-progress", action="store_true", help="no progress bar or epoch lines")
+    t.add_argument("--tensorboard", action="store_true",
+                   help="also write TensorBoard event files in --out (view: tensorboard --logdir runs)")  # fmt: skip
     sub.add_parser("info", help="show the version, backends and devices")
     from .pnnx._cli import add_parser as add_pnnx_parser
 
@@ -141,7 +144,8 @@ def _train(args: argparse.Namespace) -> int:
                   data_dir=args.data_dir, download=args.download, epochs=epochs)  # fmt: skip
     learner = Learner(parts["model"], parts["optimizer"], parts["loss_fn"], scheduler=parts.get("scheduler"),
                       metrics=task.metrics, device=args.device, checkpoint_dir=out / "checkpoints", out_dir=out,
-                      best_metric=task.best_metric, progress=not args.no_progress)  # fmt: skip
+                      best_metric=task.best_metric, progress=not args.no_progress,
+                      loggers=["csv", "tensorboard"] if args.tensorboard else None)  # fmt: skip
     if args.resume and args.no_progress and not learner.checkpointer.paths():  # type: ignore[union-attr]
         # (with progress output on, the Learner says so itself)
         print(f"ember: nothing to resume in {out / 'checkpoints'}; starting from epoch 1", file=sys.stderr)

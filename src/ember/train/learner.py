@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
 import sys
 import time
@@ -14,7 +11,8 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd._grad_mode import no_grad
-from ..record import Checkpointer, atomic_write
+from ..record import Checkpointer
+from .loggers import Logger, make_logger
 from .metrics import Metric, get_metric
 
 __all__ = ["Callback", "EarlyStopping", "Learner", "NonFiniteLossError"]
@@ -29,6 +27,7 @@ class Callback:
 
     def on_fit_start(self, learner: Learner) -> None: ...
     def on_epoch_start(self, learner: Learner, epoch: int) -> None: ...
+    def on_before_optimizer_step(self, learner: Learner) -> None: ...
     def on_batch_end(self, learner: Learner, step: int, loss: float) -> None: ...
     def on_epoch_end(self, learner: Learner, epoch: int, logs: dict[str, float]) -> None: ...
     def on_fit_end(self, learner: Learner) -> None: ...
@@ -106,9 +105,10 @@ class Learner:
     """Train ``model`` with ``optimizer`` on ``loss_fn(output, target)``.
 
     ``fit`` runs epochs over ``train_loader`` (batches ``(input, target)``), evaluates on ``valid_loader``,
-    logs ``train_*``/``valid_*`` metrics per epoch to CSV and JSON lines in ``out_dir``, saves a checkpoint
-    every epoch and the best by ``best_metric`` (with ``checkpoint_dir``), resumes with ``resume=True``,
-    and draws the curves at the end (with matplotlib installed).
+    logs ``train_*``/``valid_*`` metrics per epoch with ``loggers`` in ``out_dir`` (``"csv"``: CSV and JSON
+    lines, the default; ``"tensorboard"``: event files with metrics, learning rates, gradient norms and weight
+    histograms), saves a checkpoint every epoch and the best by ``best_metric`` (with ``checkpoint_dir``),
+    resumes with ``resume=True``, and draws the curves at the end (with matplotlib installed).
     """
 
     def __init__(self, model: Any, optimizer: Any, loss_fn: Callable[[Any, Any], Tensor], scheduler: Any = None,
@@ -116,7 +116,8 @@ class Learner:
                  checkpoint_dir: str | Path | None = None, out_dir: str | Path | None = None,
                  callbacks: Iterable[Callback] = (), grad_accumulation: int = 1, grad_clip_norm: float | None = None,
                  skip_nonfinite: bool = False, scheduler_interval: str = "epoch", best_metric: str = "valid_loss",
-                 keep_last: int = 2, progress: bool = True, plot: bool = True) -> None:  # fmt: skip
+                 keep_last: int = 2, progress: bool = True, plot: bool = True,
+                 loggers: Sequence[str | Logger] | None = None) -> None:  # fmt: skip
         if grad_accumulation < 1:
             raise ValueError(f"Learner: grad_accumulation must be >= 1, got {grad_accumulation}")
         if scheduler_interval not in ("epoch", "batch"):
@@ -139,12 +140,21 @@ class Learner:
         self.checkpointer = (Checkpointer(checkpoint_dir, keep_last=keep_last, metric=best_metric, mode=mode)
                              if checkpoint_dir is not None else None)  # fmt: skip
         self.progress, self.plot = progress, plot
+        names = loggers if loggers is not None else (["csv"] if self.out_dir is not None else [])
+        self.loggers = [make_logger(spec, self.out_dir) for spec in names]
         self.history: list[dict[str, float]] = []
         self.epoch, self.step, self.stop = 0, 0, False
         if device is not None:
             model.to(device=device)
 
     # -- output ----------------------------------------------------------------------------------------
+    def _emit(self, hook: str, *args: Any) -> None:
+        """Call ``hook`` on the loggers, then on the callbacks (those that define it)."""
+        for cb in (*self.loggers, *self.callbacks):
+            method = getattr(cb, hook, None)
+            if method is not None:
+                method(self, *args)
+
     def log(self, msg: str) -> None:
         if self.progress:
             print(msg, flush=True)
@@ -210,6 +220,7 @@ class Learner:
                         from ..nn.utils import clip_grad_norm_
 
                         clip_grad_norm_(self.model.parameters(), self.grad_clip_norm)
+                    self._emit("on_before_optimizer_step")
                     self.optimizer.step()
                     self.optimizer.zero_grad()
                     accum = 0
@@ -225,8 +236,7 @@ class Learner:
             for m in metrics:
                 m.update(out, y, lv, n, self)
             if train:
-                for cb in self.callbacks:
-                    cb.on_batch_end(self, self.step, lv)
+                self._emit("on_batch_end", self.step, lv)
             if hasattr(bar, "set_postfix") and i % 5 == 0:
                 bar.set_postfix({m.name: f"{m.compute():.4g}" for m in metrics if m.name in ("loss", "accuracy")})
         if i < 0:
@@ -254,14 +264,13 @@ class Learner:
                              f"({info['path']}); ask for more epochs to continue")  # fmt: skip
                 else:
                     self.log(f"resumed from epoch {info['epoch']} ({info['path']})")
-        for cb in self.callbacks:
-            cb.on_fit_start(self)
+        self.epoch = start - 1
+        self._emit("on_fit_start")
         self.stop = False
         try:
             for epoch in range(start, epochs + 1):
                 self.epoch = epoch
-                for cb in self.callbacks:
-                    cb.on_epoch_start(self, epoch)
+                self._emit("on_epoch_start", epoch)
                 t0 = time.perf_counter()
                 if hasattr(train_loader, "set_epoch"):
                     train_loader.set_epoch(epoch - 1)
@@ -279,10 +288,8 @@ class Learner:
                     else:
                         self.scheduler.step()
                 self.history.append(logs)
-                self._write_logs()
                 self.log(self._line(logs))
-                for cb in self.callbacks:
-                    cb.on_epoch_end(self, epoch, logs)
+                self._emit("on_epoch_end", epoch, logs)
                 if self.checkpointer is not None:
                     self._save(epoch, logs)
                 if self.stop:
@@ -293,8 +300,7 @@ class Learner:
                                   self.history[-1])  # fmt: skip
                 self.log(f"interrupted: saved {path}; continue with resume=True")
             raise
-        for cb in self.callbacks:
-            cb.on_fit_end(self)
+        self._emit("on_fit_end")
         self._finish()
         return self.history
 
@@ -331,17 +337,6 @@ class Learner:
             if k != "epoch":
                 parts.append(f"{k} {v:.4g}")
         return " | ".join(parts)
-
-    def _write_logs(self) -> None:
-        if self.out_dir is None:
-            return
-        keys = sorted({k for h in self.history for k in h}, key=lambda k: (k != "epoch", k))
-        buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=keys)
-        w.writeheader()
-        w.writerows(self.history)
-        atomic_write(self.out_dir / "log.csv", buf.getvalue().encode())
-        atomic_write(self.out_dir / "log.jsonl", "".join(json.dumps(h) + "\n" for h in self.history).encode())
 
     def _finish(self) -> None:
         if not self.history:
