@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench bench-micro clean
+.PHONY: demo test lint typecheck unit docs bench bench-micro clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,10 @@ unit: $(STAMP)
 
 test: lint typecheck unit
 
+# the documentation site from docs/ and the docstrings, into site/ (warnings are errors)
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict
+
 # Ember against PyTorch per benchmarks/README.md (whole processes, default threads, alternating pairs).
 bench: $(STAMP)
 	$(PY) benchmarks/compare.py
@@ -54,4 +58,4 @@ bench-micro: $(STAMP)
 	$(PY) benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build site *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

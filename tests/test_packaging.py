@@ -132,11 +132,16 @@ load_weights(layer, "w.safetensors", strict=True)
 assert float(layer(ember.ones(1, 3)).sum()) == 6.0
 """,
     "vision": """
+import os
 import numpy as np
 from PIL import Image
-from ember.pnnx._vision import load_image
-Image.fromarray(np.full((4, 5, 3), 7, np.uint8)).save("a.png")
-assert load_image("a.png").shape == (4, 5, 3)
+from ember.data import DataLoader, ImageFolder, transforms as T
+for c in ("cat", "dog"):
+    os.makedirs(c)
+    Image.fromarray(np.full((12, 10, 3), 7, np.uint8)).save(f"{c}/a.png")
+ds = ImageFolder(".", transform=T.Compose([T.RandomResizedCrop(8), T.ToTensor()]))
+x, y = next(iter(DataLoader(ds, batch_size=2)))
+assert x.shape == (2, 3, 8, 8) and y.tolist() == [0, 1]
 """,
     "tensorboard": """
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator

@@ -24,6 +24,8 @@ def _rng(generator: Any, seed: int | None = None) -> np.random.Generator:
 
 
 class Sampler:
+    """An iterable of dataset indices (``__iter__``), with a ``__len__`` where it is known."""
+
     def __iter__(self) -> Iterator[int]:
         raise NotImplementedError
 
@@ -32,6 +34,8 @@ class Sampler:
 
 
 class SequentialSampler(Sampler):
+    """Indices ``0 .. len(data_source) - 1`` in order."""
+
     def __init__(self, data_source: Any) -> None:
         self.n = len(data_source)
 
@@ -77,6 +81,8 @@ class RandomSampler(Sampler):
 
 
 class SubsetRandomSampler(Sampler):
+    """The given ``indices`` in a random order each epoch (drawn from ``generator``)."""
+
     def __init__(self, indices: Sequence[int], generator: Any = None) -> None:
         self.indices, self.generator = list(indices), generator
 

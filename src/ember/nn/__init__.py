@@ -14,3 +14,4 @@ from .parameter import Buffer, Param, Parameter  # noqa: F401
 from .pooling import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .transformer import *  # noqa: F403
+from .vision import *  # noqa: F403

@@ -175,14 +175,17 @@ def logsigmoid(input: Tensor) -> Tensor:
 
 
 def tanhshrink(input: Tensor) -> Tensor:
+    """``x - tanh(x)``."""
     return input - tanh(input)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x`` where ``|x| > lambd``, else 0."""
     return Shrink.apply(_float(input), float(lambd), False)  # type: ignore[no-any-return]
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
     return Shrink.apply(_float(input), float(lambd), True)  # type: ignore[no-any-return]
 
 

@@ -138,6 +138,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) with probability ``p`` (training only); scale the rest by 1/(1-p)."""
     return _feature_dropout(input, p, training, 3, "dropout3d")
 
 
