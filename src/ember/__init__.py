@@ -78,7 +78,7 @@ from .ops import __all__ as _ops_all
 
 __version__ = "0.1.0"
 
-_SUBMODULES = frozenset({"data", "models", "nn", "optim", "pnnx", "record", "train"})
+_SUBMODULES = frozenset({"data", "distributed", "models", "nn", "optim", "pnnx", "record", "train"})
 
 if not TYPE_CHECKING:  # hidden from mypy, which would otherwise accept any ``ember.<typo>``
 

@@ -572,11 +572,12 @@ def _is_device(a: Any) -> _bool:
 # Bound at import end: the operator layer imports Tensor, Tensor methods call operators.
 from . import ops as _ops  # noqa: E402
 from .autograd._views import _refresh_view  # noqa: E402
-from .ops._elementwise import Add as _Add  # noqa: E402
-from .ops._elementwise import Mul as _Mul  # noqa: E402
-from .ops._elementwise import _binary, _cast, _clone, _pin, _to_device  # noqa: E402
+from .ops._indexing_view import _contiguous, _permute, _transpose  # noqa: E402
 from .ops._inplace import _inplace, _write_inplace, inplace_method  # noqa: E402
-from .ops._shape import _contiguous, _permute, _transpose  # noqa: E402
+from .ops._other_convert import _cast, _clone, _pin, _to_device  # noqa: E402
+from .ops._pointwise_binary import Add as _Add  # noqa: E402
+from .ops._pointwise_binary import Mul as _Mul  # noqa: E402
+from .ops._util import _binary  # noqa: E402
 
 _ = get_default_dtype
 

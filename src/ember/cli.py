@@ -171,6 +171,14 @@ def _info() -> int:
         print(f"  {status}")
     devices = sorted({d for s in ember.backends.available().values() for d in s.devices})
     print(f"devices: {', '.join(devices)}")
+    from .distributed import backend_status
+
+    dist = backend_status()
+    usable = [name for name, why in dist.items() if why is None]
+    print(f"distributed (torch.distributed): {', '.join(usable) if usable else 'none'}")
+    for name, why in dist.items():
+        if why is not None:
+            print(f"  {name}: {why}")
     return 0
 
 

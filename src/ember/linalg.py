@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from .ops._factor import cholesky, solve_triangular
-from .ops._lapack import cross, det, inv, matrix_power, multi_dot, pinv, slogdet, solve
+from .ops._lapack import cholesky, cross, det, inv, matrix_power, multi_dot, pinv, slogdet, solve, solve_triangular
 
 __all__ = [
     "cholesky", "cross", "det", "inv", "matrix_power", "multi_dot", "pinv", "slogdet", "solve", "solve_triangular",

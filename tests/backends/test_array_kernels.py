@@ -7,7 +7,7 @@ import pytest
 from ember.backends.numpy_backend import NumpyBackend
 
 torch = pytest.importorskip("torch")
-from ember.backends.torch_backend import TorchBackend  # noqa: E402
+from ember.backends.torch.backend import TorchBackend  # noqa: E402
 
 REF = NumpyBackend()
 TB = TorchBackend()

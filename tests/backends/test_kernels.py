@@ -10,7 +10,7 @@ import pytest
 from ember.backends.numpy_backend import NumpyBackend
 
 torch = pytest.importorskip("torch")
-from ember.backends._torch_kernels import TorchKernels  # noqa: E402
+from ember.backends.torch.kernels import TorchKernels  # noqa: E402
 
 REF = NumpyBackend()  # the reference kernels, whichever backend serves the CPU in this run
 rng = np.random.default_rng(11)

@@ -69,7 +69,7 @@ def jacobian(func: Callable[..., Tensor], inputs: Any, create_graph: bool = Fals
         gs = _grads(out, xs, e.reshape(out.shape), create_graph)
         for k, g in enumerate(gs):
             rows[k].append(g)
-    from ..ops._join import stack
+    from ..ops._indexing_join import stack
 
     jac = tuple(
         stack(r).reshape(out.shape + x.shape) if r else x.new_zeros(out.shape + x.shape)

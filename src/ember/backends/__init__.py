@@ -97,7 +97,7 @@ def _cupy_reason() -> str | None:
 
 _NUMPY: Backend = NumpyBackend()
 register_backend("numpy", lambda d: _NUMPY, ("cpu",), "numpy")
-register_backend("torch", "ember.backends.torch_backend:TorchBackend", ("cpu", "cuda"), "torch", _torch_reason)
+register_backend("torch", "ember.backends.torch.backend:TorchBackend", ("cpu", "cuda"), "torch", _torch_reason)
 register_backend("cupy", "ember.backends.cupy_backend:CupyBackend", ("cuda",), "cupy-cuda12x", _cupy_reason)
 
 _CACHE[("numpy", _NUMPY.device)] = _NUMPY

@@ -26,7 +26,7 @@ class Backend(ConvKernels, PoolKernels, NormKernels, ActivationKernels, OptimKer
     spells differently from other libraries. A new backend implements this class in one file and
     registers itself in ``ember.backends``. The array kernels (convolution, pooling ...) have one
     reference implementation written against ``xp`` (``_kernels_*.py``), which NumPy and CuPy share;
-    a backend with faster native kernels overrides them (torch: ``_torch_kernels.TorchKernels``).
+    a backend with faster native kernels overrides them (torch: ``torch/kernels.TorchKernels``).
     """
 
     name: str = "base"

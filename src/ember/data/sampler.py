@@ -115,31 +115,73 @@ class WeightedRandomSampler(Sampler):
         return self.num_samples
 
 
-class DistributedSampler(Sampler):
-    """This rank's share of the (optionally shuffled) indices; ranks never overlap. Call ``set_epoch`` each epoch."""
+def torch_randperm(n: int, seed: int) -> list[int]:
+    """``torch.randperm(n, generator=torch.Generator().manual_seed(seed))`` without torch: the same indices.
 
-    def __init__(self, dataset: Any, num_replicas: int = 1, rank: int = 0, shuffle: bool = True, seed: int = 0,
-                 drop_last: bool = False) -> None:  # fmt: skip
-        if not 0 <= rank < num_replicas:
-            raise ValueError(f"DistributedSampler: rank {rank} is not in [0, {num_replicas})")
-        self.n, self.num_replicas, self.rank = len(dataset), num_replicas, rank
+    torch's CPU generator is MT19937 seeded as ``init_genrand(seed mod 2**32)`` (NumPy's legacy seeding), and
+    its ``randperm`` swaps ``r[i]`` with ``r[i + u32 % (n - i)]`` for each of ``n - 1`` 32-bit draws.
+    """
+    if n >= 2**32 // 20:  # torch switches to 64-bit draws there
+        raise ValueError(f"torch_randperm: n={n} is beyond the 32-bit draws this reproduces (< {2**32 // 20})")
+    if n < 2:
+        return list(range(n))
+    draws = np.random.RandomState(seed & 0xFFFFFFFF).randint(0, 2**32, size=n - 1, dtype=np.uint32)
+    offsets = (draws.astype(np.int64) % np.arange(n, 1, -1, dtype=np.int64)).tolist()
+    r = list(range(n))
+    for i, z in enumerate(offsets):
+        j = i + z
+        r[i], r[j] = r[j], r[i]
+    return r
+
+
+class DistributedSampler(Sampler):
+    """This rank's share of the (optionally shuffled) indices; ranks never overlap. Call ``set_epoch`` each epoch.
+
+    PyTorch's sampler index for index: epoch ``e`` shuffles with torch's ``randperm`` seeded ``seed + e``
+    (reproduced without torch), the list is padded by repeating its start to a multiple of ``num_replicas``
+    (or cut to one with ``drop_last``), and rank ``r`` takes every ``num_replicas``-th index from ``r``.
+    ``num_replicas`` and ``rank`` default to the initialised process group's.
+    """
+
+    def __init__(self, dataset: Any, num_replicas: int | None = None, rank: int | None = None, shuffle: bool = True,
+                 seed: int = 0, drop_last: bool = False) -> None:  # fmt: skip
+        if num_replicas is None or rank is None:
+            from .. import distributed as dist
+
+            if not dist.is_initialized():
+                raise ValueError(
+                    "DistributedSampler: num_replicas and rank default to the process group's, but none is "
+                    "initialised; call ember.distributed.init_process_group() or pass both"
+                )
+            num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
+            rank = dist.get_rank() if rank is None else rank
+        if not isinstance(num_replicas, int) or num_replicas < 1:
+            raise ValueError(f"DistributedSampler: num_replicas must be a positive integer, got {num_replicas!r}")
+        if not isinstance(rank, int) or not 0 <= rank < num_replicas:
+            raise ValueError(f"DistributedSampler: invalid rank {rank}, rank should be in [0, {num_replicas - 1}]")
+        self.dataset, self.n, self.num_replicas, self.rank = dataset, len(dataset), num_replicas, rank
         self.shuffle, self.seed, self.drop_last, self.epoch = shuffle, seed, drop_last, 0
-        if drop_last:
-            self.num_samples = self.n // num_replicas
+        if drop_last and self.n % num_replicas:
+            self.num_samples = math.ceil((self.n - num_replicas) / num_replicas)
         else:
             self.num_samples = math.ceil(self.n / num_replicas)
-        self.total = self.num_samples * num_replicas
+        self.total_size = self.num_samples * num_replicas
 
     def set_epoch(self, epoch: int) -> None:
+        """Shuffle differently (and the same on every rank) in each epoch."""
         self.epoch = epoch
 
     def __iter__(self) -> Iterator[int]:
-        idx = np.random.default_rng(self.seed + self.epoch).permutation(self.n) if self.shuffle else np.arange(self.n)
-        if self.drop_last:
-            idx = idx[: self.total]
-        elif self.total > self.n:  # pad by repeating, as PyTorch does
-            idx = np.concatenate([idx, idx[: self.total - self.n]])
-        return iter(idx[self.rank : self.total : self.num_replicas].tolist())
+        idx = torch_randperm(self.n, self.seed + self.epoch) if self.shuffle else list(range(self.n))
+        if not self.drop_last:
+            pad = self.total_size - len(idx)
+            if pad <= len(idx):
+                idx += idx[:pad]
+            else:
+                idx += (idx * math.ceil(pad / len(idx)))[:pad]
+        else:
+            idx = idx[: self.total_size]
+        return iter(idx[self.rank : self.total_size : self.num_replicas])
 
     def __len__(self) -> int:
         return self.num_samples

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 from .._creation import arange
 from .._tensor import Tensor
 from ..ops import digamma, lgamma, where
-from ..ops._gamma import _standard_gamma
+from ..ops._random import _standard_gamma
 from . import constraints
 from .distribution import Distribution
 from .utils import finfo

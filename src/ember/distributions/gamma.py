@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from .._tensor import Tensor
 from ..ops import digamma, igamma, lgamma
-from ..ops._gamma import _standard_gamma
+from ..ops._random import _standard_gamma
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all, finfo

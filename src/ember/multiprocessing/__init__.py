@@ -71,8 +71,11 @@ def spawn(
 ) -> list[Any] | None:  # fmt: skip
     """Run ``fn(rank, *args)`` for rank in ``range(nprocs)``, each in its own process.
 
-    With ``join`` (default) wait for all and raise ``ProcessRaisedException`` (with the child's
-    traceback) or ``ProcessExitedException`` when one failed; otherwise return the started processes.
+    With ``join`` (default) wait for all of them. As soon as one fails, the others are stopped (a rank
+    waiting in a collective for a dead peer would otherwise wait for the group's timeout) and
+    ``ProcessRaisedException`` (with the child's traceback) or ``ProcessExitedException`` names the rank.
+    Without ``join`` return the started processes. Each process may join a process group
+    (``ember.distributed.init_process_group(rank=rank, world_size=nprocs, ...)``).
     """
     ctx: Any = _mp.get_context(start_method)
     errors = ctx.SimpleQueue()
@@ -81,12 +84,49 @@ def spawn(
         p.start()
     if not join:
         return procs
-    for p in procs:
-        p.join()
+    failed = _wait_first_failure(procs)
+    if failed is not None:
+        _stop(procs)
     if not errors.empty():
         rank, tb = errors.get()
         raise ProcessRaisedException(f"process {rank} raised:\n{tb}")
     for r, p in enumerate(procs):
-        if p.exitcode != 0:
-            raise ProcessExitedException(f"process {r} exited with code {p.exitcode}")
+        if p.exitcode not in (0, None) and (failed is None or r == failed):
+            raise ProcessExitedException(f"process {r} exited with {_exit_text(p.exitcode)}")
     return None
+
+
+def _wait_first_failure(procs: list[Any]) -> int | None:
+    """Wait until every process ended, or one ended with a failure (its rank is returned)."""
+    from multiprocessing.connection import wait
+
+    alive = {p.sentinel: r for r, p in enumerate(procs)}
+    while alive:
+        for s in wait(list(alive)):
+            r = alive.pop(s)  # type: ignore[call-overload]
+            procs[r].join()
+            if procs[r].exitcode != 0:
+                return r
+    return None
+
+
+def _stop(procs: list[Any], grace: float = 5.0) -> None:
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    for p in procs:
+        p.join(grace)
+        if p.is_alive():
+            p.kill()
+            p.join()
+
+
+def _exit_text(code: int) -> str:
+    if code < 0:
+        import signal
+
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"code {code}"

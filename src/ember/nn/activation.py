@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
-from ..ops._elementwise import relu, sigmoid, tanh
+from ..ops._pointwise_unary import relu, sigmoid, tanh
 from . import functional as F
 from .config import export_configs
 from .module import Module

@@ -8,8 +8,8 @@ from typing import Any
 
 from .._creation import empty, zeros
 from .._tensor import Tensor
-from ..ops._elementwise import relu, sigmoid, tanh
-from ..ops._join import cat, stack
+from ..ops._indexing_join import cat, stack
+from ..ops._pointwise_unary import relu, sigmoid, tanh
 from . import functional as F
 from . import init
 from .config import config_for

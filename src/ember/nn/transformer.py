@@ -13,8 +13,8 @@ from .._creation import empty, full, zeros
 from .._dtype import bool_
 from .._errors import ShapeError
 from .._tensor import Tensor
-from ..ops._elementwise import where
-from ..ops._layout import triu
+from ..ops._indexing import where
+from ..ops._other_diagonal import triu
 from . import functional as F
 from . import init
 from .activation import get_activation

@@ -89,7 +89,7 @@ def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -
 
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
-    from ..ops._join import cat
+    from ..ops._indexing_join import cat
 
     return cat([p.reshape(-1) for p in parameters])
 

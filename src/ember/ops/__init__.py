@@ -15,69 +15,66 @@ from typing import Any
 from .. import _creation, _legacy
 from ..multiprocessing import _shared
 from . import (
-    _bitwise,
-    _copyinto,
-    _elementwise,
-    _gamma,
-    _gather,
-    _index,
-    _join,
+    _blas,
+    _comparison,
+    _indexing,
+    _indexing_gather,
+    _indexing_join,
+    _indexing_view,
     _lapack,
-    _layout,
-    _linalg,
-    _math,
-    _order,
-    _pointwise,
-    _reduce,
-    _sampling,
-    _scan,
-    _shape,
-    _stats,
-    _tiling,
-    _utility,
+    _other_convert,
+    _other_cumulative,
+    _other_diagonal,
+    _other_math,
+    _other_shape,
+    _pointwise_binary,
+    _pointwise_logical,
+    _pointwise_special,
+    _pointwise_unary,
+    _random,
+    _reduction,
+    _reduction_stats,
 )
-from ._bitwise import *  # noqa: F403
-from ._copyinto import *  # noqa: F403
-from ._elementwise import *  # noqa: F403
-from ._gamma import *  # noqa: F403
-from ._gather import *  # noqa: F403
-from ._index import *  # noqa: F403
-from ._join import *  # noqa: F403
+from ._blas import *  # noqa: F403
+from ._comparison import *  # noqa: F403
+from ._indexing import *  # noqa: F403
+from ._indexing_gather import *  # noqa: F403
+from ._indexing_join import *  # noqa: F403
+from ._indexing_view import *  # noqa: F403
 from ._lapack import *  # noqa: F403
-from ._layout import *  # noqa: F403
-from ._linalg import *  # noqa: F403
-from ._math import *  # noqa: F403
-from ._order import *  # noqa: F403
-from ._pointwise import *  # noqa: F403
-from ._reduce import *  # noqa: F403
-from ._sampling import *  # noqa: F403
-from ._scan import *  # noqa: F403
-from ._shape import *  # noqa: F403
-from ._stats import *  # noqa: F403
-from ._tiling import *  # noqa: F403
-from ._utility import *  # noqa: F403
+from ._other_convert import *  # noqa: F403
+from ._other_cumulative import *  # noqa: F403
+from ._other_diagonal import *  # noqa: F403
+from ._other_math import *  # noqa: F403
+from ._other_shape import *  # noqa: F403
+from ._pointwise_binary import *  # noqa: F403
+from ._pointwise_logical import *  # noqa: F403
+from ._pointwise_special import *  # noqa: F403
+from ._pointwise_unary import *  # noqa: F403
+from ._random import *  # noqa: F403
+from ._reduction import *  # noqa: F403
+from ._reduction_stats import *  # noqa: F403
 
 _MODULES = (
-    _bitwise,
-    _copyinto,
-    _elementwise,
-    _gamma,
-    _gather,
-    _index,
-    _join,
+    _blas,
+    _comparison,
+    _indexing,
+    _indexing_gather,
+    _indexing_join,
+    _indexing_view,
     _lapack,
-    _layout,
-    _linalg,
-    _math,
-    _order,
-    _pointwise,
-    _reduce,
-    _sampling,
-    _scan,
-    _shape,
-    _stats,
-    _tiling,
-    _utility,
+    _other_convert,
+    _other_cumulative,
+    _other_diagonal,
+    _other_math,
+    _other_shape,
+    _pointwise_binary,
+    _pointwise_logical,
+    _pointwise_special,
+    _pointwise_unary,
+    _random,
+    _reduction,
+    _reduction_stats,
 )
 
 __all__ = sorted({name for m in _MODULES for name in m.__all__})
@@ -120,7 +117,7 @@ METHODS.update(
         "new": _legacy.new,
         "share_memory_": _shared.share_memory_,
         "is_shared": _shared.is_shared,
-        "where": _elementwise.where_method,
+        "where": _indexing.where_method,
     }
 )
 

@@ -127,7 +127,7 @@ def inplace_method(t: Tensor, fn: Callable[..., Tensor], *args: Any, **kwargs: A
 
 def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
     """``t[index] = value`` (``index`` None: the whole tensor), recorded in the graph when needed."""
-    from ._index import IndexPut, to_index, write
+    from ._indexing import IndexPut, to_index, write
 
     op = "setitem" if index is not None else "copy_"
     if t._view is not None:

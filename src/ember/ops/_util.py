@@ -1,14 +1,17 @@
-"""Helpers shared by operators: dim normalisation, undoing broadcasting, type promotion."""
+"""Helpers shared by operators: dim normalisation, undoing broadcasting, type promotion, and the factories for
+elementwise Ops (``pointwise_op``, ``_unary``, ``_binary``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import _creation
 from .._dtype import DType, bool_, get_default_dtype, int64, promote_types
-from .._errors import OutOfRangeError, ShapeError
+from .._errors import DivisionByZeroError, OutOfRangeError, ShapeError
 from .._tensor import Tensor
+from ..autograd._function import Op
 
 
 def norm_dim(dim: int, ndim: int, op: str) -> int:
@@ -55,8 +58,8 @@ def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     if gshape == shape:
         return g
     axes = broadcast_axes(gshape, shape)
-    from ._reduce import sum as _sum
-    from ._shape import reshape
+    from ._indexing_view import reshape
+    from ._reduction import sum as _sum
 
     out = _sum(g, axes, keepdim=True) if axes else g
     return reshape(out, shape) if out._data.shape != shape else out
@@ -165,3 +168,123 @@ def index_out_of_range(idx: Any, low: int, high: int, backend: Any) -> tuple[int
     xp = backend.xp
     lo, hi = int(xp.min(idx)), int(xp.max(idx))
     return (lo, hi) if lo < low or hi >= high else None
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return x._data.shape if isinstance(x, Tensor) else ()
+
+
+def _float(x: Tensor) -> Tensor:
+    """Integer and bool tensors enter floating functions as the default float (PyTorch)."""
+    if x.__class__ is Tensor and x._data.dtype in x._backend.float_dtypes:
+        return x
+    if not isinstance(x, Tensor):
+        raise TypeError(f"expected a Tensor, got {type(x).__name__}")
+    return x if x.dtype.kind in "fc" else x.to(get_default_dtype())
+
+
+class StepOp(Op):
+    """A piecewise-constant operator: its gradient is zero (PyTorch still records a grad_fn)."""
+
+    saves_inputs = False
+
+    def backward(self, g: Tensor) -> Any:
+        grads = tuple(x.new_zeros(x.shape) if self._req(i) else None for i, x in enumerate(self.inputs or ()))
+        return grads if len(grads) > 1 else grads[0]
+
+
+# Operators that divide integers by integers: a zero divisor raises, as in PyTorch (NumPy gives 0 and warns).
+_INT_DIVISIONS = {"FloorDivide": "floor_divide", "Remainder": "remainder", "DivFloor": "div", "DivTrunc": "div",
+                  "DivTruncInt": "div"}  # fmt: skip
+
+
+def _check_int_divisor(name: str, a: Any, b: Any) -> None:
+    """Raise when integer ``a // b`` or ``a % b`` (after promotion) has a zero in ``b``."""
+    ref = a if isinstance(a, Tensor) else b
+    if not isinstance(ref, Tensor) or ref.dtype.kind not in "biu":
+        return
+    if isinstance(b, Tensor):
+        if b.dtype.kind in "biu" and bool(b._backend.xp.any(b._data == 0)):
+            raise DivisionByZeroError(f"{name}: integer division by zero (the divisor tensor holds a 0)")
+    elif isinstance(b, int) and b == 0:
+        raise DivisionByZeroError(f"{name}: integer division by zero")
+
+
+def _is_bool(x: Any) -> bool:
+    return isinstance(x, bool) or (isinstance(x, Tensor) and x.dtype.kind == "b")
+
+
+def _binary(cls: type[Op], a: Any, b: Any) -> Tensor:
+    # fast path: a float tensor with a float scalar or a tensor of its dtype (no promotion, no integer
+    # division to check)
+    if not (
+        a.__class__ is Tensor
+        and a._data.dtype in a._backend.float_dtypes
+        and (b.__class__ is float or (b.__class__ is Tensor and b._data.dtype == a._data.dtype))
+    ):
+        a, b = promote(cls.__name__.lower(), a, b)
+        if cls.__name__ in _INT_DIVISIONS:
+            _check_int_divisor(_INT_DIVISIONS[cls.__name__], a, b)
+    try:
+        return cls.apply(a, b)  # type: ignore[no-any-return]
+    except (ValueError, RuntimeError) as e:  # NumPy: "cannot be broadcast"; torch: "must match the size"
+        if not isinstance(e, ShapeError) and ("broadcast" in str(e) or "must match the size" in str(e)):
+            raise ShapeError(
+                f"{cls.__name__.lower()}: shapes {tuple(_shape(a))} and {tuple(_shape(b))} cannot be broadcast together"
+            ) from None
+        raise
+
+
+Array = Any
+
+
+Fwd = Callable[[Any, Array], Array]
+
+
+Deriv = Callable[[Tensor, Tensor], Tensor]
+
+
+def pointwise_op(
+    name: str, fwd: Callable[..., Array], deriv: Callable[..., Tensor] | None, uses: str = "x", kernel: bool = False
+) -> Any:
+    """An Op class for one elementwise function ``fwd(xp, x, *params)`` with derivative ``deriv(x, y, *params)``.
+
+    ``uses`` says what backward reads: ``"x"`` (the input) or ``"y"`` (the output); the derivative is
+    written with Tensor operations, so higher-order gradients work. Extra ``params`` are plain numbers.
+    ``kernel=True``: ``fwd`` takes the backend instead of ``xp`` (it calls a backend kernel, e.g. ``erf``).
+    """
+
+    class _Op(Op):
+        saves_inputs = uses == "x"
+        saves_output = uses == "y"
+        differentiable = deriv is not None
+
+        def forward(self, x: Any, *params: Any) -> Any:
+            y = fwd(self.backend if kernel else self.backend.xp, x, *params)
+            if self.saves_output:
+                self.keep(y)
+            return y
+
+        def backward(self, g: Tensor) -> Any:
+            ins = self.inputs or ()
+            x = ins[0] if self.saves_inputs else None
+            y = self.output() if self.saves_output else None
+            d = g * deriv(x, y, *ins[1:])  # type: ignore[misc]
+            return (d,) + (None,) * (len(ins) - 1) if len(ins) > 1 else d
+
+    _Op.__name__ = _Op.__qualname__ = "".join(p.capitalize() for p in name.split("_"))
+    return _Op
+
+
+def _unary(
+    name: str, fwd: Fwd, deriv: Deriv | None, *, uses: str = "x", floating: bool = True, kernel: bool = False
+) -> Callable[..., Tensor]:
+    """Make an Op class and its public function for one elementwise operator."""
+    op = pointwise_op(name, fwd, deriv, uses, kernel)
+
+    def fn(input: Tensor) -> Tensor:
+        return op.apply(_float(input) if floating else input)  # type: ignore[no-any-return]
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` (PyTorch semantics)."
+    return fn

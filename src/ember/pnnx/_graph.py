@@ -1,16 +1,17 @@
-"""A PNNX graph as an Ember ``Module``: the op table, topological order, and the interpreter."""
+"""A PNNX graph as an Ember ``Module``: the op table and building the graph runner (``ember._graph_runner``)."""
 
 from __future__ import annotations
 
 import re
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .._creation import from_numpy
-from .._errors import EmberError, OutOfRangeError, ShapeError
+from .._errors import EmberError
+from .._graph_runner import GraphRunner, Node
+from .._graph_runner import topological_order as _order
 from ..nn import Module, Param
 from ..nn.init import skip_init
 from ._expression import compile_expression, parse_expression
@@ -39,37 +40,11 @@ def topological_order(graph: Graph) -> list[int]:
     File order is kept where it is already valid. An operand that no operator produces, one produced
     twice, or a cycle is refused with the line concerned.
     """
-    ops = graph.operators
-    producer: dict[str, int] = {}
-    for i, op in enumerate(ops):
-        for out in op.outputs:
-            if out in producer:
-                raise PnnxFormatError(f"{graph.path}:{op.line}: operand {out!r} is produced twice "
-                                      f"(first at line {ops[producer[out]].line})")  # fmt: skip
-            producer[out] = i
-    indegree = [0] * len(ops)
-    consumers: list[list[int]] = [[] for _ in ops]
-    for i, op in enumerate(ops):
-        for name in op.inputs:
-            p = producer.get(name)
-            if p is None:
-                raise PnnxFormatError(f"{graph.path}:{op.line}: operator {op.name!r} reads operand {name!r}, "
-                                      "which no operator produces")  # fmt: skip
-            indegree[i] += 1
-            consumers[p].append(i)
-    ready = deque(i for i, d in enumerate(indegree) if d == 0)
-    order: list[int] = []
-    while ready:
-        i = ready.popleft()
-        order.append(i)
-        for c in consumers[i]:
-            indegree[c] -= 1
-            if indegree[c] == 0:
-                ready.append(c)
-    if len(order) != len(ops):
-        stuck = next(op for i, op in enumerate(ops) if indegree[i] > 0)
-        raise PnnxFormatError(f"{graph.path}:{stuck.line}: the graph has a cycle through operator {stuck.name!r}")
-    return order
+    return _order([_node(graph, op) for op in graph.operators], error=PnnxFormatError)
+
+
+def _node(graph: Graph, op: Operator) -> Node:
+    return Node(op.type, op.name, op.inputs, op.outputs, where=f"{graph.path}:{op.line}")
 
 
 def _module_name(name: str, taken: set[str]) -> str:
@@ -81,22 +56,6 @@ def _module_name(name: str, taken: set[str]) -> str:
     return out
 
 
-class _Step:
-    """One operator ready to run: what to call, which slots feed it and which it fills."""
-
-    __slots__ = ("creates", "expr", "fn", "kw", "list_input", "op", "outs", "pos", "static")
-
-    def __init__(self, op: Operator, fn: Callable[..., Any]) -> None:
-        self.op, self.fn = op, fn
-        self.pos: list[int] = []
-        self.kw: list[tuple[str, int]] = []
-        self.static: dict[str, Any] = {}
-        self.outs: list[int] = []
-        self.list_input = False
-        self.expr = False
-        self.creates = False
-
-
 def _flatten(values: Any, out: list[Any]) -> list[Any]:
     for v in values:
         if isinstance(v, (tuple, list)):
@@ -104,6 +63,23 @@ def _flatten(values: Any, out: list[Any]) -> list[Any]:
         else:
             out.append(v)
     return out
+
+
+def _function_call(op: Operator, fn: Callable[..., Any], static: dict[str, Any]) -> Callable[[list[Any], Any], Any]:
+    """The call of a function operator: inputs bound by ``$key`` as keywords, the others positionally
+    (one list for ``torch.cat``-like operators), the line's parameters as keywords."""
+    bound = [(idx, key) for idx, key in op.input_keys.items()]
+    positional = [i for i in range(len(op.inputs)) if i not in op.input_keys]
+    list_input, creates = op.type in LIST_INPUT, op.type in CREATES
+
+    def call(args: list[Any], device: Any) -> Any:
+        kw = {key: args[idx] for idx, key in bound}
+        if creates:
+            kw["device"] = device
+        pos = [args[i] for i in positional]
+        return fn(pos, **static, **kw) if list_input else fn(*pos, **static, **kw)
+
+    return call
 
 
 class PnnxModule(Module):
@@ -125,70 +101,46 @@ class PnnxModule(Module):
                 f"supported types: {', '.join(SUPPORTED_TYPES)}"
             )
         order = topological_order(graph)
-        slots: dict[str, int] = {}
-        for op in graph.operators:
-            for o in op.outputs:
-                slots[o] = len(slots)
         keyed: dict[str, set[str]] = {}
         for op in graph.operators:
             for idx, key in op.input_keys.items():
                 keyed.setdefault(op.inputs[idx], set()).add(key)
         taken: set[str] = set()
-        self._steps: list[_Step] = []
-        self._inputs: list[int] = []
-        self._outputs: list[int] = []
+        nodes: list[Node] = []
+        inputs: list[str] = []
+        outputs: list[str] = []
         for i in order:
             op = graph.operators[i]
-            where = f"{graph.path}:{op.line}: {op.type} {op.name!r}"
             if op.type == "pnnx.Input":
-                self._inputs.extend(slots[o] for o in op.outputs)
-                continue
-            if op.type == "pnnx.Output":
-                self._outputs.extend(slots[o] for o in op.inputs)
-                continue
-            step = self._build(op, where, weights, taken, keyed)
-            step.outs = [slots[o] for o in op.outputs]
-            for idx, name in enumerate(op.inputs):
-                bound = op.input_keys.get(idx)
-                if bound and not step.expr and op.type not in NN_OPS:
-                    step.kw.append((bound, slots[name]))
-                else:
-                    step.pos.append(slots[name])
-            self._steps.append(step)
-        self._slot_count = len(slots)
-        # free each intermediate value after its last use
-        last: dict[int, int] = {}
-        for k, step in enumerate(self._steps):
-            for s in step.pos + [s for _, s in step.kw]:
-                last[s] = k
-        keep = set(self._outputs)
-        self._frees: list[list[int]] = [[] for _ in self._steps]
-        for s, k in last.items():
-            if s not in keep:
-                self._frees[k].append(s)
+                inputs.extend(op.outputs)
+            elif op.type == "pnnx.Output":
+                outputs.extend(op.inputs)
+            else:
+                node = _node(graph, op)
+                node.fn = self._build(op, f"{node.where}: {op.type} {op.name!r}", weights, taken, keyed)
+                traced = [op.shapes[n][0] for n in op.inputs if n in op.shapes]
+                node.note = f" (exported with {traced})" if traced else ""
+                nodes.append(node)
+        self._runner = GraphRunner(nodes, inputs, outputs, error=PnnxFormatError, where=graph.path)
 
     def _build(self, op: Operator, where: str, weights: dict[str, np.ndarray], taken: set[str],
-               keyed: dict[str, set[str]]) -> _Step:  # fmt: skip
+               keyed: dict[str, set[str]]) -> Callable[[list[Any], Any], Any]:  # fmt: skip
         if op.type == "pnnx.Expression":
             text = op.params.get("expr")
             if not isinstance(text, str):
                 raise PnnxFormatError(f"{where}: expected an expr=... parameter")
             try:
-                step = _Step(op, compile_expression(parse_expression(text), len(op.inputs)))
+                expr = compile_expression(parse_expression(text), len(op.inputs))
             except PnnxFormatError as e:
                 raise PnnxFormatError(f"{where}: {e}") from None
-            step.expr = True
-            return step
+            return lambda args, device: expr(args)
         if op.type in FUNCTION_OPS:
-            step = _Step(op, FUNCTION_OPS[op.type])
-            step.static = dict(op.params)
-            step.list_input = op.type in LIST_INPUT
-            step.creates = op.type in CREATES
+            static = dict(op.params)
             if op.type in BATCH_SHAPED and op.inputs and ("shape" in op.params or "sizes" in op.params):
                 traced = op.shapes.get(op.inputs[0])
                 if traced and traced[0] and traced[0][0] > 0:
-                    step.static["traced_batch"] = traced[0][0]
-            return step
+                    static["traced_batch"] = traced[0][0]
+            return _function_call(op, FUNCTION_OPS[op.type], static)
         try:
             with skip_init():
                 module = NN_OPS[op.type](**op.params)
@@ -218,64 +170,19 @@ class PnnxModule(Module):
                 raise PnnxFormatError(f"{where}: {op.type} has parameter {key!r} but the line gives no @{key}")
         module.eval()
         self.register_module(_module_name(op.name, taken), module)
-        return _Step(op, module)
+        return lambda args, device: module(*args)
 
     @property
     def num_inputs(self) -> int:
-        return len(self._inputs)
+        return self._runner.num_inputs
 
     def forward(self, *inputs: Any) -> Any:
-        if len(inputs) != len(self._inputs):
-            raise TypeError(f"{self.path}: the model takes {len(self._inputs)} input(s) (pnnx.Input), "
+        if len(inputs) != self._runner.num_inputs:
+            raise TypeError(f"{self.path}: the model takes {self._runner.num_inputs} input(s) (pnnx.Input), "
                             f"got {len(inputs)}")  # fmt: skip
-        env: list[Any] = [None] * self._slot_count
-        for s, x in zip(self._inputs, inputs):
-            env[s] = x
         device = getattr(inputs[0], "device", None) if inputs else None
-        for step, frees in zip(self._steps, self._frees):
-            args = [env[s] for s in step.pos]
-            kw = {k: env[s] for k, s in step.kw}
-            if step.creates:
-                kw["device"] = device
-            try:
-                if step.expr:
-                    out = step.fn(args)
-                elif step.list_input:
-                    out = step.fn(args, **step.static, **kw)
-                else:
-                    out = step.fn(*args, **step.static, **kw)
-            except (EmberError, ValueError, TypeError, IndexError) as e:
-                raise self._run_error(step, [env[s] for s in step.pos] + [env[s] for _, s in step.kw], e) from e
-            if len(step.outs) == 1:
-                env[step.outs[0]] = out
-            else:
-                if not isinstance(out, (tuple, list)) or len(out) != len(step.outs):
-                    n = len(out) if isinstance(out, (tuple, list)) else 1
-                    raise ShapeError(f"{self.path}:{step.op.line}: {step.op.type} {step.op.name!r} gave {n} "
-                                     f"outputs, the graph expects {len(step.outs)}")  # fmt: skip
-                for s, v in zip(step.outs, out):
-                    env[s] = v
-            for s in frees:
-                env[s] = None
-        result = _flatten([env[s] for s in self._outputs], [])
+        result = _flatten(self._runner.run(inputs, device), [])
         return result[0] if len(result) == 1 else tuple(result)
 
-    def _run_error(self, step: _Step, args: list[Any], e: Exception) -> Exception:
-        op = step.op
-        got = [tuple(a.shape) if hasattr(a, "shape") else a for a in args]
-        traced = [op.shapes[n][0] for n in op.inputs if n in op.shapes]
-        msg = (f"{self.path}:{op.line}: operator {op.name!r} ({op.type}) failed on input shapes {got}"
-               + (f" (exported with {traced})" if traced else "") + f": {e}")  # fmt: skip
-        if isinstance(e, EmberError):
-            try:
-                return type(e)(msg)
-            except TypeError:
-                pass
-        if isinstance(e, IndexError):
-            return OutOfRangeError(msg)
-        if isinstance(e, TypeError):
-            return TypeError(msg)
-        return ShapeError(msg)  # NumPy reports shape mismatches as ValueError
-
     def extra_repr(self) -> str:
-        return f"{self.path!r}, {len(self._steps)} operators"
+        return f"{self.path!r}, {len(self._runner.nodes)} operators"

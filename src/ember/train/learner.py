@@ -319,7 +319,7 @@ class Learner:
 
     def predict(self, loader: Any) -> Tensor:
         """The model's outputs over ``loader`` (batches may be inputs or (input, target) pairs), concatenated."""
-        from ..ops._join import cat
+        from ..ops._indexing_join import cat
 
         self.model.eval()
         outs = []

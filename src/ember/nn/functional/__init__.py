@@ -3,8 +3,8 @@
 One module per family; each lists its functions in ``__all__`` and this package re-exports them.
 """
 
-from ...ops._elementwise import relu, sigmoid, tanh  # noqa: F401
-from ...ops._layout import pad  # noqa: F401
+from ...ops._other_shape import pad  # noqa: F401
+from ...ops._pointwise_unary import relu, sigmoid, tanh  # noqa: F401
 from . import _activation, _basic, _conv, _loss, _misc, _norm, _pool, _unpool
 from ._activation import *  # noqa: F403
 from ._basic import *  # noqa: F403

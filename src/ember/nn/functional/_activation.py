@@ -8,9 +8,10 @@ from typing import Any
 from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...ops import register_method
-from ...ops._elementwise import _float, clamp, exp, sigmoid, tanh, where
-from ...ops._join import chunk
-from ...ops._math import pointwise_op
+from ...ops._indexing import where
+from ...ops._indexing_join import chunk
+from ...ops._pointwise_unary import clamp, exp, sigmoid, tanh
+from ...ops._util import _float, pointwise_op
 
 __all__ = [
     "celu", "elu", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "logsigmoid",
@@ -39,7 +40,7 @@ def _gelu_tanh(xp: Any, x: Any) -> Any:
 
 
 def _gelu_exact_grad(x: Tensor, y: Any) -> Tensor:
-    from ...ops._math import erf
+    from ...ops._pointwise_special import erf
 
     return 0.5 * (1.0 + erf(x * _INV_SQRT2)) + x * exp(-0.5 * x * x) * _INV_SQRT_2PI
 

@@ -8,8 +8,8 @@ from ..._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._function import Op
 from ...ops import register_method
-from ...ops._reduce import mean
-from ...ops._reduce import sum as _sum
+from ...ops._reduction import mean
+from ...ops._reduction import sum as _sum
 from ...ops._util import norm_dim
 
 __all__ = ["softmax", "softmin", "log_softmax", "nll_loss", "cross_entropy", "mse_loss"]
@@ -31,7 +31,7 @@ class LogSoftmax(Op):
         return y
 
     def backward(self, g: Tensor) -> tuple[Tensor, None]:
-        from ...ops._elementwise import exp
+        from ...ops._pointwise_unary import exp
 
         y = self.output()
         return g - exp(y) * _sum(g, self.dim, keepdim=True), None
@@ -106,7 +106,7 @@ class NLL(Op):
         from ...ops._util import arange_like_dim
 
         t = Tensor._make(self.target, self.backend)
-        from ...ops._shape import unsqueeze
+        from ...ops._indexing_view import unsqueeze
 
         hit = arange_like_dim(self.shape, 1, self.backend) == unsqueeze(t, 1)
         return -unsqueeze(g, 1) * hit, None

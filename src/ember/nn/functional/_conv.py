@@ -17,7 +17,7 @@ from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._function import Op
 from ...autograd._grad_mode import STATE
-from ...ops._elementwise import _float
+from ...ops._util import _float
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "fold", "unfold",

@@ -6,7 +6,9 @@ from typing import Any
 
 from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
-from ...ops._elementwise import _float, clamp, exp, log, where
+from ...ops._indexing import where
+from ...ops._pointwise_unary import clamp, exp, log
+from ...ops._util import _float
 from ._activation import softplus
 from ._basic import _check_target_shape, _reduce
 
@@ -166,7 +168,7 @@ def triplet_margin_loss(
     dp = pairwise_distance(anchor, positive, p, eps)
     dn = pairwise_distance(anchor, negative, p, eps)
     if swap:
-        from ...ops._elementwise import minimum
+        from ...ops._comparison import minimum
 
         dn = minimum(dn, pairwise_distance(positive, negative, p, eps))
     return _reduce((dp - dn + margin).clamp(min=0), reduction, "triplet_margin_loss")

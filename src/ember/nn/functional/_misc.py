@@ -10,12 +10,12 @@ from ..._dtype import bool_
 from ..._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._function import BilinearOp, Op
-from ...ops._elementwise import _float, where
-from ...ops._index import GetItem, IndexBackward
-from ...ops._linalg import einsum, matmul
-from ...ops._shape import _transpose
-from ...ops._tiling import repeat_interleave
-from ...ops._util import index_out_of_range, size_of
+from ...ops._blas import matmul
+from ...ops._indexing import GetItem, IndexBackward, where
+from ...ops._indexing_view import _transpose
+from ...ops._other_math import einsum
+from ...ops._other_shape import repeat_interleave
+from ...ops._util import _float, index_out_of_range, size_of
 
 __all__ = [
     "alpha_dropout", "bilinear", "cosine_similarity", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",

@@ -12,9 +12,10 @@ from ..._errors import ShapeError
 from ..._tensor import Tensor
 from ...autograd._function import Op
 from ...autograd._grad_mode import STATE, no_grad
-from ...ops._elementwise import _float, sqrt
-from ...ops._reduce import mean
-from ...ops._reduce import sum as _sum
+from ...ops._pointwise_unary import sqrt
+from ...ops._reduction import mean
+from ...ops._reduction import sum as _sum
+from ...ops._util import _float
 
 __all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "local_response_norm", "normalize", "rms_norm"]
 
@@ -278,7 +279,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
 
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
     """Normalise each channel by the sum of squares of its ``size`` neighbouring channels."""
-    from ...ops._layout import pad
+    from ...ops._other_shape import pad
 
     x = _float(input)
     sq = (x * x).unsqueeze(1)  # (N, 1, C, ...)
@@ -289,7 +290,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
 
 
 def _channel_windows(sq: Tensor, size: int) -> Tensor:
-    from ...ops._join import stack
+    from ...ops._indexing_join import stack
 
     c = sq.shape[2] - size + 1
     return stack([sq[:, 0, i : i + c] for i in range(size)], -1)

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..._errors import DTypeError, OutOfRangeError, ShapeError
 from ..._tensor import Tensor
-from ...ops._gather import scatter
+from ...ops._indexing_gather import scatter
 from ._conv import _tuple
 
 __all__ = ["max_unpool1d", "max_unpool2d", "max_unpool3d"]

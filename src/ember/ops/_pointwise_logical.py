@@ -1,8 +1,4 @@
-"""Bitwise operators on integer and bool tensors (``&``, ``|``, ``^``, ``~``, ``<<``, ``>>``); no gradient.
-
-On bool tensors ``& | ^ ~`` are the logical operations (as in PyTorch); on integer tensors they work on
-the bits. Floating-point operands raise a ``DTypeError`` naming the operator.
-"""
+"""Pointwise logical and bitwise operators (torch docs, "Pointwise Ops"); no gradient."""
 
 from __future__ import annotations
 
@@ -11,17 +7,83 @@ from typing import Any
 from .._errors import DTypeError
 from .._tensor import Tensor
 from ..autograd._function import Op
-from ._util import promote
+from ._util import _binary, promote
 
 __all__ = [
     "bitwise_and",
     "bitwise_left_shift",
+    "bitwise_not",
     "bitwise_or",
     "bitwise_right_shift",
     "bitwise_xor",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
 ]
-#: the functions that are also Tensor methods (``t.name(...)``)
 METHODS = list(__all__)
+
+
+# -- comparison and logic (no gradient) -----------------------------------------------------------
+def _compare(ufunc: str) -> type[Op]:
+    class Compare(Op):
+        differentiable = False
+
+        def forward(self, a: Any, b: Any) -> Any:
+            return getattr(self.backend.xp, ufunc)(a, b)
+
+    Compare.__name__ = Compare.__qualname__ = ufunc.title().replace("_", "")
+    return Compare
+
+
+LogicalAnd, LogicalOr, LogicalXor = (_compare(n) for n in ("logical_and", "logical_or", "logical_xor"))
+
+
+def _cmp(cls: type[Op], a: Any, b: Any) -> Tensor:
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError(f"{cls.__name__.lower()}: expected at least one Tensor")
+    return _binary(cls, a, b)
+
+
+def logical_and(input: Any, other: Any) -> Tensor:
+    """Element-wise logical AND (nonzero is true), a bool tensor."""
+    return _cmp(LogicalAnd, input, other)
+
+
+def logical_or(input: Any, other: Any) -> Tensor:
+    """Element-wise logical OR (nonzero is true), a bool tensor."""
+    return _cmp(LogicalOr, input, other)
+
+
+def logical_xor(input: Any, other: Any) -> Tensor:
+    """Element-wise logical XOR (nonzero is true), a bool tensor."""
+    return _cmp(LogicalXor, input, other)
+
+
+class LogicalNot(Op):
+    differentiable = False
+
+    def forward(self, a: Any) -> Any:
+        return self.backend.xp.logical_not(a)
+
+
+class BitwiseNot(Op):
+    differentiable = False
+
+    def forward(self, a: Any) -> Any:
+        return self.backend.xp.invert(a)
+
+
+def logical_not(input: Tensor) -> Tensor:
+    """Element-wise logical NOT (nonzero is true), a bool tensor."""
+    return LogicalNot.apply(input)  # type: ignore[no-any-return]
+
+
+def bitwise_not(input: Tensor) -> Tensor:
+    """Bitwise NOT of an integer or bool tensor."""
+    if input.dtype.kind == "f":
+        raise DTypeError(f"bitwise_not: expected an integer or bool tensor, got {input.dtype}")
+    return BitwiseNot.apply(input)  # type: ignore[no-any-return]
 
 
 def _bitwise_op(name: str, ufunc: str) -> type[Op]:
@@ -36,9 +98,17 @@ def _bitwise_op(name: str, ufunc: str) -> type[Op]:
 
 
 BitwiseAnd = _bitwise_op("bitwise_and", "bitwise_and")
+
+
 BitwiseOr = _bitwise_op("bitwise_or", "bitwise_or")
+
+
 BitwiseXor = _bitwise_op("bitwise_xor", "bitwise_xor")
+
+
 LeftShift = _bitwise_op("bitwise_left_shift", "left_shift")
+
+
 RightShift = _bitwise_op("bitwise_right_shift", "right_shift")
 
 

@@ -1,6 +1,6 @@
 """Torch's native kernels for the array kernels of ``_kernels_special.py`` ... (a mixin of the torch backend).
 
-Like ``_torch_kernels.py``: plain torch tensors in and out with torch's grad mode off, results equal to the
+Like ``kernels.py``: plain torch tensors in and out with torch's grad mode off, results equal to the
 reference kernels' (tested against them in tests/backends/test_array_kernels.py).
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ._kernels_pad import Widths
-from ._torch_kernels import _no_grad, _torch
+from .._kernels_pad import Widths
+from .kernels import _no_grad, _torch
 
 
 def _padded_dims(x: Any, widths: Widths) -> tuple[int, list[int]]:

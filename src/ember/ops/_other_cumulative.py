@@ -1,7 +1,5 @@
-"""Scans that are not plain sums or products: cummax, cummin, logcumsumexp.
-
-They are computed with a log-depth (Hillis-Steele) scan built from elementwise array operations and
-slicing, so every backend runs them with the functions it already has.
+"""Cumulative operators (torch docs, "Other Operations"): ``cumsum``, ``cumprod``, ``cummax``/``cummin``,
+``logcumsumexp``, ``diff``.
 """
 
 from __future__ import annotations
@@ -12,13 +10,76 @@ from typing import Any
 from .._dtype import int64
 from .._tensor import Tensor
 from ..autograd._function import Op
-from ._elementwise import _float, exp, log, where
-from ._gather import gather
-from ._layout import flip
-from ._util import norm_dim
+from ._indexing import where
+from ._indexing_gather import gather
+from ._indexing_join import cat
+from ._other_shape import flip
+from ._pointwise_unary import exp, log
+from ._util import _float, norm_dim
 
-__all__ = ["cummax", "cummin", "logcumsumexp"]
+__all__ = ["cummax", "cummin", "cumprod", "cumsum", "diff", "logcumsumexp"]
 METHODS = list(__all__)
+
+
+class CumSum(Op):
+    saves_inputs = False
+
+    def forward(self, x: Any, dim: int) -> Any:
+        self.dim = dim
+        return self.backend.xp.cumsum(x, axis=dim) if x.ndim else self.backend.xp.copy(x)
+
+    def backward(self, g: Tensor) -> tuple[Tensor, None]:
+        from ._other_shape import flip
+
+        if not g.ndim:
+            return g, None
+        return flip(cumsum(flip(g, (self.dim,)), self.dim), (self.dim,)), None
+
+
+def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running sum along ``dim`` (bool and int inputs sum as int64)."""
+    x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
+    return CumSum.apply(x, norm_dim(dim, x.ndim, "cumsum"))  # type: ignore[no-any-return]
+
+
+class CumProd(Op):
+    saves_output = True
+
+    def forward(self, x: Any, dim: int) -> Any:
+        self.dim = dim
+        y = self.backend.xp.cumprod(x, axis=dim) if x.ndim else self.backend.xp.copy(x)
+        self.keep(y)
+        return y
+
+    def backward(self, g: Tensor) -> tuple[Tensor, None]:
+        from ._indexing_view import movedim
+        from ._other_shape import flip
+
+        x = self.inputs[0]  # type: ignore[index]
+        if not g.ndim:
+            return g, None
+        d = self.dim
+        if not bool(self.backend.xp.any(x._data == 0)):  # sum_{j>=k} g_j y_j / x_k
+            gy = g * self.output()
+            return flip(cumsum(flip(gy, (d,)), d), (d,)) / x, None
+        # exact with zeros: row k holds prod_{i<=j, i!=k} x_i for each j (an n x n matrix per line)
+        xs, gs = movedim(x, d, -1), movedim(g, d, -1)
+        n = xs.shape[-1]
+        xp = self.backend.xp
+        eye = Tensor._make(xp.eye(n, dtype=xp.bool_), self.backend)
+        rows = cumprod(where(eye, 1.0, xs.unsqueeze(-2).expand(*xs.shape[:-1], n, n)), -1)
+        upper = Tensor._make(
+            self.backend.xp.triu(self.backend.xp.ones((n, n), dtype=self.backend.xp.bool_)), self.backend
+        )
+        gx = (where(upper, rows, 0.0) * gs.unsqueeze(-2)).sum(-1)
+        return movedim(gx, -1, d), None
+
+
+def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running product along ``dim``."""
+    x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
+    return CumProd.apply(x, norm_dim(dim, x.ndim, "cumprod"))  # type: ignore[no-any-return]
+
 
 CumResult = namedtuple("CumResult", ["values", "indices"])
 
@@ -107,3 +168,19 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     if x.ndim == 0:
         return LogCumSumExp.apply(x.reshape(1), 0).reshape(())  # type: ignore[no-any-return]
     return LogCumSumExp.apply(x, norm_dim(dim, x.ndim, "logcumsumexp"))  # type: ignore[no-any-return]
+
+
+# -- differences, products ---------------------------------------------------------------------------
+def diff(
+    input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None
+) -> Tensor:
+    """``n``-th forward difference along ``dim`` (``prepend``/``append`` are joined first)."""
+    d = norm_dim(dim, input.ndim, "diff")
+    x = input
+    if prepend is not None or append is not None:
+        x = cat([t for t in (prepend, input, append) if t is not None], d)
+    for _ in range(n):
+        m = x.shape[d]
+        hi, lo = x.narrow(d, 1, m - 1), x.narrow(d, 0, m - 1)
+        x = hi ^ lo if x.dtype.name == "bool" else hi - lo
+    return x

@@ -1,18 +1,44 @@
-"""Joining and splitting: cat, stack, split, chunk, unbind."""
+"""Joining and splitting (torch docs, "Indexing, Slicing, Joining, Mutating Ops"): ``cat``, ``stack``,
+``split``, ``chunk``, ``unbind`` and their ``h``/``v``/``d`` variants.
+"""
 
 from __future__ import annotations
 
+import builtins
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
 from .._errors import ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
+from ._indexing_view import reshape
+from ._other_shape import atleast_1d, atleast_2d, atleast_3d
 from ._util import norm_dim, promote_tensors
 
-__all__ = ["cat", "chunk", "concat", "concatenate", "split", "stack", "unbind"]
-#: the functions that are also Tensor methods (``t.name(...)``)
-METHODS = ["chunk", "split", "unbind"]
+__all__ = [
+    "cat",
+    "chunk",
+    "column_stack",
+    "concat",
+    "concatenate",
+    "dsplit",
+    "dstack",
+    "hsplit",
+    "hstack",
+    "row_stack",
+    "split",
+    "stack",
+    "tensor_split",
+    "unbind",
+    "vsplit",
+    "vstack",
+]
+METHODS = [
+    n
+    for n in __all__
+    if n not in {"cat", "column_stack", "concat", "concatenate", "dstack", "hstack", "row_stack", "stack", "vstack"}
+]
 
 
 class Cat(Op):
@@ -63,7 +89,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         raise ShapeError("stack: expected a non-empty sequence of tensors")
     _check_same("stack", tensors, None)
     d = norm_dim(dim, tensors[0].ndim + 1, "stack")
-    from ._shape import unsqueeze
+    from ._indexing_view import unsqueeze
 
     return cat([unsqueeze(t, d) for t in tensors], d)
 
@@ -116,6 +142,7 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """Split into ``chunks`` nearly equal pieces along ``dim`` (views)."""
     d = norm_dim(dim, input.ndim, "chunk")
     n = input.shape[d]
     size = -(-n // chunks) if chunks > 0 else 0
@@ -125,7 +152,76 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """The slices along ``dim`` as a tuple of tensors, that dimension removed."""
     d = norm_dim(dim, input.ndim, "unbind")
-    from ._shape import squeeze
+    from ._indexing_view import squeeze
 
     return tuple(squeeze(p, d) for p in _split_sizes(input, [1] * input.shape[d], d))
+
+
+def hstack(tensors: Any) -> Tensor:
+    """Tensors concatenated along the second dimension (the first for 1-d tensors)."""
+    ts = atleast_1d(*tensors)
+    ts = ts if isinstance(ts, tuple) else (ts,)
+    return cat(list(ts), 0 if ts[0].ndim == 1 else 1)
+
+
+def vstack(tensors: Any) -> Tensor:
+    """Tensors concatenated along the first dimension (after ``atleast_2d``). Also ``row_stack``."""
+    ts = atleast_2d(*tensors)
+    return cat(list(ts if isinstance(ts, tuple) else (ts,)), 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors: Any) -> Tensor:
+    """Tensors concatenated along the third dimension (after ``atleast_3d``)."""
+    ts = atleast_3d(*tensors)
+    return cat(list(ts if isinstance(ts, tuple) else (ts,)), 2)
+
+
+def column_stack(tensors: Any) -> Tensor:
+    """1-d and 2-d tensors stacked as the columns of one 2-d tensor."""
+    ts = [reshape(t, (-1, 1)) if t.ndim <= 1 else t for t in tensors]
+    return cat(ts, 1)
+
+
+def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Split into ``n`` near-equal parts (an int) or at the given indices (a list)."""
+    d = norm_dim(dim, input.ndim, "tensor_split")
+    size = input.shape[d]
+    if isinstance(indices_or_sections, Tensor):
+        indices_or_sections = indices_or_sections.tolist()
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        if n <= 0:
+            raise ValueRangeError(f"tensor_split: sections must be positive, got {n}")
+        q, r = divmod(size, n)
+        bounds = [i * q + builtins.min(i, r) for i in range(n + 1)]
+    else:
+        bounds = [0] + [builtins.min(builtins.max(int(i), 0), size) for i in indices_or_sections] + [size]
+    return tuple(input.narrow(d, a, builtins.max(b - a, 0)) for a, b in itertools.pairwise(bounds))
+
+
+def _split_dim(op: str, input: Tensor, sections: Any, dim: int, min_rank: int) -> tuple[Tensor, ...]:
+    if input.ndim < min_rank:
+        raise ShapeError(f"{op}: expected a tensor of rank >= {min_rank}, got shape {input.shape}")
+    if isinstance(sections, int) and input.shape[dim] % sections:
+        raise ShapeError(f"{op}: dim {dim} of size {input.shape[dim]} is not divisible into {sections} parts")
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input: Tensor, sections: Any) -> tuple[Tensor, ...]:
+    """Split along the second dimension (the first for 1-d) at ``sections`` (a count or indices)."""
+    return _split_dim("hsplit", input, sections, 1 if input.ndim > 1 else 0, 1)
+
+
+def vsplit(input: Tensor, sections: Any) -> tuple[Tensor, ...]:
+    """Split along the first dimension at ``sections`` (a count or indices)."""
+    return _split_dim("vsplit", input, sections, 0, 2)
+
+
+def dsplit(input: Tensor, sections: Any) -> tuple[Tensor, ...]:
+    """Split along the third dimension at ``sections`` (a count or indices)."""
+    return _split_dim("dsplit", input, sections, 2, 3)

@@ -1,8 +1,7 @@
-"""The gamma family: lgamma, digamma, polygamma, mvlgamma, and Gamma sampling with an implicit gradient.
+"""Pointwise special functions (torch docs, "Pointwise Ops"; also in ``torch.special``): the error function,
+the gamma family, ``logit``, ``xlogy``.
 
-Each derivative is the next member of the family, written as a Tensor operation, so higher-order
-gradients work. ``_standard_gamma`` draws Gamma(alpha, 1) samples that are differentiable in ``alpha``
-by implicit reparameterisation (the sample's CDF value is held fixed; see ``_special.standard_gamma_grad``).
+``igamma``'s derivative in ``a`` (which PyTorch does not give) is the power series of ``_special.gammainc_da``.
 """
 
 from __future__ import annotations
@@ -14,11 +13,59 @@ from .._errors import ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from . import _special
-from ._elementwise import _float, exp, log
-from ._math import _unary, pointwise_op
+from ._indexing import where
+from ._pointwise_binary import _floats
+from ._pointwise_unary import exp, log
+from ._util import _binary, _float, _shape, _unary, pointwise_op, sum_to
 
-__all__ = ["digamma", "igamma", "lgamma", "mvlgamma", "polygamma"]
-METHODS = ["digamma", "igamma", "lgamma", "mvlgamma", "polygamma"]
+__all__ = ["digamma", "erf", "erfc", "erfinv", "igamma", "lgamma", "logit", "mvlgamma", "polygamma", "xlogy"]
+METHODS = list(__all__)
+
+
+_SQRT_PI_2 = 2.0 / math.sqrt(math.pi)
+
+
+erf = _unary("erf", lambda be, x: be.erf(x), lambda x, y: _SQRT_PI_2 * exp(-x * x), kernel=True)
+
+
+erfc = _unary("erfc", lambda be, x: 1 - be.erf(x), lambda x, y: -_SQRT_PI_2 * exp(-x * x), kernel=True)
+
+
+erfinv = _unary(
+    "erfinv", lambda be, x: be.erfinv(x), lambda x, y: (0.5 * math.sqrt(math.pi)) * exp(y * y), uses="y", kernel=True
+)
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """``log(p / (1 - p))``; with ``eps`` the input is clamped to ``[eps, 1 - eps]`` first."""
+    from ._pointwise_unary import clamp, log
+
+    x = _float(input)
+    if eps is not None:
+        x = clamp(x, eps, 1 - eps)
+    return log(x / (1 - x))
+
+
+class Xlogy(Op):
+    def forward(self, x: Any, y: Any) -> Any:
+        xp = self.backend.xp
+        out = x * xp.log(y)
+        return xp.where((x == 0) & ~xp.isnan(y), 0.0, out)  # 0 * log(0) = 0; NaN in y stays NaN
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        x, y = self.inputs  # type: ignore[misc]
+        gx = gy = None
+        if self._req(0):  # log(y), and 0 where x == 0 and y <= 0 (PyTorch)
+            gx = sum_to(where((x == 0) & (y <= 0), 0.0, xlogy(g, y)), _shape(x))
+        if self._req(1):
+            gy = sum_to(g * x / y, _shape(y))
+        return gx, gy
+
+
+def xlogy(input: Any, other: Any) -> Tensor:
+    """``input * log(other)``, and 0 where ``input`` is 0."""
+    return _binary(Xlogy, *_floats("xlogy", input, other))
+
 
 _PolygammaOp = pointwise_op(
     "polygamma", lambda xp, x, n: _special.polygamma(xp, n, x), lambda x, y, n: polygamma(n + 1, x)
@@ -39,13 +86,15 @@ def _digamma(x: Tensor) -> Tensor:
 
 
 lgamma = _unary("lgamma", _special.lgamma, lambda x, y: _digamma(x))
+
+
 digamma = _unary("digamma", _special.digamma, lambda x, y: polygamma(1, x))
 
 
 def mvlgamma(input: Tensor, p: int) -> Tensor:
     """The multivariate log-gamma function of dimension ``p`` (elements must exceed ``(p - 1) / 2``)."""
-    from ._reduce import sum as _sum
-    from ._shape import unsqueeze
+    from ._indexing_view import unsqueeze
+    from ._reduction import sum as _sum
 
     if p < 1:
         raise ValueRangeError(f"mvlgamma: p must be >= 1, got {p}")
@@ -84,30 +133,3 @@ def igamma(input: Tensor, other: Tensor) -> Tensor:
     if not isinstance(x, Tensor):
         x = Tensor._make(a._backend.xp.asarray(x, dtype=a._data.dtype), a._backend)
     return Igamma.apply(a, x)  # type: ignore[no-any-return]
-
-
-class StandardGamma(Op):
-    """Gamma(alpha, 1) samples; the gradient in alpha is the implicit reparameterisation gradient."""
-
-    saves_output = True
-
-    def forward(self, alpha: Any, gen: Any) -> Any:
-        with gen._lock:
-            z = self.backend.standard_gamma(gen._rng, alpha)
-        # Gamma samples underflow to 0 for tiny alpha; keep them positive as PyTorch does
-        z = self.backend.xp.maximum(z, self.backend.xp.finfo(z.dtype).tiny)
-        self.keep(z)
-        return z
-
-    def backward(self, g: Tensor) -> Any:
-        alpha = self.inputs[0]  # type: ignore[index]
-        z = self.output()
-        d = Tensor._make(_special.standard_gamma_grad(self.backend.xp, z._data, alpha._data), self.backend)
-        return g * d, None
-
-
-def _standard_gamma(alpha: Tensor, generator: Any = None) -> Tensor:
-    """Gamma(alpha, 1) samples of ``alpha``'s shape, differentiable in ``alpha`` (``torch._standard_gamma``)."""
-    from .._creation import default_generator
-
-    return StandardGamma.apply(_float(alpha), generator or default_generator)  # type: ignore[no-any-return]

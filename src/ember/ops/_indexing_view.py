@@ -1,5 +1,6 @@
-"""Shape operators. reshape/view, permute/transpose, expand and squeeze return views where the
-backend can (sharing storage and the version counter with their input)."""
+"""Views and reshapes (torch docs, "Indexing, Slicing, Joining, Mutating Ops", and the Tensor-only methods
+``view``, ``expand``, ``contiguous``, ``repeat``, ``unfold``).
+"""
 
 from __future__ import annotations
 
@@ -10,41 +11,27 @@ from .._errors import ShapeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ..autograd._views import make_view
+from ._indexing import GetItem
 from ._util import as_shape, norm_dim, sum_to, sum_to_array
 
 __all__ = [
-    "broadcast_to",
     "expand",
     "expand_as",
-    "flatten",
+    "moveaxis",
+    "movedim",
     "permute",
+    "repeat",
     "reshape",
     "squeeze",
     "swapaxes",
     "swapdims",
     "t",
+    "tile",
     "transpose",
     "unsqueeze",
     "view",
 ]
-#: the functions that are also Tensor methods (``t.name(...)``)
-METHODS = [
-    "broadcast_to",
-    "expand",
-    "expand_as",
-    "flatten",
-    "permute",
-    "reshape",
-    "squeeze",
-    "stride",
-    "swapaxes",
-    "swapdims",
-    "t",
-    "transpose",
-    "unsqueeze",
-    "view",
-    "view_as",
-]
+METHODS = list(__all__) + ["reshape_as", "stride", "unfold", "view_as"]
 
 
 class ViewOp(Op):
@@ -147,17 +134,6 @@ def stride(input: Tensor, dim: int | None = None) -> Any:
     return st if dim is None else st[norm_dim(dim, input.ndim, "stride")]
 
 
-def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-    if input.ndim == 0:
-        return reshape(input, 1)
-    s = norm_dim(start_dim, input.ndim, "flatten")
-    e = norm_dim(end_dim, input.ndim, "flatten")
-    if s > e:
-        raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
-    shape = input.shape
-    return reshape(input, shape[:s] + (-1,) + shape[e + 1 :]) if shape[s : e + 1] else input
-
-
 class Permute(ViewOp):
     def forward(self, x: Any, dims: tuple[int, ...]) -> Any:
         self.dims = dims
@@ -183,6 +159,7 @@ def _permute(x: Tensor, dims: tuple[int, ...]) -> Tensor:
 
 
 def permute(input: Tensor, *dims: Any) -> Tensor:
+    """A view with the dimensions reordered as ``dims``."""
     d = as_shape(dims)
     if len(d) != input.ndim:
         raise ShapeError(f"permute: got {len(d)} dims {d} for a tensor of rank {input.ndim}")
@@ -203,6 +180,7 @@ def _transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap dimensions ``dim0`` and ``dim1``; a view. Also ``swapaxes`` and ``swapdims``."""
     return _transpose(input, dim0, dim1)
 
 
@@ -210,6 +188,7 @@ swapaxes = swapdims = transpose
 
 
 def t(input: Tensor) -> Tensor:
+    """The transpose of a tensor of at most 2 dimensions; a view."""
     if input.ndim > 2:
         raise ShapeError(f"t: expects a tensor of rank <= 2, got shape {input.shape}; use transpose()")
     return _transpose(input, 0, -1) if input.ndim == 2 else input
@@ -243,15 +222,13 @@ def expand(input: Tensor, *sizes: Any) -> Tensor:
     return Expand.apply(input, s)  # type: ignore[no-any-return]
 
 
-def broadcast_to(input: Tensor, shape: Any) -> Tensor:
-    return expand(input, tuple(shape))
-
-
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
+    """``input.expand(other.shape)``: a broadcast view, no copy."""
     return expand(input, other.shape)
 
 
 def squeeze(input: Tensor, dim: Any = None) -> Tensor:
+    """Remove size-1 dimensions (all of them, or those in ``dim``); a view."""
     shape = input.shape
     if dim is None:
         new = tuple(s for s in shape if s != 1)
@@ -263,6 +240,7 @@ def squeeze(input: Tensor, dim: Any = None) -> Tensor:
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """Insert a size-1 dimension at ``dim``; a view."""
     d = norm_dim(dim, input.ndim + 1, "unsqueeze")
     shape = input.shape
     return reshape(input, shape[:d] + (1,) + shape[d:])
@@ -280,3 +258,72 @@ class Contiguous(Op):
 
 def _contiguous(x: Tensor) -> Tensor:
     return x if x.is_contiguous() else Contiguous.apply(x)  # type: ignore[no-any-return]
+
+
+def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
+    """Move dims ``source`` to positions ``destination`` (a view)."""
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise ShapeError(f"movedim: source {src} and destination {dst} differ in length")
+    n = input.ndim
+    src = tuple(norm_dim(d, n, "movedim") for d in src)
+    dst = tuple(norm_dim(d, n, "movedim") for d in dst)
+    order = [d for d in range(n) if d not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return _permute(input, tuple(order)) if order != list(range(n)) else input
+
+
+moveaxis = movedim
+
+
+def repeat(input: Tensor, *sizes: Any) -> Tensor:
+    """Tile the tensor ``sizes`` times along each dim (PyTorch's ``Tensor.repeat``)."""
+    reps = as_shape(sizes)
+    if len(reps) < input.ndim:
+        raise ShapeError(f"repeat: got {len(reps)} repeats for a tensor of rank {input.ndim}; need at least that many")
+    x = reshape(input, (1,) * (len(reps) - input.ndim) + input.shape)
+    # expand a new axis before each dim, then merge: differentiable through expand's sum
+    shape = x.shape
+    inter = []
+    for r, s in zip(reps, shape, strict=True):
+        inter += [r, s]
+    y = x.reshape(tuple(v for s in shape for v in (1, s))).expand(*inter)
+    return y.reshape(tuple(r * s for r, s in zip(reps, shape, strict=True)))
+
+
+def tile(input: Tensor, dims: Any) -> Tensor:
+    """Like ``repeat``, but fewer ``dims`` than the rank are padded with ones on the left."""
+    if isinstance(dims, int):
+        dims = (dims,)
+    if not isinstance(dims, (list, tuple)) or not all(isinstance(d, int) for d in dims):
+        raise TypeError(f"tile: dims must be a sequence of ints, got {dims!r}")
+    reps = tuple(dims)
+    reps = (1,) * (input.ndim - len(reps)) + reps
+    return repeat(input, reps)
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Every window of ``size`` elements along ``dimension``, ``step`` apart, as a new last dim
+    (``Tensor.unfold``; a copy here, where PyTorch returns a view)."""
+    if input.ndim == 0:
+        if size > 1:
+            raise ShapeError(f"unfold: size {size} exceeds the size 1 of a 0-d tensor")
+        return reshape(input, 1)
+    d = norm_dim(dimension, input.ndim, "unfold")
+    n = input.shape[d]
+    if size > n or size < 0:
+        raise ShapeError(f"unfold: size {size} exceeds dim {dimension} of size {n}")
+    if step <= 0:
+        raise ShapeError(f"unfold: step must be positive, got {step}")
+    xp = input._backend.xp
+    windows = (n - size) // step + 1
+    idx = xp.arange(windows, dtype=xp.int64)[:, None] * step + xp.arange(size, dtype=xp.int64)[None, :]
+    out = GetItem.apply(input, (slice(None),) * d + (idx,))  # (..., windows, size, ...)
+    return movedim(out, d + 1, -1)
+
+
+def reshape_as(input: Tensor, other: Tensor) -> Tensor:
+    """``input.reshape(other.shape)``."""
+    return reshape(input, other.shape)

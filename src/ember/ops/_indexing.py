@@ -1,17 +1,20 @@
-"""Indexing reads (differentiable getitem) and the scatter that is their gradient."""
+"""Indexing and selection (torch docs, "Indexing, Slicing, Joining, Mutating Ops"): ``t[index]`` and its
+assignment, ``where``, ``nonzero``, ``select``, ``narrow``.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from .._dtype import as_dtype, get_default_dtype
 from .._errors import DeviceError, OutOfRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ..autograd._views import make_view
+from ._util import _shape, broadcast_shapes, check_scalar, norm_dim, promote, sum_to
 
-__all__ = ["getitem", "nonzero"]
-#: the functions that are also Tensor methods (``t.name(...)``)
-METHODS = ["nonzero"]
+__all__ = ["argwhere", "getitem", "narrow", "nonzero", "select", "where"]
+METHODS = [n for n in __all__ if n not in {"getitem"}]
 
 
 class TwoStage:
@@ -185,3 +188,68 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     if as_tuple:
         return tuple(Tensor._make(xp.asarray(i, dtype=xp.int64), be) for i in idx)
     return Tensor._make(xp.astype(xp.stack(idx, axis=-1), xp.int64) if idx else xp.zeros((0, 0), xp.int64), be)
+
+
+# -- selection ------------------------------------------------------------------------------------
+class Where(Op):
+    saves_inputs = False
+
+    def forward(self, cond: Any, a: Any, b: Any) -> Any:
+        return self.backend.xp.where(cond, a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any, Any]:
+        cond, a, b = self.inputs  # type: ignore[misc]
+        zero = g.new_zeros(())
+        ga = sum_to(where(cond, g, zero), _shape(a)) if self._req(1) else None
+        gb = sum_to(where(cond, zero, g), _shape(b)) if self._req(2) else None
+        return None, ga, gb
+
+
+def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
+    """Elements of ``input`` where ``condition`` holds, else of ``other`` (one-argument form: nonzero)."""
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    if not isinstance(condition, Tensor):
+        raise TypeError(f"where: condition must be a bool Tensor, got {type(condition).__name__}")
+    if condition.dtype.name != "bool":
+        condition = condition.bool()
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        check_scalar("where", input)
+        check_scalar("where", other)
+        d = get_default_dtype() if isinstance(input, float) or isinstance(other, float) else as_dtype(type(input))
+        input = Tensor(input, dtype=d, device=condition._backend)
+    a, b = promote("where", input, other)
+    try:
+        return Where.apply(condition, a, b)
+    except (ValueError, RuntimeError):  # the array library's broadcasting error: say it with the op and the shapes
+        broadcast_shapes(condition._data.shape, _shape(a), _shape(b), op="where")
+        raise
+
+
+def where_method(self: Tensor, condition: Any, other: Any) -> Tensor:
+    """``x.where(condition, y)``: PyTorch's method form of ``where(condition, x, y)``."""
+    return where(condition, self, other)
+
+
+# -- counting and searching (no gradient) --------------------------------------------------------
+def argwhere(input: Tensor) -> Tensor:
+    """The indices of the nonzero elements, one row per element: (count, ndim)."""
+    return nonzero(input)
+
+
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """``input`` indexed at ``index`` along ``dim`` (that dim removed; a view)."""
+    d = norm_dim(dim, input.ndim, "select")
+    return input[(slice(None),) * d + (index,)]
+
+
+def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """The slice ``start:start+length`` of dim ``dim`` (a view)."""
+    d = norm_dim(dim, input.ndim, "narrow")
+    size = input.shape[d]
+    if start < 0:
+        start += size
+    if not (0 <= start <= size and length >= 0 and start + length <= size):
+        raise OutOfRangeError(f"narrow: start {start} + length {length} exceed dim {dim} of size {size}")
+    idx = (slice(None),) * d + (slice(start, start + length),)
+    return input[idx]

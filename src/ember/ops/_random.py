@@ -1,7 +1,5 @@
-"""Sampling from tensors of probabilities: multinomial and bernoulli (no gradient).
-
-Uniform draws come from the (seeded) generator through the backend, so a seeded run reproduces on
-every backend; the rest is elementwise array work.
+"""Random sampling from a tensor of probabilities (torch docs, "Random sampling"); the creation-style samplers
+(``rand``, ``randn``, ...) live in ``_creation``.
 """
 
 from __future__ import annotations
@@ -11,6 +9,9 @@ from typing import Any
 from .._dtype import float64, int64
 from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
+from ..autograd._function import Op
+from . import _special
+from ._util import _float
 
 __all__ = ["bernoulli", "multinomial"]
 METHODS = list(__all__)
@@ -70,3 +71,30 @@ def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:
     u = _uniform(input, tuple(input.shape), generator)
     draw = u < probs
     return Tensor._make(input._backend.astype(draw, input.dtype), input._backend)
+
+
+class StandardGamma(Op):
+    """Gamma(alpha, 1) samples; the gradient in alpha is the implicit reparameterisation gradient."""
+
+    saves_output = True
+
+    def forward(self, alpha: Any, gen: Any) -> Any:
+        with gen._lock:
+            z = self.backend.standard_gamma(gen._rng, alpha)
+        # Gamma samples underflow to 0 for tiny alpha; keep them positive as PyTorch does
+        z = self.backend.xp.maximum(z, self.backend.xp.finfo(z.dtype).tiny)
+        self.keep(z)
+        return z
+
+    def backward(self, g: Tensor) -> Any:
+        alpha = self.inputs[0]  # type: ignore[index]
+        z = self.output()
+        d = Tensor._make(_special.standard_gamma_grad(self.backend.xp, z._data, alpha._data), self.backend)
+        return g * d, None
+
+
+def _standard_gamma(alpha: Tensor, generator: Any = None) -> Tensor:
+    """Gamma(alpha, 1) samples of ``alpha``'s shape, differentiable in ``alpha`` (``torch._standard_gamma``)."""
+    from .._creation import default_generator
+
+    return StandardGamma.apply(_float(alpha), generator or default_generator)  # type: ignore[no-any-return]

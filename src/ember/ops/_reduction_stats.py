@@ -1,32 +1,79 @@
-"""Order statistics and NaN-ignoring reductions: median, nanmedian, kthvalue, quantile, nanquantile,
-nansum, nanmean, aminmax.
-
-The order statistics sort along the dim (``sort`` is differentiable: a gather of the input) and pick
-or interpolate sorted values, so the gradient reaches the chosen elements, as in PyTorch. NaN sorts
-last: ``median``/``quantile`` return NaN for a slice holding one, the ``nan*`` forms skip them.
+"""Statistical reductions (torch docs, "Reduction Ops"): variance, NaN-aware sums and means, medians,
+quantiles, distinct values.
 """
 
 from __future__ import annotations
 
 import builtins
+import math
 from collections import namedtuple
 from typing import Any
 
-from .._dtype import int64
 from .._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
-from ..autograd._function import Op
-from ._elementwise import _float, where
-from ._gather import gather, sort
-from ._math import isnan
-from ._reduce import amax, amin, sum
-from ._shape import reshape, squeeze
-from ._util import norm_dim
+from ._comparison import _nan_counts, _pick, _sorted, isnan
+from ._indexing import where
+from ._indexing_gather import gather
+from ._indexing_view import reshape, squeeze
+from ._pointwise_unary import sqrt
+from ._reduction import amax, amin, mean, sum
+from ._util import _float, norm_dim, norm_dims
 
-__all__ = ["aminmax", "kthvalue", "median", "nanmean", "nanmedian", "nanquantile", "nansum", "quantile"]
+__all__ = [
+    "aminmax",
+    "median",
+    "nanmean",
+    "nanmedian",
+    "nanquantile",
+    "nansum",
+    "quantile",
+    "std",
+    "std_mean",
+    "unique",
+    "unique_consecutive",
+    "var",
+    "var_mean",
+]
 METHODS = list(__all__)
 
-ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
+
+VarMean = namedtuple("VarMean", ["var", "mean"])
+
+
+def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
+    return math.prod(shape[a] for a in axes)
+
+
+def var(
+    input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False, unbiased: Any = None
+) -> Tensor:
+    """Variance over ``dim`` with Bessel's ``correction`` (1 = unbiased, PyTorch's default)."""
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    x = _float(input)
+    axes = norm_dims(dim, x.ndim, "var")
+    d = x - mean(x, axes, keepdim=True)
+    n = builtins.max(_count(x.shape, axes) - correction, 0)
+    return sum(d * d, axes, keepdim=keepdim) / n if n else sum(d * d, axes, keepdim=keepdim) / 0.0
+
+
+def std(
+    input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False, unbiased: Any = None
+) -> Tensor:
+    """Standard deviation over ``dim`` (see ``var``)."""
+    return sqrt(var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
+
+
+def var_mean(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False) -> VarMean:
+    """``(var, mean)`` in one call."""
+    return VarMean(var(input, dim, correction=correction, keepdim=keepdim), mean(_float(input), dim, keepdim))
+
+
+def std_mean(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False) -> VarMean:
+    """``(std, mean)`` in one call."""
+    return VarMean(std(input, dim, correction=correction, keepdim=keepdim), mean(_float(input), dim, keepdim))
+
+
 MinMax = namedtuple("MinMax", ["min", "max"])
 
 
@@ -52,52 +99,6 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
     return MinMax(amin(input, dim, keepdim), amax(input, dim, keepdim))
 
 
-def _sorted(op: str, input: Tensor, dim: int | None) -> tuple[Tensor, Tensor, int]:
-    """``(values, indices)`` sorted along ``dim`` (flattened when None), and that dim."""
-    x = reshape(input, -1) if dim is None or input.ndim == 0 else input
-    d = 0 if dim is None or input.ndim == 0 else norm_dim(dim, input.ndim, op)
-    if x.shape[d] == 0:
-        raise ShapeError(f"{op}: cannot take an order statistic of an empty dim (shape {input.shape})")
-    s = sort(x, d)
-    return s.values, s.indices, d
-
-
-def _nan_counts(sorted_x: Tensor, d: int) -> Tensor:
-    if sorted_x.dtype.kind not in "fc":
-        return sorted_x.new_zeros(sorted_x.shape[:d] + (1,) + sorted_x.shape[d + 1 :], dtype=int64)
-    return sum(isnan(sorted_x), d, keepdim=True)
-
-
-def _pick(op: str, input: Tensor, dim: int | None, keepdim: bool, position: Any) -> Any:
-    """Values and indices at the sorted ``position(n, nan_count)`` along ``dim``."""
-    vals, idx, d = _sorted(op, input, dim)
-    n = vals.shape[d]
-    k = position(n, _nan_counts(vals, d))
-    v, i = gather(vals, d, k), gather(idx, d, k)
-    if dim is None:  # PyTorch shares the gradient evenly among the elements equal to the result
-        return _SelectEvenly.apply(input, reshape(v, ()).detach())  # type: ignore[no-any-return]
-    if not keepdim and input.ndim:
-        v, i = squeeze(v, d), squeeze(i, d)
-    elif not input.ndim:
-        v, i = reshape(v, ()), reshape(i, ())
-    return ValuesIndices(v, i)
-
-
-class _SelectEvenly(Op):
-    """``value`` (an element of ``x``), with its gradient shared by every element equal to it (or NaN)."""
-
-    saves_inputs = False
-
-    def forward(self, x: Any, value: Any) -> Any:
-        xp = self.backend.xp
-        same = (x == value) | (xp.isnan(x) & xp.isnan(value))
-        self.share = same / same.sum()
-        return value
-
-    def backward(self, g: Tensor) -> tuple[Tensor, None]:
-        return g * Tensor._make(self.backend.xp.astype(self.share, g._data.dtype), self.backend), None
-
-
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """The lower median (NaN if the slice holds NaN); with ``dim``, ``(values, indices)``."""
     # with NaN present, the first NaN in sorted order (NaN sorts last)
@@ -107,14 +108,6 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """The lower median of the non-NaN elements; with ``dim``, ``(values, indices)``."""
     return _pick("nanmedian", input, dim, keepdim, lambda n, nans: ((n - nans - 1) // 2).clamp(min=0))
-
-
-def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
-    """The ``k``-th smallest element (1-based) along ``dim``: ``(values, indices)``."""
-    n = input.shape[norm_dim(dim, input.ndim, "kthvalue")] if input.ndim else 1
-    if not 1 <= k <= n:
-        raise OutOfRangeError(f"kthvalue: k={k} is out of range for a dim of size {n}")
-    return _pick("kthvalue", input, dim, keepdim, lambda n, nans: nans * 0 + (k - 1))  # type: ignore[no-any-return]
 
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
@@ -154,7 +147,7 @@ def _quantile(
         a, b = gather(vals, d, lo.long()), gather(vals, d, hi.long())
         frac = 0.5 if interpolation == "midpoint" else (pos - lo)
         out.append(a + (b - a) * frac if interpolation in ("linear", "midpoint") else a)
-    from ._join import stack
+    from ._indexing_join import stack
 
     res = stack(out, 0)  # (len(q), ..., 1, ...)
     if dim is None:
@@ -176,3 +169,54 @@ def nanquantile(
 ) -> Tensor:
     """Like ``quantile``, ignoring NaN."""
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, skip_nan=True)
+
+
+def unique(
+    input: Tensor,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: int | None = None,
+) -> Any:
+    """The distinct values (sorted), optionally with the inverse indices and the counts; no gradient."""
+    xp, be = input._backend.xp, input._backend
+    axis = None if dim is None else norm_dim(dim, input.ndim, "unique")
+    vals, inv, counts = xp.unique(input._data, return_inverse=True, return_counts=True, axis=axis)
+    out = [Tensor._make(vals, be)]
+    if return_inverse:
+        shape = input.shape if axis is None else (input.shape[axis],)
+        out.append(Tensor._make(xp.astype(inv.reshape(shape), xp.int64), be))
+    if return_counts:
+        out.append(Tensor._make(xp.astype(counts, xp.int64), be))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique_consecutive(
+    input: Tensor, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None
+) -> Any:
+    """Collapse runs of equal consecutive elements (slices along ``dim``); no gradient."""
+    xp, be = input._backend.xp, input._backend
+    x = (
+        input._data.reshape(-1)
+        if dim is None
+        else xp.moveaxis(input._data, norm_dim(dim, input.ndim, "unique_consecutive"), 0)
+    )
+    n = x.shape[0]
+    if n == 0:
+        change = xp.zeros(0, dtype=bool)
+    else:
+        diff = x[1:] != x[:-1]
+        diff = diff.reshape(n - 1, -1).any(axis=1) if diff.ndim > 1 else diff
+        change = xp.concatenate([xp.ones(1, dtype=bool), diff])
+    starts = xp.nonzero(change)[0]
+    vals = x[starts]
+    if dim is not None:
+        vals = xp.moveaxis(vals, 0, norm_dim(dim, input.ndim, "unique_consecutive"))
+    out = [Tensor._make(vals, be)]
+    if return_inverse:
+        inv = xp.cumsum(xp.astype(change, xp.int64)) - 1
+        out.append(Tensor._make(inv.reshape(input.shape if dim is None else (n,)), be))
+    if return_counts:
+        ends = xp.concatenate([starts[1:], xp.asarray([n], dtype=starts.dtype)])
+        out.append(Tensor._make(xp.astype(ends - starts, xp.int64), be))
+    return out[0] if len(out) == 1 else tuple(out)

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ._kernels_util import Ints, Pads
+from .._kernels_util import Ints, Pads
 
 F = TypeVar("F", bound=Callable[..., Any])
 

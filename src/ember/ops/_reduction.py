@@ -1,23 +1,41 @@
-"""Reductions: sum, mean, max/min (with indices), amax/amin, argmax/argmin."""
+"""Reduction operators (torch docs, "Reduction Ops"): sums, means, extrema, products, norms, any/all."""
 
 from __future__ import annotations
 
 import builtins
+import math
 from collections import namedtuple
 from typing import Any
 
-from .._dtype import as_dtype, get_default_dtype
-from .._errors import DTypeError, ShapeError
+from .._dtype import as_dtype
+from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
-from ._util import arange_like_dim, norm_dim, norm_dims
+from ._indexing import where
+from ._other_cumulative import cumprod
+from ._pointwise_unary import abs, exp, log
+from ._util import _float, arange_like_dim, norm_dim, norm_dims
+
+__all__ = [
+    "all",
+    "amax",
+    "amin",
+    "any",
+    "argmax",
+    "argmin",
+    "count_nonzero",
+    "logsumexp",
+    "max",
+    "mean",
+    "min",
+    "norm",
+    "prod",
+    "sum",
+]
+METHODS = list(__all__)
+
 
 _sum = builtins.sum
-
-
-__all__ = ["amax", "amin", "argmax", "argmin", "max", "mean", "min", "sum"]
-#: the functions that are also Tensor methods (``t.name(...)``)
-METHODS = ["amax", "amin", "argmax", "argmin", "max", "mean", "min", "sum"]
 
 
 def _keepdim_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
@@ -33,7 +51,7 @@ def _expand_back_array(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int,
 
 def _expand_back(g: Tensor, shape: tuple[int, ...], axes: tuple[int, ...], keepdim: bool) -> Tensor:
     """Reshape a reduced gradient to keepdim form and broadcast it back to ``shape``."""
-    from ._shape import expand, reshape
+    from ._indexing_view import expand, reshape
 
     if not keepdim and axes:
         g = reshape(g, _keepdim_shape(shape, axes))
@@ -98,7 +116,7 @@ class Amax(Op):
     saves_output = True
 
     def forward(self, x: Any, axes: tuple[int, ...], keepdim: bool, use_min: bool) -> Any:
-        if any(x.shape[a] == 0 for a in axes):
+        if builtins.any(x.shape[a] == 0 for a in axes):
             raise ShapeError(f"{'min' if use_min else 'max'}: reduction over an empty dimension of shape {x.shape}")
         self.axes, self.keepdim, self.shape = axes, keepdim, x.shape
         xp = self.backend.xp
@@ -115,10 +133,12 @@ class Amax(Op):
 
 
 def amax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """The maximum over ``dim`` (all dimensions by default)."""
     return Amax.apply(input, norm_dims(dim, input.ndim, "amax"), keepdim, False)  # type: ignore[no-any-return]
 
 
 def amin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """The minimum over ``dim`` (all dimensions by default)."""
     return Amax.apply(input, norm_dims(dim, input.ndim, "amin"), keepdim, True)  # type: ignore[no-any-return]
 
 
@@ -137,11 +157,13 @@ class ArgExtreme(Op):
 
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """The index of the maximum over ``dim`` (of the flattened tensor by default)."""
     d = None if dim is None else norm_dim(dim, input.ndim, "argmax")
     return ArgExtreme.apply(input, d, keepdim, False).long()  # type: ignore[no-any-return]
 
 
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """The index of the minimum over ``dim`` (of the flattened tensor by default)."""
     d = None if dim is None else norm_dim(dim, input.ndim, "argmin")
     return ArgExtreme.apply(input, d, keepdim, True).long()  # type: ignore[no-any-return]
 
@@ -170,7 +192,7 @@ class MaxDim(Op):
         idx = Tensor._make(self.backend.asarray(self.idx), self.backend)
         g = _expand_back(g, self.shape, (self.dim,), self.keepdim)
         if not self.keepdim:
-            from ._shape import unsqueeze
+            from ._indexing_view import unsqueeze
 
             idx = unsqueeze(idx, self.dim)
         hit = arange_like_dim(self.shape, self.dim, self.backend) == idx
@@ -182,7 +204,7 @@ MinMax = namedtuple("MinMax", ["values", "indices"])
 
 def _max_min(input: Tensor, dim: Any, keepdim: bool, use_min: bool) -> Any:
     if isinstance(dim, Tensor):  # torch.max(a, b) is the elementwise maximum
-        from ._elementwise import maximum, minimum
+        from ._comparison import maximum, minimum
 
         return minimum(input, dim) if use_min else maximum(input, dim)
     if dim is None:
@@ -202,4 +224,98 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     return _max_min(input, dim, keepdim, True)
 
 
-_ = get_default_dtype
+def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(x)))`` over ``dim``, computed stably (finite for large |x|)."""
+    x = _float(input)
+    axes = norm_dims(dim, x.ndim, "logsumexp")
+    if x.numel() == 0:
+        return log(sum(exp(x), axes, keepdim=keepdim))
+    m = amax(x.detach(), axes, keepdim=True)
+    m = where(m.isfinite(), m, 0.0)
+    out = log(sum(exp(x - m), axes, keepdim=True)) + m
+    return out if keepdim else out.squeeze(axes) if axes else out
+
+
+class Norm2(Op):
+    """Euclidean norm; the gradient at a zero vector is zero (as in PyTorch)."""
+
+    saves_output = True
+
+    def forward(self, x: Any, axes: tuple[int, ...], keepdim: bool) -> Any:
+        xp = self.backend.xp
+        self.axes, self.keepdim, self.shape = axes, keepdim, x.shape
+        y = xp.sqrt(xp.sum(x * x, axis=axes, keepdims=keepdim))
+        self.keep(y)
+        return y
+
+    def backward(self, g: Tensor) -> tuple[Tensor, None, None]:
+        x = self.inputs[0]  # type: ignore[index]
+        y = _expand_back(self.output(), self.shape, self.axes, self.keepdim)
+        g = _expand_back(g, self.shape, self.axes, self.keepdim)
+        return where(y == 0, 0.0, g * x / where(y == 0, 1.0, y)), None, None
+
+
+def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+    """Vector p-norm over ``dim`` (all elements by default): p = 2/'fro', 1, inf, -inf, 0 or any float."""
+    x = _float(input if dtype is None else input.to(dtype))
+    axes = norm_dims(dim, x.ndim, "norm")
+    if p in ("fro", 2, 2.0, None):
+        return Norm2.apply(x, axes, keepdim)  # type: ignore[no-any-return]
+    if p == "nuc" or isinstance(p, str):
+        raise ValueRangeError(f"norm: p={p!r} is not supported for vector norms (use 'fro', a number or inf)")
+    p = float(p)
+    a = abs(x)
+    if p == math.inf:
+        return amax(a, axes, keepdim)
+    if p == -math.inf:
+        return amin(a, axes, keepdim)
+    if p == 0:
+        return sum((x != 0).to(x.dtype), axes, keepdim=keepdim)
+    if p == 1:
+        return sum(a, axes, keepdim=keepdim)
+    return sum(a**p, axes, keepdim=keepdim) ** (1.0 / p)
+
+
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Product of all elements, or along ``dim``; exact gradients also where inputs are zero."""
+    from ._indexing_view import reshape
+
+    x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
+    if dim is None:
+        flat = reshape(x, (-1,))
+        out = cumprod(flat, 0)[-1] if flat.numel() else x.new_ones(())
+        return reshape(out, (1,) * x.ndim) if keepdim else out
+    d = norm_dim(dim, x.ndim, "prod")
+    if not x.ndim:
+        return x.clone()
+    if x.shape[d] == 0:
+        return x.new_ones(tuple(1 if i == d else s for i, s in enumerate(x.shape)) if keepdim else
+                          tuple(s for i, s in enumerate(x.shape) if i != d))  # fmt: skip
+    out = cumprod(x, d).narrow(d, x.shape[d] - 1, 1)
+    return out if keepdim else out.squeeze(d)
+
+
+class _Logical(Op):
+    differentiable = False
+
+    def forward(self, x: Any, axes: tuple[int, ...], keepdim: bool, kind: str) -> Any:
+        xp = self.backend.xp
+        fn = {"any": xp.any, "all": xp.all, "count": xp.count_nonzero}[kind]
+        if kind == "count":
+            return xp.asarray(fn(x, axis=axes), dtype=xp.int64)
+        return fn(x, axis=axes, keepdims=keepdim)
+
+
+def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Whether any element (along ``dim``) is nonzero."""
+    return _Logical.apply(input, norm_dims(dim, input.ndim, "any"), keepdim, "any")  # type: ignore[no-any-return]
+
+
+def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Whether every element (along ``dim``) is nonzero."""
+    return _Logical.apply(input, norm_dims(dim, input.ndim, "all"), keepdim, "all")  # type: ignore[no-any-return]
+
+
+def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
+    """Number of nonzero elements (along ``dim``), int64."""
+    return _Logical.apply(input, norm_dims(dim, input.ndim, "count_nonzero"), False, "count")  # type: ignore[no-any-return]

@@ -1,31 +1,35 @@
-"""Index-driven operators: gather/scatter families, index_select/index_add, masks, sorting, unique.
-
-All of them reduce to two differentiable primitives from ``_index``: ``GetItem`` (read at an advanced
-index) and ``IndexBackward`` (add values into zeros at an advanced index), plus ``IndexPut``.
+"""Gathering and scattering along a dim (torch docs, "Indexing, Slicing, Joining, Mutating Ops"):
+``gather``/``scatter*``, ``index_*``, ``masked_*``, ``take``.
 """
 
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any
 
-from .._dtype import bool_, int64
+from .._dtype import bool_
 from .._errors import DeviceError, DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
-from ._elementwise import where
-from ._index import GetItem, IndexBackward, IndexPut
-from ._shape import expand, reshape
+from ._indexing import GetItem, IndexBackward, IndexPut, where
+from ._indexing_view import expand, reshape
 from ._util import broadcast_shapes, index_out_of_range, norm_dim
 
 __all__ = [
-    "argsort", "gather", "index_add", "index_select", "masked_fill", "masked_select", "msort", "scatter",
-    "scatter_add", "scatter_reduce", "sort", "take", "take_along_dim", "topk", "unique",
-]  # fmt: skip
-METHODS = [n for n in __all__ if n != "msort"]
-
-SortResult = namedtuple("SortResult", ["values", "indices"])
-TopkResult = namedtuple("TopkResult", ["values", "indices"])
+    "gather",
+    "index_add",
+    "index_copy",
+    "index_fill",
+    "index_select",
+    "masked_fill",
+    "masked_scatter",
+    "masked_select",
+    "scatter",
+    "scatter_add",
+    "scatter_reduce",
+    "take",
+    "take_along_dim",
+]
+METHODS = list(__all__)
 
 
 def _int_index(op: str, index: Tensor, backend: Any) -> Any:
@@ -273,71 +277,37 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     return gather(x, d, i)
 
 
-def _argsort(x: Any, dim: int, descending: bool, xp: Any, kind: str) -> Any:
-    if descending:
-        if kind == "b":
-            x = xp.astype(x, xp.int8)
-        elif kind == "u":
-            x = xp.astype(x, xp.int64)
-        if kind == "f":
-            # NaN counts as the largest value, as in torch: put it first
-            key = xp.where(xp.isnan(x), -xp.inf, -x)
-            order = xp.argsort(key, axis=dim, kind="stable")
-            return order
-        return xp.argsort(-x, axis=dim, kind="stable")
-    return xp.argsort(x, axis=dim, kind="stable")
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``input`` whose slices at ``index`` along ``dim`` are ``source``'s (indices distinct)."""
+    d = norm_dim(dim, input.ndim, "index_copy") if input.ndim else 0
+    if source.dtype is not input.dtype:
+        raise DTypeError(f"index_copy: source has dtype {source.dtype} but input has {input.dtype}")
+    return index_fill(input, d, index, 0) + index_add(input.new_zeros(input.shape), d, index, source)
 
 
-def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
-    """``(values, indices)`` sorted along ``dim`` (always stable); differentiable in the values."""
-    if not input.ndim:
-        return SortResult(input, input.new_zeros((), dtype=int64))
-    d = norm_dim(dim, input.ndim, "sort")
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``input`` with the elements where ``mask`` holds taken, in order, from ``source``."""
+    if mask.dtype.name != "bool":
+        raise DTypeError(f"masked_scatter: mask must be a bool tensor, got {mask.dtype}")
+    if source.dtype is not input.dtype:
+        raise DTypeError(f"masked_scatter: source has dtype {source.dtype} but input has {input.dtype}")
+    m = expand(mask, *input.shape) if tuple(mask.shape) != tuple(input.shape) else mask
+    k = int(m._data.sum())
+    if k > source.numel():
+        raise ShapeError(f"masked_scatter: mask selects {k} elements but source has only {source.numel()}")
+    out = input.clone()
+    out[m] = reshape(source, -1)[:k]
+    return out
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """A copy of ``input`` with ``value`` at ``index`` along ``dim``."""
+    d = norm_dim(dim, input.ndim, "index_fill") if input.ndim else 0
     xp = input._backend.xp
-    order = _argsort(input._data, d, descending, xp, input.dtype.kind)
-    idx = Tensor._make(xp.astype(order, xp.int64), input._backend)
-    return SortResult(gather(input, d, idx), idx)
-
-
-def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
-    """The indices that sort ``input`` along ``dim``."""
-    return sort(input, dim, descending, stable).indices
-
-
-def msort(input: Tensor) -> Tensor:
-    return sort(input, 0).values
-
-
-def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
-    """The ``k`` largest (or smallest) values along ``dim`` and their indices."""
-    d = norm_dim(dim, input.ndim, "topk")
-    n = input.shape[d] if input.ndim else 1
-    if not 0 <= k <= n:
-        raise ShapeError(f"topk: k={k} is out of range for dim {d} of size {n}")
-    if not input.ndim:
-        return TopkResult(input, input.new_zeros((), dtype=int64))
-    xp = input._backend.xp
-    order = _argsort(input._data, d, largest, xp, input.dtype.kind)
-    order = xp.take(order, xp.arange(k), axis=d)
-    idx = Tensor._make(xp.astype(order, xp.int64), input._backend)
-    return TopkResult(gather(input, d, idx), idx)
-
-
-def unique(
-    input: Tensor,
-    sorted: bool = True,
-    return_inverse: bool = False,
-    return_counts: bool = False,
-    dim: int | None = None,
-) -> Any:
-    """The distinct values (sorted), optionally with the inverse indices and the counts; no gradient."""
-    xp, be = input._backend.xp, input._backend
-    axis = None if dim is None else norm_dim(dim, input.ndim, "unique")
-    vals, inv, counts = xp.unique(input._data, return_inverse=True, return_counts=True, axis=axis)
-    out = [Tensor._make(vals, be)]
-    if return_inverse:
-        shape = input.shape if axis is None else (input.shape[axis],)
-        out.append(Tensor._make(xp.astype(inv.reshape(shape), xp.int64), be))
-    if return_counts:
-        out.append(Tensor._make(xp.astype(counts, xp.int64), be))
-    return out[0] if len(out) == 1 else tuple(out)
+    mask = xp.zeros(input.shape[d] if input.ndim else 1, dtype=bool)
+    mask[index._data.reshape(-1)] = True
+    shape = [1] * input.ndim
+    if input.ndim:
+        shape[d] = input.shape[d]
+    m = Tensor._make(mask.reshape(shape), input._backend)
+    return where(m, value, input)

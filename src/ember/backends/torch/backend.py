@@ -1,0 +1,179 @@
+"""PyTorch as an array library: torch tensors on the CPU or a CUDA device (the spec's TorchMat).
+
+Only torch's kernels are used, never its autograd: every array this backend makes has
+``requires_grad=False`` and Ember's engine differentiates. ``xp`` is ``torch/xp.py`` (NumPy's names).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..._device import device
+from ..._dtype import ALL_DTYPES, DType
+from ..._errors import DeviceError
+from .._base import Backend
+from . import xp as _torch_xp
+from .array_kernels import TorchArrayKernels
+from .kernels import TorchKernels
+
+_TO_NATIVE: dict[DType, Any] = {d: getattr(torch, "bool" if d.name == "bool" else d.name) for d in ALL_DTYPES}
+_FROM_NATIVE: dict[Any, DType] = {v: k for k, v in _TO_NATIVE.items()}
+_FLOATS = frozenset(v for k, v in _TO_NATIVE.items() if k.is_floating_point)
+
+
+def cuda_reason() -> str | None:
+    """Why torch cannot serve CUDA here, or None when it can."""
+    if not torch.cuda.is_available():
+        build = torch.version.cuda
+        return "torch has no CUDA device here" + ("" if build else f" (torch {torch.__version__} is a CPU-only build)")
+    return None
+
+
+class TorchBackend(TorchKernels, TorchArrayKernels, Backend):
+    """torch tensors on ``cpu`` or ``cuda:N``; bfloat16 and float16 on both."""
+
+    name = "torch"
+    supports_bfloat16 = True
+    device_types = ("cpu", "cuda")
+
+    def __init__(self, dev: Any = "cpu") -> None:
+        d = device(dev)
+        if d.type == "cuda":
+            reason = cuda_reason()
+            if reason is None and (d.index or 0) >= torch.cuda.device_count():
+                reason = f"torch sees {torch.cuda.device_count()} CUDA device(s), no {d}"
+            if reason is not None:
+                raise DeviceError(f"torch backend: {reason}")
+        self.device = d.served_by("torch")
+        self.tdevice = torch.device(str(d))
+        self.xp = _torch_xp if d.type == "cpu" else _torch_xp.on_device(self.tdevice)
+        self.array_type = torch.Tensor
+        self.float_dtypes = _FLOATS
+
+    # -- arrays and dtypes -------------------------------------------------------------------
+    def asarray(self, data: Any, dtype: DType | None = None) -> torch.Tensor:
+        nd = None if dtype is None else self.native_dtype(dtype)
+        if isinstance(data, np.ndarray):
+            data = self.from_numpy(data)
+        elif isinstance(data, np.generic):
+            data = self.from_numpy(np.asarray(data))
+        return torch.as_tensor(data, dtype=nd, device=self.tdevice)
+
+    def from_numpy(self, array: np.ndarray, non_blocking: bool = False) -> torch.Tensor:
+        if array.dtype.byteorder == ">" or not array.flags.writeable or any(s < 0 for s in array.strides):
+            array = np.array(array, dtype=array.dtype.newbyteorder("="), copy=True)
+        t = torch.from_numpy(array)
+        return t if self.device.type == "cpu" else t.to(self.tdevice, non_blocking=non_blocking)
+
+    def to_numpy(self, array: torch.Tensor) -> np.ndarray:
+        if not isinstance(array, torch.Tensor):
+            return np.asarray(array)
+        t = array.detach()
+        if t.dtype == torch.bfloat16:  # NumPy has no bfloat16: the values exactly, as float32
+            t = t.float()
+        return t.cpu().numpy()
+
+    def bfloat16_bits(self, array: torch.Tensor) -> np.ndarray:
+        return array.detach().contiguous().view(torch.int16).cpu().numpy().view(np.uint16)
+
+    def bfloat16_from_bits(self, bits: np.ndarray) -> torch.Tensor:
+        return self.from_numpy(np.ascontiguousarray(bits, dtype=np.uint16).view(np.int16)).view(torch.bfloat16)
+
+    def dtype_of(self, array: torch.Tensor) -> DType:
+        try:
+            return _FROM_NATIVE[array.dtype]
+        except KeyError:
+            raise TypeError(f"torch dtype {array.dtype} has no Ember counterpart") from None
+
+    def native_dtype(self, dtype: DType) -> Any:
+        return _TO_NATIVE[dtype]
+
+    def astype(self, array: torch.Tensor, dtype: DType) -> torch.Tensor:
+        return array.to(_TO_NATIVE[dtype])
+
+    def is_view_of(self, array: Any, base: Any) -> bool:
+        return (
+            isinstance(array, torch.Tensor)
+            and array.untyped_storage().data_ptr() == base.untyped_storage().data_ptr()
+            and array.untyped_storage().nbytes() > 0
+        )
+
+    def is_plain(self, array: Any) -> bool:
+        return bool(array.is_contiguous())
+
+    def is_contiguous(self, array: Any) -> bool:
+        return bool(array.is_contiguous())
+
+    def transfer(self, array: Any, target: Backend, non_blocking: bool = False) -> Any:
+        if isinstance(target, TorchBackend):
+            return array.to(target.tdevice, non_blocking=non_blocking, copy=True)
+        return super().transfer(array, target, non_blocking)
+
+    def pin_memory(self, array: Any) -> Any:
+        if self.device.type == "cpu" and torch.cuda.is_available():
+            return array.pin_memory()
+        return array
+
+    def is_pinned(self, array: Any) -> bool:
+        return bool(self.device.type == "cpu" and torch.cuda.is_available() and array.is_pinned())
+
+    def synchronize(self) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.tdevice)
+
+    # -- kernels -----------------------------------------------------------------------------
+    def index_add(self, target: torch.Tensor, index: Any, values: Any) -> None:
+        view, idx = _split_index(target, index)
+        values = values if isinstance(values, torch.Tensor) else torch.as_tensor(values, device=target.device)
+        torch.ops.aten.index_put_(view, idx, values.to(target.dtype), True)
+
+    def scatter_reduce_at(self, x: Any, index: Any, values: Any, reduce: str) -> torch.Tensor:
+        out = x.clone()
+        view, idx = _split_index(out, index)
+        # the flat positions (in the view) that the index addresses, then one scatter_reduce over them
+        pos = torch.arange(view.numel(), device=x.device).reshape(view.shape)
+        target = pos[tuple(slice(None) if i is None else i for i in idx)].reshape(-1)
+        vals = torch.as_tensor(values, device=x.device).to(x.dtype)
+        vals = torch.broadcast_to(vals, pos[tuple(slice(None) if i is None else i for i in idx)].shape).reshape(-1)
+        flat = view.contiguous().reshape(-1)
+        flat.scatter_reduce_(0, target, vals, reduce=reduce, include_self=True)
+        view.copy_(flat.reshape(view.shape))
+        return out
+
+    def sliding_window(self, array: torch.Tensor, window: tuple[int, ...], axes: tuple[int, ...]) -> torch.Tensor:
+        for w, a in zip(window, axes, strict=True):
+            array = array.unfold(a, w, 1)
+        return array
+
+
+def _split_index(target: torch.Tensor, index: Any) -> tuple[torch.Tensor, list[Any]]:
+    """A NumPy index as (a view of ``target`` from its basic part, aten's list of index tensors/None)."""
+    items = list(index) if isinstance(index, tuple) else [index]
+    expanded: list[Any] = []
+    for it in items:  # bool masks become one integer index per masked dim
+        if isinstance(it, torch.Tensor) and it.dtype == torch.bool:
+            expanded.extend(torch.nonzero(it, as_tuple=True))
+        elif isinstance(it, (np.ndarray, list)):
+            expanded.append(torch.as_tensor(np.asarray(it), device=target.device))
+        else:
+            expanded.append(it)
+    consumed = sum(1 for it in expanded if it is not None and it is not Ellipsis)
+    basic: list[Any] = []
+    for it in expanded:
+        if it is Ellipsis:
+            basic.extend([slice(None)] * (target.ndim - consumed))
+        else:
+            basic.append(it)
+    basic.extend([slice(None)] * (target.ndim - sum(1 for it in basic if it is not None)))
+    view = target[tuple(slice(None) if isinstance(it, torch.Tensor) else it for it in basic)]
+    idx: list[Any] = []
+    for it in basic:
+        if isinstance(it, torch.Tensor):
+            idx.append(it)
+        elif it is None or isinstance(it, slice):
+            idx.append(None)
+        # an int removed its dim from the view
+    return view, idx

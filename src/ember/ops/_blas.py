@@ -1,0 +1,217 @@
+"""Matrix products (torch docs, "BLAS and LAPACK Operations"): ``matmul`` and its kin, ``add*`` fused forms,
+``trapezoid``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._errors import ShapeError, ValueRangeError
+from .._tensor import Tensor
+from ..autograd._function import BilinearOp
+from ._indexing_view import _transpose, reshape, unsqueeze
+from ._other_cumulative import diff
+from ._reduction import sum
+from ._util import norm_dim, promote, sum_to, sum_to_array
+
+__all__ = [
+    "addbmm",
+    "addmm",
+    "addmv",
+    "addr",
+    "baddbmm",
+    "bmm",
+    "chain_matmul",
+    "dot",
+    "ger",
+    "inner",
+    "matmul",
+    "mm",
+    "mv",
+    "outer",
+    "trapezoid",
+    "trapz",
+    "vdot",
+]
+METHODS = [n for n in __all__ if n not in {"chain_matmul", "trapezoid", "trapz"}]
+
+
+class MatMul(BilinearOp):
+    """``a @ b`` for operands of rank >= 2 (rank-1 operands are lifted by ``matmul``)."""
+
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.matmul(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ga = sum_to(matmul(g, _transpose(b, -1, -2)), a.shape) if self._req(0) else None
+        gb = sum_to(matmul(_transpose(a, -1, -2), g), b.shape) if self._req(1) else None
+        return ga, gb
+
+    def backward_arrays(self, g: Any) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        xp = self.backend.xp
+        ga = sum_to_array(xp.matmul(g, xp.swapaxes(b._data, -1, -2)), a._data.shape) if self._req(0) else None
+        gb = sum_to_array(xp.matmul(xp.swapaxes(a._data, -1, -2), g), b._data.shape) if self._req(1) else None
+        return ga, gb
+
+
+def matmul(input: Tensor, other: Tensor) -> Tensor:
+    """Matrix product with NumPy/PyTorch semantics (1-d operands, batch broadcasting)."""
+    if getattr(input, "is_sparse", False):  # a sparse COO matrix times a dense one (ember.sparse)
+        return input.mm(other)  # type: ignore[no-any-return]
+    a, b = promote("matmul", input, other)
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        raise TypeError("matmul: both operands must be tensors")
+    if a.ndim == 0 or b.ndim == 0:
+        raise ShapeError(f"matmul: both operands need at least one dim, got shapes {a.shape} and {b.shape}")
+    ka = a.shape[-1]
+    kb = b.shape[-2] if b.ndim > 1 else b.shape[0]
+    if ka != kb:
+        raise ShapeError(f"matmul: shapes {a.shape} and {b.shape} are not aligned (inner dims {ka} and {kb} differ)")
+    squeeze_a, squeeze_b = a.ndim == 1, b.ndim == 1
+    if squeeze_a:
+        a = reshape(a, (1, ka))
+    if squeeze_b:
+        b = reshape(b, (kb, 1))
+    try:
+        out: Tensor = MatMul.apply(a, b)
+    except ValueError:
+        raise ShapeError(f"matmul: batch dims of shapes {input.shape} and {other.shape} cannot broadcast") from None
+    if squeeze_a or squeeze_b:
+        shape = out.shape
+        shape = shape[:-2] + (() if squeeze_a else shape[-2:-1]) + (() if squeeze_b else shape[-1:])
+        out = reshape(out, shape)
+    return out
+
+
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Matrix product of an (n, m) and an (m, p) tensor (no broadcasting; see ``matmul``)."""
+    if getattr(input, "is_sparse", False):
+        return input.mm(mat2)  # type: ignore[no-any-return]
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise ShapeError(f"mm: expected two matrices, got shapes {input.shape} and {mat2.shape}")
+    return matmul(input, mat2)
+
+
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Batched matrix product of (B, n, m) and (B, m, p) tensors."""
+    if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
+        raise ShapeError(f"bmm: expected (b,n,m) and (b,m,p) tensors, got {input.shape} and {mat2.shape}")
+    return matmul(input, mat2)
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """Matrix-vector product of an (n, m) matrix and an (m,) vector."""
+    if input.ndim != 2 or vec.ndim != 1:
+        raise ShapeError(f"mv: expected a matrix and a vector, got shapes {input.shape} and {vec.shape}")
+    return matmul(input, vec)
+
+
+def dot(input: Tensor, other: Tensor) -> Tensor:
+    """The inner product of two 1-d tensors of the same size."""
+    if input.ndim != 1 or other.ndim != 1 or input.shape != other.shape:
+        raise ShapeError(f"dot: expected two 1-d tensors of the same size, got {input.shape} and {other.shape}")
+    return matmul(input, other)
+
+
+vdot = dot  # real tensors only: conjugation is the identity
+
+
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    """Sum over the last dims of both (a scalar operand multiplies)."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    return _inner(input, other)
+
+
+def _inner(a: Tensor, b: Tensor) -> Tensor:
+    if a.shape[-1] != b.shape[-1]:
+        raise ShapeError(f"inner: last dims of {a.shape} and {b.shape} differ")
+    bt = reshape(b, (-1, b.shape[-1]))
+    out = matmul(a, _transpose(bt, 0, 1))
+    return reshape(out, a.shape[:-1] + b.shape[:-1])
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """``input[i] * vec2[j]`` for two 1-d tensors."""
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise ShapeError(f"outer: expected two 1-d tensors, got {input.shape} and {vec2.shape}")
+    return reshape(input, (-1, 1)) * reshape(vec2, (1, -1))
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)``."""
+    return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices."""
+    return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
+
+
+def _scaled_sum(input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:  # PyTorch ignores input (even NaN) when beta is 0
+        return prod
+    return (input * beta if beta != 1 else input) + prod
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * (mat @ vec)``."""
+    return _scaled(input, matmul(mat, vec), beta, alpha)
+
+
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * outer(vec1, vec2)``."""
+    if vec1.ndim != 1 or vec2.ndim != 1:
+        raise ShapeError(f"addr: expected two vectors, got {vec1.shape} and {vec2.shape}")
+    return _scaled(input, unsqueeze(vec1, 1) * unsqueeze(vec2, 0), beta, alpha)
+
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise ShapeError(f"addbmm: expected 3-d batches, got {batch1.shape} and {batch2.shape}")
+    return _scaled(input, sum(matmul(batch1, batch2), 0), beta, alpha)
+
+
+def _scaled(input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:
+    prod = prod if alpha == 1 else prod * alpha
+    if beta == 0:  # PyTorch ignores input (even NaN) when beta is 0
+        return prod + input.new_zeros(input.shape)
+    return (input if beta == 1 else input * beta) + prod
+
+
+def ger(input: Tensor, vec2: Tensor) -> Tensor:
+    """Outer product (the old name of ``outer``)."""
+    return unsqueeze(input, 1) * unsqueeze(vec2, 0)
+
+
+def chain_matmul(*matrices: Tensor) -> Tensor:
+    """``matrices[0] @ matrices[1] @ ...``."""
+    if not matrices:
+        raise ValueRangeError("chain_matmul: expected at least one matrix")
+    out = matrices[0]
+    for m in matrices[1:]:
+        out = matmul(out, m)
+    return out
+
+
+def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float = 1.0, dim: int = -1) -> Tensor:
+    """Integral of ``y`` along ``dim`` by the trapezoidal rule (spacing ``dx`` or sample points ``x``)."""
+    d = norm_dim(dim, y.ndim, "trapezoid")
+    m = y.shape[d]
+    avg = (y.narrow(d, 1, m - 1) + y.narrow(d, 0, m - 1)) * 0.5
+    if x is None:
+        return sum(avg, d) * dx
+    dxs = diff(x, dim=-1 if x.ndim == 1 else d)
+    if x.ndim == 1:
+        shape = [1] * y.ndim
+        shape[d] = m - 1
+        dxs = reshape(dxs, tuple(shape))
+    return sum(avg * dxs, d)
+
+
+trapz = trapezoid

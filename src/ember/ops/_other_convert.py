@@ -1,0 +1,90 @@
+"""Copies across dtype and device (``Tensor.to``, ``type_as``, ``pin_memory``) and ``clone`` (torch docs,
+"Other Operations").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._dtype import as_dtype
+from .._tensor import Tensor
+from ..autograd._function import Op
+
+__all__: list[str] = []
+METHODS: list[str] = [] + ["type_as"]
+
+
+# -- dtype, device, copies ------------------------------------------------------------------------
+class Cast(Op):
+    saves_inputs = False
+
+    def forward(self, x: Any, dtype: Any) -> Any:
+        return self.backend.astype(x, dtype)
+
+    def backward(self, g: Tensor) -> tuple[Any, None]:
+        return _cast(g, self.inputs[0].dtype), None  # type: ignore[index]
+
+
+class Clone(Op):
+    saves_inputs = False
+
+    def forward(self, x: Any) -> Any:
+        return self.backend.xp.array(x, copy=True)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return g
+
+
+class ToDevice(Op):
+    """A copy on another device or backend; the gradient moves back."""
+
+    saves_inputs = False
+
+    def forward(self, x: Any, target: Any, non_blocking: bool = False) -> Any:
+        out = self.backend.transfer(x, target, non_blocking)
+        self.backend = target  # the result lives on the target device
+        return out
+
+    def backward(self, g: Tensor) -> tuple[Any, None, None]:
+        return _to_device(g, self.inputs[0]._backend), None, None  # type: ignore[index]
+
+
+def _cast(x: Tensor, dtype: Any) -> Tensor:
+    d = as_dtype(dtype)
+    if x.dtype is d:
+        return x
+    out: Tensor = Cast.apply(x, d)
+    return out
+
+
+def _clone(x: Tensor) -> Tensor:
+    return Clone.apply(x)  # type: ignore[no-any-return]
+
+
+def _to_device(x: Tensor, dev: Any, non_blocking: bool = False) -> Tensor:
+    from ..backends import get_backend
+
+    target = get_backend(dev)
+    if target is x._backend:
+        return x
+    return ToDevice.apply(x, target, non_blocking)  # type: ignore[no-any-return]
+
+
+def _pin(x: Tensor) -> Tensor:
+    """``x`` in pinned host memory (a copy; the gradient passes through)."""
+    out: Tensor = Pin.apply(x)
+    return out
+
+
+class Pin(Op):
+    saves_inputs = False
+
+    def forward(self, x: Any) -> Any:
+        return self.backend.pin_memory(x)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return g
+
+
+def type_as(input: Tensor, other: Tensor) -> Tensor:
+    return input.to(other.dtype)

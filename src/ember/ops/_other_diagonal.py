@@ -1,0 +1,158 @@
+"""Diagonals and triangles (torch docs, "Other Operations"): ``diagonal``, ``diag*``, ``tril``/``triu`` and
+their index forms, ``block_diag``, ``trace``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+from .._dtype import int64
+from .._errors import ShapeError
+from .._tensor import Tensor
+from ..autograd._function import Op
+from ._indexing_join import cat
+from ._indexing_view import ViewOp, reshape
+from ._reduction import sum
+from ._util import norm_dim
+
+__all__ = [
+    "block_diag",
+    "diag",
+    "diag_embed",
+    "diagflat",
+    "diagonal",
+    "trace",
+    "tril",
+    "tril_indices",
+    "triu",
+    "triu_indices",
+]
+METHODS = [n for n in __all__ if n not in {"block_diag", "tril_indices", "triu_indices"}]
+
+
+class _Tri(Op):
+    saves_inputs = False
+
+    def forward(self, x: Any, k: int, upper: bool) -> Any:
+        self.k, self.upper = k, upper
+        xp = self.backend.xp
+        return xp.triu(x, k) if upper else xp.tril(x, k)
+
+    def backward(self, g: Tensor) -> tuple[Tensor, None, None]:
+        return _Tri.apply(g, self.k, self.upper), None, None
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The lower triangle of the last two dims (elements above ``diagonal`` zeroed)."""
+    if input.ndim < 2:
+        raise ShapeError(f"tril: expected a tensor of rank >= 2, got shape {input.shape}")
+    return _Tri.apply(input, diagonal, False)  # type: ignore[no-any-return]
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The upper triangle of the last two dims."""
+    if input.ndim < 2:
+        raise ShapeError(f"triu: expected a tensor of rank >= 2, got shape {input.shape}")
+    return _Tri.apply(input, diagonal, True)  # type: ignore[no-any-return]
+
+
+class Diagonal(ViewOp):
+    def forward(self, x: Any, offset: int, d1: int, d2: int) -> Any:
+        self.args, self.shape = (offset, d1, d2), x.shape
+        return self.backend.xp.diagonal(x, offset, d1, d2)
+
+    def backward(self, g: Tensor) -> tuple[Tensor, None, None, None]:
+        return DiagonalBackward.apply(g, self.shape, *self.args), None, None, None
+
+
+class DiagonalBackward(Op):
+    saves_inputs = False
+
+    def forward(self, g: Any, shape: tuple[int, ...], offset: int, d1: int, d2: int) -> Any:
+        self.args = (offset, d1, d2)
+        xp = self.backend.xp
+        z = xp.zeros(shape, dtype=g.dtype)
+        zt = xp.moveaxis(z, (d1, d2), (-2, -1))  # a writable view
+        i = xp.arange(g.shape[-1])
+        zt[..., i + max(-offset, 0), i + max(offset, 0)] = g
+        return z
+
+    def backward(self, gg: Tensor) -> tuple[Tensor, None, None, None, None]:
+        return Diagonal.apply(gg, *self.args), None, None, None, None
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The diagonal of dims ``dim1``/``dim2`` as a new last dim (a view)."""
+    d1, d2 = norm_dim(dim1, input.ndim, "diagonal"), norm_dim(dim2, input.ndim, "diagonal")
+    if d1 == d2:
+        raise ShapeError(f"diagonal: dim1 and dim2 are the same dim ({dim1})")
+    return Diagonal.apply(input, offset, d1, d2)  # type: ignore[no-any-return]
+
+
+def diag_embed(input: Tensor, offset: int = 0) -> Tensor:
+    """Square matrices (last two dims) with ``input``'s last dim on their diagonal."""
+    n = input.shape[-1] + (offset if offset >= 0 else -offset)
+    shape = input.shape[:-1] + (n, n)
+    return DiagonalBackward.apply(input, shape, offset, input.ndim - 1, input.ndim)  # type: ignore[no-any-return]
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """A 1-d input gives a diagonal matrix; a 2-d input gives its diagonal."""
+    if input.ndim == 1:
+        return diag_embed(input, diagonal)
+    if input.ndim == 2:
+        return globals()["diagonal"](input, diagonal)  # type: ignore[no-any-return]
+    raise ShapeError(f"diag: expected a 1-d or 2-d tensor, got shape {input.shape}")
+
+
+def trace(input: Tensor) -> Tensor:
+    """Sum of the main diagonal of a matrix."""
+    if input.ndim != 2:
+        raise ShapeError(f"trace: expected a matrix, got shape {input.shape}")
+    return sum(diagonal(input))
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """A block-diagonal matrix from 0-d, 1-d or 2-d blocks."""
+    blocks = [reshape(t, (1, -1) if t.ndim < 2 else tuple(t.shape)) if t.ndim < 2 else t for t in tensors]
+    rows = builtins.sum(b.shape[0] for b in blocks)
+    cols = builtins.sum(b.shape[1] for b in blocks)
+    from ._util import promote_tensors
+
+    blocks = promote_tensors(blocks)
+    out, c = [], 0
+    for b in blocks:
+        from ._other_shape import pad
+
+        out.append(pad(b, (c, cols - c - b.shape[1])))
+        c += b.shape[1]
+    res = cat(out, 0)
+    return res if res.shape == (rows, cols) else reshape(res, (rows, cols))
+
+
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """A 2-d tensor with the flattened ``input`` on its ``offset``-th diagonal."""
+    return diag_embed(reshape(input, -1), offset)
+
+
+def _tri_indices(op: str, row: int, col: int, offset: int, upper: bool, device: Any) -> Tensor:
+    from .._creation import tensor
+
+    rows, cols = [], []
+    for i in range(row):
+        for j in range(col):
+            if (j - i >= offset) if upper else (j - i <= offset):
+                rows.append(i)
+                cols.append(j)
+    return tensor([rows, cols], dtype=int64, device=device).reshape(2, len(rows))
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None) -> Tensor:
+    """Row and column indices of the lower triangle of a ``row x col`` matrix, as a (2, n) tensor."""
+    return _tri_indices("tril_indices", row, col, offset, False, device)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None) -> Tensor:
+    """Row and column indices of the upper triangle of a ``row x col`` matrix, as a (2, n) tensor."""
+    return _tri_indices("triu_indices", row, col, offset, True, device)

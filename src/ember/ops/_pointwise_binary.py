@@ -1,0 +1,462 @@
+"""Pointwise operators of two operands (torch docs, "Pointwise Ops"): arithmetic, powers, and their kin."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .._dtype import float64, get_default_dtype
+from .._errors import DTypeError, ValueRangeError
+from .._tensor import Tensor
+from ..autograd._function import BilinearOp, Op
+from ._indexing import where
+from ._pointwise_unary import exp, exp2, floor, log
+from ._util import StepOp, _binary, _float, _is_bool, _shape, promote, sum_to, sum_to_array
+
+__all__ = [
+    "add",
+    "addcdiv",
+    "addcmul",
+    "arctan2",
+    "atan2",
+    "copysign",
+    "div",
+    "divide",
+    "float_power",
+    "floor_divide",
+    "fmod",
+    "heaviside",
+    "hypot",
+    "ldexp",
+    "lerp",
+    "logaddexp",
+    "logaddexp2",
+    "mul",
+    "multiply",
+    "nextafter",
+    "pow",
+    "remainder",
+    "rsub",
+    "sub",
+    "subtract",
+    "true_divide",
+]
+METHODS = [n for n in __all__ if n not in {"rsub"}]
+
+
+# -- arithmetic -----------------------------------------------------------------------------------
+class Add(Op):
+    saves_inputs = False
+
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.add(a, b)
+
+    # which inputs get a gradient: the edges recorded with the node (a later ``detach_()`` of an input
+    # does not cut the graph already recorded, as in PyTorch)
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ea, eb = self._edges  # type: ignore[misc]
+        return (None if ea is None else sum_to(g, a._data.shape), None if eb is None else sum_to(g, b._data.shape))
+
+    def backward_arrays(self, g: Any) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ea, eb = self._edges  # type: ignore[misc]
+        ga = None if ea is None else g if g.shape == a._data.shape else sum_to_array(g, a._data.shape)
+        return ga, (None if eb is None else g if g.shape == b._data.shape else sum_to_array(g, b._data.shape))
+
+
+class Sub(Op):
+    saves_inputs = False
+
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.subtract(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ea, eb = self._edges  # type: ignore[misc]
+        return (None if ea is None else sum_to(g, a._data.shape), None if eb is None else sum_to(-g, b._data.shape))
+
+    def backward_arrays(self, g: Any) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ea, eb = self._edges  # type: ignore[misc]
+        ga = None if ea is None else g if g.shape == a._data.shape else sum_to_array(g, a._data.shape)
+        return ga, (None if eb is None else sum_to_array(-g, b._data.shape))
+
+
+class Mul(BilinearOp):
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.multiply(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ea, eb = self._edges  # type: ignore[misc]
+        return (None if ea is None else sum_to(g * b, _shape(a)), None if eb is None else sum_to(g * a, _shape(b)))
+
+    def backward_arrays(self, g: Any) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ea, eb = self._edges  # type: ignore[misc]
+        ga = gb = None
+        if ea is not None:  # a is a Tensor
+            ga = g * (b._data if isinstance(b, Tensor) else b)
+            if ga.shape != a._data.shape:
+                ga = sum_to_array(ga, a._data.shape)
+        if eb is not None:
+            gb = g * (a._data if isinstance(a, Tensor) else a)
+            if gb.shape != b._data.shape:
+                gb = sum_to_array(gb, b._data.shape)
+        return ga, gb
+
+
+class Div(Op):
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.true_divide(a, b)
+
+    def value_needed(self, i: int) -> bool:
+        return i == 1 or (self._edges is not None and self._edges[1] is not None)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ea, eb = self._edges  # type: ignore[misc]
+        ga = None if ea is None else sum_to(g / b, _shape(a))
+        gb = None if eb is None else sum_to(-g * a / (b * b), _shape(b))
+        return ga, gb
+
+    def backward_arrays(self, g: Any) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ea, eb = self._edges  # type: ignore[misc]
+        av = a._data if isinstance(a, Tensor) else a
+        bv = b._data if isinstance(b, Tensor) else b
+        ga = None if ea is None else sum_to_array(g / bv, _shape(a))
+        gb = None if eb is None else sum_to_array(-g * av / (bv * bv), _shape(b))
+        return ga, gb
+
+
+class Pow(Op):
+    def forward(self, a: Any, b: Any) -> Any:
+        xp = self.backend.xp
+        y = xp.power(a, b)
+        if isinstance(b, int) or (isinstance(b, float) and b.is_integer()):
+            return y
+        if not self.backend.dtype_of(y).is_floating_point:
+            return y
+        # PyTorch: (-inf) ** y is NaN for a non-integer y, where IEEE (and NumPy) give 0 or inf
+        fb = xp.floor(b) if not isinstance(b, float) else math.floor(b)
+        return xp.where((a == -math.inf) & (b != fb), math.nan, y)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        # PyTorch's rules at the edges: x**0 has a zero gradient in x (also at 0 and +-inf), and the
+        # exponent's gradient is 0 where the base is 0 and the exponent >= 0; elsewhere x**y * log(x)
+        # (NaN for a negative base, as in PyTorch).
+        ga = gb = None
+        if self._req(0):
+            if isinstance(b, (int, float)):
+                ga = a.new_zeros(a.shape) if b == 0 else g * 2 * a if b == 2 else g * b * pow(a, b - 1)
+            else:
+                ga = sum_to(where(b == 0, 0.0, g * b * pow(a, b - 1)), _shape(a))
+        if self._req(1):
+            if isinstance(a, Tensor):
+                d = where((a == 0) & (b >= 0), 0.0, pow(a, b) * log(a))
+            elif a == 0:
+                d = where(b >= 0, 0.0, pow(a, b) * -math.inf)
+            else:
+                d = pow(a, b) * (math.log(a) if a > 0 else math.nan)
+            gb = sum_to(g * d, _shape(b))
+        return ga, gb
+
+
+class Remainder(Op):
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.remainder(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ga = sum_to(g, _shape(a)) if self._req(0) else None
+        gb = sum_to(-g * floor(a / b), _shape(b)) if self._req(1) else None
+        return ga, gb
+
+
+class FloorDivide(Op):
+    differentiable = False  # PyTorch defines no gradient for floor_divide
+
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.floor_divide(a, b)
+
+
+class DivFloor(StepOp):
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.floor_divide(a, b)
+
+
+class DivTrunc(StepOp):
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.trunc(self.backend.xp.true_divide(a, b))
+
+
+class DivTruncInt(StepOp):
+    def forward(self, a: Any, b: Any) -> Any:
+        xp = self.backend.xp  # no integer trunc-division ufunc: |a| // |b| with the quotient's sign
+        return xp.sign(a) * xp.sign(b) * xp.floor_divide(xp.abs(a), xp.abs(b))
+
+
+def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``input + alpha * other`` (broadcasting, type promotion)."""
+    return _binary(Add, input, other if alpha == 1 else mul(other, alpha))
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``input - alpha * other``."""
+    if _is_bool(input) and _is_bool(other):
+        raise DTypeError("sub: subtracting two bool tensors is not supported; use ^ or logical_xor() for the "
+                         "difference of masks, ~ or logical_not() to invert one")  # fmt: skip
+    return _binary(Sub, input, other if alpha == 1 else mul(other, alpha))
+
+
+subtract = sub
+
+
+def mul(input: Any, other: Any) -> Tensor:
+    """Element-wise product (broadcast). Also ``multiply``."""
+    return _binary(Mul, input, other)
+
+
+multiply = mul
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """True division (int / int gives the default float); ``rounding_mode`` 'trunc' or 'floor'."""
+    a, b = input, other
+    if rounding_mode is None:
+        at = a if isinstance(a, Tensor) else None
+        bt = b if isinstance(b, Tensor) else None
+        ints = [t for t in (at, bt) if t is not None]
+        if all(t.dtype.kind in "biu" for t in ints) and not any(isinstance(x, float) for x in (a, b)):
+            d = get_default_dtype()
+            a = a.to(d) if isinstance(a, Tensor) else a
+            b = b.to(d) if isinstance(b, Tensor) else b
+        return _binary(Div, a, b)
+    if rounding_mode == "floor":  # integers stay integers; the gradient is zero
+        return _binary(DivFloor, a, b)
+    if rounding_mode == "trunc":
+        a, b = promote("div", a, b)
+        integer = (a if isinstance(a, Tensor) else b).dtype.kind in "biu"
+        return _binary(DivTruncInt if integer else DivTrunc, a, b)
+    raise ValueRangeError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+
+
+divide = true_divide = div
+
+
+def floor_divide(input: Any, other: Any) -> Tensor:
+    """Element-wise division rounded down (``input // other``)."""
+    return _binary(FloorDivide, input, other)
+
+
+def remainder(input: Any, other: Any) -> Tensor:
+    """Element-wise remainder with the sign of the divisor (Python's ``%``)."""
+    return _binary(Remainder, input, other)
+
+
+def pow(input: Any, exponent: Any) -> Tensor:
+    """Element-wise ``input ** exponent`` (broadcast)."""
+    if isinstance(input, Tensor) and isinstance(exponent, int) and not isinstance(exponent, bool):
+        if input.dtype.kind in "iu" and exponent < 0:
+            raise ValueRangeError("pow: integers to negative integer powers are not allowed")
+        return Pow.apply(input, exponent)  # type: ignore[no-any-return]
+    return _binary(Pow, input, exponent)
+
+
+_LN2 = math.log(2.0)
+
+
+def _floats(op: str, a: Any, b: Any) -> tuple[Any, Any]:
+    """Integer/bool tensors enter as the default float (PyTorch's rule for floating functions)."""
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError(f"{op}: expected at least one Tensor")
+    a = _float(a) if isinstance(a, Tensor) else a
+    b = _float(b) if isinstance(b, Tensor) else b
+    return a, b
+
+
+def _integers(op: str, a: Any, b: Any) -> None:
+    for x in (a, b):
+        if isinstance(x, Tensor) and x.dtype.kind not in "iub":
+            raise DTypeError(f"{op}: expected integer tensors, got {x.dtype}")
+        if isinstance(x, float):
+            raise DTypeError(f"{op}: expected integers, got the float {x}")
+
+
+# -- binary, differentiable -------------------------------------------------------------------------
+class Copysign(Op):
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.copysign(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ga = gb = None
+        if self._req(0):  # d|a|sign(b)/da = sign(a) sign(b); 0 at a == 0 (PyTorch)
+            ratio = where(a == 0, 0.0, copysign(a, b) / a)
+            ga = sum_to(g * ratio, _shape(a))
+        if self._req(1):
+            gb = b.new_zeros(b.shape)
+        return ga, gb
+
+
+def copysign(input: Any, other: Any) -> Tensor:
+    """``|input|`` with the sign of ``other`` (integers give the default float)."""
+    return _binary(Copysign, *_floats("copysign", input, other))
+
+
+class Fmod(Op):
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.fmod(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ga = sum_to(g, _shape(a)) if self._req(0) else None
+        gb = sum_to(-g * div(a, b, rounding_mode="trunc"), _shape(b)) if self._req(1) else None
+        return ga, gb
+
+
+def fmod(input: Any, other: Any) -> Tensor:
+    """C's remainder: ``input - trunc(input / other) * other`` (the sign of ``input``; ``%`` follows ``other``)."""
+    return _binary(Fmod, input, other)
+
+
+class Logaddexp(Op):
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.logaddexp(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ga = sum_to(g / (1 + exp(b - a)), _shape(a)) if self._req(0) else None
+        gb = sum_to(g / (1 + exp(a - b)), _shape(b)) if self._req(1) else None
+        return ga, gb
+
+
+def logaddexp(input: Any, other: Any) -> Tensor:
+    """``log(exp(input) + exp(other))`` without overflow."""
+    return _binary(Logaddexp, *_floats("logaddexp", input, other))
+
+
+class Logaddexp2(Op):
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.logaddexp2(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ga = sum_to(g / (1 + exp2(b - a)), _shape(a)) if self._req(0) else None
+        gb = sum_to(g / (1 + exp2(a - b)), _shape(b)) if self._req(1) else None
+        return ga, gb
+
+
+def logaddexp2(input: Any, other: Any) -> Tensor:
+    """``log2(2**input + 2**other)`` without overflow."""
+    return _binary(Logaddexp2, *_floats("logaddexp2", input, other))
+
+
+class Hypot(Op):
+    saves_output = True
+
+    def forward(self, a: Any, b: Any) -> Any:
+        y = self.backend.xp.hypot(a, b)
+        self.keep(y)
+        return y
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        y = self.output()
+        ga = sum_to(g * a / y, _shape(a)) if self._req(0) else None
+        gb = sum_to(g * b / y, _shape(b)) if self._req(1) else None
+        return ga, gb
+
+
+def hypot(input: Any, other: Any) -> Tensor:
+    """``sqrt(input**2 + other**2)`` without overflow."""
+    return _binary(Hypot, *_floats("hypot", input, other))
+
+
+def float_power(input: Any, exponent: Any) -> Tensor:
+    """``input ** exponent`` computed in float64."""
+    a = input.to(float64) if isinstance(input, Tensor) else float(input)
+    b = exponent.to(float64) if isinstance(exponent, Tensor) else float(exponent)
+    return pow(a, b)
+
+
+def ldexp(input: Any, other: Any) -> Tensor:
+    """``input * 2**other``."""
+    x = _float(input) if isinstance(input, Tensor) else input
+    return mul(x, pow(2.0, _float(other) if isinstance(other, Tensor) else float(other)))
+
+
+def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``other - alpha * input``."""
+    return sub(other, input, alpha=alpha)
+
+
+# -- binary, no gradient ----------------------------------------------------------------------------
+def _nodiff(name: str, ufunc: str) -> type[Op]:
+    class _Op(Op):
+        differentiable = False
+
+        def forward(self, a: Any, b: Any) -> Any:
+            return getattr(self.backend.xp, ufunc)(a, b)
+
+    _Op.__name__ = _Op.__qualname__ = name
+    return _Op
+
+
+Heaviside, Nextafter = (_nodiff(n, f) for n, f in (("Heaviside", "heaviside"), ("Nextafter", "nextafter")))
+
+
+def heaviside(input: Tensor, values: Tensor) -> Tensor:
+    """0 where ``input < 0``, 1 where ``input > 0``, ``values`` where ``input == 0``."""
+    if not isinstance(values, Tensor):
+        raise TypeError(f"heaviside: values must be a Tensor, got {type(values).__name__}")
+    if input.dtype is not values.dtype:
+        raise DTypeError(f"heaviside: input ({input.dtype}) and values ({values.dtype}) must have the same dtype")
+    return _binary(Heaviside, input, values)
+
+
+def nextafter(input: Tensor, other: Tensor) -> Tensor:
+    """The next floating-point value after ``input`` towards ``other``."""
+    return _binary(Nextafter, input, other)
+
+
+class Atan2(Op):
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.arctan2(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        d = a * a + b * b
+        ga = sum_to(g * b / d, a.shape) if self._req(0) else None
+        gb = sum_to(-g * a / d, b.shape) if self._req(1) else None
+        return ga, gb
+
+
+def atan2(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise angle of ``(other, input)`` (``arctan2(input, other)``)."""
+    a, b = promote("atan2", input, other)
+    if isinstance(a, Tensor) and a.dtype.kind not in "fc":
+        a = _float(a)
+        b = b.to(a.dtype) if isinstance(b, Tensor) else b
+    return Atan2.apply(a, b)  # type: ignore[no-any-return]
+
+
+arctan2 = atan2
+
+
+def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:
+    """``input + weight * (end - input)``."""
+    return input + weight * (end - input)
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1) -> Tensor:
+    """``input + value * tensor1 * tensor2``."""
+    return input + value * (tensor1 * tensor2)
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1) -> Tensor:
+    """``input + value * tensor1 / tensor2``."""
+    return input + value * (tensor1 / tensor2)

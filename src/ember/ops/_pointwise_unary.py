@@ -1,0 +1,471 @@
+"""Pointwise operators of one operand (torch docs, "Pointwise Ops"): exponentials, logarithms, roots,
+trigonometry, rounding, clamping.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .._dtype import get_default_dtype
+from .._errors import DTypeError, ValueRangeError
+from .._tensor import Tensor
+from ..autograd._function import Op
+from ._comparison import isnan, isneginf, isposinf, maximum, minimum
+from ._indexing import where
+from ._util import StepOp, _float, _is_bool, _unary
+
+__all__ = [
+    "abs",
+    "absolute",
+    "acos",
+    "acosh",
+    "arccos",
+    "arccosh",
+    "arcsin",
+    "arcsinh",
+    "arctan",
+    "arctanh",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
+    "ceil",
+    "clamp",
+    "clamp_max",
+    "clamp_min",
+    "clip",
+    "cos",
+    "cosh",
+    "deg2rad",
+    "exp",
+    "exp2",
+    "expm1",
+    "fix",
+    "floor",
+    "frac",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "nan_to_num",
+    "neg",
+    "negative",
+    "positive",
+    "rad2deg",
+    "reciprocal",
+    "relu",
+    "round",
+    "rsqrt",
+    "sgn",
+    "sigmoid",
+    "sign",
+    "signbit",
+    "sin",
+    "sinc",
+    "sinh",
+    "sqrt",
+    "square",
+    "tan",
+    "tanh",
+    "trunc",
+]
+METHODS = list(__all__)
+
+
+class Neg(Op):
+    saves_inputs = False
+
+    def forward(self, a: Any) -> Any:
+        return self.backend.xp.negative(a)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return -g
+
+    def backward_arrays(self, g: Any) -> Any:
+        return -g
+
+
+def neg(input: Tensor) -> Tensor:
+    """Element-wise ``-x``. Also ``negative``."""
+    if _is_bool(input):
+        raise DTypeError("neg: negating a bool tensor is not supported; use ~ or logical_not() to invert a mask")
+    return Neg.apply(input)  # type: ignore[no-any-return]
+
+
+negative = neg
+
+
+# -- unary ----------------------------------------------------------------------------------------
+class Exp(Op):
+    saves_inputs = False
+    saves_output = True
+
+    def forward(self, x: Any) -> Any:
+        y = self.backend.xp.exp(x)
+        self.keep(y)
+        return y
+
+    def backward(self, g: Tensor) -> Tensor:
+        return g * self.output()
+
+    def backward_arrays(self, g: Any) -> Any:
+        return g * self.out_array()
+
+
+class Log(Op):
+    def forward(self, x: Any) -> Any:
+        return self.backend.xp.log(x)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return g / self.inputs[0]  # type: ignore[index]
+
+    def backward_arrays(self, g: Any) -> Any:
+        return g / self.inputs[0]._data  # type: ignore[index]
+
+
+class Sqrt(Op):
+    saves_inputs = False
+    saves_output = True
+
+    def forward(self, x: Any) -> Any:
+        y = self.backend.xp.sqrt(x)
+        self.keep(y)
+        return y
+
+    def backward(self, g: Tensor) -> Tensor:
+        return g / (2 * self.output())
+
+
+class Abs(Op):
+    def forward(self, x: Any) -> Any:
+        return self.backend.xp.abs(x)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return g * sign(self.inputs[0])  # type: ignore[index]
+
+
+class Sign(StepOp):
+    def forward(self, x: Any) -> Any:
+        xp = self.backend.xp
+        y = xp.sign(x)
+        return xp.where(y != y, 0, y) if self.backend.dtype_of(y).is_floating_point else y  # sign(NaN) = 0
+
+
+class Tanh(Op):
+    saves_inputs = False
+    saves_output = True
+
+    def forward(self, x: Any) -> Any:
+        y = self.backend.xp.tanh(x)
+        self.keep(y)
+        return y
+
+    def backward(self, g: Tensor) -> Tensor:
+        y = self.output()
+        return g * (1 - y * y)
+
+    def backward_arrays(self, g: Any) -> Any:
+        y = self.out_array()
+        return g * (1 - y * y)
+
+
+class Sigmoid(Op):
+    saves_inputs = False
+    saves_output = True
+
+    def forward(self, x: Any) -> Any:
+        xp = self.backend.xp
+        y = xp.exp(-xp.logaddexp(0, -x))  # finite for any |x|
+        self.keep(y)
+        return y
+
+    def backward(self, g: Tensor) -> Tensor:
+        y = self.output()
+        return g * y * (1 - y)
+
+    def backward_arrays(self, g: Any) -> Any:
+        y = self.out_array()
+        return g * y * (1 - y)
+
+
+class Relu(Op):
+    saves_inputs = False
+    saves_output = True
+
+    def forward(self, x: Any) -> Any:
+        y = self.backend.xp.maximum(x, 0)
+        self.keep(y)
+        return y
+
+    def backward(self, g: Tensor) -> Tensor:
+        return g * (self.output() > 0)
+
+    def backward_arrays(self, g: Any) -> Any:
+        return self.backend.relu_backward(g, self.out_array())
+
+
+class Floor(StepOp):
+    def forward(self, x: Any) -> Any:
+        return self.backend.xp.floor(x)
+
+
+class Trunc(StepOp):
+    def forward(self, x: Any) -> Any:
+        return self.backend.xp.trunc(x)
+
+
+def exp(input: Tensor) -> Tensor:
+    """Element-wise ``e ** x``."""
+    return Exp.apply(_float(input))  # type: ignore[no-any-return]
+
+
+def log(input: Tensor) -> Tensor:
+    """Element-wise natural logarithm."""
+    return Log.apply(_float(input))  # type: ignore[no-any-return]
+
+
+def sqrt(input: Tensor) -> Tensor:
+    """Element-wise square root."""
+    return Sqrt.apply(_float(input))  # type: ignore[no-any-return]
+
+
+def abs(input: Tensor) -> Tensor:
+    """Element-wise absolute value. Also ``absolute``."""
+    return Abs.apply(input)  # type: ignore[no-any-return]
+
+
+def sign(input: Tensor) -> Tensor:
+    """Element-wise sign: -1, 0 or 1. Also ``sgn``."""
+    return Sign.apply(input)  # type: ignore[no-any-return]
+
+
+def tanh(input: Tensor) -> Tensor:
+    """Element-wise hyperbolic tangent."""
+    return Tanh.apply(_float(input))  # type: ignore[no-any-return]
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """Element-wise ``1 / (1 + exp(-x))``."""
+    return Sigmoid.apply(_float(input))  # type: ignore[no-any-return]
+
+
+def relu(input: Tensor) -> Tensor:
+    """Element-wise ``max(x, 0)``."""
+    return Relu.apply(input)  # type: ignore[no-any-return]
+
+
+def floor(input: Tensor) -> Tensor:
+    """Element-wise floor (the largest integer not above ``x``)."""
+    return Floor.apply(input)  # type: ignore[no-any-return]
+
+
+def trunc(input: Tensor) -> Tensor:
+    """Element-wise truncation toward zero. Also ``fix``."""
+    return Trunc.apply(input)  # type: ignore[no-any-return]
+
+
+class Clamp(Op):
+    def forward(self, x: Any, lo: Any, hi: Any) -> Any:
+        return self.backend.xp.clip(x, lo, hi)
+
+    def backward(self, g: Tensor) -> tuple[Any, None, None]:
+        x, lo, hi = self.inputs  # type: ignore[misc]
+        keep = None
+        if lo is not None:
+            keep = x >= lo
+        if hi is not None:
+            keep = (x <= hi) if keep is None else keep & (x <= hi)
+        return (g if keep is None else g * keep), None, None
+
+
+def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """Limit values to ``[min, max]``; bounds may be numbers or tensors."""
+    if min is None and max is None:
+        raise ValueRangeError("clamp: at least one of min and max must be given")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        out = input
+        if min is not None:
+            out = maximum(out, min)
+        if max is not None:
+            out = minimum(out, max)
+        return out
+    if input.dtype.kind != "f" and any(isinstance(v, float) for v in (min, max)):
+        input = input.to(get_default_dtype())
+    return Clamp.apply(input, min, max)  # type: ignore[no-any-return]
+
+
+clip = clamp
+
+
+def clamp_min(input: Tensor, min: Any) -> Tensor:
+    """``clamp(input, min=min)``."""
+    return clamp(input, min=min)
+
+
+def clamp_max(input: Tensor, max: Any) -> Tensor:
+    """``clamp(input, max=max)``."""
+    return clamp(input, max=max)
+
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+
+
+def _sin(x: Tensor) -> Tensor:
+    return sin(x)
+
+
+def _cos(x: Tensor) -> Tensor:
+    return cos(x)
+
+
+def _cosh(x: Tensor) -> Tensor:
+    return cosh(x)
+
+
+reciprocal = _unary("reciprocal", lambda xp, x: xp.reciprocal(x), lambda x, y: -(y * y), uses="y")
+
+
+square = _unary("square", lambda xp, x: xp.square(x), lambda x, y: 2 * x, floating=False)
+
+
+rsqrt = _unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda x, y: -0.5 * y * y * y, uses="y")
+
+
+exp2 = _unary("exp2", lambda xp, x: xp.exp2(x), lambda x, y: y * _LN2, uses="y")
+
+
+expm1 = _unary("expm1", lambda xp, x: xp.expm1(x), lambda x, y: y + 1, uses="y")
+
+
+log2 = _unary("log2", lambda xp, x: xp.log2(x), lambda x, y: 1 / (x * _LN2))
+
+
+log10 = _unary("log10", lambda xp, x: xp.log10(x), lambda x, y: 1 / (x * _LN10))
+
+
+log1p = _unary("log1p", lambda xp, x: xp.log1p(x), lambda x, y: 1 / (x + 1))
+
+
+sin = _unary("sin", lambda xp, x: xp.sin(x), lambda x, y: _cos(x))
+
+
+cos = _unary("cos", lambda xp, x: xp.cos(x), lambda x, y: -_sin(x))
+
+
+tan = _unary("tan", lambda xp, x: xp.tan(x), lambda x, y: 1 + y * y, uses="y")
+
+
+asin = _unary("asin", lambda xp, x: xp.arcsin(x), lambda x, y: 1 / sqrt(1 - x * x))
+
+
+acos = _unary("acos", lambda xp, x: xp.arccos(x), lambda x, y: -1 / sqrt(1 - x * x))
+
+
+atan = _unary("atan", lambda xp, x: xp.arctan(x), lambda x, y: 1 / (1 + x * x))
+
+
+sinh = _unary("sinh", lambda xp, x: xp.sinh(x), lambda x, y: _cosh(x))
+
+
+cosh = _unary("cosh", lambda xp, x: xp.cosh(x), lambda x, y: sinh(x))
+
+
+asinh = _unary("asinh", lambda xp, x: xp.arcsinh(x), lambda x, y: 1 / sqrt(x * x + 1))
+
+
+acosh = _unary("acosh", lambda xp, x: xp.arccosh(x), lambda x, y: 1 / sqrt(x * x - 1))
+
+
+atanh = _unary("atanh", lambda xp, x: xp.arctanh(x), lambda x, y: 1 / (1 - x * x))
+
+
+frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda x, y: 1 + 0 * y, uses="y")
+
+
+signbit = _unary("signbit", lambda xp, x: xp.signbit(x), None, floating=False)
+
+
+# -- piecewise constant: zero gradient, as in PyTorch ------------------------------------------------
+class Ceil(StepOp):
+    def forward(self, x: Any) -> Any:
+        return self.backend.xp.ceil(x)
+
+
+def ceil(input: Tensor) -> Tensor:
+    """The smallest integer not less than each element."""
+    return Ceil.apply(input)  # type: ignore[no-any-return]
+
+
+class Round(StepOp):
+    def forward(self, x: Any, decimals: int) -> Any:
+        return self.backend.xp.round(x, decimals)
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:
+    """Round half to even (PyTorch and NumPy), to ``decimals`` places."""
+    return Round.apply(input, int(decimals))  # type: ignore[no-any-return]
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+    """Replace NaN, +inf and -inf by finite numbers (the dtype's extremes by default)."""
+    if input.dtype.kind not in "fc":
+        return input.clone()
+    info = input._backend.xp.finfo(input._data.dtype)
+    hi = float(info.max) if posinf is None else posinf
+    lo = float(info.min) if neginf is None else neginf
+    out = where(isnan(input), nan, input)
+    out = where(isposinf(input), hi, out)
+    return where(isneginf(input), lo, out)
+
+
+# -- unary ------------------------------------------------------------------------------------------
+class Sinc(Op):
+    def forward(self, x: Any) -> Any:
+        xp = self.backend.xp
+        px = x * math.pi
+        return xp.where(x == 0, 1.0, xp.sin(px) / xp.where(x == 0, 1.0, px))
+
+    def backward(self, g: Tensor) -> Tensor:
+        x = self.inputs[0]  # type: ignore[index]
+        px = x * math.pi
+        d = (px * cos(px) - sin(px)) / (px * x)
+        return g * where(x == 0, 0.0, d)
+
+
+def sinc(input: Tensor) -> Tensor:
+    """``sin(pi x) / (pi x)`` (1 at 0)."""
+    return Sinc.apply(_float(input))  # type: ignore[no-any-return]
+
+
+def deg2rad(input: Tensor) -> Tensor:
+    """Degrees to radians, element-wise."""
+    return _float(input) * (math.pi / 180.0)
+
+
+def rad2deg(input: Tensor) -> Tensor:
+    """Radians to degrees, element-wise."""
+    return _float(input) * (180.0 / math.pi)
+
+
+def positive(input: Tensor) -> Tensor:
+    """``+input`` (the input itself)."""
+    if input.dtype.name == "bool":
+        raise DTypeError("positive: not defined for bool tensors")
+    return input
+
+
+# NumPy-style names PyTorch also accepts
+absolute = abs
+
+
+fix = trunc
+
+
+sgn = sign
+
+
+arccos, arcsin, arctan = acos, asin, atan  # type: ignore[has-type]
+
+
+arccosh, arcsinh, arctanh = acosh, asinh, atanh  # type: ignore[has-type]
