@@ -208,10 +208,12 @@ def test_module_paths_programs_import():
     assert isinstance(ember.nn.Dropout(), ember.nn.modules.dropout._DropoutNd)
 
 
-def test_safe_globals_are_accepted():
+def test_safe_globals_roundtrip():
     ember.serialization.add_safe_globals([np.dtype])
-    with ember.serialization.safe_globals([np.dtype]):
-        pass
+    with ember.serialization.safe_globals([len]):
+        assert ember.serialization.get_safe_globals() == [np.dtype, len]
+    assert ember.serialization.get_safe_globals() == [np.dtype]
+    ember.serialization.clear_safe_globals()
     assert ember.serialization.get_safe_globals() == []
 
 

@@ -97,11 +97,9 @@ def test_map_location_forms(tmp_path):
     assert ember.load(path, weights_only=True)["x"].tolist() == [1.0, 1.0]
 
 
-def test_unsaveable_objects_are_refused_with_their_path(tmp_path):
-    with pytest.raises(TypeError, match=r"Linear at 'net'.*state_dict"):
-        ember.save({"net": ember.nn.Linear(2, 2)}, tmp_path / "m.pt")
-    with pytest.raises(TypeError, match="function"):
-        ember.save([len], tmp_path / "f.pt")
+def test_unpicklable_objects_are_refused_and_nothing_is_written(tmp_path):
+    with pytest.raises(TypeError, match="cannot pickle"):
+        ember.save({"f": lambda x: x}, tmp_path / "f.pt")
     assert not list(tmp_path.iterdir())  # nothing half-written
 
 

@@ -1,33 +1,39 @@
-"""``ember.save`` / ``ember.load``: what ``torch.save``/``torch.load`` do for users, without pickle.
+"""``ember.save`` / ``ember.load``: what ``torch.save``/``torch.load`` do for users, under PyTorch's consent rule.
 
 ``save(obj, f)`` writes state dicts, optimizer state dicts, checkpoints — nested dicts, lists and
 tuples of tensors, arrays, numbers, strings, bools and None — as a MessagePack record (the format of
 ``ember.record``; the structure in its metadata, every tensor an item), atomically, at exactly the
-path given. ``load(f)`` reads it back, and also reads:
+path given. Anything else (a module, a set, an object of any class) is pickled inside the same record
+(``_pickled.py``: tensors stay record items). ``load(f)`` reads it back, and also reads:
 
-- PyTorch files (``torch.save``'s zip archive, or a legacy file with torch installed), weights-only:
-  containers of tensors and numbers, as ``torch.load(weights_only=True)`` accepts them;
+- PyTorch's zip archives (``torch.save``), by Ember's own unpickler (no torch needed; ``_torch_objects.py``);
+  legacy PyTorch files with torch installed, weights-only;
 - Ember records (``Module.save``, ``ember.record.save``; MessagePack, gzip, JSON, safetensors): a flat
   ``OrderedDict`` of tensors by dotted path.
 
-Nothing read can execute code. A corrupt or truncated file raises ``ember.record.RecordError`` (a
-``ValueError``) naming the file and what is wrong.
+Loading never runs code from the file without consent: unless the caller passes ``weights_only=False``,
+a pickle may build only tensors, plain containers and ``add_safe_globals`` entries, and anything else is
+refused naming its class and the flag (PyTorch >= 2.6's rule). A corrupt or truncated file raises
+``ember.record.RecordError`` (a ``ValueError``) naming the file and what is wrong.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import sys
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from . import _pickled
+from ._pickled import WeightsOnlyError, add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from ._tensor import Tensor
-from .backends import get_backend
+from ._torch_objects import load_torch_archive
+from .backends import get_backend, real_torch
 from .record._atomic import atomic_open
 from .record._precision import as_precision
 from .record._record import Record
@@ -41,18 +47,31 @@ from .record._recorder import (
 from .record._state import record_to_state, state_to_record
 from .record._torch import load_torch_object
 
-__all__ = ["add_safe_globals", "get_safe_globals", "load", "safe_globals", "save"]
+__all__ = [
+    "WeightsOnlyError",
+    "add_safe_globals",
+    "clear_safe_globals",
+    "get_safe_globals",
+    "load",
+    "safe_globals",
+    "save",
+]
 
 _ITEM_TYPE = "object"
 
 
 def save(obj: Any, f: Any, pickle_module: Any = None, pickle_protocol: Any = None, **_: Any) -> None:
-    """Save ``obj`` (tensors and containers of them, numbers, strings, None) to a path or binary file.
+    """Save ``obj`` to a path or binary file: containers of tensors as a record, anything else pickled in one.
 
-    A path is written atomically and used exactly as given (no extension is added). The pickle
-    arguments of ``torch.save`` are accepted and ignored: nothing is pickled.
+    A path is written atomically and used exactly as given (no extension is added). ``pickle_module`` and
+    ``pickle_protocol`` are accepted and ignored.
     """
-    record = state_to_record(obj, _ITEM_TYPE)
+    try:
+        record = state_to_record(obj, _ITEM_TYPE)
+    except TypeError:  # not a plain container: pickle it, its tensors staying record items
+        text, tensors = _pickled.dumps(obj)
+        record = state_to_record(tensors, _ITEM_TYPE)
+        record.meta[_pickled.META_KEY] = text
     precision = as_precision("as_is")
     if isinstance(f, (str, os.PathLike)):
         with atomic_open(Path(f)) as fh:
@@ -71,8 +90,10 @@ def load(
 
     ``map_location`` as in PyTorch: a device or its name (every tensor goes there), a dict mapping saved
     device names to new ones, or a callable ``fn(tensor, saved_device_name)`` returning a tensor (or
-    anything else to keep the saved placement). ``weights_only`` is accepted: Ember's loading is always
-    weights-only.
+    anything else to keep the saved placement). ``weights_only`` (default True, as PyTorch >= 2.6): only
+    tensors, plain containers and ``add_safe_globals`` entries are unpickled; pass ``weights_only=False``
+    for a whole module or another object, if you trust the file (unpickling can run code from it).
+    A PyTorch module comes back as the Ember module of the same name.
     """
     if isinstance(f, (str, os.PathLike)):
         source = str(f)
@@ -87,22 +108,39 @@ def load(
         data = f.read()
     else:
         raise TypeError(f"load: f must be a path or a binary file object, got {type(f).__name__}")
+    only_weights = weights_only is not False
     place = _placement(map_location)
-    obj = _decode(data, source)
+    obj = _decode(data, source, only_weights, place)
     if isinstance(obj, Record):
         if obj.item_type == _ITEM_TYPE and "state" in obj.meta:
-            return record_to_state(obj, place)
+            state = record_to_state(obj, place)
+            if _pickled.META_KEY in obj.meta:
+                return _pickled.loads(obj.meta[_pickled.META_KEY], state, only_weights, source)
+            return state
         return OrderedDict((k, place(v, "cpu")) for k, v in obj.tensors().items())
+    if isinstance(obj, _Archive):
+        return obj.value
     return _from_torch(obj, place, source)
 
 
-def _decode(data: bytes, source: str) -> Any:
+class _Archive:
+    """What a PyTorch zip archive held, already with Ember tensors."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _decode(data: bytes, source: str, weights_only: bool, place: Callable[[Tensor, str], Tensor]) -> Any:
     """A Record (Ember formats) or the object of a PyTorch file, by the file's first bytes."""
     if not data:
         raise RecordError(f"{source}: empty file")
     head = data[:16]
-    if head.startswith(b"PK\x03\x04") or (head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05")):
-        return load_torch_object(io.BytesIO(data), source)
+    if head.startswith(b"PK\x03\x04"):
+        return _Archive(load_torch_archive(io.BytesIO(data), source, weights_only, place))
+    if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        if real_torch() is None and "torch" in sys.modules:  # torch aliased to Ember: its loader is this one
+            raise RecordError(f"{source}: a legacy (pre-1.6) PyTorch file or a bare pickle; reading it needs PyTorch")
+        return load_torch_object(io.BytesIO(data), source)  # a legacy PyTorch file (or a bare pickle)
     if head.startswith(b"\x1f\x8b"):  # gzip: MessagePack or JSON lines inside
         try:
             return NamedMpkGzRecorder().read(io.BytesIO(data), source, None)
@@ -145,7 +183,8 @@ def _from_torch(obj: Any, place: Callable[[Tensor, str], Tensor], source: str) -
         if type(v).__module__.startswith("torch") and hasattr(v, "detach"):  # a torch tensor or Parameter
             a = v.detach().cpu()
             if str(a.dtype) == "torch.bfloat16":  # bfloat16 where the selected backend has it, else float32
-                import torch  # the object holds torch tensors: torch is here
+                torch = real_torch()  # the object holds torch tensors: torch is here
+                assert torch is not None
 
                 be = get_backend(None)
                 bits = a.contiguous().view(torch.int16).numpy().view(np.uint16)
@@ -169,19 +208,3 @@ def _from_torch(obj: Any, place: Callable[[Tensor, str], Tensor], source: str) -
         return v
 
     return conv(obj)
-
-
-# -- PyTorch's allow-lists for its weights-only unpickler -----------------------------------------
-def add_safe_globals(safe_globals: list[Any]) -> None:
-    """Accepted and ignored: Ember's loaders never unpickle, so there is nothing to allow."""
-
-
-def get_safe_globals() -> list[Any]:
-    """Always empty (see ``add_safe_globals``)."""
-    return []
-
-
-@contextmanager
-def safe_globals(safe_globals: list[Any]) -> Iterator[None]:
-    """A context manager that does nothing: Ember's loaders never unpickle (see ``add_safe_globals``)."""
-    yield

@@ -28,12 +28,10 @@ TOLERANCES = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
 
 
 def torch_or_none() -> Any:
-    """The torch module, or None when it is not installed."""
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch
+    """The torch module, or None when it is not installed (or ``torch`` names Ember itself here)."""
+    from .backends import real_torch
+
+    return real_torch()
 
 
 def _np(x: Any) -> np.ndarray:

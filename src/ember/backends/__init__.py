@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,8 +35,10 @@ __all__ = [
     "current",
     "get",
     "get_backend",
+    "real_torch",
     "register_backend",
     "use",
+    "cuda",
     "cudnn",
     "mps",
 ]
@@ -81,12 +84,32 @@ def _import_reason(module: str) -> Callable[[], str | None]:
     return reason
 
 
-def _torch_reason() -> str | None:
+def real_torch() -> Any | None:
+    """PyTorch itself, or None: not installed, or ``torch`` names something else in this process.
+
+    Programs and harnesses may alias the name (``sys.modules["torch"] = ember``, or a ``torch`` package
+    forwarding to Ember); importing "torch" then gives Ember back, and asking it for CUDA would ask Ember
+    again, forever. PyTorch is recognised by its compiled core, ``torch._C``.
+    """
+    mod = sys.modules.get("torch")
+    if mod is None:
+        try:
+            mod = importlib.import_module("torch")
+        except ImportError:
+            return None
     try:
-        import torch  # noqa: F401
-    except ImportError:
-        return "torch is not installed"
-    return None
+        core = mod.__dict__.get("_C")
+    except AttributeError:
+        return None
+    return mod if getattr(core, "__name__", None) == "torch._C" else None
+
+
+def _torch_reason() -> str | None:
+    if real_torch() is not None:
+        return None
+    if "torch" in sys.modules:
+        return "the module named torch here is not PyTorch (is Ember aliased as torch?)"
+    return "torch is not installed"
 
 
 def _cupy_reason() -> str | None:
@@ -306,8 +329,9 @@ def available_backends() -> list[str]:
 
 def _device_count(name: str) -> int:
     if name == "torch":
-        import torch
-
+        torch = real_torch()
+        if torch is None:
+            return 0
         return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
     if name == "cupy":
         from .cupy_backend import unavailable_reason
@@ -320,7 +344,7 @@ def _device_count(name: str) -> int:
     return 0
 
 
-from . import cudnn, mps  # noqa: E402 - flag namespaces, after the registry they read
+from . import cuda, cudnn, mps  # noqa: E402 - flag namespaces, after the registry they read
 
 _env = os.environ.get("EMBER_BACKEND", "").strip()
 if _env:
