@@ -46,6 +46,8 @@ from ._dtype import (
     DType,
     bfloat16,
     bool_,
+    complex64,
+    complex128,
     float16,
     float32,
     float64,
@@ -96,6 +98,8 @@ bool = bool_
 float = float32
 double = float64
 half = float16
+cfloat = complex64
+cdouble = complex128
 long = int64
 int = int32
 short = int16
@@ -142,6 +146,10 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "complex64",
+    "complex128",
+    "cfloat",
+    "cdouble",
     "from_numpy",
     "full",
     "full_like",
@@ -185,6 +193,7 @@ __all__ = [
     "compile",
     "CaptureError",
     "distributions",
+    "fft",
     "linalg",
     "sparse",
     "sparse_coo_tensor",
@@ -193,7 +202,7 @@ __all__ = [
 ]
 
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
-from . import data, distributions, linalg, optim, record, sparse, train  # noqa: E402
+from . import data, distributions, fft, linalg, optim, record, sparse, train  # noqa: E402
 from . import multiprocessing, serialization, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402

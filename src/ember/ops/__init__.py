@@ -32,6 +32,7 @@ from . import (
     _other_math,
     _other_shape,
     _pointwise_binary,
+    _pointwise_complex,
     _pointwise_logical,
     _pointwise_special,
     _pointwise_unary,
@@ -56,6 +57,7 @@ from ._other_diagonal import *  # noqa: F403
 from ._other_math import *  # noqa: F403
 from ._other_shape import *  # noqa: F403
 from ._pointwise_binary import *  # noqa: F403
+from ._pointwise_complex import *  # noqa: F403
 from ._pointwise_logical import *  # noqa: F403
 from ._pointwise_special import *  # noqa: F403
 from ._pointwise_unary import *  # noqa: F403
@@ -81,6 +83,7 @@ _MODULES = (
     _other_math,
     _other_shape,
     _pointwise_binary,
+    _pointwise_complex,
     _pointwise_logical,
     _pointwise_special,
     _pointwise_unary,
