@@ -7,8 +7,6 @@ import copy
 import math
 from typing import Any
 
-import numpy as np
-
 from .._creation import empty, full, zeros
 from .._dtype import bool_
 from .._errors import ShapeError
@@ -121,7 +119,7 @@ class MultiheadAttention(Module):
         v = F.linear(value, wv, bv).reshape(S, N * h, d).transpose(0, 1)
         scores = (q @ k.transpose(1, 2)) * (1.0 / math.sqrt(d))  # (N*h, L, S)
         if is_causal and attn_mask is None:
-            attn_mask = Tensor(~np.tril(np.ones((L, S), dtype=bool)))
+            attn_mask = triu(full((L, S), True, dtype=bool_, device=scores.device), 1)  # True: not allowed
         m = _additive(attn_mask, scores)
         if m is not None:
             scores = scores + (m if m.ndim == 2 else m.reshape(N * h, L, S))

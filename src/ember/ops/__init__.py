@@ -37,8 +37,10 @@ from . import (
     _pointwise_special,
     _pointwise_unary,
     _random,
+    _random_inplace,
     _reduction,
     _reduction_stats,
+    _special_fns,
     _spectral,
     _spectral_windows,
 )
@@ -64,8 +66,10 @@ from ._pointwise_logical import *  # noqa: F403
 from ._pointwise_special import *  # noqa: F403
 from ._pointwise_unary import *  # noqa: F403
 from ._random import *  # noqa: F403
+from ._random_inplace import *  # noqa: F403
 from ._reduction import *  # noqa: F403
 from ._reduction_stats import *  # noqa: F403
+from ._special_fns import *  # noqa: F403
 from ._spectral import *  # noqa: F403
 from ._spectral_windows import *  # noqa: F403
 
@@ -92,8 +96,10 @@ _MODULES = (
     _pointwise_special,
     _pointwise_unary,
     _random,
+    _random_inplace,
     _reduction,
     _reduction_stats,
+    _special_fns,
     _spectral,
     _spectral_windows,
 )

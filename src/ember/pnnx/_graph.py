@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .._creation import from_numpy
+from .._creation import as_tensor
+from .._device import get_default_device
 from .._errors import EmberError
 from .._graph_runner import GraphRunner, Node
 from .._graph_runner import topological_order as _order
@@ -155,7 +156,8 @@ class PnnxModule(Module):
             arr = weights[entry]
             if op.type == "pnnx.Attribute":
                 trainable = bool(keyed.get(op.outputs[0], set()) & _WEIGHT_KEYS) and arr.dtype.kind == "f"
-                module.data = Param(from_numpy(arr), requires_grad=trainable, is_buffer=not trainable)
+                data = as_tensor(arr, device=get_default_device())  # where the layers' parameters were made
+                module.data = Param(data, requires_grad=trainable, is_buffer=not trainable)
                 continue
             old = module._params.get(key) if hasattr(module, "_params") else None
             if not isinstance(old, Param):
@@ -163,7 +165,7 @@ class PnnxModule(Module):
             if tuple(old.shape) != tuple(arr.shape):
                 raise PnnxFormatError(f"{where}: entry {entry!r} has shape {tuple(arr.shape)}, {op.type} built from "
                                       f"the line's parameters expects {tuple(old.shape)}")  # fmt: skip
-            setattr(module, key, Param(from_numpy(arr), is_buffer=old.is_buffer))
+            setattr(module, key, Param(as_tensor(arr, device=old.device), is_buffer=old.is_buffer))
         given = set(op.attrs)
         for key, p in getattr(module, "_params", {}).items():
             if isinstance(p, Param) and not p.is_buffer and key not in given:
