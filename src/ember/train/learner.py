@@ -15,6 +15,7 @@ from ..autograd._grad_mode import no_grad
 from ..ops import isfinite
 from ..record import Checkpointer
 from ._distributed import DistributedRun
+from ._precision import Precision
 from .loggers import Logger, make_logger
 from .metrics import Metric, get_metric
 
@@ -104,9 +105,6 @@ def _to(x: Any, device: Any) -> Any:
     return x
 
 
-_PRECISIONS = {"32": None, "bf16-mixed": "bfloat16", "16-mixed": "float16"}  # Lightning's names -> autocast dtype
-
-
 def _device_of(model: Any) -> Any:
     """The device of the model's first parameter (None for a model without any)."""
     for p in model.parameters():
@@ -163,11 +161,7 @@ class Learner:
         self.checkpointer = (Checkpointer(checkpoint_dir, keep_last=keep_last, metric=best_metric, mode=mode)
                              if checkpoint_dir is not None else None)  # fmt: skip
         self.progress, self.plot = progress, plot
-        if precision not in _PRECISIONS:
-            raise ValueError(f"Learner: precision must be one of {sorted(_PRECISIONS)}, got {precision!r}")
-        self.precision = precision
-        self.scaler: Any = None  # made at the first training batch, on the model's device type
-        self._scaler_state: dict[str, Any] | None = None  # a resumed run's GradScaler state
+        self.precision, self._amp = precision, Precision(precision)
         names = loggers if loggers is not None else (["csv"] if self.out_dir is not None else [])
         self.loggers = [make_logger(spec, self.out_dir) for spec in names]
         # compile=True: each training step (forward, backward, clipping, update) and each evaluation step is
@@ -226,43 +220,32 @@ class Learner:
                              "reduction='mean' or 'sum' (reduction='none' gives one loss per sample)")  # fmt: skip
         return loss
 
-    def _autocast(self) -> Any:
-        """The precision's autocast block on the model's device type (a no-op block for ``"32"``); makes the
-        ``"16-mixed"`` GradScaler on first use."""
-        dtype = _PRECISIONS[self.precision]
-        if dtype is None:
-            return contextlib.nullcontext()
-        from ..amp import GradScaler, autocast
+    @property
+    def scaler(self) -> Any:
+        """The ``"16-mixed"`` GradScaler (None before the first training batch and for other precisions)."""
+        return self._amp.scaler
 
-        dev = _device_of(self.model)
-        kind = dev.type if dev is not None else "cpu"
-        if dtype == "float16" and self.scaler is None:
-            self.scaler = GradScaler(kind)
-            if self._scaler_state:
-                self.scaler.load_state_dict(self._scaler_state)
-        return autocast(kind, dtype=dtype)
+    def _autocast(self) -> Any:
+        return self._amp.autocast(_device_of(self.model))
 
     def _backward(self, loss: Tensor) -> None:
         """Backward of this micro-batch's share of the loss (scaled under "16-mixed")."""
-        scaled = loss / self.grad_accumulation if self.grad_accumulation > 1 else loss
-        (self.scaler.scale(scaled) if self.scaler is not None else scaled).backward()
+        self._amp.backward(loss / self.grad_accumulation if self.grad_accumulation > 1 else loss)
 
     def _step(self, hooks: bool = True) -> None:
         """Gradient clipping (on unscaled gradients), the callbacks' ``on_before_optimizer_step`` (not in a
         compiled step) and the optimizer step, then zero the gradients."""
-        if self.grad_clip_norm is not None:
-            from ..nn.utils import clip_grad_norm_
+        from ..nn.utils import clip_grad_norm_
 
-            if self.scaler is not None:
-                self.scaler.unscale_(self.optimizer)  # clip the true gradients
-            clip_grad_norm_(self.model.parameters(), self.grad_clip_norm)
-        if hooks:
-            self._emit("on_before_optimizer_step")
-        if self.scaler is not None:
-            self.scaler.step(self.optimizer)  # skipped when a gradient holds an inf or NaN
-            self.scaler.update()
-        else:
-            self.optimizer.step()
+        norm = self.grad_clip_norm
+
+        def before_step() -> None:
+            if norm is not None:
+                clip_grad_norm_(self.model.parameters(), norm)
+            if hooks:
+                self._emit("on_before_optimizer_step")
+
+        self._amp.step(self.optimizer, before_step if norm is not None or hooks else None)
         self.optimizer.zero_grad()
 
     def _check_loss(self, v: float, where: str) -> bool:
@@ -382,9 +365,7 @@ class Learner:
                 start = int(info["epoch"]) + 1
                 self.step = int(info["step"])
                 self.history = list((info.get("metadata") or {}).get("history", []))
-                self._scaler_state = (info.get("metadata") or {}).get("grad_scaler")
-                if self.scaler is not None and self._scaler_state:
-                    self.scaler.load_state_dict(self._scaler_state)
+                self._amp.load_state_dict((info.get("metadata") or {}).get("grad_scaler"))
                 if start > epochs:  # one line: the run is already done
                     self.log(f"nothing to resume: the checkpoint already has {info['epoch']} of {epochs} epochs "
                              f"({info['path']}); ask for more epochs to continue")  # fmt: skip
@@ -440,10 +421,7 @@ class Learner:
             return None
         return self.checkpointer.save(epoch, self.model, self.optimizer, self.scheduler, step=self.step,
                                       metrics=logs, metadata={"history": self.history,
-                                                              "grad_scaler": self._scaler_state_dict()})  # fmt: skip
-
-    def _scaler_state_dict(self) -> dict[str, Any] | None:
-        return self.scaler.state_dict() if self.scaler is not None else None
+                                                              "grad_scaler": self._amp.state_dict()})  # fmt: skip
 
     def evaluate(self, loader: Any) -> dict[str, float]:
         """The metrics over ``loader`` in eval mode, without gradients."""
