@@ -53,3 +53,15 @@ def test_reinforce_cartpole_runs_and_the_environment_is_the_classic_one():
         _, _, done = env.step(1)
         steps += 1
     assert 5 < steps < 100  # always pushing right tips the pole over quickly
+
+
+def test_gpt_on_a_stdlib_text_learns_and_samples():
+    out = _main("gpt_stdlib.py")(["--steps", "40", "--n-layer", "1", "--n-head", "2", "--n-embd", "16",
+                                  "--block-size", "16", "--batch-size", "8", "--eval-every", "0", "--generate", "12"])  # fmt: skip
+    assert out["val"] < out["first_val"] and math.isfinite(out["val"])
+    assert out["train"][-1] < out["train"][0] and len(out["sample"]) == 13
+
+
+def test_gcn_on_a_sparse_graph_learns_the_communities():
+    out = _main("gcn_sparse.py")(["--nodes", "120", "--epochs", "30", "--hidden", "8"])
+    assert out["losses"][-1] < out["losses"][0] and out["test_accuracy"] > 0.6

@@ -125,6 +125,10 @@ class Tensor:
             n *= s
         return n
 
+    def nelement(self) -> int:
+        """``numel()`` (PyTorch's older name)."""
+        return self.numel()
+
     @property
     def nbytes(self) -> int:
         return self.numel() * self.dtype.itemsize
@@ -415,20 +419,36 @@ class Tensor:
         return reduce_tensor(self)
 
     # -- operators ---------------------------------------------------------------------------------
+    # (a sparse operand makes these return NotImplemented, so Python asks the sparse tensor's __radd__ & co.)
     def __add__(self, other: Any) -> Tensor:
-        return _binary(_Add, self, other)
+        try:
+            return _binary(_Add, self, other)
+        except TypeError:
+            if getattr(other, "is_sparse", False):
+                return NotImplemented
+            raise
 
     def __radd__(self, other: Any) -> Tensor:
         return _binary(_Add, other, self)
 
     def __sub__(self, other: Any) -> Tensor:
-        return _ops.sub(self, other)
+        try:
+            return _ops.sub(self, other)
+        except TypeError:
+            if getattr(other, "is_sparse", False):
+                return NotImplemented
+            raise
 
     def __rsub__(self, other: Any) -> Tensor:
         return _ops.sub(other, self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return _binary(_Mul, self, other)
+        try:
+            return _binary(_Mul, self, other)
+        except TypeError:
+            if getattr(other, "is_sparse", False):
+                return NotImplemented
+            raise
 
     def __rmul__(self, other: Any) -> Tensor:
         return _binary(_Mul, other, self)

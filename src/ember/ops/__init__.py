@@ -34,6 +34,7 @@ from . import (
     _random,
     _reduction,
     _reduction_stats,
+    _resize,
 )
 from ._blas import *  # noqa: F403
 from ._comparison import *  # noqa: F403
@@ -47,6 +48,7 @@ from ._other_cumulative import *  # noqa: F403
 from ._other_diagonal import *  # noqa: F403
 from ._other_math import *  # noqa: F403
 from ._other_shape import *  # noqa: F403
+from ._out import OUT_OPS, with_out
 from ._pointwise_binary import *  # noqa: F403
 from ._pointwise_logical import *  # noqa: F403
 from ._pointwise_special import *  # noqa: F403
@@ -104,6 +106,8 @@ def _numpy_names(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 for _name in __all__:
     globals()[_name] = _numpy_names(globals()[_name])
+    if _name in OUT_OPS:
+        globals()[_name] = with_out(_name, globals()[_name])
 
 #: Tensor methods served by operators: name -> function taking the tensor first.
 METHODS: dict[str, Callable[..., Any]] = {name: _numpy_names(getattr(m, name)) for m in _MODULES for name in m.METHODS}
@@ -118,6 +122,8 @@ METHODS.update(
         "share_memory_": _shared.share_memory_,
         "is_shared": _shared.is_shared,
         "where": _indexing.where_method,
+        "resize_": _resize.resize_,
+        "resize_as_": _resize.resize_as_,
     }
 )
 

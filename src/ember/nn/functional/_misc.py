@@ -19,8 +19,9 @@ from ...ops._util import _float, index_out_of_range, size_of
 
 __all__ = [
     "alpha_dropout", "bilinear", "cosine_similarity", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
-    "interpolate", "linear", "one_hot", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle",
-    "scaled_dot_product_attention", "upsample",
+    "feature_alpha_dropout", "interpolate", "linear", "one_hot", "pairwise_distance", "pixel_shuffle",
+    "pixel_unshuffle",
+    "pdist", "scaled_dot_product_attention", "upsample", "upsample_bilinear", "upsample_nearest",
 ]  # fmt: skip
 
 
@@ -143,11 +144,22 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """Dropout that keeps SELU's zero mean and unit variance."""
-    _check_p(p, "alpha_dropout")
+    return _alpha_dropout(input, p, training, input.shape, "alpha_dropout")
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Alpha dropout of whole channels: one draw per (N, C), as ``alpha_dropout`` keeps SELU's statistics."""
+    if input.ndim < 2:
+        raise ShapeError(f"feature_alpha_dropout: expected an input with a channel dim, got shape {input.shape}")
+    return _alpha_dropout(input, p, training, input.shape[:2] + (1,) * (input.ndim - 2), "feature_alpha_dropout")
+
+
+def _alpha_dropout(input: Tensor, p: float, training: bool, mask_shape: tuple[int, ...], op: str) -> Tensor:
+    _check_p(p, op)
     if not training or p == 0.0:
         return input
     alpha_p = -1.7580993408473766
-    keep = _keep_mask(input, input.shape, p, None)
+    keep = _keep_mask(input, mask_shape, p, None)
     a = ((1 - p) * (1 + p * alpha_p**2)) ** -0.5
     b = -a * alpha_p * p
     return (input * keep + alpha_p * (1 - keep)) * a + b
@@ -244,11 +256,12 @@ def interpolate(
     recompute_scale_factor: bool | None = None,
     antialias: bool = False,
 ) -> Tensor:
-    """Resize the spatial dims: ``nearest``, ``nearest-exact``, ``linear``, ``bilinear``, ``trilinear``, ``area``."""
+    """Resize the spatial dims: ``nearest``, ``nearest-exact``, ``linear``, ``bilinear``, ``bicubic``,
+    ``trilinear``, ``area``."""
     sp = input.ndim - 2
     if sp < 1:
         raise ShapeError(f"interpolate: expected (N, C, ...) with spatial dims, got shape {input.shape}")
-    linear_modes = {"linear": 1, "bilinear": 2, "trilinear": 3}
+    linear_modes = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
     if mode in linear_modes and linear_modes[mode] != sp:
         raise ShapeError(f"interpolate: mode {mode!r} needs a {linear_modes[mode] + 2}-d input, got {input.shape}")
     if mode not in ("nearest", "nearest-exact", "area", *linear_modes):
@@ -274,6 +287,9 @@ def interpolate(
         return GetItem.apply(x, (slice(None), slice(None)) + tuple(xp.ix_(*arrays)))  # type: ignore[no-any-return]
     for i in range(sp):  # separable: interpolate one dim at a time
         n, o, ax = x.shape[2 + i], out[i], 2 + i
+        if mode == "bicubic":
+            x = _cubic_along(x, ax, n, o, scale[i], align_corners)
+            continue
         d = xp.arange(o, dtype=xp.float64)
         if align_corners:
             src = d * ((n - 1) / (o - 1)) if o > 1 else xp.zeros(o, dtype=xp.float64)
@@ -293,6 +309,50 @@ def interpolate(
 
 
 upsample = interpolate
+
+
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """``interpolate(mode="nearest")`` (PyTorch's older name, deprecated there with this warning)."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  UserWarning, stacklevel=2)  # fmt: skip
+    return interpolate(input, size, scale_factor, "nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """``interpolate(mode="bilinear", align_corners=True)`` (PyTorch's older name, deprecated there)."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  UserWarning, stacklevel=2)  # fmt: skip
+    return interpolate(input, size, scale_factor, "bilinear", True)
+
+
+def _cubic_along(x: Tensor, ax: int, n: int, o: int, scale: float, align_corners: bool | None) -> Tensor:
+    """Cubic convolution (Keys, A = -0.75, as PyTorch) along ``ax``: 4 taps, indices clamped to the border."""
+    xp = x._backend.xp
+    d = xp.arange(o, dtype=xp.float64)
+    if align_corners:
+        src = d * ((n - 1) / (o - 1)) if o > 1 else xp.zeros(o, dtype=xp.float64)
+    else:
+        src = (d + 0.5) * scale - 0.5  # not clamped at 0 for cubic
+    i0 = xp.floor(src)
+    t = src - i0
+    a = -0.75
+    weights = (
+        ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
+        ((a + 2) * t - (a + 3)) * t * t + 1,
+        ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
+        ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a,
+    )
+    lead = (slice(None),) * ax
+    shape = [1] * x.ndim
+    shape[ax] = o
+    out: Tensor | None = None
+    for k, w in enumerate(weights):
+        idx = xp.clip(xp.astype(i0, xp.int64) + (k - 1), 0, n - 1)
+        wt = Tensor._make(xp.astype(w, x._data.dtype).reshape(shape), x._backend)
+        term = GetItem.apply(x, lead + (idx,)) * wt
+        out = term if out is None else out + term
+    assert out is not None
+    return out
 
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
@@ -374,3 +434,13 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
     """``||x1 - x2 + eps||_p`` along the last dim."""
     return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The p-norm distances between all pairs of rows of (N, M) ``input``, as the upper triangle (N (N - 1) / 2)."""
+    if input.ndim != 2:
+        raise ShapeError(f"pdist: expected a 2-d input (N, M), got shape {input.shape}")
+    from ...ops import triu_indices
+
+    i, j = triu_indices(input.shape[0], input.shape[0], 1, device=input.device)
+    return (input[i] - input[j]).norm(p, 1)
