@@ -56,8 +56,8 @@ def test_reinforce_cartpole_runs_and_the_environment_is_the_classic_one():
 
 
 def test_gpt_on_a_stdlib_text_learns_and_samples():
-    out = _main("gpt_stdlib.py")(["--steps", "40", "--n-layer", "1", "--n-head", "2", "--n-embd", "16",
-                                  "--block-size", "16", "--batch-size", "8", "--eval-every", "0", "--generate", "12"])  # fmt: skip
+    tiny = ["--steps", "40", "--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "16"]
+    out = _main("gpt_stdlib.py")([*tiny, "--batch-size", "8", "--eval-every", "0", "--generate", "12"])
     assert out["val"] < out["first_val"] and math.isfinite(out["val"])
     assert out["train"][-1] < out["train"][0] and len(out["sample"]) == 13
 
