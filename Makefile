@@ -14,6 +14,7 @@ $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]"
 	$(PY) -m pip install -q "torch==2.13.0" || echo "torch not installed: PyTorch parity tests will be skipped"
 	$(PY) -m pip install -q --no-deps "pnnx==20261020" || echo "pnnx not installed: PNNX export tests will be skipped"
+	$(PY) -m pip install -q -e ".[onnx]" || echo "onnx/onnxruntime not installed: ember.onnx tests will be skipped"
 	touch $(STAMP)
 
 DEMO_STAMP := $(VENV)/.demo-installed

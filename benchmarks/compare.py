@@ -7,6 +7,12 @@ the order alternating from pair to pair (so a machine that warms or cools, or a 
 on both), reads each process's last line (one JSON object) and prints the median ratio Ember/PyTorch of
 ``value`` with its spread (min-max over the pairs). For samples/s a ratio above 1 means Ember is faster;
 for ms, below 1 does. ``--json FILE`` also writes every run.
+
+``--compile`` runs Ember's step through ``ember.compile`` (PyTorch stays eager) and prints the capture cost
+(first call: the eager run that records; second: the replay checked against eager) and peak memory:
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/compare.py --compile \
+        op_overhead_fwdbwd mlp_sgd lenet5_train [--backend torch]
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ def available() -> list[str]:
 def run_one(name: str, framework: str, args: argparse.Namespace) -> dict[str, Any]:
     cmd = [sys.executable, str(WORKLOADS / f"{name}.py"), "--framework", framework]
     cmd += ["--backend", args.backend, "--device", args.device, "--seconds", str(args.seconds)]
+    if args.compile:
+        cmd.append("--compile")
     env = dict(os.environ)
     if args.threads:  # not the protocol's default: for a loaded machine, or to separate threading from overhead
         env.update({v: str(args.threads) for v in THREAD_VARS})
@@ -66,6 +74,8 @@ def compare(name: str, args: argparse.Namespace) -> dict[str, Any]:
         "ember_peak_rss_mb": max(r["ember"].get("peak_rss_mb", 0.0) for r in runs),
         "torch_peak_rss_mb": max(r["torch"].get("peak_rss_mb", 0.0) for r in runs),
         "pairs": len(runs),
+        "ember_first_call_ms": statistics.median(r["ember"].get("first_call_ms", 0.0) for r in runs),
+        "ember_second_call_ms": statistics.median(r["ember"].get("second_call_ms", 0.0) for r in runs),
         "runs": runs,
     }
 
@@ -78,6 +88,7 @@ def main() -> None:
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p.add_argument("--seconds", type=float, default=3.0, help="timed steady state per process")
     p.add_argument("--json", type=pathlib.Path, help="also write every run to this file")
+    p.add_argument("--compile", action="store_true", help="Ember's step through ember.compile (PyTorch stays eager)")
     p.add_argument(
         "--threads",
         type=int,
@@ -103,6 +114,10 @@ def main() -> None:
             f"{r['median_ratio']:7.2f} {spread:>13s}  {better} (ratio Ember/PyTorch, median of {r['pairs']} pairs)",
             flush=True,
         )
+        if args.compile:
+            print(f"{'':22s} capture: first call {r['ember_first_call_ms']:.1f} ms, second (checked replay) "
+                  f"{r['ember_second_call_ms']:.1f} ms; peak RSS Ember {r['ember_peak_rss_mb']:.0f} MB, "
+                  f"PyTorch {r['torch_peak_rss_mb']:.0f} MB", flush=True)  # fmt: skip
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
 

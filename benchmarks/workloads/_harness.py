@@ -23,6 +23,7 @@ def parse(name: str) -> argparse.Namespace:
     p.add_argument("--backend", choices=["numpy", "torch"], default="numpy", help="Ember's backend")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p.add_argument("--seconds", type=float, default=3.0, help="about how long to time the steady state")
+    p.add_argument("--compile", action="store_true", help="Ember: time the step captured by ember.compile")
     args = p.parse_args()
     if args.framework == "ember":
         os.environ.setdefault("EMBER_BACKEND", args.backend)
@@ -66,6 +67,17 @@ def report(
     ``unit`` "samples/s": value = ``per_step`` samples / median step time; "ms": value = median step
     time in ms divided by ``per_step`` (e.g. per operation).
     """
+    extra: dict[str, Any] = {}
+    if args.framework == "ember" and getattr(args, "compile", False):  # capture cost: the first two calls
+        import ember
+
+        step = ember.compile(step)
+        for k in ("first_call_ms", "second_call_ms"):
+            t = time.perf_counter()
+            step()
+            _sync(args)
+            extra[k] = (time.perf_counter() - t) * 1e3
+        extra["compiled"] = not step.eager  # type: ignore[attr-defined]
     t0 = time.perf_counter()
     n = 0
     while n < 3 or time.perf_counter() - t0 < min(1.0, args.seconds / 3):  # warm up: caches, allocator, JIT
@@ -98,5 +110,6 @@ def report(
         "round_spread": (max(times) - min(times)) / med,
         "minor_faults_per_step": faults,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        **extra,
     }
     print(json.dumps(line))

@@ -182,6 +182,8 @@ __all__ = [
     "data",
     "train",
     "Config",
+    "compile",
+    "CaptureError",
     "distributions",
     "linalg",
     "sparse",
@@ -196,3 +198,4 @@ from . import multiprocessing, serialization, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from .nn.config import Config  # noqa: E402
+from ._compile import CaptureError, compile  # noqa: E402 - PyTorch's name

@@ -1,4 +1,4 @@
-"""The ``ember`` command: ``ember train EXAMPLE``, ``ember info``, ``ember pnnx run|info MODEL``."""
+"""The ``ember`` command: ``ember train EXAMPLE``, ``ember info``, ``ember pnnx|onnx run|info MODEL``."""
 
 from __future__ import annotations
 
@@ -71,7 +71,9 @@ def _epilog() -> str:
               "  ember train digits-cnn --resume        continue the last run from its checkpoint",
               "  ember info                             version, backends and devices",
               "  ember pnnx run M.pnnx.param --image I  classify (top-5) or detect (YOLOv5: PNG) with a PNNX model",
-              "  ember pnnx info M.pnnx.param           a PNNX graph's operators and which are supported"]  # fmt: skip
+              "  ember pnnx info M.pnnx.param           a PNNX graph's operators and which are supported",
+              "  ember onnx info M.onnx                 an ONNX model's inputs, outputs, opsets and operators",
+              "  ember onnx run M.onnx --input x=x.npy  run an ONNX model; outputs saved as .npy"]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -96,10 +98,16 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--download", action="store_true", help="download missing data when the network is available")
     t.add_argument("--limit", type=_number(int, 1), help="use at most this many samples per split (quick tries)")
     t.add_argument("--no-progress", action="store_true", help="no progress bar or epoch lines")
+    t.add_argument(
+        "--compile", action="store_true", help="capture the training step once and replay it (ember.compile)"
+    )
     sub.add_parser("info", help="show the version, backends and devices")
     from .pnnx._cli import add_parser as add_pnnx_parser
 
     add_pnnx_parser(sub)
+    from .onnx._cli import add_parser as add_onnx_parser
+
+    add_onnx_parser(sub)
     return p
 
 
@@ -141,7 +149,7 @@ def _train(args: argparse.Namespace) -> int:
                   data_dir=args.data_dir, download=args.download, epochs=epochs)  # fmt: skip
     learner = Learner(parts["model"], parts["optimizer"], parts["loss_fn"], scheduler=parts.get("scheduler"),
                       metrics=task.metrics, device=args.device, checkpoint_dir=out / "checkpoints", out_dir=out,
-                      best_metric=task.best_metric, progress=not args.no_progress)  # fmt: skip
+                      best_metric=task.best_metric, progress=not args.no_progress, compile=args.compile)  # fmt: skip
     if args.resume and args.no_progress and not learner.checkpointer.paths():  # type: ignore[union-attr]
         # (with progress output on, the Learner says so itself)
         print(f"ember: nothing to resume in {out / 'checkpoints'}; starting from epoch 1", file=sys.stderr)
@@ -196,6 +204,10 @@ def main(argv: list[str] | None = None) -> int:
             from .pnnx._cli import main as pnnx_main
 
             return pnnx_main(args)
+        if args.command == "onnx":
+            from .onnx._cli import main as onnx_main
+
+            return onnx_main(args)
         return _info()
     except _UsageError as e:
         print(f"ember: {e}", file=sys.stderr)

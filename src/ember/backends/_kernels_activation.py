@@ -17,8 +17,8 @@ class ActivationKernels:
         output passes its gradient and a NaN gradient at a zero output becomes 0 (a select, not a product)."""
         xp = self.xp
         if (
-            y.__class__ is np.ndarray
-            and g.__class__ is np.ndarray
+            isinstance(y, np.ndarray)  # (ndarray subclasses too: ember.compile records through one)
+            and isinstance(g, np.ndarray)
             and y.ndim
             and g.shape == y.shape
             and g.dtype == y.dtype

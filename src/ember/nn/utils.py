@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._tensor import Tensor
+from ..autograd._capture import opaque
 from ..autograd._grad_mode import no_grad
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
@@ -55,6 +56,7 @@ def clip_arrays_by_norm_(arrays: list[Any], backend: Any, max_norm: float, norm_
     return total
 
 
+@opaque
 def clip_grad_norm_(
     parameters: Iterable[Tensor] | Tensor, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False
 ) -> Tensor:
@@ -77,6 +79,7 @@ def clip_grad_norm_(
     return Tensor._make(be.astype(be.xp.asarray(total), grads[0].dtype), be)
 
 
+@opaque
 def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:
     """Clamp every gradient element to ``[-clip_value, clip_value]`` in place."""
     if isinstance(clip_value, bool) or not isinstance(clip_value, numbers.Real) or not clip_value >= 0:

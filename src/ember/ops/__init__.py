@@ -22,6 +22,8 @@ from . import (
     _indexing_join,
     _indexing_view,
     _lapack,
+    _linalg_decomp,
+    _linalg_norms,
     _other_convert,
     _other_cumulative,
     _other_diagonal,
@@ -43,6 +45,8 @@ from ._indexing_gather import *  # noqa: F403
 from ._indexing_join import *  # noqa: F403
 from ._indexing_view import *  # noqa: F403
 from ._lapack import *  # noqa: F403
+from ._linalg_decomp import *  # noqa: F403
+from ._linalg_norms import *  # noqa: F403
 from ._other_convert import *  # noqa: F403
 from ._other_cumulative import *  # noqa: F403
 from ._other_diagonal import *  # noqa: F403
@@ -65,6 +69,8 @@ _MODULES = (
     _indexing_join,
     _indexing_view,
     _lapack,
+    _linalg_decomp,
+    _linalg_norms,
     _other_convert,
     _other_cumulative,
     _other_diagonal,

@@ -16,7 +16,7 @@ from ._indexing_view import _transpose, unsqueeze
 from ._other_diagonal import diag_embed, diagonal, tril, triu
 from ._util import _float
 
-__all__ = ["det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"]
+__all__ = ["det", "inverse", "logdet", "matrix_power", "slogdet"]
 METHODS = list(__all__)
 
 
@@ -135,21 +135,6 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
         if k:
             p = matmul(p, p)
     return out  # type: ignore[return-value]
-
-
-def pinv(A: Tensor, *, rtol: float | None = None, hermitian: bool = False) -> Tensor:  # noqa: N803
-    """Moore-Penrose pseudo-inverse of full-rank matrices: ``(A^T A)^-1 A^T`` (or ``A^T (A A^T)^-1``)."""
-    a = _float(A)
-    if a.ndim < 2:
-        raise ShapeError(f"pinv: expected matrices (..., m, n), got shape {A.shape}")
-    m, n = a.shape[-2:]
-    if m >= n:
-        return matmul(inv(matmul(_mT(a), a)), _mT(a))
-    return matmul(_mT(a), inv(matmul(a, _mT(a))))
-
-
-def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
-    return pinv(input)
 
 
 def multi_dot(tensors: Any) -> Tensor:

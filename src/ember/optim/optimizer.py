@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 from .._tensor import Tensor
+from ..autograd._capture import opaque
 from ..autograd._engine import RemovableHandle
 from ..autograd._grad_mode import no_grad
 
@@ -143,7 +144,8 @@ class OptimizerAdaptor:
         self._check(g)
         self.param_groups.append(g)
 
-    # -- the step -------------------------------------------------------------------------------------
+    # -- the step (opaque to ember.compile: replayed as calls, so group values stay live) ----------------
+    @opaque
     def zero_grad(self, set_to_none: bool = True) -> None:
         for g in self.param_groups:
             for p in g["params"]:
@@ -158,6 +160,7 @@ class OptimizerAdaptor:
         self._hooks[k] = hook
         return RemovableHandle(self._hooks, k)
 
+    @opaque
     def step(self, closure: Callable[[], Any] | None = None, *, lr: float | None = None, grads: Any = None) -> Any:
         """Update every parameter that has a gradient; ``lr``/``grads`` override the scheduled rate and ``.grad``."""
         loss = None

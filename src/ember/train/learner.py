@@ -14,6 +14,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd._grad_mode import no_grad
+from ..ops import isfinite
 from ..record import Checkpointer, atomic_write
 from .metrics import Metric, get_metric
 
@@ -102,6 +103,12 @@ def _to(x: Any, device: Any) -> Any:
     return x
 
 
+def _compiled(fn: Callable[..., Any]) -> Any:
+    from .._compile import compile
+
+    return compile(fn)
+
+
 class Learner:
     """Train ``model`` with ``optimizer`` on ``loss_fn(output, target)``.
 
@@ -116,7 +123,8 @@ class Learner:
                  checkpoint_dir: str | Path | None = None, out_dir: str | Path | None = None,
                  callbacks: Iterable[Callback] = (), grad_accumulation: int = 1, grad_clip_norm: float | None = None,
                  skip_nonfinite: bool = False, scheduler_interval: str = "epoch", best_metric: str = "valid_loss",
-                 keep_last: int = 2, progress: bool = True, plot: bool = True) -> None:  # fmt: skip
+                 keep_last: int = 2, progress: bool = True, plot: bool = True,
+                 compile: bool = False) -> None:  # fmt: skip
         if grad_accumulation < 1:
             raise ValueError(f"Learner: grad_accumulation must be >= 1, got {grad_accumulation}")
         if scheduler_interval not in ("epoch", "batch"):
@@ -139,6 +147,9 @@ class Learner:
         self.checkpointer = (Checkpointer(checkpoint_dir, keep_last=keep_last, metric=best_metric, mode=mode)
                              if checkpoint_dir is not None else None)  # fmt: skip
         self.progress, self.plot = progress, plot
+        # compile=True: each training step (forward, backward, clipping, update) and each evaluation step is
+        # captured once by ember.compile and replayed (the non-finite check becomes one of its guards)
+        self._steps = (_compiled(self._train_step), _compiled(self._eval_step)) if compile else None
         self.history: list[dict[str, float]] = []
         self.epoch, self.step, self.stop = 0, 0, False
         if device is not None:
@@ -196,7 +207,21 @@ class Learner:
         i = -1
         for i, batch in enumerate(bar):
             x, y = self._split(batch)
-            if train:
+            if self._steps is not None:
+                update = accum + 1 == self.grad_accumulation or (total is not None and i == total - 1)
+                res = self._steps[0](x, y, update) if train else self._steps[1](x, y)
+                if res is None:  # a non-finite loss, skipped (skip_nonfinite)
+                    self.optimizer.zero_grad()
+                    accum = 0
+                    continue
+                out, loss = res
+                if train:
+                    accum = 0 if update else accum + 1
+                    if update:
+                        self.step += 1
+                        if self.scheduler is not None and self.scheduler_interval == "batch":
+                            self.scheduler.step()
+            elif train:
                 out = self._forward(x)
                 loss = self._scalar_loss(self.loss_fn(out, y))
                 if not self._check_loss(loss, f"batch {i}"):
@@ -233,6 +258,27 @@ class Learner:
             raise ValueError(f"Learner: the {'train' if train else 'valid'} loader yielded no batches (empty dataset, "
                              "or drop_last=True with fewer samples than batch_size)")  # fmt: skip
         return {m.name: m.compute() for m in metrics}
+
+    def _train_step(self, x: Any, y: Any, update: bool) -> tuple[Any, Tensor] | None:
+        """One training batch as one function (what ``compile=True`` captures): the eager loop's steps."""
+        out = self._forward(x)
+        loss = self._scalar_loss(self.loss_fn(out, y))
+        if not bool(isfinite(loss)) and not self._check_loss(loss, f"step {self.step}"):
+            return None
+        (loss / self.grad_accumulation if self.grad_accumulation > 1 else loss).backward()
+        if update:
+            if self.grad_clip_norm is not None:
+                from ..nn.utils import clip_grad_norm_
+
+                clip_grad_norm_(self.model.parameters(), self.grad_clip_norm)
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+        return out, loss
+
+    def _eval_step(self, x: Any, y: Any) -> tuple[Any, Tensor]:
+        with no_grad():
+            out = self._forward(x)
+            return out, self._scalar_loss(self.loss_fn(out, y))
 
     # -- public API --------------------------------------------------------------------------------------
     def fit(self, train_loader: Any, valid_loader: Any = None, epochs: int = 1, resume: bool = False

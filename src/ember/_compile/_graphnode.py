@@ -1,0 +1,180 @@
+"""A compiled module's forward under grad mode: one graph node whose backward is a recorded program.
+
+Capture runs the forward eagerly, then ``autograd.grad`` of its outputs (with seed gradients that are inputs
+of the recording) with respect to every input and parameter that needs a gradient; the recording splits in
+two programs at that point. The forward program returns the outputs and the arrays the backward reads; a
+replay wraps them in one node (``CompiledForward``), whose ``backward_arrays`` runs the backward program on
+the incoming gradients. What the backward part reads on the host, random draws in it and opaque calls anywhere
+make the module run eagerly under grad mode (its no-grad calls are still captured).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from .._tensor import Tensor
+from ..autograd._function import Op
+from ._guards import World, flatten, modules_of
+from ._hooks import install, uninstall
+from ._instr import _DATA, Ref, tensors_in
+from ._program import MISS, NotHoistableError, Program, build
+from ._tracer import Tracer, where
+
+__all__ = ["GraphForward", "CompiledForward"]
+
+
+class CompiledForward(Op):
+    """One node for a compiled forward: its inputs are the tensors needing a gradient, its outputs the
+    module's; ``backward_arrays`` replays the recorded backward program."""
+
+    saves_inputs = False
+
+    def forward(self, *arrays: Any, outs: tuple[Any, ...], saved: tuple[Any, ...], bwd: Program) -> Any:
+        self.saved, self.bwd, self.shapes = saved, bwd, [(o.shape, o.dtype) for o in outs]
+        return outs if len(outs) > 1 else outs[0]
+
+    def backward_arrays(self, *grads: Any) -> Any:
+        xp = self.backend.xp
+        seeds = [xp.zeros(s, dtype=d) if g is None else g for g, (s, d) in zip(grads, self.shapes, strict=True)]
+        res = self.bwd.run(*self.saved, *seeds)
+        self.saved = ()
+        return res
+
+    def backward(self, *grads: Any) -> Any:
+        raise RuntimeError(
+            "ember.compile: a compiled module's forward has no differentiable backward (create_graph=True, "
+            "double backward); call the original module (compiled._orig_mod) for that"
+        )
+
+
+class _Entry:
+    __slots__ = ("bwd", "fwd", "key", "n_out", "template", "world")
+
+    def __init__(self, key: Any, world: World, fwd: Program, bwd: Program, n_out: int, template: Any) -> None:
+        self.key, self.world, self.fwd, self.bwd, self.n_out, self.template = key, world, fwd, bwd, n_out, template
+
+
+class GraphForward:
+    """The grad-mode calls of one compiled module (a cache of split programs, as ``CompiledFunction``)."""
+
+    def __init__(self, mod: Any, fullgraph: bool, cache_size: int = 8) -> None:
+        self.mod, self.fullgraph, self.cache_size = mod, fullgraph, cache_size
+        self.cache: list[_Entry] = []
+        self.eager = False
+        self.reason: str | None = None
+        self.stats = {"captures": 0, "replays": 0, "eager": 0}
+
+    def __call__(self, *args: Any) -> Any:
+        if self.eager:
+            self.stats["eager"] += 1
+            return self.mod(*args)
+        leaves, key = flatten(args, {}, frozenset())
+        for e in self.cache:
+            if e.key == key and e.world.check(leaves) is None:
+                res = e.fwd.run(*leaves)
+                if res is MISS:
+                    break
+                outs, saved = res
+                targets = [t for t in leaves if t.requires_grad] + self._params()
+                y = CompiledForward.apply(*targets, outs=outs, saved=saved, bwd=e.bwd)
+                ys = y if isinstance(y, tuple) else (y,)
+                self.stats["replays"] += 1
+                return _fill(e.template, list(ys))
+        if len(self.cache) >= self.cache_size:
+            self.stats["eager"] += 1
+            return self.mod(*args)
+        return self._capture(args, leaves, key)
+
+    def _params(self) -> list[Tensor]:
+        return [p for p in self.mod.parameters() if p.requires_grad]
+
+    def _capture(self, args: tuple[Any, ...], leaves: list[Tensor], key: Any) -> Any:
+        from ..autograd import grad
+
+        tr = Tracer(self.fullgraph)
+        world = World(modules_of(self.mod, args))
+        inputs: list[int] = []
+        install(tr)
+        try:
+            for k, t in enumerate(leaves):
+                a = _DATA.__get__(t)
+                tr.input_ids[id(t)] = k
+                ta = tr.input(a)
+                _DATA.__set__(t, ta)
+                tr.restore.append((t, a))
+                inputs.append(ta._s if ta is not a else tr.tknown[id(a)])
+            result = self.mod(*args)
+            outs = tensors_in(result)
+            split = len(tr.instrs)
+            targets = [t for t in leaves if t.requires_grad] + self._params()
+            usable = not tr.off and outs and all(o.requires_grad and o.is_floating_point() for o in outs)
+            if usable:
+                tr.suspended += 1
+                seeds_arr = [o._backend.xp.zeros(o.shape, dtype=_DATA.__get__(o).dtype) for o in outs]
+                tr.suspended -= 1
+                seeds = [Tensor._make(tr.input(a), o._backend) for a, o in zip(seeds_arr, outs, strict=True)]
+                seed_slots = [tr.adopt_tensor(s) for s in seeds]
+                out_slots = [tr.adopt_tensor(o) for o in outs]
+                gs = grad(outs, targets, grad_outputs=seeds, retain_graph=True, allow_unused=True)
+                grad_slots = [None if g is None else Ref(tr.adopt_tensor(g)) for g in gs]
+        finally:
+            uninstall(tr)
+        self.stats["captures"] += 1
+        why = tr.problem[0] if tr.problem else None
+        if why is None and not usable:
+            why = "its outputs are not floating-point tensors that need a gradient"
+        if why is None and any(ins.kind in "og" for ins in tr.instrs):
+            why = "it calls an optimizer or sets gradients"
+        if why is None:
+            try:
+                saved = _saved_slots(tr, split, set(seed_slots))
+                fwd = build(tr, (tuple(Ref(s) for s in out_slots), tuple(Ref(s) for s in saved)), inputs,
+                            span=range(split))  # fmt: skip
+                bwd = build(tr, tuple(grad_slots), [], span=range(split, len(tr.instrs)), arrays=saved + seed_slots)
+            except NotHoistableError as e:
+                why = f"a value read inside Ember{' at ' + where(e.site) if e.site else ''}"
+        if why is not None:
+            self.eager, self.reason = True, why
+            warnings.warn(f"ember.compile: {type(self.mod).__name__}'s forward under grad mode runs eagerly: {why}",
+                          UserWarning, stacklevel=4)  # fmt: skip
+            return result
+        world.finish(tr, leaves)
+        self.cache.append(_Entry(key, world, fwd, bwd, len(outs), _template(result)))
+        return result
+
+
+def _saved_slots(tr: Tracer, split: int, seeds: set[int]) -> list[int]:
+    """The slots the backward part reads that the forward part made (or that are inputs)."""
+    made_later = {r.s for ins in tr.instrs[split:] for r in _refs(ins.outs)}
+    out: dict[int, None] = {}
+    for ins in tr.instrs[split:]:
+        for s in ins.reads:
+            kind = tr.slots[s][0]
+            if s not in made_later and s not in seeds and kind in ("in", "out"):
+                out[s] = None
+    return list(out)
+
+
+def _refs(t: Any) -> list[Ref]:
+    if isinstance(t, Ref):
+        return [t]
+    if isinstance(t, tuple | list):
+        return [r for v in t for r in _refs(v)]
+    return []
+
+
+def _template(result: Any) -> Any:
+    if isinstance(result, Tensor):
+        return None
+    if isinstance(result, tuple | list):
+        return result.__class__(_template(v) for v in result)
+    return ("value", result)
+
+
+def _fill(template: Any, ys: list[Tensor]) -> Any:
+    if template is None:
+        return ys.pop(0)
+    if isinstance(template, tuple | list) and not (len(template) == 2 and template[0] == "value"):
+        return template.__class__(_fill(v, ys) for v in template)
+    return template[1]

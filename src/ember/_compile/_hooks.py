@@ -1,0 +1,207 @@
+"""Installing a tracer: what changes in the process while one step is captured, and is put back after.
+
+Everything here is swapped in for the capture only, so eager code pays nothing: ``Tensor._data`` and
+``Tensor.grad`` become recording properties (the slots' own descriptors are kept and restored), the Tensor
+methods that read values (``item``, ``float()``, ``bool()``, ``numpy``, printing) report to the tracer,
+NumPy's creation functions are recorded (``_ndarray.patch_numpy``), and each backend's random draws
+(``uniform``, ``normal``, ``randint``, ``standard_gamma``) become recorded calls. Other threads see the
+same objects but are never recorded (the tracer checks the thread).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from .._tensor import Tensor
+from ..autograd._capture import CAPTURE
+from ._instr import _DATA
+from ._ndarray import patch_numpy, tracer_here, unpatch_numpy
+from ._tracer import Tracer
+
+__all__ = ["install", "uninstall"]
+
+_READS = ("item", "tolist", "numpy", "__float__", "__int__", "__bool__", "__index__", "__repr__", "__str__",
+          "__format__", "__array__")  # fmt: skip
+_RNG = ("uniform", "normal", "randint", "standard_gamma")
+_LOCK = threading.Lock()
+
+
+def _get_data(t: Tensor) -> Any:
+    a = _DATA.__get__(t)
+    tr = CAPTURE.tracer
+    if tr is None or (a.__class__ is not _np_array and getattr(a, "_g", -1) == tr.gen):
+        return a
+    return tr.on_get_data(t, a)
+
+
+def _set_data(t: Tensor, v: Any) -> None:
+    tr = CAPTURE.tracer
+    if tr is not None:
+        tr.on_set_data(t, v)
+    _DATA.__set__(t, v)
+
+
+def _grad_property(desc: Any, cls: type) -> property:
+    def get(t: Tensor) -> Any:
+        g = desc.__get__(t, cls)
+        tr = CAPTURE.tracer
+        if tr is not None:
+            tr.on_get_grad(t, g)
+        return g
+
+    def set_(t: Tensor, v: Any) -> None:
+        tr = CAPTURE.tracer
+        if tr is not None and tr.here() and id(t) not in tr.born:
+            try:
+                current = desc.__get__(t, cls)
+            except AttributeError:  # a tensor being made while recording is paused
+                current = None
+            tr.on_set_grad(t, v, current)
+        desc.__set__(t, v)
+
+    return property(get, set_, doc=getattr(desc, "__doc__", None))
+
+
+def _read_method(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        tr = tracer_here()
+        if tr is None:
+            return fn(self, *args, **kwargs)
+        return tr.tensor_read(self, name, fn, args, kwargs)
+
+    method.__name__ = name
+    return method
+
+
+def _rng_method(tr: Tracer, bound: Callable[..., Any]) -> Callable[..., Any]:
+    def draw(*args: Any, **kwargs: Any) -> Any:
+        return tr.rng(bound, args, kwargs)
+
+    return draw
+
+
+def _index_check(idx: Any, low: int, high: int, backend: Any) -> tuple[int, int] | None:
+    """``ops._util.index_out_of_range`` while recording: it first reads one bool (whether any index is out of
+    range), so the program guards on that and not on the batch's smallest and largest index."""
+    from ..ops import _util
+
+    if not backend.cheap_sync or not _util.size_of(idx):
+        return None
+    if not bool(backend.xp.any((idx < low) | (idx >= high))):
+        return None
+    return _util.index_out_of_range(idx, low, high, backend)  # type: ignore[no-any-return]
+
+
+def _substitute_checks() -> None:
+    """Swap Ember's value checks for their recording-friendly equivalents wherever they were imported."""
+    from ..ops import _util
+
+    subs = {id(_util.index_out_of_range): _index_check}
+    for name, mod in list(sys.modules.items()):
+        if mod is None or not name.startswith("ember.") or name.startswith("ember._compile"):
+            continue
+        for attr, value in list(vars(mod).items()):
+            new = subs.get(id(value))
+            if new is not None and mod is not _util:
+                _swap(mod, attr, new)
+
+
+def _fresh_scratch(ws: Any, shape: Any, dtype: Any) -> Any:
+    return ws.xp.empty(shape, dtype=dtype)
+
+
+def _keep_scratch(ws: Any, a: Any) -> None:
+    return None
+
+
+def _get_rng(tr: Tracer, gen: Any) -> Any:
+    rng = gen.__dict__["_rng"]
+    tr.rng_holders[id(rng)] = gen
+    return rng
+
+
+def _set_rng(gen: Any, rng: Any) -> None:
+    gen.__dict__["_rng"] = rng
+
+
+_np_array: Any = None
+_saved: list[tuple[Any, str, Any, bool]] = []  # (owner, name, previous value, was in owner.__dict__)
+
+
+def _swap(owner: Any, name: str, value: Any) -> None:
+    had = name in vars(owner)
+    _saved.append((owner, name, vars(owner).get(name), had))
+    setattr(owner, name, value)
+
+
+def install(tr: Tracer) -> None:
+    """Make ``tr`` the tracer of this process (one capture at a time)."""
+    global _np_array
+    import numpy as np
+
+    _np_array = np.ndarray
+    _LOCK.acquire()
+    try:
+        patch_numpy()
+        _swap(Tensor, "_data", property(_get_data, _set_data))
+        classes: list[type] = [Tensor]
+        param = sys.modules.get("ember.nn.parameter")
+        if param is not None:
+            classes.append(param.Param)
+        for cls in classes:
+            _swap(cls, "grad", _grad_property(vars(cls)["grad"], cls))
+        for name in _READS:
+            _swap(Tensor, name, _read_method(name, vars(Tensor)[name]))
+        from .._creation import Generator
+        from ..backends._kernels_util import Workspace
+
+        # scratch arrays from the backends' pools would be constants of the program, yet other code writes
+        # them between replays: while recording, every scratch array is a fresh (recorded) one
+        _swap(Workspace, "take", _fresh_scratch)
+        _swap(Workspace, "give", _keep_scratch)
+
+        _swap(Generator, "_rng", property(functools.partial(_get_rng, tr), _set_rng))
+        from ..backends import _CACHE
+
+        for be in list(_CACHE.values()):
+            for name in _RNG:
+                _swap(be, name, _rng_method(tr, getattr(be, name)))
+        _substitute_checks()
+        CAPTURE.tracer = tr
+        if "torch" in sys.modules:  # the torch backend's calls: a dispatch mode on this thread
+            from ._torch_trace import Recorder
+
+            tr.mode = Recorder(tr)
+            tr.mode.__enter__()
+    except BaseException:
+        _undo()
+        _LOCK.release()
+        raise
+
+
+def _undo() -> None:
+    while _saved:
+        owner, name, prev, had = _saved.pop()
+        if had:
+            setattr(owner, name, prev)
+        else:
+            delattr(owner, name)
+    unpatch_numpy()
+
+
+def uninstall(tr: Tracer) -> None:
+    """Put everything back; externals get their own arrays again."""
+    CAPTURE.tracer = None
+    if tr.mode is not None:
+        tr.mode.__exit__(None, None, None)
+        tr.mode = None
+    try:
+        _undo()
+        for t, a in tr.restore:
+            _DATA.__set__(t, a)
+    finally:
+        _LOCK.release()

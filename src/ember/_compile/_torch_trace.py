@@ -1,0 +1,128 @@
+"""Recording the torch backend: a ``TorchDispatchMode`` sees every aten call the step makes.
+
+On the torch backend the arrays are torch tensors, so no wrapper type is needed: while a capture runs, a
+dispatch mode (thread-local, entered for the capture only) records each aten operator with its arguments,
+whichever Ember layer called it — factory calls (``aten.empty``, ``aten.full``) included, so a replay makes
+fresh tensors; in-place and ``out=`` operators are known from their schemas; views are operators too, so a
+replay rebuilds the same aliasing. Tensors are told apart by identity (kept alive while recording).
+``aten._local_scalar_dense`` (``item()``, ``int(t)``) is a read of a value on the host; ``nonzero``,
+``masked_select``, ``unique`` and boolean-mask indexing have data-dependent shapes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from ._instr import Instr, Ref
+
+__all__ = ["Recorder", "is_torch", "adopt", "root_of", "torch_call"]
+
+aten = torch.ops.aten
+_DATA_DEPENDENT = {
+    aten.nonzero.default, aten.masked_select.default, aten._unique2.default, aten.unique_dim.default,
+    aten.unique_consecutive.default, aten.repeat_interleave.Tensor, aten.nonzero_static.default,
+}  # fmt: skip
+_INDEX = {aten.index.Tensor}
+
+
+def is_torch(a: Any) -> bool:
+    return isinstance(a, torch.Tensor)
+
+
+def root_of(a: torch.Tensor) -> int:
+    """Tensors sharing memory share a root: their storage's address."""
+    return int(a.untyped_storage().data_ptr())
+
+
+class Recorder(TorchDispatchMode):
+    """Sends every aten call made on the capturing thread to the tracer."""
+
+    def __init__(self, tracer: Any) -> None:
+        super().__init__()
+        self.tracer = tracer
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False  # nothing here is compiled by torch: do not import torch._dynamo (seconds) for it
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        tr = self.tracer
+        if not tr.here():
+            return func(*args, **kwargs)
+        return torch_call(tr, func, args, kwargs)
+
+
+def adopt(tr: Any, a: torch.Tensor, owner: Any) -> int:
+    """The slot of torch tensor ``a`` (read through Ember tensor ``owner``, if any), made once."""
+    s = tr.tknown.get(id(a))
+    if s is not None:
+        return s  # type: ignore[no-any-return]
+    if owner is not None and id(owner) not in tr.born:
+        leaf = tr.grad_owner.get(id(owner))
+        kind, payload = ("grad", leaf) if leaf is not None else ("ext", owner)
+        s = tr.new_slot(kind, payload, a)
+        from ._guards import array_meta
+
+        tr.metas[s] = array_meta(owner, a)
+    else:
+        s = tr.new_slot("const", a, a)
+    tr.tknown[id(a)] = s
+    tr.keep.append(a)
+    return s  # type: ignore[no-any-return]
+
+
+def _template(tr: Any, x: Any, reads: set[int]) -> Any:
+    if isinstance(x, torch.Tensor):
+        s = adopt(tr, x, None)
+        reads.add(s)
+        return Ref(s)
+    if isinstance(x, tuple | list):
+        return x.__class__(_template(tr, v, reads) for v in x)
+    return x
+
+
+def _outputs(tr: Any, res: Any, index: int) -> Any:
+    if isinstance(res, torch.Tensor):
+        if id(res) in tr.tknown:  # an argument handed back (in-place and out= operators): nothing new
+            return None
+        s = tr.new_slot("out", index, res)  # (a view keeps its storage's root)
+        tr.tknown[id(res)] = s
+        tr.keep.append(res)
+        return Ref(s)
+    if isinstance(res, tuple | list):
+        return tuple(_outputs(tr, v, index) for v in res)
+    return None
+
+
+def torch_call(tr: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Record one aten call (run as is) into ``tr``."""
+    reads: set[int] = set()
+    targs = _template(tr, args, reads)
+    tkw = {k: _template(tr, v, reads) for k, v in kwargs.items()}
+    if func in _DATA_DEPENDENT or (
+        func in _INDEX and any(isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in args[1])
+    ):
+        tr.flag(f"{func}: a result whose shape depends on the values")
+    res = func(*args, **kwargs)
+    if tr.off:
+        return res
+    writes = set()
+    for i, arg in enumerate(func._schema.arguments):
+        info = arg.alias_info
+        if info is not None and info.is_write:
+            v = kwargs.get(arg.name, args[i] if i < len(args) else None)
+            for t in v if isinstance(v, tuple | list) else (v,):
+                if isinstance(t, torch.Tensor):
+                    writes.add(root_of(t))
+    index = len(tr.instrs)
+    if not isinstance(res, torch.Tensor | tuple | list) and res is not None:  # a Python value: read on the host
+        out = Ref(tr.new_slot("out", index, torch.empty(0)))
+        tr._add(Instr(func, targs, tkw, out, "k", reads, writes))
+        tr.host_read_slot(out.s, "value", (), res)
+        return res
+    tr._add(Instr(func, targs, tkw, _outputs(tr, res, index), "k", reads, writes))
+    return res

@@ -1,0 +1,260 @@
+"""Matrix decompositions with their gradients (torch docs, "BLAS and LAPACK Operations"; ``ember.linalg``): the
+singular value decomposition, QR and the symmetric eigendecomposition.
+
+Gradients follow PyTorch's (``FunctionsManual.cpp``): they are those of the reduced decompositions, and where a
+gradient is ill-defined PyTorch's choice is kept (``full_matrices=True`` differentiates through the first ``k``
+singular vectors; QR in ``mode='r'`` or ``'complete'`` with more rows than columns refuses to differentiate).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any
+
+from .._errors import ShapeError, ValueRangeError
+from .._tensor import Tensor
+from ..autograd._function import Op
+from ._blas import matmul
+from ._indexing_join import cat
+from ._indexing_view import _transpose, unsqueeze
+from ._other_diagonal import diag_embed, diagonal, tril
+from ._util import _float
+
+__all__ = ["qr", "svd"]
+METHODS = list(__all__)
+
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+TorchSVDResult = namedtuple("TorchSVDResult", ["U", "S", "V"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+
+
+def _mT(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
+    return _transpose(x, -1, -2)
+
+
+def _matrices(op: str, A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
+    if A.ndim < 2:
+        raise ShapeError(f"{op}: expected a matrix or a batch of matrices (..., m, n), got shape {tuple(A.shape)}")
+    return _float(A)
+
+
+def _square(op: str, A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
+    a = _matrices(op, A)
+    if a.shape[-1] != a.shape[-2]:
+        raise ShapeError(f"{op}: expected square matrices (..., n, n), got shape {tuple(A.shape)}")
+    return a
+
+
+def _linalg_error(op: str, e: Exception) -> Exception:
+    return ValueRangeError(f"{op}: the decomposition did not converge or the input is invalid ({e})")
+
+
+def _unit_diagonal(e: Tensor) -> Tensor:
+    """``e`` (zero on its diagonal) with ones there: the denominators of the singular/eigen vector gradients."""
+    return e + diag_embed(e.new_ones((e.shape[-1],)))
+
+
+class Svd(Op):
+    n_out = 3
+    saves_inputs = False
+    saves_output = True
+
+    def forward(self, a: Any, full_matrices: bool) -> Any:
+        try:
+            u, s, vh = self.backend.xp.linalg.svd(a, full_matrices=full_matrices)
+        except Exception as e:  # LinAlgError of the array library
+            raise _linalg_error("svd", e) from None
+        self.full = full_matrices
+        self.keep(u, s, vh)
+        return u, s, vh
+
+    def backward(self, gU: Any, gS: Any, gVh: Any) -> tuple[Any, None]:  # noqa: N803 - PyTorch's names
+        U, S, Vh = self.output(0), self.output(1), self.output(2)
+        m, n = U.shape[-2], Vh.shape[-1]
+        k = S.shape[-1]
+        if self.full:  # PyTorch: the gradient of the reduced decomposition
+            U, Vh = U[..., :k], Vh[..., :k, :]
+            gU = None if gU is None else gU[..., :k]
+            gVh = None if gVh is None else gVh[..., :k, :]
+        return svd_backward(gU, gS, gVh, U, S, Vh, m, n), None
+
+
+def svd_backward(gU: Any, gS: Any, gVh: Any, U: Tensor, S: Tensor, Vh: Tensor, m: int, n: int) -> Tensor:  # noqa: N803
+    """The gradient of ``A = U diag(S) Vh`` (reduced, real) for the given output gradients (None: zero)."""
+    if gU is None and gVh is None:
+        if gS is None:
+            return U.new_zeros((*U.shape[:-2], m, n))
+        return matmul(U * unsqueeze(gS, -2), Vh)
+    k = S.shape[-1]
+    S2 = S * S
+    E = _unit_diagonal(unsqueeze(S2, -2) - unsqueeze(S2, -1))  # E_ij = S_j^2 - S_i^2
+    V = _mT(Vh)
+    inner = None
+    if gU is not None:
+        J = matmul(_mT(U), gU)
+        inner = (J - _mT(J)) * unsqueeze(S, -2)
+    if gVh is not None:
+        K = matmul(Vh, _mT(gVh))
+        term = unsqueeze(S, -1) * (K - _mT(K))
+        inner = term if inner is None else inner + term
+    gA = inner / E  # type: ignore[operator]
+    if gS is not None:
+        gA = gA + diag_embed(gS)
+    if m > k and gU is not None:
+        gUSinv = gU / unsqueeze(S, -2)
+        gA = matmul(U, gA) + gUSinv - matmul(U, matmul(_mT(U), gUSinv))
+        return matmul(gA, Vh)
+    if n > k and gVh is not None:
+        SinvgVh = gVh / unsqueeze(S, -1)
+        gA = matmul(gA, Vh) + SinvgVh - matmul(matmul(SinvgVh, V), Vh)
+        return matmul(U, gA)
+    return matmul(matmul(U, gA), Vh)
+
+
+def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> SVDResult:  # noqa: N803
+    """``A = U diag(S) Vh`` (``torch.linalg.svd``): singular values in descending order."""
+    a = _matrices("linalg.svd", A)
+    U, S, Vh = Svd.apply(a, bool(full_matrices))
+    return SVDResult(U, S, Vh)
+
+
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> TorchSVDResult:
+    """``torch.svd``: ``(U, S, V)`` with ``V`` (not ``Vh``); ``some=False`` gives the full square factors."""
+    a = _matrices("svd", input)
+    U, S, Vh = Svd.apply(a, not some)
+    if not compute_uv:  # PyTorch returns zero-filled factors
+        return TorchSVDResult(U.detach() * 0, S, _mT(Vh).detach() * 0)
+    return TorchSVDResult(U, S, _mT(Vh))
+
+
+def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:  # noqa: N803 - PyTorch's name
+    """The singular values of ``A`` in descending order (``torch.linalg.svdvals``)."""
+    a = _matrices("linalg.svdvals", A)
+    return Svd.apply(a, False)[1]  # type: ignore[no-any-return]
+
+
+class Qr(Op):
+    n_out = 2
+    saves_inputs = True
+    saves_output = True
+
+    def forward(self, a: Any, mode: str) -> Any:
+        xp = self.backend.xp
+        self.mode = mode
+        try:
+            q, r = xp.linalg.qr(a, mode="complete" if mode == "complete" else "reduced")
+        except Exception as e:
+            raise _linalg_error("qr", e) from None
+        self.keep(q, r)
+        return q, r
+
+    def backward(self, gQ: Any, gR: Any) -> tuple[Any, None]:  # noqa: N803 - PyTorch's names
+        a = self.inputs[0]  # type: ignore[index]
+        m, n = a.shape[-2], a.shape[-1]
+        if self.mode == "r":
+            raise RuntimeError(
+                "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
+                "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr."
+            )
+        if self.mode == "complete" and m > n:
+            raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+        Q, R = self.output(0), self.output(1)
+        if gQ is None and gR is None:
+            return a.new_zeros(a.shape), None
+        if m >= n:
+            return _qr_backward_tall(Q, R, gQ, gR), None
+        # wide: A = Q [X | Y], R = [U | V] with U square; X = Q U is a square QR
+        Y, Ru = a[..., m:], R[..., :m]
+        gRu = None if gR is None else gR[..., :m]
+        gV = None if gR is None else gR[..., m:]
+        gQx = gQ
+        if gV is not None:
+            extra = matmul(Y, _mT(gV))
+            gQx = extra if gQx is None else gQx + extra
+        gX = _qr_backward_tall(Q, Ru, gQx, gRu)
+        gY = matmul(Q, gV) if gV is not None else Y.new_zeros(Y.shape)
+        return cat([gX, gY], -1), None
+
+
+def _qr_backward_tall(Q: Tensor, R: Tensor, gQ: Any, gR: Any) -> Tensor:  # noqa: N803 - PyTorch's names
+    """``gA = (gQ + Q copyltu(M)) R^-T`` with ``M = R gR^T - gQ^T Q`` (m >= n, reduced)."""
+    from ._lapack import solve_triangular
+
+    M = None
+    if gR is not None:
+        M = matmul(R, _mT(gR))
+    if gQ is not None:
+        t = matmul(_mT(gQ), Q)
+        M = -t if M is None else M - t
+    low = tril(M, -1)  # type: ignore[arg-type]
+    sym = low + _mT(low) + diag_embed(diagonal(M, 0, -2, -1))  # type: ignore[arg-type]
+    b = matmul(Q, sym)
+    if gQ is not None:
+        b = b + gQ
+    return solve_triangular(_mT(R), b, upper=False, left=False)
+
+
+def linalg_qr(A: Tensor, mode: str = "reduced") -> QRResult:  # noqa: N803 - PyTorch's name
+    """``A = Q R`` (``torch.linalg.qr``): ``mode`` 'reduced', 'complete' or 'r' (Q empty)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueRangeError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    a = _matrices("linalg.qr", A)
+    Q, R = Qr.apply(a, mode)
+    if mode == "r":
+        return QRResult(Q.new_zeros((0,)), R)
+    return QRResult(Q, R)
+
+
+def qr(input: Tensor, some: bool = True) -> QRResult:
+    """``torch.qr``: ``some=False`` is ``mode='complete'``."""
+    return linalg_qr(input, "reduced" if some else "complete")
+
+
+class Eigh(Op):
+    n_out = 2
+    saves_inputs = False
+    saves_output = True
+
+    def forward(self, a: Any, upper: bool) -> Any:
+        xp = self.backend.xp
+        try:
+            w, v = xp.linalg.eigh(a, UPLO="U" if upper else "L")
+        except Exception as e:
+            raise _linalg_error("eigh", e) from None
+        self.keep(w, v)
+        return w, v
+
+    def backward(self, gL: Any, gV: Any) -> tuple[Any, None]:  # noqa: N803 - PyTorch's names
+        L, V = self.output(0), self.output(1)
+        if gV is None:
+            if gL is None:
+                return V.new_zeros(V.shape), None
+            return matmul(V * unsqueeze(gL, -2), _mT(V)), None
+        VhgV = matmul(_mT(V), gV)
+        skew = (VhgV - _mT(VhgV)) * 0.5
+        E = _unit_diagonal(unsqueeze(L, -2) - unsqueeze(L, -1))  # E_ij = L_j - L_i
+        inner = skew / E
+        if gL is not None:
+            inner = inner + diag_embed(gL)
+        return matmul(matmul(V, inner), _mT(V)), None
+
+
+def _uplo(op: str, UPLO: str) -> bool:  # noqa: N803 - PyTorch's name
+    if UPLO not in ("L", "U"):
+        raise ValueRangeError(f"{op}: UPLO must be 'L' or 'U', got {UPLO!r}")
+    return UPLO == "U"
+
+
+def eigh(A: Tensor, UPLO: str = "L") -> EighResult:  # noqa: N803 - PyTorch's names
+    """Eigenvalues (ascending) and orthonormal eigenvectors of symmetric matrices (``torch.linalg.eigh``);
+    only the ``UPLO`` triangle of ``A`` is read."""
+    a = _square("linalg.eigh", A)
+    w, v = Eigh.apply(a, _uplo("linalg.eigh", UPLO))
+    return EighResult(w, v)
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803 - PyTorch's names
+    """Eigenvalues (ascending) of symmetric matrices (``torch.linalg.eigvalsh``)."""
+    a = _square("linalg.eigvalsh", A)
+    return Eigh.apply(a, _uplo("linalg.eigvalsh", UPLO))[0]  # type: ignore[no-any-return]
