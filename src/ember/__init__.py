@@ -46,6 +46,9 @@ from ._dtype import (
     DType,
     bfloat16,
     bool_,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
     float16,
     float32,
     float64,
@@ -54,6 +57,8 @@ from ._dtype import (
     int16,
     int32,
     int64,
+    memory_format,
+    preserve_format,
     promote_types,
     set_default_dtype,
     uint8,
@@ -115,6 +120,7 @@ __all__ = [
     "get_num_interop_threads",
     "get_num_threads",
     "load",
+    "masked",
     "multiprocessing",
     "save",
     "serialization",
@@ -123,6 +129,11 @@ __all__ = [
     "set_num_threads",
     "utils",
     "DType",
+    "channels_last",
+    "channels_last_3d",
+    "contiguous_format",
+    "memory_format",
+    "preserve_format",
     "accelerator",
     "cuda",
     "Generator",
@@ -194,7 +205,7 @@ __all__ = [
 
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
 from . import data, distributions, linalg, optim, record, sparse, train  # noqa: E402
-from . import multiprocessing, serialization, utils  # noqa: E402
+from . import masked, multiprocessing, serialization, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from .nn.config import Config  # noqa: E402

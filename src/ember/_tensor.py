@@ -163,6 +163,25 @@ class Tensor:
         return _transpose(self, -2, -1)
 
     @property
+    def H(self) -> Tensor:  # noqa: N802 - PyTorch's name: the conjugate transpose of a matrix
+        if self.ndim not in (0, 2):
+            raise ValueError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
+        return self.adjoint() if self.ndim == 2 else self
+
+    @property
+    def mH(self) -> Tensor:  # noqa: N802 - PyTorch's name: the conjugate transpose of the last two dims
+        if self.ndim < 2:
+            raise ValueError(
+                f"tensor.mH is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor."
+            )
+        return self.adjoint()
+
+    def adjoint(self) -> Tensor:
+        """The conjugate transpose of the last two dims (the transpose, for real tensors)."""
+        t = _transpose(self, -2, -1)
+        return t.conj() if hasattr(t, "conj") and self.dtype.kind == "c" else t
+
+    @property
     def data(self) -> Tensor:
         """This tensor's values, detached from the graph (shares storage)."""
         return self.detach()
@@ -219,13 +238,15 @@ class Tensor:
         return np.asarray(self._backend.to_numpy(self._data))
 
     def to(
-        self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: _bool = False, copy: _bool = False
-    ) -> Tensor:
+        self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: _bool = False, copy: _bool = False,
+        memory_format: Any = None,
+    ) -> Tensor:  # fmt: skip
         """Convert dtype and/or device: ``t.to(ember.float64)``, ``t.to("cuda")``, ``t.to(other)``.
 
         A device string is served by the selected backend (``ember.backends.use``); another tensor's
         ``.device`` (or a Backend) moves this tensor to that tensor's backend. ``non_blocking=True``
-        lets a host-to-accelerator copy from pinned memory overlap with computation.
+        lets a host-to-accelerator copy from pinned memory overlap with computation. ``memory_format`` is
+        accepted (Ember's arrays are row-major; ``channels_last`` is a layout hint it does not need).
         """
         for a in args:
             if isinstance(a, Tensor):
@@ -285,31 +306,40 @@ class Tensor:
             return legacy_type_name(self)
         return self.to(getattr(dtype, "dtype", dtype))
 
-    def float(self) -> Tensor:
+    def float(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="float32")
 
-    def double(self) -> Tensor:
+    def double(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="float64")
 
-    def half(self) -> Tensor:
+    def half(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="float16")
 
-    def bfloat16(self) -> Tensor:
+    def bfloat16(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="bfloat16")
 
-    def long(self) -> Tensor:
+    def long(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="int64")
 
-    def int(self) -> Tensor:
+    def int(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="int32")
 
-    def bool(self) -> Tensor:
+    def bool(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="bool")
 
-    def clone(self) -> Tensor:
+    def byte(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="uint8")
+
+    def char(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="int8")
+
+    def short(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="int16")
+
+    def clone(self, memory_format: Any = None) -> Tensor:
         return _clone(self)
 
-    def contiguous(self) -> Tensor:
+    def contiguous(self, memory_format: Any = None) -> Tensor:
         return _contiguous(self)
 
     def is_contiguous(self) -> _bool:

@@ -18,6 +18,7 @@ from . import (
     _blas,
     _comparison,
     _indexing,
+    _indexing_copies,
     _indexing_gather,
     _indexing_join,
     _indexing_view,
@@ -28,6 +29,7 @@ from . import (
     _other_cumulative,
     _other_diagonal,
     _other_math,
+    _other_numeric,
     _other_shape,
     _pointwise_binary,
     _pointwise_logical,
@@ -41,6 +43,7 @@ from . import (
 from ._blas import *  # noqa: F403
 from ._comparison import *  # noqa: F403
 from ._indexing import *  # noqa: F403
+from ._indexing_copies import *  # noqa: F403
 from ._indexing_gather import *  # noqa: F403
 from ._indexing_join import *  # noqa: F403
 from ._indexing_view import *  # noqa: F403
@@ -51,6 +54,7 @@ from ._other_convert import *  # noqa: F403
 from ._other_cumulative import *  # noqa: F403
 from ._other_diagonal import *  # noqa: F403
 from ._other_math import *  # noqa: F403
+from ._other_numeric import *  # noqa: F403
 from ._other_shape import *  # noqa: F403
 from ._out import OUT_OPS, with_out
 from ._pointwise_binary import *  # noqa: F403
@@ -65,6 +69,7 @@ _MODULES = (
     _blas,
     _comparison,
     _indexing,
+    _indexing_copies,
     _indexing_gather,
     _indexing_join,
     _indexing_view,
@@ -75,6 +80,7 @@ _MODULES = (
     _other_cumulative,
     _other_diagonal,
     _other_math,
+    _other_numeric,
     _other_shape,
     _pointwise_binary,
     _pointwise_logical,
@@ -123,6 +129,7 @@ METHODS.update(
         "new_ones": _creation.new_ones,
         "new_full": _creation.new_full,
         "new_empty": _creation.new_empty,
+        "new_empty_strided": _creation.new_empty_strided,
         "new_tensor": _creation.new_tensor,
         "new": _legacy.new,
         "share_memory_": _shared.share_memory_,

@@ -70,6 +70,25 @@ def _full_index(op: str, input: Tensor, dim: int, index: Tensor) -> tuple[Any, .
     return tuple(out)
 
 
+def _as_1d(fn: Any) -> Any:
+    """A 0-d ``input`` (and 0-d index/src) is treated as one element along dim 0, as PyTorch does."""
+
+    def call(input: Tensor, dim: int, index: Tensor, *args: Any, **kwargs: Any) -> Any:
+        if input.ndim or not isinstance(index, Tensor) or index.ndim > 1:
+            return fn(input, dim, index, *args, **kwargs)
+        norm_dim(dim, 1, fn.__name__)
+        args = tuple(a.reshape(-1) if isinstance(a, Tensor) and a.ndim == 0 else a for a in args)
+        for k, v in list(kwargs.items()):
+            if isinstance(v, Tensor) and v.ndim == 0:
+                kwargs[k] = v.reshape(-1)
+        out = fn(reshape(input, (1,)), 0, index.reshape(-1), *args, **kwargs)
+        return reshape(out, ()) if index.ndim == 0 or out.numel() == 1 else out
+
+    call.__name__, call.__doc__, call.__wrapped__ = fn.__name__, fn.__doc__, fn  # type: ignore[attr-defined]
+    return call
+
+
+@_as_1d
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and so on); differentiable in ``input``."""
     return GetItem.apply(input, _full_index("gather", input, dim, index))
@@ -88,6 +107,7 @@ def _src_like(op: str, src: Any, index: Tensor, like: Tensor) -> Any:
     return src
 
 
+@_as_1d
 def scatter(
     input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: Any = None
 ) -> Tensor:
@@ -120,6 +140,7 @@ class _ScatterAdd(Op):
         return g, GetItem.apply(g, self.idx), None
 
 
+@_as_1d
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """Add ``src`` into a copy of ``input`` at ``index`` along ``dim`` (repeated indices accumulate)."""
     idx = _full_index("scatter_add", input, dim, index)
@@ -129,6 +150,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 _REDUCES = ("sum", "prod", "mean", "amax", "amin")
 
 
+@_as_1d
 def scatter_reduce(
     input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True
 ) -> Tensor:
@@ -213,6 +235,9 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """``input`` with ``alpha * source`` added at ``index`` along ``dim`` (repeats accumulate)."""
+    if not input.ndim:  # a 0-d input is one element along dim 0 (as PyTorch)
+        norm_dim(dim, 1, "index_add")
+        return reshape(index_add(reshape(input, (1,)), 0, index.reshape(-1), source.reshape(-1), alpha=alpha), ())
     d = norm_dim(dim, input.ndim, "index_add")
     idx = _int_index("index_add", index, input._backend).reshape(-1)
     expect = input.shape[:d] + (idx.shape[0],) + input.shape[d + 1 :]
@@ -247,7 +272,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements where ``mask`` is true, as a 1-d tensor (both broadcast first)."""
     _mask("masked_select", mask)
-    shape = broadcast_shapes(input.shape, mask.shape)
+    shape = broadcast_shapes(input.shape, mask.shape) or (1,)  # 0-d operands: one element
     x = expand(input, *shape) if input.shape != shape else input
     m = mask._data if mask.shape == shape else mask._backend.xp.broadcast_to(mask._data, shape)
     return GetItem.apply(x, (m,))
@@ -282,6 +307,8 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     d = norm_dim(dim, input.ndim, "index_copy") if input.ndim else 0
     if source.dtype is not input.dtype:
         raise DTypeError(f"index_copy: source has dtype {source.dtype} but input has {input.dtype}")
+    if not input.ndim:
+        return reshape(index_copy(reshape(input, (1,)), 0, index.reshape(-1), source.reshape(-1)), ())
     return index_fill(input, d, index, 0) + index_add(input.new_zeros(input.shape), d, index, source)
 
 

@@ -94,7 +94,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
 
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> MinMax:
     """``(amin, amax)`` in one call."""
-    if input.numel() == 0:
+    if input.numel() == 0 and (dim is None or input.shape[dim] == 0):  # an empty slice has no min or max
         raise ShapeError(f"aminmax: cannot reduce an empty tensor of shape {input.shape}")
     return MinMax(amin(input, dim, keepdim), amax(input, dim, keepdim))
 

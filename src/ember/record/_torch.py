@@ -112,9 +112,10 @@ def load_torch_object(file: Any, source: str) -> Any:
     With torch installed its weights-only loader reads the file; without it the restricted unpickler does.
     Nothing in the file can run code either way.
     """
-    try:
-        import torch
-    except ImportError:
+    from ..backends import real_torch
+
+    torch = real_torch()  # None without PyTorch, or when ``torch`` names Ember itself in this process
+    if torch is None:
         return _unpickle_zip(file, source)
     try:
         return torch.load(file, map_location="cpu", weights_only=True)
@@ -146,9 +147,10 @@ def load_torch_state_dict(path: str | Path) -> dict[str, np.ndarray]:
         from safetensors.numpy import load_file
 
         return dict(load_file(str(p)))
-    try:
-        import torch
-    except ImportError:
+    from ..backends import real_torch
+
+    torch = real_torch()
+    if torch is None:
         return _read_zip(p)
     try:
         obj = torch.load(str(p), map_location="cpu", weights_only=True)
