@@ -203,7 +203,24 @@ def models() -> dict[str, tuple[Any, tuple[Any, ...], str]]:
             ]
             return tuple(o.float().sum() for o in outs)
 
+    class Scatters(nn.Module):
+        """The writing variants of views (``*_scatter``, ``index_put`` from ``x[idx] = v``) and ``torch.clone``."""
+
+        def forward(self, x: Any, y: Any) -> Any:
+            c = x.clone()
+            c[:, :, torch.tensor([0, 2])] = 5.0
+            outs = [
+                torch.slice_scatter(x, y[:, :, :2], dim=2, start=0, end=4, step=2),
+                torch.select_scatter(x, y[:, 0], 1, 1),
+                c,
+                torch.diagonal_scatter(x, y[..., 0], 0, 2, 3),
+                torch.index_put(x, (torch.tensor([0]), torch.tensor([1])), y[0, 0]),
+                torch.narrow_copy(x, 3, 1, 2),
+            ]
+            return tuple(o.sum() for o in outs)
+
     return {
+        "scatters": (Scatters().eval(), (torch.rand(1, 2, 4, 4), torch.rand(1, 2, 4, 4)), "[1,2,4,4]f32,[1,2,4,4]f32"),
         "layers": (Layers().eval(), (torch.rand(1, 2, 4, 4), torch.tensor([[1, 2, 3]])), "[1,2,4,4]f32,[1,3]i64"),
         "functions": (
             Functions().eval(),

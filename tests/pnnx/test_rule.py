@@ -66,7 +66,7 @@ def rule_exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[An
     return out
 
 
-@pytest.mark.parametrize("name", ["layers", "functions"])
+@pytest.mark.parametrize("name", ["layers", "functions", "scatters"])
 def test_exported_operators_run_equal_to_torch(rule_exports, name):
     import torch
 
@@ -89,7 +89,8 @@ def test_exports_cover_every_kind_of_operator(rule_exports):
             "nn.RMSNorm", "nn.ChannelShuffle", "nn.LocalResponseNorm", "nn.Fold", "nn.Unfold", "nn.Softmax2d",
             "nn.RReLU", "nn.InstanceNorm1d", "nn.InstanceNorm3d", "nn.ReflectionPad1d", "nn.ReplicationPad3d",
             "F.grid_sample", "F.pairwise_distance", "F.rms_norm", "torch.baddbmm", "torch.masked_select",
-            "F.adaptive_avg_pool2d", "F.upsample_nearest"} <= types  # fmt: skip
+            "F.adaptive_avg_pool2d", "F.upsample_nearest", "torch.slice_scatter", "Tensor.index_put",
+            "aten::select_scatter", "aten::diagonal_scatter", "torch.clone"} <= types  # fmt: skip
     assert len(types) >= 120, len(types)
 
 

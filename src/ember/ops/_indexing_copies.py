@@ -227,7 +227,7 @@ def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False
 
 def index_put_(input: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Tensor:
     """``input[indices] = values`` in place (``+=`` with ``accumulate``, duplicate indices summed)."""
-    key = tuple(indices)
+    key = tuple(builtins.slice(None) if i is None else i for i in indices)  # None: the whole dim (TorchScript)
     if not accumulate:
         input[key] = values
         return input

@@ -208,6 +208,8 @@ def _resolve(op_type: str) -> Callable[..., Any] | None:
         fn = getattr(ember, name, None)
         if isinstance(fn, type) or type(fn).__name__ == "module":
             return None
+        if fn is None:  # ``torch.clone(x)`` is ``x.clone()``
+            return _resolve(f"Tensor.{name}")
     elif prefix == "Tensor":
         unbound = getattr(Tensor, name, None)
         return method_call(name, unbound) if callable(unbound) else None
