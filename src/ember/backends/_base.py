@@ -11,6 +11,7 @@ from .._device import device
 from .._dtype import DType, bfloat16, float64
 from ._kernels_activation import ActivationKernels
 from ._kernels_conv import ConvKernels
+from ._kernels_linalg import LinalgKernels
 from ._kernels_norm import NormKernels
 from ._kernels_optim import OptimKernels
 from ._kernels_pad import PadKernels
@@ -18,7 +19,9 @@ from ._kernels_pool import PoolKernels
 from ._kernels_special import SpecialKernels
 
 
-class Backend(ConvKernels, PoolKernels, NormKernels, ActivationKernels, OptimKernels, SpecialKernels, PadKernels):
+class Backend(
+    ConvKernels, PoolKernels, NormKernels, ActivationKernels, OptimKernels, SpecialKernels, PadKernels, LinalgKernels
+):
     """One array library on one device.
 
     Operators compute through ``backend.xp`` — a namespace with NumPy's function names (``exp``,

@@ -24,7 +24,9 @@ from . import (
     _indexing_view,
     _lapack,
     _linalg_decomp,
+    _linalg_lu,
     _linalg_norms,
+    _linalg_solvers,
     _other_convert,
     _other_cumulative,
     _other_diagonal,
@@ -49,7 +51,9 @@ from ._indexing_join import *  # noqa: F403
 from ._indexing_view import *  # noqa: F403
 from ._lapack import *  # noqa: F403
 from ._linalg_decomp import *  # noqa: F403
+from ._linalg_lu import *  # noqa: F403
 from ._linalg_norms import *  # noqa: F403
+from ._linalg_solvers import *  # noqa: F403
 from ._other_convert import *  # noqa: F403
 from ._other_cumulative import *  # noqa: F403
 from ._other_diagonal import *  # noqa: F403
@@ -75,7 +79,9 @@ _MODULES = (
     _indexing_view,
     _lapack,
     _linalg_decomp,
+    _linalg_lu,
     _linalg_norms,
+    _linalg_solvers,
     _other_convert,
     _other_cumulative,
     _other_diagonal,

@@ -34,6 +34,33 @@ class TorchArrayKernels:
     def erfinv(self, y: Any) -> Any:
         return _torch().erfinv(y)
 
+    # -- linear algebra: torch.linalg's LAPACK/MAGMA kernels ------------------------------------------------
+    @_no_grad
+    def lu_factor(self, a: Any) -> tuple[Any, Any]:
+        lu, piv, _ = _torch().linalg.lu_factor_ex(a)
+        return lu, piv
+
+    @_no_grad
+    def lu_permutation(self, pivots: Any, m: int) -> Any:
+        torch = _torch()
+        k = pivots.shape[-1]
+        lu = torch.zeros((*pivots.shape[:-1], m, k), device=pivots.device)
+        P = torch.lu_unpack(lu, pivots.to(torch.int32), unpack_data=False).P
+        return P.argmax(-2)  # P[perm[i], i] = 1
+
+    @_no_grad
+    def matrix_exp(self, a: Any) -> Any:
+        return _torch().linalg.matrix_exp(a)
+
+    @_no_grad
+    def ldl_factor(self, a: Any, hermitian: bool) -> tuple[Any, Any]:
+        ld, piv = _torch().linalg.ldl_factor(a, hermitian=hermitian)
+        return ld, piv
+
+    @_no_grad
+    def ldl_solve(self, ld: Any, pivots: Any, b: Any, hermitian: bool) -> Any:
+        return _torch().linalg.ldl_solve(ld, pivots, b, hermitian=hermitian)
+
     # -- padding: aten's reflection/replication pads for 1-3 trailing dims, else the reference ------------
     @_no_grad
     def pad(self, x: Any, widths: Widths, mode: str, value: Any = 0) -> Any:
