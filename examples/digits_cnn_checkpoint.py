@@ -51,7 +51,7 @@ def load_digits(limit: int | None) -> tuple[TensorDataset, TensorDataset]:
     return train, test
 
 
-def train_epoch(model: Net, loader: DataLoader, optimizer: optim.Optimizer, epoch: int, log_every: int) -> float:
+def train_epoch(model: nn.Module, loader: DataLoader, optimizer: optim.Optimizer, epoch: int, log_every: int) -> float:
     model.train()
     total = 0.0
     for batch_idx, (data, target) in enumerate(loader):
@@ -65,7 +65,7 @@ def train_epoch(model: Net, loader: DataLoader, optimizer: optim.Optimizer, epoc
     return total / len(loader.dataset)
 
 
-def evaluate(model: Net, loader: DataLoader) -> tuple[float, float]:
+def evaluate(model: nn.Module, loader: DataLoader) -> tuple[float, float]:
     model.eval()
     loss, correct = 0.0, 0
     with ember.no_grad():
@@ -89,6 +89,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     p.add_argument("--resume", action="store_true", help="continue from <out>/last.pt")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--log-every", type=int, default=10)
+    p.add_argument("--compile", action="store_true", help="train and evaluate through ember.compile(model)")
     args = p.parse_args(argv)
 
     ember.manual_seed(args.seed)
@@ -110,9 +111,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         ember.set_rng_state(ckpt["rng_state"])  # the same shuffles and dropout masks as an uninterrupted run
         print(f"resumed from {last} after epoch {ckpt['epoch']}")
 
+    net = ember.compile(model) if args.compile else model  # as torch.compile(model); checkpoints keep `model`'s keys
     for epoch in range(start, args.epochs + 1):
-        train_loss = train_epoch(model, train_loader, optimizer, epoch, args.log_every)
-        test_loss, acc = evaluate(model, test_loader)
+        train_loss = train_epoch(net, train_loader, optimizer, epoch, args.log_every)
+        test_loss, acc = evaluate(net, test_loader)
         scheduler.step()
         history.append({"epoch": epoch, "train_loss": train_loss, "test_loss": test_loss, "accuracy": acc})
         print(f"Test set: epoch {epoch}, average loss {test_loss:.4f}, accuracy {acc:.1%}")

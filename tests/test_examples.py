@@ -30,6 +30,15 @@ def test_digits_cnn_checkpoints_and_resume_exactly(tmp_path, capsys):
     assert ckpt["epoch"] == 2 and {"state", "param_groups"} <= set(ckpt["optimizer_state_dict"])
 
 
+def test_digits_cnn_with_compile_trains_exactly_as_without(tmp_path):
+    pytest.importorskip("sklearn")
+    main = _main("digits_cnn_checkpoint.py")
+    tiny = ["--limit", "96", "--batch-size", "32", "--log-every", "0", "--epochs", "2"]
+    plain = main([*tiny, "--out", str(tmp_path / "a")])
+    compiled = main([*tiny, "--out", str(tmp_path / "b"), "--compile"])  # torch.compile(model) in PyTorch's examples
+    assert compiled["history"] == plain["history"]
+
+
 def test_char_lstm_trains_and_generates(tmp_path):
     out = _main("char_lstm.py")(["--epochs", "2", "--hidden", "16", "--layers", "1", "--emsize", "8", "--bptt", "10",
                                  "--generate", "20", "--save", str(tmp_path / "m.pt")])  # fmt: skip

@@ -69,6 +69,10 @@ model = torch.load("real_model.pt", weights_only=False)
 assert isinstance(model, netdef.Net) and isinstance(model.fc, torch.nn.Linear), type(model)
 out = model(torch.tensor(np.load("x.npy"))).detach().numpy()
 np.testing.assert_allclose(out, np.load("y.npy"), rtol=1e-5, atol=1e-6)
+compiled = torch.compile(model)  # PyTorch programs compile their models: Ember captures and replays
+with torch.no_grad():
+    for _ in range(3):
+        assert compiled(torch.tensor(np.load("x.npy"))).numpy().tobytes() == out.tobytes()
 model.load_state_dict(state)
 torch.save(model, "again.pt")
 assert isinstance(torch.load("again.pt", weights_only=False), netdef.Net)

@@ -216,3 +216,35 @@ def test_compiled_module_under_grad_mode_is_one_node_with_the_recorded_backward(
     with pytest.raises(RuntimeError, match="no differentiable backward"):
         y = body2c(stem2(ember.randn(5, 3)))
         ember.autograd.grad(y.sum(), stem2.weight, create_graph=True)
+
+
+def test_a_distributed_collective_is_not_recorded() -> None:
+    import ember.distributed as dist
+
+    def step(x: Any) -> Any:
+        dist.all_reduce(x)
+        return x * 2
+
+    with pytest.raises(ember.CaptureError, match=r"distributed collective \(all_reduce\)"):
+        ember.compile(step, fullgraph=True)(ember.ones(3))
+
+
+def test_compiled_function_returning_a_graph_is_one_node() -> None:
+    w = ember.randn(4, 3, requires_grad=True)
+    b = ember.zeros(3, requires_grad=True)
+
+    def f(x: Any) -> Any:
+        return (x @ w + b).tanh() * 2
+
+    c = ember.compile(f)
+    for _ in range(4):
+        x = ember.randn(5, 4, requires_grad=True)
+        x2 = ember.tensor(x.detach().numpy().copy(), requires_grad=True)
+        y1, y2 = f(x), c(x2)
+        assert _bits(y1) == _bits(y2)
+        g1 = ember.autograd.grad((y1 * y1).sum(), [x, w, b])
+        g2 = ember.autograd.grad((y2 * y2).sum(), [x2, w, b])
+        assert [_bits(g) for g in g1] == [_bits(g) for g in g2]
+    assert c.graph.stats == {"captures": 1, "replays": 2, "eager": 0}
+    with ember.no_grad():  # without grad mode: the plain program
+        assert _bits(c(ember.ones(5, 4))) == _bits(f(ember.ones(5, 4)))

@@ -128,7 +128,7 @@ def test_resnet18_cifar_batchnorm_adamw_onecycle_clipping() -> None:
     step = train_twins(
         _resnet18_cifar,
         lambda m: ember.optim.AdamW(m.parameters(), lr=1e-3, weight_decay=0.05),
-        _batches((2, 3, 8, 8), 5, n=10),
+        _batches((2, 3, 4, 4), 5, n=10),
         steps=LONG,
         clip=0.5,
         sched=lambda o: ember.optim.lr_scheduler.OneCycleLR(o, max_lr=0.01, total_steps=60),

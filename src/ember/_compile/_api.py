@@ -18,7 +18,9 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd._capture import CAPTURE
+from ..autograd._grad_mode import STATE
 from ._cuda_graph import CudaGraphProgram, graphable
+from ._graphnode import GraphForward
 from ._guards import World, describe_change, flatten, modules_of
 from ._hooks import install, uninstall
 from ._instr import _DATA, _GRAD, Ref, TRef, tensors_in
@@ -69,6 +71,7 @@ class CompiledFunction:
         self.reason: str | None = None  # why it runs eagerly, when it does
         self.stats = {"captures": 0, "replays": 0, "eager": 0, "capture_s": 0.0, "verify_s": 0.0}
         self._full_warned = False
+        self.graph: Any = None  # GraphForward, once a call returned a tensor attached to a graph
         self._last_key: Any = None
         functools.update_wrapper(self, fn)  # type: ignore[arg-type]
 
@@ -80,6 +83,8 @@ class CompiledFunction:
         if self.eager or CAPTURE.tracer is not None:  # eager, or inside another capture: part of it
             self.stats["eager"] += 1
             return self.fn(*args, **kwargs)
+        if self.graph is not None and STATE.enabled and not kwargs:  # a forward whose result needs a graph
+            return self.graph(*args)
         leaves, key = flatten(args, kwargs, self.static)
         miss = None
         for entry in self.cache:
@@ -144,8 +149,10 @@ class CompiledFunction:
         self.stats["capture_s"] += time.perf_counter() - t0
         if tr.problem is not None:
             return self._give_up(tr.problem[0], tr.problem[1], result)
+        if template is None and self.graph is not None:
+            return result  # the next calls under grad mode go to the graph node
         try:
-            program = build(tr, template, inputs)
+            program = build(tr, template, inputs, buffers=True)
         except NotHoistableError as e:
             return self._give_up("a value read inside Ember depends on what the step changed before it", e.site,
                                  result)  # fmt: skip
@@ -160,8 +167,8 @@ class CompiledFunction:
         """The output template: tensors become ``TRef``s of their slots (graph-attached ones cannot be)."""
         if isinstance(result, Tensor):
             if result.requires_grad and result._creator is not None and result._creator.inputs is not None:
-                tr.flag("it returns a tensor that is still part of an autograd graph (call the compiled model "
-                        "under no_grad, or compile the whole training step)")  # fmt: skip
+                self.graph = GraphForward(self.fn, self.fullgraph)  # a forward: one graph node from now on
+                tr.off = True
                 return None
             return TRef(tr.adopt_tensor(result), result._backend)
         if isinstance(result, tuple | list):

@@ -1,7 +1,9 @@
-"""A compiled module's forward under grad mode: one graph node whose backward is a recorded program.
+"""A compiled forward (a module's, or a function returning a graph) under grad mode: one graph node whose
+backward is a recorded program.
 
 Capture runs the forward eagerly, then ``autograd.grad`` of its outputs (with seed gradients that are inputs
-of the recording) with respect to every input and parameter that needs a gradient; the recording splits in
+of the recording) with respect to every input that needs a gradient and every leaf tensor the forward read from
+outside that does (its parameters); the recording splits in
 two programs at that point. The forward program returns the outputs and the arrays the backward reads; a
 replay wraps them in one node (``CompiledForward``), whose ``backward_arrays`` runs the backward program on
 the incoming gradients. What the backward part reads on the host, random draws in it and opaque calls anywhere
@@ -49,17 +51,17 @@ class CompiledForward(Op):
 
 
 class _Entry:
-    __slots__ = ("bwd", "fwd", "key", "n_out", "template", "world")
+    __slots__ = ("bwd", "fwd", "key", "params", "template", "world")
 
-    def __init__(self, key: Any, world: World, fwd: Program, bwd: Program, n_out: int, template: Any) -> None:
-        self.key, self.world, self.fwd, self.bwd, self.n_out, self.template = key, world, fwd, bwd, n_out, template
+    def __init__(self, key: Any, world: World, fwd: Program, bwd: Program, params: list[Tensor], template: Any):
+        self.key, self.world, self.fwd, self.bwd, self.params, self.template = key, world, fwd, bwd, params, template
 
 
 class GraphForward:
-    """The grad-mode calls of one compiled module (a cache of split programs, as ``CompiledFunction``)."""
+    """The grad-mode calls of one compiled forward (a cache of split programs, as ``CompiledFunction``)."""
 
-    def __init__(self, mod: Any, fullgraph: bool, cache_size: int = 8) -> None:
-        self.mod, self.fullgraph, self.cache_size = mod, fullgraph, cache_size
+    def __init__(self, fn: Any, fullgraph: bool, cache_size: int = 8) -> None:
+        self.mod, self.fullgraph, self.cache_size = fn, fullgraph, cache_size
         self.cache: list[_Entry] = []
         self.eager = False
         self.reason: str | None = None
@@ -76,7 +78,7 @@ class GraphForward:
                 if res is MISS:
                     break
                 outs, saved = res
-                targets = [t for t in leaves if t.requires_grad] + self._params()
+                targets = [t for t in leaves if t.requires_grad] + e.params
                 y = CompiledForward.apply(*targets, outs=outs, saved=saved, bwd=e.bwd)
                 ys = y if isinstance(y, tuple) else (y,)
                 self.stats["replays"] += 1
@@ -86,8 +88,9 @@ class GraphForward:
             return self.mod(*args)
         return self._capture(args, leaves, key)
 
-    def _params(self) -> list[Tensor]:
-        return [p for p in self.mod.parameters() if p.requires_grad]
+    def _name(self) -> str:
+        m = self.mod
+        return type(m).__name__ if hasattr(m, "parameters") else getattr(m, "__qualname__", type(m).__name__)
 
     def _capture(self, args: tuple[Any, ...], leaves: list[Tensor], key: Any) -> Any:
         from ..autograd import grad
@@ -107,7 +110,8 @@ class GraphForward:
             result = self.mod(*args)
             outs = tensors_in(result)
             split = len(tr.instrs)
-            targets = [t for t in leaves if t.requires_grad] + self._params()
+            params = [p for k, p in tr.slots if k == "ext" and p.requires_grad and p._creator is None]
+            targets = [t for t in leaves if t.requires_grad] + params
             usable = not tr.off and outs and all(o.requires_grad and o.is_floating_point() for o in outs)
             if usable:
                 tr.suspended += 1
@@ -115,6 +119,7 @@ class GraphForward:
                 tr.suspended -= 1
                 seeds = [Tensor._make(tr.input(a), o._backend) for a, o in zip(seeds_arr, outs, strict=True)]
                 seed_slots = [tr.adopt_tensor(s) for s in seeds]
+                tr.late_inputs = set(seed_slots)
                 out_slots = [tr.adopt_tensor(o) for o in outs]
                 gs = grad(outs, targets, grad_outputs=seeds, retain_graph=True, allow_unused=True)
                 grad_slots = [None if g is None else Ref(tr.adopt_tensor(g)) for g in gs]
@@ -136,11 +141,11 @@ class GraphForward:
                 why = f"a value read inside Ember{' at ' + where(e.site) if e.site else ''}"
         if why is not None:
             self.eager, self.reason = True, why
-            warnings.warn(f"ember.compile: {type(self.mod).__name__}'s forward under grad mode runs eagerly: {why}",
+            warnings.warn(f"ember.compile: {self._name()}'s forward under grad mode runs eagerly: {why}",
                           UserWarning, stacklevel=4)  # fmt: skip
             return result
         world.finish(tr, leaves)
-        self.cache.append(_Entry(key, world, fwd, bwd, len(outs), _template(result)))
+        self.cache.append(_Entry(key, world, fwd, bwd, params, _template(result)))
         return result
 
 

@@ -96,17 +96,42 @@ def _index_check(idx: Any, low: int, high: int, backend: Any) -> tuple[int, int]
     return _util.index_out_of_range(idx, low, high, backend)  # type: ignore[no-any-return]
 
 
+def _refused(fn: Any, what: str) -> Any:
+    """``fn`` refusing to be recorded (the function then runs eagerly, or ``fullgraph`` raises)."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        tr = tracer_here()
+        if tr is not None:
+            tr.flag(what)
+        return fn(*args, **kwargs)
+
+    return refuse
+
+
+#: ``ember.distributed`` calls: a replay would skip them (their data moves outside NumPy and torch's dispatch)
+#: and the ranks would stop matching, so a step making them is not captured (every rank decides the same)
+_COLLECTIVES = ("all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor",
+                "gather", "scatter", "send", "isend", "recv", "irecv", "barrier", "all_gather_object",
+                "broadcast_object_list")  # fmt: skip
+
+
 def _substitute_checks() -> None:
-    """Swap Ember's value checks for their recording-friendly equivalents wherever they were imported."""
+    """Swap Ember's value checks for their recording-friendly equivalents wherever they were imported, and the
+    distributed collectives for ones that refuse to be recorded."""
     from ..ops import _util
 
-    subs = {id(_util.index_out_of_range): _index_check}
+    subs: dict[int, Any] = {id(_util.index_out_of_range): _index_check}
+    dist = sys.modules.get("ember.distributed")
+    for name in _COLLECTIVES if dist is not None else ():
+        fn = getattr(dist, name, None)
+        if fn is not None:
+            subs[id(fn)] = _refused(fn, f"a distributed collective ({name}) runs inside it (not captured yet)")
     for name, mod in list(sys.modules.items()):
         if mod is None or not name.startswith("ember.") or name.startswith("ember._compile"):
             continue
         for attr, value in list(vars(mod).items()):
             new = subs.get(id(value))
-            if new is not None and mod is not _util:
+            if new is not None and mod is not _util and not name.startswith("ember.distributed._"):
                 _swap(mod, attr, new)
 
 
@@ -172,7 +197,7 @@ def install(tr: Tracer) -> None:
                 _swap(be, name, _rng_method(tr, getattr(be, name)))
         _substitute_checks()
         CAPTURE.tracer = tr
-        if "torch" in sys.modules:  # the torch backend's calls: a dispatch mode on this thread
+        if hasattr(sys.modules.get("torch"), "_C"):  # real torch (not Ember standing in for it): a dispatch mode
             from ._torch_trace import Recorder
 
             tr.mode = Recorder(tr)

@@ -72,30 +72,35 @@ class Program:
         return f"<Program of {self.n_instrs} calls>"
 
 
-def _hoist(tr: Tracer, end: int) -> tuple[list[int], list[tuple[int, Callable[..., bool]]]]:
+def _hoist(tr: Tracer, span: range) -> tuple[list[int], list[tuple[int, Callable[..., bool]]]]:
     """Instructions to run first (what the value guards read) and the guards ``(slot, check)``.
 
     A guard's slice is every instruction before its read that makes one of the slots it needs or writes the
     memory of one (in-place writes count). It may run first when it calls nothing opaque and moving it
     crosses no other instruction touching the memory it writes. Random draws keep their order: when a slice
     needs one, every draw before the read moves with it (and a failed guard puts the generators back).
+    For the first part of a split program (``span``), a read in the second part is checked in the first when
+    all it depends on is there (max pooling's NaN test in backward reads the forward's output); the second
+    part has no guards.
     """
+    if span.start > 0:
+        return [], []
+    end = span.stop
     instrs = tr.instrs
     roots = tr.roots
     writes = [(_opaque_writes(tr, ins) if ins.kind == "o" else ins.writes) for ins in instrs]
     front: set[int] = set()
     guards: list[tuple[int, Callable[..., bool]]] = []
     for slot, kind, args, value, pos, site in tr.value_guards:
-        if pos > end:
-            raise NotHoistableError(site)  # a read after the first part of a split program
         need_slots, need_roots = {slot}, {roots[slot]}
         sl: set[int] = set()
         draws = False
         for j in range(pos - 1, -1, -1):
             ins = instrs[j]
             if (draws and ins.kind == "r") or any(s in need_slots for s in _outs(ins.outs)) or writes[j] & need_roots:
-                if ins.kind in "og":
-                    raise NotHoistableError(site)
+                late = j >= end and (ins.kind not in "kc" or writes[j] or ins.reads & tr.late_inputs)
+                if ins.kind in "og" or late:
+                    raise NotHoistableError(site)  # (past ``end``: only pure calls, computed in the first part)
                 if ins.kind == "r" and not draws:  # every earlier draw moves too, in order
                     draws = True
                     later = {i for i in range(j + 1, pos) if instrs[i].kind == "r"}
@@ -152,19 +157,21 @@ def _outs(t: Any) -> list[int]:
     return []
 
 
-def build(tr: Tracer, outputs: Any, inputs: list[int], span: range | None = None, arrays: Any = ()) -> Program:
+def build(
+    tr: Tracer, outputs: Any, inputs: list[int], span: range | None = None, arrays: Any = (), buffers: bool = False
+) -> Program:
     """Compile ``tr``'s recording into a Program: ``run(*input_tensors, *arrays)`` returns ``outputs`` (a
     template where ``TRef``s become Tensors of the replayed arrays, ``Ref``s arrays); ``inputs[k]`` is the slot
     of input tensor ``k``, ``arrays`` the slots given as arrays. ``span``: the instructions to use (all)."""
     instrs = tr.instrs
     span = range(len(instrs)) if span is None else span
-    front, guards = _hoist(tr, span.stop)
+    front, guards = _hoist(tr, span)
     # dead-code elimination: keep side effects, and what outputs, guards and kept calls read
     needed = set(_outs(outputs)) | {s for s, _ in guards}
     live = [False] * len(instrs)
-    for i in reversed(span):
+    for i in sorted(set(span) | set(front), reverse=True):  # (front: may reach past a split program's part)
         ins = instrs[i]
-        if ins.kind in "rog" or ins.writes or any(s in needed for s in _outs(ins.outs)):
+        if i in front or ins.kind in "rog" or ins.writes or any(s in needed for s in _outs(ins.outs)):
             live[i] = True
             needed |= ins.reads
     order = [i for i in front if live[i]] + [i for i in span if live[i] and i not in set(front)]
@@ -178,6 +185,10 @@ def build(tr: Tracer, outputs: Any, inputs: list[int], span: range | None = None
         last[s] = max(last.get(s, -1), n_front - 1)
     keep = set(_outs(outputs))
     gen = _Gen(tr)
+    if buffers:
+        from ._buffers import plan
+
+        gen.buffers = plan(tr, order, outputs)
     lines = [f"def replay({', '.join([f'x{k}' for k in range(len(inputs))] + [f's{s}' for s in arrays])}):"]
     lines += [f"    s{s} = x{k}._data" for k, s in enumerate(inputs) if s in needed]
     for s, (kind, payload) in enumerate(tr.slots):
@@ -199,7 +210,7 @@ def build(tr: Tracer, outputs: Any, inputs: list[int], span: range | None = None
     if n_front == 0:
         lines += checks
     for k, i in enumerate(order):
-        lines.append("    " + gen.instr(instrs[i]))
+        lines.append("    " + gen.instr(instrs[i], i))
         if k == n_front - 1:
             lines += checks
         dead = [
@@ -240,6 +251,7 @@ class _Gen:
         self.tr = tr
         self.env: dict[str, Any] = {"_mk": Tensor._make}
         self.names: dict[int, str] = {}
+        self.buffers: dict[int, tuple[Any, Any]] = {}  # instruction index -> (buffer, fill) (``_buffers.py``)
 
     def const(self, v: Any) -> str:
         name = self.names.get(id(v))
@@ -281,9 +293,19 @@ class _Gen:
             return f"({inner},)" if len(t) == 1 else f"({inner})"
         return "_"
 
-    def instr(self, ins: Instr) -> str:
+    def instr(self, ins: Instr, index: int = -1) -> str:
         args = [self.expr(a) for a in ins.args]
         args += [f"{k}={self.expr(v)}" for k, v in ins.kwargs.items()]
+        planned = self.buffers.get(index)
+        if planned is not None:
+            buf, fill = planned
+            name = self.const(buf)
+            if fill == "out":
+                args.append(f"out={name}")
+            elif fill is None:
+                return f"{self.target(ins.outs)} = {name}"
+            else:
+                return f"{name}.fill({self.expr(fill)}); {self.target(ins.outs)} = {name}"
         call = f"{self.const(ins.fn)}({', '.join(args)})"
         if ins.outs is None or (isinstance(ins.fn, _Opaque) and not ins.outs):
             return call

@@ -101,6 +101,8 @@ class Tracer:
         self.mode: Any = None  # the torch dispatch mode recording torch calls, when torch is imported
         self.tknown: dict[int, int] = {}  # id(torch tensor) -> its slot (torch arrays are not wrapped)
         self.metas: dict[int, Any] = {}  # per outside slot: what its tensor was like when first read
+        self.layouts: dict[int, Any] = {}  # per NumPy result slot: (shape, dtype, C-contiguous)
+        self.late_inputs: set[int] = set()  # input slots given to a split program's second part (seeds)
         self.static_ids: set[int] = set()  # tensors passed as static arguments: never traced (values guarded)
         self.value_guards: list[tuple[int, str, tuple[Any, ...], Any, int, Any]] = []
         self.problem: tuple[str, Any] | None = None
@@ -206,6 +208,7 @@ class Tracer:
         """``(traced result, output template)``: each array becomes a new slot made by instruction ``index``."""
         if isinstance(res, np.ndarray):
             t = self.wrap(res, self.new_slot("out", index, res))
+            self.layouts[t._s] = (res.shape, res.dtype, res.flags.c_contiguous)
             return t, Ref(t._s)
         if res.__class__.__module__ == "torch" and hasattr(res, "untyped_storage"):  # a random draw on torch
             s = self.tknown[id(res)] = self.new_slot("out", index, res)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -18,7 +19,15 @@ from ._function import _ZERO
 from ._grad_mode import STATE, set_grad_enabled
 from ._views import _refresh_view
 
-__all__ = ["backward", "grad", "Gradients", "RemovableHandle", "set_nonfinite_check", "is_nonfinite_check_enabled"]
+__all__ = [
+    "backward",
+    "grad",
+    "Gradients",
+    "RemovableHandle",
+    "set_nonfinite_check",
+    "is_nonfinite_check_enabled",
+    "queue_callback",
+]
 
 
 class RemovableHandle:
@@ -82,6 +91,19 @@ class Gradients:
 
 
 _NONFINITE_CHECK = [False]
+_CALLBACKS = threading.local()
+
+
+def queue_callback(fn: Callable[[], Any]) -> None:
+    """Run ``fn()`` once the current ``backward()`` pass is done, before it returns (from a hook).
+
+    PyTorch's ``Variable._execution_engine.queue_callback``: DistributedDataParallel waits for its
+    gradient all-reduces this way. Callbacks run in the order queued, only when the pass succeeds.
+    """
+    queued = getattr(_CALLBACKS, "queued", None)
+    if queued is None:
+        raise RuntimeError("queue_callback: can only be called during a backward pass (from a hook)")
+    queued.append(fn)
 
 
 def set_nonfinite_check(enabled: bool) -> None:
@@ -362,7 +384,15 @@ def backward(
             leaf.grad = leaf.grad + g
         result._items[id(leaf)] = (leaf, leaf.grad)
 
-    _run(tensors, roots, bool(retain_graph) or create_graph, create_graph, on_leaf)
+    outer = getattr(_CALLBACKS, "queued", None)
+    queued: list[Callable[[], Any]] = []
+    _CALLBACKS.queued = queued
+    try:
+        _run(tensors, roots, bool(retain_graph) or create_graph, create_graph, on_leaf)
+    finally:
+        _CALLBACKS.queued = outer
+    for fn in queued:
+        fn()
     return result
 
 

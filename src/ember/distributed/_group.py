@@ -210,12 +210,36 @@ def init_process_group(
         kwargs["pg_options"] = pg_options
     if device_id is not None:
         kwargs["device_id"] = device_id
+    if store is None and init_method in (None, "env://"):
+        kwargs.update(_elastic_attempt_store(tdist, kwargs.get("timeout")))
     try:
         tdist.init_process_group(backend, **kwargs)
     except ValueError as e:
         raise DistUsageError(f"init_process_group: {e}") from e
     except RuntimeError as e:
         raise DistBackendError(f"init_process_group (rank {rank}, world size {world_size}): {e}") from e
+
+
+def _elastic_attempt_store(tdist: Any, timeout: Any) -> dict[str, Any]:
+    """Under torchrun, this restart attempt's own keys in the agent's store (``{}`` elsewhere).
+
+    torch 2.13's elastic agent keeps one TCPStore for the whole run (``TORCHELASTIC_USE_AGENT_STORE``) and the
+    workers of every attempt use it without a prefix, so after a restart a rank can read the address a rank
+    of the failed attempt published and wait for a dead peer until the timeout. A prefix per attempt
+    (``TORCHELASTIC_RESTART_COUNT``) keeps the attempts apart.
+    """
+    env = os.environ
+    attempt = env.get("TORCHELASTIC_RESTART_COUNT")
+    if env.get("TORCHELASTIC_USE_AGENT_STORE") != "True" or attempt is None:
+        return {}
+    try:
+        addr, port = env["MASTER_ADDR"], int(env["MASTER_PORT"])
+        rank, world = int(env["RANK"]), int(env["WORLD_SIZE"])
+    except (KeyError, ValueError):
+        return {}
+    kw = {"timeout": timeout} if timeout is not None else {}
+    tcp = tdist.TCPStore(addr, port, world_size=world, is_master=False, **kw)
+    return {"store": tdist.PrefixStore(f"/ember/attempt_{attempt}", tcp), "rank": rank, "world_size": world}
 
 
 def destroy_process_group(group: Any = None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -16,6 +17,7 @@ from .._tensor import Tensor
 from ..autograd._grad_mode import no_grad
 from ..ops import isfinite
 from ..record import Checkpointer, atomic_write
+from ._distributed import DistributedRun
 from .metrics import Metric, get_metric
 
 __all__ = ["Callback", "EarlyStopping", "Learner", "NonFiniteLossError"]
@@ -152,17 +154,24 @@ class Learner:
         self._steps = (_compiled(self._train_step), _compiled(self._eval_step)) if compile else None
         self.history: list[dict[str, float]] = []
         self.epoch, self.step, self.stop = 0, 0, False
+        #: set by ``fit`` in a process group of 2+ ranks (DDP, sharded loaders, global metrics, rank-0 output)
+        self._dist: DistributedRun | None = None
         if device is not None:
             model.to(device=device)
 
     # -- output ----------------------------------------------------------------------------------------
+    @property
+    def is_main_process(self) -> bool:
+        """Whether this process prints and writes (rank 0 of a process group, or the only process)."""
+        return self._dist is None or self._dist.is_main
+
     def log(self, msg: str) -> None:
-        if self.progress:
+        if self.progress and self.is_main_process:
             print(msg, flush=True)
 
     def _bar(self, it: Any, total: int | None, desc: str) -> Any:
         """A tqdm bar on a terminal or in a notebook; in a file or pipe, only the plain per-epoch lines."""
-        if not self.progress or not _interactive(sys.stderr):
+        if not self.progress or not self.is_main_process or not _interactive(sys.stderr):
             return it
         try:
             from tqdm.auto import tqdm
@@ -177,8 +186,9 @@ class Learner:
         n = len(batch) if hasattr(batch, "__len__") else "?"
         raise ValueError(f"Learner: batches must be (input, target) pairs; got {type(batch).__name__} of length {n}")
 
-    def _forward(self, x: Any) -> Any:
-        return self.model(*x) if isinstance(x, tuple) else self.model(x)
+    def _forward(self, x: Any, train: bool = False) -> Any:
+        net = self._dist.ddp if train and self._dist is not None and self._dist.ddp is not None else self.model
+        return net(*x) if isinstance(x, tuple) else net(x)
 
     def _scalar_loss(self, loss: Any) -> Tensor:
         if not isinstance(loss, Tensor) or loss.numel() != 1:
@@ -189,7 +199,10 @@ class Learner:
 
     def _check_loss(self, loss: Tensor, where: str) -> bool:
         v = float(loss.item())
-        if math.isfinite(v):
+        finite = math.isfinite(v)
+        if self._dist is not None and self.skip_nonfinite:  # every rank skips the same batch, or none
+            finite = self._dist.all_finite(finite)
+        if finite:
             return True
         if self.skip_nonfinite:
             self.log(f"skipping a batch with loss {v} ({where})")
@@ -222,13 +235,15 @@ class Learner:
                         if self.scheduler is not None and self.scheduler_interval == "batch":
                             self.scheduler.step()
             elif train:
-                out = self._forward(x)
-                loss = self._scalar_loss(self.loss_fn(out, y))
-                if not self._check_loss(loss, f"batch {i}"):
-                    self.optimizer.zero_grad()
-                    accum = 0
-                    continue
-                (loss / self.grad_accumulation if self.grad_accumulation > 1 else loss).backward()
+                last = accum + 1 == self.grad_accumulation or (total is not None and i == total - 1)
+                with self._dist.no_sync(last) if self._dist is not None else contextlib.nullcontext():
+                    out = self._forward(x, train=True)
+                    loss = self._scalar_loss(self.loss_fn(out, y))
+                    if not self._check_loss(loss, f"batch {i}"):
+                        self.optimizer.zero_grad()
+                        accum = 0
+                        continue
+                    (loss / self.grad_accumulation if self.grad_accumulation > 1 else loss).backward()
                 accum += 1
                 if accum == self.grad_accumulation or (total is not None and i == total - 1):
                     if self.grad_clip_norm is not None:
@@ -257,6 +272,8 @@ class Learner:
         if i < 0:
             raise ValueError(f"Learner: the {'train' if train else 'valid'} loader yielded no batches (empty dataset, "
                              "or drop_last=True with fewer samples than batch_size)")  # fmt: skip
+        if self._dist is not None:
+            return self._dist.combine(metrics)
         return {m.name: m.compute() for m in metrics}
 
     def _train_step(self, x: Any, y: Any, update: bool) -> tuple[Any, Tensor] | None:
@@ -285,10 +302,18 @@ class Learner:
             ) -> list[dict[str, float]]:  # fmt: skip
         """Train for ``epochs`` (counting epochs already done when resuming); return the per-epoch history."""
         start = 1
+        self._dist = DistributedRun.start()
+        if self._dist is not None and self._steps is not None:
+            raise ValueError("Learner: compile=True does not train in a process group yet (its captured step would "
+                             "skip DistributedDataParallel's gradient averaging); use compile=False there")  # fmt: skip
         if resume:
             if self.checkpointer is None:
                 raise ValueError("Learner.fit(resume=True) needs a checkpoint_dir")
-            info = self.checkpointer.load_latest(self.model, self.optimizer, self.scheduler, self.device)
+            if self._dist is not None:
+                info = self._dist.load_latest(self.checkpointer, self.model, self.optimizer, self.scheduler,
+                                              self.device)  # fmt: skip
+            else:
+                info = self.checkpointer.load_latest(self.model, self.optimizer, self.scheduler, self.device)
             if info is None:
                 self.log(f"nothing to resume: no checkpoint in {self.checkpointer.directory}; starting at epoch 1")
             else:
@@ -299,6 +324,10 @@ class Learner:
                 if start > epochs:
                     self.log(f"nothing to resume: the checkpoint already has {info['epoch']} of {epochs} epochs; "
                              "ask for more epochs to continue")  # fmt: skip
+        if self._dist is not None:
+            self._dist.wrap(self.model)
+            train_loader = self._dist.shard(train_loader, train=True)
+            valid_loader = None if valid_loader is None else self._dist.shard(valid_loader, train=False)
         for cb in self.callbacks:
             cb.on_fit_start(self)
         self.stop = False
@@ -343,8 +372,10 @@ class Learner:
         self._finish()
         return self.history
 
-    def _save(self, epoch: int, logs: dict[str, float]) -> Path:
+    def _save(self, epoch: int, logs: dict[str, float]) -> Path | None:
         assert self.checkpointer is not None
+        if not self.is_main_process:  # written once, by rank 0
+            return None
         return self.checkpointer.save(epoch, self.model, self.optimizer, self.scheduler, step=self.step,
                                       metrics=logs, metadata={"history": self.history})  # fmt: skip
 
@@ -378,7 +409,7 @@ class Learner:
         return " | ".join(parts)
 
     def _write_logs(self) -> None:
-        if self.out_dir is None:
+        if self.out_dir is None or not self.is_main_process:
             return
         keys = sorted({k for h in self.history for k in h}, key=lambda k: (k != "epoch", k))
         buf = io.StringIO()
@@ -399,7 +430,7 @@ class Learner:
             best = (min if ("loss" in k or "time" in k) else max)(vals)
             table.append(f"  {k:<{width}}  {vals[-1]:>10.4g}  {best:>10.4g}")
         self.log("\n".join(table))
-        if self.plot and self.out_dir is not None:
+        if self.plot and self.out_dir is not None and self.is_main_process:
             self._plot()
 
     def _plot(self) -> None:

@@ -1,0 +1,79 @@
+"""Data-parallel training on scikit-learn's 8x8 digits, one process per CPU core (or GPU), started by torchrun:
+
+    torchrun --nproc_per_node=2 examples/ddp_digits.py --epochs 10
+    torchrun --nproc_per_node=2 examples/ddp_digits.py --epochs 12 --resume    # continues from the checkpoint
+
+On two machines, run on each (node_rank 0 and 1; the endpoint is machine 0's address and a free port):
+
+    torchrun --nnodes=2 --nproc_per_node=2 --node_rank=0 --rdzv-backend=c10d --rdzv-endpoint=HOST:29400 \
+        examples/ddp_digits.py
+
+torchrun sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT; ``init_process_group()`` reads them.
+In the group the Learner trains the model with DistributedDataParallel (gradients averaged across processes
+while backward runs), gives each process its share of the data (DistributedSampler, reshuffled each epoch),
+combines the metrics of all processes, and only rank 0 prints, logs and writes checkpoints. With
+``--max-restarts=1`` torchrun restarts the processes after a failure and ``--resume`` continues the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import ember
+import ember.distributed as dist
+import ember.nn as nn
+import ember.nn.functional as F
+from ember.data import DataLoader, TensorDataset, digits
+from ember.optim import Adam
+from ember.train import Learner
+
+
+def make_model() -> nn.Module:
+    return nn.Sequential(nn.Flatten(), nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+
+
+def main(argv: list[str] | None = None) -> dict[str, object]:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--batch-size", type=int, default=32, help="per process (the global batch is this x world size)")
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--limit", type=int, default=0, help="use only this many training samples (0: all)")
+    p.add_argument("--out", default="runs/ddp-digits", help="checkpoints and logs (rank 0 writes them)")
+    p.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --out")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-progress", action="store_true")
+    args = p.parse_args(argv)
+
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    device = f"cuda:{local_rank}" if ember.cuda.is_available() else "cpu"
+    dist.init_process_group()  # env:// from torchrun; NCCL for CUDA tensors, gloo for CPU tensors
+    try:
+        ember.manual_seed(args.seed)  # the same initial weights on every rank (DDP broadcasts rank 0's anyway)
+        train, valid = digits(train=True), digits(train=False)
+        if args.limit:
+            train = TensorDataset(*(t[: args.limit] for t in train.tensors))
+        model = make_model()
+        learner = Learner(
+            model,
+            Adam(model.parameters(), lr=args.lr),
+            F.cross_entropy,
+            metrics=["loss", "accuracy"],
+            device=device,
+            checkpoint_dir=args.out,
+            progress=not args.no_progress,
+            plot=False,
+        )
+        history = learner.fit(
+            DataLoader(train, batch_size=args.batch_size, shuffle=True, seed=args.seed),
+            DataLoader(valid, batch_size=256),
+            epochs=args.epochs,
+            resume=args.resume,
+        )
+        return {"rank": dist.get_rank(), "world_size": dist.get_world_size(), "history": history}
+    finally:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""The Learner in a process group: DDP, sharded loaders, global metrics, rank-0 output, resume across world sizes."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+from ember.data import DataLoader, TensorDataset
+from ember.record import Checkpointer
+from ember.train import Learner
+
+from .conftest import run_group
+
+pytestmark = pytest.mark.distributed
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((88, 6)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int64) + (x[:, 1] > 0).astype(np.int64)
+    return TensorDataset(x[:60], y[:60]), TensorDataset(x[60:], y[60:])
+
+
+def _learner(tmp):
+    ember.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 3))
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    learner = Learner(
+        model,
+        opt,
+        F.cross_entropy,
+        metrics=["loss", "accuracy"],
+        checkpoint_dir=tmp / "ck",
+        out_dir=tmp / "out",
+        plot=False,
+    )
+    return learner, model
+
+
+def _params(model):
+    return {k: v.numpy().copy() for k, v in model.state_dict().items()}
+
+
+def _fit(tmp, epochs, resume):
+    learner, model = _learner(tmp)
+    train, valid = _data()
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        hist = learner.fit(
+            DataLoader(train, batch_size=6, shuffle=True, seed=1),
+            DataLoader(valid, batch_size=8),
+            epochs=epochs,
+            resume=resume,
+        )
+    hist = [{k: v for k, v in h.items() if k != "epoch_time"} for h in hist]
+    return {"history": hist, "printed": buf.getvalue(), "params": _params(model), "main": learner.is_main_process}
+
+
+def _in_group(rank, world, tmp):
+    ember.manual_seed(0)
+    model = nn.Linear(6, 3)
+    compiled = Learner(model, ember.optim.SGD(model.parameters(), lr=0.1), F.cross_entropy, compile=True)
+    with pytest.raises(ValueError, match="compile=True does not train in a process group"):
+        compiled.fit(DataLoader(_data()[0], batch_size=6))
+    first = _fit(tmp, 1, resume=False)
+    second = _fit(tmp, 2, resume=True)  # a new Learner: every rank resumes from rank 0's checkpoint
+    return first, second
+
+
+def test_learner_trains_distributed_and_resumes_with_another_world_size(tmp_path):
+    (a0, b0), (a1, b1) = run_group(_in_group, tmp_path)
+    # every rank logs the global figures; only rank 0 prints
+    assert a0["history"] == a1["history"] and b0["history"] == b1["history"]
+    assert "epoch 1 |" in a0["printed"] and a1["printed"] == "" and b1["printed"] == ""
+    assert "resumed from epoch 1" in b0["printed"] and a0["main"] and not a1["main"]
+    assert b0["history"][0] == a0["history"][0] and len(b0["history"]) == 2
+    for k in a0["params"]:  # the replicas stay identical
+        np.testing.assert_array_equal(a0["params"][k], a1["params"][k])
+        np.testing.assert_array_equal(b0["params"][k], b1["params"][k])
+    # the checkpoint is a plain model's: it loads into a model outside any group, and evaluating the whole
+    # validation set in one process gives the global figures the ranks logged
+    learner, model = _learner(tmp_path / "single")
+    Checkpointer(tmp_path / "ck").load_latest(model, learner.optimizer)
+    for k, v in _params(model).items():
+        np.testing.assert_array_equal(v, b0["params"][k])
+    _, valid = _data()
+    logs = learner.evaluate(DataLoader(valid, batch_size=8))
+    assert logs["loss"] == pytest.approx(b0["history"][-1]["valid_loss"], rel=1e-6)
+    assert logs["accuracy"] == pytest.approx(b0["history"][-1]["valid_accuracy"], rel=1e-12)
+    # a different world size: one process resumes the 2-rank run
+    one = _fit(tmp_path, 3, resume=True)
+    assert one["history"][:2] == b0["history"] and len(one["history"]) == 3
+    files = sorted(p.name for p in (tmp_path / "ck").iterdir())
+    assert files == ["checkpoint-00002.mpk", "checkpoint-00003.mpk", "checkpoints.json"]
