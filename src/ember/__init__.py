@@ -48,6 +48,8 @@ from ._dtype import (
     bool_,
     channels_last,
     channels_last_3d,
+    complex64,
+    complex128,
     contiguous_format,
     float16,
     float32,
@@ -101,6 +103,8 @@ bool = bool_
 float = float32
 double = float64
 half = float16
+cfloat = complex64
+cdouble = complex128
 long = int64
 int = int32
 short = int16
@@ -153,6 +157,10 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "complex64",
+    "complex128",
+    "cfloat",
+    "cdouble",
     "from_numpy",
     "full",
     "full_like",
@@ -196,6 +204,7 @@ __all__ = [
     "compile",
     "CaptureError",
     "distributions",
+    "fft",
     "linalg",
     "sparse",
     "sparse_coo_tensor",
@@ -204,7 +213,7 @@ __all__ = [
 ]
 
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
-from . import data, distributions, linalg, optim, record, sparse, train  # noqa: E402
+from . import data, distributions, fft, linalg, optim, record, sparse, train  # noqa: E402
 from . import masked, multiprocessing, serialization, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._dtype import DType, as_dtype, bool_, get_default_dtype, int64
+from ._dtype import DType, as_dtype, bool_, get_default_dtype, int64, to_complex, to_real
 from ._errors import DTypeError, ShapeError, ValueRangeError
 from ._tensor import Tensor
 from .backends import get_backend
@@ -53,6 +53,8 @@ def _infer_dtype(arr: np.ndarray) -> DType:
         return int64
     if arr.dtype.kind == "b":
         return bool_
+    if arr.dtype.kind == "c":  # complex64 with the default float32, complex128 with float64
+        return to_complex(get_default_dtype())
     raise DTypeError(f"tensor: cannot make a tensor from {arr.dtype.name} data; expected numbers or bools")
 
 
@@ -105,7 +107,7 @@ def _python_array(data: Any) -> np.ndarray:
         if problem is None:
             raise
         raise ShapeError(f"tensor: ragged nested sequence: {problem}") from None
-    if arr.dtype.kind in "fiub":
+    if arr.dtype.kind in "fiubc":
         return arr
     found = _first_non_number(data)
     if found is None:
@@ -252,10 +254,10 @@ def empty(*args: Any, size: Any = None, dtype: Any = None, device: Any = None, r
 def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     if isinstance(fill_value, Tensor) and fill_value.ndim == 0:
         fill_value = fill_value.item()
-    if not isinstance(fill_value, (bool, int, float, np.number, np.bool_)):
+    if not isinstance(fill_value, (bool, int, float, complex, np.number, np.bool_)):
         raise TypeError(f"full: fill_value must be a number or bool, got {type(fill_value).__name__} {fill_value!r}")
     if dtype is None:
-        dtype = as_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float)) else None
+        dtype = as_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float, complex)) else None
     if dtype is not None:
         _check_fits(np.asarray(fill_value), as_dtype(dtype), "full")
     return _make("full", (size,), dtype, device, requires_grad, fill_value)
@@ -378,10 +380,16 @@ def _rand(kind: str, size: tuple[Any, ...], dtype: Any, device: Any, requires_gr
     be = get_backend(device)
     gen = generator or default_generator
     d = as_dtype(dtype) if dtype is not None else get_default_dtype()
-    if not d.is_floating_point:
-        raise TypeError(f"{kind}: expected a floating dtype, got {d}")
+    if not (d.is_floating_point or d.is_complex):
+        raise TypeError(f"{kind}: expected a floating or complex dtype, got {d}")
+    shape = _shape(size, kind)
     with gen._lock:
-        arr = (be.uniform if kind == "rand" else be.normal)(gen._rng, _shape(size, kind), d)
+        if d.is_complex:  # real and imaginary parts drawn apart; randn's parts have variance 1/2 (PyTorch)
+            parts = (be.uniform if kind == "rand" else be.normal)(gen._rng, (*shape, 2), to_real(d))
+            scale = 1.0 if kind == "rand" else 0.5**0.5
+            arr = be.astype(parts[..., 0] * scale + 1j * (parts[..., 1] * scale), d)
+        else:
+            arr = (be.uniform if kind == "rand" else be.normal)(gen._rng, shape, d)
     t = Tensor._make(arr, be)
     return t.requires_grad_(True) if requires_grad else t
 

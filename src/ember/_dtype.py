@@ -21,7 +21,11 @@ __all__ = [
     "bfloat16",
     "float32",
     "float64",
+    "complex64",
+    "complex128",
     "promote_types",
+    "to_complex",
+    "to_real",
     "get_default_dtype",
     "set_default_dtype",
     "as_dtype",
@@ -31,14 +35,17 @@ __all__ = [
 class DType:
     """A tensor element type. Compare with ``==``; ``str`` gives the name (``float32``)."""
 
-    __slots__ = ("is_floating_point", "is_signed", "itemsize", "kind", "name", "rank")
+    __slots__ = ("is_complex", "is_floating_point", "is_signed", "itemsize", "kind", "name", "rank")
 
     def __init__(self, name: str, itemsize: int, is_floating: bool, is_signed: bool, rank: int):
         self.name = name
-        #: NumPy's kind letter: "b" bool, "u" unsigned, "i" signed integer, "f" floating
-        self.kind = "f" if is_floating else "b" if name == "bool" else "i" if is_signed else "u"
+        self.is_complex = name.startswith("complex")
+        #: NumPy's kind letter: "b" bool, "u" unsigned, "i" signed integer, "f" floating, "c" complex
+        self.kind = (
+            "c" if self.is_complex else "f" if is_floating else "b" if name == "bool" else "i" if is_signed else "u"
+        )
         self.itemsize = itemsize
-        self.is_floating_point = is_floating
+        self.is_floating_point = is_floating  # False for complex dtypes, as in PyTorch
         self.is_signed = is_signed
         self.rank = rank  # position in the promotion order (DESIGN.md)
 
@@ -64,8 +71,11 @@ float16 = DType("float16", 2, True, True, 6)
 bfloat16 = DType("bfloat16", 2, True, True, 6)
 float32 = DType("float32", 4, True, True, 7)
 float64 = DType("float64", 8, True, True, 8)
+# complex dtypes rank above every real one; promote_types gives them PyTorch's rule (the wider real precision)
+complex64 = DType("complex64", 8, False, True, 9)
+complex128 = DType("complex128", 16, False, True, 10)
 
-ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL_DTYPES}
 BY_NAME.update(
     {
@@ -76,8 +86,20 @@ BY_NAME.update(
         "int": int32,
         "short": int16,
         "bool_": bool_,
+        "cfloat": complex64,
+        "cdouble": complex128,
     }
 )
+
+
+def to_complex(d: DType) -> DType:
+    """The complex dtype holding ``d``'s values: complex128 for float64, complex64 for the other reals."""
+    return d if d.is_complex else complex128 if d is float64 else complex64
+
+
+def to_real(d: DType) -> DType:
+    """The real dtype of a complex dtype's parts (float32 for complex64); a real dtype is itself."""
+    return float64 if d is complex128 else float32 if d is complex64 else d
 
 
 def as_dtype(value: Any) -> DType:
@@ -90,6 +112,8 @@ def as_dtype(value: Any) -> DType:
         return int64
     if value is bool:
         return bool_
+    if value is complex:
+        return to_complex(get_default_dtype())
     name = getattr(value, "name", None) or str(value)
     name = str(name).replace("torch.", "").replace("ember.", "")
     try:
@@ -102,6 +126,9 @@ def promote_types(a: DType, b: DType) -> DType:
     """The dtype an operation on ``a`` and ``b`` computes in (the spec's order, DESIGN.md)."""
     if a is b:
         return a
+    if a.is_complex or b.is_complex:  # PyTorch: complex of the wider real precision (complex64 + float64: complex128)
+        ra, rb = to_real(a), to_real(b)
+        return to_complex(ra if ra.rank >= rb.rank else rb)
     if a.rank == b.rank:  # float16 with bfloat16
         return float32
     return a if a.rank > b.rank else b

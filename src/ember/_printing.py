@@ -15,7 +15,16 @@ THRESHOLD = 1000
 EDGE = 3
 
 
+def _complex(v: Any, fmt: Any) -> str:
+    """``re+imj`` with each part in the float format (PyTorch prints complex numbers this way)."""
+    re, im = float(v.real), float(v.imag)
+    sign = "-" if im < 0 or (im == 0 and np.signbit(im)) else "+"
+    return f"{fmt(re, 'f')}{sign}{fmt(abs(im), 'f')}j"
+
+
 def _fmt(v: Any, kind: str) -> str:
+    if kind == "c":
+        return _complex(v, _fmt)
     if kind == "b":
         return "true" if v else "false"
     if kind == "f":
@@ -27,6 +36,8 @@ def _fmt(v: Any, kind: str) -> str:
 
 
 def _fmt_block(v: Any, kind: str) -> str:
+    if kind == "c":
+        return _complex(v, _fmt_block)
     if kind == "f":
         f = float(v)
         return f"{f:g}" if f.is_integer() or not np.isfinite(f) else f"{f:.4g}"

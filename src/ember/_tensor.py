@@ -154,6 +154,27 @@ class Tensor:
     def is_floating_point(self) -> _bool:
         return self._data.dtype in self._backend.float_dtypes
 
+    def is_complex(self) -> _bool:
+        return self._data.dtype in self._backend.complex_dtypes
+
+    @property
+    def real(self) -> Tensor:
+        """The real part: a writable view of a complex tensor; a real tensor itself."""
+        return _ops.real(self)
+
+    @real.setter
+    def real(self, value: Any) -> None:
+        _ops.real(self).copy_(value)
+
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary part of a complex tensor (a writable view)."""
+        return _ops.imag(self)
+
+    @imag.setter
+    def imag(self, value: Any) -> None:
+        _ops.imag(self).copy_(value)
+
     @property
     def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
         return _permute(self, tuple(range(self.ndim - 1, -1, -1)))
@@ -163,23 +184,18 @@ class Tensor:
         return _transpose(self, -2, -1)
 
     @property
-    def H(self) -> Tensor:  # noqa: N802 - PyTorch's name: the conjugate transpose of a matrix
-        if self.ndim not in (0, 2):
-            raise ValueError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
-        return self.adjoint() if self.ndim == 2 else self
+    def mH(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        """The conjugate transpose of the last two dims."""
+        return _ops.adjoint(self)
 
     @property
-    def mH(self) -> Tensor:  # noqa: N802 - PyTorch's name: the conjugate transpose of the last two dims
-        if self.ndim < 2:
-            raise ValueError(
-                f"tensor.mH is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor."
-            )
-        return self.adjoint()
-
-    def adjoint(self) -> Tensor:
-        """The conjugate transpose of the last two dims (the transpose, for real tensors)."""
-        t = _transpose(self, -2, -1)
-        return t.conj() if hasattr(t, "conj") and self.dtype.kind == "c" else t
+    def H(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        """The conjugate transpose of a matrix (of a 0-d tensor: its conjugate, as PyTorch, which deprecates it)."""
+        if self.ndim == 0:
+            return self.conj()
+        if self.ndim != 2:
+            raise ShapeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
+        return _ops.adjoint(self)
 
     @property
     def data(self) -> Tensor:
@@ -212,8 +228,11 @@ class Tensor:
     def __int__(self) -> int:
         return int(self.item())
 
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
     def __index__(self) -> int:
-        if self.dtype.is_floating_point or self.numel() != 1:
+        if self.dtype.kind in "fc" or self.numel() != 1:
             raise TypeError(f"only integer tensors of a single element can be an index, got {self.dtype}{self.shape}")
         return int(self.item())
 
@@ -318,6 +337,12 @@ class Tensor:
     def bfloat16(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="bfloat16")
 
+    def cfloat(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="complex64")
+
+    def cdouble(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="complex128")
+
     def long(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="int64")
 
@@ -367,9 +392,11 @@ class Tensor:
 
     # -- autograd ----------------------------------------------------------------------------------
     def requires_grad_(self, requires_grad: _bool = True) -> Tensor:
-        """Mark a leaf tensor to collect gradients (floating dtypes only)."""
-        if requires_grad and not self.dtype.is_floating_point:
-            raise RuntimeError(f"only floating-point tensors can require gradients, got {self.dtype}")
+        """Mark a leaf tensor to collect gradients (floating and complex dtypes only)."""
+        if requires_grad and self._data.dtype not in self._backend.grad_dtypes:
+            raise RuntimeError(
+                f"only Tensors of floating point and complex dtype can require gradients, got {self.dtype}"
+            )
         if not requires_grad and self._creator is not None:
             raise RuntimeError("requires_grad_(False) on a non-leaf tensor; use detach() instead")
         self.requires_grad = requires_grad

@@ -6,8 +6,10 @@
 2. forward parity with PyTorch in float32 and float64, when torch is installed;
 3. backward parity with PyTorch (gradients of every float input for a random upstream gradient).
 
-Positional ``args`` that are NumPy float arrays become differentiable tensors; integer and bool arrays
-become tensors without grad; anything else (ints, tuples, strings) is passed through unchanged.
+Positional ``args`` that are NumPy float or complex arrays become differentiable tensors (complex ones as
+complex64 in the float32 run and complex128 in the float64 run; their gradcheck perturbs real and imaginary
+parts); integer and bool arrays become tensors without grad; anything else (ints, tuples, strings) is passed
+through unchanged.
 """
 
 from __future__ import annotations
@@ -40,7 +42,10 @@ def _np(x: Any) -> np.ndarray:
     if hasattr(x, "detach"):
         if getattr(x, "_is_zerotensor", lambda: False)():  # torch's lazily zero gradients (sgn, ...)
             return np.zeros(tuple(x.shape))
-        return x.detach().cpu().numpy()
+        x = x.detach()
+        if getattr(x, "is_conj", lambda: False)() or getattr(x, "is_neg", lambda: False)():
+            x = x.resolve_conj().resolve_neg()  # torch's lazy conjugate/negative views
+        return x.cpu().numpy()
     return np.asarray(x)
 
 
@@ -65,12 +70,22 @@ def _outputs(out: Any) -> list[Any]:
     return [out]
 
 
+_COMPLEX = {"float32": "complex64", "float64": "complex128"}
+
+
+def _as(a: np.ndarray, dtype: str | None) -> np.ndarray:
+    """``a`` in the run's dtype: complex arrays in the complex dtype of the run's precision."""
+    if not dtype:
+        return a
+    return a.astype(_COMPLEX.get(dtype, dtype) if a.dtype.kind == "c" else dtype)
+
+
 def _to_ember(args: Sequence[Any], dtype: str | None, requires_grad: bool) -> list[Any]:
     out = []
     for a in args:
         if isinstance(a, np.ndarray):
-            if a.dtype.kind == "f":
-                t = Tensor(a.astype(dtype) if dtype else a)
+            if a.dtype.kind in "fc":
+                t = Tensor(_as(a, dtype))
                 out.append(t.requires_grad_(True) if requires_grad else t)
             else:
                 out.append(Tensor(a))
@@ -83,11 +98,19 @@ def _to_torch(torch: Any, args: Sequence[Any], dtype: str) -> list[Any]:
     out = []
     for a in args:
         if isinstance(a, np.ndarray):
-            t = torch.from_numpy(np.array(a.astype(dtype) if a.dtype.kind == "f" else a))
-            out.append(t.requires_grad_(True) if a.dtype.kind == "f" else t)
+            t = torch.from_numpy(np.array(_as(a, dtype) if a.dtype.kind in "fc" else a))
+            out.append(t.requires_grad_(True) if a.dtype.kind in "fc" else t)
         else:
             out.append(a)
     return out
+
+
+def _upstream(rng: np.random.Generator, out: Tensor, dtype: str) -> np.ndarray:
+    """A random upstream gradient for ``out`` (complex for a complex output)."""
+    v = rng.standard_normal(out.shape)
+    if out.dtype.is_complex:
+        return np.asarray((v + 1j * rng.standard_normal(out.shape)).astype(_COMPLEX[dtype]))
+    return np.asarray(v.astype(dtype))
 
 
 def check_op(
@@ -110,7 +133,7 @@ def check_op(
     differences mean nothing) but still compares the gradients with PyTorch's.
     """
     label = name or getattr(fn, "__name__", "op")
-    float_idx = [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    float_idx = [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.dtype.kind in "fc"]
     if grad and float_idx and finite_differences:
         xs = _to_ember(args, "float64", True)
         gradcheck(fn, xs, atol=gradcheck_atol, rtol=gradcheck_rtol)
@@ -144,7 +167,7 @@ def check_op(
         ]
         if not pairs:
             continue
-        vs = [rng.standard_normal(eo.shape).astype(dtype) for eo, _ in pairs]
+        vs = [_upstream(rng, eo, dtype) for eo, _ in pairs]
         e_inputs = [e_args[i] for i in float_idx]
         t_inputs = [t_args[i] for i in float_idx]
         e_g = _grad([eo for eo, _ in pairs], e_inputs, [Tensor(v) for v in vs], allow_unused=True)

@@ -52,6 +52,8 @@ def _fit(tmp, epochs, resume):
     train, valid = _data()
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
+        if resume:  # fit twice on one Learner: the second reuses the first's DDP wrapper
+            learner.fit(DataLoader(train, batch_size=6), epochs=0, resume=True)
         hist = learner.fit(
             DataLoader(train, batch_size=6, shuffle=True, seed=1),
             DataLoader(valid, batch_size=8),
@@ -98,3 +100,17 @@ def test_learner_trains_distributed_and_resumes_with_another_world_size(tmp_path
     assert one["history"][:2] == b0["history"] and len(one["history"]) == 3
     files = sorted(p.name for p in (tmp_path / "ck").iterdir())
     assert files == ["checkpoint-00002.mpk", "checkpoint-00003.mpk", "checkpoints.json"]
+
+
+def test_a_single_process_checkpoint_resumes_in_a_group(tmp_path):
+    one = _fit(tmp_path, 1, resume=False)  # one process, no group: a plain checkpoint
+    res = run_group(lambda rank, world: (_fit(tmp_path, 1, resume=True), _fit(tmp_path, 2, resume=True)))
+    (done0, r0), (done1, r1) = res
+    for k in one["params"]:  # every rank loaded the single process's weights (nothing left to train)
+        np.testing.assert_array_equal(done0["params"][k], one["params"][k])
+        np.testing.assert_array_equal(done1["params"][k], one["params"][k])
+    assert "resumed from epoch 1" in r0["printed"] and r1["printed"] == ""
+    assert r0["history"] == r1["history"] and r0["history"][0] == one["history"][0] and len(r0["history"]) == 2
+    for k in one["params"]:  # then trained one more epoch together, the replicas identical
+        np.testing.assert_array_equal(r0["params"][k], r1["params"][k])
+        assert not np.array_equal(r0["params"][k], one["params"][k])

@@ -242,6 +242,8 @@ def _run(
                     raise TypeError(f"{node.name}: backward must return Tensors or None, got {type(g).__name__}")
                 elif g._data.shape != inp._data.shape:
                     raise _shape_error(node, g.shape, inp)
+                elif g._data.dtype is not inp._data.dtype:
+                    g = _complex_to_input(g, inp)
                 # the edge captured at record time (later in-place ops do not move it): the creator
                 # (output 0), (creator, index), or (None, leaf)
                 if e.__class__ is tuple:
@@ -281,6 +283,23 @@ def _run(
                 heapq.heappush(heap, (-nxt.generation, next(counter), nxt))
                 nxt = None
             node = nxt
+
+
+def _complex_to_input(g: Tensor, inp: Tensor) -> Tensor:
+    """A gradient whose dtype is complex where its input is real (or the reverse) in the input's dtype.
+
+    PyTorch's engine does the same: the gradient of a real input that met complex values is the real part of
+    the complex gradient (a real perturbation sees only it). Operators meet real and complex operands through
+    a cast (type promotion), whose backward takes the real part already; this is the safety net of the Tensor
+    path (``create_graph``, user Functions); the array path leaves it out to keep the float path as it was.
+    """
+    be = inp._backend
+    cg, ci = g._data.dtype in be.complex_dtypes, inp._data.dtype in be.complex_dtypes
+    if cg == ci:
+        return g
+    from ..ops import real
+
+    return real(g) if cg else g.to(inp.dtype)
 
 
 def _shape_error(node: Any, shape: Any, inp: Tensor) -> RuntimeError:

@@ -173,6 +173,10 @@ class Function:
                 if out.dtype in backend.float_dtypes:
                     r.requires_grad = True
                     r._creator = fn
+                elif out.dtype in backend.complex_dtypes:
+                    fn.__class__ = complex_node_class(cls)
+                    r.requires_grad = True
+                    r._creator = fn
                 if cls.saves_output:
                     r._vcl = vc = [0]
                     fn._out_vcs = (vc,)
@@ -219,10 +223,12 @@ class Function:
         if cls.saves_inputs:
             self._versions = versions
         for i, r in enumerate(results):
-            if r._data.dtype in r._backend.float_dtypes:
+            if r._data.dtype in r._backend.grad_dtypes:
                 r.requires_grad = True
                 r._creator = self
                 r._out_idx = i
+                if cls._array_io and r._data.dtype in r._backend.complex_dtypes:
+                    self.__class__ = complex_node_class(cls)
         if cls.saves_output:
             self._out_vcs = tuple(r._vc for r in results)
             self._out_vs = (0,) * len(results)
@@ -353,6 +359,28 @@ class Function:
         self._edges = None
         self.__dict__.pop("_outs", None)
         self.__dict__.pop("_saved", None)
+
+
+_COMPLEX_NODES: dict[type[Function], type[Function]] = {}
+
+
+def complex_node_class(cls: type[Function]) -> type[Function]:
+    """The class of a node of ``cls`` with a complex output: its gradients go through ``backward`` (on Tensors).
+
+    ``backward`` is written with the conjugates PyTorch's convention needs (``g * conj(b)`` ...) wherever
+    they matter; the array fast path ``backward_arrays`` is for real dtypes only and is left out here unless
+    the operator declares it complex-safe (``complex_arrays = True``: it only moves, adds or negates
+    gradients). Chosen once the output is known to be complex, so real dtypes pay nothing.
+    """
+    c = _COMPLEX_NODES.get(cls)
+    if c is None:
+        if getattr(cls, "complex_arrays", False) or cls.backward is Function.backward or cls.backward_arrays is None:
+            c = cls
+        else:
+            c = type(cls.__name__, (cls,), {"backward_arrays": None, "__module__": cls.__module__})
+            c.__qualname__ = cls.__qualname__
+        _COMPLEX_NODES[cls] = c
+    return c
 
 
 def record_node(node: Function, inputs: tuple[Any, ...], out: Tensor) -> None:

@@ -16,7 +16,21 @@ __all__ = ["gradcheck", "gradgradcheck"]
 def _outputs(fn: Callable[..., Any], inputs: Sequence[Any]) -> list[Tensor]:
     out = fn(*inputs)
     outs = [out] if isinstance(out, Tensor) else [o for o in out if isinstance(o, Tensor)]
-    return [o for o in outs if o.dtype.is_floating_point]
+    return [o for o in outs if o.dtype.kind in "fc"]
+
+
+def _direction(rng: np.random.Generator, out: Tensor) -> Tensor:
+    """A random upstream gradient ``v`` for ``out`` (complex for a complex output)."""
+    v = rng.standard_normal(out.shape)
+    if out.dtype.is_complex:
+        v = v + 1j * rng.standard_normal(out.shape)
+    return Tensor(v, dtype="complex128" if out.dtype.is_complex else "float64")
+
+
+def _loss(fn: Callable[..., Any], inputs: Sequence[Any], k: int, v: np.ndarray) -> float:
+    """``sum(Re(conj(v) * out_k))``: the real function whose gradient ``grad(out_k, x, v)`` is (PyTorch's)."""
+    out = _outputs(fn, inputs)[k].detach().numpy()
+    return float(np.real(np.conj(v) * out).sum())
 
 
 def gradcheck(
@@ -29,33 +43,38 @@ def gradcheck(
 ) -> bool:
     """Compare autograd's vector-Jacobian products with central finite differences.
 
-    Inputs that require grad must be float64. For each output, a random direction ``v`` is drawn and
-    ``v . dout/dx`` from backward is checked against ``(v . out(x + eps e_i) - v . out(x - eps e_i)) / 2eps``
-    for every element ``i`` of every input.
+    Inputs that require grad must be float64 or complex128. For each output a random direction ``v`` is
+    drawn, and the gradient of the real function ``L = sum(Re(conj(v) * out))`` from backward
+    (``grad(out, x, v)``) is checked against central differences of ``L`` in every element of every input;
+    a complex input's real and imaginary parts are perturbed apart, and its gradient is ``dL/dre + i dL/dim``
+    (PyTorch's convention: the conjugate Wirtinger derivative, times 2).
     """
     inputs = tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
     diff = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     for t in diff:
-        if t.dtype.name != "float64":
-            raise TypeError(f"gradcheck: inputs that require grad must be float64, got {t.dtype}")
+        if t.dtype.name not in ("float64", "complex128"):
+            raise TypeError(f"gradcheck: inputs that require grad must be float64 or complex128, got {t.dtype}")
     rng = np.random.default_rng(0)
     outs = _outputs(fn, inputs)
     for k, out in enumerate(outs):
         if not out.requires_grad:
             continue
-        v = Tensor(rng.standard_normal(out.shape), dtype="float64")
+        v = _direction(rng, out)
         analytic = grad([out], diff, [v], retain_graph=True, allow_unused=True)
+        vn = v.numpy()
         for j, t in enumerate(diff):
             arr = t._data
-            numeric = np.zeros(arr.shape)
+            numeric = np.zeros(arr.shape, dtype=np.complex128 if t.dtype.is_complex else np.float64)
+            steps = (eps, 1j * eps) if t.dtype.is_complex else (eps,)
             for i in np.ndindex(*arr.shape):
-                old = float(arr[i])  # a number: torch's arr[i] is a view that the writes below would change
-                arr[i] = old + eps
-                plus = float((_outputs(fn, inputs)[k].detach().numpy() * v.numpy()).sum())
-                arr[i] = old - eps
-                minus = float((_outputs(fn, inputs)[k].detach().numpy() * v.numpy()).sum())
-                arr[i] = old
-                numeric[i] = (plus - minus) / (2 * eps)
+                old = complex(arr[i]) if t.dtype.is_complex else float(arr[i])  # a number, not a torch view
+                for step in steps:
+                    arr[i] = old + step
+                    plus = _loss(fn, inputs, k, vn)
+                    arr[i] = old - step
+                    minus = _loss(fn, inputs, k, vn)
+                    arr[i] = old
+                    numeric[i] += (plus - minus) / (2 * eps) * (step / eps)
             a = analytic[j]
             a_np = np.zeros(arr.shape) if a is None else a.detach().numpy()
             if not np.allclose(a_np, numeric, atol=atol, rtol=rtol):
@@ -81,7 +100,7 @@ def gradgradcheck(
     diff_idx = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     rng = np.random.default_rng(1)
     first = _outputs(fn, inputs)[0]
-    v = Tensor(rng.standard_normal(first.shape), dtype="float64")
+    v = _direction(rng, first)
 
     def first_grads(*xs: Any) -> tuple[Tensor, ...]:
         out = _outputs(fn, xs)[0]

@@ -46,7 +46,7 @@ def _refresh_view(t: Tensor) -> None:
     if base.requires_grad:
         node = AsView.__new__(AsView)
         node.backend = base._backend
-        node.replay, node.shape = replay, base._data.shape
+        node.replay, node.shape, node.dtype = replay, base._data.shape, base._data.dtype
         record_node(node, (base,), t)
         if t._retain or t._hooks:
             node._ref_output(t)
@@ -94,26 +94,27 @@ class _Replay(Op):
     saves_inputs = False
 
     def forward(self, g: Any, replay: Replay, shape: tuple[int, ...]) -> Any:
-        self.replay, self.shape = replay, shape
+        self.replay, self.shape, self.dtype = replay, shape, g.dtype
         return replay(g)
 
-    def backward(self, gg: Tensor) -> tuple[Tensor, None, None]:
-        return _Scatter.apply(gg, self.replay, self.shape), None, None
+    def backward(self, gg: Tensor) -> tuple[Tensor, None, None, None]:
+        return _Scatter.apply(gg, self.replay, self.shape, self.dtype), None, None, None
 
 
 class _Scatter(Op):
-    """Zeros of the base's shape with ``g`` written into the view's region (the gradient of a view)."""
+    """Zeros of the base's shape and dtype with ``g`` written into the view's region (the gradient of a view;
+    the base's dtype: a view may read it as another, as ``real``/``imag`` of a complex base do)."""
 
     saves_inputs = False
 
-    def forward(self, g: Any, replay: Replay, shape: tuple[int, ...]) -> Any:
+    def forward(self, g: Any, replay: Replay, shape: tuple[int, ...], dtype: Any) -> Any:
         self.replay, self.shape = replay, shape
-        z = self.backend.xp.zeros(shape, dtype=g.dtype)
+        z = self.backend.xp.zeros(shape, dtype=dtype)
         replay(z)[...] = g
         return z
 
-    def backward(self, gg: Tensor) -> tuple[Tensor, None, None]:
-        return _Replay.apply(gg, self.replay, self.shape), None, None
+    def backward(self, gg: Tensor) -> tuple[Tensor, None, None, None]:
+        return _Replay.apply(gg, self.replay, self.shape), None, None, None
 
 
 class _ZeroRegion(Op):
@@ -137,12 +138,13 @@ class AsView(Op):
     saves_inputs = False
     replay: Replay
     shape: tuple[int, ...]
+    dtype: Any
 
     def backward(self, g: Tensor) -> Tensor:
-        return _Scatter.apply(g, self.replay, self.shape)  # type: ignore[no-any-return]
+        return _Scatter.apply(g, self.replay, self.shape, self.dtype)  # type: ignore[no-any-return]
 
     def backward_arrays(self, g: Any) -> Any:
-        z = self.backend.xp.zeros(self.shape, dtype=g.dtype)
+        z = self.backend.xp.zeros(self.shape, dtype=self.dtype)
         self.replay(z)[...] = g
         return z
 

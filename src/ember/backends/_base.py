@@ -10,7 +10,9 @@ import numpy as np
 from .._device import device
 from .._dtype import DType, bfloat16, float64
 from ._kernels_activation import ActivationKernels
+from ._kernels_complex import ComplexKernels
 from ._kernels_conv import ConvKernels
+from ._kernels_fft import FFTKernels
 from ._kernels_linalg import LinalgKernels
 from ._kernels_norm import NormKernels
 from ._kernels_optim import OptimKernels
@@ -20,7 +22,16 @@ from ._kernels_special import SpecialKernels
 
 
 class Backend(
-    ConvKernels, PoolKernels, NormKernels, ActivationKernels, OptimKernels, SpecialKernels, PadKernels, LinalgKernels
+    ConvKernels,
+    PoolKernels,
+    NormKernels,
+    ActivationKernels,
+    OptimKernels,
+    SpecialKernels,
+    PadKernels,
+    LinalgKernels,
+    ComplexKernels,
+    FFTKernels,
 ):
     """One array library on one device.
 
@@ -41,6 +52,10 @@ class Backend(
     device_types: tuple[str, ...] = ("cpu",)
     #: the library's floating dtypes (``array.dtype in backend.float_dtypes`` is the hot-path test)
     float_dtypes: frozenset[Any] = frozenset()
+    #: the library's complex dtypes
+    complex_dtypes: frozenset[Any] = frozenset()
+    #: the dtypes a gradient flows through (floating and complex): ``Function.apply``'s hot-path test
+    grad_dtypes: frozenset[Any] = frozenset()
 
     # -- arrays and dtypes -------------------------------------------------------------------
     def asarray(self, data: Any, dtype: DType | None = None) -> Any:

@@ -58,6 +58,8 @@ class CupyBackend(Backend):
         self._to = {t: np.dtype(t.name) for t in ALL_DTYPES if t is not bfloat16}
         self._from = {v: k for k, v in self._to.items()}
         self.float_dtypes = frozenset(v for k, v in self._to.items() if k.is_floating_point)
+        self.complex_dtypes = frozenset(v for k, v in self._to.items() if k.is_complex)
+        self.grad_dtypes = self.float_dtypes | self.complex_dtypes
         from cupyx.scipy import special
 
         self.special = special

@@ -15,18 +15,22 @@ from ._base import Backend
 _TO_NATIVE: dict[DType, Any] = {d: np.dtype(d.name) for d in ALL_DTYPES if d is not bfloat16}
 _FROM_NATIVE: dict[Any, DType] = {v: k for k, v in _TO_NATIVE.items()}
 _FLOATS = frozenset(v for k, v in _TO_NATIVE.items() if k.is_floating_point)
+_COMPLEX = frozenset(v for k, v in _TO_NATIVE.items() if k.is_complex)
 
 
 class NumpyBackend(Backend):
     """NumPy arrays on the CPU. bfloat16 is not available (NumPy has no such type)."""
 
     name = "numpy"
+    fft_module_name = "scipy.fft"  # faster than numpy.fft (benchmarks/fft.py); numpy.fft without SciPy
 
     def __init__(self) -> None:
         self.device = CPU.served_by("numpy")
         self.xp = np
         self.array_type = np.ndarray
         self.float_dtypes = _FLOATS
+        self.complex_dtypes = _COMPLEX
+        self.grad_dtypes = _FLOATS | _COMPLEX
         try:  # SciPy is optional: erf/erfinv fall back to host code without it
             from scipy import special
         except ImportError:  # pragma: no cover - depends on the environment

@@ -34,6 +34,7 @@ from . import (
     _other_numeric,
     _other_shape,
     _pointwise_binary,
+    _pointwise_complex,
     _pointwise_logical,
     _pointwise_special,
     _pointwise_unary,
@@ -62,6 +63,7 @@ from ._other_numeric import *  # noqa: F403
 from ._other_shape import *  # noqa: F403
 from ._out import OUT_OPS, with_out
 from ._pointwise_binary import *  # noqa: F403
+from ._pointwise_complex import *  # noqa: F403
 from ._pointwise_logical import *  # noqa: F403
 from ._pointwise_special import *  # noqa: F403
 from ._pointwise_unary import *  # noqa: F403
@@ -89,6 +91,7 @@ _MODULES = (
     _other_numeric,
     _other_shape,
     _pointwise_binary,
+    _pointwise_complex,
     _pointwise_logical,
     _pointwise_special,
     _pointwise_unary,

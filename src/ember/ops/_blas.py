@@ -11,6 +11,7 @@ from .._tensor import Tensor
 from ..autograd._function import BilinearOp
 from ._indexing_view import _transpose, reshape, unsqueeze
 from ._other_cumulative import diff
+from ._pointwise_complex import cj
 from ._reduction import sum
 from ._util import norm_dim, promote, sum_to, sum_to_array
 
@@ -43,9 +44,9 @@ class MatMul(BilinearOp):
         return self.backend.xp.matmul(a, b)
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
-        a, b = self.inputs  # type: ignore[misc]
-        ga = sum_to(matmul(g, _transpose(b, -1, -2)), a.shape) if self._req(0) else None
-        gb = sum_to(matmul(_transpose(a, -1, -2), g), b.shape) if self._req(1) else None
+        a, b = self.inputs  # type: ignore[misc]  # complex: g @ b^H and a^H @ g
+        ga = sum_to(matmul(g, cj(_transpose(b, -1, -2))), a.shape) if self._req(0) else None
+        gb = sum_to(matmul(cj(_transpose(a, -1, -2)), g), b.shape) if self._req(1) else None
         return ga, gb
 
     def backward_arrays(self, g: Any) -> tuple[Any, Any]:
@@ -112,7 +113,9 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
     return matmul(input, other)
 
 
-vdot = dot  # real tensors only: conjugation is the identity
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    """``sum(conj(input) * other)`` for two 1-d tensors (``dot`` for real ones)."""
+    return dot(cj(input), other)
 
 
 def inner(input: Tensor, other: Tensor) -> Tensor:

@@ -16,7 +16,7 @@ from ._indexing import where
 from ._indexing_gather import gather
 from ._indexing_view import reshape, squeeze
 from ._pointwise_logical import _cmp, _compare
-from ._util import _binary, _shape, _unary, norm_dim, promote, sum_to
+from ._util import _binary, _shape, _unary, norm_dim, promote, real_only, sum_to
 
 __all__ = [
     "allclose",
@@ -157,10 +157,10 @@ isinf = _unary("isinf", lambda xp, x: xp.isinf(x), None, floating=False)
 isfinite = _unary("isfinite", lambda xp, x: xp.isfinite(x), None, floating=False)
 
 
-isposinf = _unary("isposinf", lambda xp, x: xp.isposinf(x), None, floating=False)
+isposinf = _unary("isposinf", lambda xp, x: xp.isposinf(x), None, floating=False, real=True)
 
 
-isneginf = _unary("isneginf", lambda xp, x: xp.isneginf(x), None, floating=False)
+isneginf = _unary("isneginf", lambda xp, x: xp.isneginf(x), None, floating=False, real=True)
 
 
 def isclose(input: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:
@@ -217,6 +217,7 @@ def _argsort(x: Any, dim: int, descending: bool, xp: Any, kind: str) -> Any:
 
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
     """``(values, indices)`` sorted along ``dim`` (always stable); differentiable in the values."""
+    real_only("sort", input)
     if not input.ndim:
         return SortResult(input, input.new_zeros((), dtype=int64))
     d = norm_dim(dim, input.ndim, "sort")
@@ -228,15 +229,18 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """The indices that sort ``input`` along ``dim``."""
+    real_only("argsort", input)
     return sort(input, dim, descending, stable).indices
 
 
 def msort(input: Tensor) -> Tensor:
+    real_only("msort", input)
     return sort(input, 0).values
 
 
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
     """The ``k`` largest (or smallest) values along ``dim`` and their indices."""
+    real_only("topk", input)
     d = norm_dim(dim, input.ndim, "topk")
     n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:
@@ -271,6 +275,7 @@ def _nan_counts(sorted_x: Tensor, d: int) -> Tensor:
 
 def _pick(op: str, input: Tensor, dim: int | None, keepdim: bool, position: Any) -> Any:
     """Values and indices at the sorted ``position(n, nan_count)`` along ``dim``."""
+    real_only(op, input)
     vals, idx, d = _sorted(op, input, dim)
     n = vals.shape[d]
     k = position(n, _nan_counts(vals, d))
@@ -301,6 +306,7 @@ class _SelectEvenly(Op):
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
     """The ``k``-th smallest element (1-based) along ``dim``: ``(values, indices)``."""
+    real_only("kthvalue", input)
     n = input.shape[norm_dim(dim, input.ndim, "kthvalue")] if input.ndim else 1
     if not 1 <= k <= n:
         raise OutOfRangeError(f"kthvalue: k={k} is out of range for a dim of size {n}")

@@ -52,14 +52,14 @@ class VectorNorm(Op):
         elif ord == -math.inf:
             y = xp.min(a, axis=axes, keepdims=keepdim)
         elif ord == 0:
-            y = xp.sum(xp.astype(x != 0, x.dtype), axis=axes, keepdims=keepdim)
+            y = xp.sum(xp.astype(x != 0, a.dtype), axis=axes, keepdims=keepdim)
         elif ord == 1:
             y = xp.sum(a, axis=axes, keepdims=keepdim)
         elif ord == 2:
             y = xp.sqrt(xp.sum(a * a, axis=axes, keepdims=keepdim))
         else:
             y = xp.sum(a**ord, axis=axes, keepdims=keepdim) ** (1.0 / ord)
-        y = xp.asarray(y, dtype=x.dtype)
+        y = xp.asarray(y, dtype=a.dtype)  # real for complex x
         self.keep(y)
         return y
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from .._dtype import as_dtype
@@ -19,10 +20,17 @@ class Cast(Op):
     saves_inputs = False
 
     def forward(self, x: Any, dtype: Any) -> Any:
+        if x.dtype in self.backend.complex_dtypes and not dtype.is_complex:
+            x = self.backend.xp.real(x)  # PyTorch's cast keeps the real part (``_cast`` warns)
         return self.backend.astype(x, dtype)
 
     def backward(self, g: Tensor) -> tuple[Any, None]:
-        return _cast(g, self.inputs[0].dtype), None  # type: ignore[index]
+        d = self.inputs[0].dtype  # type: ignore[index]
+        if g.dtype.is_complex and not d.is_complex:  # a real input's gradient is the real part
+            from ._pointwise_complex import real
+
+            g = real(g)
+        return _cast(g, d), None
 
 
 class Clone(Op):
@@ -53,6 +61,8 @@ def _cast(x: Tensor, dtype: Any) -> Tensor:
     d = as_dtype(dtype)
     if x.dtype is d:
         return x
+    if x.dtype.is_complex and not d.is_complex:
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
     out: Tensor = Cast.apply(x, d)
     return out
 

@@ -14,8 +14,9 @@ from ._indexing import where
 from ._indexing_gather import gather
 from ._indexing_join import cat
 from ._other_shape import flip
+from ._pointwise_complex import cj
 from ._pointwise_unary import exp, log
-from ._util import _float, norm_dim
+from ._util import _float, norm_dim, real_only
 
 __all__ = ["cummax", "cummin", "cumprod", "cumsum", "diff", "logcumsumexp"]
 METHODS = list(__all__)
@@ -60,8 +61,8 @@ class CumProd(Op):
             return g, None
         d = self.dim
         if not bool(self.backend.xp.any(x._data == 0)):  # sum_{j>=k} g_j y_j / x_k
-            gy = g * self.output()
-            return flip(cumsum(flip(gy, (d,)), d), (d,)) / x, None
+            gy = g * cj(self.output())  # complex: the conjugates (PyTorch's convention)
+            return flip(cumsum(flip(gy, (d,)), d), (d,)) / cj(x), None
         # exact with zeros: row k holds prod_{i<=j, i!=k} x_i for each j (an n x n matrix per line)
         xs, gs = movedim(x, d, -1), movedim(g, d, -1)
         n = xs.shape[-1]
@@ -71,7 +72,7 @@ class CumProd(Op):
         upper = Tensor._make(
             self.backend.xp.triu(self.backend.xp.ones((n, n), dtype=self.backend.xp.bool_)), self.backend
         )
-        gx = (where(upper, rows, 0.0) * gs.unsqueeze(-2)).sum(-1)
+        gx = (where(upper, cj(rows), 0.0) * gs.unsqueeze(-2)).sum(-1)
         return movedim(gx, -1, d), None
 
 
@@ -122,11 +123,13 @@ def _cum_extreme(op: str, input: Tensor, dim: int, smaller: bool) -> CumResult:
 
 def cummax(input: Tensor, dim: int) -> CumResult:
     """Running maximum along ``dim`` and where it was found: ``(values, indices)``."""
+    real_only("cummax", input)
     return _cum_extreme("cummax", input, dim, smaller=False)
 
 
 def cummin(input: Tensor, dim: int) -> CumResult:
     """Running minimum along ``dim`` and where it was found: ``(values, indices)``."""
+    real_only("cummin", input)
     return _cum_extreme("cummin", input, dim, smaller=True)
 
 
@@ -163,7 +166,8 @@ class LogCumSumExp(Op):
 
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
-    """``log(cumsum(exp(x)))`` along ``dim``, stable for any gap between values."""
+    """``log(cumsum(exp(x)))`` along ``dim``, stable for any gap between values (real tensors)."""
+    real_only("logcumsumexp", input)
     x = _float(input)
     if x.ndim == 0:
         return LogCumSumExp.apply(x.reshape(1), 0).reshape(())  # type: ignore[no-any-return]

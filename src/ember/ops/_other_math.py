@@ -17,6 +17,7 @@ from ._indexing_join import stack
 from ._indexing_view import _transpose, expand, reshape, unsqueeze
 from ._other_diagonal import diagonal
 from ._pointwise_binary import _integers, _nodiff
+from ._pointwise_complex import cj
 from ._reduction import mean, sum
 from ._util import _binary, _float, broadcast_shapes, norm_dim, norm_dims, promote_tensors
 
@@ -76,7 +77,7 @@ def _einsum_grad(g: Tensor, out: str, ins: Any, subs: tuple[str, ...], i: int) -
             eyes.append(c + n)
         else:
             uniq += c
-    operands = [g] + [x for j, x in enumerate(ins) if j != i]
+    operands = [g] + [cj(x) for j, x in enumerate(ins) if j != i]  # complex: the conjugates
     in_subs = [out] + [s for j, s in enumerate(subs) if j != i]
     present = set("".join(in_subs))
     # letters only operand i has (summed away in the forward pass): the gradient is constant along them

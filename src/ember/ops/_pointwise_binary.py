@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import cmath
 import math
 from typing import Any
 
-from .._dtype import float64, get_default_dtype
+from .._dtype import complex128, float64, get_default_dtype
 from .._errors import DTypeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import BilinearOp, Op
 from ._indexing import where
+from ._pointwise_complex import cj
 from ._pointwise_unary import exp, exp2, floor, log
-from ._util import StepOp, _binary, _float, _is_bool, _shape, promote, sum_to, sum_to_array
+from ._util import StepOp, _binary, _float, _is_bool, _shape, promote, real_only, sum_to, sum_to_array
 
 __all__ = [
     "add",
@@ -90,7 +92,10 @@ class Mul(BilinearOp):
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
         ea, eb = self._edges  # type: ignore[misc]
-        return (None if ea is None else sum_to(g * b, _shape(a)), None if eb is None else sum_to(g * a, _shape(b)))
+        return (
+            None if ea is None else sum_to(g * cj(b), _shape(a)),
+            None if eb is None else sum_to(g * cj(a), _shape(b)),
+        )
 
     def backward_arrays(self, g: Any) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
@@ -117,8 +122,8 @@ class Div(Op):
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
         ea, eb = self._edges  # type: ignore[misc]
-        ga = None if ea is None else sum_to(g / b, _shape(a))
-        gb = None if eb is None else sum_to(-g * a / (b * b), _shape(b))
+        ga = None if ea is None else sum_to(g / cj(b), _shape(a))
+        gb = None if eb is None else sum_to(-g * cj(a / (b * b)), _shape(b))
         return ga, gb
 
     def backward_arrays(self, g: Any) -> tuple[Any, Any]:
@@ -149,6 +154,9 @@ class Pow(Op):
         # exponent's gradient is 0 where the base is 0 and the exponent >= 0; elsewhere x**y * log(x)
         # (NaN for a negative base, as in PyTorch).
         ga = gb = None
+        cplx = any(isinstance(v, complex) or (isinstance(v, Tensor) and v.dtype.is_complex) for v in (a, b))
+        if cplx:
+            return self._complex_backward(g, a, b)
         if self._req(0):
             if isinstance(b, (int, float)):
                 ga = a.new_zeros(a.shape) if b == 0 else g * 2 * a if b == 2 else g * b * pow(a, b - 1)
@@ -161,6 +169,23 @@ class Pow(Op):
                 d = where(b >= 0, 0.0, pow(a, b) * -math.inf)
             else:
                 d = pow(a, b) * (math.log(a) if a > 0 else math.nan)
+            gb = sum_to(g * d, _shape(b))
+        return ga, gb
+
+    def _complex_backward(self, g: Tensor, a: Any, b: Any) -> tuple[Any, Any]:
+        """PyTorch's complex rules: ``g * conj(b a^(b-1))`` (0 where b == 0) and ``g * conj(a^b log a)`` (0 where
+        a == 0)."""
+        ga = gb = None
+        if self._req(0):
+            if isinstance(b, Tensor):
+                ga = sum_to(where(b == 0, 0.0, g * cj(b * pow(a, b - 1))), _shape(a))
+            else:
+                ga = a.new_zeros(a.shape) if b == 0 else g * cj(b * pow(a, b - 1))
+        if self._req(1):
+            if isinstance(a, Tensor):
+                d = where(a == 0, 0.0, cj(pow(a, b) * log(a)))
+            else:
+                d = 0.0 * b if a == 0 else cj(pow(a, b) * cmath.log(a))
             gb = sum_to(g * d, _shape(b))
         return ga, gb
 
@@ -332,7 +357,18 @@ class Logaddexp(Op):
 
 def logaddexp(input: Any, other: Any) -> Tensor:
     """``log(exp(input) + exp(other))`` without overflow."""
-    return _binary(Logaddexp, *_floats("logaddexp", input, other))
+    a, b = _floats("logaddexp", input, other)
+    if any(isinstance(v, complex) or (isinstance(v, Tensor) and v.dtype.is_complex) for v in (a, b)):
+        a, b = promote("logaddexp", a, b)  # complex: shift by the operand of larger real part
+        big = where(_real(a) >= _real(b), a, b)
+        return big + log(exp(a - big) + exp(b - big))
+    return _binary(Logaddexp, a, b)
+
+
+def _real(x: Any) -> Any:
+    from ._pointwise_complex import real
+
+    return real(x) if isinstance(x, Tensor) else x.real
 
 
 class Logaddexp2(Op):
@@ -373,9 +409,11 @@ def hypot(input: Any, other: Any) -> Tensor:
 
 
 def float_power(input: Any, exponent: Any) -> Tensor:
-    """``input ** exponent`` computed in float64."""
-    a = input.to(float64) if isinstance(input, Tensor) else float(input)
-    b = exponent.to(float64) if isinstance(exponent, Tensor) else float(exponent)
+    """``input ** exponent`` computed in float64 (complex128 when either is complex)."""
+    cplx = any(isinstance(v, complex) or (isinstance(v, Tensor) and v.dtype.is_complex) for v in (input, exponent))
+    d, py = (complex128, complex) if cplx else (float64, float)
+    a = input.to(d) if isinstance(input, Tensor) else py(input)
+    b = exponent.to(d) if isinstance(exponent, Tensor) else py(exponent)
     return pow(a, b)
 
 
@@ -434,6 +472,7 @@ class Atan2(Op):
 def atan2(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise angle of ``(other, input)`` (``arctan2(input, other)``)."""
     a, b = promote("atan2", input, other)
+    real_only("atan2", a, b)
     if isinstance(a, Tensor) and a.dtype.kind not in "fc":
         a = _float(a)
         b = b.to(a.dtype) if isinstance(b, Tensor) else b

@@ -13,7 +13,7 @@ from .._tensor import Tensor
 from ..autograd._function import Op
 from ._comparison import isnan, isneginf, isposinf, maximum, minimum
 from ._indexing import where
-from ._util import StepOp, _float, _is_bool, _unary
+from ._util import StepOp, _float, _is_bool, _unary, real_only
 
 __all__ = [
     "abs",
@@ -57,7 +57,6 @@ __all__ = [
     "relu",
     "round",
     "rsqrt",
-    "sgn",
     "sigmoid",
     "sign",
     "signbit",
@@ -106,7 +105,7 @@ class Exp(Op):
         return y
 
     def backward(self, g: Tensor) -> Tensor:
-        return g * self.output()
+        return g * cj(self.output())
 
     def backward_arrays(self, g: Any) -> Any:
         return g * self.out_array()
@@ -117,7 +116,7 @@ class Log(Op):
         return self.backend.xp.log(x)
 
     def backward(self, g: Tensor) -> Tensor:
-        return g / self.inputs[0]  # type: ignore[index]
+        return g / cj(self.inputs[0])  # type: ignore[index]
 
     def backward_arrays(self, g: Any) -> Any:
         return g / self.inputs[0]._data  # type: ignore[index]
@@ -133,7 +132,7 @@ class Sqrt(Op):
         return y
 
     def backward(self, g: Tensor) -> Tensor:
-        return g / (2 * self.output())
+        return g / (2 * cj(self.output()))
 
 
 class Abs(Op):
@@ -141,7 +140,7 @@ class Abs(Op):
         return self.backend.xp.abs(x)
 
     def backward(self, g: Tensor) -> Tensor:
-        return g * sign(self.inputs[0])  # type: ignore[index]
+        return g * sgn(self.inputs[0])  # type: ignore[index]  # z/|z| for complex z
 
 
 class Sign(StepOp):
@@ -162,7 +161,7 @@ class Tanh(Op):
 
     def backward(self, g: Tensor) -> Tensor:
         y = self.output()
-        return g * (1 - y * y)
+        return g * cj(1 - y * y)
 
     def backward_arrays(self, g: Any) -> Any:
         y = self.out_array()
@@ -175,13 +174,16 @@ class Sigmoid(Op):
 
     def forward(self, x: Any) -> Any:
         xp = self.backend.xp
-        y = xp.exp(-xp.logaddexp(0, -x))  # finite for any |x|
+        if self.backend.dtype_of(x).is_complex:  # no complex logaddexp
+            y = 1 / (1 + xp.exp(-x))
+        else:
+            y = xp.exp(-xp.logaddexp(0, -x))  # finite for any |x|
         self.keep(y)
         return y
 
     def backward(self, g: Tensor) -> Tensor:
         y = self.output()
-        return g * y * (1 - y)
+        return g * cj(y * (1 - y))
 
     def backward_arrays(self, g: Any) -> Any:
         y = self.out_array()
@@ -231,6 +233,7 @@ def abs(input: Tensor) -> Tensor:
 
 
 def sign(input: Tensor) -> Tensor:
+    real_only("sign (use sgn for complex numbers)", input)
     return Sign.apply(input)  # type: ignore[no-any-return]
 
 
@@ -243,14 +246,17 @@ def sigmoid(input: Tensor) -> Tensor:
 
 
 def relu(input: Tensor) -> Tensor:
+    real_only("relu", input)
     return Relu.apply(input)  # type: ignore[no-any-return]
 
 
 def floor(input: Tensor) -> Tensor:
+    real_only("floor", input)
     return Floor.apply(input)  # type: ignore[no-any-return]
 
 
 def trunc(input: Tensor) -> Tensor:
+    real_only("trunc", input)
     return Trunc.apply(input)  # type: ignore[no-any-return]
 
 
@@ -270,6 +276,7 @@ class Clamp(Op):
 
 def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """Limit values to ``[min, max]``; bounds may be numbers or tensors."""
+    real_only("clamp", input)
     if min is None and max is None:
         raise ValueRangeError("clamp: at least one of min and max must be given")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -363,16 +370,16 @@ cosh = _unary("cosh", lambda xp, x: xp.cosh(x), lambda x, y: sinh(x))
 asinh = _unary("asinh", lambda xp, x: xp.arcsinh(x), lambda x, y: 1 / sqrt(x * x + 1))
 
 
-acosh = _unary("acosh", lambda xp, x: xp.arccosh(x), lambda x, y: 1 / sqrt(x * x - 1))
+acosh = _unary("acosh", lambda xp, x: xp.arccosh(x), lambda x, y: 1 / (sqrt(x - 1) * sqrt(x + 1)))  # complex too
 
 
 atanh = _unary("atanh", lambda xp, x: xp.arctanh(x), lambda x, y: 1 / (1 - x * x))
 
 
-frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda x, y: 1 + 0 * y, uses="y")
+frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda x, y: 1 + 0 * y, uses="y", real=True)
 
 
-signbit = _unary("signbit", lambda xp, x: xp.signbit(x), None, floating=False)
+signbit = _unary("signbit", lambda xp, x: xp.signbit(x), None, floating=False, real=True)
 
 
 # -- piecewise constant: zero gradient, as in PyTorch ------------------------------------------------
@@ -383,6 +390,7 @@ class Ceil(StepOp):
 
 def ceil(input: Tensor) -> Tensor:
     """The smallest integer not less than each element."""
+    real_only("ceil", input)
     return Ceil.apply(input)  # type: ignore[no-any-return]
 
 
@@ -393,6 +401,7 @@ class Round(StepOp):
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """Round half to even (PyTorch and NumPy), to ``decimals`` places."""
+    real_only("round", input)
     return Round.apply(input, int(decimals))  # type: ignore[no-any-return]
 
 
@@ -419,7 +428,7 @@ class Sinc(Op):
         x = self.inputs[0]  # type: ignore[index]
         px = x * math.pi
         d = (px * cos(px) - sin(px)) / (px * x)
-        return g * where(x == 0, 0.0, d)
+        return g * cj(where(x == 0, 0.0, d))
 
 
 def sinc(input: Tensor) -> Tensor:
@@ -428,10 +437,12 @@ def sinc(input: Tensor) -> Tensor:
 
 
 def deg2rad(input: Tensor) -> Tensor:
+    real_only("deg2rad", input)
     return _float(input) * (math.pi / 180.0)
 
 
 def rad2deg(input: Tensor) -> Tensor:
+    real_only("rad2deg", input)
     return _float(input) * (180.0 / math.pi)
 
 
@@ -449,10 +460,10 @@ absolute = abs
 fix = trunc
 
 
-sgn = sign
-
-
 arccos, arcsin, arctan = acos, asin, atan  # type: ignore[has-type]
 
 
 arccosh, arcsinh, arctanh = acosh, asinh, atanh  # type: ignore[has-type]
+
+
+from ._pointwise_complex import cj, sgn  # noqa: E402 - sgn calls sign for real tensors

@@ -14,7 +14,7 @@ from ..autograd._function import Op
 from ._indexing import where
 from ._other_cumulative import cumprod
 from ._pointwise_unary import abs, exp, log
-from ._util import _float, arange_like_dim, norm_dim, norm_dims
+from ._util import _float, arange_like_dim, norm_dim, norm_dims, real_only
 
 __all__ = [
     "all",
@@ -133,10 +133,12 @@ class Amax(Op):
 
 
 def amax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    real_only("amax", input)
     return Amax.apply(input, norm_dims(dim, input.ndim, "amax"), keepdim, False)  # type: ignore[no-any-return]
 
 
 def amin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    real_only("amin", input)
     return Amax.apply(input, norm_dims(dim, input.ndim, "amin"), keepdim, True)  # type: ignore[no-any-return]
 
 
@@ -155,11 +157,13 @@ class ArgExtreme(Op):
 
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    real_only("argmax", input)
     d = None if dim is None else norm_dim(dim, input.ndim, "argmax")
     return ArgExtreme.apply(input, d, keepdim, False).long()  # type: ignore[no-any-return]
 
 
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    real_only("argmin", input)
     d = None if dim is None else norm_dim(dim, input.ndim, "argmin")
     return ArgExtreme.apply(input, d, keepdim, True).long()  # type: ignore[no-any-return]
 
@@ -212,11 +216,13 @@ def _max_min(input: Tensor, dim: Any, keepdim: bool, use_min: bool) -> Any:
 
 def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     """The largest value, or ``(values, indices)`` along ``dim``."""
+    real_only("max", input)
     return _max_min(input, dim, keepdim, False)
 
 
 def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     """The smallest value, or ``(values, indices)`` along ``dim``."""
+    real_only("min", input)
     return _max_min(input, dim, keepdim, True)
 
 
@@ -226,7 +232,12 @@ def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     axes = norm_dims(dim, x.ndim, "logsumexp")
     if x.numel() == 0:
         return log(sum(exp(x), axes, keepdim=keepdim))
-    m = amax(x.detach(), axes, keepdim=True)
+    if x.dtype.is_complex:  # shift by the largest real part (PyTorch's complex logsumexp)
+        from ._pointwise_complex import real
+
+        m = amax(real(x.detach()), axes, keepdim=True)
+    else:
+        m = amax(x.detach(), axes, keepdim=True)
     m = where(m.isfinite(), m, 0.0)
     out = log(sum(exp(x - m), axes, keepdim=True)) + m
     return out if keepdim else out.squeeze(axes) if axes else out
@@ -240,6 +251,8 @@ class Norm2(Op):
     def forward(self, x: Any, axes: tuple[int, ...], keepdim: bool) -> Any:
         xp = self.backend.xp
         self.axes, self.keepdim, self.shape = axes, keepdim, x.shape
+        if self.backend.dtype_of(x).is_complex:  # |z|^2 (the result is real); backward's z/|z| holds as is
+            x = xp.abs(x)
         y = xp.sqrt(xp.sum(x * x, axis=axes, keepdims=keepdim))
         self.keep(y)
         return y

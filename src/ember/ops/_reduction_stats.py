@@ -15,9 +15,10 @@ from ._comparison import _nan_counts, _pick, _sorted, isnan
 from ._indexing import where
 from ._indexing_gather import gather
 from ._indexing_view import reshape, squeeze
+from ._pointwise_complex import imag, real
 from ._pointwise_unary import sqrt
 from ._reduction import amax, amin, mean, sum
-from ._util import _float, norm_dim, norm_dims
+from ._util import _float, norm_dim, norm_dims, real_only
 
 __all__ = [
     "aminmax",
@@ -53,8 +54,9 @@ def var(
     x = _float(input)
     axes = norm_dims(dim, x.ndim, "var")
     d = x - mean(x, axes, keepdim=True)
+    sq = d * d if not x.dtype.is_complex else real(d) * real(d) + imag(d) * imag(d)  # |d|^2: a real variance
     n = builtins.max(_count(x.shape, axes) - correction, 0)
-    return sum(d * d, axes, keepdim=keepdim) / n if n else sum(d * d, axes, keepdim=keepdim) / 0.0
+    return sum(sq, axes, keepdim=keepdim) / n if n else sum(sq, axes, keepdim=keepdim) / 0.0
 
 
 def std(
@@ -79,6 +81,7 @@ MinMax = namedtuple("MinMax", ["min", "max"])
 
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum treating NaN as zero (NaN elements get a zero gradient)."""
+    real_only("nansum", input)
     x = input.to(dtype) if dtype is not None else input
     if x.dtype.kind in "fc":
         x = where(isnan(x), 0.0, x)
@@ -87,6 +90,7 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
 
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Mean of the non-NaN elements (NaN when a slice holds none)."""
+    real_only("nanmean", input)
     x = _float(input.to(dtype) if dtype is not None else input)
     count = sum((~isnan(x)).to(x.dtype), dim, keepdim)
     return nansum(x, dim, keepdim) / count
@@ -94,6 +98,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
 
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> MinMax:
     """``(amin, amax)`` in one call."""
+    real_only("aminmax", input)
     if input.numel() == 0 and (dim is None or input.shape[dim] == 0):  # an empty slice has no min or max
         raise ShapeError(f"aminmax: cannot reduce an empty tensor of shape {input.shape}")
     return MinMax(amin(input, dim, keepdim), amax(input, dim, keepdim))

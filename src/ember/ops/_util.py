@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import _creation
-from .._dtype import DType, bool_, get_default_dtype, int64, promote_types
-from .._errors import DivisionByZeroError, OutOfRangeError, ShapeError
+from .._dtype import DType, bool_, get_default_dtype, int64, promote_types, to_complex
+from .._errors import DivisionByZeroError, DTypeError, OutOfRangeError, ShapeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 
@@ -79,11 +79,13 @@ def scalar_dtype(value: Any) -> DType:
         return bool_
     if isinstance(value, int):
         return int64
+    if isinstance(value, complex):
+        return to_complex(get_default_dtype())
     return get_default_dtype()
 
 
 def check_scalar(op: str, value: Any) -> None:
-    if not isinstance(value, (int, float, bool)) and not hasattr(value, "dtype"):
+    if not isinstance(value, (int, float, complex)) and not hasattr(value, "dtype"):
         raise TypeError(f"{op}: expected a Tensor or a Python number, got {type(value).__name__}")
 
 
@@ -91,7 +93,8 @@ def promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
     """Type promotion, in one place: cast tensor operands to their common dtype.
 
     Python scalars are weak (PyTorch / NumPy 2): they never widen a tensor of their own kind; a float
-    scalar with an integer or bool tensor gives the default float, an int scalar with a bool tensor int64.
+    scalar with an integer or bool tensor gives the default float, an int scalar with a bool tensor int64;
+    a complex scalar makes a float tensor complex of its precision, an integer or bool one the default complex.
     """
     if a.__class__ is Tensor:  # fast paths: same dtype, or a float scalar with a float tensor
         if b.__class__ is Tensor:
@@ -107,12 +110,16 @@ def promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
         return (a if a.dtype is d else a.to(d)), (b if b.dtype is d else b.to(d))
     t, s = (a, b) if ta else (b, a)
     if not isinstance(s, (int, float)):
+        if isinstance(s, complex):
+            if t.dtype.kind != "c":
+                t = t.to(to_complex(t.dtype if t.dtype.kind == "f" else get_default_dtype()))
+            return (t, s) if ta else (s, t)
         if isinstance(s, (list, tuple)) or hasattr(s, "__array__"):
             s = _creation.tensor(s, device=t._backend)
             return promote(op, *((t, s) if ta else (s, t)))
         raise TypeError(f"{op}: expected a Tensor or a Python number, got {type(s).__name__}")
     kind = t.dtype.kind
-    if kind == "f":
+    if kind in "fc":
         pass
     elif isinstance(s, float):
         t = t.to(get_default_dtype())
@@ -210,6 +217,24 @@ def _check_int_divisor(name: str, a: Any, b: Any) -> None:
         raise DivisionByZeroError(f"{name}: integer division by zero")
 
 
+# Binary operators that order, round or take parts of real numbers: PyTorch refuses complex operands.
+_REAL_ONLY = frozenset({
+    "Copysign", "DivFloor", "DivTrunc", "DivTruncInt", "FloorDivide", "Fmax", "Fmin", "Fmod", "Heaviside", "Hypot",
+    "Logaddexp2", "Maximum", "Minimum", "Nextafter", "Remainder", "Xlogy", "Less", "LessEqual", "Greater",
+    "GreaterEqual",
+})  # fmt: skip
+
+
+def real_only(op: str, *xs: Any) -> None:
+    """Refuse complex tensors (or Python complex numbers) in an operator defined for real numbers only, with
+    PyTorch's error (a ``DTypeError``: both TypeError and RuntimeError)."""
+    for x in xs:
+        if (x.__class__ is Tensor and x._data.dtype in x._backend.complex_dtypes) or isinstance(x, complex):
+            what = x.dtype if isinstance(x, Tensor) else "a Python complex"
+            raise DTypeError(f"{op} is not supported for complex tensors (got {what}); take .real, .imag, "
+                             ".abs() or .angle() first")  # fmt: skip
+
+
 def _is_bool(x: Any) -> bool:
     return isinstance(x, bool) or (isinstance(x, Tensor) and x.dtype.kind == "b")
 
@@ -225,6 +250,8 @@ def _binary(cls: type[Op], a: Any, b: Any) -> Tensor:
         a, b = promote(cls.__name__.lower(), a, b)
         if cls.__name__ in _INT_DIVISIONS:
             _check_int_divisor(_INT_DIVISIONS[cls.__name__], a, b)
+        if cls.__name__ in _REAL_ONLY:
+            real_only(cls.__name__.lower(), a, b)
     try:
         return cls.apply(a, b)  # type: ignore[no-any-return]
     except (ValueError, RuntimeError) as e:  # NumPy: "cannot be broadcast"; torch: "must match the size"
@@ -266,10 +293,12 @@ def pointwise_op(
             return y
 
         def backward(self, g: Tensor) -> Any:
+            from ._pointwise_complex import cj
+
             ins = self.inputs or ()
             x = ins[0] if self.saves_inputs else None
             y = self.output() if self.saves_output else None
-            d = g * deriv(x, y, *ins[1:])  # type: ignore[misc]
+            d = g * cj(deriv(x, y, *ins[1:]))  # type: ignore[misc]  # the conjugate derivative for complex
             return (d,) + (None,) * (len(ins) - 1) if len(ins) > 1 else d
 
     _Op.__name__ = _Op.__qualname__ = "".join(p.capitalize() for p in name.split("_"))
@@ -277,12 +306,23 @@ def pointwise_op(
 
 
 def _unary(
-    name: str, fwd: Fwd, deriv: Deriv | None, *, uses: str = "x", floating: bool = True, kernel: bool = False
+    name: str,
+    fwd: Fwd,
+    deriv: Deriv | None,
+    *,
+    uses: str = "x",
+    floating: bool = True,
+    kernel: bool = False,
+    real: bool = False,
 ) -> Callable[..., Tensor]:
-    """Make an Op class and its public function for one elementwise operator."""
+    """Make an Op class and its public function for one elementwise operator (``real``: refuses complex)."""
     op = pointwise_op(name, fwd, deriv, uses, kernel)
 
     def fn(input: Tensor) -> Tensor:
+        if input.__class__ is Tensor and input._data.dtype in input._backend.float_dtypes:
+            return op.apply(input)  # type: ignore[no-any-return]
+        if real:
+            real_only(name, input)
         return op.apply(_float(input) if floating else input)  # type: ignore[no-any-return]
 
     fn.__name__ = fn.__qualname__ = name

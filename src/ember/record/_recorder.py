@@ -54,7 +54,8 @@ def _header(fmt: str, record: Record, precision: PrecisionSettings) -> dict[str,
 
 
 _ALIGN = 64
-_DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"}
+_DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64", "complex64",
+           "complex128"}  # fmt: skip
 
 
 def _host(t: Tensor) -> tuple[np.ndarray, bool]:

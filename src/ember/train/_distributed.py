@@ -42,12 +42,16 @@ class DistributedRun:
         self.ddp: Any = None
 
     @staticmethod
-    def start() -> DistributedRun | None:
+    def start(previous: DistributedRun | None = None) -> DistributedRun | None:
+        """The run for this ``fit`` (``previous``, with its DDP wrapper, when the group is the same), or None."""
         from .. import distributed as dist
 
         if not dist.is_initialized() or dist.get_world_size() < 2:
             return None
-        return DistributedRun(dist.get_rank(), dist.get_world_size())
+        rank, world = dist.get_rank(), dist.get_world_size()
+        if previous is not None and (previous.rank, previous.world) == (rank, world):
+            return previous
+        return DistributedRun(rank, world)
 
     @property
     def is_main(self) -> bool:

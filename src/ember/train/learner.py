@@ -302,7 +302,7 @@ class Learner:
             ) -> list[dict[str, float]]:  # fmt: skip
         """Train for ``epochs`` (counting epochs already done when resuming); return the per-epoch history."""
         start = 1
-        self._dist = DistributedRun.start()
+        self._dist = DistributedRun.start(self._dist)
         if self._dist is not None and self._steps is not None:
             raise ValueError("Learner: compile=True does not train in a process group yet (its captured step would "
                              "skip DistributedDataParallel's gradient averaging); use compile=False there")  # fmt: skip

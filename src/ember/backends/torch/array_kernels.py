@@ -34,6 +34,29 @@ class TorchArrayKernels:
     def erfinv(self, y: Any) -> Any:
         return _torch().erfinv(y)
 
+    # -- complex numbers ----------------------------------------------------------------------------
+    def make_complex(self, re: Any, im: Any) -> Any:
+        return _torch().complex(re, im)
+
+    def view_as_real(self, a: Any) -> Any:
+        return _torch().view_as_real(a)
+
+    def view_as_complex(self, a: Any) -> Any:
+        return _torch().view_as_complex(a)
+
+    # -- discrete Fourier transforms: aten's own primitives (pocketfft on the CPU, cuFFT on CUDA) ----------
+    @_no_grad
+    def fft_c2c(self, x: Any, dims: tuple[int, ...], norm: int, forward: bool) -> Any:
+        return _torch().ops.aten._fft_c2c(x, list(dims), norm, forward)
+
+    @_no_grad
+    def fft_r2c(self, x: Any, dims: tuple[int, ...], norm: int, onesided: bool) -> Any:
+        return _torch().ops.aten._fft_r2c(x, list(dims), norm, onesided)
+
+    @_no_grad
+    def fft_c2r(self, x: Any, dims: tuple[int, ...], norm: int, last_dim_size: int) -> Any:
+        return _torch().ops.aten._fft_c2r(x, list(dims), norm, last_dim_size)
+
     # -- linear algebra: torch.linalg's LAPACK/MAGMA kernels ------------------------------------------------
     @_no_grad
     def lu_factor(self, a: Any) -> tuple[Any, Any]:

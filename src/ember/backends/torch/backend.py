@@ -22,6 +22,7 @@ from .kernels import TorchKernels
 _TO_NATIVE: dict[DType, Any] = {d: getattr(torch, "bool" if d.name == "bool" else d.name) for d in ALL_DTYPES}
 _FROM_NATIVE: dict[Any, DType] = {v: k for k, v in _TO_NATIVE.items()}
 _FLOATS = frozenset(v for k, v in _TO_NATIVE.items() if k.is_floating_point)
+_COMPLEX = frozenset(v for k, v in _TO_NATIVE.items() if k.is_complex)
 
 
 def cuda_reason() -> str | None:
@@ -52,6 +53,8 @@ class TorchBackend(TorchKernels, TorchArrayKernels, Backend):
         self.xp = _torch_xp if d.type == "cpu" else _torch_xp.on_device(self.tdevice)
         self.array_type = torch.Tensor
         self.float_dtypes = _FLOATS
+        self.complex_dtypes = _COMPLEX
+        self.grad_dtypes = _FLOATS | _COMPLEX
 
     # -- arrays and dtypes -------------------------------------------------------------------
     def asarray(self, data: Any, dtype: DType | None = None) -> torch.Tensor:

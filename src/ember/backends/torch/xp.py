@@ -100,6 +100,9 @@ exp = torch.exp
 expm1 = torch.expm1
 exp2 = torch.exp2
 isreal = torch.isreal
+real, imag, angle = torch.real, torch.imag, torch.angle
+conj = conjugate = torch.conj_physical  # a new array, as NumPy's (torch.conj is a lazy view)
+iscomplexobj = torch.is_complex
 rint = torch.round
 fix = torch.trunc
 positive = torch.positive

@@ -26,7 +26,10 @@ def _key(p: Any) -> str:
 
 
 class ZeroRedundancyOptimizer:
-    """Wrap ``optimizer_class`` so that each rank of ``process_group`` holds the state of 1/world of ``params``."""
+    """Wrap ``optimizer_class`` so that each rank of ``process_group`` holds the state of 1/world of ``params``.
+
+    ``parameters_as_bucket_view`` (a memory layout choice in PyTorch) is accepted and changes nothing here.
+    """
 
     def __init__(
         self,

@@ -15,6 +15,7 @@ from ...ops._indexing import GetItem, IndexBackward, where
 from ...ops._indexing_view import _transpose
 from ...ops._other_math import einsum
 from ...ops._other_shape import repeat_interleave
+from ...ops._pointwise_complex import cj
 from ...ops._util import _float, index_out_of_range, size_of
 
 __all__ = [
@@ -39,8 +40,8 @@ class _Linear(BilinearOp):
         x, w, _ = self.inputs  # type: ignore[misc]
         e = self._edges or (None, None, None)
         g2 = g.reshape(-1, g.shape[-1])
-        gx = matmul(g, w) if e[0] is not None else None
-        gw = matmul(_transpose(g2, 0, 1), x.reshape(-1, x.shape[-1])) if e[1] is not None else None
+        gx = matmul(g, cj(w)) if e[0] is not None else None  # complex: the conjugates
+        gw = matmul(_transpose(g2, 0, 1), cj(x.reshape(-1, x.shape[-1]))) if e[1] is not None else None
         return gx, gw, (g2.sum(0) if e[2] is not None else None)
 
     def backward_arrays(self, g: Any) -> tuple[Any, Any, Any]:

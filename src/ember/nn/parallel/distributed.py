@@ -54,7 +54,9 @@ class DistributedDataParallel(Module):
     ``DistributedSampler``); after ``loss.backward()`` every rank holds the gradients averaged over all
     ranks, so identical optimizer steps keep the replicas identical. ``bucket_cap_mb`` sizes the buckets
     that are all-reduced while backward goes on; ``find_unused_parameters=True`` allows parameters that
-    some forward does not use (their gradient then stays as it is when no rank used them).
+    some forward does not use (their gradient then stays as it is when no rank used them). ``static_graph`` and
+    ``check_reduction`` are accepted for PyTorch's signature and change nothing: the reducer counts each
+    forward's own graph.
     """
 
     def __init__(

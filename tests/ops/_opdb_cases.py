@@ -1,0 +1,159 @@
+"""PyTorch's own operator database (``op_db``) sample inputs, with PyTorch's outputs and gradients, for Ember's tests.
+
+Importing ``op_db`` takes 15-50 s, so the cases of each family are built once per torch version and kept in the
+temp folder (a pickle this test suite wrote itself). ``cases(prefixes)`` returns, per OpInfo name, a list of
+``Case``: the sample's input and args (arrays), kwargs, PyTorch's float64 outputs, and the gradients of the sum of
+its floating outputs with respect to every floating input (None where PyTorch gives none or fails). A complex
+output counts as the sum of its real and imaginary parts (``view_as_real``), so complex inputs and outputs get
+gradients too (PyTorch's conjugate convention). ``dtypes`` picks the samples' dtypes (complex ones only for OpInfos
+that list them); each case records its dtype.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+from typing import Any, NamedTuple
+
+import numpy as np
+
+MAX_SAMPLES = 10  # per OpInfo: the first ones (op_db orders them from small to edge cases)
+
+
+class Arr(NamedTuple):
+    """A tensor argument: its values and whether PyTorch's sample asked for its gradient."""
+
+    value: np.ndarray
+    grad: bool
+
+
+class Case(NamedTuple):
+    name: str
+    index: int
+    inputs: list[Any]  # the sample's input then args (Arr, numbers, tuples ...)
+    kwargs: dict[str, Any]
+    outputs: list[Any] | None  # numpy arrays (or numbers) of PyTorch's result; None when PyTorch raised
+    grads: list[np.ndarray | None] | None  # per Arr input, d(sum of float outputs)/d input
+    error: str | None
+    dtype: str = "float64"  # the dtype op_db made the sample in
+
+
+def _to_plain(torch: Any, x: Any) -> Any:
+    if isinstance(x, torch.Tensor):
+        return Arr(x.detach().cpu().numpy().copy(), bool(x.requires_grad))
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_plain(torch, v) for v in x)
+    if isinstance(x, torch.dtype):
+        return str(x).replace("torch.", "")
+    return x
+
+
+def _flat_outputs(torch: Any, out: Any) -> list[Any]:
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        res = []
+        for o in out:
+            res.extend(_flat_outputs(torch, o))
+        return res
+    return [out]
+
+
+def _build(torch: Any, prefixes: tuple[str, ...], dtypes: tuple[str, ...] = ("float64",)) -> dict[str, list[Case]]:
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    out: dict[str, list[Case]] = {}
+    for info in op_db:
+        if not info.name.startswith(prefixes) or info.variant_test_name:
+            continue
+        cases: list[Case] = []
+        for dtype_name in dtypes:
+            dtype = getattr(torch, dtype_name)
+            if dtype.is_complex and dtype not in info.supported_dtypes("cpu"):
+                continue
+            cases.extend(_build_info(torch, info, dtype, len(cases)))
+        if cases:
+            out[info.name] = cases
+    return out
+
+
+def _build_info(torch: Any, info: Any, dtype: Any, first: int) -> list[Case]:
+    """The cases of one OpInfo's samples in ``dtype`` (indices from ``first``)."""
+    try:
+        samples = list(info.sample_inputs("cpu", dtype, requires_grad=info.supports_autograd))
+    except Exception:  # an OpInfo whose samples need a feature this build lacks
+        return []
+    dname = str(dtype).replace("torch.", "")
+    cases = []
+    for i, s in enumerate(samples[:MAX_SAMPLES], start=first):
+        inputs = [s.input, *s.args]
+        plain_in = [_to_plain(torch, v) for v in inputs]
+        try:
+            res = _flat_outputs(torch, info.op(s.input, *s.args, **s.kwargs))
+        except Exception as e:
+            cases.append(Case(info.name, i, plain_in, _to_plain(torch, s.kwargs), None, None, str(e)[:200], dname))
+            continue
+        outputs = [r.detach().resolve_conj().numpy().copy() if isinstance(r, torch.Tensor) else r for r in res]
+        leaves = [v for v in inputs if isinstance(v, torch.Tensor) and v.requires_grad]
+        grads: list[Any] | None = None
+        floats = [r for r in res if isinstance(r, torch.Tensor) and r.requires_grad]
+        if leaves and floats:
+            try:
+                total = sum((torch.view_as_real(r) if r.is_complex() else r).sum() for r in floats)
+                gs = torch.autograd.grad(total, leaves, allow_unused=True)
+                it = iter(gs)
+                grads = [
+                    (None if (g := next(it)) is None else g.resolve_conj().numpy().copy())
+                    if isinstance(v, torch.Tensor) and v.requires_grad
+                    else None
+                    for v in inputs
+                ]
+            except Exception:
+                grads = None
+        cases.append(Case(info.name, i, plain_in, _to_plain(torch, s.kwargs), outputs, grads, None, dname))
+    return cases
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, Arr):
+        return ("__arr__", x.value, x.grad)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_plain(v) for v in x) if not hasattr(x, "_fields") else tuple(_plain(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    return x
+
+
+def _unplain(x: Any) -> Any:
+    if isinstance(x, tuple) and len(x) == 3 and x[0] == "__arr__":
+        return Arr(x[1], x[2])
+    if isinstance(x, (list, tuple)):
+        return type(x)(_unplain(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _unplain(v) for k, v in x.items()}
+    return x
+
+
+def _plain_case(c: Case) -> tuple[Any, ...]:
+    return (c.name, c.index, _plain(c.inputs), _plain(c.kwargs), c.outputs, c.grads, c.error, c.dtype)
+
+
+def cases(prefixes: tuple[str, ...], tag: str, dtypes: tuple[str, ...] = ("float64",)) -> dict[str, list[Case]]:
+    """The cached cases of the OpInfos whose names start with ``prefixes``, in ``dtypes`` (built on first use)."""
+    import torch
+
+    path = os.path.join(tempfile.gettempdir(), f"ember-opdb-{tag}-{torch.__version__}-{MAX_SAMPLES}.pkl")
+    try:
+        with open(path, "rb") as f:
+            raw = pickle.load(f)  # a cache this test suite wrote (plain tuples, dicts, arrays)
+        return {k: [Case(c[0], c[1], _unplain(c[2]), _unplain(c[3]), *c[4:]) for c in v] for k, v in raw.items()}
+    except (OSError, EOFError, pickle.UnpicklingError, TypeError, ValueError):
+        pass
+    built = _build(torch, prefixes, dtypes)
+    result = built
+    tmp = f"{path}.{os.getpid()}"
+    with open(tmp, "wb") as f:  # plain tuples: no class of this module is pickled
+        pickle.dump({k: [_plain_case(c) for c in v] for k, v in built.items()}, f)
+    os.replace(tmp, path)
+    return result

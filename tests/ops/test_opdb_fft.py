@@ -1,0 +1,75 @@
+"""PyTorch's operator database, ``fft.*``: every OpInfo's first samples in float64 and complex128 run through Ember,
+outputs and gradients (of the sum of the outputs' real and imaginary parts) compared with PyTorch's. Known deviations
+are listed with their reasons; the test fails on any other mismatch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("expecttest")  # op_db imports it
+
+from ._opdb_cases import Arr, Case, cases  # noqa: E402
+
+ALL = cases(("fft.",), "fft", ("float64", "complex128"))
+
+#: (OpInfo name, sample index) -> why the sample is not run
+DEVIATIONS: dict[tuple[str, int], str] = {}
+
+
+def _ember(x):
+    if isinstance(x, Arr):
+        t = ember.tensor(x.value)
+        return t.requires_grad_(True) if x.grad and (t.dtype.is_floating_point or t.dtype.is_complex) else t
+    if isinstance(x, list):
+        return [_ember(v) for v in x]
+    if isinstance(x, tuple):
+        return tuple(_ember(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _ember(v) for k, v in x.items()}
+    return x
+
+
+def _run(c: Case):
+    fn = getattr(ember.fft, c.name.split(".", 1)[1])
+    inputs, kwargs = _ember(c.inputs), _ember(c.kwargs)
+    if c.outputs is None:  # PyTorch refused this sample: Ember must refuse it too
+        with pytest.raises(Exception):  # noqa: B017 - any clear error; PyTorch's types vary
+            fn(*inputs, **kwargs)
+        return
+    out = fn(*inputs, **kwargs)
+    (want,) = c.outputs
+    got = out.detach().numpy()
+    assert got.shape == want.shape, f"shape {got.shape} != PyTorch's {want.shape}"
+    assert got.dtype == want.dtype, f"dtype {got.dtype} != PyTorch's {want.dtype}"
+    np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9, err_msg="output")
+    leaves = [(i, x) for i, x in enumerate(inputs) if isinstance(x, ember.Tensor) and x.requires_grad]
+    if c.grads is None or not leaves or not out.requires_grad:
+        return
+    total = (ember.view_as_real(out) if out.dtype.is_complex else out).sum()
+    gs = ember.autograd.grad(total, [x for _, x in leaves], allow_unused=True)
+    for (i, x), g in zip(leaves, gs, strict=True):
+        if c.grads[i] is None:
+            continue
+        got_g = np.zeros(x.shape) if g is None else g.numpy()
+        np.testing.assert_allclose(got_g, c.grads[i], rtol=1e-6, atol=1e-8, err_msg=f"grad of input {i}")
+
+
+def test_every_fft_opinfo_is_covered():
+    names = {n.split(".", 1)[1] for n in ALL}
+    assert names == set(ember.fft.__all__) - {"fftfreq", "rfftfreq"}, names ^ set(ember.fft.__all__)
+    assert any(c.dtype == "complex128" for cs in ALL.values() for c in cs)
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_opinfo(name):
+    for c in ALL[name]:
+        if (name, c.index) in DEVIATIONS:
+            continue
+        try:
+            _run(c)
+        except AssertionError as e:
+            raise AssertionError(f"{name} sample {c.index} ({c.dtype}): {e}") from None
