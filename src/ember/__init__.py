@@ -206,6 +206,7 @@ __all__ = [
     "distributions",
     "fft",
     "linalg",
+    "signal",
     "sparse",
     "sparse_coo_tensor",
     "spmm",
@@ -213,7 +214,7 @@ __all__ = [
 ]
 
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
-from . import data, distributions, fft, linalg, optim, record, sparse, train  # noqa: E402
+from . import data, distributions, fft, linalg, optim, record, signal, sparse, train  # noqa: E402
 from . import masked, multiprocessing, serialization, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402

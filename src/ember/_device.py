@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._errors import DeviceError
+
 __all__ = ["device"]
 
 
@@ -32,12 +34,15 @@ class device:  # noqa: N801 - PyTorch's name
         text = str(spec)
         kind, _, idx = text.partition(":")
         if kind not in ("cpu", "cuda"):
-            from ._errors import DeviceError
-
-            raise DeviceError(f"unknown device {text!r}; expected 'cpu', 'cuda' or 'cuda:N'")
+            known = kind in ("mps", "xla", "xpu", "meta", "hip", "ipu", "hpu", "mtia", "vulkan", "privateuseone")
+            raise DeviceError(
+                f"device {text!r} is not supported by Ember; it has 'cpu', 'cuda' and 'cuda:N'"
+                if known
+                else f"unknown device {text!r}; expected 'cpu', 'cuda' or 'cuda:N'"
+            )
         if idx:
             if not idx.isdigit():
-                raise ValueError(f"bad device index in {text!r}; expected 'cuda:N' with N >= 0")
+                raise DeviceError(f"bad device index in {text!r}; expected 'cuda:N' with N >= 0")
             index = int(idx)
         if kind == "cuda" and index is None:
             index = 0

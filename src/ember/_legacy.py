@@ -72,6 +72,9 @@ def _build(dtype: DType, args: tuple[Any, ...], device: Any, op: str) -> Tensor:
         return empty(*shape, dtype=dtype, device=device)
     if len(args) != 1:
         raise TypeError(f"{op}(): expected one sequence of data or integer sizes, got {len(args)} arguments")
+    if isinstance(args[0], (float, complex, builtins.bool)):  # PyTorch: data must be a sequence (2.5 is no size)
+        raise TypeError(f"{op}(): data must be a sequence or integer sizes, got {type(args[0]).__name__} "
+                        f"{args[0]!r}; ember.tensor({args[0]!r}) makes a 0-d tensor")  # fmt: skip
     return tensor(args[0], dtype=dtype, device=device)
 
 

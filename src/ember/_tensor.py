@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import types
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -11,7 +12,7 @@ import numpy as np
 
 from ._device import device as _device_cls
 from ._dtype import DType, as_dtype, get_default_dtype
-from ._errors import ShapeError
+from ._errors import DeviceError, DTypeError, ShapeError
 
 __all__ = ["Tensor"]
 
@@ -32,13 +33,13 @@ class Tensor:
         "_backend",
         "_creator",
         "_data",
+        "_grad",
         "_hooks",
         "_out_idx",
+        "_requires_grad",
         "_retain",
         "_vcl",
         "_view",
-        "grad",
-        "requires_grad",
     )
     __array_priority__ = 1000  # numpy defers ``ndarray + Tensor`` to Tensor.__radd__
     #: set once any non-leaf tensor is detached in place: backward then checks saved inputs for it
@@ -52,8 +53,8 @@ class Tensor:
 
         data, dtype = tensor_init_args(data, sizes, dtype)
         self._data, self._backend = _to_array(data, dtype, device)
-        self.requires_grad = False
-        self.grad: Tensor | None = None
+        self._requires_grad = False
+        self._grad: Tensor | None = None
         self._creator: Any = None
         self._out_idx = 0
         self._vcl: list[int] | None = None
@@ -68,8 +69,8 @@ class Tensor:
         t = object.__new__(cls)
         t._data = data
         t._backend = backend
-        t.requires_grad = False
-        t.grad = None
+        t._requires_grad = False
+        t._grad = None
         t._creator = None
         t._out_idx = 0
         t._vcl = None
@@ -252,7 +253,7 @@ class Tensor:
 
     def numpy(self) -> np.ndarray:
         """The values as a NumPy array (shares memory on the CPU backend; refuses a tensor needing grad)."""
-        if self.requires_grad:
+        if self._requires_grad:
             raise RuntimeError("numpy(): call .detach().numpy() on a tensor that requires grad")
         return np.asarray(self._backend.to_numpy(self._data))
 
@@ -387,20 +388,70 @@ class Tensor:
         if self._creator is not None:
             Tensor._detached_nonleaf = True  # backward checks the saved inputs from now on
         self._creator = None
-        self.requires_grad = False
+        self._requires_grad = False
         return self
 
     # -- autograd ----------------------------------------------------------------------------------
-    def requires_grad_(self, requires_grad: _bool = True) -> Tensor:
-        """Mark a leaf tensor to collect gradients (floating and complex dtypes only)."""
-        if requires_grad and self._data.dtype not in self._backend.grad_dtypes:
+    @property
+    def requires_grad(self) -> _bool:
+        """Whether gradients flow to this tensor; settable on leaves only (floating dtypes), as in PyTorch."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: _bool) -> None:
+        if self._creator is not None:
             raise RuntimeError(
+                f"requires_grad = {value}: you can only change requires_grad of leaf tensors; this one was computed "
+                "(its grad_fn is set): use .detach() for a tensor that does not require grad"
+            )
+        if value and self._data.dtype not in self._backend.grad_dtypes:
+            raise DTypeError(
                 f"only Tensors of floating point and complex dtype can require gradients, got {self.dtype}"
             )
-        if not requires_grad and self._creator is not None:
-            raise RuntimeError("requires_grad_(False) on a non-leaf tensor; use detach() instead")
-        self.requires_grad = requires_grad
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: _bool = True) -> Tensor:
+        """Mark a leaf tensor to collect gradients (floating and complex dtypes only); True on a computed tensor
+        is a no-op, False on one is refused (as in PyTorch)."""
+        if not (requires_grad and self._creator is not None):
+            self.requires_grad = requires_grad
         return self
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient accumulated by ``backward`` (leaves, and tensors that ``retain_grad()``).
+
+        Reading it on a non-leaf tensor that does not retain its gradient warns, as PyTorch does (it is
+        always None there); assigning one checks it is a Tensor of this tensor's shape, dtype and device.
+        """
+        g = self._grad
+        if g is None and self._creator is not None and not self._retain:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed: it is not filled by "
+                "backward(). Call .retain_grad() on it to keep its gradient, or use the leaf tensor it was "
+                "computed from.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return g
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            kind = type(self).__name__
+            noun = "parameter" if kind == "Param" else "tensor"
+            if not isinstance(value, Tensor):
+                raise TypeError(f"{kind}.grad: expected a Tensor or None, got {type(value).__name__}")
+            if value.shape != self.shape:
+                raise ShapeError(f"{kind}.grad: assigned a gradient of shape {tuple(value.shape)} to a {noun} of "
+                                 f"shape {tuple(self.shape)}")  # fmt: skip
+            if value.dtype != self.dtype:
+                raise DTypeError(f"{kind}.grad: assigned a gradient of dtype {value.dtype} to a {noun} of dtype "
+                                 f"{self.dtype}")  # fmt: skip
+            if value._backend is not self._backend:
+                raise DeviceError(f"{kind}.grad: assigned a gradient on {value.device} ({value._backend.name} "
+                                  f"backend) to a {noun} on {self.device} ({self._backend.name} backend)")  # fmt: skip
+        self._grad = value
 
     def retain_grad(self) -> None:
         """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
@@ -639,8 +690,12 @@ def _is_device(a: Any) -> _bool:
     """A device given to ``to()``: a device, a device string, a Backend, or a torch.device."""
     if isinstance(a, _device_cls):
         return True
-    if isinstance(a, str):
-        return a.split(":")[0] in ("cpu", "cuda")
+    if isinstance(a, str):  # a dtype's name, else a device (an unknown one is then refused as a device)
+        try:
+            as_dtype(a)
+        except (TypeError, ValueError):
+            return True
+        return False
     from .backends import Backend
 
     return isinstance(a, Backend) or (a.__class__.__name__ == "device" and hasattr(a, "type"))

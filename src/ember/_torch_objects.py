@@ -276,11 +276,22 @@ def _construct(cls: type, attrs: dict[str, Any], tensors: dict[str, Any]) -> Any
         return None
 
 
+def _head(file: Any) -> bytes:
+    """The first 4 bytes of a path or a seekable binary file."""
+    if hasattr(file, "read"):
+        file.seek(0)
+        return bytes(file.read(4))
+    with open(file, "rb") as f:
+        return f.read(4)
+
+
 def load_torch_archive(file: Any, source: str, weights_only: bool, place: Any = None) -> Any:
     """The object in a ``torch.save`` zip archive, with Ember tensors; ``place(tensor, saved_device)`` moves each."""
     try:
         archive = zipfile.ZipFile(file)
-    except zipfile.BadZipFile:
+    except (zipfile.BadZipFile, OSError, EOFError):
+        if _head(file) == b"PK\x03\x04":  # it starts as a zip: its directory (at the end) is cut or damaged
+            raise RecordError(f"{source}: truncated or corrupt: not a complete zip archive") from None
         raise RecordError(f"{source}: not a PyTorch zip archive") from None
     with archive:
         pkl = [n for n in archive.namelist() if n.endswith("/data.pkl") or n == "data.pkl"]
@@ -294,4 +305,4 @@ def load_torch_archive(file: Any, source: str, weights_only: bool, place: Any = 
             raise
         except (pickle.UnpicklingError, EOFError, KeyError, zipfile.BadZipFile, ValueError, IndexError,
                 TypeError) as e:  # fmt: skip
-            raise RecordError(f"{source}: corrupted PyTorch archive ({type(e).__name__}: {e})") from None
+            raise RecordError(f"{source}: truncated or corrupt PyTorch archive ({type(e).__name__}: {e})") from None

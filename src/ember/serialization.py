@@ -134,6 +134,9 @@ def _decode(data: bytes, source: str, weights_only: bool, place: Callable[[Tenso
     """A Record (Ember formats) or the object of a PyTorch file, by the file's first bytes."""
     if not data:
         raise RecordError(f"{source}: empty file")
+    if len(data) < 16:  # every file Ember or PyTorch writes is longer
+        raise RecordError(f"{source}: truncated or corrupt: only {len(data)} bytes, too short for an Ember or "
+                          f"PyTorch file (it starts with bytes {data[:8]!r})")  # fmt: skip
     head = data[:16]
     if head.startswith(b"PK\x03\x04"):
         return _Archive(load_torch_archive(io.BytesIO(data), source, weights_only, place))

@@ -44,6 +44,8 @@ def _to_plain(torch: Any, x: Any) -> Any:
         return Arr(x.detach().cpu().numpy().copy(), bool(x.requires_grad))
     if isinstance(x, (list, tuple)):
         return type(x)(_to_plain(torch, v) for v in x)
+    if isinstance(x, dict):  # keyword arguments may hold tensors (istft's window)
+        return {k: _to_plain(torch, v) for k, v in x.items()}
     if isinstance(x, torch.dtype):
         return str(x).replace("torch.", "")
     return x

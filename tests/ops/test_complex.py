@@ -315,3 +315,34 @@ def test_save_load_complex(tmp_path):
     back = ember.load(p)
     assert back["z"].dtype is ember.complex128 and back["w"].dtype is ember.complex64
     np.testing.assert_array_equal(back["z"].numpy(), z.numpy())
+
+
+def test_complex_grad_ops_names_real_operators():
+    """Every name in the list of complex-safe operators is an operator class that exists (no stale entries)."""
+    from ember.autograd._function import COMPLEX_GRAD_OPS, Function
+
+    names, todo = set(), [Function]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            names.add(sub.__name__)
+            todo.append(sub)
+    assert not COMPLEX_GRAD_OPS - names, sorted(COMPLEX_GRAD_OPS - names)
+
+
+@pytest.mark.parametrize(
+    "name,fn",
+    [
+        ("inv", lambda a: ember.linalg.inv(a)),
+        ("solve", lambda a: ember.linalg.solve(a, a[:, :1])),
+        ("det", lambda a: ember.linalg.det(a)),
+        ("svd", lambda a: ember.linalg.svd(a)[1]),
+        ("relu", lambda a: ember.nn.functional.relu(a)),
+    ],
+)
+def test_unverified_ops_refuse_complex_gradients(name, fn):
+    """An operator whose complex gradient is not tested against PyTorch refuses to record one (it used to give
+    a silently wrong gradient for inv/solve/det); without grad the forward still runs where it is defined."""
+    a = ember.tensor(c(3, 3) + 3 * np.eye(3), requires_grad=True)
+    with pytest.raises(TypeError, match="complex"):
+        out = fn(a)
+        (out.abs() if out.dtype.is_complex else out).sum().backward()

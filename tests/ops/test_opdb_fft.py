@@ -1,6 +1,6 @@
-"""PyTorch's operator database, ``fft.*``: every OpInfo's first samples in float64 and complex128 run through Ember,
-outputs and gradients (of the sum of the outputs' real and imaginary parts) compared with PyTorch's. Known deviations
-are listed with their reasons; the test fails on any other mismatch."""
+"""PyTorch's operator database, ``fft.*``, ``stft``/``istft`` and ``signal.windows.*``: every OpInfo's first samples in
+float64 and complex128 run through Ember, outputs and gradients (of the sum of the outputs' real and imaginary parts)
+compared with PyTorch's. Known deviations are listed with their reasons; the test fails on any other mismatch."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ pytest.importorskip("expecttest")  # op_db imports it
 
 from ._opdb_cases import Arr, Case, cases  # noqa: E402
 
-ALL = cases(("fft.",), "fft", ("float64", "complex128"))
+ALL = cases(("fft.", "stft", "istft", "signal.windows."), "spectral", ("float64", "complex128"))
 
 #: (OpInfo name, sample index) -> why the sample is not run
 DEVIATIONS: dict[tuple[str, int], str] = {}
@@ -30,11 +30,21 @@ def _ember(x):
         return tuple(_ember(v) for v in x)
     if isinstance(x, dict):
         return {k: _ember(v) for k, v in x.items()}
+    if isinstance(x, str) and x in ("float32", "float64", "complex64", "complex128"):
+        return getattr(ember, x)
     return x
 
 
+def _fn(name):
+    if name.startswith("fft."):
+        return getattr(ember.fft, name[4:])
+    if name.startswith("signal.windows."):
+        return getattr(ember.signal.windows, name[len("signal.windows.") :])
+    return getattr(ember, name)
+
+
 def _run(c: Case):
-    fn = getattr(ember.fft, c.name.split(".", 1)[1])
+    fn = _fn(c.name)
     inputs, kwargs = _ember(c.inputs), _ember(c.kwargs)
     if c.outputs is None:  # PyTorch refused this sample: Ember must refuse it too
         with pytest.raises(Exception):  # noqa: B017 - any clear error; PyTorch's types vary
@@ -58,13 +68,19 @@ def _run(c: Case):
         np.testing.assert_allclose(got_g, c.grads[i], rtol=1e-6, atol=1e-8, err_msg=f"grad of input {i}")
 
 
-def test_every_fft_opinfo_is_covered():
-    names = {n.split(".", 1)[1] for n in ALL}
+def test_every_spectral_opinfo_is_covered():
+    names = {n[4:] for n in ALL if n.startswith("fft.")}
     assert names == set(ember.fft.__all__) - {"fftfreq", "rfftfreq"}, names ^ set(ember.fft.__all__)
+    windows = {n[len("signal.windows.") :] for n in ALL if n.startswith("signal.windows.")}
+    assert windows == set(ember.signal.windows.__all__), windows ^ set(ember.signal.windows.__all__)
+    assert "stft" in ALL and "istft" in ALL
     assert any(c.dtype == "complex128" for cs in ALL.values() for c in cs)
 
 
 @pytest.mark.parametrize("name", sorted(ALL))
+@pytest.mark.filterwarnings("ignore:A window was not provided:UserWarning")  # stft's, in both libraries
+@pytest.mark.filterwarnings("ignore:The length of signal is shorter:UserWarning")  # istft's, in both libraries
+@pytest.mark.filterwarnings("ignore:stft with return_complex=False is deprecated:UserWarning")
 def test_opinfo(name):
     for c in ALL[name]:
         if (name, c.index) in DEVIATIONS:

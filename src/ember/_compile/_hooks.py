@@ -178,7 +178,8 @@ def install(tr: Tracer) -> None:
         if param is not None:
             classes.append(param.Param)
         for cls in classes:
-            _swap(cls, "grad", _grad_property(vars(cls)["grad"], cls))
+            if "grad" in vars(cls):  # a subclass without its own ``grad`` uses Tensor's (already swapped)
+                _swap(cls, "grad", _grad_property(vars(cls)["grad"], cls))
         for name in _READS:
             _swap(Tensor, name, _read_method(name, vars(Tensor)[name]))
         from .._creation import Generator

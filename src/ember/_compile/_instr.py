@@ -17,7 +17,7 @@ from .._tensor import Tensor
 __all__ = ["Ref", "TRef", "LiveRng", "Instr", "set_grad", "review", "tensors_in", "refs_in"]
 
 _DATA: Any = Tensor.__dict__["_data"]
-_GRAD: Any = Tensor.__dict__["grad"]
+_GRAD: Any = Tensor.__dict__["_grad"]  # the raw slot behind the checked ``grad`` property
 
 
 class Ref:

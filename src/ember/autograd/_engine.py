@@ -163,7 +163,7 @@ def _run(
             _refresh_view(r)
         c = r._creator
         if c is None:
-            if r.requires_grad:
+            if r._requires_grad:
                 if r._hooks:
                     g = _run_hooks(r._hooks, g)
                 on_leaf(r, g)
@@ -249,7 +249,7 @@ def _run(
                 if e.__class__ is tuple:
                     c, i = e
                     if c is None:
-                        if not i.requires_grad:  # detached in place since: it collects nothing
+                        if not i._requires_grad:  # detached in place since: it collects nothing
                             continue
                         if arrays:
                             g = _wrap(g, i._backend)  # the input's backend (ToDevice changes it)
@@ -328,7 +328,7 @@ def _output_hooks(node: Any, grads: list[Any], create_graph: bool, backend: Any)
             g = _run_hooks(t._hooks, g)
             grads[i] = g if backend is None else g._data
         if t._retain:
-            t.grad = g if create_graph else g.detach()
+            t._grad = g if create_graph else g.detach()
 
 
 def _run_hooks(hooks: list[Callable[[Tensor], Any]], g: Tensor) -> Tensor:
@@ -344,7 +344,7 @@ def _root_grads(roots: Sequence[Tensor], grads: Sequence[Any], op: str) -> list[
     for r, g in zip(roots, grads, strict=True):
         if not isinstance(r, Tensor):
             raise TypeError(f"{op}: expected Tensors, got {type(r).__name__}")
-        if not r.requires_grad:
+        if not r._requires_grad:
             raise RuntimeError(
                 f"{op}: tensor of shape {r.shape} does not require grad and has no grad_fn "
                 "(made under no_grad? requires_grad=True forgotten on the inputs? or a gradient computed without "
@@ -394,7 +394,7 @@ def backward(
                     g = g.clone().contiguous()
                 else:
                     xp = leaf._backend.xp
-                    arr = xp.ascontiguousarray(g._data)
+                    arr = g._data if g._data.ndim == 0 else xp.ascontiguousarray(g._data)  # (NumPy's is >= 1-d)
                     be = leaf._backend
                     g = Tensor._make(be.xp.copy(arr) if arr is g._data or id(arr) in seen else arr, be)
             leaf.grad = g

@@ -15,6 +15,7 @@ import traceback
 import weakref
 from typing import Any
 
+from .._errors import DTypeError
 from .._tensor import Tensor
 from ._grad_mode import STATE
 
@@ -48,7 +49,7 @@ def _edges_of(args: tuple[Any, ...]) -> tuple[list[Any], int, Any]:
         if isinstance(a, Tensor):
             if a._vcl and a._vcl[0]:
                 zero = False
-            if a.requires_grad:
+            if a._requires_grad:
                 c = a._creator
                 if c is None:
                     edges.append((None, a))
@@ -130,7 +131,7 @@ class Function:
                     backend = b
                 if a._view is not None and a._view[2] != a._vcl[0]:  # type: ignore[index]
                     _refresh_view(a)
-                if a.requires_grad:
+                if a._requires_grad:
                     needs_grad = True
                 arrays.append(a._data)
             else:
@@ -157,8 +158,8 @@ class Function:
         r = _new_tensor(Tensor)
         r._data = out
         r._backend = backend
-        r.requires_grad = False
-        r.grad = r._creator = r._hooks = r._view = r._vcl = None
+        r._requires_grad = False
+        r._grad = r._creator = r._hooks = r._view = r._vcl = None
         r._out_idx = 0
         r._retain = False
         if needs_grad and cls.differentiable:
@@ -171,11 +172,11 @@ class Function:
                 if cls.saves_inputs:
                     fn._versions = versions
                 if out.dtype in backend.float_dtypes:
-                    r.requires_grad = True
+                    r._requires_grad = True
                     r._creator = fn
                 elif out.dtype in backend.complex_dtypes:
                     fn.__class__ = complex_node_class(cls)
-                    r.requires_grad = True
+                    r._requires_grad = True
                     r._creator = fn
                 if cls.saves_output:
                     r._vcl = vc = [0]
@@ -224,7 +225,7 @@ class Function:
             self._versions = versions
         for i, r in enumerate(results):
             if r._data.dtype in r._backend.grad_dtypes:
-                r.requires_grad = True
+                r._requires_grad = True
                 r._creator = self
                 r._out_idx = i
                 if cls._array_io and r._data.dtype in r._backend.complex_dtypes:
@@ -306,7 +307,7 @@ class Function:
         if t is None:
             t = Tensor._make(self.backend.asarray(self._outs[i]), self.backend)
             t._vc = self._out_vcs[i]
-            t.requires_grad = True
+            t._requires_grad = True
             t._creator = self
             t._out_idx = i
         return t
@@ -363,6 +364,27 @@ class Function:
 
 _COMPLEX_NODES: dict[type[Function], type[Function]] = {}
 
+#: Operators whose gradients are right for complex tensors: tested against PyTorch on complex inputs
+#: (``tests/ops/test_complex.py``), or operators that only move, copy or sum values. Any other operator with a
+#: complex result refuses to record a gradient (a clear error, never a silently wrong gradient); its forward
+#: still runs under ``no_grad``. An operator joins this set together with its test against PyTorch.
+COMPLEX_GRAD_OPS = frozenset({
+    # pointwise arithmetic and transcendental functions (``pointwise_op`` conjugates each derivative)
+    "Acos", "Acosh", "Add", "Asin", "Asinh", "Atan", "Atanh", "Cos", "Cosh", "Div", "Exp", "Exp2", "Expm1", "Log",
+    "Log10", "Log1p", "Log2", "Logaddexp", "Mul", "Neg", "Pow", "Reciprocal", "Rsqrt", "Sigmoid", "Sin", "Sinh",
+    "Sqrt", "Square", "Sub", "Tan", "Tanh",
+    # parts, magnitude and phase
+    "Abs", "Angle", "Complex", "ConjPhysical", "Imag", "Polar", "Real", "Sgn", "ViewAsComplex", "ViewAsReal",
+    # reductions and products
+    "CumProd", "CumSum", "Einsum", "MatMul", "Mean", "Norm2", "Sum", "VectorNorm", "_Linear",
+    # Fourier transforms (tests/ops/test_fft.py)
+    "FftC2C", "FftC2R", "FftR2C",
+    # moving, copying and selecting values
+    "AsView", "Cast", "Cat", "Clone", "Contiguous", "CopySlices", "Diagonal", "DiagonalBackward", "Expand", "Flip",
+    "GetItem", "IndexBackward", "IndexPut", "Pad", "PadBackward", "Permute", "Reshape", "Roll", "Split",
+    "ToDevice", "ViewOp", "Where", "_Replay", "_Scatter", "_ScatterAdd", "_Tri", "_ZeroRegion",
+})  # fmt: skip
+
 
 def complex_node_class(cls: type[Function]) -> type[Function]:
     """The class of a node of ``cls`` with a complex output: its gradients go through ``backward`` (on Tensors).
@@ -374,6 +396,11 @@ def complex_node_class(cls: type[Function]) -> type[Function]:
     """
     c = _COMPLEX_NODES.get(cls)
     if c is None:
+        if cls.__name__ not in COMPLEX_GRAD_OPS and cls._array_io:
+            raise DTypeError(
+                f"{cls.__name__}: gradients through complex tensors are not supported for this operator yet "
+                "(its forward runs under no_grad); see ember.autograd.COMPLEX_GRAD_OPS for those that are"
+            )
         if getattr(cls, "complex_arrays", False) or cls.backward is Function.backward or cls.backward_arrays is None:
             c = cls
         else:
@@ -387,7 +414,7 @@ def record_node(node: Function, inputs: tuple[Any, ...], out: Tensor) -> None:
     """Record ``node`` (built by hand, its forward already done) as the creator of ``out``."""
     node.inputs = inputs
     node._edges, node.generation, _ = _edges_of(inputs)
-    out._creator, out._out_idx, out.requires_grad = node, 0, True
+    out._creator, out._out_idx, out._requires_grad = node, 0, True
 
 
 class Op(Function):

@@ -43,7 +43,7 @@ def _refresh_view(t: Tensor) -> None:
     if base._view is not None:  # never: make_view always points at the root base
         raise AssertionError("a view's base is itself a view")
     t._view = (base, replay, t._vc[0])
-    if base.requires_grad:
+    if base._requires_grad:
         node = AsView.__new__(AsView)
         node.backend = base._backend
         node.replay, node.shape, node.dtype = replay, base._data.shape, base._data.dtype
@@ -51,14 +51,14 @@ def _refresh_view(t: Tensor) -> None:
         if t._retain or t._hooks:
             node._ref_output(t)
     else:
-        t._creator, t.requires_grad = None, False
+        t._creator, t._requires_grad = None, False
 
 
 def rebase_through_view(t: Tensor, r: Tensor) -> None:
     """After ``r``'s value was written into view ``t``: the base's new history, then ``t``'s."""
     base, replay, _ = t._view
     old = Tensor._make(base._data, base._backend)  # the base's previous version (no values are saved)
-    old.requires_grad, old._creator, old._out_idx = base.requires_grad, base._creator, base._out_idx
+    old._requires_grad, old._creator, old._out_idx = base._requires_grad, base._creator, base._out_idx
     node = CopySlices.__new__(CopySlices)
     node.backend = base._backend
     node.replay = replay

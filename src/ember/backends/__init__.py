@@ -173,6 +173,8 @@ def _entry(name: str) -> _Entry:
 
 def _serving(dev: device) -> str:
     """The name of the backend that serves ``dev`` under the current selection."""
+    if _ENV_ERROR:  # a bad EMBER_BACKEND: the first use says so (``import ember`` itself still works)
+        raise DeviceError(_ENV_ERROR[0])
     name = _SELECTED.get(dev.type)
     if name is not None:
         return name
@@ -198,6 +200,8 @@ def get_backend(dev: Any = None) -> Backend:
     if d.backend is not None:  # a tensor's device: stay on its backend
         be = _CACHE.get((d.backend, d))
         return be if be is not None else get(d.backend, d)
+    if _ENV_ERROR:
+        raise DeviceError(_ENV_ERROR[0])
     name = _SELECTED.get(d.type)
     if name is not None:
         be = _CACHE.get((name, d))
@@ -261,6 +265,7 @@ class _Use:
 def use(name: str) -> _Use:
     """Serve every device type ``name`` supports with backend ``name`` (also a context manager)."""
     entry = _entry(name)
+    _ENV_ERROR.clear()  # a choice in code replaces a bad EMBER_BACKEND
     why = _why_not(entry)
     if why is not None:
         raise _unavailable(f"backend {name!r}", why)
@@ -346,6 +351,10 @@ def _device_count(name: str) -> int:
 
 from . import cuda, cudnn, mps  # noqa: E402 - flag namespaces, after the registry they read
 
+_ENV_ERROR: list[str] = []  # the reason EMBER_BACKEND could not be used, raised when a backend is first needed
 _env = os.environ.get("EMBER_BACKEND", "").strip()
 if _env:
-    use(_env)
+    try:
+        use(_env)
+    except DeviceError as _e:
+        _ENV_ERROR.append(f"EMBER_BACKEND={_env!r} cannot be used: {_e} (set it to one of them, or unset it)")

@@ -113,16 +113,21 @@ class _UnencodableError(Exception):
     pass
 
 
+def _contiguous(a: np.ndarray) -> np.ndarray:
+    """``a`` in C order, keeping its shape (``np.ascontiguousarray`` makes a 0-d array 1-d)."""
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
 def _encode(bid: int, batch: Any) -> bytes:
     """The batch as MessagePack, its arrays in one shared-memory block (pickle for other objects)."""
     arrays: list[np.ndarray] = []
 
     def walk(v: Any) -> Any:
         if isinstance(v, Tensor):
-            arrays.append(np.ascontiguousarray(v._backend.to_numpy(v.detach()._data)))
+            arrays.append(_contiguous(v._backend.to_numpy(v.detach()._data)))
             return {"t": len(arrays) - 1, "dev": str(v.device), "dt": v.dtype.name}
         if isinstance(v, np.ndarray) and v.dtype.kind in "biuf":
-            arrays.append(np.ascontiguousarray(v))
+            arrays.append(_contiguous(v))
             return {"a": len(arrays) - 1}
         if isinstance(v, dict) and all(isinstance(k, (str, int)) for k in v):
             return {"d": [[k, walk(x)] for k, x in v.items()]}
@@ -248,7 +253,7 @@ class ProcessPool:
                 if item is None:
                     return
                 bid, idx = item
-                self.conns[bid % n].send_bytes(msgpack.packb([bid, [int(i) for i in idx]]))
+                self._send(bid % n, msgpack.packb([bid, [int(i) for i in idx]]))
                 waiting[bid] = bid % n
 
         send()
@@ -256,8 +261,26 @@ class ProcessPool:
             yield from self._collect(waiting, done, send)
         finally:  # stopped early: receive what is in flight so a persistent pool starts clean
             for bid, wid in list(waiting.items()):
-                self._discard(self.conns[wid], 5.0)
+                if not self.broken:
+                    self._discard(self.conns[wid], 5.0)
                 del waiting[bid]
+
+    def _send(self, wid: int, raw: bytes) -> None:
+        """Send to worker ``wid``; a worker that is gone (killed) is reported as such, not as a broken pipe."""
+        try:
+            self.conns[wid].send_bytes(raw)
+        except OSError:  # BrokenPipeError, ConnectionResetError: the worker's end is closed
+            self._died(wid)
+
+    def _wait(self, waitables: list[Any]) -> list[Any]:
+        ready: list[Any] = mpc.wait(waitables, self.timeout)
+        if not ready:  # a worker is stuck: it is terminated, not waited for
+            self.broken = True
+            raise RuntimeError(
+                f"DataLoader timed out after {self.timeout} seconds: no batch from the worker processes "
+                f"{[p.pid for p in self.procs]} (timeout=...); a __getitem__ may be stuck"
+            )
+        return ready
 
     def _collect(self, waiting: dict[int, int], done: dict[int, Any], send: Callable[[], None]) -> Iterator[Any]:
         msgpack = _msgpack()
@@ -269,9 +292,7 @@ class ProcessPool:
                 send()
                 yield out
                 continue
-            ready: list[Any] = mpc.wait(self.conns + [p.sentinel for p in self.procs], self.timeout)
-            if not ready:
-                raise RuntimeError(f"DataLoader: no batch from the worker processes in {self.timeout} s")
+            ready = self._wait(self.conns + [p.sentinel for p in self.procs])
             for r in ready:
                 if r in self.conns and r.poll():
                     try:
@@ -290,15 +311,13 @@ class ProcessPool:
     def stream(self, batch_size: int | None, drop_last: bool) -> Iterator[Any]:
         """An iterable dataset's batches as the workers produce them (each worker iterates its own share)."""
         msgpack = _msgpack()
-        for c in self.conns:
-            c.send_bytes(msgpack.packb([-1, [batch_size, drop_last, self.limit // len(self.conns)]]))
+        for wid in range(len(self.conns)):
+            self._send(wid, msgpack.packb([-1, [batch_size, drop_last, self.limit // len(self.conns)]]))
         live = set(range(len(self.conns)))
         try:
             while live:
                 waitables = [self.conns[w] for w in live] + [self.procs[w].sentinel for w in live]
-                ready: list[Any] = mpc.wait(waitables, self.timeout)
-                if not ready:
-                    raise RuntimeError(f"DataLoader: no batch from the worker processes in {self.timeout} s")
+                ready = self._wait(waitables)
                 for r in ready:
                     if r not in self.conns:
                         wid = [p.sentinel for p in self.procs].index(r)
@@ -316,16 +335,19 @@ class ProcessPool:
                         live.discard(wid)
                         continue
                     batch = _decode(msg)
-                    r.send_bytes(b"+")
+                    self._send(wid, b"+")
                     yield batch
         finally:
             if live:  # stopped mid-stream: these workers cannot be reused
                 self.broken = True
 
     def _died(self, wid: int) -> NoReturn:
+        self.broken = True
         p = self.procs[wid]
         p.join(timeout=5)
-        raise RuntimeError(f"DataLoader worker {wid} (process {p.pid}) exited unexpectedly with code {p.exitcode}")
+        code = p.exitcode
+        how = f"killed by signal {-code}" if code is not None and code < 0 else f"with code {code}"
+        raise RuntimeError(f"DataLoader worker {wid} (process {p.pid}) exited unexpectedly {how}")
 
     def _discard(self, conn: Any, wait: float) -> bool:
         """Receive one batch nobody will read and free its shared memory; False when none came."""
@@ -338,6 +360,10 @@ class ProcessPool:
         return False
 
     def close(self) -> None:
+        if self.broken:  # a stuck or dead worker: stop them all now rather than wait for them
+            for p in self.procs:
+                if p.is_alive():
+                    p.terminate()
         for c in self.conns:
             with contextlib.suppress(OSError):
                 c.send_bytes(b"")

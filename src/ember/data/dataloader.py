@@ -10,17 +10,18 @@ datasets whose ``__getitem__`` holds the GIL (see ``_workers.py``). Map-style da
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import contextlib
 import queue
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from .._tensor import Tensor
+from ._threads import ThreadWorkers
 from ._workers import ProcessPool, fetch, stream_batches
 from .dataset import IterableDataset, WorkerInfo
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
@@ -73,14 +74,15 @@ class DataLoader:
     generator); ``num_workers > 0`` loads batches in threads, ``prefetch_factor`` batches per worker ahead,
     or in processes started with ``multiprocessing_context`` (the dataset and ``collate_fn`` must
     pickle for "spawn"; an IterableDataset is streamed, each worker iterating its own share).
-    ``timeout`` (seconds, 0 = none) bounds the wait for a worker process. ``pin_memory=True`` puts every
+    ``timeout`` (seconds, 0 = none) bounds the wait for any worker's batch (thread or process): past it
+    the loader raises RuntimeError and abandons its workers. ``pin_memory=True`` puts every
     tensor of a batch in page-locked memory (``Tensor.pin_memory``) for ``non_blocking`` copies to the
     accelerator; without one it warns once and does nothing (as PyTorch does).
     """
 
     def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool = False, sampler: Any = None,
                  batch_sampler: Any = None, num_workers: int = 0, collate_fn: Callable[[list[Any]], Any] | None = None,
-                 drop_last: bool = False, prefetch_factor: int = 2, persistent_workers: bool = False,
+                 drop_last: bool = False, prefetch_factor: int | None = None, persistent_workers: bool = False,
                  generator: Any = None, seed: int | None = None,
                  worker_init_fn: Callable[[int], Any] | None = None, multiprocessing_context: Any = None,
                  timeout: float = 0, pin_memory: bool = False, pin_memory_device: str = "") -> None:  # fmt: skip
@@ -89,13 +91,23 @@ class DataLoader:
         if batch_size is not None and (type(batch_size) is bool or not isinstance(batch_size, int) or batch_size < 1):
             raise ValueError(f"DataLoader: batch_size must be a positive integer (or None for unbatched samples), "
                              f"got {batch_size!r}")  # fmt: skip
-        self.dataset, self.num_workers, self.prefetch_factor = dataset, num_workers, max(prefetch_factor, 1)
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError(f"DataLoader: prefetch_factor={prefetch_factor} needs workers (num_workers > 0); "
+                             "leave it None without workers")  # fmt: skip
+        if prefetch_factor is not None and (type(prefetch_factor) is bool or not isinstance(prefetch_factor, int)
+                                            or prefetch_factor < 1):  # fmt: skip
+            raise ValueError(f"DataLoader: prefetch_factor (batches loaded ahead by each worker) must be a positive "
+                             f"integer, got {prefetch_factor!r}")  # fmt: skip
+        if not timeout >= 0:
+            raise ValueError(f"DataLoader: timeout must be >= 0 seconds (0 waits forever), got {timeout!r}")
+        self.dataset, self.num_workers = dataset, num_workers
+        self.prefetch_factor = prefetch_factor if prefetch_factor is not None else (2 if num_workers else None)
         self.collate_fn = collate_fn or default_collate
         self._default_collate = collate_fn is None
         self.persistent_workers, self.worker_init_fn = persistent_workers, worker_init_fn
         self.batch_size, self.drop_last = batch_size, drop_last
         self._iterable = isinstance(dataset, IterableDataset)
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: ThreadWorkers | None = None
         self.multiprocessing_context, self.timeout, self.pin_memory = multiprocessing_context, timeout, pin_memory
         self._pin = pin_memory and _can_pin()
         if pin_memory and not self._pin:
@@ -137,22 +149,25 @@ class DataLoader:
     def _fetch(self, indices: list[int]) -> Any:
         return fetch(self.dataset, self.collate_fn, self._default_collate, indices)
 
-    def _executor(self) -> ThreadPoolExecutor:
+    def _executor(self) -> ThreadWorkers:
         if self._pool is None:
-            counter = iter(range(self.num_workers))
 
-            def init() -> None:
-                wid = next(counter)
+            def init(wid: int) -> None:
                 _worker_local.info = WorkerInfo(wid, self.num_workers, wid)
                 if self.worker_init_fn is not None:
                     self.worker_init_fn(wid)
 
-            self._pool = ThreadPoolExecutor(self.num_workers, thread_name_prefix="ember-data", initializer=init)
+            self._pool = ThreadWorkers(self.num_workers, init)
         return self._pool
 
-    def _close(self) -> None:
-        if self._pool is not None and not self.persistent_workers:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+    def _timed_out(self, what: str) -> RuntimeError:
+        return RuntimeError(f"DataLoader timed out after {self.timeout} seconds: no batch from the worker {what} "
+                            "(timeout=...); a __getitem__ may be stuck")  # fmt: skip
+
+    def _close(self, abandon: bool = False) -> None:
+        """Stop the workers (unless persistent); ``abandon``: a worker is stuck, do not wait for it."""
+        if self._pool is not None and (abandon or not self.persistent_workers):
+            self._pool.shutdown(wait=not abandon)
             self._pool = None
         if self._procs is not None and (not self.persistent_workers or self._procs.broken):
             self._procs.close()
@@ -196,17 +211,28 @@ class DataLoader:
             return
         pool = self._executor()
         pending: collections.deque[Any] = collections.deque()
+        limit = self.num_workers * (self.prefetch_factor or 2)
+        stuck = False
+
+        def result() -> Any:
+            nonlocal stuck
+            try:
+                return pending.popleft().result(timeout=self.timeout or None)
+            except concurrent.futures.TimeoutError:
+                stuck = True
+                raise self._timed_out("threads") from None
+
         try:
             for b in batches:
                 pending.append(pool.submit(self._fetch, list(b)))
-                if len(pending) >= self.num_workers * self.prefetch_factor:
-                    yield pending.popleft().result()
+                if len(pending) >= limit:
+                    yield result()
             while pending:
-                yield pending.popleft().result()
+                yield result()
         finally:
             for f in pending:
                 f.cancel()
-            self._close()
+            self._close(abandon=stuck)
 
     def _iter_stream(self) -> Iterator[Any]:
         def batches(it: Iterator[Any]) -> Iterator[Any]:
@@ -219,7 +245,7 @@ class DataLoader:
             yield from self._iter_processes(None, False)
             return
         # each worker iterates its own shard; batches are interleaved round-robin
-        q: queue.Queue[Any] = queue.Queue(maxsize=self.num_workers * self.prefetch_factor)
+        q: queue.Queue[Any] = queue.Queue(maxsize=self.num_workers * (self.prefetch_factor or 2))
         done = object()
 
         def run(wid: int) -> None:
@@ -238,7 +264,10 @@ class DataLoader:
             t.start()
         live = self.num_workers
         while live:
-            wid, b, err = q.get()
+            try:
+                wid, b, err = q.get(timeout=self.timeout or None)
+            except queue.Empty:
+                raise self._timed_out("threads") from None
             if err is not None:
                 raise RuntimeError(f"DataLoader: worker {wid} raised {type(err).__name__}: {err}") from err
             if b is done:
@@ -249,7 +278,7 @@ class DataLoader:
     def __del__(self) -> None:
         pool = getattr(self, "_pool", None)
         if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+            pool.shutdown(wait=False)
         procs = getattr(self, "_procs", None)
         if procs is not None:
             with contextlib.suppress(Exception):  # at interpreter exit modules may already be gone

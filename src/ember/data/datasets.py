@@ -7,6 +7,7 @@ import hashlib
 import struct
 import sys
 import urllib.request
+import zipfile
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -179,10 +180,18 @@ class NpzDataset(TensorDataset):
     """Arrays of a ``.npz`` file (``keys`` in order, default all); loaded without pickle."""
 
     def __init__(self, path: str | Path, keys: tuple[str, ...] | None = None) -> None:
-        with np.load(Path(path), allow_pickle=False) as f:
-            names = keys or tuple(f.files)
-            missing = [k for k in names if k not in f.files]
-            if missing:
-                raise KeyError(f"{path}: no arrays named {missing}; it holds {f.files}")
-            arrays = [f[k] for k in names]
+        p = Path(path)
+        with open(p, "rb") as fh:
+            if fh.read(4) != b"PK\x03\x04":  # (np.load would take anything else for a pickle)
+                raise ValueError(f"{p}: truncated or corrupt, or not a .npz file (it does not start as a zip archive)")
+            fh.seek(0)
+            try:
+                with np.load(fh, allow_pickle=False) as f:
+                    names = keys or tuple(f.files)
+                    missing = [k for k in names if k not in f.files]
+                    if missing:
+                        raise KeyError(f"{path}: no arrays named {missing}; it holds {f.files}")
+                    arrays = [f[k] for k in names]
+            except (zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
+                raise ValueError(f"{p}: truncated or corrupt .npz file ({type(e).__name__}: {e})") from None
         super().__init__(*arrays)

@@ -365,8 +365,8 @@ class Module:
                 t = t.to(device=device, non_blocking=non_blocking)
             if d is not None and t.dtype.is_floating_point and d.is_floating_point:
                 t = t.to(d)
-            if p.grad is not None and t is not p:
-                p.grad = p.grad.to(t.device, dtype=t.dtype)
+            if p.grad is not None and t is not p:  # the raw slot: ``p`` takes t's device and dtype just after
+                p._grad = p.grad.to(t.device, dtype=t.dtype)
             return t
 
         return self.map(convert)

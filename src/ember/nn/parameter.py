@@ -5,10 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from .._errors import DTypeError, ShapeError
 from .._tensor import Tensor
-
-_GRAD_SLOT = Tensor.__dict__["grad"]  # Tensor's slot; Param checks what is assigned to it
 
 __all__ = ["Param", "Parameter", "Buffer", "new_param_id"]
 
@@ -33,7 +30,7 @@ class Param(Tensor):
         src = data if isinstance(data, Tensor) else Tensor(data)
         self._data = src._data
         self._backend = src._backend
-        self.grad = None
+        self._grad = None
         self._creator = None
         self._out_idx = 0
         self._vc = [0]
@@ -46,27 +43,9 @@ class Param(Tensor):
             requires_grad = not is_buffer and src.dtype.kind in "fc"
         if requires_grad and is_buffer:
             raise ValueError("Param: a buffer cannot require grad")
-        self.requires_grad = False
+        self._requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
-
-    @property  # type: ignore[override]
-    def grad(self) -> Tensor | None:
-        """The accumulated gradient; assigning one of another shape or dtype raises (as in PyTorch)."""
-        return _GRAD_SLOT.__get__(self, Param)  # type: ignore[no-any-return]
-
-    @grad.setter
-    def grad(self, value: Tensor | None) -> None:
-        if value is not None:
-            if not isinstance(value, Tensor):
-                raise TypeError(f"Param.grad: expected a Tensor or None, got {type(value).__name__}")
-            if value.shape != self.shape:
-                raise ShapeError(f"Param.grad: assigned a gradient of shape {tuple(value.shape)} to a parameter of "
-                                 f"shape {tuple(self.shape)}")  # fmt: skip
-            if value.dtype != self.dtype:
-                raise DTypeError(f"Param.grad: assigned a gradient of dtype {value.dtype} to a parameter of dtype "
-                                 f"{self.dtype}")  # fmt: skip
-        _GRAD_SLOT.__set__(self, value)
 
     def __repr__(self) -> str:
         kind = "Buffer" if self.is_buffer else "Parameter"

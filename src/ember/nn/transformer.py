@@ -28,6 +28,27 @@ __all__ = [
 ]  # fmt: skip
 
 
+def _check_masks(attn: Any, query: Tensor, key: Tensor, mask: Any, kpm: Any, names: tuple[str, str]) -> None:
+    """Masks of the shapes attention needs, or an error naming the mask (``tgt_mask``...) and its expected shape."""
+    if query.ndim not in (2, 3) or key.ndim != query.ndim:
+        raise ShapeError(f"MultiheadAttention: query {tuple(query.shape)} and key {tuple(key.shape)} must both be "
+                         "(L, N, E) (batch_first: (N, L, E)) or unbatched (L, E)")  # fmt: skip
+    unbatched = query.ndim == 2
+    seq = 1 if attn.batch_first and not unbatched else 0
+    L, S = query.shape[seq], key.shape[seq]
+    N = 1 if unbatched else query.shape[1 - seq]
+    if mask is not None:
+        want = {2: (L, S), 3: (N * attn.num_heads, L, S)}.get(mask.ndim)
+        if want is None or tuple(mask.shape) != want:
+            raise ShapeError(f"{names[0]} has shape {tuple(mask.shape)} but should be {(L, S)} or "
+                             f"{(N * attn.num_heads, L, S)} (target length {L}, source length {S}, batch {N} x "
+                             f"{attn.num_heads} heads)")  # fmt: skip
+    if kpm is not None:
+        want = (S,) if unbatched else (N, S)
+        if tuple(kpm.shape) != want:
+            raise ShapeError(f"{names[1]} has shape {tuple(kpm.shape)} but should be {want} (batch, source length)")
+
+
 class MultiheadAttention(Module):
     """Multi-head attention with PyTorch's parameters (``in_proj_weight`` (3E, E), or ``q/k/v_proj_weight`` when
     ``kdim``/``vdim`` differ from E; ``in_proj_bias``; ``bias_k``/``bias_v``; ``out_proj``); returns
@@ -95,6 +116,7 @@ class MultiheadAttention(Module):
         average_attn_weights: bool = True,
         is_causal: bool = False,
     ) -> tuple[Tensor, Tensor | None]:
+        _check_masks(self, query, key, attn_mask, key_padding_mask, ("attn_mask", "key_padding_mask"))
         batched = query.ndim == 3
         if batched and self.batch_first:
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
@@ -123,7 +145,9 @@ class _Block(Module):
     activation: Any
 
     @staticmethod
-    def _attend(attn: Module, drop: Module, q: Tensor, kv: Tensor, mask: Any, kpm: Any, causal: bool) -> Tensor:
+    def _attend(attn: Module, drop: Module, q: Tensor, kv: Tensor, mask: Any, kpm: Any, causal: bool,
+                names: tuple[str, str]) -> Tensor:  # fmt: skip
+        _check_masks(attn, q, kv, mask, kpm, names)
         out = attn(q, kv, kv, key_padding_mask=kpm, attn_mask=mask, need_weights=False, is_causal=causal)[0]
         return drop(out)  # type: ignore[no-any-return]
 
@@ -177,7 +201,8 @@ class TransformerEncoderLayer(_Block):
         is_causal: bool = False,
     ) -> Tensor:
         def sa(x: Tensor) -> Tensor:
-            return self._attend(self.self_attn, self.dropout1, x, x, src_mask, src_key_padding_mask, is_causal)
+            return self._attend(self.self_attn, self.dropout1, x, x, src_mask, src_key_padding_mask, is_causal,
+                                ("src_mask", "src_key_padding_mask"))  # fmt: skip
 
         x = src
         if self.norm_first:
@@ -220,11 +245,12 @@ class TransformerDecoderLayer(_Block):
         memory_is_causal: bool = False,
     ) -> Tensor:
         def sa(x: Tensor) -> Tensor:
-            return self._attend(self.self_attn, self.dropout1, x, x, tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            return self._attend(self.self_attn, self.dropout1, x, x, tgt_mask, tgt_key_padding_mask, tgt_is_causal,
+                                ("tgt_mask", "tgt_key_padding_mask"))  # fmt: skip
 
         def mha(x: Tensor) -> Tensor:
             return self._attend(self.multihead_attn, self.dropout2, x, memory, memory_mask, memory_key_padding_mask,
-                                memory_is_causal)  # fmt: skip
+                                memory_is_causal, ("memory_mask", "memory_key_padding_mask"))  # fmt: skip
 
         x = tgt
         if self.norm_first:

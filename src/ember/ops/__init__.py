@@ -42,6 +42,8 @@ from . import (
     _reduction,
     _reduction_stats,
     _resize,
+    _spectral,
+    _spectral_windows,
 )
 from ._blas import *  # noqa: F403
 from ._comparison import *  # noqa: F403
@@ -70,6 +72,8 @@ from ._pointwise_unary import *  # noqa: F403
 from ._random import *  # noqa: F403
 from ._reduction import *  # noqa: F403
 from ._reduction_stats import *  # noqa: F403
+from ._spectral import *  # noqa: F403
+from ._spectral_windows import *  # noqa: F403
 
 _MODULES = (
     _blas,
@@ -98,6 +102,8 @@ _MODULES = (
     _random,
     _reduction,
     _reduction_stats,
+    _spectral,
+    _spectral_windows,
 )
 
 __all__ = sorted({name for m in _MODULES for name in m.__all__})

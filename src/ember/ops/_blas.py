@@ -13,7 +13,7 @@ from ._indexing_view import _transpose, reshape, unsqueeze
 from ._other_cumulative import diff
 from ._pointwise_complex import cj
 from ._reduction import sum
-from ._util import norm_dim, promote, sum_to, sum_to_array
+from ._util import broadcast_shapes, norm_dim, promote, sum_to, sum_to_array
 
 __all__ = [
     "addbmm",
@@ -75,10 +75,12 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         a = reshape(a, (1, ka))
     if squeeze_b:
         b = reshape(b, (kb, 1))
-    try:
-        out: Tensor = MatMul.apply(a, b)
-    except ValueError:
-        raise ShapeError(f"matmul: batch dims of shapes {input.shape} and {other.shape} cannot broadcast") from None
+    if a.ndim > 2 or b.ndim > 2:  # checked here: an error from the kernel (a backend mismatch) passes unchanged
+        try:
+            broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        except ShapeError:
+            raise ShapeError(f"matmul: batch dims of shapes {input.shape} and {other.shape} cannot broadcast") from None
+    out: Tensor = MatMul.apply(a, b)
     if squeeze_a or squeeze_b:
         shape = out.shape
         shape = shape[:-2] + (() if squeeze_a else shape[-2:-1]) + (() if squeeze_b else shape[-1:])
@@ -142,15 +144,19 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``."""
-    return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
+    return _scaled_sum("addmm", input, mm(mat1, mat2), beta, alpha)
 
 
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices."""
-    return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
+    return _scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
 
 
-def _scaled_sum(input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:
+def _scaled_sum(op: str, input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:
+    """``beta * input + alpha * prod``: ``input`` broadcasts to the product's shape, never the other way."""
+    shape = tuple(getattr(input, "shape", ()))
+    if broadcast_shapes(shape, prod.shape, op=op) != tuple(prod.shape):
+        raise ShapeError(f"{op}: input of shape {shape} does not broadcast to the product's shape {tuple(prod.shape)}")
     if alpha != 1:
         prod = prod * alpha
     if beta == 0:  # PyTorch ignores input (even NaN) when beta is 0
@@ -160,39 +166,34 @@ def _scaled_sum(input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
-    return _scaled(input, matmul(mat, vec), beta, alpha)
+    return _scaled_sum("addmv", input, mv(mat, vec), beta, alpha)
 
 
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``."""
     if vec1.ndim != 1 or vec2.ndim != 1:
         raise ShapeError(f"addr: expected two vectors, got {vec1.shape} and {vec2.shape}")
-    return _scaled(input, unsqueeze(vec1, 1) * unsqueeze(vec2, 0), beta, alpha)
+    return _scaled_sum("addr", input, unsqueeze(vec1, 1) * unsqueeze(vec2, 0), beta, alpha)
 
 
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
-    if batch1.ndim != 3 or batch2.ndim != 3:
-        raise ShapeError(f"addbmm: expected 3-d batches, got {batch1.shape} and {batch2.shape}")
-    return _scaled(input, sum(matmul(batch1, batch2), 0), beta, alpha)
-
-
-def _scaled(input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:
-    prod = prod if alpha == 1 else prod * alpha
-    if beta == 0:  # PyTorch ignores input (even NaN) when beta is 0
-        return prod + input.new_zeros(input.shape)
-    return (input if beta == 1 else input * beta) + prod
+    if batch1.ndim != 3 or batch2.ndim != 3 or batch1.shape[0] != batch2.shape[0]:
+        raise ShapeError(f"addbmm: expected 3-d batches of the same length, got {batch1.shape} and {batch2.shape}")
+    return _scaled_sum("addbmm", input, sum(matmul(batch1, batch2), 0), beta, alpha)
 
 
 def ger(input: Tensor, vec2: Tensor) -> Tensor:
     """Outer product (the old name of ``outer``)."""
-    return unsqueeze(input, 1) * unsqueeze(vec2, 0)
+    return outer(input, vec2)
 
 
 def chain_matmul(*matrices: Tensor) -> Tensor:
     """``matrices[0] @ matrices[1] @ ...``."""
     if not matrices:
         raise ValueRangeError("chain_matmul: expected at least one matrix")
+    if any(m.ndim != 2 for m in matrices):
+        raise ShapeError(f"chain_matmul: expected matrices, got shapes {[tuple(m.shape) for m in matrices]}")
     out = matrices[0]
     for m in matrices[1:]:
         out = matmul(out, m)
@@ -203,6 +204,8 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float = 1.0, dim: int =
     """Integral of ``y`` along ``dim`` by the trapezoidal rule (spacing ``dx`` or sample points ``x``)."""
     d = norm_dim(dim, y.ndim, "trapezoid")
     m = y.shape[d]
+    if m < 2:  # no interval: 0 (as PyTorch), an empty sum in the graph
+        return sum(y.narrow(d, 0, 0), d)
     avg = (y.narrow(d, 1, m - 1) + y.narrow(d, 0, m - 1)) * 0.5
     if x is None:
         return sum(avg, d) * dx

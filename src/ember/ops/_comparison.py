@@ -218,9 +218,9 @@ def _argsort(x: Any, dim: int, descending: bool, xp: Any, kind: str) -> Any:
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
     """``(values, indices)`` sorted along ``dim`` (always stable); differentiable in the values."""
     real_only("sort", input)
+    d = norm_dim(dim, input.ndim, "sort")  # (a 0-d tensor takes dim 0 or -1)
     if not input.ndim:
         return SortResult(input, input.new_zeros((), dtype=int64))
-    d = norm_dim(dim, input.ndim, "sort")
     xp = input._backend.xp
     order = _argsort(input._data, d, descending, xp, input.dtype.kind)
     idx = Tensor._make(xp.astype(order, xp.int64), input._backend)
@@ -259,6 +259,8 @@ ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 def _sorted(op: str, input: Tensor, dim: int | None) -> tuple[Tensor, Tensor, int]:
     """``(values, indices)`` sorted along ``dim`` (flattened when None), and that dim."""
+    if dim is not None and input.ndim == 0:
+        norm_dim(dim, 0, op)  # a 0-d tensor takes dim 0 or -1, as PyTorch: anything else is an IndexError
     x = reshape(input, -1) if dim is None or input.ndim == 0 else input
     d = 0 if dim is None or input.ndim == 0 else norm_dim(dim, input.ndim, op)
     if x.shape[d] == 0:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._dtype import as_dtype, get_default_dtype
-from .._errors import DeviceError, OutOfRangeError
+from .._errors import DeviceError, DTypeError, OutOfRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ..autograd._views import make_view
@@ -211,8 +211,9 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
         return nonzero(condition, as_tuple=True)
     if not isinstance(condition, Tensor):
         raise TypeError(f"where: condition must be a bool Tensor, got {type(condition).__name__}")
-    if condition.dtype.name != "bool":
-        condition = condition.bool()
+    if condition.dtype.name != "bool":  # PyTorch refuses a float or integer condition (x > 0 was likely meant)
+        raise DTypeError(f"where: condition must be a bool tensor, got {condition.dtype}; compare it first "
+                         "(e.g. where(c != 0, ...)) or call .bool()")  # fmt: skip
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         check_scalar("where", input)
         check_scalar("where", other)

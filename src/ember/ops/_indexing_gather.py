@@ -91,6 +91,9 @@ def _as_1d(fn: Any) -> Any:
 @_as_1d
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and so on); differentiable in ``input``."""
+    if input.ndim == 0 and isinstance(index, Tensor) and index.ndim == 0:  # 0-d: as a one-element 1-d tensor
+        norm_dim(dim, 0, "gather")
+        return reshape(gather(reshape(input, (1,)), 0, reshape(index, (1,))), ())
     return GetItem.apply(input, _full_index("gather", input, dim, index))
 
 
@@ -250,15 +253,20 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     return input + IndexBackward.apply(src.to(input.dtype), input.shape, (slice(None),) * d + (idx,), False)
 
 
-def _mask(op: str, mask: Tensor) -> Tensor:
+def _mask(op: str, mask: Tensor, input: Tensor) -> Tensor:
     if not isinstance(mask, Tensor) or mask.dtype is not bool_:
         raise DTypeError(f"{op}: mask must be a bool tensor, got {getattr(mask, 'dtype', type(mask).__name__)}")
+    if mask._backend is not input._backend:
+        raise DeviceError(
+            f"{op}: mask on {mask.device} ({mask._backend.name} backend), input on {input.device} "
+            f"({input._backend.name} backend); move the mask with .to(input.device)"
+        )
     return mask
 
 
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """``input`` with ``value`` where ``mask`` is true (mask broadcasts to ``input``)."""
-    _mask("masked_fill", mask)
+    _mask("masked_fill", mask, input)
     if isinstance(value, Tensor):
         if value.ndim:
             raise ShapeError(f"masked_fill: value must be a 0-d tensor, got shape {value.shape}")
@@ -271,10 +279,12 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements where ``mask`` is true, as a 1-d tensor (both broadcast first)."""
-    _mask("masked_select", mask)
-    shape = broadcast_shapes(input.shape, mask.shape) or (1,)  # 0-d operands: one element
+    _mask("masked_select", mask, input)
+    shape = broadcast_shapes(input.shape, mask.shape)
     x = expand(input, *shape) if input.shape != shape else input
     m = mask._data if mask.shape == shape else mask._backend.xp.broadcast_to(mask._data, shape)
+    if not shape:  # 0-d: as one-element 1-d tensors
+        x, m = reshape(x, (1,)), m.reshape(1)
     return GetItem.apply(x, (m,))
 
 
@@ -290,6 +300,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     if dim is None:
         return take(input, reshape(indices, (-1,)))
     d = norm_dim(dim, input.ndim, "take_along_dim")
+    _int_index("take_along_dim", indices, input._backend)
     if indices.ndim != input.ndim:
         raise ShapeError(f"take_along_dim: indices rank {indices.ndim} differs from input rank {input.ndim}")
     xs, ish = list(input.shape), list(indices.shape)
@@ -314,8 +325,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with the elements where ``mask`` holds taken, in order, from ``source``."""
-    if mask.dtype.name != "bool":
-        raise DTypeError(f"masked_scatter: mask must be a bool tensor, got {mask.dtype}")
+    _mask("masked_scatter", mask, input)
     if source.dtype is not input.dtype:
         raise DTypeError(f"masked_scatter: source has dtype {source.dtype} but input has {input.dtype}")
     m = expand(mask, *input.shape) if tuple(mask.shape) != tuple(input.shape) else mask

@@ -144,10 +144,11 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     d = norm_dim(dim, input.ndim, "chunk")
     n = input.shape[d]
-    size = -(-n // chunks) if chunks > 0 else 0
-    if size <= 0:
+    if chunks <= 0:
         raise ValueRangeError(f"chunk: chunks must be positive, got {chunks}")
-    return split(input, size, d)
+    if n == 0:  # PyTorch: `chunks` empty pieces
+        return tuple(input.narrow(d, 0, 0) for _ in range(chunks))
+    return split(input, -(-n // chunks), d)
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:

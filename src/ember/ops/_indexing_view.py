@@ -333,6 +333,8 @@ def repeat(input: Tensor, *sizes: Any) -> Tensor:
     reps = as_shape(sizes)
     if len(reps) < input.ndim:
         raise ShapeError(f"repeat: got {len(reps)} repeats for a tensor of rank {input.ndim}; need at least that many")
+    if any(r < 0 for r in reps):
+        raise ShapeError(f"repeat: repeat counts must be >= 0, got {tuple(reps)}")
     x = reshape(input, (1,) * (len(reps) - input.ndim) + input.shape)
     # expand a new axis before each dim, then merge: differentiable through expand's sum
     shape = x.shape

@@ -17,6 +17,7 @@ from .._errors import DTypeError, ShapeError
 from .._tensor import Tensor
 from ..autograd._grad_mode import STATE
 from ..autograd._views import _refresh_view, keep_hooks_on_old_version, move_retained, rebase_through_view
+from ._util import _CATEGORY
 
 
 def _check_leaf(t: Tensor, op: str) -> None:
@@ -24,14 +25,14 @@ def _check_leaf(t: Tensor, op: str) -> None:
         _refresh_view(t)
     if not STATE.enabled:
         return
-    if t.requires_grad and t._creator is None:
+    if t._requires_grad and t._creator is None:
         raise RuntimeError(
             f"{op}: a leaf tensor of shape {t.shape} that requires grad cannot be modified in place; "
             "do it inside `with ember.no_grad():` or on a clone()"
         )
     if t._view is not None:
         base = t._view[0]
-        if base.requires_grad and base._creator is None:
+        if base._requires_grad and base._creator is None:
             raise RuntimeError(
                 f"{op}: a view of a leaf tensor (shape {base.shape}) that requires grad cannot be modified "
                 "in place; do it inside `with ember.no_grad():` or on a clone()"
@@ -44,12 +45,12 @@ def _alias(t: Tensor) -> Tensor:
     When the graph is recorded the alias holds a copy: the operator may save its input for backward,
     and the write into ``t`` that follows must not change that saved value.
     """
-    if t.requires_grad and STATE.enabled:
+    if t._requires_grad and STATE.enabled:
         a = Tensor._make(t._backend.xp.copy(t._data), t._backend)
     else:
         a = Tensor._make(t._data, t._backend)
         a._vc = t._vc
-    a.requires_grad, a._creator, a._out_idx = t.requires_grad, t._creator, t._out_idx
+    a._requires_grad, a._creator, a._out_idx = t._requires_grad, t._creator, t._out_idx
     return a
 
 
@@ -57,7 +58,7 @@ def _commit(t: Tensor, r: Tensor, op: str) -> Tensor:
     """Write result ``r`` into ``t``'s storage and give ``t`` the history of ``r``."""
     if r._data.shape != t._data.shape:
         raise ShapeError(f"{op}: the result has shape {r.shape}, which cannot be written in place into {t.shape}")
-    if r.dtype.kind == "f" and t.dtype.kind in "biu":
+    if _CATEGORY[r.dtype.kind] > _CATEGORY[t.dtype.kind]:  # PyTorch's can_cast: never float -> int -> bool
         raise DTypeError(f"{op}: result of type {r.dtype} cannot be written in place into a {t.dtype} tensor")
     try:
         t._data[...] = r._data
@@ -76,7 +77,7 @@ def _commit(t: Tensor, r: Tensor, op: str) -> Tensor:
             rebase_through_view(t, r)
         else:
             keep_hooks_on_old_version(t)
-            t._creator, t._out_idx, t.requires_grad = c, r._out_idx, True
+            t._creator, t._out_idx, t._requires_grad = c, r._out_idx, True
         move_retained(t)
     return t
 
@@ -95,13 +96,13 @@ def _inplace_fast(t: Tensor, name: str, other: Any) -> bool:
     if uf is None or t._data.dtype not in t._backend.float_dtypes:
         return False
     if isinstance(other, Tensor):
-        if (STATE.enabled and (t.requires_grad or other.requires_grad)) or other._backend is not t._backend:
+        if (STATE.enabled and (t._requires_grad or other._requires_grad)) or other._backend is not t._backend:
             return False
         if other._data.dtype != t._data.dtype:
             return False
         o = other._data
     elif isinstance(other, (int, float)) and not isinstance(other, bool):
-        if STATE.enabled and t.requires_grad:
+        if STATE.enabled and t._requires_grad:
             return False
         o = other
     else:
@@ -132,7 +133,7 @@ def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
     op = "setitem" if index is not None else "copy_"
     if t._view is not None:
         _refresh_view(t)
-    track = STATE.enabled and (t.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
+    track = STATE.enabled and (t._requires_grad or (isinstance(value, Tensor) and value.requires_grad))
     if isinstance(value, Tensor) and value._backend is not t._backend:
         from .._errors import DeviceError
 

@@ -97,4 +97,5 @@ class Pin(Op):
 
 
 def type_as(input: Tensor, other: Tensor) -> Tensor:
-    return input.to(other.dtype)
+    """``input`` with ``other``'s dtype, on ``other``'s device and backend (as PyTorch moves it to other's device)."""
+    return input.to(other)

@@ -8,6 +8,7 @@ from collections import namedtuple
 from typing import Any
 
 from .._dtype import int64
+from .._errors import ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._indexing import where
@@ -113,9 +114,9 @@ def _scan_extreme(xp: Any, x: Any, axis: int, smaller: bool) -> Any:
 
 
 def _cum_extreme(op: str, input: Tensor, dim: int, smaller: bool) -> CumResult:
+    d = norm_dim(dim, input.ndim, op)  # (a 0-d tensor takes dim 0 or -1, as PyTorch)
     if input.ndim == 0:
         return CumResult(input.clone(), input.new_zeros((), dtype=int64))
-    d = norm_dim(dim, input.ndim, op)
     xp = input._backend.xp
     idx = Tensor._make(_scan_extreme(xp, input._data, d, smaller), input._backend)
     return CumResult(gather(input, d, idx), idx)
@@ -170,6 +171,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     real_only("logcumsumexp", input)
     x = _float(input)
     if x.ndim == 0:
+        norm_dim(dim, 0, "logcumsumexp")
         return LogCumSumExp.apply(x.reshape(1), 0).reshape(())  # type: ignore[no-any-return]
     return LogCumSumExp.apply(x, norm_dim(dim, x.ndim, "logcumsumexp"))  # type: ignore[no-any-return]
 
@@ -178,13 +180,21 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
 def diff(
     input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None
 ) -> Tensor:
-    """``n``-th forward difference along ``dim`` (``prepend``/``append`` are joined first)."""
+    """``n``-th forward difference along ``dim`` (``prepend``/``append`` are joined first; ``n=0``: the input)."""
+    if input.ndim == 0:
+        raise ShapeError("diff: expects input to be at least one-dimensional, got a 0-d tensor")
+    if not isinstance(n, int) or n < 0:
+        raise ValueRangeError(f"diff: order n must be a non-negative integer, got {n!r}")
     d = norm_dim(dim, input.ndim, "diff")
+    if n == 0:  # PyTorch returns the input as it is, without prepend/append
+        return input
     x = input
     if prepend is not None or append is not None:
         x = cat([t for t in (prepend, input, append) if t is not None], d)
     for _ in range(n):
         m = x.shape[d]
+        if m == 0:  # differenced down to nothing: stays empty
+            break
         hi, lo = x.narrow(d, 1, m - 1), x.narrow(d, 0, m - 1)
         x = hi ^ lo if x.dtype.name == "bool" else hi - lo
     return x

@@ -115,12 +115,12 @@ def trace(input: Tensor) -> Tensor:
 
 def block_diag(*tensors: Tensor) -> Tensor:
     """A block-diagonal matrix from 0-d, 1-d or 2-d blocks."""
-    blocks = [reshape(t, (1, -1) if t.ndim < 2 else tuple(t.shape)) if t.ndim < 2 else t for t in tensors]
-    rows = builtins.sum(b.shape[0] for b in blocks)
-    cols = builtins.sum(b.shape[1] for b in blocks)
     from ._util import promote_tensors
 
-    blocks = promote_tensors(blocks)
+    # promoted as given (a 0-d block is weak, as in PyTorch), then every block made 2-d
+    blocks = [reshape(t, (1, -1)) if t.ndim < 2 else t for t in promote_tensors(list(tensors))]
+    rows = builtins.sum(b.shape[0] for b in blocks)
+    cols = builtins.sum(b.shape[1] for b in blocks)
     out, c = [], 0
     for b in blocks:
         from ._other_shape import pad

@@ -164,6 +164,12 @@ def einsum(equation: str, *operands: Any) -> Tensor:
 
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """Cross product of 3-vectors along ``dim`` (the first dim of size 3 when None)."""
+    if input.ndim != other.ndim:
+        raise ShapeError(f"cross: inputs must have the same number of dims, got {input.shape} and {other.shape}")
+    if dim is not None:
+        d0 = norm_dim(dim, input.ndim, "cross")
+        if input.shape[d0] != 3 or other.shape[d0] != 3:
+            raise ShapeError(f"cross: dim {dim} must have size 3 in both inputs, got {input.shape} and {other.shape}")
     shape = broadcast_shapes(input.shape, other.shape, op="cross")
     a, b = expand(input, *shape), expand(other, *shape)
     if dim is None:
@@ -238,27 +244,56 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     if x.ndim != 1:
         raise ShapeError(f"vander: expected a 1-d tensor, got shape {x.shape}")
     n = x.shape[0] if N is None else N
+    if n == 0:  # no columns
+        return reshape(x, (-1, 1)).narrow(1, 0, 0) if x.numel() else x.new_zeros((x.shape[0], 0))
     cols = [x**k if k else x.new_ones(x.shape) for k in range(n)]
     out = stack(cols if increasing else cols[::-1], 1)
     return out
 
 
 # -- statistics -----------------------------------------------------------------------------------
+def _cov_weights(name: str, w: Tensor | None, n: int, kinds: str) -> Tensor | None:
+    if w is None:
+        return None
+    if not isinstance(w, Tensor) or w.ndim > 1:
+        raise ShapeError(f"cov: expected {name} to be a tensor with one or fewer dimensions")
+    if w.dtype.kind not in kinds:
+        kind = "an integral" if kinds == "iu" else "a floating point"
+        raise DTypeError(f"cov: expected {name} to have {kind} dtype, got {w.dtype}")
+    if w.numel() != n:
+        raise ShapeError(f"cov: expected {name} to have {n} elements (one per observation), got {w.numel()}")
+    if n and bool((w < 0).any()):
+        raise ValueRangeError(f"cov: {name} cannot be negative")
+    return reshape(w, (-1,))
+
+
 def cov(
     input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None
 ) -> Tensor:
-    """Covariance of the rows (variables) of ``input`` over its columns (observations)."""
-    if fweights is not None or aweights is not None:
-        raise ValueRangeError("cov: fweights and aweights are not supported")
+    """Covariance of the rows (variables) of ``input`` over its columns (observations).
+
+    ``fweights`` (integer repeat counts) and ``aweights`` (float importance weights) weight the observations
+    as in PyTorch and NumPy; gradients flow to ``input`` and ``aweights``.
+    """
     x = _float(input)
     if x.ndim > 2:
         raise ShapeError(f"cov: expected a 1-d or 2-d tensor, got shape {input.shape}")
     vector = x.ndim < 2
     x = reshape(x, (1, -1)) if vector else x
     n = x.shape[1]
-    xc = x - mean(x, 1, keepdim=True)
-    c = matmul(xc, _transpose(xc, 0, 1)) / builtins.max(n - correction, 0)
-    return reshape(c, ()) if vector else c
+    fw = _cov_weights("fweights", fweights, n, "iu")
+    aw = _cov_weights("aweights", aweights, n, "f")
+    w = aw if fw is None else fw if aw is None else fw * aw
+    if w is None:
+        xc = x - mean(x, 1, keepdim=True)
+        c = matmul(xc, _transpose(xc, 0, 1)) / builtins.max(n - correction, 0)
+    else:
+        w_sum = sum(w)
+        xc = x - unsqueeze(sum(x * w, 1) / w_sum, 1)
+        norm = w_sum - correction if aw is None or correction == 0 else w_sum - correction * sum(w * aw) / w_sum
+        norm = where(norm > 0, norm, 0.0)  # no degrees of freedom left: inf/NaN, as PyTorch
+        c = matmul(xc * w, _transpose(xc, 0, 1)) / norm
+    return reshape(c, ()) if x.shape[0] == 1 else c  # one variable: 0-d, as PyTorch (for (1, N) too)
 
 
 def corrcoef(input: Tensor) -> Tensor:
@@ -340,6 +375,8 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right:
 
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to norm ``maxnorm``."""
+    if input.ndim < 2:
+        raise ShapeError(f"renorm: input needs at least 2 dims, got shape {tuple(input.shape)}")
     d = norm_dim(dim, input.ndim, "renorm")
     others = tuple(a for a in norm_dims(None, input.ndim, "renorm") if a != d)
     n = input.norm(p, others, keepdim=True)

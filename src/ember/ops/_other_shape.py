@@ -8,7 +8,7 @@ from typing import Any
 
 from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
-from ..autograd._function import Op
+from ..autograd._function import Op, _device_error
 from ._indexing import GetItem
 from ._indexing_view import _transpose, expand, reshape
 from ._util import broadcast_shapes, norm_dim, norm_dims
@@ -119,10 +119,14 @@ def flip(input: Tensor, dims: Any) -> Tensor:
 
 
 def fliplr(input: Tensor) -> Tensor:
+    if input.ndim < 2:
+        raise ShapeError(f"fliplr: input must be at least 2-d, got shape {tuple(input.shape)}")
     return flip(input, (1,))
 
 
 def flipud(input: Tensor) -> Tensor:
+    if input.ndim < 1:
+        raise ShapeError("flipud: input must be at least 1-d, got a 0-d tensor")
     return flip(input, (0,))
 
 
@@ -151,19 +155,37 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     return Roll.apply(input, sh, tuple(norm_dim(d, input.ndim, "roll") for d in ds))  # type: ignore[no-any-return]
 
 
+def _grow_shrink(widths: tuple[tuple[int, int], ...]) -> tuple[Any, Any]:
+    """Per dim the widths to add (the positive ones) and to remove (the negative ones)."""
+    return tuple((max(lo, 0), max(hi, 0)) for lo, hi in widths), tuple((max(-lo, 0), max(-hi, 0)) for lo, hi in widths)
+
+
+def _cut(a: Any, shrink: Any) -> Any:
+    return a[tuple(slice(lo, n - hi) for n, (lo, hi) in zip(a.shape, shrink, strict=True))]
+
+
 class Pad(Op):
-    """``pad`` in every mode: negative widths crop (PyTorch crops first), the backend's ``pad`` kernel adds the
-    positive ones; the gradient is the kernel's adjoint ``pad_backward``, with zeros where the crop removed."""
+    """``pad`` in every mode: the backend's ``pad`` kernel adds the positive widths, negative ones crop. As in
+    PyTorch, reflect and replicate pad the whole input first and then crop (the mirror or edge is the input's),
+    constant and circular crop first; the gradient is the kernel's adjoint ``pad_backward``, zero where cropped."""
 
     saves_inputs = False
 
     def forward(self, x: Any, widths: tuple[tuple[int, int], ...], mode: str, value: Any) -> Any:
         self.widths, self.mode = widths, mode
-        crop = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(x.shape, widths, strict=True))
-        grow = tuple((max(lo, 0), max(hi, 0)) for lo, hi in widths)
-        return self.backend.pad(x[crop], grow, mode, value)
+        self.x_shape = tuple(x.shape)
+        if any(n == 0 and lo == hi == 0 for n, (lo, hi) in zip(x.shape, widths, strict=True)):
+            # an empty dim left as it is: the result is empty too (some kernels refuse empty inputs)
+            out = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, widths, strict=True))
+            return self.backend.xp.zeros(out, dtype=x.dtype)
+        grow, shrink = _grow_shrink(widths)
+        if mode in ("reflect", "replicate"):
+            return _cut(self.backend.pad(x, grow, mode, value), shrink)
+        return self.backend.pad(_cut(x, shrink), grow, mode, value)
 
     def backward(self, g: Tensor) -> tuple[Tensor, None, None, None]:
+        if 0 in g.shape:
+            return g.new_zeros(self.x_shape), None, None, None
         return PadBackward.apply(g, self.widths, self.mode), None, None, None
 
 
@@ -174,9 +196,12 @@ class PadBackward(Op):
 
     def forward(self, g: Any, widths: tuple[tuple[int, int], ...], mode: str) -> Any:
         self.widths, self.mode = widths, mode
-        gx = self.backend.pad_backward(g, tuple((max(lo, 0), max(hi, 0)) for lo, hi in widths), mode)
-        cropped = tuple((max(-lo, 0), max(-hi, 0)) for lo, hi in widths)
-        return self.backend.pad(gx, cropped, "constant", 0) if any(map(any, cropped)) else gx
+        grow, shrink = _grow_shrink(widths)
+        be, cropped = self.backend, any(map(any, shrink))
+        if mode in ("reflect", "replicate"):  # zeros where the crop removed, then the padding's adjoint
+            return be.pad_backward(be.pad(g, shrink, "constant", 0) if cropped else g, grow, mode)
+        gx = be.pad_backward(g, grow, mode)
+        return be.pad(gx, shrink, "constant", 0) if cropped else gx
 
     def backward(self, gg: Tensor) -> tuple[Tensor, None, None]:
         return Pad.apply(gg, self.widths, self.mode, 0), None, None
@@ -197,21 +222,29 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: Any = None) -> T
         raise ValueRangeError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}")
     k = len(widths) // 2
     per_dim = [(0, 0)] * (input.ndim - k) + [(widths[2 * i], widths[2 * i + 1]) for i in reversed(range(k))]
-    if mode == "constant":
-        return Pad.apply(input, tuple(per_dim), mode, 0 if value is None else value)  # type: ignore[no-any-return]
-    if k > max(input.ndim - 1, 1) or (k == input.ndim and input.ndim > 1):
+    if mode != "constant" and (k > max(input.ndim - 1, 1) or (k == input.ndim and input.ndim > 1)):
         raise ValueRangeError(f"pad: {mode} padding of {k} dims needs a batched input, got shape {input.shape}")
     for d in range(input.ndim - k, input.ndim):
-        lo, hi = per_dim[d]
-        n = input.shape[d] - max(-lo, 0) - max(-hi, 0)  # what the crop leaves
-        lo, hi = max(lo, 0), max(hi, 0)
-        if n < 1:
-            raise ShapeError(f"pad: widths {tuple(pad)} crop dim {d} of size {input.shape[d]} to nothing")
+        n, (lo, hi) = input.shape[d], per_dim[d]
+        kept = n - max(-lo, 0) - max(-hi, 0)  # what the crop leaves of the input
+        if mode == "constant":
+            if kept < 0:
+                raise ShapeError(f"pad: widths {tuple(pad)} crop more than dim {d} of size {n}")
+            continue
+        if mode == "circular":
+            if kept < 1:
+                raise ShapeError(f"pad: widths {tuple(pad)} crop dim {d} of size {n} to nothing")
+            if max(lo, hi) > kept:
+                raise ShapeError(f"pad: circular padding {(max(lo, 0), max(hi, 0))} must be at most dim {d} of "
+                                 f"size {kept} (after cropping)")  # fmt: skip
+            continue
+        if n + lo + hi < (1 if k == 1 else 0):  # (PyTorch's 2-d and 3-d kernels allow an empty result)
+            raise ShapeError(f"pad: widths {tuple(pad)} leave nothing of dim {d} of size {n}")
         if mode == "reflect" and max(lo, hi) >= n:
-            raise ShapeError(f"pad: reflect padding {(lo, hi)} must be smaller than dim {d} of size {n}")
-        if mode == "circular" and max(lo, hi) > n:
-            raise ShapeError(f"pad: circular padding {(lo, hi)} must be at most dim {d} of size {n}")
-    return Pad.apply(input, tuple(per_dim), mode, 0)  # type: ignore[no-any-return]
+            raise ShapeError(
+                f"pad: reflect padding {(max(lo, 0), max(hi, 0))} must be smaller than dim {d} of size {n}"
+            )
+    return Pad.apply(input, tuple(per_dim), mode, 0 if value is None else value)  # type: ignore[no-any-return]
 
 
 def repeat_interleave(
@@ -262,6 +295,10 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
     for t in tensors:
         if not isinstance(t, Tensor) or t.ndim > 1:
             raise ShapeError(f"meshgrid: expected 0-d or 1-d tensors, got {getattr(t, 'shape', type(t).__name__)}")
+    if len({t._backend for t in tensors}) > 1:
+        raise _device_error("meshgrid", tensors)
+    if len({t.dtype for t in tensors}) > 1:
+        raise DTypeError(f"meshgrid: expected tensors of one dtype, got {', '.join(str(t.dtype) for t in tensors)}")
     ts = [reshape(t, -1) for t in tensors]
     swap = indexing == "xy" and len(ts) >= 2
     if swap:
@@ -281,6 +318,8 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     """All combinations of the elements of 1-d tensors, one per row (one tensor: itself)."""
     from ._indexing_join import stack
 
+    if any(t.ndim != 1 for t in tensors):
+        raise ShapeError(f"cartesian_prod: expected 1-d tensors, got shapes {[tuple(t.shape) for t in tensors]}")
     if len(tensors) == 1:
         return tensors[0]
     grids = meshgrid(*tensors, indexing="ij")

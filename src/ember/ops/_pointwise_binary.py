@@ -139,14 +139,12 @@ class Div(Op):
 class Pow(Op):
     def forward(self, a: Any, b: Any) -> Any:
         xp = self.backend.xp
-        y = xp.power(a, b)
-        if isinstance(b, int) or (isinstance(b, float) and b.is_integer()):
-            return y
-        if not self.backend.dtype_of(y).is_floating_point:
-            return y
-        # PyTorch: (-inf) ** y is NaN for a non-integer y, where IEEE (and NumPy) give 0 or inf
-        fb = xp.floor(b) if not isinstance(b, float) else math.floor(b)
-        return xp.where((a == -math.inf) & (b != fb), math.nan, y)
+        if isinstance(b, float) and b in (0.5, -0.5) and self.backend.dtype_of(a).is_floating_point:
+            # PyTorch computes x ** 0.5 as sqrt and x ** -0.5 as rsqrt: (-inf) ** 0.5 is NaN there, not IEEE's
+            # inf (a tensor exponent of 0.5 follows IEEE pow, as below)
+            r = xp.sqrt(a)
+            return r if b > 0 else 1 / r
+        return xp.power(a, b)  # IEEE pow: (-inf) ** 0.3 = inf, (-inf) ** -0.5 = 0, as PyTorch's
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
@@ -440,7 +438,21 @@ def _nodiff(name: str, ufunc: str) -> type[Op]:
     return _Op
 
 
-Heaviside, Nextafter = (_nodiff(n, f) for n, f in (("Heaviside", "heaviside"), ("Nextafter", "nextafter")))
+Heaviside = _nodiff("Heaviside", "heaviside")
+
+
+class Nextafter(Op):
+    """One step towards ``other``: PyTorch's gradient is ``g`` for ``input`` (a step is locally the identity)
+    and zero for ``other``."""
+
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.nextafter(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ga = sum_to(g, _shape(a)) if self._req(0) else None
+        gb = b.new_zeros(b.shape) if self._req(1) else None
+        return ga, gb
 
 
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
@@ -476,14 +488,17 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
     if isinstance(a, Tensor) and a.dtype.kind not in "fc":
         a = _float(a)
         b = b.to(a.dtype) if isinstance(b, Tensor) else b
-    return Atan2.apply(a, b)  # type: ignore[no-any-return]
+    return _binary(Atan2, a, b)  # (its broadcasting errors named)
 
 
 arctan2 = atan2
 
 
 def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:
-    """``input + weight * (end - input)``."""
+    """``input + weight * (end - input)``; tensor ``end`` and ``weight`` must have ``input``'s dtype (as in PyTorch)."""
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and t.dtype is not input.dtype:
+            raise DTypeError(f"lerp: expected dtype {input.dtype} for `{name}` but got dtype {t.dtype}")
     return input + weight * (end - input)
 
 

@@ -132,4 +132,4 @@ def igamma(input: Tensor, other: Tensor) -> Tensor:
     a, x = promote("igamma", _float(input), other)
     if not isinstance(x, Tensor):
         x = Tensor._make(a._backend.xp.asarray(x, dtype=a._data.dtype), a._backend)
-    return Igamma.apply(a, x)  # type: ignore[no-any-return]
+    return _binary(Igamma, a, x)  # (its broadcasting errors named)

@@ -81,7 +81,10 @@ class Mean(Op):
         for a in axes:
             n *= x.shape[a]
         self.n = n
-        return self.backend.xp.mean(x, axis=axes, keepdims=keepdim)
+        xp = self.backend.xp
+        if n == 0:  # NaN, as PyTorch (NumPy's mean would also warn "Mean of empty slice")
+            return xp.sum(x, axis=axes, keepdims=keepdim) / 0.0
+        return xp.mean(x, axis=axes, keepdims=keepdim)
 
     def backward(self, g: Tensor) -> tuple[Tensor, None, None]:
         return _expand_back(g / self.n, self.shape, self.axes, self.keepdim), None, None
@@ -292,14 +295,13 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype:
     x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
     if dim is None:
         flat = reshape(x, (-1,))
-        out = cumprod(flat, 0)[-1] if flat.numel() else x.new_ones(())
+        out = cumprod(flat, 0)[-1] if flat.numel() else flat.sum() * 0 + 1  # (the empty product, in the graph)
         return reshape(out, (1,) * x.ndim) if keepdim else out
     d = norm_dim(dim, x.ndim, "prod")
     if not x.ndim:
         return x.clone()
-    if x.shape[d] == 0:
-        return x.new_ones(tuple(1 if i == d else s for i, s in enumerate(x.shape)) if keepdim else
-                          tuple(s for i, s in enumerate(x.shape) if i != d))  # fmt: skip
+    if x.shape[d] == 0:  # the empty product is 1; kept in the graph (its gradient, like PyTorch's, is empty)
+        return x.sum(d, keepdim=keepdim) * 0 + 1
     out = cumprod(x, d).narrow(d, x.shape[d] - 1, 1)
     return out if keepdim else out.squeeze(d)
 

@@ -45,12 +45,24 @@ def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
     return math.prod(shape[a] for a in axes)
 
 
+def _correction(op: str, dim: Any, unbiased: Any, correction: Any) -> tuple[Any, float]:
+    """PyTorch's overloads: ``(input, unbiased)``, ``(input, dim, unbiased, keepdim)``, ``correction=``."""
+    if isinstance(dim, bool):  # var(x, True): the positional bool is `unbiased`
+        if unbiased is not None:
+            raise TypeError(f"{op}: got unbiased twice ({dim} as the second argument and unbiased={unbiased})")
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{op}: give unbiased or correction, not both")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return dim, correction
+
+
 def var(
-    input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False, unbiased: Any = None
+    input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None
 ) -> Tensor:
-    """Variance over ``dim`` with Bessel's ``correction`` (1 = unbiased, PyTorch's default)."""
-    if unbiased is not None:
-        correction = 1 if unbiased else 0
+    """Variance over ``dim`` with Bessel's ``correction`` (default 1: unbiased; ``unbiased=False``: 0)."""
+    dim, correction = _correction("var", dim, unbiased, correction)
     x = _float(input)
     axes = norm_dims(dim, x.ndim, "var")
     d = x - mean(x, axes, keepdim=True)
@@ -60,20 +72,27 @@ def var(
 
 
 def std(
-    input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False, unbiased: Any = None
+    input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None
 ) -> Tensor:
     """Standard deviation over ``dim`` (see ``var``)."""
-    return sqrt(var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
+    dim, correction = _correction("std", dim, unbiased, correction)
+    return sqrt(var(input, dim, keepdim=keepdim, correction=correction))
 
 
-def var_mean(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False) -> VarMean:
+def var_mean(
+    input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None
+) -> VarMean:
     """``(var, mean)`` in one call."""
-    return VarMean(var(input, dim, correction=correction, keepdim=keepdim), mean(_float(input), dim, keepdim))
+    dim, correction = _correction("var_mean", dim, unbiased, correction)
+    return VarMean(var(input, dim, keepdim=keepdim, correction=correction), mean(_float(input), dim, keepdim))
 
 
-def std_mean(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False) -> VarMean:
+def std_mean(
+    input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None
+) -> VarMean:
     """``(std, mean)`` in one call."""
-    return VarMean(std(input, dim, correction=correction, keepdim=keepdim), mean(_float(input), dim, keepdim))
+    dim, correction = _correction("std_mean", dim, unbiased, correction)
+    return VarMean(std(input, dim, keepdim=keepdim, correction=correction), mean(_float(input), dim, keepdim))
 
 
 MinMax = namedtuple("MinMax", ["min", "max"])
@@ -99,19 +118,25 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> MinMax:
     """``(amin, amax)`` in one call."""
     real_only("aminmax", input)
-    if input.numel() == 0 and (dim is None or input.shape[dim] == 0):  # an empty slice has no min or max
-        raise ShapeError(f"aminmax: cannot reduce an empty tensor of shape {input.shape}")
+    if (input.numel() == 0 and dim is None) or (
+        dim is not None and input.ndim and input.shape[norm_dim(dim, input.ndim, "aminmax")] == 0
+    ):
+        raise ShapeError(f"aminmax: cannot reduce an empty dim (shape {input.shape}, dim={dim}): it has no identity")
     return MinMax(amin(input, dim, keepdim), amax(input, dim, keepdim))
 
 
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """The lower median (NaN if the slice holds NaN); with ``dim``, ``(values, indices)``."""
+    if dim is None and input.numel() == 0 and input.dtype.is_floating_point:
+        return sum(input) * math.nan  # NaN, as PyTorch (kept in the graph: an empty gradient)
     # with NaN present, the first NaN in sorted order (NaN sorts last)
     return _pick("median", input, dim, keepdim, lambda n, nans: where(nans > 0, n - nans, (n - 1) // 2))
 
 
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """The lower median of the non-NaN elements; with ``dim``, ``(values, indices)``."""
+    if dim is None and input.numel() == 0 and input.dtype.is_floating_point:
+        return sum(input) * math.nan
     return _pick("nanmedian", input, dim, keepdim, lambda n, nans: ((n - nans - 1) // 2).clamp(min=0))
 
 
@@ -129,6 +154,8 @@ def _quantile(
     if qs.ndim > 1:
         raise ShapeError(f"{op}: q must be a number or a 0-d or 1-d tensor, got shape {qs.shape}")
     qv = qs._data
+    if input.numel() == 0:
+        raise ShapeError(f"{op}: input tensor must be non-empty, got shape {input.shape}")
     if qv.size and (bool((qv < 0).any()) or bool((qv > 1).any())):
         raise OutOfRangeError(f"{op}: q values must be in [0, 1]")
     vals, _, d = _sorted(op, input, dim)
@@ -157,7 +184,7 @@ def _quantile(
     res = stack(out, 0)  # (len(q), ..., 1, ...)
     if dim is None:
         res = reshape(res, (res.shape[0],) + ((1,) * input.ndim if keepdim else ()))
-    elif not keepdim:
+    elif not keepdim or input.ndim == 0:  # (a 0-d input has no dim to keep)
         res = squeeze(res, d + 1)
     return res if qs.ndim else squeeze(res, 0) if res.ndim else res
 

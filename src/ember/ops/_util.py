@@ -65,11 +65,34 @@ def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     return reshape(out, shape) if out._data.shape != shape else out
 
 
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def _combine(dim: DType, zero: DType) -> DType:
+    """The dtype of dimensioned operands of dtype ``dim`` with 0-d tensor operands of dtype ``zero``.
+
+    As in PyTorch, a 0-d tensor is weaker than a dimensioned one: it widens the result only when it is of a
+    higher category (bool < integer < floating), so ``float32 (n,) + float64 ()`` is float32.
+    """
+    if dim is zero:
+        return dim
+    if zero.kind == "c" and dim.kind == "f":  # complex of the dimensioned operand's precision
+        return to_complex(dim)
+    if _CATEGORY[zero.kind] > _CATEGORY[dim.kind] or dim.kind == "b":
+        return promote_types(dim, zero)
+    return dim
+
+
 def promote_tensors(tensors: Sequence[Tensor]) -> list[Tensor]:
     """Tensors cast to their common dtype (the promotion rule of ``promote``, for many operands)."""
-    d = tensors[0].dtype
-    for t in tensors[1:]:
-        d = promote_types(d, t.dtype)
+    dim: DType | None = None
+    zero: DType | None = None
+    for t in tensors:
+        if t._data.ndim:
+            dim = t.dtype if dim is None else promote_types(dim, t.dtype)
+        else:
+            zero = t.dtype if zero is None else promote_types(zero, t.dtype)
+    d = _combine(dim, zero) if dim is not None and zero is not None else dim or zero
     return [t if t.dtype is d else t.to(d) for t in tensors]
 
 
@@ -95,6 +118,8 @@ def promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
     Python scalars are weak (PyTorch / NumPy 2): they never widen a tensor of their own kind; a float
     scalar with an integer or bool tensor gives the default float, an int scalar with a bool tensor int64;
     a complex scalar makes a float tensor complex of its precision, an integer or bool one the default complex.
+    A 0-d tensor beside a dimensioned one is weak in the same way, but keeps its own dtype when it is of a
+    higher category (PyTorch's rule).
     """
     if a.__class__ is Tensor:  # fast paths: same dtype, or a float scalar with a float tensor
         if b.__class__ is Tensor:
@@ -106,7 +131,11 @@ def promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
     if ta and tb:
         if a._data.dtype == b._data.dtype:
             return a, b
-        d = promote_types(a.dtype, b.dtype)
+        za, zb = not a._data.ndim, not b._data.ndim
+        if za == zb:
+            d = promote_types(a.dtype, b.dtype)
+        else:  # a 0-d tensor beside a dimensioned one is weaker (PyTorch's rule)
+            d = _combine(a.dtype, b.dtype) if zb else _combine(b.dtype, a.dtype)
         return (a if a.dtype is d else a.to(d)), (b if b.dtype is d else b.to(d))
     t, s = (a, b) if ta else (b, a)
     if not isinstance(s, (int, float)):

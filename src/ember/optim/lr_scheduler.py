@@ -389,8 +389,8 @@ class OneCycleLR(LRScheduler):
 
     def get_lr(self) -> list[float]:
         step = self.last_epoch
-        if step >= self.total_steps:
-            raise ValueError(f"OneCycleLR: stepped {step + 1} times, more than total_steps={self.total_steps}")
+        if step > self.total_steps:  # PyTorch allows the total_steps-th step() (one per batch, then done)
+            raise ValueError(f"OneCycleLR: stepped {step} times, more than total_steps={self.total_steps}")
         lrs = []
         for g in self.optimizer.param_groups:
             start = 0.0

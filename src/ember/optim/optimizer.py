@@ -101,6 +101,11 @@ class OptimizerAdaptor:
         self._hooks: dict[int, Callable[..., Any]] = {}
         if hasattr(params, "parameters") and callable(params.parameters):
             params = params.parameters()
+        if isinstance(params, (Tensor, dict)) or not hasattr(params, "__iter__"):
+            kind = f"a single {type(params).__name__}; wrap it in a list" if isinstance(params, Tensor) else \
+                f"a {type(params).__name__}"  # fmt: skip
+            raise TypeError(f"{type(self).__name__}: params must be an iterable of Tensors or of dicts "
+                            f"(e.g. model.parameters() or [m.weight]), got {kind}")  # fmt: skip
         params = list(params)
         if not params:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")

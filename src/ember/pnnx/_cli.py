@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..cli import _number
+
 __all__ = ["add_parser", "main"]
 
 
@@ -22,12 +24,16 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--bin", type=Path, help="weights file (default: MODEL.pnnx.bin)")
     r.add_argument("--task", choices=("auto", "classify", "detect"), default="auto",
                    help="what the model does (default: from its outputs)")  # fmt: skip
-    r.add_argument("--size", type=int, help="input size (default: the model's traced input size)")
+    r.add_argument("--size", type=_number(int, 1), help="input size (default: the model's traced input size)")
     r.add_argument("--out", type=Path, help="detection: the PNG to write (default: IMAGE_det.png)")
-    r.add_argument("--conf", type=float, default=0.25, help="detection: confidence threshold (default 0.25)")
-    r.add_argument("--iou", type=float, default=0.45, help="detection: NMS IoU threshold (default 0.45)")
+    r.add_argument(
+        "--conf", type=_number(float, 0), default=0.25, help="detection: confidence threshold (default 0.25)"
+    )
+    r.add_argument("--iou", type=_number(float, 0), default=0.45, help="detection: NMS IoU threshold (default 0.45)")
     r.add_argument("--labels", type=Path, help="a text file with one class name per line")
-    r.add_argument("--topk", type=int, default=5, help="classification: how many classes to print (default 5)")
+    r.add_argument(
+        "--topk", type=_number(int, 1), default=5, help="classification: how many classes to print (default 5)"
+    )
     i = psub.add_parser("info", help="list the graph's operators, their counts and which Ember supports")
     i.add_argument("model", type=Path, metavar="MODEL.pnnx.param")
 
@@ -59,11 +65,28 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _input_hw(graph_shape: tuple[int, ...] | None, size: int | None) -> tuple[int, int]:
-    if size:
-        return size, size
-    if graph_shape and len(graph_shape) == 4 and min(graph_shape[2:]) > 0:
-        return graph_shape[2], graph_shape[3]
-    return 224, 224
+    """The image size to feed: ``--size``, else the traced input's, else 224; refused when it cannot fit in memory."""
+    if size is not None:
+        hw, source = (size, size), f"--size {size}"
+    elif graph_shape and len(graph_shape) == 4 and min(graph_shape[2:]) > 0:
+        hw, source = (graph_shape[2], graph_shape[3]), f"the model's traced input {tuple(graph_shape)}"
+    else:
+        return 224, 224
+    need, have = 3 * hw[0] * hw[1] * 4, _memory_bytes()
+    if need > have:
+        raise ValueError(f"input size {hw[0]}x{hw[1]} (from {source}) needs {need / 2**30:.1f} GiB for the image "
+                         f"alone, more than this machine's {have / 2**30:.1f} GiB; pass a smaller --size")  # fmt: skip
+    return hw
+
+
+def _memory_bytes() -> int:
+    """Physical memory (or 64 GiB where the system does not say)."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return 64 * 2**30
 
 
 def _labels(path: Path | None, default: list[str]) -> list[str]:
@@ -96,11 +119,11 @@ def _run(args: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     traced = inputs[0].shapes.get(inputs[0].outputs[0])
+    hw = _input_hw(traced[0] if traced else None, args.size)
     t0 = time.perf_counter()
     model = load(args.model, args.bin)
     t1 = time.perf_counter()
     img = load_image(args.image)
-    hw = _input_hw(traced[0] if traced else None, args.size)
     task = args.task
     if task == "auto":
         task = _guess_task(graph)

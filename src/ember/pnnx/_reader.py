@@ -188,22 +188,26 @@ def _entry_bytes(dims: tuple[int, ...], dtype: str) -> int:
 
 
 def _truncated_entry(path: Path) -> str | None:
-    """Walk the local headers the way pnnx's reader does; the name of the entry the file ends in, if any."""
+    """Walk the local headers the way pnnx's reader does: where the file ends early (an entry or a header)."""
     data = path.read_bytes()
     pos = 0
     while data[pos : pos + 4] == b"PK\x03\x04":
         if pos + 30 > len(data):
-            return None
+            return f"the local header at byte {pos}"
         (size,) = struct.unpack_from("<I", data, pos + 18)  # compressed size
         name_len, extra_len = struct.unpack_from("<HH", data, pos + 26)
+        if pos + 30 + name_len + extra_len > len(data):
+            return f"the local header at byte {pos}"
         name = data[pos + 30 : pos + 30 + name_len].decode("utf-8", "replace")
         extra = data[pos + 30 + name_len : pos + 30 + name_len + extra_len]
         if size == 0xFFFFFFFF and len(extra) >= 20 and extra[:2] == b"\x01\x00":
             size = struct.unpack_from("<Q", extra, 12)[0]  # zip64: uncompressed, then compressed size
         end = pos + 30 + name_len + extra_len + size
         if end > len(data):
-            return name
+            return f"entry {name!r}"
         pos = end
+    if data.startswith(b"PK\x03\x04"):  # every entry whole: the central directory after them is cut or damaged
+        return f"the zip directory after byte {pos}"
     return None
 
 
@@ -226,7 +230,7 @@ def read_weights(graph: Graph, bin_path: str | Path) -> dict[str, np.ndarray]:
     except (zipfile.BadZipFile, OSError) as e:
         cut = _truncated_entry(bin_path)
         if cut is not None:
-            raise PnnxFormatError(f"{bin_path}: truncated in entry {cut!r} (the file ends inside it)") from None
+            raise PnnxFormatError(f"{bin_path}: truncated or corrupt: the file ends or breaks in {cut}") from None
         raise PnnxFormatError(f"{bin_path}: not a PNNX weight file (a stored zip): {e}") from None
     with zf:
         for op, key, shape, dt in wanted:
@@ -254,7 +258,7 @@ def read_weights(graph: Graph, bin_path: str | Path) -> dict[str, np.ndarray]:
             except (zipfile.BadZipFile, OSError, EOFError) as e:
                 raise PnnxFormatError(f"{where}: cannot be read (truncated or corrupt file?): {e}") from None
             if got != want:
-                raise PnnxFormatError(f"{where}: truncated: read {got} of {want} bytes")
+                raise PnnxFormatError(f"{where}: truncated or corrupt: read {got} of {want} bytes")
             if dt == "bf16":
                 arr = (arr.astype(np.uint32) << 16).view(np.float32)
             out[entry] = arr.astype(arr.dtype.newbyteorder("="), copy=False)

@@ -114,7 +114,7 @@ def _decode_item(entry: Any, source: str, device: Any) -> tuple[str, Item]:
     except (KeyError, TypeError, ValueError):
         raise RecordError(f"{source}: malformed item entry") from None
     if zlib.crc32(data) != entry.get("crc32"):
-        raise RecordError(f"{source}: item {name!r} is corrupted (CRC-32 mismatch)")
+        raise RecordError(f"{source}: truncated or corrupt: item {name!r} fails its CRC-32 check")
     t = _tensor(_array(data, dtype, 0, len(data), shape, name, source).copy(), dtype, get_backend(device))
     return name, Item(t, entry.get("id", ""), entry.get("kind", "param"))
 
@@ -231,6 +231,8 @@ class NamedMpkRecorder(Recorder):
             raise RecordError(f"{source}: empty file")
         try:
             header, pos = unpack_at(0)
+        except msgpack.OutOfData:
+            raise RecordError(f"{source}: truncated or corrupt: the file ends inside its header") from None
         except Exception as e:
             raise RecordError(f"{source}: not an Ember record ({type(e).__name__} at byte 0)") from None
         _check_header(header, self.fmt, source)
@@ -243,11 +245,11 @@ class NamedMpkRecorder(Recorder):
             try:
                 entry, pos = unpack_at(pos)
             except Exception as e:
-                raise RecordError(f"{source}: corrupted at byte {start} ({type(e).__name__})") from None
+                raise RecordError(f"{source}: truncated or corrupt at byte {start} ({type(e).__name__})") from None
             if isinstance(entry, dict) and "end" in entry:
                 ended = entry["end"] == len(items)
                 if ended and crc != entry.get("crc32"):
-                    raise RecordError(f"{source}: corrupted (the metadata checksum does not match)")
+                    raise RecordError(f"{source}: truncated or corrupt: the metadata checksum does not match")
                 break
             try:
                 name, dtype, shape = _entry_fields(entry)
@@ -255,20 +257,22 @@ class NamedMpkRecorder(Recorder):
                 if nbytes < 0:
                     raise ValueError(nbytes)
             except (KeyError, TypeError, ValueError):
-                raise RecordError(f"{source}: malformed item entry at byte {start}") from None
+                raise RecordError(f"{source}: truncated or corrupt: malformed item entry at byte {start}") from None
             pos += -pos % _ALIGN
             crc = zlib.crc32(view[start:pos], crc)  # the entry and its padding
             if pos + nbytes > size:
                 break  # truncated inside the data
             raw = view[pos : pos + nbytes]
             if zlib.crc32(raw) != entry.get("crc32"):
-                raise RecordError(f"{source}: item {name!r} is corrupted (CRC-32 mismatch at byte {pos})")
+                raise RecordError(
+                    f"{source}: truncated or corrupt: item {name!r} fails its CRC-32 check (at byte {pos})"
+                )
             arr = _array(buf, dtype, pos, nbytes, shape, name, source)
             t = _tensor(arr, dtype, backend)  # a view of ``buf`` on the CPU (bfloat16 aside)
             items[name] = Item(t, entry.get("id", ""), entry.get("kind", "param"))
             pos += nbytes
         if not ended or len(items) != header.get("n_items"):
-            raise RecordError(f"{source}: truncated (read {len(items)} of {header.get('n_items')} items)")
+            raise RecordError(f"{source}: truncated or corrupt (read {len(items)} of {header.get('n_items')} items)")
         return Record(items, header.get("item_type", "module"), json.loads(header.get("meta", "{}")), owned=True)
 
 
@@ -286,7 +290,7 @@ class NamedMpkGzRecorder(NamedMpkRecorder):
             with gzip.GzipFile(fileobj=f, mode="rb") as gz:
                 return super().read(gz, source, device)  # type: ignore[arg-type]
         except (OSError, EOFError) as e:
-            raise RecordError(f"{source}: not a valid gzip stream or truncated ({e})") from None
+            raise RecordError(f"{source}: truncated or corrupt gzip stream ({e})") from None
 
 
 class JsonGzRecorder(Recorder):
@@ -309,11 +313,12 @@ class JsonGzRecorder(Recorder):
         ended = False
         try:
             with gzip.GzipFile(fileobj=f, mode="rb") as gz:
-                for lineno, line in enumerate(io.TextIOWrapper(gz, encoding="utf-8"), 1):
+                text = io.TextIOWrapper(gz, encoding="utf-8")
+                for lineno, line in enumerate(text, 1):
                     try:
                         entry = json.loads(line)
                     except json.JSONDecodeError:
-                        raise RecordError(f"{source}: corrupted at line {lineno}") from None
+                        raise RecordError(f"{source}: truncated or corrupt at line {lineno}") from None
                     if header is None:
                         _check_header(entry, self.fmt, source)
                         header = entry
@@ -324,14 +329,15 @@ class JsonGzRecorder(Recorder):
                         entry["data"] = base64.b64decode(entry.get("data", ""))
                         name, it = _decode_item(entry, source, device)
                         items[name] = it
+                text.read()  # to the end: a cut gzip trailer (its CRC and size) is found too
         except UnicodeDecodeError:
             raise RecordError(f"{source}: not an Ember JSON record (the content is not UTF-8 JSON text)") from None
         except (OSError, EOFError) as e:
-            raise RecordError(f"{source}: not a valid gzip stream or truncated ({e})") from None
+            raise RecordError(f"{source}: truncated or corrupt gzip stream ({e})") from None
         if header is None:
             raise RecordError(f"{source}: empty file")
         if not ended or len(items) != header.get("n_items"):
-            raise RecordError(f"{source}: truncated (read {len(items)} of {header.get('n_items')} items)")
+            raise RecordError(f"{source}: truncated or corrupt (read {len(items)} of {header.get('n_items')} items)")
         return Record(items, header.get("item_type", "module"), json.loads(header.get("meta", "{}")), owned=True)
 
 
@@ -378,7 +384,7 @@ class SafetensorsRecorder(Recorder):
         try:
             arrays = load(data)
         except Exception as e:
-            raise RecordError(f"{source}: not a valid safetensors file ({e})") from None
+            raise RecordError(f"{source}: truncated or corrupt safetensors file ({e})") from None
         n = int.from_bytes(data[:8], "little")
         meta = json.loads(data[8 : 8 + n]).get("__metadata__", {}) or {}
         ids = json.loads(meta.get("ids", "{}"))

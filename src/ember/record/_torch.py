@@ -86,7 +86,9 @@ def _unpickle_zip(file: Any, source: str) -> Any:
     """The object in a PyTorch zip archive (tensors as NumPy arrays), through the restricted unpickler."""
     try:
         archive = zipfile.ZipFile(file)
-    except zipfile.BadZipFile:
+    except (zipfile.BadZipFile, OSError, EOFError):
+        if _zip_start(file):
+            raise RecordError(f"{source}: truncated or corrupt: the zip archive is incomplete") from None
         raise RecordError(f"{source}: not a PyTorch zip archive (legacy .pt files need torch installed)") from None
     with archive:
         pkl = [n for n in archive.namelist() if n.endswith("/data.pkl") or n == "data.pkl"]
@@ -96,14 +98,48 @@ def _unpickle_zip(file: Any, source: str) -> Any:
         try:
             with archive.open(pkl[0]) as f:
                 return _RestrictedUnpickler(f, archive, prefix, source).load()
-        except (pickle.UnpicklingError, EOFError, KeyError, zipfile.BadZipFile, ValueError) as e:
+        except (pickle.UnpicklingError, EOFError, KeyError, zipfile.BadZipFile, ValueError, OSError) as e:
             if isinstance(e, RecordError):
                 raise
-            raise RecordError(f"{source}: corrupted PyTorch archive ({type(e).__name__}: {e})") from None
+            raise RecordError(f"{source}: truncated or corrupt PyTorch archive ({type(e).__name__}: {e})") from None
 
 
 def _read_zip(path: Path) -> dict[str, np.ndarray]:
     return _flatten(_unpickle_zip(path, str(path)), str(path))
+
+
+def _zip_start(file: Any) -> bool:
+    """Whether ``file`` (a path or a seekable binary file) starts like a zip archive (a local file header)."""
+    if isinstance(file, (str, Path)):
+        with open(file, "rb") as f:
+            return f.read(4) == b"PK\x03\x04"
+    pos = file.tell()
+    file.seek(0)
+    head = file.read(4)
+    file.seek(pos)
+    return bool(head == b"PK\x03\x04")
+
+
+def _torch_load(torch: Any, file: Any, source: str) -> Any:
+    """``torch.load(weights_only=True)``, its failures said in one line: a cut or damaged file as such."""
+    if _zip_start(file):  # a zip archive whose directory (at its end) is missing: cut short
+        try:
+            with zipfile.ZipFile(file) as z:
+                z.namelist()
+        except (zipfile.BadZipFile, OSError, EOFError) as e:
+            raise RecordError(f"{source}: truncated or corrupt: not a complete zip archive ({e})") from None
+        finally:
+            if not isinstance(file, (str, Path)):
+                file.seek(0)
+    try:
+        return torch.load(file, map_location="cpu", weights_only=True)
+    except (OSError, EOFError, zipfile.BadZipFile) as e:
+        raise RecordError(f"{source}: truncated or corrupt PyTorch file ({type(e).__name__}: {e})") from None
+    except (pickle.UnpicklingError, RuntimeError, ValueError) as e:
+        first = str(e).splitlines()[0]
+        if "PytorchStreamReader" in first or "unexpected EOF" in first or "Ran out of input" in first:
+            raise RecordError(f"{source}: truncated or corrupt PyTorch file ({first})") from None
+        raise RecordError(f"{source}: refused by torch's weights-only loader ({first})") from None
 
 
 def load_torch_object(file: Any, source: str) -> Any:
@@ -117,10 +153,7 @@ def load_torch_object(file: Any, source: str) -> Any:
     torch = real_torch()  # None without PyTorch, or when ``torch`` names Ember itself in this process
     if torch is None:
         return _unpickle_zip(file, source)
-    try:
-        return torch.load(file, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, ValueError, EOFError) as e:
-        raise RecordError(f"{source}: refused by torch's weights-only loader ({str(e).splitlines()[0]})") from None
+    return _torch_load(torch, file, source)
 
 
 def _flatten(obj: Any, source: str) -> dict[str, np.ndarray]:
@@ -147,16 +180,14 @@ def load_torch_state_dict(path: str | Path) -> dict[str, np.ndarray]:
         from safetensors.numpy import load_file
 
         return dict(load_file(str(p)))
+    if p.stat().st_size < 16:  # every file torch.save writes is longer
+        raise RecordError(f"{p}: truncated or corrupt: only {p.stat().st_size} bytes, too short for a PyTorch file")
     from ..backends import real_torch
 
     torch = real_torch()
     if torch is None:
         return _read_zip(p)
-    try:
-        obj = torch.load(str(p), map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, ValueError) as e:
-        raise RecordError(f"{p}: refused by torch's weights-only loader ({str(e).splitlines()[0]})") from None
-    return _flatten(obj, str(p))
+    return _flatten(_torch_load(torch, str(p), str(p)), str(p))
 
 
 def load_weights(module: Any, path: str | Path, remap: Sequence[tuple[str, str]] = (), strict: bool = False) -> Any:
@@ -170,7 +201,18 @@ def load_weights(module: Any, path: str | Path, remap: Sequence[tuple[str, str]]
         for pat, rep in remap:
             k = re.sub(pat, rep, k)
         renamed[k] = v
+    expected = list(module.state_dict())
+    if renamed and expected and not set(renamed) & set(expected):  # loading nothing is never what was meant
+        raise RecordError(
+            f"{path}: none of its {len(renamed)} keys matches the module's {len(expected)} (file: "
+            f"{_some(renamed)}; module: {_some(expected)}); rename them with remap=[(pattern, replacement), ...]"
+        )
     return module.load_state_dict(renamed, strict=strict)
+
+
+def _some(keys: Any, n: int = 3) -> str:
+    ks = list(keys)
+    return ", ".join(repr(k) for k in ks[:n]) + (f", ... ({len(ks)} in all)" if len(ks) > n else "")
 
 
 def _pickle_state_dict(entries: list[tuple[str, str, int, tuple[int, ...]]]) -> bytes:

@@ -301,6 +301,8 @@ class Learner:
     def fit(self, train_loader: Any, valid_loader: Any = None, epochs: int = 1, resume: bool = False
             ) -> list[dict[str, float]]:  # fmt: skip
         """Train for ``epochs`` (counting epochs already done when resuming); return the per-epoch history."""
+        if type(epochs) is bool or not isinstance(epochs, int) or epochs < 0:
+            raise ValueError(f"Learner.fit: epochs must be a non-negative integer, got {epochs!r}")
         start = 1
         self._dist = DistributedRun.start(self._dist)
         if self._dist is not None and self._steps is not None:

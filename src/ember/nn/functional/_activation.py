@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..._errors import ShapeError, ValueRangeError
+from ..._errors import DTypeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...ops import register_method
 from ...ops._indexing import where
@@ -194,6 +194,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """Leaky ReLU with a learned slope: one per channel (dim 1) or a single one."""
+    if weight.dtype is not input.dtype:
+        raise DTypeError(f"prelu: input has dtype {input.dtype} but weight {weight.dtype}; they must match")
     n = weight.numel()
     if n != 1 and (input.ndim < 2 or input.shape[1] != n):
         raise ShapeError(f"prelu: {n} slopes do not match the channels of an input of shape {input.shape}")

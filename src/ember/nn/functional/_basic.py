@@ -8,6 +8,7 @@ from ..._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._function import Op
 from ...ops import register_method
+from ...ops._indexing import where
 from ...ops._reduction import mean
 from ...ops._reduction import sum as _sum
 from ...ops._util import norm_dim
@@ -165,17 +166,17 @@ def nll_loss(
             raise OutOfRangeError(f"nll_loss: target {int(tgt[pos])} at position {pos} is out of range for {c} classes")
     safe = Tensor._make(xp.astype(xp.where(valid, tgt, 0), xp.int64), target._backend)
     loss = NLL.apply(input, safe)
-    w = None
-    mask = Tensor._make(valid, target._backend).to(input.dtype)
-    if weight is not None:
-        w = weight[safe] * mask
-    elif not on_host or not bool(xp.all(valid)):
-        w = mask
-    if w is not None:
-        loss = loss * w
+    if weight is None and on_host and bool(xp.all(valid)):  # the common case: nothing to weigh or mask
+        return loss.reshape(tshape) if reduction == "none" else _reduce(loss, reduction, "nll_loss")
+    keep = Tensor._make(valid, target._backend)
+    w = weight[safe] if weight is not None else None
+    # ignored targets are selected out (not multiplied by 0: an ignored row may hold -inf, and for 'mean' with
+    # every target ignored the total weight is 0): their gradient is exactly 0, as PyTorch's
+    loss = where(keep, loss * w if w is not None else loss, 0.0)
     if reduction == "none":
         return loss.reshape(tshape)  # the target's shape, as PyTorch
-    return _reduce(loss, reduction, "nll_loss", _sum(w) if w is not None else None)
+    total = _sum(where(keep, w, 0.0)) if w is not None else _sum(keep.to(loss.dtype))
+    return _reduce(loss, reduction, "nll_loss", total)
 
 
 def cross_entropy(
@@ -209,10 +210,10 @@ def cross_entropy(
     # divided by the same total weight as the nll term
     smooth = -_sum(logp * weight.reshape(wshape) if weight is not None else logp, cdim)
     keep = target != ignore_index
-    smooth = smooth * keep.to(smooth.dtype)
+    smooth = where(keep, smooth, 0.0)  # (selected out, not multiplied by 0: see nll_loss)
     if reduction == "mean":
         if weight is not None:
-            total = _sum(weight[target.masked_select(keep)])
+            total = _sum(where(keep, weight[where(keep, target, 0)], 0.0))
         else:
             total = _sum(keep.to(smooth.dtype))
         smooth = _sum(smooth) / total
@@ -235,9 +236,22 @@ def _check_target_shape(op: str, input: Tensor, target: Tensor) -> None:
                   "Please ensure they have the same size.", UserWarning, stacklevel=3)  # fmt: skip
 
 
+def _broadcast_pair(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
+    """Both expanded to their common shape first, as PyTorch's mse/l1/smooth_l1 losses do (so a 0-d target
+    promotes like a dimensioned one: float32 input with a float64 0-d target computes in float64)."""
+    if input.shape == target.shape:
+        return input, target
+    from ...ops._indexing_view import expand
+    from ...ops._util import broadcast_shapes
+
+    shape = broadcast_shapes(input.shape, target.shape)
+    return tuple(t if t.shape == shape else expand(t, *shape) for t in (input, target))  # type: ignore[return-value]
+
+
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error."""
     _check_target_shape("mse_loss", input, target)
+    input, target = _broadcast_pair(input, target)
     d = input - target
     return _reduce(d * d, reduction, "mse_loss")
 

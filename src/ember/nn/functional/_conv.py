@@ -18,6 +18,7 @@ from ..._tensor import Tensor
 from ...autograd._function import Op
 from ...autograd._grad_mode import STATE
 from ...ops._util import _float
+from ._empty import on_one_sample
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "fold", "unfold",
@@ -133,6 +134,11 @@ def _conv(
         raise ShapeError(f"{op}: expected a ({sp + 2})-d input (N, C, ...), got shape {input.shape}")
     if weight.ndim != sp + 2:
         raise ShapeError(f"{op}: expected a ({sp + 2})-d weight (out, in/groups, ...), got shape {weight.shape}")
+    if 0 in input.shape[2:]:
+        raise ShapeError(f"{op}: input of shape {tuple(input.shape)} has an empty spatial dim (only an empty batch "
+                         "is allowed)")  # fmt: skip
+    if input.shape[0] == 0:  # an empty batch
+        return on_one_sample(lambda x: _conv(x, weight, bias, stride, padding, dilation, groups, sp, op), input)  # type: ignore[no-any-return]
     c = input.shape[1]
     o, cg = weight.shape[:2]
     if groups < 1 or c % groups or o % groups:
@@ -217,6 +223,13 @@ def _conv_transpose(
         ).squeeze(0)
     if input.ndim != sp + 2 or weight.ndim != sp + 2:
         raise ShapeError(f"{op}: expected ({sp + 2})-d input and weight, got {input.shape} and {weight.shape}")
+    if 0 in input.shape[2:]:
+        raise ShapeError(f"{op}: input of shape {tuple(input.shape)} has an empty spatial dim (only an empty batch "
+                         "is allowed)")  # fmt: skip
+    if input.shape[0] == 0:  # an empty batch
+        return on_one_sample(  # type: ignore[no-any-return]
+            lambda x: _conv_transpose(x, weight, bias, stride, padding, output_padding, groups, dilation, sp, op), input
+        )
     cin, cg = weight.shape[:2]
     if input.shape[1] != cin or cin % groups:
         raise ShapeError(f"{op}: input has {input.shape[1]} channels, weight {weight.shape} expects {cin}")
@@ -233,9 +246,20 @@ def _conv_transpose(
         raise ShapeError(f"{op}: the output size {size} would be empty")
     x = _float(input)
     w = weight.to(x.dtype) if weight.dtype is not x.dtype else weight
-    x_shape = (input.shape[0], cg * groups) + size
-    cfg = (s, tuple((v, v) for v in p), d, groups, x_shape, tuple(w.shape))
+    # The adjoint of a convolution from ``size`` back to the input's size. An output_padding of a stride or
+    # more (allowed when the dilation is larger) adds whole strides the convolution would read: that
+    # convolution's high padding drops by those q positions, and what padding cannot absorb (q > p) is
+    # out of the kernel's reach, so zeros appended after.
+    q = tuple(s[i] * (op_[i] // s[i]) for i in range(sp))
+    tail = tuple(max(q[i] - p[i], 0) for i in range(sp))
+    pads = tuple((p[i], max(p[i] - q[i], 0)) for i in range(sp))
+    x_shape = (input.shape[0], cg * groups) + tuple(size[i] - tail[i] for i in range(sp))
+    cfg = (s, pads, d, groups, x_shape, tuple(w.shape))
     y: Tensor = ConvT.apply(x, w, cfg)
+    if any(tail):
+        from ...ops._other_shape import pad
+
+        y = pad(y, tuple(v for t in reversed(tail) for v in (0, t)))
     if bias is not None:
         y = y + bias.reshape((cg * groups,) + (1,) * sp)
     return y
@@ -321,6 +345,10 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     """Extract sliding local blocks: (N, C, H, W) -> (N, C * kH * kW, L)."""
     if input.ndim != 4:
         raise ShapeError(f"unfold: expected a 4-d input (N, C, H, W), got shape {input.shape}")
+    if 0 in input.shape[1:]:
+        raise ShapeError(f"unfold: input of shape {tuple(input.shape)} has an empty channel or spatial dim")
+    if input.shape[0] == 0:  # an empty batch
+        return on_one_sample(lambda x: unfold(x, kernel_size, dilation, padding, stride), input)  # type: ignore[no-any-return]
     k = _tuple(kernel_size, 2, "kernel_size", "unfold")
     d = _tuple(dilation, 2, "dilation", "unfold")
     p = _tuple(padding, 2, "padding", "unfold")
@@ -346,5 +374,7 @@ def fold(
         raise ShapeError(
             f"fold: input {input.shape} must be (N, C * {math.prod(k)}, {math.prod(out)}) for output {size}, kernel {k}"
         )
+    if input.shape[0] == 0:  # an empty batch
+        return on_one_sample(lambda x: fold(x, output_size, kernel_size, dilation, padding, stride), input)  # type: ignore[no-any-return]
     c = input.shape[1] // math.prod(k)
     return Fold.apply(input, (input.shape[0], c) + size, k, s, pads, d)  # type: ignore[no-any-return]

@@ -6,11 +6,13 @@ from typing import Any
 
 from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
+from ...autograd._function import Op
 from ...ops._indexing import where
+from ...ops._pointwise_special import xlogy
 from ...ops._pointwise_unary import clamp, exp, log
 from ...ops._util import _float
 from ._activation import softplus
-from ._basic import _check_target_shape, _reduce
+from ._basic import _broadcast_pair, _check_target_shape, _reduce
 
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "gaussian_nll_loss",
@@ -22,6 +24,13 @@ __all__ = [
 def _same_shape(op: str, input: Tensor, target: Tensor) -> None:
     if input.shape != target.shape:
         raise ShapeError(f"{op}: input shape {input.shape} and target shape {target.shape} must match")
+
+
+def _fits(op: str, name: str, t: Any, input: Tensor) -> None:
+    """``t`` (a weight, a target) broadcasts to the input's shape; it never enlarges it (PyTorch refuses that)."""
+    shape = tuple(getattr(t, "shape", ()))
+    if len(shape) > input.ndim or any(a not in (1, b) for a, b in zip(shape[::-1], tuple(input.shape)[::-1])):
+        raise ShapeError(f"{op}: {name} of shape {shape} does not broadcast to the input's shape {tuple(input.shape)}")
 
 
 def _check_probabilities(op: str, target: Tensor) -> None:
@@ -37,6 +46,26 @@ def _check_probabilities(op: str, target: Tensor) -> None:
         raise ValueRangeError(f"{op}: target values must be in [0, 1] (probabilities or 0/1 labels), found {bad}")
 
 
+class BinaryCrossEntropy(Op):
+    """``-(t log x + (1 - t) log(1 - x))`` elementwise, each log clamped at -100 (PyTorch's forward).
+
+    Its own backward because the composite's is NaN at x = 0 or 1 (the clamp stops the gradient of an
+    infinite log): PyTorch's is ``(x - t) / max(x (1 - x), 1e-12)`` for ``x`` and ``log(1 - x) - log(x)``
+    for ``t``, finite for x in (0, 1) and at its ends.
+    """
+
+    def forward(self, x: Any, t: Any) -> Any:
+        xp = self.backend.xp
+        return -(t * xp.maximum(xp.log(x), -100.0) + (1 - t) * xp.maximum(xp.log(1 - x), -100.0))
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        x, t = self.inputs  # type: ignore[misc]
+        ex, et = self._edges  # type: ignore[misc]
+        gx = None if ex is None else g * (x - t) / clamp(x * (1 - x), min=1e-12)
+        gt = None if et is None else g * (log(1 - x) - log(x))
+        return gx, gt
+
+
 def binary_cross_entropy(
     input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
 ) -> Tensor:
@@ -50,9 +79,10 @@ def binary_cross_entropy(
         raise ValueRangeError(
             "binary_cross_entropy: input must hold probabilities in [0, 1]; use the _with_logits form"
         )
-    t = target.to(input.dtype)
-    loss = -(t * clamp(log(input), min=-100.0) + (1 - t) * clamp(log(1 - input), min=-100.0))
+    x = _float(input)
+    loss = BinaryCrossEntropy.apply(x, target.to(x.dtype))
     if weight is not None:
+        _fits("binary_cross_entropy", "weight", weight, input)
         loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy")
 
@@ -67,6 +97,9 @@ def binary_cross_entropy_with_logits(
     """Sigmoid + binary cross entropy in one stable expression; ``pos_weight`` scales the positive term."""
     _same_shape("binary_cross_entropy_with_logits", input, target)
     _check_probabilities("binary_cross_entropy_with_logits", target)
+    for name, t_ in (("weight", weight), ("pos_weight", pos_weight)):
+        if t_ is not None:
+            _fits("binary_cross_entropy_with_logits", name, t_, input)
     x = _float(input)
     t = target.to(x.dtype)
     sp = softplus(-x)  # -log(sigmoid(x)), finite for any x
@@ -82,32 +115,37 @@ def binary_cross_entropy_with_logits(
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean absolute error."""
     _check_target_shape("l1_loss", input, target)
+    input, target = _broadcast_pair(input, target)
     return _reduce((input - target).abs(), reduction, "l1_loss")
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """Quadratic below ``beta`` (``0.5 d^2 / beta``), linear above (``|d| - beta / 2``)."""
     _check_target_shape("smooth_l1_loss", input, target)
+    input, target = _broadcast_pair(input, target)
     d = (input - target).abs()
     if beta == 0:
         return _reduce(d, reduction, "smooth_l1_loss")
-    return _reduce(where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction, "smooth_l1_loss")
+    small = d < beta
+    q = where(small, d, 0.0)  # the quadratic branch never sees a large (or infinite) d: its gradient stays 0 there
+    return _reduce(where(small, 0.5 * q * q / beta, d - 0.5 * beta), reduction, "smooth_l1_loss")
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
     """Quadratic below ``delta`` (``0.5 d^2``), linear above (``delta (|d| - delta / 2)``)."""
     _check_target_shape("huber_loss", input, target)
     d = (input - target).abs()
-    return _reduce(where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction, "huber_loss")
+    small = d < delta
+    q = where(small, d, 0.0)  # (see smooth_l1_loss)
+    return _reduce(where(small, 0.5 * q * q, delta * (d - 0.5 * delta)), reduction, "huber_loss")
 
 
 def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:
     """KL(target || exp(input)) pointwise: ``target * (log target - input)``; ``reduction='batchmean'`` divides by N."""
     if log_target:
         loss = exp(target) * (target - input)
-    else:
-        safe = where(target > 0, target, 1.0).to(input.dtype)
-        loss = where(target > 0, target * (log(safe) - input), 0.0 * input)
+    else:  # 0 log 0 = 0 (PyTorch's xlogy); a negative target gives NaN, as there
+        loss = xlogy(target, target) - target * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction, "kl_div")
@@ -149,6 +187,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, red
 
 def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-y x))``."""
+    _fits("soft_margin_loss", "target", target, input)
     return _reduce(softplus(-target * input), reduction, "soft_margin_loss")
 
 
@@ -196,10 +235,30 @@ def poisson_nll_loss(
 def gaussian_nll_loss(
     input: Tensor, target: Tensor, var: Any, full: bool = False, eps: float = 1e-6, reduction: str = "mean"
 ) -> Tensor:
-    """``0.5 (log var + (input - target)^2 / var)`` (+ a constant with ``full``)."""
+    """``0.5 (log var + (input - target)^2 / var)`` (+ a constant with ``full``).
+
+    ``var`` has the input's shape, or one dim less (one variance per sample), or one dim of size 1; it is
+    clamped at ``eps`` for the value only: the gradient passes the clamp as PyTorch's (a no-grad clamp).
+    """
     import math
 
-    v = var.clamp(min=eps) if isinstance(var, Tensor) else max(float(var), eps)
+    if isinstance(var, Tensor):
+        if var.shape != input.shape:
+            if tuple(var.shape) == tuple(input.shape[:-1]):
+                var = var.unsqueeze(-1)  # one variance per sample: it covers the last dim
+            elif not (var.ndim == input.ndim and sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+                raise ShapeError(f"gaussian_nll_loss: var of shape {tuple(var.shape)} does not fit input of shape "
+                                 f"{tuple(input.shape)}; give the input's shape, the input's shape without its "
+                                 "last dim, or the input's shape with one dim of size 1")  # fmt: skip
+        if var._backend.cheap_sync and var.numel() and bool((var < 0).any()):
+            raise ValueRangeError("gaussian_nll_loss: var has negative entries")
+        v = where(var < eps, var + (eps - var).detach(), var)
+    else:
+        if float(var) < 0:
+            raise ValueRangeError(f"gaussian_nll_loss: var must be >= 0, got {var}")
+        v = max(float(var), eps)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueRangeError(f"gaussian_nll_loss: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
     lv = log(v) if isinstance(v, Tensor) else math.log(v)
     loss = 0.5 * (lv + (input - target) ** 2 / v)
     if full:

@@ -7,7 +7,7 @@ import warnings
 from typing import Any
 
 from ..._dtype import bool_
-from ..._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
+from ..._errors import DeviceError, DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._function import BilinearOp, Op
 from ...ops._blas import matmul
@@ -64,13 +64,26 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if weight.ndim == 2 and isinstance(input, Tensor) and input.dtype is weight.dtype and plain_bias:
         return _Linear.apply(input, weight, bias)  # type: ignore[no-any-return]
     y = matmul(input, _transpose(weight, 0, 1) if weight.ndim == 2 else weight)
-    return y + bias if bias is not None else y
+    if bias is None:
+        return y
+    _bias_fits("linear", bias, y)
+    return y + bias
+
+
+def _bias_fits(op: str, bias: Any, y: Tensor) -> None:
+    """A bias broadcasts to the output; it never enlarges it (a silently bigger result, where PyTorch refuses)."""
+    shape = tuple(getattr(bias, "shape", ()))
+    if len(shape) > y.ndim or any(b not in (1, o) for b, o in zip(shape[::-1], y.shape[::-1])):
+        raise ShapeError(f"{op}: bias of shape {shape} does not fit the output of shape {tuple(y.shape)}")
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y_o = x1 W_o x2 + b_o`` with weight (out, in1, in2)."""
     y = einsum("...i,oij,...j->...o", input1, weight, input2)
-    return y + bias if bias is not None else y
+    if bias is None:
+        return y
+    _bias_fits("bilinear", bias, y)
+    return y + bias
 
 
 def _check_p(p: float, op: str) -> None:
@@ -195,6 +208,11 @@ def embedding(
     """Look up rows of ``weight`` (num_embeddings, dim) for the integer ``input``."""
     if input.dtype.is_floating_point or input.dtype is bool_:
         raise DTypeError(f"embedding: indices must be an integer tensor, got {input.dtype}")
+    if input._backend is not weight._backend:
+        raise DeviceError(
+            f"embedding: indices on {input.device} ({input._backend.name} backend), weight on {weight.device} "
+            f"({weight._backend.name} backend); move the indices with .to(weight.device)"
+        )
     n = weight.shape[0]
     idx = input._data
     bad = index_out_of_range(idx, 0, n, input._backend)
@@ -257,8 +275,8 @@ def interpolate(
     recompute_scale_factor: bool | None = None,
     antialias: bool = False,
 ) -> Tensor:
-    """Resize the spatial dims: ``nearest``, ``nearest-exact``, ``linear``, ``bilinear``, ``bicubic``,
-    ``trilinear``, ``area``."""
+    """Resize the spatial dims: ``nearest``, ``nearest-exact``, ``linear``, ``bilinear``, ``bicubic``, ``trilinear``,
+    ``area``."""
     sp = input.ndim - 2
     if sp < 1:
         raise ShapeError(f"interpolate: expected (N, C, ...) with spatial dims, got shape {input.shape}")
@@ -270,26 +288,45 @@ def interpolate(
     if align_corners is not None and mode not in linear_modes:
         raise ValueRangeError(f"interpolate: align_corners only applies to linear modes, not {mode!r}")
     out, scale = _interp_size(input, size, scale_factor, sp)
-    if recompute_scale_factor:
+    given = scale_factor is not None and not recompute_scale_factor  # the kernel sees 1 / scale_factor
+    if not given:
         scale = tuple(input.shape[2 + i] / out[i] for i in range(sp))
+    if antialias:  # PyTorch's anti-aliased bilinear equals the plain one when upsampling without align_corners
+        if mode != "bilinear":
+            raise ValueRangeError(f"interpolate: antialias=True needs mode 'bilinear' (4-d input), not {mode!r}")
+        if align_corners or any(out[i] < input.shape[2 + i] for i in range(sp)):
+            raise ValueRangeError(f"interpolate: antialias=True is supported only for upsampling without "
+                                  f"align_corners (here {tuple(input.shape[2:])} to {out})")  # fmt: skip
     if mode == "area":
         from ._pool import _adaptive
 
         return _adaptive(input, out, sp, False, False, "interpolate")  # type: ignore[no-any-return]
+    if any(o < 1 for o, n in zip(out, input.shape[2:], strict=True) if n):  # as PyTorch, except for 'area'
+        raise ShapeError(f"interpolate: scale_factor={scale_factor} makes an empty output {out} from {input.shape}")
     xp = input._backend.xp
     x = input if mode.startswith("nearest") else _float(input)
     if mode.startswith("nearest"):
+        exact = mode == "nearest-exact"
         arrays = []
-        for i in range(sp):
-            n = input.shape[2 + i]
-            d = xp.arange(out[i], dtype=xp.float64)
-            src = xp.floor((d + 0.5) * scale[i]) if mode == "nearest-exact" else xp.floor(d * scale[i])
-            arrays.append(xp.minimum(xp.astype(src, xp.int64), n - 1))
+        for i in range(sp):  # PyTorch's index arithmetic: in float32, with its shortcuts for sizes n and 2n
+            n, o = input.shape[2 + i], out[i]
+            d = xp.arange(o, dtype=xp.int64)
+            if not exact and (not given or sp == 2) and o in (n, 2 * n):
+                arrays.append(d if o == n else d // 2)
+                continue
+            if given:  # float(1.0 / scale_factor)
+                sc = xp.astype(xp.asarray(scale[i]), xp.float32)
+            else:  # float(n) / o
+                sc = xp.asarray(n, dtype=xp.float32) / xp.asarray(o, dtype=xp.float32)
+            pos = xp.astype(d, xp.float32) + (0.5 if exact else 0.0)  # (Python floats stay float32)
+            src = xp.astype(xp.floor(pos * sc), xp.int64)
+            arrays.append(xp.minimum(src, n - 1))
         return GetItem.apply(x, (slice(None), slice(None)) + tuple(xp.ix_(*arrays)))  # type: ignore[no-any-return]
+    if mode == "bicubic":
+        return _bicubic(x, input, out, scale, bool(align_corners))
     for i in range(sp):  # separable: interpolate one dim at a time
         n, o, ax = x.shape[2 + i], out[i], 2 + i
-        if mode == "bicubic":
-            x = _cubic_along(x, ax, n, o, scale[i], align_corners)
+        if n == o:  # PyTorch keeps a dim whose size does not change, whatever the scale_factor
             continue
         d = xp.arange(o, dtype=xp.float64)
         if align_corners:
@@ -305,6 +342,49 @@ def interpolate(
         wt = Tensor._make(w.reshape(shape), x._backend)
         x = GetItem.apply(x, lead + (i0,)) * (1 - wt) + GetItem.apply(x, lead + (i1,)) * wt
     if input.dtype.name == "uint8":  # PyTorch keeps uint8, rounding half up
+        return (x + 0.5).floor().clamp(0, 255).to(input.dtype)
+    return x
+
+
+def _cubic_weights(t: Any, xp: Any) -> list[Any]:
+    """Keys' cubic convolution weights (A = -0.75, PyTorch's) of the 4 taps around a fractional offset ``t``."""
+    a = -0.75
+
+    def near(v: Any) -> Any:  # |v| <= 1
+        return ((a + 2) * v - (a + 3)) * v * v + 1
+
+    def far(v: Any) -> Any:  # 1 < |v| < 2
+        return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _bicubic(x: Tensor, input: Tensor, out: tuple[int, ...], scale: tuple[float, ...], align: bool) -> Tensor:
+    """Bicubic resize of (N, C, H, W) as PyTorch's: source index unclamped, taps clamped to the border."""
+    xp = x._backend.xp
+    if tuple(x.shape[2:]) == out:  # PyTorch copies when no size changes
+        return x
+    dt = x._data.dtype
+    for i in range(2):
+        n, o, ax = x.shape[2 + i], out[i], 2 + i
+        d = xp.arange(o, dtype=dt)
+        if align:
+            src = d * xp.asarray((n - 1) / (o - 1) if o > 1 else 0.0, dtype=dt)
+        else:
+            src = (d + xp.asarray(0.5, dtype=dt)) * xp.asarray(scale[i], dtype=dt) - xp.asarray(0.5, dtype=dt)
+        i0 = xp.floor(src)
+        ws = _cubic_weights(src - i0, xp)
+        base = xp.astype(i0, xp.int64)
+        lead = (slice(None),) * ax
+        shape = [1] * x.ndim
+        shape[ax] = o
+        acc = None
+        for k in range(4):
+            idx = xp.clip(base - 1 + k, 0, n - 1)
+            term = GetItem.apply(x, lead + (idx,)) * Tensor._make(xp.reshape(ws[k], shape), x._backend)
+            acc = term if acc is None else acc + term
+        x = acc  # type: ignore[assignment]
+    if input.dtype.name == "uint8":
         return (x + 0.5).floor().clamp(0, 255).to(input.dtype)
     return x
 
@@ -326,39 +406,11 @@ def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None)
     return interpolate(input, size, scale_factor, "bilinear", True)
 
 
-def _cubic_along(x: Tensor, ax: int, n: int, o: int, scale: float, align_corners: bool | None) -> Tensor:
-    """Cubic convolution (Keys, A = -0.75, as PyTorch) along ``ax``: 4 taps, indices clamped to the border."""
-    xp = x._backend.xp
-    d = xp.arange(o, dtype=xp.float64)
-    if align_corners:
-        src = d * ((n - 1) / (o - 1)) if o > 1 else xp.zeros(o, dtype=xp.float64)
-    else:
-        src = (d + 0.5) * scale - 0.5  # not clamped at 0 for cubic
-    i0 = xp.floor(src)
-    t = src - i0
-    a = -0.75
-    weights = (
-        ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
-        ((a + 2) * t - (a + 3)) * t * t + 1,
-        ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
-        ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a,
-    )
-    lead = (slice(None),) * ax
-    shape = [1] * x.ndim
-    shape[ax] = o
-    out: Tensor | None = None
-    for k, w in enumerate(weights):
-        idx = xp.clip(xp.astype(i0, xp.int64) + (k - 1), 0, n - 1)
-        wt = Tensor._make(xp.astype(w, x._data.dtype).reshape(shape), x._backend)
-        term = GetItem.apply(x, lead + (idx,)) * wt
-        out = term if out is None else out + term
-    assert out is not None
-    return out
-
-
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(N, C * r^2, H, W) -> (N, C, H * r, W * r)."""
     r = int(upscale_factor)
+    if input.ndim < 3:
+        raise ShapeError(f"pixel_shuffle: expected (*, C, H, W), got shape {tuple(input.shape)}")
     *lead, c, h, w = input.shape
     if c % (r * r):
         raise ShapeError(f"pixel_shuffle: channels {c} are not divisible by upscale_factor^2 = {r * r}")
@@ -371,6 +423,8 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """(N, C, H * r, W * r) -> (N, C * r^2, H, W)."""
     r = int(downscale_factor)
+    if input.ndim < 3:
+        raise ShapeError(f"pixel_unshuffle: expected (*, C, H, W), got shape {tuple(input.shape)}")
     *lead, c, h, w = input.shape
     if h % r or w % r:
         raise ShapeError(f"pixel_unshuffle: spatial size {(h, w)} is not divisible by {r}")
@@ -426,7 +480,11 @@ def scaled_dot_product_attention(
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """``x1 . x2 / max(||x1|| ||x2||, eps)`` along ``dim``."""
+    """``x1 . x2 / (max(||x1||, eps) max(||x2||, eps))`` along ``dim``, after broadcasting x1 with x2."""
+    from ...ops._other_shape import broadcast_tensors
+
+    if x1.shape != x2.shape:  # the norms are over the broadcast dim, not over a size-1 dim of one input
+        x1, x2 = broadcast_tensors(x1, x2)
     n1 = x1.norm(2, dim, keepdim=True).clamp(min=eps)
     n2 = x2.norm(2, dim, keepdim=True).clamp(min=eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)

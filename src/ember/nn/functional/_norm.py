@@ -6,6 +6,7 @@ closed-form backward; the norms add their affine part with ordinary tensor opera
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..._errors import ShapeError
@@ -16,6 +17,7 @@ from ...ops._pointwise_unary import sqrt
 from ...ops._reduction import mean
 from ...ops._reduction import sum as _sum
 from ...ops._util import _float
+from ._empty import on_one_sample
 
 __all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "local_response_norm", "normalize", "rms_norm"]
 
@@ -124,9 +126,14 @@ def _fused_train(x: Tensor, weight: Tensor | None, bias: Tensor | None) -> bool:
 
 def _standardize(x: Tensor, axes: tuple[int, ...], eps: float) -> tuple[Tensor, Any, Any]:
     """``xhat`` over ``axes``, with the batch mean and biased variance arrays (for running statistics)."""
-    m = x._data.mean(axis=axes, keepdims=True)
-    d = x._data - m
-    v = (d * d).mean(axis=axes, keepdims=True)
+    if math.prod(x.shape[a] for a in axes) == 0:  # nothing to normalise over: NaN statistics, as PyTorch's
+        xp = x._backend.xp
+        m = xp.sum(x._data, axis=axes, keepdims=True) / 0.0  # (NumPy's mean would warn "Mean of empty slice")
+        v = m
+    else:
+        m = x._data.mean(axis=axes, keepdims=True)
+        d = x._data - m
+        v = (d * d).mean(axis=axes, keepdims=True)
     return Standardize.apply(x, axes, float(eps), (m, v)), m, v
 
 
@@ -220,9 +227,13 @@ def group_norm(
     input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5
 ) -> Tensor:
     """Normalise groups of channels over (channels in group, spatial dims)."""
+    if input.ndim < 2:
+        raise ShapeError(f"group_norm: expected an input (N, C, ...), got shape {tuple(input.shape)}")
     n, c = input.shape[:2]
     if c % num_groups:
         raise ShapeError(f"group_norm: {c} channels are not divisible into {num_groups} groups")
+    if n == 0:  # an empty batch
+        return on_one_sample(lambda x: group_norm(x, num_groups, weight, bias, eps), input)  # type: ignore[no-any-return]
     x = _float(input)
     xg = x.reshape(n, num_groups, -1)
     y, _, _ = _standardize(xg, (2,), eps)
@@ -269,6 +280,8 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     x = _float(input)
     if eps is None:
         eps = float(x._backend.xp.finfo(x._data.dtype).eps)  # a host constant: no sync
+    if weight is not None and tuple(weight.shape) != ns:
+        raise ShapeError(f"rms_norm: weight of shape {tuple(weight.shape)} must have normalized_shape {ns}")
     y = x * (mean(x * x, tuple(range(x.ndim - k, x.ndim)), keepdim=True) + eps).rsqrt()
     return y * weight if weight is not None else y
 
@@ -283,6 +296,8 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     """Normalise each channel by the sum of squares of its ``size`` neighbouring channels."""
     from ...ops._other_shape import pad
 
+    if input.ndim >= 3 and input.shape[0] == 0:  # an empty batch
+        return on_one_sample(lambda t: local_response_norm(t, size, alpha, beta, k), input)  # type: ignore[no-any-return]
     x = _float(input)
     sq = (x * x).unsqueeze(1)  # (N, 1, C, ...)
     sq = pad(sq.reshape(sq.shape[0], 1, sq.shape[2], -1), (0, 0, size // 2, (size - 1) // 2))

@@ -16,6 +16,7 @@ from ...autograd._grad_mode import STATE
 from ...backends._kernels_util import ndindex
 from ...ops._util import _float
 from ._conv import _tuple
+from ._empty import on_one_sample
 
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
@@ -107,6 +108,8 @@ class AvgPoolBackward(Op):
 
 
 def _batched(input: Tensor, sp: int, op: str) -> tuple[Tensor, bool]:
+    if input.ndim in (sp + 1, sp + 2) and 0 in input.shape[input.ndim - sp :]:
+        raise ShapeError(f"{op}: input of shape {tuple(input.shape)} has an empty spatial dim")
     if input.ndim == sp + 1:
         return input.unsqueeze(0), True
     if input.ndim != sp + 2:
@@ -126,6 +129,10 @@ def _max_pool(
     op: str,
 ) -> Any:
     x, unbatched = _batched(input, sp, op)
+    if x.shape[0] == 0:  # an empty batch
+        return on_one_sample(
+            lambda t: _max_pool(t, kernel_size, stride, padding, dilation, ceil_mode, return_indices, sp, op), x
+        )
     geom = _geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode, sp, op)
     y: Tensor = MaxPool.apply(x, geom, STATE.enabled and x.requires_grad)
     if return_indices:
@@ -241,6 +248,8 @@ def _adaptive_bounds(n: int, o: int) -> list[tuple[int, int]]:
 
 def _adaptive(input: Tensor, output_size: Any, sp: int, use_max: bool, return_indices: bool, op: str) -> Any:
     x, unbatched = _batched(input, sp, op)
+    if x.shape[0] == 0 and not unbatched:  # an empty batch
+        return on_one_sample(lambda t: _adaptive(t, output_size, sp, use_max, return_indices, op), x)
     size = output_size if isinstance(output_size, Sequence) else (output_size,) * sp
     out = tuple(x.shape[2 + i] if v is None else int(v) for i, v in enumerate(size))
     if len(out) != sp or any(v < 1 for v in out):

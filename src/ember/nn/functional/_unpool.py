@@ -13,6 +13,7 @@ from ..._errors import DTypeError, OutOfRangeError, ShapeError
 from ..._tensor import Tensor
 from ...ops._indexing_gather import scatter
 from ._conv import _tuple
+from ._empty import on_one_sample
 
 __all__ = ["max_unpool1d", "max_unpool2d", "max_unpool3d"]
 
@@ -27,6 +28,10 @@ def _max_unpool(
     if indices.dtype.is_floating_point:
         raise DTypeError(f"{op}: indices must be int64, got {indices.dtype}")
     batched = input.ndim == sp + 2
+    if batched and input.shape[0] == 0:  # an empty batch
+        return on_one_sample(  # type: ignore[no-any-return]
+            lambda x, i: _max_unpool(x, i, kernel_size, stride, padding, output_size, sp, op), input, indices
+        )
     x, idx = (input, indices) if batched else (input.unsqueeze(0), indices.unsqueeze(0))
     k = _tuple(kernel_size, sp, "kernel_size", op)
     s = _tuple(stride if stride is not None else kernel_size, sp, "stride", op)
