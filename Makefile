@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench bench-micro clean
+.PHONY: demo test lint typecheck unit test-mixed test-cuda bench bench-gpu bench-micro clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -40,7 +40,21 @@ unit: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadfile
 	if $(PY) -c "import torch" 2>/dev/null; then EMBER_BACKEND=torch $(PY) -m pytest -n 2 --dist loadfile; fi
 
-test: lint typecheck unit
+test: lint typecheck unit test-mixed
+
+# the mixed-backend run: torch serves the tests' tensors while NumPy stays the default Ember's own code sees,
+# so a tensor Ember makes mid-computation without its inputs' device fails (docs/architecture.md)
+test-mixed: $(STAMP)
+	if $(PY) -c "import torch" 2>/dev/null; then EMBER_TEST_MIXED=1 $(PY) -m pytest -n 2 --dist loadfile; fi
+
+# On a GPU machine, with the Python environment already there (CUDA torch, CuPy; no network, nothing installed):
+# the whole suite with the default device cuda once per CUDA backend, and Ember against PyTorch on the GPU.
+# Without a GPU each says in one line why it skipped. PYTHON=... picks the interpreter.
+test-cuda:
+	$(PYTHON) tests/cuda/run_suite.py
+
+bench-gpu:
+	$(PYTHON) benchmarks/gpu_bench.py
 
 # Ember against PyTorch per benchmarks/README.md (whole processes, default threads, alternating pairs).
 bench: $(STAMP)

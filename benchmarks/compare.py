@@ -84,7 +84,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("workloads", nargs="*", help=f"default: {' '.join(DEFAULT)}; available: {' '.join(available())}")
     p.add_argument("--pairs", type=int, default=5, help="order-alternating (Ember, PyTorch) process pairs")
-    p.add_argument("--backend", choices=["numpy", "torch"], default="numpy", help="Ember's backend")
+    p.add_argument("--backend", choices=["numpy", "torch", "cupy"], default="numpy", help="Ember's backend")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p.add_argument("--seconds", type=float, default=3.0, help="timed steady state per process")
     p.add_argument("--json", type=pathlib.Path, help="also write every run to this file")

@@ -51,10 +51,13 @@ def load_digits(limit: int | None) -> tuple[TensorDataset, TensorDataset]:
     return train, test
 
 
-def train_epoch(model: nn.Module, loader: DataLoader, optimizer: optim.Optimizer, epoch: int, log_every: int) -> float:
+def train_epoch(
+    model: nn.Module, loader: DataLoader, optimizer: optim.Optimizer, epoch: int, log_every: int, device: ember.device
+) -> float:
     model.train()
     total = 0.0
     for batch_idx, (data, target) in enumerate(loader):
+        data, target = data.to(device), target.to(device)
         optimizer.zero_grad()
         loss = F.nll_loss(model(data), target)
         loss.backward()
@@ -65,11 +68,12 @@ def train_epoch(model: nn.Module, loader: DataLoader, optimizer: optim.Optimizer
     return total / len(loader.dataset)
 
 
-def evaluate(model: nn.Module, loader: DataLoader) -> tuple[float, float]:
+def evaluate(model: nn.Module, loader: DataLoader, device: ember.device) -> tuple[float, float]:
     model.eval()
     loss, correct = 0.0, 0
     with ember.no_grad():
         for data, target in loader:
+            data, target = data.to(device), target.to(device)
             output = model(data)
             loss += F.nll_loss(output, target, reduction="sum").item()
             correct += (
@@ -89,14 +93,16 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     p.add_argument("--resume", action="store_true", help="continue from <out>/last.pt")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--log-every", type=int, default=10)
+    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
     p.add_argument("--compile", action="store_true", help="train and evaluate through ember.compile(model)")
     args = p.parse_args(argv)
+    device = ember.device(args.device or ("cuda" if ember.cuda.is_available() else "cpu"))
 
     ember.manual_seed(args.seed)
     train_set, test_set = load_digits(args.limit)
     train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True)
     test_loader = DataLoader(test_set, batch_size=256)
-    model = Net()
+    model = Net().to(device)
     optimizer = optim.Adam(model.parameters(), lr=args.lr)
     scheduler = StepLR(optimizer, step_size=3, gamma=0.7)
     last, best = os.path.join(args.out, "last.pt"), os.path.join(args.out, "best.pt")
@@ -113,8 +119,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
     net = ember.compile(model) if args.compile else model  # as torch.compile(model); checkpoints keep `model`'s keys
     for epoch in range(start, args.epochs + 1):
-        train_loss = train_epoch(net, train_loader, optimizer, epoch, args.log_every)
-        test_loss, acc = evaluate(net, test_loader)
+        train_loss = train_epoch(net, train_loader, optimizer, epoch, args.log_every, device)
+        test_loss, acc = evaluate(net, test_loader, device)
         scheduler.step()
         history.append({"epoch": epoch, "train_loss": train_loss, "test_loss": test_loss, "accuracy": acc})
         print(f"Test set: epoch {epoch}, average loss {test_loss:.4f}, accuracy {acc:.1%}")
@@ -130,9 +136,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         if acc >= max(h["accuracy"] for h in history):
             ember.save(model.state_dict(), best)
 
-    fresh = Net()
+    fresh = Net().to(device)
     fresh.load_state_dict(ember.load(best))
-    best_loss, best_acc = evaluate(fresh, test_loader)
+    best_loss, best_acc = evaluate(fresh, test_loader, device)
     print(f"best checkpoint: test loss {best_loss:.4f}, accuracy {best_acc:.1%}")
     return {"accuracy": best_acc, "test_loss": best_loss, "history": history}
 

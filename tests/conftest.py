@@ -3,6 +3,11 @@
 Every test starts from seeds that depend only on its own name, never on the tests run before it.
 ``EMBER_TEST_SEED=N`` (default 0) shifts them all: run the suite with a few values to find a test that
 passes only by luck of its random draws.
+
+``EMBER_TEST_MIXED=1`` (or ``pytest --mixed-backends``) is the mixed-backend run: the tests' CPU tensors and
+modules are served by torch while NumPy stays the process default that Ember's own code sees, so a tensor
+Ember creates mid-computation without the device of its inputs meets a mixed-backend error (on a GPU it
+would land on the host). See ``_mixed_select`` for which code counts as the test's.
 """
 
 from __future__ import annotations
@@ -25,6 +30,89 @@ settings.load_profile("ember")
 
 _SHIFT = int(os.environ.get("EMBER_TEST_SEED", "0"))
 
+# Ember modules whose frames act on behalf of their caller when they resolve a device (the factories, the
+# tensor constructor and ``.to``, ``Module.to``): the caller decides whose device it is.
+_PLUMBING = ("ember._creation", "ember._tensor", "ember._device", "ember._legacy", "ember.backends", "ember._copy",
+             "ember.nn.module", "ember.nn.parameter")  # fmt: skip
+# Tensor.to's device lookup (in ember.ops) and the public factories outside ``_creation``
+_PLUMBING_FUNCTIONS = frozenset(
+    {"_to_device", "tril_indices", "triu_indices", "logspace", "sparse_coo_tensor", "generate_square_subsequent_mask"}
+)
+
+
+def _mixed_select(d: ember.device) -> str | None:
+    """The mixed run's backend for a device given without one: torch for the tests, NumPy for Ember's code.
+
+    The calling frames decide, nearest first, skipping the plumbing: test code (anything outside ``ember``,
+    and ``ember.testing``) gets torch when no Ember frame came before it; Ember code running inside a
+    module's constructor (a layer's parameters and buffers, a loaded model's weights: placed as
+    ``with ember.device(...)`` would place them) gets torch too; any other Ember code gets the process
+    default, NumPy.
+    """
+    if d.type != "cpu" or _CHOSEN[0]:
+        return None
+    from ember.nn import Module
+
+    f = sys._getframe(2)
+    in_ember = False
+    while f is not None:
+        mod = f.f_globals.get("__name__", "")
+        if not mod.startswith("ember") or mod == "ember.testing":
+            return None if in_ember else "torch"
+        if not mod.startswith(_PLUMBING) and f.f_code.co_name not in _PLUMBING_FUNCTIONS:
+            if f.f_code.co_name == "__init__" and isinstance(f.f_locals.get("self"), Module):
+                return "torch"
+            in_ember = True
+        f = f.f_back  # type: ignore[assignment]
+    return None
+
+
+_CHOSEN = [False]  # a test chose a backend with ``ember.backends.use``: the mixed run then stands aside
+
+
+def _track_use() -> None:
+    """Make ``backends.use`` (a call or a block) switch the mixed run's redirection off, as a test asks."""
+    backends = ember.backends
+    original = backends.use
+    exit_ = backends._Use.__exit__
+
+    def use(name: str) -> ember.backends._Use:
+        u = original(name)
+        u._was_chosen = _CHOSEN[0]  # type: ignore[attr-defined]
+        _CHOSEN[0] = True
+        return u
+
+    def __exit__(self: ember.backends._Use, *exc: object) -> None:  # noqa: N807
+        exit_(self, *exc)
+        _CHOSEN[0] = getattr(self, "_was_chosen", False)
+
+    backends.use = use  # type: ignore[assignment]
+    backends._Use.__exit__ = __exit__  # type: ignore[method-assign]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--mixed-backends", action="store_true", help="the mixed-backend run (see EMBER_TEST_MIXED)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if os.environ.get("EMBER_DEVICE", "").startswith("cuda"):  # make test-cuda: parity tolerances need full float32
+        ember.backends.cudnn.allow_tf32 = False
+        ember.backends.cuda.matmul.allow_tf32 = False
+    if config.getoption("--mixed-backends") or os.environ.get("EMBER_TEST_MIXED", "") not in ("", "0"):
+        pytest.importorskip("torch", reason="the mixed-backend run needs torch")
+        os.environ["EMBER_TEST_MIXED"] = "1"  # xdist workers and subprocesses inherit it
+        ember.backends.select_hook = _mixed_select
+        _track_use()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("EMBER_TEST_MIXED", "") in ("", "0"):
+        return
+    skip = pytest.mark.skip(reason="checks the process default backend, which the mixed-backend run splits")
+    for item in items:
+        if item.get_closest_marker("process_default"):
+            item.add_marker(skip)
+
 
 @pytest.fixture(autouse=True)
 def _seed(request: pytest.FixtureRequest) -> None:
@@ -32,6 +120,7 @@ def _seed(request: pytest.FixtureRequest) -> None:
     module = request.module
     if isinstance(getattr(module, "rng", None), np.random.Generator):  # a test file's shared `rng`: per test
         module.rng = np.random.default_rng(zlib.crc32(request.node.nodeid.encode()) + _SHIFT)
+    _CHOSEN[0] = False
     ember.manual_seed(_SHIFT)
     np.random.seed(_SHIFT)
     random.seed(_SHIFT)

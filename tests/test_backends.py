@@ -6,6 +6,7 @@ torch); these tests mix backends in one process. CUDA tests skip cleanly without
 
 from __future__ import annotations
 
+import pathlib
 import subprocess
 import sys
 
@@ -27,6 +28,7 @@ def _on(name: str, *args: object, **kw: object) -> ember.Tensor:
         return ember.tensor(*args, **kw)  # type: ignore[arg-type]
 
 
+@pytest.mark.process_default
 def test_use_selects_and_restores() -> None:
     before = backends.current()
     with backends.use("torch"):
@@ -38,18 +40,21 @@ def test_use_selects_and_restores() -> None:
     assert ember.ones(3)._backend.name == before
 
 
+def _env(**env: str) -> dict[str, str]:
+    """A bare environment importing this checkout's Ember (not whichever one the venv has installed)."""
+    return {"PATH": "", "PYTHONPATH": str(pathlib.Path(__file__).resolve().parents[1] / "src"), **env}
+
+
 def test_env_var_selects_at_import() -> None:
     code = "import ember; print(ember.backends.current(), type(ember.ones(2)._data).__module__)"
-    out = subprocess.run(
-        [sys.executable, "-c", code], env={"EMBER_BACKEND": "torch", "PATH": ""}, capture_output=True, text=True
-    )
+    out = subprocess.run([sys.executable, "-c", code], env=_env(EMBER_BACKEND="torch"), capture_output=True, text=True)
     assert out.stdout.split() == ["torch", "torch"], out.stderr
 
 
-def test_env_var_unknown_backend_fails_at_import_with_the_choices() -> None:
-    out = subprocess.run(
-        [sys.executable, "-c", "import ember"], env={"EMBER_BACKEND": "jax", "PATH": ""}, capture_output=True, text=True
-    )
+def test_env_var_unknown_backend_fails_at_first_use_with_the_choices() -> None:
+    code = "import ember\nprint('imported', flush=True)\nember.ones(2)"  # import works; the first tensor says why not
+    out = subprocess.run([sys.executable, "-c", code], env=_env(EMBER_BACKEND="jax"), capture_output=True, text=True)
+    assert out.stdout.split() == ["imported"], out.stderr
     assert out.returncode != 0 and "unknown backend 'jax'" in out.stderr and "numpy" in out.stderr
 
 

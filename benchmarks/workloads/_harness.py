@@ -20,7 +20,7 @@ from typing import Any
 def parse(name: str) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=f"benchmark workload {name}")
     p.add_argument("--framework", choices=["ember", "torch"], required=True)
-    p.add_argument("--backend", choices=["numpy", "torch"], default="numpy", help="Ember's backend")
+    p.add_argument("--backend", choices=["numpy", "torch", "cupy"], default="numpy", help="Ember's backend")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p.add_argument("--seconds", type=float, default=3.0, help="about how long to time the steady state")
     p.add_argument("--compile", action="store_true", help="Ember: time the step captured by ember.compile")
@@ -64,8 +64,8 @@ def report(
 ) -> None:
     """Time ``step`` in the steady state and print the JSON line.
 
-    ``unit`` "samples/s": value = ``per_step`` samples / median step time; "ms": value = median step
-    time in ms divided by ``per_step`` (e.g. per operation).
+    ``unit`` "samples/s" (or "TFLOP/s"): value = ``per_step`` samples (TFLOP) / median step time; "ms": value
+    = median step time in ms divided by ``per_step`` (e.g. per operation).
     """
     extra: dict[str, Any] = {}
     if args.framework == "ember" and getattr(args, "compile", False):  # capture cost: the first two calls
@@ -95,7 +95,7 @@ def report(
         times.append((time.perf_counter() - t) / per)
     faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults0) / (rounds * per)
     med = statistics.median(times)
-    higher = unit == "samples/s"
+    higher = unit in ("samples/s", "TFLOP/s")
     value = per_step / med if higher else med * 1e3 / per_step
     line = {
         "workload": name,

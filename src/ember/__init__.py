@@ -41,7 +41,12 @@ from ._creation import (
     zeros,
     zeros_like,
 )
-from ._device import device
+from ._determinism import (
+    are_deterministic_algorithms_enabled,
+    is_deterministic_algorithms_warn_only_enabled,
+    use_deterministic_algorithms,
+)
+from ._device import device, get_default_device, set_default_device
 from ._dtype import (
     DType,
     bfloat16,
@@ -150,6 +155,16 @@ __all__ = [
     "bool_",
     "default_generator",
     "device",
+    "get_default_device",
+    "set_default_device",
+    "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled",
+    "use_deterministic_algorithms",
+    "amp",
+    "autocast",
+    "cpu",
+    "get_autocast_dtype",
+    "is_autocast_enabled",
     "empty",
     "empty_like",
     "enable_grad",
@@ -207,6 +222,7 @@ __all__ = [
     "fft",
     "linalg",
     "signal",
+    "special",
     "sparse",
     "sparse_coo_tensor",
     "spmm",
@@ -214,9 +230,13 @@ __all__ = [
 ]
 
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
-from . import data, distributions, fft, linalg, optim, record, signal, sparse, train  # noqa: E402
+from . import data, distributions, fft, linalg, optim, record, signal, sparse, special, train  # noqa: E402
 from . import masked, multiprocessing, serialization, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from .nn.config import Config  # noqa: E402
 from ._compile import CaptureError, compile  # noqa: E402 - PyTorch's name
+
+# mixed precision: ember.amp, ember.cpu.amp (ember.cuda.amp is in ember.cuda), and PyTorch's top-level autocast
+from . import amp, cpu  # noqa: E402
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402

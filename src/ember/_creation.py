@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _device
 from ._dtype import DType, as_dtype, bool_, get_default_dtype, int64, to_complex, to_real
 from ._errors import DTypeError, ShapeError, ValueRangeError
 from ._tensor import Tensor
@@ -189,16 +190,21 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """Like ``tensor`` but shares memory with a NumPy array or tensor when dtype and device agree."""
     if isinstance(data, Tensor) and dtype is None and device is None:
         return data
-    if isinstance(data, np.ndarray) and device is None and (dtype is None or as_dtype(dtype).name == data.dtype.name):
+    if (
+        isinstance(data, np.ndarray)
+        and device is None
+        and _device.current_default() is None  # the default device is the CPU: share the array
+        and (dtype is None or as_dtype(dtype).name == data.dtype.name)
+    ):
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
-    """A CPU tensor sharing memory with a NumPy array."""
+    """A CPU tensor sharing memory with a NumPy array (on the CPU whatever the default device, as PyTorch)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
-    be = get_backend(None)
+    be = get_backend("cpu")
     _numpy_dtype(array)
     return Tensor._make(be.from_numpy(array), be)
 

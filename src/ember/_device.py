@@ -1,12 +1,18 @@
-"""Devices: ``ember.device("cpu")``, ``ember.device("cuda:0")``."""
+"""Devices: ``ember.device("cpu")``, ``ember.device("cuda:0")``, and the default device.
+
+The default device is where factories (``zeros``, ``randn``, ``tensor``...) and ``nn`` layers put tensors
+made without a ``device=``: ``set_default_device("cuda")`` for the process (``EMBER_DEVICE=cuda`` before
+import does the same), ``with ember.device("cuda"):`` for a block (per thread, as PyTorch's context).
+"""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from ._errors import DeviceError
 
-__all__ = ["device"]
+__all__ = ["device", "get_default_device", "set_default_device"]
 
 
 class device:  # noqa: N801 - PyTorch's name
@@ -63,6 +69,20 @@ class device:  # noqa: N801 - PyTorch's name
     def __repr__(self) -> str:
         return f"device(type='{self.type}'" + ("" if self.index is None else f", index={self.index}") + ")"
 
+    def __enter__(self) -> device:
+        """``with ember.device("cuda"):`` makes this the default device for the block (this thread only)."""
+        _check_here(self)
+        stack = getattr(_LOCAL, "stack", None)
+        if stack is None:
+            stack = _LOCAL.stack = []
+        stack.append(self)
+        _ACTIVE[0] += 1
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _LOCAL.stack.pop()
+        _ACTIVE[0] -= 1
+
     def served_by(self, backend: str) -> device:
         """This device, marked as served by ``backend`` (what a tensor's ``.device`` returns)."""
         d = device(self)
@@ -71,3 +91,43 @@ class device:  # noqa: N801 - PyTorch's name
 
 
 CPU = device("cpu")
+
+#: the process's default device (None: the CPU); ``with device(...)`` blocks override it per thread
+_DEFAULT: list[device | None] = [None]
+_LOCAL = threading.local()
+_ACTIVE = [0]  # open ``with device(...)`` blocks in all threads: 0 skips the thread-local lookup
+
+
+def current_default() -> device | None:
+    """The device a factory without ``device=`` uses (None: the CPU); the hot path of ``get_backend``."""
+    if _ACTIVE[0]:
+        stack = getattr(_LOCAL, "stack", None)
+        if stack:
+            return stack[-1]  # type: ignore[no-any-return]
+    return _DEFAULT[0]
+
+
+def get_default_device() -> device:
+    """The default device: the innermost ``with ember.device(...)`` of this thread, else the process's."""
+    d = current_default()
+    return d if d is not None else CPU
+
+
+def _check_here(d: device) -> None:
+    """A DeviceError (listing what works here) unless some backend can serve ``d`` on this machine."""
+    from .backends import get_backend
+
+    get_backend(d)
+
+
+def set_default_device(dev: Any) -> None:
+    """Make ``dev`` the default device of the process (``None`` or ``"cpu"``: back to the CPU).
+
+    A device that is not here raises a DeviceError naming the backends and devices that are.
+    """
+    if dev is None:
+        _DEFAULT[0] = None
+        return
+    d = device(dev)
+    _check_here(d)
+    _DEFAULT[0] = None if d == CPU and d.backend is None else d

@@ -101,6 +101,9 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument(
         "--compile", action="store_true", help="capture the training step once and replay it (ember.compile)"
     )
+    t.add_argument("--precision", choices=["32", "bf16-mixed", "16-mixed"], default="32",
+                   help="32 (default), bf16-mixed (bfloat16 autocast; on the CPU it needs EMBER_BACKEND=torch) or "
+                        "16-mixed (float16 autocast with a GradScaler)")  # fmt: skip
     sub.add_parser("info", help="show the version, backends and devices")
     from .pnnx._cli import add_parser as add_pnnx_parser
 
@@ -149,7 +152,8 @@ def _train(args: argparse.Namespace) -> int:
                   data_dir=args.data_dir, download=args.download, epochs=epochs)  # fmt: skip
     learner = Learner(parts["model"], parts["optimizer"], parts["loss_fn"], scheduler=parts.get("scheduler"),
                       metrics=task.metrics, device=args.device, checkpoint_dir=out / "checkpoints", out_dir=out,
-                      best_metric=task.best_metric, progress=not args.no_progress, compile=args.compile)  # fmt: skip
+                      best_metric=task.best_metric, progress=not args.no_progress, compile=args.compile,
+                      precision=args.precision)  # fmt: skip
     if args.resume and args.no_progress and not learner.checkpointer.paths():  # type: ignore[union-attr]
         # (with progress output on, the Learner says so itself)
         print(f"ember: nothing to resume in {out / 'checkpoints'}; starting from epoch 1", file=sys.stderr)

@@ -189,7 +189,7 @@ def _from_torch(obj: Any, place: Callable[[Tensor, str], Tensor], source: str) -
                 torch = real_torch()  # the object holds torch tensors: torch is here
                 assert torch is not None
 
-                be = get_backend(None)
+                be = get_backend("cpu")
                 bits = a.contiguous().view(torch.int16).numpy().view(np.uint16)
                 wide = from_numpy(a.float().numpy()) if not be.supports_bfloat16 else None
                 t = place(wide if wide is not None else Tensor._make(be.bfloat16_from_bits(bits), be), "cpu")

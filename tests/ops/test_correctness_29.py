@@ -382,3 +382,35 @@ def test_cov_refuses_bad_weights(kw):
     for L in (ember, torch):
         with pytest.raises(RuntimeError, match="weights"):
             L.cov(L.ones(2, 2), **{k: L.tensor(v) for k, v in kw.items()})
+
+
+# -- found by PyTorch's op_db (all OpInfos, first 5 float64 samples) ------------------------------------------
+def test_op_db_edge_cases_match_pytorch():
+    rng = np.random.default_rng(5)
+    x4, w = rng.standard_normal((1, 1, 5, 5)), rng.standard_normal((1, 1, 3, 3))
+    m = rng.standard_normal((4, 5))
+    got = []
+    for L in (ember, torch):
+        F = L.nn.functional
+        r = [F.alpha_dropout(L.ones(3, 3), p=1.0, training=True).tolist()]  # was a ZeroDivisionError
+        x, s = L.tensor(2.0, requires_grad=True), L.tensor(3.0, requires_grad=True)
+        y = L.index_add(x, 0, L.tensor([0]), s, alpha=-1)  # a 0-d input and source
+        y.backward()
+        r += [
+            y.item(),
+            tuple(y.shape),
+            tuple(s.grad.shape),
+            L.index_copy(L.tensor(2.0), 0, L.tensor([0]), L.tensor(5.0)).item(),
+        ]
+        t = L.from_numpy(x4)  # one-element tuples stand for every spatial dim
+        r += [F.avg_pool2d(t, (3,), (1,), (1,)).sum().item(), tuple(F.max_pool2d(t, (3,), padding=(1,)).shape),
+              F.conv2d(t, L.from_numpy(w), padding=(1,), stride=(2,)).sum().item()]  # fmt: skip
+        a = L.from_numpy(m.copy()).requires_grad_(True)
+        n = L.norm(a, "nuc")  # the nuclear norm of a matrix
+        n.backward()
+        r += [n.item(), a.grad.numpy().round(10).tolist(), L.norm(a, 0).requires_grad]  # p=0: in the graph
+        got.append(r)
+    e, t = got
+    assert len(e) == len(t)
+    for a, b in zip(e, t, strict=True):
+        assert a == pytest.approx(b) if isinstance(a, float) else a == b

@@ -167,3 +167,13 @@ def test_backend_kernels_agree_with_torch_aten():
         for last in (6, 7):
             got = be.fft_c2r(z, (0, 1), norm, last)
             np.testing.assert_allclose(got, torch.ops.aten._fft_c2r(torch.tensor(z), [0, 1], norm, last), atol=1e-12)
+
+
+def test_empty_batches():
+    """An empty batch transforms to an empty result of the right shape and dtype (torch's MKL path refuses them)."""
+    x = ember.zeros(0, 8)
+    assert ember.fft.fft(x).shape == (0, 8) and ember.fft.fft(x).dtype == ember.complex64
+    assert ember.fft.rfft(x).shape == (0, 5)
+    assert ember.fft.irfft(ember.fft.rfft(x), n=8).shape == (0, 8)
+    assert ember.fft.ifft2(ember.zeros(0, 3, 4).cfloat()).shape == (0, 3, 4)
+    assert ember.fft.rfftn(ember.zeros(3, 0, 4), dim=(0, 2)).shape == (3, 0, 3)

@@ -191,3 +191,34 @@ def test_matrix_rank():
         assert got.dtype == ember.int64
         if torch:
             np.testing.assert_array_equal(got.numpy(), torch.linalg.matrix_rank(torch.tensor(x), **kw).numpy())
+
+
+def _eig_invariant(L, a):
+    """Eigenvalues and the eigenvectors' moduli: independent of each eigenvector's phase."""
+    w, v = L.linalg.eig(a)
+    return L.cat([w.real, w.imag, v.abs().flatten(-2)], -1)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3)])
+@pytest.mark.parametrize("kind", ["real", "complex"])
+def test_eig(shape, kind):
+    """Real and complex inputs (real ones have complex-conjugate eigenvalue pairs): values and gradients as PyTorch."""
+    a = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if kind == "complex" else 0)
+    e, t = _both(_eig_invariant)
+    check_op(e, a, torch_fn=t, name=f"eig{shape}{kind}")
+    e, t = _both(lambda L, a: L.cat([L.linalg.eigvals(a).real, L.linalg.eigvals(a).imag], -1))
+    check_op(e, a, torch_fn=t, name=f"eigvals{shape}{kind}")
+
+
+def test_eig_results_and_phase_dependent_loss():
+    a = ember.tensor(rng.standard_normal((3, 3)), requires_grad=True)
+    w, v = ember.linalg.eig(a)
+    assert w.dtype == ember.complex128 and v.dtype == ember.complex128
+    lhs, rhs = (a.detach().to(ember.complex128) @ v).detach().numpy(), (v * w[None, :]).detach().numpy()
+    np.testing.assert_allclose(lhs, rhs, atol=1e-12)
+    assert ember.linalg.eig(ember.eye(2, dtype=ember.float32)).eigenvalues.dtype == ember.complex64
+    z = ember.tensor(rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3)), requires_grad=True)
+    with pytest.raises(ValueError, match="e\\^\\{i phi\\}"):  # the loss reads the eigenvectors' phase
+        ember.linalg.eig(z).eigenvectors.real.sum().backward()
+    with pytest.raises(ValueError, match="square"):
+        ember.linalg.eig(ember.ones(2, 3))

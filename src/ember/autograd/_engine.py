@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from .._errors import DeviceError
 from .._tensor import Tensor
 from ._function import _ZERO
 from ._grad_mode import STATE, set_grad_enabled
@@ -151,6 +152,13 @@ def _run(
     for leaves, hooks, retained and captured gradients. Otherwise they travel as Tensors through
     ``backward``, recording the graph of the backward pass when ``create_graph`` is set.
     """
+    region = STATE.autocast
+    if region is not None:  # backward runs in the dtypes forward chose: autocast covers forward only
+        STATE.autocast = None
+        try:
+            return _run(roots, root_grads, retain_graph, create_graph, on_leaf, capture)
+        finally:
+            STATE.autocast = region
     anomaly = STATE.anomaly
     arrays = not create_graph and not anomaly
     detached = Tensor._detached_nonleaf
@@ -363,6 +371,11 @@ def _root_grads(roots: Sequence[Tensor], grads: Sequence[Any], op: str) -> list[
             g = Tensor(g, dtype=r.dtype, device=r.device)
         elif g.shape != r.shape:
             raise RuntimeError(f"{op}: gradient of shape {g.shape} given for an output of shape {r.shape}")
+        elif g._backend is not r._backend:
+            raise DeviceError(
+                f"{op}: gradient on {g.device} ({g._backend.name} backend) given for an output on {r.device} "
+                f"({r._backend.name} backend); make it with device=output.device"
+            )
         out.append(g)
     return out
 

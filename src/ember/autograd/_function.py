@@ -17,6 +17,8 @@ from typing import Any
 
 from .._errors import DTypeError
 from .._tensor import Tensor
+from ._autocast import ACTIVE as _AUTOCAST
+from ._autocast import cast_args
 from ._grad_mode import STATE
 
 __all__ = ["Function", "Op", "FunctionCtx"]
@@ -119,6 +121,8 @@ class Function:
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run the operator on ``args`` and, when a gradient is needed, record this node."""
+        if _AUTOCAST[0]:  # some thread has an ember.autocast block open
+            args = cast_args(cls, args)
         backend = None
         needs_grad = False
         arrays = []
@@ -379,6 +383,8 @@ COMPLEX_GRAD_OPS = frozenset({
     "CumProd", "CumSum", "Einsum", "MatMul", "Mean", "Norm2", "Sum", "VectorNorm", "_Linear",
     # Fourier transforms (tests/ops/test_fft.py)
     "FftC2C", "FftC2R", "FftR2C",
+    # linear algebra (tests/ops/test_linalg_decomp.py)
+    "Eig",
     # moving, copying and selecting values
     "AsView", "Cast", "Cat", "Clone", "Contiguous", "CopySlices", "Diagonal", "DiagonalBackward", "Expand", "Flip",
     "GetItem", "IndexBackward", "IndexPut", "Pad", "PadBackward", "Permute", "Reshape", "Roll", "Split",

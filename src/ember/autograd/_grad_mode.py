@@ -15,6 +15,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 class _State(threading.local):
     enabled = True
     anomaly = False
+    autocast: Any = None  # the innermost ember.autocast region of this thread (autograd/_autocast.py)
 
 
 STATE = _State()

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import _device
 from .._device import device
 from .._errors import DeviceError
 from ._base import Backend
@@ -32,6 +33,7 @@ __all__ = [
     "BackendStatus",
     "NumpyBackend",
     "available",
+    "backend_of",
     "current",
     "get",
     "get_backend",
@@ -152,6 +154,11 @@ def _create(entry: _Entry, dev: device) -> Backend:
         else:
             be = entry.target(dev)
         _CACHE[key] = be
+        if entry.name == "torch":  # the switches set before torch was imported
+            from .. import _determinism
+
+            cudnn.apply_to_torch()
+            _determinism.apply_to_torch()
     return be
 
 
@@ -190,10 +197,15 @@ def _serving(dev: device) -> str:
     raise _unavailable(f"device {dev}", "no backend serves it")
 
 
+#: test seam: ``hook(device) -> backend name | None`` chooses the backend of a device given without one
+#: (the mixed-backend test run serves the tests' CPU with torch while Ember's own code keeps NumPy)
+select_hook: Callable[[device], str | None] | None = None
+
+
 def get_backend(dev: Any = None) -> Backend:
-    """The backend serving ``dev`` (``None`` means the CPU) under the current selection."""
+    """The backend serving ``dev`` under the current selection (``None``: the default device)."""
     if dev is None:
-        dev = "cpu"
+        dev = _device.current_default() or _device.CPU
     elif isinstance(dev, Backend):
         return dev
     d = dev if isinstance(dev, device) else device(dev)
@@ -202,6 +214,10 @@ def get_backend(dev: Any = None) -> Backend:
         return be if be is not None else get(d.backend, d)
     if _ENV_ERROR:
         raise DeviceError(_ENV_ERROR[0])
+    if select_hook is not None:
+        chosen = select_hook(d)
+        if chosen is not None:
+            return get(chosen, d)
     name = _SELECTED.get(d.type)
     if name is not None:
         be = _CACHE.get((name, d))
@@ -223,10 +239,10 @@ def get(name: str, dev: Any = None) -> Backend:
     return _create(entry, d)
 
 
-def namespace_of(array: Any) -> Any:
-    """The ``xp`` namespace (NumPy's names) for a backend array, or a DeviceError for a foreign one."""
+def backend_of(array: Any) -> Backend:
+    """The backend whose arrays ``array`` is (a DeviceError for a foreign array)."""
     if array.__class__ is _NUMPY.array_type:
-        return _NUMPY.xp
+        return _NUMPY
     kind = getattr(getattr(array, "device", None), "type", "cpu")
     found = None
     for be in list(_CACHE.values()):
@@ -236,7 +252,14 @@ def namespace_of(array: Any) -> Any:
                 break
     if found is None:
         raise DeviceError(f"no Ember backend holds arrays of type {type(array).__name__}")
-    return found.xp
+    return found
+
+
+def namespace_of(array: Any) -> Any:
+    """The ``xp`` namespace (NumPy's names) for a backend array, or a DeviceError for a foreign one."""
+    if array.__class__ is _NUMPY.array_type:
+        return _NUMPY.xp
+    return backend_of(array).xp
 
 
 def current(device_type: str = "cpu") -> str:
@@ -358,3 +381,6 @@ if _env:
         use(_env)
     except DeviceError as _e:
         _ENV_ERROR.append(f"EMBER_BACKEND={_env!r} cannot be used: {_e} (set it to one of them, or unset it)")
+_env = os.environ.get("EMBER_DEVICE", "").strip()
+if _env:
+    _device.set_default_device(_env)

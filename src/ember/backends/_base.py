@@ -18,7 +18,9 @@ from ._kernels_norm import NormKernels
 from ._kernels_optim import OptimKernels
 from ._kernels_pad import PadKernels
 from ._kernels_pool import PoolKernels
+from ._kernels_random import RandomKernels
 from ._kernels_special import SpecialKernels
+from ._kernels_special_fns import SpecialFnKernels
 
 
 class Backend(
@@ -30,6 +32,8 @@ class Backend(
     SpecialKernels,
     PadKernels,
     LinalgKernels,
+    RandomKernels,
+    SpecialFnKernels,
     ComplexKernels,
     FFTKernels,
 ):

@@ -27,7 +27,7 @@ class LinalgKernels:
         xp = self.xp
         *batch, m, n = a.shape
         k = min(m, n)
-        lu = xp.reshape(xp.array(a, copy=True), (-1, m, n))
+        lu = xp.reshape(xp.array(a, copy=True), (math.prod(batch), m, n))
         b = lu.shape[0]
         rows = xp.arange(b)
         piv = xp.zeros((b, k), dtype=xp.int32)
@@ -48,7 +48,7 @@ class LinalgKernels:
         """The row order ``perm`` that LAPACK's sequential row swaps ``pivots`` make: ``A[perm] = L U``."""
         xp = self.xp
         *batch, k = pivots.shape
-        piv = xp.reshape(pivots.astype(xp.int64), (-1, k)) - 1
+        piv = xp.reshape(pivots.astype(xp.int64), (math.prod(batch), k)) - 1
         b = piv.shape[0]
         perm = xp.broadcast_to(xp.arange(m), (b, m)).copy()
         rows = xp.arange(b)
@@ -63,7 +63,7 @@ class LinalgKernels:
         """``exp(A)`` of (a batch of) square matrices by scaling and squaring with a Padé(13) approximant."""
         xp = self.xp
         *batch, n, _ = a.shape
-        x = xp.reshape(a, (-1, n, n))
+        x = xp.reshape(a, (math.prod(batch), n, n))
         norm1 = xp.max(xp.sum(xp.abs(x), axis=-2), axis=-1)  # per-matrix 1-norm
         finite = xp.where(xp.isfinite(norm1), norm1, 0.0)
         s = xp.maximum(xp.ceil(xp.log2(xp.maximum(finite, 1e-300) / _THETA13)), 0.0)
@@ -78,10 +78,18 @@ class LinalgKernels:
         u = xp.matmul(x, u)
         v = xp.matmul(x6, c[12] * x6 + c[10] * x4 + c[8] * x2) + c[6] * x6 + c[4] * x4 + c[2] * x2 + c[0] * eye
         r = xp.linalg.solve(v - u, v + u)
-        steps = int(xp.max(s)) if math.prod(s.shape) else 0
+        steps = int(xp.max(s)) if s.size else 0
         for i in range(steps):
             r = xp.where((s > i)[:, None, None], xp.matmul(r, r), r)
         return xp.reshape(r, (*batch, n, n))
+
+    def eig(self, a: Any) -> tuple[Any, Any]:
+        """Eigenvalues and unit-norm right eigenvectors of square matrices, always complex (``torch.linalg.eig``;
+        NumPy returns real arrays when every eigenvalue is real)."""
+        xp = self.xp
+        w, v = xp.linalg.eig(a)
+        c = xp.result_type(a.dtype, xp.complex64)
+        return xp.asarray(w, dtype=c), xp.asarray(v, dtype=c)
 
     def ldl_factor(self, a: Any, hermitian: bool) -> tuple[Any, Any]:
         """Bunch-Kaufman LDL^T of symmetric matrices in LAPACK's ``sytrf`` layout: ``(LD, pivots)``."""
@@ -90,10 +98,10 @@ class LinalgKernels:
         import numpy as np
 
         *batch, n, _ = host.shape
-        flat = host.reshape(-1, n, n)
+        flat = host.reshape(math.prod(batch), n, n)
         lds, pivs = np.empty_like(flat), np.empty((flat.shape[0], n), dtype=np.int32)
-        fn = lapack.get_lapack_funcs("sytrf", (flat,))
-        for i, m in enumerate(flat):
+        fn: Any = lapack.get_lapack_funcs("sytrf", (flat,)) if flat.size else None
+        for i, m in enumerate(flat if fn is not None else []):
             ld, ipiv, info = fn(m, lower=1)
             if info < 0:
                 raise ValueError(f"linalg.ldl_factor: LAPACK sytrf rejected argument {-info}")
@@ -109,12 +117,13 @@ class LinalgKernels:
         ldh, ph, bh = self.to_numpy(ld), self.to_numpy(pivots), self.to_numpy(b)  # type: ignore[attr-defined]
         batch = np.broadcast_shapes(ldh.shape[:-2], bh.shape[:-2])
         n, k = ldh.shape[-1], bh.shape[-1]
-        ldb = np.broadcast_to(ldh, (*batch, n, n)).reshape(-1, n, n)
-        pb = np.broadcast_to(ph, (*batch, n)).reshape(-1, n)
-        bb = np.broadcast_to(bh, (*batch, n, k)).reshape(-1, n, k)
-        fn = lapack.get_lapack_funcs("sytrs", (ldb,))
+        b = math.prod(batch)
+        ldb = np.broadcast_to(ldh, (*batch, n, n)).reshape(b, n, n)
+        pb = np.broadcast_to(ph, (*batch, n)).reshape(b, n)
+        bb = np.broadcast_to(bh, (*batch, n, k)).reshape(b, n, k)
+        fn: Any = lapack.get_lapack_funcs("sytrs", (ldb,)) if ldb.size else None
         out = np.empty(bb.shape, dtype=np.result_type(ldb, bb))
-        for i in range(ldb.shape[0]):
+        for i in range(ldb.shape[0] if fn is not None else 0):
             out[i], info = fn(ldb[i], pb[i], bb[i], lower=1)
             if info < 0:
                 raise ValueError(f"linalg.ldl_solve: LAPACK sytrs rejected argument {-info}")

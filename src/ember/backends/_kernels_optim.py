@@ -1,4 +1,5 @@
-"""Reference in-place optimizer updates (NumPy and CuPy): SGD and Adam steps, ``axpy`` and ``scal``.
+"""Reference in-place optimizer updates (NumPy and CuPy): SGD and Adam steps, ``axpy`` and ``scal``, and
+the gradient unscaling of mixed-precision training (``unscale_grads_``).
 
 On NumPy, ``axpy``/``scal`` go through SciPy's BLAS when it is installed (threaded, no temporaries); other
 arrays (CuPy) use the array library's in-place operations. The torch backend overrides the steps with
@@ -70,6 +71,16 @@ class OptimKernels:
             fns[1](a, y.reshape(-1))
         else:
             y *= a
+
+    def unscale_grads_(self, grads: list[Any], inv_scale: float) -> Any:
+        """Multiply every gradient by ``inv_scale`` in place; return a 0-d float32 array, 1 when any of them
+        holds an inf or NaN, else 0 (``torch._amp_foreach_non_finite_check_and_unscale_``; no host sync)."""
+        xp = self.xp
+        found = xp.zeros((), dtype=xp.float32)
+        for g in grads:
+            found = xp.maximum(found, xp.astype(xp.logical_not(xp.all(xp.isfinite(g))), xp.float32))
+            g *= inv_scale
+        return found
 
     def sgd_step(
         self,

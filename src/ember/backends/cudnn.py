@@ -56,3 +56,16 @@ class _FlagModule(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _FlagModule
+
+
+def apply_to_torch() -> None:
+    """Give PyTorch every flag set here before it was loaded (the torch backend calls this when created)."""
+    if "torch" not in sys.modules:
+        return
+    from . import real_torch
+
+    torch = real_torch()
+    if torch is not None:
+        mod = sys.modules[__name__]
+        for name in _FLAGS:
+            setattr(torch.backends.cudnn, name, getattr(mod, name))

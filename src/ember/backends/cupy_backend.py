@@ -105,6 +105,17 @@ class CupyBackend(Backend):
     def index_add(self, target: Any, index: Any, values: Any) -> None:
         import cupyx
 
+        from .._determinism import are_deterministic_algorithms_enabled
+
+        if are_deterministic_algorithms_enabled() and target.dtype.kind in "fc":
+            # float atomics add in thread order: under the deterministic switch, add on the host in index order
+            cp = _cupy()
+            host = cp.asnumpy(target)
+            idx = index if isinstance(index, tuple) else (index,)
+            host_idx = tuple(cp.asnumpy(i) if isinstance(i, cp.ndarray) else i for i in idx)
+            np.add.at(host, host_idx if isinstance(index, tuple) else host_idx[0], cp.asnumpy(values))
+            target[...] = cp.asarray(host)
+            return
         cupyx.scatter_add(target, index, values)
 
     def sliding_window(self, array: Any, window: tuple[int, ...], axes: tuple[int, ...]) -> Any:

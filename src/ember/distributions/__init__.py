@@ -10,19 +10,25 @@ from __future__ import annotations
 from . import constraints
 from .bernoulli import Bernoulli
 from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
 from .gamma import Gamma
+from .geometric import Geometric
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
+from .log_normal import LogNormal
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .poisson import Poisson
 from .uniform import Uniform
 
 __all__ = [
-    "Bernoulli", "Beta", "Categorical", "Dirichlet", "Distribution", "Exponential", "Gamma", "Independent", "Laplace",
-    "MultivariateNormal", "Normal", "Uniform", "constraints", "kl_divergence", "register_kl",
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Dirichlet", "Distribution", "Exponential", "Gamma",
+    "Geometric", "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal", "Poisson", "Uniform",
+    "constraints", "kl_divergence", "register_kl",
 ]  # fmt: skip

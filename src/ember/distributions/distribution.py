@@ -85,6 +85,17 @@ class Distribution:
             )
         return self.__new__(type(self)) if _instance is None else _instance
 
+    def _expand_params(self, cls: type, names: tuple[str, ...], batch_shape: Any, _instance: Any) -> Any:
+        """``expand`` for distributions whose state is the tensors ``names`` (those already computed)."""
+        new = self._get_checked_instance(cls, _instance)
+        shape = tuple(batch_shape)
+        for name in names:
+            if name in self.__dict__:
+                setattr(new, name, getattr(self, name).expand(*shape))
+        Distribution.__init__(new, shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     # -- moments ------------------------------------------------------------------------------------
     @property
     def mean(self) -> Tensor:

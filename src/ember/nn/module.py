@@ -358,6 +358,9 @@ class Module:
             else:
                 dtype = a
         d = as_dtype(dtype) if dtype is not None else None
+        if d is not None and not d.is_floating_point:
+            raise TypeError(f"Module.to only converts floating-point parameters and buffers; got dtype={d} (use "
+                            "float16, bfloat16, float32 or float64)")  # fmt: skip
 
         def convert(name: str, p: Param) -> Tensor:
             t: Tensor = p
@@ -391,6 +394,10 @@ class Module:
 
     def half(self) -> Module:
         return self.to("float16")
+
+    def bfloat16(self) -> Module:
+        """Floating parameters and buffers to bfloat16 (the torch backend; NumPy and CuPy raise, naming it)."""
+        return self.to("bfloat16")
 
     def cpu(self) -> Module:
         return self.to(device="cpu")

@@ -39,9 +39,11 @@ from . import (
     _pointwise_special,
     _pointwise_unary,
     _random,
+    _random_inplace,
     _reduction,
     _reduction_stats,
     _resize,
+    _special_fns,
     _spectral,
     _spectral_windows,
 )
@@ -70,8 +72,10 @@ from ._pointwise_logical import *  # noqa: F403
 from ._pointwise_special import *  # noqa: F403
 from ._pointwise_unary import *  # noqa: F403
 from ._random import *  # noqa: F403
+from ._random_inplace import *  # noqa: F403
 from ._reduction import *  # noqa: F403
 from ._reduction_stats import *  # noqa: F403
+from ._special_fns import *  # noqa: F403
 from ._spectral import *  # noqa: F403
 from ._spectral_windows import *  # noqa: F403
 
@@ -100,8 +104,10 @@ _MODULES = (
     _pointwise_special,
     _pointwise_unary,
     _random,
+    _random_inplace,
     _reduction,
     _reduction_stats,
+    _special_fns,
     _spectral,
     _spectral_windows,
 )

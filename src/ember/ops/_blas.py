@@ -8,6 +8,8 @@ from typing import Any
 
 from .._errors import ShapeError, ValueRangeError
 from .._tensor import Tensor
+from ..autograd._autocast import ACTIVE as AUTOCAST
+from ..autograd._autocast import autocast_inputs, autocast_op
 from ..autograd._function import BilinearOp
 from ._indexing_view import _transpose, reshape, unsqueeze
 from ._other_cumulative import diff
@@ -59,6 +61,8 @@ class MatMul(BilinearOp):
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with NumPy/PyTorch semantics (1-d operands, batch broadcasting)."""
+    if AUTOCAST[0]:
+        input, other = autocast_inputs("matmul", input, other)
     if getattr(input, "is_sparse", False):  # a sparse COO matrix times a dense one (ember.sparse)
         return input.mm(other)  # type: ignore[no-any-return]
     a, b = promote("matmul", input, other)
@@ -102,12 +106,14 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     return matmul(input, mat2)
 
 
+@autocast_op("mv")
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     if input.ndim != 2 or vec.ndim != 1:
         raise ShapeError(f"mv: expected a matrix and a vector, got shapes {input.shape} and {vec.shape}")
     return matmul(input, vec)
 
 
+@autocast_op("dot")
 def dot(input: Tensor, other: Tensor) -> Tensor:
     """The inner product of two 1-d tensors of the same size."""
     if input.ndim != 1 or other.ndim != 1 or input.shape != other.shape:
@@ -142,11 +148,13 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
     return reshape(input, (-1, 1)) * reshape(vec2, (1, -1))
 
 
+@autocast_op("addmm")
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``."""
     return _scaled_sum("addmm", input, mm(mat1, mat2), beta, alpha)
 
 
+@autocast_op("baddbmm")
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices."""
     return _scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
@@ -164,11 +172,13 @@ def _scaled_sum(op: str, input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> 
     return (input * beta if beta != 1 else input) + prod
 
 
+@autocast_op("addmv")
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
     return _scaled_sum("addmv", input, mv(mat, vec), beta, alpha)
 
 
+@autocast_op("addr")
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``."""
     if vec1.ndim != 1 or vec2.ndim != 1:
@@ -176,6 +186,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
     return _scaled_sum("addr", input, unsqueeze(vec1, 1) * unsqueeze(vec2, 0), beta, alpha)
 
 
+@autocast_op("addbmm")
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
     if batch1.ndim != 3 or batch2.ndim != 3 or batch1.shape[0] != batch2.shape[0]:
@@ -188,6 +199,7 @@ def ger(input: Tensor, vec2: Tensor) -> Tensor:
     return outer(input, vec2)
 
 
+@autocast_op("chain_matmul")
 def chain_matmul(*matrices: Tensor) -> Tensor:
     """``matrices[0] @ matrices[1] @ ...``."""
     if not matrices:

@@ -9,6 +9,7 @@ from typing import Any
 from .._dtype import bool_
 from .._errors import DeviceError, DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
+from ..autograd._autocast import autocast_op
 from ..autograd._function import Op
 from ._indexing import GetItem, IndexBackward, IndexPut, where
 from ._indexing_view import expand, reshape
@@ -144,6 +145,7 @@ class _ScatterAdd(Op):
 
 
 @_as_1d
+@autocast_op("scatter_add")
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """Add ``src`` into a copy of ``input`` at ``index`` along ``dim`` (repeated indices accumulate)."""
     idx = _full_index("scatter_add", input, dim, index)
@@ -238,9 +240,10 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """``input`` with ``alpha * source`` added at ``index`` along ``dim`` (repeats accumulate)."""
-    if not input.ndim:  # a 0-d input is one element along dim 0 (as PyTorch)
-        norm_dim(dim, 1, "index_add")
-        return reshape(index_add(reshape(input, (1,)), 0, index.reshape(-1), source.reshape(-1), alpha=alpha), ())
+    if not input.ndim:  # 0-d: as a one-element 1-d tensor (PyTorch takes a 0-d or one-element source)
+        norm_dim(dim, 0, "index_add")
+        src1 = reshape(source, (1,)) if isinstance(source, Tensor) and not source.ndim else source
+        return reshape(index_add(reshape(input, (1,)), 0, index, src1, alpha=alpha), ())
     d = norm_dim(dim, input.ndim, "index_add")
     idx = _int_index("index_add", index, input._backend).reshape(-1)
     expect = input.shape[:d] + (idx.shape[0],) + input.shape[d + 1 :]
@@ -313,6 +316,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     return gather(x, d, i)
 
 
+@autocast_op("index_copy")
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` whose slices at ``index`` along ``dim`` are ``source``'s (indices distinct)."""
     d = norm_dim(dim, input.ndim, "index_copy") if input.ndim else 0

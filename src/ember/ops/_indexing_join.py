@@ -11,6 +11,7 @@ from typing import Any
 
 from .._errors import ShapeError, ValueRangeError
 from .._tensor import Tensor
+from ..autograd._autocast import autocast_op
 from ..autograd._function import Op
 from ._indexing_view import reshape
 from ._other_shape import atleast_1d, atleast_2d, atleast_3d
@@ -69,6 +70,7 @@ def _check_same(op: str, tensors: Sequence[Tensor], dim: int | None) -> None:
             )
 
 
+@autocast_op("cat")
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenate along an existing dim."""
     tensors = list(tensors)
@@ -82,6 +84,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 concat = concatenate = cat
 
 
+@autocast_op("stack")
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join along a new dim."""
     tensors = list(tensors)

@@ -9,6 +9,7 @@ from typing import Any
 
 from .._errors import ShapeError, ValueRangeError
 from .._tensor import Tensor
+from ..autograd._autocast import autocast_op
 from ..autograd._function import Op
 from ._blas import matmul
 from ._indexing import where
@@ -104,6 +105,7 @@ def logdet(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
     return where(s.sign < 0, float("nan"), s.logabsdet)
 
 
+@autocast_op("solve")
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803 - PyTorch's name
     """``X`` with ``A @ X = B`` (``left=False``: ``X @ A = B``); ``B`` may be a vector."""
     a = _square("solve", A)
@@ -137,6 +139,7 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     return out  # type: ignore[return-value]
 
 
+@autocast_op("multi_dot")
 def multi_dot(tensors: Any) -> Tensor:
     """``tensors[0] @ tensors[1] @ ...`` (1-d first/last operands are a row/column vector)."""
     ts = list(tensors)
@@ -188,6 +191,7 @@ class Cholesky(Op):
         return 0.5 * (s + _mt(s))
 
 
+@autocast_op("cholesky")
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803 - PyTorch's name
     """The Cholesky factor of a (batch of) symmetric positive-definite matrices (``torch.linalg.cholesky``)."""
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
@@ -227,6 +231,7 @@ class SolveTriangular(Op):
         return ga, (sum_to(gb, b.shape) if self._req(1) else None), None, None
 
 
+@autocast_op("solve_triangular")
 def solve_triangular(
     A: Tensor,  # noqa: N803 - PyTorch's names
     B: Tensor,  # noqa: N803

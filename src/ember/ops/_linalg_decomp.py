@@ -17,6 +17,7 @@ from ..autograd._function import Op
 from ._blas import matmul
 from ._indexing_join import cat
 from ._indexing_view import _transpose, unsqueeze
+from ._lapack import solve
 from ._other_diagonal import diag_embed, diagonal, tril
 from ._util import _float
 
@@ -27,6 +28,7 @@ SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 TorchSVDResult = namedtuple("TorchSVDResult", ["U", "S", "V"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 
 
 def _mT(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
@@ -258,3 +260,61 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803 - PyTorch's na
     """Eigenvalues (ascending) of symmetric matrices (``torch.linalg.eigvalsh``)."""
     a = _square("linalg.eigvalsh", A)
     return Eigh.apply(a, _uplo("linalg.eigvalsh", UPLO))[0]  # type: ignore[no-any-return]
+
+
+class Eig(Op):
+    """``A V = V diag(L)`` for general square matrices: complex ``L`` and unit-norm columns of ``V``."""
+
+    n_out = 2
+    saves_inputs = True
+    saves_output = True
+
+    def forward(self, a: Any) -> Any:
+        try:
+            w, v = self.backend.eig(a)
+        except Exception as e:
+            raise _linalg_error("eig", e) from None
+        self.keep(w, v)
+        return w, v
+
+    def backward(self, gL: Any, gV: Any) -> tuple[Any]:  # noqa: N803 - PyTorch's names
+        """PyTorch's ``linalg_eig_backward``: ``gA = V^-H (diag(gL) + P(V^H gV) / conj(E)) V^H``, where ``P``
+        removes the part of ``V^H gV`` that only rescales the eigenvectors' phases; the gradient of a real input
+        is the real part."""
+        a = self.inputs[0]  # type: ignore[index]
+        L, V = self.output(0), self.output(1)
+        if gL is None and gV is None:
+            return (a.new_zeros(a.shape),)
+        Vh = V.mH
+        if gV is None:
+            inner = diag_embed(gL)
+        else:
+            VhgV = matmul(Vh, gV)
+            d = diagonal(VhgV, 0, -2, -1)
+            if bool((d.imag.abs() > 1e-2 * (1 + d.abs())).any()):
+                raise ValueRangeError(
+                    "linalg_eig_backward: The eigenvectors in the complex case are specified up to multiplication "
+                    "by e^{i phi}. The specified loss function depends on this quantity, so it is ill-defined."
+                )
+            VhgV = VhgV - matmul(Vh, V * unsqueeze(d.real, -2))
+            Lc = L.conj()
+            E = _unit_diagonal(unsqueeze(Lc, -2) - unsqueeze(Lc, -1))  # E_ij = conj(L_j - L_i)
+            inner = VhgV / E
+            inner = inner - diag_embed(diagonal(inner, 0, -2, -1))
+            if gL is not None:
+                inner = inner + diag_embed(gL)
+        gA = solve(Vh, matmul(inner, Vh))
+        return (gA if a.dtype.kind == "c" else gA.real,)
+
+
+def eig(A: Tensor) -> EigResult:  # noqa: N803 - PyTorch's name
+    """Eigenvalues and eigenvectors of general square matrices (``torch.linalg.eig``), both complex; the
+    eigenvectors have unit norm and are defined up to a phase (a loss that depends on it has no gradient)."""
+    a = _square("linalg.eig", A)
+    w, v = Eig.apply(a)
+    return EigResult(w, v)
+
+
+def eigvals(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
+    """Eigenvalues of general square matrices (``torch.linalg.eigvals``), complex."""
+    return eig(A).eigenvalues

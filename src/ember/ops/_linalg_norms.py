@@ -12,6 +12,7 @@ from typing import Any
 
 from .._errors import ShapeError, ValueRangeError
 from .._tensor import Tensor
+from ..autograd._autocast import autocast_op
 from ..autograd._function import Op
 from ._blas import matmul
 from ._comparison import eq, isnan, maximum
@@ -271,6 +272,7 @@ def pinv(
     return Pinv.apply(a, at, rt, bool(hermitian))  # type: ignore[no-any-return]
 
 
+@autocast_op("pinverse")
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """``torch.pinverse``: the pseudo-inverse with singular values below ``rcond * s_max`` cut."""
     return pinv(input, rtol=rcond)

@@ -43,7 +43,9 @@ def _mH(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
 def _batch_info(A: Tensor, ok: Any) -> Tensor:  # noqa: N803
     """An int32 ``info`` of A's batch shape: 0 where ``ok(matrix)``, else the failing order (1-based)."""
     batch = tuple(A.shape[:-2])
-    mats = reshape(A.detach(), (-1, *A.shape[-2:]))
+    if A.numel() == 0:
+        return A.new_zeros(batch).int()
+    mats = reshape(A.detach(), (math.prod(batch), *A.shape[-2:]))
     vals = [ok(mats[i]) for i in range(mats.shape[0])]
     return A.new_tensor(vals).int().reshape(batch) if batch else A.new_tensor(vals[0]).int()
 
@@ -288,8 +290,8 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:  # noqa: N803
 
 def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803 - PyTorch's name
     """``[1, x, x**2, ..., x**(N-1)]`` along a new last dim (``torch.linalg.vander``; increasing powers)."""
-    if x.ndim < 1:
-        raise ShapeError("linalg.vander: x must have at least one dimension")
+    if x.ndim == 0:  # PyTorch: a 0-d x is a vector of one
+        x = x.reshape(1)
     n = x.shape[-1] if N is None else int(N)
     if n <= 1:
         raise ValueRangeError(f"linalg.vander: N must be greater than 1, got {n}")

@@ -10,6 +10,7 @@ from typing import Any
 from .._dtype import int64
 from .._errors import ShapeError
 from .._tensor import Tensor
+from ..autograd._autocast import autocast_op
 from ..autograd._function import Op
 from ._indexing_join import cat
 from ._indexing_view import ViewOp, reshape
@@ -106,6 +107,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     raise ShapeError(f"diag: expected a 1-d or 2-d tensor, got shape {input.shape}")
 
 
+@autocast_op("trace")
 def trace(input: Tensor) -> Tensor:
     """Sum of the main diagonal of a matrix."""
     if input.ndim != 2:

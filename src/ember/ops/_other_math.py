@@ -10,6 +10,7 @@ from typing import Any
 
 from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
+from ..autograd._autocast import autocast_op
 from ..autograd._function import Op
 from ._blas import matmul
 from ._indexing import where
@@ -97,6 +98,7 @@ def _einsum_grad(g: Tensor, out: str, ins: Any, subs: tuple[str, ...], i: int) -
     return r
 
 
+@autocast_op("einsum")
 def einsum(equation: str, *operands: Any) -> Tensor:
     """Einstein summation (``"bij,bjk->bik"``, ``"...ij->...ji"``, implicit output), differentiable."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
@@ -162,6 +164,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     return Einsum.apply(*promote_tensors(ops_), subs=tuple(subs), out=out)
 
 
+@autocast_op("cross")
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """Cross product of 3-vectors along ``dim`` (the first dim of size 3 when None)."""
     if input.ndim != other.ndim:
@@ -199,6 +202,7 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     return reshape(out, tuple(sa * sb for sa, sb in zip(a.shape, b.shape, strict=True)))
 
 
+@autocast_op("tensordot")
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     """Sum over ``dims`` (an int: the last dims of ``a`` with the first of ``b``; or two lists of dims)."""
     if isinstance(dims, int):
@@ -218,6 +222,7 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     return einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(out)}", a, b)
 
 
+@autocast_op("cdist")
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: Any = None) -> Tensor:
     """Pairwise ``p``-norm distances between the rows of ``x1`` (..., P, M) and ``x2`` (..., R, M)."""
     if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
@@ -373,6 +378,7 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right:
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
+@autocast_op("renorm")
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to norm ``maxnorm``."""
     if input.ndim < 2:

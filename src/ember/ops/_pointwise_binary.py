@@ -9,6 +9,7 @@ from typing import Any
 from .._dtype import complex128, float64, get_default_dtype
 from .._errors import DTypeError, ValueRangeError
 from .._tensor import Tensor
+from ..autograd._autocast import autocast_op
 from ..autograd._function import BilinearOp, Op
 from ._indexing import where
 from ._pointwise_complex import cj
@@ -502,11 +503,13 @@ def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:
     return input + weight * (end - input)
 
 
+@autocast_op("addcmul")
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1) -> Tensor:
     """``input + value * tensor1 * tensor2``."""
     return input + value * (tensor1 * tensor2)
 
 
+@autocast_op("addcdiv")
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1) -> Tensor:
     """``input + value * tensor1 / tensor2``."""
     return input + value * (tensor1 / tensor2)

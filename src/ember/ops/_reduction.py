@@ -10,6 +10,7 @@ from typing import Any
 from .._dtype import as_dtype
 from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
+from ..autograd._autocast import autocast_op
 from ..autograd._function import Op
 from ._indexing import where
 from ._other_cumulative import cumprod
@@ -229,6 +230,7 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     return _max_min(input, dim, keepdim, True)
 
 
+@autocast_op("logsumexp")
 def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` over ``dim``, computed stably (finite for large |x|)."""
     x = _float(input)
@@ -267,13 +269,23 @@ class Norm2(Op):
         return where(y == 0, 0.0, g * x / where(y == 0, 1.0, y)), None, None
 
 
+@autocast_op("norm")
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
-    """Vector p-norm over ``dim`` (all elements by default): p = 2/'fro', 1, inf, -inf, 0 or any float."""
+    """Vector p-norm over ``dim`` (all elements by default): p = 2/'fro', 1, inf, -inf, 0 or any float;
+    ``'nuc'``: the nuclear norm of a matrix (a 2-D input, or ``dim`` of two dims), as PyTorch's ``norm``."""
     x = _float(input if dtype is None else input.to(dtype))
+    if p == "nuc":
+        from ._linalg_norms import matrix_norm
+
+        dims = (-2, -1) if dim is None else tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+        if len(dims) != 2 or (dim is None and x.ndim != 2):
+            raise ShapeError(f"norm: p='nuc' needs a matrix (a 2-D input or dim of two dims), got shape "
+                             f"{tuple(x.shape)} and dim={dim}")  # fmt: skip
+        return matrix_norm(x, "nuc", dims, keepdim)
     axes = norm_dims(dim, x.ndim, "norm")
     if p in ("fro", 2, 2.0, None):
         return Norm2.apply(x, axes, keepdim)  # type: ignore[no-any-return]
-    if p == "nuc" or isinstance(p, str):
+    if isinstance(p, str):
         raise ValueRangeError(f"norm: p={p!r} is not supported for vector norms (use 'fro', a number or inf)")
     p = float(p)
     a = abs(x)
@@ -281,13 +293,14 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
         return amax(a, axes, keepdim)
     if p == -math.inf:
         return amin(a, axes, keepdim)
-    if p == 0:
-        return sum((x != 0).to(x.dtype), axes, keepdim=keepdim)
+    if p == 0:  # a count; in the graph with a zero gradient, as PyTorch's
+        return sum(x * 0 + (x != 0).to(x.dtype), axes, keepdim=keepdim)
     if p == 1:
         return sum(a, axes, keepdim=keepdim)
     return sum(a**p, axes, keepdim=keepdim) ** (1.0 / p)
 
 
+@autocast_op("prod")
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Product of all elements, or along ``dim``; exact gradients also where inputs are zero."""
     from ._indexing_view import reshape

@@ -11,6 +11,7 @@ from typing import Any
 
 from .._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
+from ..autograd._autocast import autocast_op
 from ._comparison import _nan_counts, _pick, _sorted, isnan
 from ._indexing import where
 from ._indexing_gather import gather
@@ -189,6 +190,7 @@ def _quantile(
     return res if qs.ndim else squeeze(res, 0) if res.ndim else res
 
 
+@autocast_op("quantile")
 def quantile(
     input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear"
 ) -> Tensor:
@@ -196,6 +198,7 @@ def quantile(
     return _quantile("quantile", input, q, dim, keepdim, interpolation, skip_nan=False)
 
 
+@autocast_op("nanquantile")
 def nanquantile(
     input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear"
 ) -> Tensor:

@@ -20,9 +20,9 @@ def _kernels(st: dict[str, Any], p: Any) -> Any:
     """The backend holding ``p`` (its fused update kernels); the adaptor records it in the state."""
     be = st.get("_backend")
     if be is None:
-        from ..backends import get_backend
+        from ..backends import backend_of
 
-        be = get_backend()
+        be = backend_of(p)
     return be
 
 

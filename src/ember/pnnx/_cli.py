@@ -133,7 +133,7 @@ def _run(args: argparse.Namespace) -> int:
         x, ratio, pad = letterbox(img, hw)
     with ember.no_grad():
         t2 = time.perf_counter()
-        out = model(ember.tensor(x))
+        out = model(ember.tensor(x, device=_device_of(model)))
         t3 = time.perf_counter()
     outs = [as_numpy(o) for o in (out if isinstance(out, tuple) else (out,))]
     print(f"{args.model.name}: loaded in {t1 - t0:.3f} s, inference {1000 * (t3 - t2):.1f} ms on {tuple(x.shape)}")
@@ -169,3 +169,12 @@ def _guess_task(graph: Any) -> str:
     if shapes and all(len(s) == 2 for s in shapes):
         return "classify"
     return "detect" if any(len(s) in (3, 4) for s in shapes) else "classify"
+
+
+def _device_of(model: Any) -> Any:
+    """Where the model's weights are (the input goes there); the default device for a weightless graph."""
+    for p in model.parameters():
+        return p.device
+    from .._device import get_default_device
+
+    return get_default_device()

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .._creation import from_numpy
+from .._creation import as_tensor
+from .._device import get_default_device
 from .._errors import EmberError
 from .._graph_runner import GraphRunner, Node
 from .._graph_runner import topological_order as _order
@@ -182,7 +183,8 @@ class PnnxModule(Module):
             arr = weights[entry]
             if op.type == "pnnx.Attribute":
                 trainable = bool(keyed.get(op.outputs[0], set()) & _WEIGHT_KEYS) and arr.dtype.kind == "f"
-                module.data = Param(from_numpy(arr), requires_grad=trainable, is_buffer=not trainable)
+                data = as_tensor(arr, device=get_default_device())  # where the layers' parameters were made
+                module.data = Param(data, requires_grad=trainable, is_buffer=not trainable)
                 continue
             path, _, leaf = key.rpartition(".")  # ``out_proj.weight``: a sub-module's parameter
             try:
@@ -195,7 +197,7 @@ class PnnxModule(Module):
             if tuple(old.shape) != tuple(arr.shape):
                 raise PnnxFormatError(f"{where}: entry {entry!r} has shape {tuple(arr.shape)}, {op.type} built from "
                                       f"the line's parameters expects {tuple(old.shape)}")  # fmt: skip
-            setattr(owner, leaf, Param(from_numpy(arr), is_buffer=old.is_buffer))
+            setattr(owner, leaf, Param(as_tensor(arr, device=old.device), is_buffer=old.is_buffer))
         given = set(op.attrs)
         for key, p in module.named_parameters() if hasattr(module, "named_parameters") else ():
             if not p.is_buffer and key not in given:

@@ -260,6 +260,8 @@ def sparse_coo_tensor(
     smallest that holds every index. Duplicate indices are allowed (they add up; see ``coalesce``).
     Gradients flow to ``values`` when it is a Tensor that requires them.
     """
+    if device is None and isinstance(values, Tensor):  # indices given as data go where the values are
+        device = values.device
     idx = indices if isinstance(indices, Tensor) else _tensor(indices, device=device)
     if idx.dtype.is_floating_point or idx.dtype.name == "bool":
         raise DTypeError(f"sparse_coo_tensor: indices must be an integer tensor, got {idx.dtype}")

@@ -105,6 +105,16 @@ def _to(x: Any, device: Any) -> Any:
     return x
 
 
+_PRECISIONS = {"32": None, "bf16-mixed": "bfloat16", "16-mixed": "float16"}  # Lightning's names -> autocast dtype
+
+
+def _device_of(model: Any) -> Any:
+    """The device of the model's first parameter (None for a model without any)."""
+    for p in model.parameters():
+        return p.device
+    return None
+
+
 def _compiled(fn: Callable[..., Any]) -> Any:
     from .._compile import compile
 
@@ -117,7 +127,9 @@ class Learner:
     ``fit`` runs epochs over ``train_loader`` (batches ``(input, target)``), evaluates on ``valid_loader``,
     logs ``train_*``/``valid_*`` metrics per epoch to CSV and JSON lines in ``out_dir``, saves a checkpoint
     every epoch and the best by ``best_metric`` (with ``checkpoint_dir``), resumes with ``resume=True``,
-    and draws the curves at the end (with matplotlib installed).
+    and draws the curves at the end (with matplotlib installed). ``precision`` is Lightning's: ``"32"``,
+    ``"bf16-mixed"`` (forward and loss under ``ember.autocast`` in bfloat16) or ``"16-mixed"`` (float16
+    autocast plus a ``GradScaler``, unscaled before clipping; its state is saved in checkpoints).
     """
 
     def __init__(self, model: Any, optimizer: Any, loss_fn: Callable[[Any, Any], Tensor], scheduler: Any = None,
@@ -126,7 +138,7 @@ class Learner:
                  callbacks: Iterable[Callback] = (), grad_accumulation: int = 1, grad_clip_norm: float | None = None,
                  skip_nonfinite: bool = False, scheduler_interval: str = "epoch", best_metric: str = "valid_loss",
                  keep_last: int = 2, progress: bool = True, plot: bool = True,
-                 compile: bool = False) -> None:  # fmt: skip
+                 compile: bool = False, precision: str = "32") -> None:  # fmt: skip
         if grad_accumulation < 1:
             raise ValueError(f"Learner: grad_accumulation must be >= 1, got {grad_accumulation}")
         if scheduler_interval not in ("epoch", "batch"):
@@ -149,6 +161,11 @@ class Learner:
         self.checkpointer = (Checkpointer(checkpoint_dir, keep_last=keep_last, metric=best_metric, mode=mode)
                              if checkpoint_dir is not None else None)  # fmt: skip
         self.progress, self.plot = progress, plot
+        if precision not in _PRECISIONS:
+            raise ValueError(f"Learner: precision must be one of {sorted(_PRECISIONS)}, got {precision!r}")
+        self.precision = precision
+        self.scaler: Any = None  # made at the first training batch, on the model's device type
+        self._scaler_state: dict[str, Any] | None = None  # a resumed run's GradScaler state
         # compile=True: each training step (forward, backward, clipping, update) and each evaluation step is
         # captured once by ember.compile and replayed (the non-finite check becomes one of its guards)
         self._steps = (_compiled(self._train_step), _compiled(self._eval_step)) if compile else None
@@ -182,7 +199,8 @@ class Learner:
     # -- one batch ---------------------------------------------------------------------------------------
     def _split(self, batch: Any) -> tuple[Any, Any]:
         if isinstance(batch, (tuple, list)) and len(batch) == 2:
-            return _to(batch[0], self.device), _to(batch[1], self.device)
+            dev = self.device if self.device is not None else _device_of(self.model)  # batches go to the model
+            return _to(batch[0], dev), _to(batch[1], dev)
         n = len(batch) if hasattr(batch, "__len__") else "?"
         raise ValueError(f"Learner: batches must be (input, target) pairs; got {type(batch).__name__} of length {n}")
 
@@ -197,8 +215,43 @@ class Learner:
                              "reduction='mean' or 'sum' (reduction='none' gives one loss per sample)")  # fmt: skip
         return loss
 
-    def _check_loss(self, loss: Tensor, where: str) -> bool:
-        v = float(loss.item())
+    def _autocast(self) -> Any:
+        """The precision's autocast block on the model's device type (a no-op block for ``"32"``); makes the
+        ``"16-mixed"`` GradScaler on first use."""
+        dtype = _PRECISIONS[self.precision]
+        if dtype is None:
+            return contextlib.nullcontext()
+        from ..amp import GradScaler, autocast
+
+        dev = _device_of(self.model)
+        kind = dev.type if dev is not None else "cpu"
+        if dtype == "float16" and self.scaler is None:
+            self.scaler = GradScaler(kind)
+            if self._scaler_state:
+                self.scaler.load_state_dict(self._scaler_state)
+        return autocast(kind, dtype=dtype)
+
+    def _backward(self, loss: Tensor) -> None:
+        """Backward of this micro-batch's share of the loss (scaled under "16-mixed")."""
+        scaled = loss / self.grad_accumulation if self.grad_accumulation > 1 else loss
+        (self.scaler.scale(scaled) if self.scaler is not None else scaled).backward()
+
+    def _step(self) -> None:
+        """Gradient clipping (on unscaled gradients) and the optimizer step, then zero the gradients."""
+        if self.grad_clip_norm is not None:
+            from ..nn.utils import clip_grad_norm_
+
+            if self.scaler is not None:
+                self.scaler.unscale_(self.optimizer)  # clip the true gradients
+            clip_grad_norm_(self.model.parameters(), self.grad_clip_norm)
+        if self.scaler is not None:
+            self.scaler.step(self.optimizer)  # skipped when a gradient holds an inf or NaN
+            self.scaler.update()
+        else:
+            self.optimizer.step()
+        self.optimizer.zero_grad()
+
+    def _check_loss(self, v: float, where: str) -> bool:
         finite = math.isfinite(v)
         if self._dist is not None and self.skip_nonfinite:  # every rank skips the same batch, or none
             finite = self._dist.all_finite(finite)
@@ -237,30 +290,28 @@ class Learner:
             elif train:
                 last = accum + 1 == self.grad_accumulation or (total is not None and i == total - 1)
                 with self._dist.no_sync(last) if self._dist is not None else contextlib.nullcontext():
-                    out = self._forward(x, train=True)
-                    loss = self._scalar_loss(self.loss_fn(out, y))
-                    if not self._check_loss(loss, f"batch {i}"):
+                    with self._autocast():
+                        out = self._forward(x, train=True)
+                        loss = self._scalar_loss(self.loss_fn(out, y))
+                    lv = float(loss.item())  # the Learner's one host sync per batch: the NaN guard and logs read it
+                    if not self._check_loss(lv, f"batch {i}"):
                         self.optimizer.zero_grad()
                         accum = 0
                         continue
-                    (loss / self.grad_accumulation if self.grad_accumulation > 1 else loss).backward()
+                    self._backward(loss)
                 accum += 1
-                if accum == self.grad_accumulation or (total is not None and i == total - 1):
-                    if self.grad_clip_norm is not None:
-                        from ..nn.utils import clip_grad_norm_
-
-                        clip_grad_norm_(self.model.parameters(), self.grad_clip_norm)
-                    self.optimizer.step()
-                    self.optimizer.zero_grad()
+                if last:
+                    self._step()
                     accum = 0
                     self.step += 1
                     if self.scheduler is not None and self.scheduler_interval == "batch":
                         self.scheduler.step()
             else:
-                with no_grad():
+                with no_grad(), self._autocast():
                     out = self._forward(x)
                     loss = self._scalar_loss(self.loss_fn(out, y))
-            lv = float(loss.item())
+            if self._steps is not None or not train:
+                lv = float(loss.item())
             n = _batch_size(y)
             for m in metrics:
                 m.update(out, y, lv, n, self)
@@ -278,22 +329,18 @@ class Learner:
 
     def _train_step(self, x: Any, y: Any, update: bool) -> tuple[Any, Tensor] | None:
         """One training batch as one function (what ``compile=True`` captures): the eager loop's steps."""
-        out = self._forward(x)
-        loss = self._scalar_loss(self.loss_fn(out, y))
-        if not bool(isfinite(loss)) and not self._check_loss(loss, f"step {self.step}"):
+        with self._autocast():
+            out = self._forward(x)
+            loss = self._scalar_loss(self.loss_fn(out, y))
+        if not bool(isfinite(loss)) and not self._check_loss(float(loss.item()), f"step {self.step}"):
             return None
-        (loss / self.grad_accumulation if self.grad_accumulation > 1 else loss).backward()
+        self._backward(loss)
         if update:
-            if self.grad_clip_norm is not None:
-                from ..nn.utils import clip_grad_norm_
-
-                clip_grad_norm_(self.model.parameters(), self.grad_clip_norm)
-            self.optimizer.step()
-            self.optimizer.zero_grad()
+            self._step()
         return out, loss
 
     def _eval_step(self, x: Any, y: Any) -> tuple[Any, Tensor]:
-        with no_grad():
+        with no_grad(), self._autocast():
             out = self._forward(x)
             return out, self._scalar_loss(self.loss_fn(out, y))
 
@@ -322,6 +369,9 @@ class Learner:
                 start = int(info["epoch"]) + 1
                 self.step = int(info["step"])
                 self.history = list((info.get("metadata") or {}).get("history", []))
+                self._scaler_state = (info.get("metadata") or {}).get("grad_scaler")
+                if self.scaler is not None and self._scaler_state:
+                    self.scaler.load_state_dict(self._scaler_state)
                 self.log(f"resumed from epoch {info['epoch']} ({info['path']})")
                 if start > epochs:
                     self.log(f"nothing to resume: the checkpoint already has {info['epoch']} of {epochs} epochs; "
@@ -379,7 +429,11 @@ class Learner:
         if not self.is_main_process:  # written once, by rank 0
             return None
         return self.checkpointer.save(epoch, self.model, self.optimizer, self.scheduler, step=self.step,
-                                      metrics=logs, metadata={"history": self.history})  # fmt: skip
+                                      metrics=logs, metadata={"history": self.history,
+                                                              "grad_scaler": self._scaler_state_dict()})  # fmt: skip
+
+    def _scaler_state_dict(self) -> dict[str, Any] | None:
+        return self.scaler.state_dict() if self.scaler is not None else None
 
     def evaluate(self, loader: Any) -> dict[str, float]:
         """The metrics over ``loader`` in eval mode, without gradients."""
@@ -398,7 +452,8 @@ class Learner:
         with no_grad():
             for batch in loader:
                 x = batch[0] if isinstance(batch, (tuple, list)) and len(batch) == 2 else batch
-                outs.append(self._forward(_to(x, self.device)))
+                dev = self.device if self.device is not None else _device_of(self.model)
+                outs.append(self._forward(_to(x, dev)))
         return cat(outs, 0)
 
     # -- logs ----------------------------------------------------------------------------------------

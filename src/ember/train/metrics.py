@@ -44,37 +44,42 @@ class Loss(Metric):
         return self.total / max(self.n, 1)
 
 
-def _labels(target: Any) -> np.ndarray:
-    t = target.detach().cpu().numpy() if isinstance(target, Tensor) else np.asarray(target)
-    return t.argmax(-1) if t.ndim > 1 and t.dtype.kind == "f" else t
+def _labels(output: Tensor, target: Any) -> Tensor:
+    """Class indices: the target itself, or its argmax for one-hot/probability targets (on its device)."""
+    t = target if isinstance(target, Tensor) else Tensor(np.asarray(target), device=output.device)
+    return t.argmax(-1) if t.ndim > 1 and t.dtype.is_floating_point else t
 
 
 class TopKAccuracy(Metric):
-    """Fraction of samples whose target is among the ``k`` highest outputs."""
+    """Fraction of samples whose target is among the ``k`` highest outputs.
+
+    The hits are counted on the outputs' device and read back once, in ``compute`` (no host sync per batch).
+    """
 
     def __init__(self, k: int = 5) -> None:
         self.k = k
         self.name = f"top{k}_accuracy" if k != 1 else "accuracy"
 
     def reset(self) -> None:
-        self.correct, self.n = 0, 0
+        self.correct: Any = 0
+        self.n = 0
 
     def update(self, output: Any, target: Any, loss: float, batch_size: int, learner: Any) -> None:
-        out = output.detach().cpu().numpy()
-        t = _labels(target)
+        out = output.detach()
+        t = _labels(out, target.detach() if isinstance(target, Tensor) else target)
         if out.ndim > 2:  # (N, C, ...) -> (N * ..., C)
-            out = np.moveaxis(out, 1, -1).reshape(-1, out.shape[1])
+            out = out.movedim(1, -1).reshape(-1, out.shape[1])
             t = t.reshape(-1)
         if self.k == 1:
             hit = out.argmax(-1) == t
         else:
-            top = np.argpartition(-out, min(self.k, out.shape[-1] - 1), axis=-1)[:, : self.k]
-            hit = (top == t[:, None]).any(-1)
-        self.correct += int(hit.sum())
-        self.n += len(t)
+            hit = (out.topk(min(self.k, out.shape[-1]), -1)[1] == t.unsqueeze(-1)).any(-1)
+        self.correct = hit.sum() + self.correct
+        self.n += t.numel()
 
     def compute(self) -> float:
-        return self.correct / max(self.n, 1)
+        correct = self.correct.item() if isinstance(self.correct, Tensor) else self.correct
+        return float(correct) / max(self.n, 1)
 
 
 class Accuracy(TopKAccuracy):

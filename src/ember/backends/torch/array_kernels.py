@@ -34,6 +34,10 @@ class TorchArrayKernels:
     def erfinv(self, y: Any) -> Any:
         return _torch().erfinv(y)
 
+    @_no_grad
+    def special_fn(self, name: str, *args: Any) -> Any:
+        return getattr(_torch().special, name)(*args)
+
     # -- complex numbers ----------------------------------------------------------------------------
     def make_complex(self, re: Any, im: Any) -> Any:
         return _torch().complex(re, im)
@@ -44,18 +48,32 @@ class TorchArrayKernels:
     def view_as_complex(self, a: Any) -> Any:
         return _torch().view_as_complex(a)
 
-    # -- discrete Fourier transforms: aten's own primitives (pocketfft on the CPU, cuFFT on CUDA) ----------
+    # -- discrete Fourier transforms: aten's own primitives (pocketfft/MKL on the CPU, cuFFT on CUDA) ------------
+    # (MKL refuses empty batches — "Inconsistent configuration parameters" — so an empty input gives zeros)
     @_no_grad
     def fft_c2c(self, x: Any, dims: tuple[int, ...], norm: int, forward: bool) -> Any:
+        if not x.numel():
+            return x.clone()
         return _torch().ops.aten._fft_c2c(x, list(dims), norm, forward)
 
     @_no_grad
     def fft_r2c(self, x: Any, dims: tuple[int, ...], norm: int, onesided: bool) -> Any:
-        return _torch().ops.aten._fft_r2c(x, list(dims), norm, onesided)
+        torch = _torch()
+        if not x.numel():
+            shape = list(x.shape)
+            shape[dims[-1]] = shape[dims[-1]] // 2 + 1 if onesided else shape[dims[-1]]
+            return torch.zeros(shape, dtype=torch.complex128 if x.dtype == torch.float64 else torch.complex64,
+                               device=x.device)  # fmt: skip
+        return torch.ops.aten._fft_r2c(x, list(dims), norm, onesided)
 
     @_no_grad
     def fft_c2r(self, x: Any, dims: tuple[int, ...], norm: int, last_dim_size: int) -> Any:
-        return _torch().ops.aten._fft_c2r(x, list(dims), norm, last_dim_size)
+        torch = _torch()
+        if not x.numel():
+            shape = list(x.shape)
+            shape[dims[-1]] = last_dim_size
+            return torch.zeros(shape, dtype=x.real.dtype, device=x.device)
+        return torch.ops.aten._fft_c2r(x, list(dims), norm, last_dim_size)
 
     # -- linear algebra: torch.linalg's LAPACK/MAGMA kernels ------------------------------------------------
     @_no_grad
@@ -74,6 +92,11 @@ class TorchArrayKernels:
     @_no_grad
     def matrix_exp(self, a: Any) -> Any:
         return _torch().linalg.matrix_exp(a)
+
+    @_no_grad
+    def eig(self, a: Any) -> tuple[Any, Any]:
+        w, v = _torch().linalg.eig(a)
+        return w, v
 
     @_no_grad
     def ldl_factor(self, a: Any, hermitian: bool) -> tuple[Any, Any]:

@@ -92,6 +92,12 @@ class TorchKernels:
         nd = self.native_dtype(dtype)
         return self._draw(gen, lambda g: _torch().randint(low, high, shape, generator=g, dtype=nd, device=self.tdevice))
 
+    def poisson(self, gen: Any, rate: Any) -> Any:
+        return self._draw(gen, lambda g: _torch().poisson(rate, generator=g))
+
+    def binomial(self, gen: Any, count: Any, prob: Any) -> Any:
+        return self._draw(gen, lambda g: _torch().binomial(count, prob, generator=g))
+
     # -- convolution ---------------------------------------------------------------------------
     @_no_grad
     def conv(

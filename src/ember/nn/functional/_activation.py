@@ -7,6 +7,7 @@ from typing import Any
 
 from ..._errors import DTypeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
+from ...autograd._autocast import autocast_op
 from ...ops import register_method
 from ...ops._indexing import where
 from ...ops._indexing_join import chunk
@@ -145,6 +146,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return Silu.apply(_float(input))  # type: ignore[no-any-return]
 
 
+@autocast_op("softplus")
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta x)) / beta``, linear above ``threshold``; finite for any input."""
     return Softplus.apply(_float(input), float(beta), float(threshold))  # type: ignore[no-any-return]
@@ -192,6 +194,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     return where(input > threshold, input, value)
 
 
+@autocast_op("prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """Leaky ReLU with a learned slope: one per channel (dim 1) or a single one."""
     if weight.dtype is not input.dtype:

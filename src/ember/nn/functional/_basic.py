@@ -6,6 +6,7 @@ from typing import Any
 
 from ..._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
+from ...autograd._autocast import autocast_op
 from ...autograd._function import Op
 from ...ops import register_method
 from ...ops._indexing import where
@@ -148,6 +149,7 @@ def _class_target(op: str, input: Tensor, target: Tensor) -> tuple[Tensor, Tenso
     return input.reshape(-1, c), target.reshape(-1)
 
 
+@autocast_op("nll_loss")
 def nll_loss(
     input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean"
 ) -> Tensor:
@@ -179,6 +181,7 @@ def nll_loss(
     return _reduce(loss, reduction, "nll_loss", total)
 
 
+@autocast_op("cross_entropy")
 def cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -248,6 +251,7 @@ def _broadcast_pair(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
     return tuple(t if t.shape == shape else expand(t, *shape) for t in (input, target))  # type: ignore[return-value]
 
 
+@autocast_op("mse_loss")
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error."""
     _check_target_shape("mse_loss", input, target)

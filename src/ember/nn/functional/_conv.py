@@ -15,6 +15,8 @@ from typing import Any
 
 from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
+from ...autograd._autocast import ACTIVE as AUTOCAST
+from ...autograd._autocast import autocast_inputs
 from ...autograd._function import Op
 from ...autograd._grad_mode import STATE
 from ...ops._util import _float
@@ -28,8 +30,13 @@ Pads = tuple[tuple[int, int], ...]
 
 
 def _tuple(v: Any, n: int, name: str, op: str) -> tuple[int, ...]:
-    """``v`` as ``n`` ints: paddings >= 0, everything else (kernel size, stride, dilation, sizes) >= 1."""
+    """``v`` as ``n`` ints: paddings >= 0, everything else (kernel size, stride, dilation, sizes) >= 1.
+
+    One int, or a one-element tuple (PyTorch expands it too), stands for all ``n``.
+    """
     items = [v] * n if hasattr(v, "__index__") else list(v) if isinstance(v, (tuple, list)) else None
+    if items is not None and len(items) == 1:
+        items = items * n
     if items is None or len(items) != n or not all(hasattr(a, "__index__") and not isinstance(a, bool) for a in items):
         raise ShapeError(f"{op}: {name} must be an int or {n} ints, got {v!r}")
     t = tuple(operator.index(a) for a in items)
@@ -128,6 +135,8 @@ def _conv_pads(padding: Any, k: tuple[int, ...], d: tuple[int, ...], s: tuple[in
 def _conv(
     input: Tensor, weight: Tensor, bias: Any, stride: Any, padding: Any, dilation: Any, groups: int, sp: int, op: str
 ) -> Tensor:
+    if AUTOCAST[0]:
+        input, weight, bias = autocast_inputs("conv", input, weight, bias)
     if input.ndim != sp + 2:
         if input.ndim == sp + 1:  # unbatched input
             return _conv(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups, sp, op).squeeze(0)
@@ -217,6 +226,8 @@ def _conv_transpose(
     sp: int,
     op: str,
 ) -> Tensor:
+    if AUTOCAST[0]:
+        input, weight, bias = autocast_inputs("conv_transpose", input, weight, bias)
     if input.ndim == sp + 1:
         return _conv_transpose(
             input.unsqueeze(0), weight, bias, stride, padding, output_padding, groups, dilation, sp, op

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
+from ...autograd._autocast import autocast_op
 from ...autograd._function import Op
 from ...ops._indexing import where
 from ...ops._pointwise_special import xlogy
@@ -66,6 +67,7 @@ class BinaryCrossEntropy(Op):
         return gx, gt
 
 
+@autocast_op("binary_cross_entropy")
 def binary_cross_entropy(
     input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
 ) -> Tensor:
@@ -87,6 +89,7 @@ def binary_cross_entropy(
     return _reduce(loss, reduction, "binary_cross_entropy")
 
 
+@autocast_op("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
@@ -112,6 +115,7 @@ def binary_cross_entropy_with_logits(
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
 
 
+@autocast_op("l1_loss")
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean absolute error."""
     _check_target_shape("l1_loss", input, target)
@@ -119,6 +123,7 @@ def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce((input - target).abs(), reduction, "l1_loss")
 
 
+@autocast_op("smooth_l1_loss")
 def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """Quadratic below ``beta`` (``0.5 d^2 / beta``), linear above (``|d| - beta / 2``)."""
     _check_target_shape("smooth_l1_loss", input, target)
@@ -131,6 +136,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta:
     return _reduce(where(small, 0.5 * q * q / beta, d - 0.5 * beta), reduction, "smooth_l1_loss")
 
 
+@autocast_op("huber_loss")
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
     """Quadratic below ``delta`` (``0.5 d^2``), linear above (``delta (|d| - delta / 2)``)."""
     _check_target_shape("huber_loss", input, target)
@@ -140,6 +146,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     return _reduce(where(small, 0.5 * q * q, delta * (d - 0.5 * delta)), reduction, "huber_loss")
 
 
+@autocast_op("kl_div")
 def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:
     """KL(target || exp(input)) pointwise: ``target * (log target - input)``; ``reduction='batchmean'`` divides by N."""
     if log_target:
@@ -157,6 +164,7 @@ def _margin_target(op: str, y: Tensor) -> None:
         raise ValueRangeError(f"{op}: target must hold 1 or -1")
 
 
+@autocast_op("cosine_embedding_loss")
 def cosine_embedding_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
 ) -> Tensor:
@@ -171,6 +179,7 @@ def cosine_embedding_loss(
     return _reduce(loss, reduction, "cosine_embedding_loss")
 
 
+@autocast_op("margin_ranking_loss")
 def margin_ranking_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
 ) -> Tensor:
@@ -179,18 +188,21 @@ def margin_ranking_loss(
     return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction, "margin_ranking_loss")
 
 
+@autocast_op("hinge_embedding_loss")
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction: str = "mean") -> Tensor:
     """``x`` for target 1, ``max(0, margin - x)`` for target -1."""
     _margin_target("hinge_embedding_loss", target)
     return _reduce(where(target == 1, input, (margin - input).clamp(min=0)), reduction, "hinge_embedding_loss")
 
 
+@autocast_op("soft_margin_loss")
 def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-y x))``."""
     _fits("soft_margin_loss", "target", target, input)
     return _reduce(softplus(-target * input), reduction, "soft_margin_loss")
 
 
+@autocast_op("triplet_margin_loss")
 def triplet_margin_loss(
     anchor: Tensor,
     positive: Tensor,
@@ -213,6 +225,7 @@ def triplet_margin_loss(
     return _reduce((dp - dn + margin).clamp(min=0), reduction, "triplet_margin_loss")
 
 
+@autocast_op("poisson_nll_loss")
 def poisson_nll_loss(
     input: Tensor,
     target: Tensor,

@@ -9,6 +9,8 @@ from typing import Any
 from ..._dtype import bool_
 from ..._errors import DeviceError, DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
+from ...autograd._autocast import ACTIVE as AUTOCAST
+from ...autograd._autocast import autocast_inputs, autocast_op
 from ...autograd._function import BilinearOp, Op
 from ...ops._blas import matmul
 from ...ops._indexing import GetItem, IndexBackward, where
@@ -56,6 +58,8 @@ class _Linear(BilinearOp):
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` with weight (out_features, in_features)."""
+    if AUTOCAST[0]:
+        input, weight, bias = autocast_inputs("linear", input, weight, bias)
     if weight.ndim not in (1, 2) or input.shape[-1:] != weight.shape[-1:]:
         raise ShapeError(f"linear: input {input.shape} and weight {weight.shape} do not match (in_features differ)")
     plain_bias = bias is None or (
@@ -77,6 +81,7 @@ def _bias_fits(op: str, bias: Any, y: Tensor) -> None:
         raise ShapeError(f"{op}: bias of shape {shape} does not fit the output of shape {tuple(y.shape)}")
 
 
+@autocast_op("bilinear")
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y_o = x1 W_o x2 + b_o`` with weight (out, in1, in2)."""
     y = einsum("...i,oij,...j->...o", input1, weight, input2)
@@ -172,6 +177,8 @@ def _alpha_dropout(input: Tensor, p: float, training: bool, mask_shape: tuple[in
     _check_p(p, op)
     if not training or p == 0.0:
         return input
+    if p == 1.0:  # everything dropped: zeros, as PyTorch (the scale below would divide by zero)
+        return input * 0.0
     alpha_p = -1.7580993408473766
     keep = _keep_mask(input, mask_shape, p, None)
     a = ((1 - p) * (1 + p * alpha_p**2)) ** -0.5
@@ -266,6 +273,7 @@ def _interp_size(x: Tensor, size: Any, scale_factor: Any, sp: int) -> tuple[tupl
     return out, tuple(1.0 / f for f in sf)
 
 
+@autocast_op("interpolate")
 def interpolate(
     input: Tensor,
     size: Any = None,
@@ -434,6 +442,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return x.reshape(*lead, c * r * r, h // r, w // r)
 
 
+@autocast_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
@@ -479,6 +488,7 @@ def scaled_dot_product_attention(
     return matmul(attn, value)
 
 
+@autocast_op("cosine_similarity")
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``x1 . x2 / (max(||x1||, eps) max(||x2||, eps))`` along ``dim``, after broadcasting x1 with x2."""
     from ...ops._other_shape import broadcast_tensors

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..._errors import ShapeError
 from ..._tensor import Tensor
+from ...autograd._autocast import autocast_op
 from ...autograd._function import Op
 from ...autograd._grad_mode import STATE, no_grad
 from ...ops._pointwise_unary import sqrt
@@ -210,6 +211,7 @@ def batch_norm(
     return _affine(y, weight, bias, shape)
 
 
+@autocast_op("layer_norm")
 def layer_norm(
     input: Tensor, normalized_shape: Any, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5
 ) -> Tensor:
@@ -223,6 +225,7 @@ def layer_norm(
     return _affine(y, weight, bias, ns)
 
 
+@autocast_op("group_norm")
 def group_norm(
     input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5
 ) -> Tensor:

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
+from ...autograd._autocast import autocast_op
 from ...autograd._function import Op
 from ...autograd._grad_mode import STATE
 from ...backends._kernels_util import ndindex
@@ -214,6 +215,7 @@ def avg_pool2d(
     )
 
 
+@autocast_op("max_pool3d")
 def max_pool3d(
     input: Tensor,
     kernel_size: Any,
@@ -227,6 +229,7 @@ def max_pool3d(
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3, "max_pool3d")
 
 
+@autocast_op("avg_pool3d")
 def avg_pool3d(
     input: Tensor,
     kernel_size: Any,
@@ -326,11 +329,13 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     return _adaptive(input, output_size, 2, True, return_indices, "adaptive_max_pool2d")
 
 
+@autocast_op("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling to a fixed (D, H, W)."""
     return _adaptive(input, output_size, 3, False, False, "adaptive_avg_pool3d")  # type: ignore[no-any-return]
 
 
+@autocast_op("adaptive_max_pool3d")
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """Max pooling to a fixed (D, H, W)."""
     return _adaptive(input, output_size, 3, True, return_indices, "adaptive_max_pool3d")

@@ -1,5 +1,9 @@
 """``ember.cuda``: PyTorch's ``torch.cuda`` surface, answered by the backends that serve CUDA here.
 
+Memory statistics, streams and events come from ``torch.cuda`` on the torch backend and from CuPy's memory
+pool, streams and events on CuPy (``_memory.py``, ``_streams.py``); ``ember.cuda.amp`` holds the
+``torch.cuda.amp`` names.
+
 A CUDA device is served by torch (when it has CUDA) or CuPy; without either every query answers
 truthfully (``is_available()`` is False, ``device_count()`` is 0) and creating a CUDA tensor raises a
 ``DeviceError`` that lists what is available. Random numbers for CUDA tensors come from Ember's seeded
@@ -10,9 +14,34 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._device import device
+from .._device import device
+from ._memory import (
+    empty_cache,
+    max_memory_allocated,
+    max_memory_reserved,
+    mem_get_info,
+    memory_allocated,
+    memory_reserved,
+    reset_max_memory_allocated,
+    reset_peak_memory_stats,
+)
+from ._streams import Event, Stream, current_stream, default_stream, stream
 
 __all__ = [
+    "Event",
+    "Stream",
+    "current_stream",
+    "default_stream",
+    "empty_cache",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "mem_get_info",
+    "memory_allocated",
+    "memory_reserved",
+    "reset_max_memory_allocated",
+    "reset_peak_memory_stats",
+    "stream",
+    "amp",
     "current_device",
     "device_count",
     "get_device_name",
@@ -27,7 +56,7 @@ _current = [0]
 
 
 def _backend_name() -> str | None:
-    from . import backends
+    from .. import backends
 
     av = backends.available()
     for name in ("torch", "cupy"):
@@ -44,7 +73,7 @@ def is_available() -> bool:
 
 def device_count() -> int:
     """The number of CUDA devices the serving backend sees (0 without one)."""
-    from . import backends
+    from .. import backends
 
     name = _backend_name()
     if name is None:
@@ -64,7 +93,7 @@ def set_device(dev: Any) -> None:
 
 def get_device_name(dev: Any = None) -> str:
     """The name of a CUDA device (a DeviceError without one)."""
-    from .backends import get_backend
+    from ..backends import get_backend
 
     d = device(f"cuda:{current_device()}" if dev is None else dev)
     be = get_backend(d)
@@ -77,16 +106,18 @@ def get_device_name(dev: Any = None) -> str:
 
 def synchronize(dev: Any = None) -> None:
     """Wait for all work queued on a CUDA device (a DeviceError without one)."""
-    from .backends import get_backend
+    from ..backends import get_backend
 
     get_backend(device(f"cuda:{current_device()}" if dev is None else dev)).synchronize()
 
 
 def manual_seed(seed: int) -> None:
     """Seed the generators CUDA tensors draw from (Ember's seeded generators; see the module doc)."""
-    from ._creation import manual_seed as _seed
+    from .._creation import manual_seed as _seed
 
     _seed(seed)
 
 
 manual_seed_all = manual_seed
+
+from . import amp  # noqa: E402 - torch.cuda.amp's names, after the module they extend

@@ -1,0 +1,133 @@
+"""``make bench-gpu``: Ember against PyTorch eager on this machine's GPU, one table of ratios.
+
+Runs ``compare.py``'s protocol (whole processes, default threads, order-alternating pairs, median and
+spread) with ``--device cuda`` for each backend that serves CUDA here (torch, CuPy) on: MLP and LeNet-5
+training, ResNet-18 CIFAR training (32x32, batch 128), ResNet-18 224x224 inference (batch 1, 8, 64), the
+op-overhead chain, a 4096x4096 float32 GEMM, and the mixed-precision variants (float16 autocast, GradScaler).
+It uses this Python environment's packages and this checkout's ``src/`` (no network); without a GPU it
+says in one line what is missing. ``OPENBLAS_CORETYPE``/``OPENBLAS_L2_SIZE`` are unset for the runs.
+
+    python benchmarks/gpu_bench.py [--pairs K] [--seconds S] [workloads...]
+
+``--device cpu`` runs the same table on the CPU (Ember's torch backend), to check the script without a GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import subprocess
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+SRC = HERE.parent / "src"
+sys.path.insert(0, str(HERE))
+
+WORKLOADS = [
+    "mlp_sgd", "lenet5_train", "resnet18_cifar_train", "resnet18_infer_b1", "resnet18_infer_b8", "resnet18_infer_b64",
+    "op_overhead_fwdbwd", "gemm_4096", "resnet18_cifar_train_amp", "resnet18_infer_b64_amp",
+]  # fmt: skip
+#: PyTorch 2.11 eager, float32, on an H100 (the issue's anchors), to read this machine's PyTorch column against
+ANCHORS = {
+    "mlp_sgd": "93k samples/s", "lenet5_train": "31.7k samples/s", "resnet18_cifar_train": "14.9k samples/s",
+    "resnet18_infer_b1": "2.3 ms", "resnet18_infer_b8": "2.3 ms", "resnet18_infer_b64": "3.9 ms",
+    "op_overhead_fwdbwd": "22 us/op", "gemm_4096": "51 TFLOP/s",
+}  # fmt: skip
+
+
+def _probe(code: str) -> str:
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    for var in ("EMBER_BACKEND", "EMBER_DEVICE"):
+        env.pop(var, None)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        return "error: " + (out.stderr.strip().splitlines() or ["?"])[-1]
+    return out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
+
+
+def missing() -> str | None:
+    """What stops the benchmark here (one line), or None."""
+    torch = _probe(
+        "import torch\nprint('ok' if torch.cuda.is_available() else "
+        "f'PyTorch {torch.__version__} sees no CUDA device' + ('' if torch.version.cuda else ' (a CPU-only build)'))"
+    )
+    if torch != "ok":
+        return "PyTorch (the reference) is not installed" if "No module named" in torch else torch
+    return None
+
+
+def ember_backends() -> dict[str, str]:
+    """Ember's CUDA-serving backends here -> why not (empty string: usable)."""
+    out = {}
+    for name in ("torch", "cupy"):
+        answer = _probe(
+            "import ember\n"
+            f"s = ember.backends.available()[{name!r}]\n"
+            "print('ok' if any(d.startswith('cuda') for d in s.devices) else (s.reason or 'no CUDA device'))"
+        )
+        out[name] = "" if answer == "ok" else answer
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("workloads", nargs="*", default=WORKLOADS)
+    p.add_argument("--pairs", type=int, default=3)
+    p.add_argument("--seconds", type=float, default=2.0)
+    p.add_argument("--device", choices=["cuda", "cpu"], default="cuda", help="cpu: check this script without a GPU")
+    args = p.parse_args()
+    usable = {}
+    if args.device == "cuda":
+        why = missing()
+        if why is not None:
+            print(f"bench-gpu: skipped: {why}")
+            return 0
+        for name, reason in ember_backends().items():
+            if reason:
+                print(f"bench-gpu: Ember's {name} backend: skipped: {reason}")
+            else:
+                usable[name] = True
+    else:
+        usable["torch"] = True
+    if not usable:
+        print("bench-gpu: skipped: no Ember backend serves CUDA here")
+        return 0
+    # the protocol's environment; and each run's backend and device are its arguments, not an exported
+    # EMBER_BACKEND/EMBER_DEVICE (the workloads' setdefault would keep an exported backend over --backend)
+    for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "EMBER_BACKEND", "EMBER_DEVICE"):
+        os.environ.pop(var, None)
+    os.environ["PYTHONPATH"] = str(SRC) + (
+        os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""
+    )
+    import compare
+
+    cols = list(usable)
+    head = f"{'workload':26s} {'unit':>10s} {'PyTorch':>10s} {'H100 anchor':>16s}"
+    head += "".join(f" {'Ember/' + b:>12s} {'ratio':>6s} {'spread':>11s}" for b in cols)
+    print(head)
+    status = 0
+    for name in args.workloads:
+        row, torch_value, unit = "", None, ""
+        for b in cols:
+            ns = argparse.Namespace(
+                backend=b, device=args.device, seconds=args.seconds, threads=0, pairs=args.pairs, compile=False
+            )  # compare.py's options: eager on both sides
+            try:
+                r = compare.compare(name, ns)
+            except RuntimeError as e:
+                row += f" {'failed':>12s} {'':>6s} {'':>11s}"
+                print(f"bench-gpu: {name} on {b}: {str(e).splitlines()[0]}", file=sys.stderr)
+                status = 1
+                continue
+            torch_value, unit = r["torch_median"], r["unit"]
+            spread = f"{r['min_ratio']:.2f}-{r['max_ratio']:.2f}"
+            row += f" {r['ember_median']:12.4g} {r['median_ratio']:6.2f} {spread:>11s}"
+        tv = f"{torch_value:10.4g}" if torch_value is not None else f"{'-':>10s}"
+        print(f"{name:26s} {unit:>10s} {tv} {ANCHORS.get(name, '-'):>16s}{row}", flush=True)
+    print("ratio = Ember/PyTorch, median of the pairs (above 1 is better for samples/s and TFLOP/s, below 1 for ms)")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

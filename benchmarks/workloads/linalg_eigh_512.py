@@ -1,0 +1,6 @@
+"""``linalg.eigh`` of 512x512 (float32), ms per call."""
+
+from _linalg import main
+
+if __name__ == "__main__":
+    main("eigh", "512")

@@ -1,0 +1,143 @@
+"""``ember.autocast``: mixed precision as ``torch.autocast`` (the op lists are in ``autograd/_autocast.py``).
+
+Inside ``with ember.autocast("cuda"):`` (float16 by default) or ``ember.autocast("cpu")`` (bfloat16 by
+default), matrix products and convolutions run in the lower type, reductions, softmax, norms and losses in
+float32 (per PyTorch's list for that device type), and the parameters stay in their own dtype: the casts are
+recorded, so gradients come back in each parameter's dtype. Blocks nest; ``enabled=False`` turns autocast
+off inside one. The state is per thread.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from .._dtype import DType, as_dtype, bfloat16, float16
+from .._errors import DeviceError, DTypeError
+from ..autograd._autocast import ACTIVE, Region
+from ..autograd._grad_mode import STATE
+
+__all__ = ["autocast", "autocast_state", "get_autocast_dtype", "is_autocast_available", "is_autocast_enabled"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+_DEFAULT_DTYPE = {"cuda": float16, "cpu": bfloat16}
+
+
+def _device_type(device_type: Any) -> str:
+    kind = str(getattr(device_type, "type", device_type)).partition(":")[0]
+    if kind not in _DEFAULT_DTYPE:
+        raise DeviceError(f"autocast: device_type must be 'cuda' or 'cpu', got {device_type!r}")
+    return kind
+
+
+def is_autocast_available(device_type: str) -> bool:
+    """True for the device types autocast supports (``cuda`` and ``cpu``)."""
+    return str(device_type) in _DEFAULT_DTYPE
+
+
+def is_autocast_enabled(device_type: str | None = None) -> bool:
+    """Whether autocast is on in this thread for ``device_type`` (None: ``cuda``, as PyTorch's no-argument form)."""
+    region = STATE.autocast
+    return region is not None and region.lower(_device_type(device_type or "cuda")) is not None
+
+
+def get_autocast_dtype(device_type: str) -> DType:
+    """The lower dtype autocast uses on ``device_type`` in this thread (its default outside a block)."""
+    kind = _device_type(device_type)
+    region = STATE.autocast
+    lower = region.lower(kind) if region is not None else None
+    return lower if lower is not None else _DEFAULT_DTYPE[kind]
+
+
+def autocast_state() -> tuple[Any, ...]:
+    """This thread's autocast state as a hashable tuple (cpu dtype, cuda dtype, cache on): a cheap guard key
+    for code that specialises on it (``ember.compile``); ``(None, None, False)`` when autocast is off."""
+    region = STATE.autocast
+    if region is None:
+        return (None, None, False)
+    return (region.cpu, region.cuda, region.cache_enabled)
+
+
+class autocast:  # noqa: N801 - PyTorch's name
+    """A block (or a decorator) in which operators on ``device_type`` tensors run in mixed precision.
+
+    ``dtype``: the lower type (default float16 on ``cuda``, bfloat16 on ``cpu``; only these two);
+    ``enabled=False`` turns autocast off for the block; ``cache_enabled`` reuses one cast of each float32
+    parameter per outermost block.
+    """
+
+    def __init__(
+        self, device_type: str, dtype: Any = None, enabled: bool = True, cache_enabled: bool | None = None
+    ) -> None:
+        self.device_type = _device_type(device_type)
+        self.fast_dtype = as_dtype(dtype) if dtype is not None else _DEFAULT_DTYPE[self.device_type]
+        self._enabled = bool(enabled)
+        self._cache_enabled = True if cache_enabled is None else bool(cache_enabled)
+        if self._enabled and self.fast_dtype not in (float16, bfloat16):
+            raise DTypeError(
+                f"autocast('{self.device_type}'): dtype must be ember.float16 or ember.bfloat16, got "
+                f"{self.fast_dtype}; for full precision use enabled=False or leave autocast out"
+            )
+        self._prev: list[Any] = []
+
+    def _check_here(self) -> None:
+        """A clear error when this machine cannot run the block's device type in its dtype."""
+        from .. import backends, cuda
+
+        if self.device_type == "cuda" and not cuda.is_available():
+            raise DeviceError("autocast('cuda'): no CUDA device is available here; use autocast('cpu') (bfloat16 "
+                              "needs the torch backend, float16 runs anywhere) or enabled=False")  # fmt: skip
+        if self.fast_dtype is bfloat16:
+            from .._device import get_default_device
+
+            here = get_default_device().type == self.device_type  # the default device's backend, if it is one
+            be = backends.get_backend(None if here else self.device_type)
+            if not be.supports_bfloat16:
+                raise DTypeError(
+                    f"autocast('{self.device_type}', dtype=ember.bfloat16): the {be.name} backend has no bfloat16; "
+                    "use the torch backend (ember.backends.use('torch') or EMBER_BACKEND=torch), or "
+                    "dtype=ember.float16 (correct, but slow on NumPy)"
+                )
+
+    def __enter__(self) -> autocast:
+        prev = STATE.autocast
+        if self._enabled:
+            self._check_here()
+        cpu = prev.cpu if prev is not None else None
+        cuda_ = prev.cuda if prev is not None else None
+        lower = self.fast_dtype if self._enabled else None
+        if self.device_type == "cpu":
+            cpu = lower
+        else:
+            cuda_ = lower
+        cache = prev.cache if prev is not None else {}
+        region = Region(cpu, cuda_, self._cache_enabled, cache) if (cpu or cuda_) else None
+        self._prev.append(prev)
+        STATE.autocast = region
+        if region is not None and prev is None:
+            ACTIVE[0] += 1
+        elif region is None and prev is not None:
+            ACTIVE[0] -= 1
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        prev = self._prev.pop()
+        now = STATE.autocast
+        STATE.autocast = prev
+        if now is not None and prev is None:
+            ACTIVE[0] -= 1
+            now.cache.clear()  # the outermost block ends: its cached casts go
+        elif now is None and prev is not None:
+            ACTIVE[0] += 1
+
+    def __call__(self, fn: F) -> F:
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            with autocast(self.device_type, self.fast_dtype, self._enabled, self._cache_enabled):
+                return fn(*args, **kwargs)
+
+        return run  # type: ignore[return-value]
+
+    def __repr__(self) -> str:
+        return f"ember.autocast({self.device_type!r}, dtype={self.fast_dtype}, enabled={self._enabled})"
