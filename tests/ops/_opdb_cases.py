@@ -159,3 +159,25 @@ def cases(prefixes: tuple[str, ...], tag: str, dtypes: tuple[str, ...] = ("float
         pickle.dump({k: [_plain_case(c) for c in v] for k, v in built.items()}, f)
     os.replace(tmp, path)
     return result
+
+
+DTYPE_NAMES = ("float32", "float64", "complex64", "complex128", "int64", "int32", "bool")
+
+
+def to_ember(x: Any) -> Any:
+    """A case's plain inputs/kwargs as Ember values: arrays to tensors (leaves where PyTorch's required grad),
+    containers element by element, dtype names to Ember dtypes."""
+    import ember
+
+    if isinstance(x, Arr):
+        t = ember.tensor(x.value)
+        return t.requires_grad_(True) if x.grad and (t.dtype.is_floating_point or t.dtype.is_complex) else t
+    if isinstance(x, list):
+        return [to_ember(v) for v in x]
+    if isinstance(x, tuple):
+        return tuple(to_ember(v) for v in x)
+    if isinstance(x, dict):
+        return {k: to_ember(v) for k, v in x.items()}
+    if isinstance(x, str) and x in DTYPE_NAMES:
+        return getattr(ember, x)
+    return x

@@ -217,6 +217,7 @@ def test_pad_with_negative_widths_crops_as_pytorch(mode):
 
 
 # -- errors that misled -------------------------------------------------------------------------------
+@pytest.mark.process_default  # its other backend is the one the process default is not
 def test_matmul_across_backends_names_the_backends():
     other = ember.ones(2, 2).to(ember.backends.get("numpy" if ember.backends.current() == "torch" else "torch"))
     for op in (lambda a, b: a @ b, ember.matmul, ember.mm, ember.bmm, ember.dot, ember.outer, ember.einsum):
@@ -414,3 +415,12 @@ def test_op_db_edge_cases_match_pytorch():
     assert len(e) == len(t)
     for a, b in zip(e, t, strict=True):
         assert a == pytest.approx(b) if isinstance(a, float) else a == b
+
+
+def test_tri_indices_honour_dtype_and_pool_stride_empty_means_default():
+    """tril/triu_indices ignored dtype (int64 always); an empty stride tuple is the kernel size (PyTorch)."""
+    for L in (ember, torch):
+        assert L.tril_indices(3, 3, dtype=L.int32).dtype == L.int32 and L.triu_indices(2, 2).dtype == L.int64
+        with pytest.raises(RuntimeError):
+            L.triu_indices(3, 3, dtype=L.float64)
+        assert tuple(L.nn.functional.avg_pool2d(L.ones(1, 1, 4, 4), 2, stride=()).shape) == (1, 1, 2, 2)

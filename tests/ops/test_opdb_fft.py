@@ -12,27 +12,12 @@ import ember
 torch = pytest.importorskip("torch")
 pytest.importorskip("expecttest")  # op_db imports it
 
-from ._opdb_cases import Arr, Case, cases  # noqa: E402
+from ._opdb_cases import Case, cases, to_ember  # noqa: E402
 
 ALL = cases(("fft.", "stft", "istft", "signal.windows."), "spectral", ("float64", "complex128"))
 
 #: (OpInfo name, sample index) -> why the sample is not run
 DEVIATIONS: dict[tuple[str, int], str] = {}
-
-
-def _ember(x):
-    if isinstance(x, Arr):
-        t = ember.tensor(x.value)
-        return t.requires_grad_(True) if x.grad and (t.dtype.is_floating_point or t.dtype.is_complex) else t
-    if isinstance(x, list):
-        return [_ember(v) for v in x]
-    if isinstance(x, tuple):
-        return tuple(_ember(v) for v in x)
-    if isinstance(x, dict):
-        return {k: _ember(v) for k, v in x.items()}
-    if isinstance(x, str) and x in ("float32", "float64", "complex64", "complex128"):
-        return getattr(ember, x)
-    return x
 
 
 def _fn(name):
@@ -45,7 +30,7 @@ def _fn(name):
 
 def _run(c: Case):
     fn = _fn(c.name)
-    inputs, kwargs = _ember(c.inputs), _ember(c.kwargs)
+    inputs, kwargs = to_ember(c.inputs), to_ember(c.kwargs)
     if c.outputs is None:  # PyTorch refused this sample: Ember must refuse it too
         with pytest.raises(Exception):  # noqa: B017 - any clear error; PyTorch's types vary
             fn(*inputs, **kwargs)

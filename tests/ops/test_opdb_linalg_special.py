@@ -12,7 +12,7 @@ import ember
 torch = pytest.importorskip("torch")
 pytest.importorskip("expecttest")  # op_db imports it
 
-from ._opdb_cases import Arr, Case, cases  # noqa: E402
+from ._opdb_cases import Case, cases, to_ember  # noqa: E402
 
 ALL = cases(("linalg.", "special."), "linalg-special")
 
@@ -34,21 +34,6 @@ TOLERANCE = {
 NO_GRAD = {
     "special.zeta": "PyTorch gives no derivative in x (Ember raises the same error); q's is tested elsewhere",
 }
-
-
-def _ember(x):
-    if isinstance(x, Arr):
-        t = ember.tensor(x.value)
-        return t.requires_grad_(True) if x.grad and t.dtype.is_floating_point else t
-    if isinstance(x, list):
-        return [_ember(v) for v in x]
-    if isinstance(x, tuple):
-        return tuple(_ember(v) for v in x)
-    if isinstance(x, dict):
-        return {k: _ember(v) for k, v in x.items()}
-    if isinstance(x, str) and x in ("float32", "float64", "int64", "int32", "bool"):
-        return getattr(ember, x)
-    return x
 
 
 def _flat(out):
@@ -86,8 +71,8 @@ def _check_gauge(c: Case, outs, inputs):
 
 
 def _run(c: Case):
-    inputs = _ember(c.inputs)
-    kwargs = _ember(c.kwargs)
+    inputs = to_ember(c.inputs)
+    kwargs = to_ember(c.kwargs)
     if c.outputs is None:  # PyTorch refused this sample: Ember must refuse it too
         with pytest.raises(Exception):  # noqa: B017 - any clear error; PyTorch's types vary
             _fn(c.name)(*inputs, **kwargs)

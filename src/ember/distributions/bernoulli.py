@@ -10,12 +10,12 @@ from ..autograd import no_grad
 from ..nn.functional import binary_cross_entropy_with_logits
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryEvent
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(Distribution):
+class Bernoulli(BinaryEvent, Distribution):
     """Bernoulli(probs=None, logits=None): 1 with probability ``probs`` (give exactly one of the two)."""
 
     arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
@@ -26,17 +26,10 @@ class Bernoulli(Distribution):
     has_enumerate_support = True
 
     def __init__(self, probs: Any = None, logits: Any = None, validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Bernoulli: either `probs` or `logits` must be specified, but not both.")
-        param = probs if probs is not None else logits
-        is_scalar = isinstance(param, (int, float))
-        (t,) = broadcast_all(param)
-        if probs is not None:
-            self.probs = t
-        else:
-            self.logits = t
+        (t,) = self._probs_or_logits("Bernoulli", probs, logits)
         self._param = t
-        super().__init__(() if is_scalar else t.shape, validate_args=validate_args)
+        scalar = isinstance(probs if probs is not None else logits, (int, float))
+        super().__init__(() if scalar else t.shape, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Bernoulli:
         new = self._get_checked_instance(Bernoulli, _instance)
@@ -50,14 +43,6 @@ class Bernoulli(Distribution):
         Distribution.__init__(new, shape, validate_args=False)
         new._validate_args = self._validate_args
         return new  # type: ignore[no-any-return]
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self) -> tuple[int, ...]:

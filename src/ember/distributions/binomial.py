@@ -10,7 +10,7 @@ from ..autograd import no_grad
 from ..ops import binomial
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryEvent
 
 __all__ = ["Binomial"]
 
@@ -20,7 +20,7 @@ def _clamp_by_zero(x: Tensor) -> Tensor:
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(BinaryEvent, Distribution):
     """Binomial(total_count=1, probs=None, logits=None): successes in ``total_count`` trials (give one of the two)."""
 
     arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
@@ -33,15 +33,9 @@ class Binomial(Distribution):
     def __init__(
         self, total_count: Any = 1, probs: Any = None, logits: Any = None, validate_args: bool | None = None
     ) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Binomial: either `probs` or `logits` must be specified, but not both.")
+        count, t = self._probs_or_logits("Binomial", probs, logits, total_count)
+        self.total_count = count.to(t.dtype)
         param = probs if probs is not None else logits
-        self.total_count, t = broadcast_all(total_count, param)
-        self.total_count = self.total_count.to(t.dtype)
-        if probs is not None:
-            self.probs = t
-        else:
-            self.logits = t
         scalar = isinstance(param, (int, float)) and isinstance(total_count, (int, float))
         super().__init__(() if scalar else t.shape, validate_args=validate_args)
 
@@ -52,14 +46,6 @@ class Binomial(Distribution):
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self) -> constraints.Constraint:
         return constraints.integer_interval(0, self.total_count)
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def mean(self) -> Tensor:

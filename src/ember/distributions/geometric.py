@@ -11,12 +11,12 @@ from ..nn.functional import binary_cross_entropy_with_logits
 from ..ops import where
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, finfo, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryEvent, broadcast_all, finfo
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(BinaryEvent, Distribution):
     """Geometric(probs=None, logits=None): ``P(k) = (1 - p)**k * p`` for ``k = 0, 1, ...`` (give one of the two)."""
 
     arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
@@ -26,28 +26,14 @@ class Geometric(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, probs: Any = None, logits: Any = None, validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Geometric: either `probs` or `logits` must be specified, but not both.")
+        (t,) = self._probs_or_logits("Geometric", probs, logits)
         param = probs if probs is not None else logits
-        (t,) = broadcast_all(param)
-        if probs is not None:
-            self.probs = t
-        else:
-            self.logits = t
         super().__init__(() if isinstance(param, (int, float)) else t.shape, validate_args=validate_args)
         if self._validate_args and probs is not None and not bool((self.probs > 0).all()):
             raise ValueError(f"Geometric: probs must be in (0, 1], got {self.probs}")
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Geometric:
         return self._expand_params(Geometric, ("probs", "logits"), batch_shape, _instance)  # type: ignore[no-any-return]
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def mean(self) -> Tensor:

@@ -80,3 +80,24 @@ class lazy_property:  # noqa: N801 - PyTorch's name
         value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
+
+
+class BinaryEvent:
+    """Mixin of the distributions of a success probability given as ``probs`` or as ``logits`` (exactly one);
+    the other is derived on first use."""
+
+    @lazy_property
+    def logits(self) -> Tensor:
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self) -> Tensor:
+        return logits_to_probs(self.logits, is_binary=True)
+
+    def _probs_or_logits(self, name: str, probs: Any, logits: Any, *others: Any) -> tuple[Tensor, ...]:
+        """Broadcast ``others`` with the one given of ``probs``/``logits`` and keep that one; returns them all."""
+        if (probs is None) == (logits is None):
+            raise ValueError(f"{name}: either `probs` or `logits` must be specified, but not both.")
+        ts = broadcast_all(*others, probs if probs is not None else logits)
+        setattr(self, "probs" if probs is not None else "logits", ts[-1])
+        return ts

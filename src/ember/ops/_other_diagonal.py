@@ -7,8 +7,8 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from .._dtype import int64
-from .._errors import ShapeError
+from .._dtype import as_dtype, int64
+from .._errors import DTypeError, ShapeError
 from .._tensor import Tensor
 from ..autograd._autocast import autocast_op
 from ..autograd._function import Op
@@ -137,8 +137,12 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     return diag_embed(reshape(input, -1), offset)
 
 
-def _tri_indices(op: str, row: int, col: int, offset: int, upper: bool, device: Any) -> Tensor:
+def _tri_indices(op: str, row: int, col: int, offset: int, upper: bool, device: Any, dtype: Any) -> Tensor:
     from .._creation import tensor
+
+    d = int64 if dtype is None else as_dtype(dtype)
+    if d.kind not in "iu":  # PyTorch: "not implemented for 'Double'"
+        raise DTypeError(f"{op}: dtype must be an integer dtype (int64 or int32), got {d}")
 
     rows, cols = [], []
     for i in range(row):
@@ -146,14 +150,14 @@ def _tri_indices(op: str, row: int, col: int, offset: int, upper: bool, device: 
             if (j - i >= offset) if upper else (j - i <= offset):
                 rows.append(i)
                 cols.append(j)
-    return tensor([rows, cols], dtype=int64, device=device).reshape(2, len(rows))
+    return tensor([rows, cols], dtype=d, device=device).reshape(2, len(rows))
 
 
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None) -> Tensor:
     """Row and column indices of the lower triangle of a ``row x col`` matrix, as a (2, n) tensor."""
-    return _tri_indices("tril_indices", row, col, offset, False, device)
+    return _tri_indices("tril_indices", row, col, offset, False, device, dtype)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None) -> Tensor:
     """Row and column indices of the upper triangle of a ``row x col`` matrix, as a (2, n) tensor."""
-    return _tri_indices("triu_indices", row, col, offset, True, device)
+    return _tri_indices("triu_indices", row, col, offset, True, device, dtype)

@@ -18,6 +18,7 @@ from ..autograd._grad_mode import no_grad
 from ..ops import isfinite
 from ..record import Checkpointer, atomic_write
 from ._distributed import DistributedRun
+from ._precision import Precision
 from .metrics import Metric, get_metric
 
 __all__ = ["Callback", "EarlyStopping", "Learner", "NonFiniteLossError"]
@@ -105,9 +106,6 @@ def _to(x: Any, device: Any) -> Any:
     return x
 
 
-_PRECISIONS = {"32": None, "bf16-mixed": "bfloat16", "16-mixed": "float16"}  # Lightning's names -> autocast dtype
-
-
 def _device_of(model: Any) -> Any:
     """The device of the model's first parameter (None for a model without any)."""
     for p in model.parameters():
@@ -161,11 +159,7 @@ class Learner:
         self.checkpointer = (Checkpointer(checkpoint_dir, keep_last=keep_last, metric=best_metric, mode=mode)
                              if checkpoint_dir is not None else None)  # fmt: skip
         self.progress, self.plot = progress, plot
-        if precision not in _PRECISIONS:
-            raise ValueError(f"Learner: precision must be one of {sorted(_PRECISIONS)}, got {precision!r}")
-        self.precision = precision
-        self.scaler: Any = None  # made at the first training batch, on the model's device type
-        self._scaler_state: dict[str, Any] | None = None  # a resumed run's GradScaler state
+        self.precision, self._amp = precision, Precision(precision)
         # compile=True: each training step (forward, backward, clipping, update) and each evaluation step is
         # captured once by ember.compile and replayed (the non-finite check becomes one of its guards)
         self._steps = (_compiled(self._train_step), _compiled(self._eval_step)) if compile else None
@@ -215,40 +209,24 @@ class Learner:
                              "reduction='mean' or 'sum' (reduction='none' gives one loss per sample)")  # fmt: skip
         return loss
 
-    def _autocast(self) -> Any:
-        """The precision's autocast block on the model's device type (a no-op block for ``"32"``); makes the
-        ``"16-mixed"`` GradScaler on first use."""
-        dtype = _PRECISIONS[self.precision]
-        if dtype is None:
-            return contextlib.nullcontext()
-        from ..amp import GradScaler, autocast
+    @property
+    def scaler(self) -> Any:
+        """The ``"16-mixed"`` GradScaler (None before the first training batch and for other precisions)."""
+        return self._amp.scaler
 
-        dev = _device_of(self.model)
-        kind = dev.type if dev is not None else "cpu"
-        if dtype == "float16" and self.scaler is None:
-            self.scaler = GradScaler(kind)
-            if self._scaler_state:
-                self.scaler.load_state_dict(self._scaler_state)
-        return autocast(kind, dtype=dtype)
+    def _autocast(self) -> Any:
+        return self._amp.autocast(_device_of(self.model))
 
     def _backward(self, loss: Tensor) -> None:
         """Backward of this micro-batch's share of the loss (scaled under "16-mixed")."""
-        scaled = loss / self.grad_accumulation if self.grad_accumulation > 1 else loss
-        (self.scaler.scale(scaled) if self.scaler is not None else scaled).backward()
+        self._amp.backward(loss / self.grad_accumulation if self.grad_accumulation > 1 else loss)
 
     def _step(self) -> None:
         """Gradient clipping (on unscaled gradients) and the optimizer step, then zero the gradients."""
-        if self.grad_clip_norm is not None:
-            from ..nn.utils import clip_grad_norm_
+        from ..nn.utils import clip_grad_norm_
 
-            if self.scaler is not None:
-                self.scaler.unscale_(self.optimizer)  # clip the true gradients
-            clip_grad_norm_(self.model.parameters(), self.grad_clip_norm)
-        if self.scaler is not None:
-            self.scaler.step(self.optimizer)  # skipped when a gradient holds an inf or NaN
-            self.scaler.update()
-        else:
-            self.optimizer.step()
+        norm = self.grad_clip_norm
+        self._amp.step(self.optimizer, None if norm is None else lambda: clip_grad_norm_(self.model.parameters(), norm))
         self.optimizer.zero_grad()
 
     def _check_loss(self, v: float, where: str) -> bool:
@@ -369,9 +347,7 @@ class Learner:
                 start = int(info["epoch"]) + 1
                 self.step = int(info["step"])
                 self.history = list((info.get("metadata") or {}).get("history", []))
-                self._scaler_state = (info.get("metadata") or {}).get("grad_scaler")
-                if self.scaler is not None and self._scaler_state:
-                    self.scaler.load_state_dict(self._scaler_state)
+                self._amp.load_state_dict((info.get("metadata") or {}).get("grad_scaler"))
                 self.log(f"resumed from epoch {info['epoch']} ({info['path']})")
                 if start > epochs:
                     self.log(f"nothing to resume: the checkpoint already has {info['epoch']} of {epochs} epochs; "
@@ -430,10 +406,7 @@ class Learner:
             return None
         return self.checkpointer.save(epoch, self.model, self.optimizer, self.scheduler, step=self.step,
                                       metrics=logs, metadata={"history": self.history,
-                                                              "grad_scaler": self._scaler_state_dict()})  # fmt: skip
-
-    def _scaler_state_dict(self) -> dict[str, Any] | None:
-        return self.scaler.state_dict() if self.scaler is not None else None
+                                                              "grad_scaler": self._amp.state_dict()})  # fmt: skip
 
     def evaluate(self, loader: Any) -> dict[str, float]:
         """The metrics over ``loader`` in eval mode, without gradients."""

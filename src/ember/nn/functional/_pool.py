@@ -32,7 +32,7 @@ def _geometry(
 ) -> Geom:
     """Checked PyTorch pooling arguments as ``(k, s, p, d, ceil_mode)``."""
     k = _tuple(kernel_size, sp, "kernel_size", op)
-    s = _tuple(stride if stride is not None and stride != [] else k, sp, "stride", op)
+    s = _tuple(stride if stride is not None and stride != [] and stride != () else k, sp, "stride", op)
     p = _tuple(padding, sp, "padding", op)
     d = _tuple(dilation, sp, "dilation", op)
     if any(v < 1 for v in k + s + d):
