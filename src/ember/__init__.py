@@ -51,8 +51,11 @@ from ._dtype import (
     DType,
     bfloat16,
     bool_,
+    channels_last,
+    channels_last_3d,
     complex64,
     complex128,
+    contiguous_format,
     float16,
     float32,
     float64,
@@ -61,6 +64,8 @@ from ._dtype import (
     int16,
     int32,
     int64,
+    memory_format,
+    preserve_format,
     promote_types,
     set_default_dtype,
     uint8,
@@ -124,6 +129,7 @@ __all__ = [
     "get_num_interop_threads",
     "get_num_threads",
     "load",
+    "masked",
     "multiprocessing",
     "save",
     "serialization",
@@ -132,6 +138,11 @@ __all__ = [
     "set_num_threads",
     "utils",
     "DType",
+    "channels_last",
+    "channels_last_3d",
+    "contiguous_format",
+    "memory_format",
+    "preserve_format",
     "accelerator",
     "cuda",
     "Generator",
@@ -220,7 +231,7 @@ __all__ = [
 
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
 from . import data, distributions, fft, linalg, optim, record, signal, sparse, special, train  # noqa: E402
-from . import multiprocessing, serialization, utils  # noqa: E402
+from . import masked, multiprocessing, serialization, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from .nn.config import Config  # noqa: E402

@@ -524,5 +524,18 @@ def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None) -
     return empty(*size, **_like(self, dtype, device))
 
 
+def new_empty_strided(self: Tensor, size: Any, stride: Any, *, dtype: Any = None, device: Any = None,
+                      requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """An uninitialised (zero) tensor of ``size`` laid out with ``stride`` (in elements) over fresh memory."""
+    shape, st = tuple(int(n) for n in size), tuple(int(v) for v in stride)
+    if len(shape) != len(st) or any(v < 0 for v in st):
+        raise ShapeError(f"new_empty_strided: size {shape} and stride {st} must have one non-negative stride per dim")
+    extent = 1 + sum((n - 1) * v for n, v in zip(shape, st, strict=True)) if all(shape) else 0
+    base = empty(extent, **_like(self, dtype, device))
+    out = Tensor._make(base._backend.as_strided(base._data, shape, st), base._backend)
+    out.requires_grad = requires_grad
+    return out
+
+
 def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     return tensor(data, **_like(self, dtype, device))

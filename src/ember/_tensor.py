@@ -126,6 +126,10 @@ class Tensor:
             n *= s
         return n
 
+    def nelement(self) -> int:
+        """``numel()`` (PyTorch's older name)."""
+        return self.numel()
+
     @property
     def nbytes(self) -> int:
         return self.numel() * self.dtype.itemsize
@@ -187,9 +191,11 @@ class Tensor:
 
     @property
     def H(self) -> Tensor:  # noqa: N802 - PyTorch's name
-        """The conjugate transpose of a matrix."""
+        """The conjugate transpose of a matrix (of a 0-d tensor: its conjugate, as PyTorch, which deprecates it)."""
+        if self.ndim == 0:
+            return self.conj()
         if self.ndim != 2:
-            raise ShapeError(f"tensor.H is only supported on matrices (2-D tensors), got {self.ndim}-D tensor")
+            raise ShapeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
         return _ops.adjoint(self)
 
     @property
@@ -252,13 +258,15 @@ class Tensor:
         return np.asarray(self._backend.to_numpy(self._data))
 
     def to(
-        self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: _bool = False, copy: _bool = False
-    ) -> Tensor:
+        self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: _bool = False, copy: _bool = False,
+        memory_format: Any = None,
+    ) -> Tensor:  # fmt: skip
         """Convert dtype and/or device: ``t.to(ember.float64)``, ``t.to("cuda")``, ``t.to(other)``.
 
         A device string is served by the selected backend (``ember.backends.use``); another tensor's
         ``.device`` (or a Backend) moves this tensor to that tensor's backend. ``non_blocking=True``
-        lets a host-to-accelerator copy from pinned memory overlap with computation.
+        lets a host-to-accelerator copy from pinned memory overlap with computation. ``memory_format`` is
+        accepted (Ember's arrays are row-major; ``channels_last`` is a layout hint it does not need).
         """
         for a in args:
             if isinstance(a, Tensor):
@@ -318,37 +326,46 @@ class Tensor:
             return legacy_type_name(self)
         return self.to(getattr(dtype, "dtype", dtype))
 
-    def float(self) -> Tensor:
+    def float(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="float32")
 
-    def double(self) -> Tensor:
+    def double(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="float64")
 
-    def half(self) -> Tensor:
+    def half(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="float16")
 
-    def bfloat16(self) -> Tensor:
+    def bfloat16(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="bfloat16")
 
-    def cfloat(self) -> Tensor:
+    def cfloat(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="complex64")
 
-    def cdouble(self) -> Tensor:
+    def cdouble(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="complex128")
 
-    def long(self) -> Tensor:
+    def long(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="int64")
 
-    def int(self) -> Tensor:
+    def int(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="int32")
 
-    def bool(self) -> Tensor:
+    def bool(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="bool")
 
-    def clone(self) -> Tensor:
+    def byte(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="uint8")
+
+    def char(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="int8")
+
+    def short(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="int16")
+
+    def clone(self, memory_format: Any = None) -> Tensor:
         return _clone(self)
 
-    def contiguous(self) -> Tensor:
+    def contiguous(self, memory_format: Any = None) -> Tensor:
         return _contiguous(self)
 
     def is_contiguous(self) -> _bool:
@@ -510,20 +527,36 @@ class Tensor:
         return reduce_tensor(self)
 
     # -- operators ---------------------------------------------------------------------------------
+    # (a sparse operand makes these return NotImplemented, so Python asks the sparse tensor's __radd__ & co.)
     def __add__(self, other: Any) -> Tensor:
-        return _binary(_Add, self, other)
+        try:
+            return _binary(_Add, self, other)
+        except TypeError:
+            if getattr(other, "is_sparse", False):
+                return NotImplemented
+            raise
 
     def __radd__(self, other: Any) -> Tensor:
         return _binary(_Add, other, self)
 
     def __sub__(self, other: Any) -> Tensor:
-        return _ops.sub(self, other)
+        try:
+            return _ops.sub(self, other)
+        except TypeError:
+            if getattr(other, "is_sparse", False):
+                return NotImplemented
+            raise
 
     def __rsub__(self, other: Any) -> Tensor:
         return _ops.sub(other, self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return _binary(_Mul, self, other)
+        try:
+            return _binary(_Mul, self, other)
+        except TypeError:
+            if getattr(other, "is_sparse", False):
+                return NotImplemented
+            raise
 
     def __rmul__(self, other: Any) -> Tensor:
         return _binary(_Mul, other, self)

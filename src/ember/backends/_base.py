@@ -88,6 +88,16 @@ class Backend(
         """True when ``array`` is writable and contiguous (not a broadcast or strided view)."""
         return True
 
+    def strides(self, array: Any) -> tuple[int, ...]:
+        """Steps in elements between neighbours along each dim."""
+        item = array.dtype.itemsize
+        return tuple(s // item for s in array.strides)
+
+    def as_strided(self, array: Any, shape: tuple[int, ...], strides: tuple[int, ...]) -> Any:
+        """A view of ``array``'s memory (from its first element) with ``shape`` and ``strides`` in elements."""
+        item = array.dtype.itemsize
+        return self.xp.lib.stride_tricks.as_strided(array, shape, tuple(s * item for s in strides))
+
     def is_contiguous(self, array: Any) -> bool:
         """True when ``array`` is laid out in C order without gaps."""
         return bool(array.flags.c_contiguous)

@@ -224,6 +224,8 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
 
 def reset_like_torch_(weight: Tensor, bias: Tensor | None) -> None:
     """PyTorch's default for Linear and Conv: weight Kaiming-uniform (a=sqrt(5)), bias uniform +-1/sqrt(fan_in)."""
+    if weight.numel() == 0:  # a 0-sized layer: nothing to draw (PyTorch warns and skips too)
+        return
     kaiming_uniform_(weight, a=math.sqrt(5))
     if bias is not None:
         bound = 1 / math.sqrt(_fans(weight)[0])

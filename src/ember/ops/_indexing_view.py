@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .._dtype import DType, as_dtype
@@ -107,18 +108,73 @@ def _view_dtype(input: Tensor, dtype: DType) -> Tensor:
     return out
 
 
+def view_strides(old: tuple[int, ...], strides: tuple[int, ...], new: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The strides (in elements) of a ``new``-shaped view of memory laid out as ``old``/``strides``, or None
+    when no view exists (PyTorch's rule: each run of new dims must fit inside one contiguous chunk of old dims)."""
+    if math.prod(old) == 0:  # no elements: any shape is a view
+        out, step = [0] * len(new), 1
+        for d in range(len(new) - 1, -1, -1):
+            out[d] = step
+            step *= max(new[d], 1)
+        return tuple(out)
+    out = [0] * len(new)
+    view_d = len(new) - 1
+    chunk_stride = strides[-1] if strides else 1
+    tensor_numel = view_numel = 1
+    for tensor_d in range(len(old) - 1, -1, -1):
+        tensor_numel *= old[tensor_d]
+        # a chunk ends where the next-outer dim is not laid out right after this one
+        if tensor_d == 0 or (old[tensor_d - 1] != 1 and strides[tensor_d - 1] != tensor_numel * chunk_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or new[view_d] == 1):
+                out[view_d] = view_numel * chunk_stride
+                view_numel *= new[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_stride, tensor_numel, view_numel = strides[tensor_d - 1], 1, 1
+    if view_d != -1:
+        return None
+    return tuple(out)
+
+
+class StridedView(ViewOp):
+    """A view of a non-contiguous input in a new shape (``view_strides``); backward reshapes the gradient."""
+
+    def forward(self, x: Any, shape: tuple[int, ...]) -> Any:
+        self.in_shape = x.shape
+        st = view_strides(tuple(x.shape), self.backend.strides(x), shape)
+        if st is None:  # replayed on a copy laid out differently: the same elements, reshaped
+            return self.backend.xp.reshape(x, shape)
+        return self.backend.as_strided(x, shape, st)
+
+    def backward(self, g: Tensor) -> tuple[Tensor, None]:
+        return reshape(g, self.in_shape), None
+
+    def backward_arrays(self, g: Any) -> tuple[Any, None]:
+        return g.reshape(self.in_shape), None
+
+
 def view(input: Tensor, *shape: Any) -> Tensor:
-    """Like reshape, but refuses a non-contiguous input instead of copying (PyTorch's view).
+    """The same memory in a new shape, as PyTorch's ``view``: a non-contiguous input is viewed when the new
+    shape fits its strides (``qkv.split(n, 2)[0].view(B, T, nh, hs)``), and refused when it does not.
 
     ``view(dtype)`` reinterprets the bytes as another dtype (``torch.Tensor.view(dtype)``).
     """
     if len(shape) == 1 and isinstance(shape[0], (DType, str)):
         return _view_dtype(input, as_dtype(shape[0]))
-    if not input.is_contiguous():
+    if input.is_contiguous():
+        return reshape(input, *shape)
+    s = _infer(as_shape(shape), input.numel(), "view", input.shape)
+    if view_strides(input.shape, stride(input), s) is None:
         raise ShapeError(
-            f"view: input of shape {input.shape} is not contiguous; use .reshape() or .contiguous().view()"
+            f"view size is not compatible with input tensor's size and stride (at least one dimension spans "
+            f"across two contiguous subspaces): shape {input.shape} with strides {stride(input)} cannot be viewed "
+            f"as {s}. Use .reshape(...) instead."
         )
-    return reshape(input, *shape)
+    if s == input.shape:
+        return input
+    return StridedView.apply(input, s)  # type: ignore[no-any-return]
 
 
 def view_as(input: Tensor, other: Tensor) -> Tensor:

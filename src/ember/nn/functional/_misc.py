@@ -22,8 +22,9 @@ from ...ops._util import _float, index_out_of_range, size_of
 
 __all__ = [
     "alpha_dropout", "bilinear", "cosine_similarity", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
-    "interpolate", "linear", "one_hot", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle",
-    "scaled_dot_product_attention", "upsample",
+    "feature_alpha_dropout", "interpolate", "linear", "one_hot", "pairwise_distance", "pixel_shuffle",
+    "pixel_unshuffle",
+    "pdist", "scaled_dot_product_attention", "upsample", "upsample_bilinear", "upsample_nearest",
 ]  # fmt: skip
 
 
@@ -163,13 +164,24 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """Dropout that keeps SELU's zero mean and unit variance."""
-    _check_p(p, "alpha_dropout")
+    return _alpha_dropout(input, p, training, input.shape, "alpha_dropout")
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Alpha dropout of whole channels: one draw per (N, C), as ``alpha_dropout`` keeps SELU's statistics."""
+    if input.ndim < 2:
+        raise ShapeError(f"feature_alpha_dropout: expected an input with a channel dim, got shape {input.shape}")
+    return _alpha_dropout(input, p, training, input.shape[:2] + (1,) * (input.ndim - 2), "feature_alpha_dropout")
+
+
+def _alpha_dropout(input: Tensor, p: float, training: bool, mask_shape: tuple[int, ...], op: str) -> Tensor:
+    _check_p(p, op)
     if not training or p == 0.0:
         return input
     if p == 1.0:  # everything dropped: zeros, as PyTorch (the scale below would divide by zero)
         return input * 0.0
     alpha_p = -1.7580993408473766
-    keep = _keep_mask(input, input.shape, p, None)
+    keep = _keep_mask(input, mask_shape, p, None)
     a = ((1 - p) * (1 + p * alpha_p**2)) ** -0.5
     b = -a * alpha_p * p
     return (input * keep + alpha_p * (1 - keep)) * a + b
@@ -389,6 +401,20 @@ def _bicubic(x: Tensor, input: Tensor, out: tuple[int, ...], scale: tuple[float,
 upsample = interpolate
 
 
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """``interpolate(mode="nearest")`` (PyTorch's older name, deprecated there with this warning)."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  UserWarning, stacklevel=2)  # fmt: skip
+    return interpolate(input, size, scale_factor, "nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """``interpolate(mode="bilinear", align_corners=True)`` (PyTorch's older name, deprecated there)."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  UserWarning, stacklevel=2)  # fmt: skip
+    return interpolate(input, size, scale_factor, "bilinear", True)
+
+
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(N, C * r^2, H, W) -> (N, C, H * r, W * r)."""
     r = int(upscale_factor)
@@ -478,3 +504,13 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
     """``||x1 - x2 + eps||_p`` along the last dim."""
     return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The p-norm distances between all pairs of rows of (N, M) ``input``, as the upper triangle (N (N - 1) / 2)."""
+    if input.ndim != 2:
+        raise ShapeError(f"pdist: expected a 2-d input (N, M), got shape {input.shape}")
+    from ...ops import triu_indices
+
+    i, j = triu_indices(input.shape[0], input.shape[0], 1, device=input.device)
+    return (input[i] - input[j]).norm(p, 1)
