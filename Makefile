@@ -29,11 +29,15 @@ $(DEMO_STAMP): $(PY) pyproject.toml
 demo: $(DEMO_STAMP)
 	$(VENV)/bin/ember train digits-cnn
 
-LINT_PATHS := $(wildcard src tests benchmarks examples)
+LINT_PATHS := $(wildcard src tests benchmarks examples tools)
 
+# style, the floors (no module imports a layer above its own: .importlinter, docs/architecture.md "Floors")
+# and the line budget (no source file passes 500 lines)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check $(LINT_PATHS)
 	$(VENV)/bin/ruff format --check $(LINT_PATHS)
+	PYTHONPATH=src $(VENV)/bin/lint-imports
+	$(PY) tools/line_budget.py src
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

@@ -84,12 +84,11 @@ from ._legacy import (
 )
 from ._tensor import Tensor
 from ._threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
+from ._version import __version__
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision
 from .ops import *  # noqa: F403 - the operator functions: ember.exp, ember.matmul, ...
 from .ops import __all__ as _ops_all
-
-__version__ = "0.1.0"
 
 _SUBMODULES = frozenset({"data", "distributed", "models", "nn", "optim", "pnnx", "record", "train"})
 

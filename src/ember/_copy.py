@@ -1,13 +1,11 @@
-"""``copy.deepcopy`` and in-process pickling of tensors and parameters (modules follow from these).
+"""``copy.deepcopy`` and in-process pickling of tensors (``Param`` builds its own rules on these, ``_param.py``).
 
 - ``copy.deepcopy(t)``: a new leaf with copied values, the same ``requires_grad`` and a deep copy of
-  ``.grad``; a non-leaf tensor raises, as in PyTorch (detach it first). A ``Param``'s copy is a ``Param``
-  with a **new id**: a copy is a new parameter (``nn.ModuleList([copy.deepcopy(layer) ...])`` puts copies
-  under one optimizer, which keys its state by id). Within one ``deepcopy`` call shared tensors stay
-  shared (tied weights stay tied).
+  ``.grad``; a non-leaf tensor raises, as in PyTorch (detach it first). Within one ``deepcopy`` call
+  shared tensors stay shared (tied weights stay tied).
 - ``pickle`` (multiprocessing queues, ``spawn`` arguments): values, dtype, device and ``requires_grad``
-  travel (not ``.grad``, as in PyTorch); a ``Param`` keeps its id (it is the same parameter in another
-  process); a tensor in shared memory (``share_memory_()``) is rebuilt onto the same memory.
+  travel (not ``.grad``, as in PyTorch); a tensor in shared memory (``share_memory_()``) is rebuilt onto
+  the same memory.
 
 Pickle is for moving objects between trusted processes; Ember's file loaders unpickle only what
 ``weights_only`` allows, or anything when the caller passes ``weights_only=False`` (``_pickled.py``).
@@ -15,31 +13,27 @@ Pickle is for moving objects between trusted processes; Ember's file loaders unp
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from typing import Any
 
-from ._tensor import Tensor
+from ._tensor import Tensor, _to_array
+from .backends import get_backend
+from .multiprocessing._shared import attach, shared_spec
 
-__all__ = ["deepcopy_tensor", "reduce_tensor"]
+__all__ = ["copy_leaf", "deepcopy_tensor", "rebuild_array", "reduce_tensor", "tensor_payload"]
 
 
-def deepcopy_tensor(t: Tensor, memo: dict[int, Any]) -> Tensor:
-    import copy
-
-    from .autograd._grad_mode import no_grad
-    from .nn.parameter import Param
-
+def copy_leaf(t: Tensor, memo: dict[int, Any], wrap: Callable[[Tensor], Tensor]) -> Any:
+    """``copy.deepcopy`` of leaf ``t``: ``wrap`` of a new tensor with copied values, ``t``'s ``requires_grad``
+    and a deep copy of ``.grad`` (``wrap`` makes the kind: a Tensor, or a Param with a new id)."""
     if not t.is_leaf:
         raise RuntimeError(
             "deepcopy: only leaf tensors (made by the user, not by an operation) support copy.deepcopy; "
             "deep-copy t.detach() instead"
         )
-    with no_grad():
-        data = t.detach().clone()._data
-    new: Tensor
-    if isinstance(t, Param):
-        new = Param(Tensor._make(data, t._backend), requires_grad=False, is_buffer=t.is_buffer)
-    else:
-        new = Tensor._make(data, t._backend)
+    data = t.detach().clone()._data  # a detached tensor records no graph
+    new = wrap(Tensor._make(data, t._backend))
     new.requires_grad = t.requires_grad
     memo[id(t)] = new
     if t.grad is not None:
@@ -47,39 +41,31 @@ def deepcopy_tensor(t: Tensor, memo: dict[int, Any]) -> Tensor:
     return new
 
 
+def deepcopy_tensor(t: Tensor, memo: dict[int, Any]) -> Tensor:
+    out: Tensor = copy_leaf(t, memo, lambda x: x)
+    return out
+
+
+def tensor_payload(t: Tensor) -> Any:
+    """What a pickle carries of ``t``'s values: the shared-memory spec when shared, else a NumPy copy."""
+    spec = shared_spec(t._data)
+    return spec if spec is not None else t._backend.to_numpy(t._data)
+
+
 def reduce_tensor(t: Tensor) -> tuple[Any, ...]:
     """``__reduce_ex__``: rebuild from a NumPy copy of the values, or from shared memory when shared."""
-    from .multiprocessing._shared import shared_spec
-    from .nn.parameter import Param
-
-    spec = shared_spec(t._data)
-    payload = spec if spec is not None else t._backend.to_numpy(t._data)
-    if isinstance(t, Param):
-        return _rebuild_param, (payload, t.dtype.name, str(t.device), t.requires_grad, t.id, t.is_buffer)
-    return _rebuild_tensor, (payload, t.dtype.name, str(t.device), t.requires_grad)
+    return _rebuild_tensor, (tensor_payload(t), t.dtype.name, str(t.device), t.requires_grad)
 
 
-def _array(payload: Any, dtype: str, device: str) -> Tensor:
-    from ._creation import tensor
-    from .multiprocessing._shared import attach
-
+def rebuild_array(payload: Any, dtype: str, device: str) -> Tensor:
+    """The tensor a ``tensor_payload`` describes (on the same shared memory when it was shared)."""
     if isinstance(payload, tuple):  # a shared-memory spec: the backend serving the device wraps the block
-        from .backends import get_backend
-
         be = get_backend(device)
         return Tensor._make(be.from_numpy(attach(payload)), be)
-    return tensor(payload, dtype=dtype, device=device)
+    return Tensor._make(*_to_array(payload, dtype, device))
 
 
 def _rebuild_tensor(payload: Any, dtype: str, device: str, requires_grad: bool) -> Tensor:
-    t = _array(payload, dtype, device)
+    t = rebuild_array(payload, dtype, device)
     t.requires_grad = requires_grad
     return t
-
-
-def _rebuild_param(payload: Any, dtype: str, device: str, requires_grad: bool, pid: str, is_buffer: bool) -> Any:
-    from .nn.parameter import Param
-
-    p = Param(_array(payload, dtype, device), requires_grad=False, id=pid, is_buffer=is_buffer)
-    p.requires_grad = requires_grad
-    return p

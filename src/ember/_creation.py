@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 
 from . import _device
-from ._dtype import DType, as_dtype, bool_, get_default_dtype, int64, to_complex, to_real
+from ._convert import _check_fits, _numpy_dtype
+from ._dtype import as_dtype, get_default_dtype, int64, to_real
 from ._errors import DTypeError, ShapeError, ValueRangeError
-from ._tensor import Tensor
+from ._tensor import Tensor, _to_array
 from .backends import get_backend
 
 __all__ = [
@@ -44,140 +45,6 @@ __all__ = [
     "get_rng_state",
     "set_rng_state",
 ]
-
-
-def _infer_dtype(arr: np.ndarray) -> DType:
-    """PyTorch's inference for Python data: floats give the default dtype, ints int64, bools bool."""
-    if arr.dtype.kind == "f":
-        return get_default_dtype()
-    if arr.dtype.kind in "iu":
-        return int64
-    if arr.dtype.kind == "b":
-        return bool_
-    if arr.dtype.kind == "c":  # complex64 with the default float32, complex128 with float64
-        return to_complex(get_default_dtype())
-    raise DTypeError(f"tensor: cannot make a tensor from {arr.dtype.name} data; expected numbers or bools")
-
-
-def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
-    be = get_backend(device if device is not None else (data._backend if isinstance(data, Tensor) else None))
-    if isinstance(data, Tensor):
-        dt = as_dtype(dtype or data.dtype)
-        if data._backend is be:
-            return be.astype(be.xp.copy(data._data), dt), be
-        return be.astype(data._backend.transfer(data._data, be), dt), be
-    if isinstance(data, (np.ndarray, np.generic)):
-        arr = np.array(data, copy=True)  # a tensor never shares the caller's array (as_tensor does)
-        if dtype is None:  # a numpy array keeps its dtype
-            _numpy_dtype(arr)  # refuses dtypes Ember has no name for
-            return be.from_numpy(arr), be
-        d = as_dtype(dtype)
-    else:
-        if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
-            data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
-        arr = _python_array(data)
-        d = as_dtype(dtype) if dtype is not None else _infer_dtype(arr)
-    _check_fits(arr, d)
-    return be.asarray(arr, d), be
-
-
-def _numpy_dtype(arr: np.ndarray) -> DType:
-    """The Ember dtype of a NumPy array, or a DTypeError for a type Ember has no name for."""
-    try:
-        return as_dtype(arr.dtype.name)
-    except TypeError:
-        raise DTypeError(f"NumPy dtype {arr.dtype} has no Ember counterpart") from None
-
-
-def _flat(data: Any) -> list[Any]:
-    out: list[Any] = []
-    for x in data:
-        if isinstance(x, (list, tuple)):
-            out.extend(_flat(x))
-        else:
-            out.append(x)
-    return out
-
-
-def _python_array(data: Any) -> np.ndarray:
-    """NumPy's reading of nested Python data, with clear errors for ragged lists, strings, None, huge ints."""
-    try:
-        arr = np.asarray(data)
-    except (ValueError, TypeError):
-        problem = _ragged(data) if isinstance(data, (list, tuple)) else None
-        if problem is None:
-            raise
-        raise ShapeError(f"tensor: ragged nested sequence: {problem}") from None
-    if arr.dtype.kind in "fiubc":
-        return arr
-    found = _first_non_number(data)
-    if found is None:
-        raise DTypeError(f"tensor: cannot make a tensor from {arr.dtype.name} data; expected numbers or bools")
-    index, bad = found
-    where = f" at index {index}" if index else ""
-    if isinstance(bad, int):
-        raise ValueRangeError(f"tensor: the integer {bad}{where} does not fit in 64 bits (int64 holds -2**63 to "
-                              "2**63 - 1)")  # fmt: skip
-    raise DTypeError(f"tensor: cannot make a tensor from {type(bad).__name__} {bad!r}{where}; expected numbers, "
-                     "bools, (nested) lists of them, arrays or tensors")  # fmt: skip
-
-
-def _ragged(data: Any) -> str | None:
-    """Where a nested sequence stops being rectangular (None when it is rectangular)."""
-    expected: list[int] = []
-    x = data
-    while isinstance(x, (list, tuple)):
-        expected.append(len(x))
-        if not x:
-            break
-        x = x[0]
-
-    def walk(x: Any, dim: int, index: list[int]) -> str | None:
-        if dim == len(expected):
-            if isinstance(x, (list, tuple)):
-                return f"expected a number at index {index}, got a sequence of length {len(x)}"
-            return None
-        if not isinstance(x, (list, tuple)):
-            return f"expected a sequence of length {expected[dim]} at index {index} (dim {dim}), got {x!r}"
-        if len(x) != expected[dim]:
-            return f"expected a sequence of length {expected[dim]} at index {index} (dim {dim}), got length {len(x)}"
-        for i, v in enumerate(x):
-            problem = walk(v, dim + 1, [*index, i])
-            if problem:
-                return problem
-        return None
-
-    return walk(data, 0, [])
-
-
-def _first_non_number(data: Any, index: tuple[int, ...] = ()) -> tuple[list[int], Any] | None:
-    """(index, value) of the first element that is not a number fitting in 64 bits; None when all are."""
-    if isinstance(data, (list, tuple)):
-        for i, v in enumerate(data):
-            found = _first_non_number(v, (*index, i))
-            if found is not None:
-                return found
-        return None
-    if isinstance(data, (bool, float, np.number, np.bool_)) or (isinstance(data, int) and -(2**63) <= data < 2**64):
-        return None
-    return list(index), data
-
-
-_INT_RANGES = {name: np.iinfo(name) for name in ("int8", "int16", "int32", "int64", "uint8")}
-
-
-def _check_fits(arr: np.ndarray, d: DType, op: str = "tensor") -> None:
-    """Refuse a conversion to an integer dtype that would wrap around or turn NaN/inf into garbage."""
-    info = _INT_RANGES.get(d.name)
-    if info is None or arr.size == 0 or arr.dtype.kind not in "fiu":
-        return
-    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
-        bad = arr[~np.isfinite(arr)].flat[0]
-        raise ValueRangeError(f"{op}: cannot convert {bad} to {d.name}; integers have no NaN or infinity")
-    lo, hi = arr.min(), arr.max()
-    if lo < info.min or hi > info.max:
-        bad = lo if lo < info.min else hi
-        raise ValueRangeError(f"{op}: value {bad} does not fit in {d.name} (range {info.min} to {info.max})")
 
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:

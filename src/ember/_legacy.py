@@ -14,36 +14,15 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-import numpy as np
-
-from ._dtype import DType, as_dtype, get_default_dtype
+from ._convert import LEGACY_TYPE_NAMES, _sizes
+from ._creation import empty, tensor
+from ._dtype import DType, as_dtype
 from ._tensor import Tensor
 
 __all__ = [
     "BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor",
-    "IntTensor", "LongTensor", "ShortTensor", "new", "tensor_init_args",
+    "IntTensor", "LongTensor", "ShortTensor", "new",
 ]  # fmt: skip
-
-
-def _sizes(values: tuple[Any, ...], op: str) -> tuple[int, ...] | None:
-    """The shape when ``values`` are all integers (``Tensor(2, 3)``), else None."""
-    if not values or not all(isinstance(v, int) and not isinstance(v, builtins.bool) for v in values):
-        return None
-    if any(v < 0 for v in values):
-        raise ValueError(f"{op}: negative dimension in size {values}")
-    return tuple(values)
-
-
-def tensor_init_args(data: Any, sizes: tuple[Any, ...], dtype: Any) -> tuple[Any, Any]:
-    """``Tensor(...)``'s arguments as (data, dtype) for ``_to_array``: sizes become an uninitialised array."""
-    if sizes or (dtype is None and isinstance(data, int) and not isinstance(data, builtins.bool)):
-        shape = _sizes((data, *sizes), "Tensor")
-        if shape is None:
-            raise TypeError(f"Tensor(): expected data or integer sizes, got {(data, *sizes)!r}")
-        return np.zeros(shape, np.float64), dtype or get_default_dtype()  # "uninitialised": zeros cost no more
-    if isinstance(data, (list, tuple)) and dtype is None:  # torch.Tensor([1, 2]) is a float tensor
-        return data, get_default_dtype()
-    return data, dtype
 
 
 class _LegacyType(type):
@@ -63,8 +42,6 @@ class _LegacyType(type):
 
 
 def _build(dtype: DType, args: tuple[Any, ...], device: Any, op: str) -> Tensor:
-    from ._creation import empty, tensor
-
     if not args:
         return empty(0, dtype=dtype, device=device)
     shape = _sizes(args, op)
@@ -78,31 +55,22 @@ def _build(dtype: DType, args: tuple[Any, ...], device: Any, op: str) -> Tensor:
     return tensor(args[0], dtype=dtype, device=device)
 
 
-def _legacy(name: str, dtype: str) -> type:
+def _legacy(dtype: str) -> type:
+    name = LEGACY_TYPE_NAMES[dtype]
     doc = f"``{name}(*sizes)`` (uninitialised) or ``{name}(data)``: a {dtype} tensor (PyTorch's legacy type)."
     return _LegacyType(name, (), {"dtype_name": dtype, "__doc__": doc, "__module__": "ember"})
 
 
-FloatTensor = _legacy("FloatTensor", "float32")
-DoubleTensor = _legacy("DoubleTensor", "float64")
-HalfTensor = _legacy("HalfTensor", "float16")
-BFloat16Tensor = _legacy("BFloat16Tensor", "bfloat16")
-LongTensor = _legacy("LongTensor", "int64")
-IntTensor = _legacy("IntTensor", "int32")
-ShortTensor = _legacy("ShortTensor", "int16")
-CharTensor = _legacy("CharTensor", "int8")
-ByteTensor = _legacy("ByteTensor", "uint8")
-BoolTensor = _legacy("BoolTensor", "bool")
-
-_BY_DTYPE = {t.dtype_name: t for t in (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor,  # type: ignore[attr-defined]
-             IntTensor, ShortTensor, CharTensor, ByteTensor, BoolTensor)}  # fmt: skip
-
-
-def legacy_type_name(t: Tensor) -> str:
-    """``t.type()``: ``"ember.FloatTensor"`` for a float32 CPU tensor (PyTorch's ``"torch.FloatTensor"``)."""
-    cls = _BY_DTYPE.get(t.dtype.name)
-    name = cls.__name__ if cls is not None else str(t.dtype)
-    return f"ember.cuda.{name}" if t.device.type == "cuda" else f"ember.{name}"
+FloatTensor = _legacy("float32")
+DoubleTensor = _legacy("float64")
+HalfTensor = _legacy("float16")
+BFloat16Tensor = _legacy("bfloat16")
+LongTensor = _legacy("int64")
+IntTensor = _legacy("int32")
+ShortTensor = _legacy("int16")
+CharTensor = _legacy("int8")
+ByteTensor = _legacy("uint8")
+BoolTensor = _legacy("bool")
 
 
 def new(self: Tensor, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:

@@ -3,8 +3,8 @@
 By default glibc serves each allocation above a threshold (128 KiB, raised adaptively) with a fresh
 ``mmap`` and returns it with ``munmap`` when freed, and gives free memory at the top of the heap back to
 the kernel past 128 KiB. A training step allocates and frees the same large temporaries (activations,
-im2col columns, gradients) every time, so each step faults every page of them in again: a LeNet-5 step
-took ~1,650 minor page faults and 5 ms of kernel time. At ``import ember`` Ember raises the mmap threshold
+im2col columns, gradients) every time, so each step faults every page of them in again (a LeNet-5 step:
+benchmarks/README.md, "Measurements behind kernel choices"). At ``import ember`` Ember raises the mmap threshold
 to 32 MiB and the trim threshold to 256 MiB (``mallopt``), so those blocks stay in the heap and are
 reused: memory stays at the step's peak instead of going up and down, and the faults go away.
 

@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import functools
-import types
-import warnings
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import numpy as np
-
+from ._convert import _flat, array_of, tensor_init_args
 from ._device import device as _device_cls
-from ._dtype import DType, as_dtype, get_default_dtype
-from ._errors import DeviceError, DTypeError, ShapeError
+from ._dtype import DType, as_dtype
+from ._hooks import RemovableHandle
+from ._printing import format_tensor
+from ._tensor_convert import TensorConversions
+from ._tensor_grad import TensorGradFields
+from .backends import Backend, get_backend
 
 __all__ = ["Tensor"]
 
 _bool = bool
 
 
-class Tensor:
+class Tensor(TensorGradFields, TensorConversions):
     """A multi-dimensional array with reverse-mode autodiff.
 
     Value semantics (spec §2.2): assignment shares the tensor, operations return new tensors, methods
@@ -33,10 +35,8 @@ class Tensor:
         "_backend",
         "_creator",
         "_data",
-        "_grad",
         "_hooks",
         "_out_idx",
-        "_requires_grad",
         "_retain",
         "_vcl",
         "_view",
@@ -48,35 +48,37 @@ class Tensor:
     def __init__(
         self, data: Any = (), *sizes: int, dtype: Any = None, device: Any = None, requires_grad: _bool = False
     ) -> None:
-        from ._creation import _to_array
-        from ._legacy import tensor_init_args
-
         data, dtype = tensor_init_args(data, sizes, dtype)
-        self._data, self._backend = _to_array(data, dtype, device)
-        self._requires_grad = False
-        self._grad: Tensor | None = None
-        self._creator: Any = None
-        self._out_idx = 0
-        self._vcl: list[int] | None = None
-        self._view: Any = None
-        self._retain = False
-        self._hooks: list[Callable[[Tensor], Any]] | None = None
+        self._init(*_to_array(data, dtype, device))
         if requires_grad:
             self.requires_grad_(True)
 
+    def _init(self, data: Any, backend: Any) -> None:
+        """Set every field of a new tensor: the one list of them (``_make`` and ``Op.apply`` inline it)."""
+        self._data = data
+        self._backend = backend
+        self._requires_grad = False
+        self._grad: Tensor | None = None
+        self._creator: Any = None  # the Op that made this tensor (None: a leaf)
+        self._out_idx = 0  # which output of ``_creator``
+        self._vcl: list[int] | None = None  # the version counter, made on first use (``_vc``)
+        self._view: Any = None  # a view's base and how to recompute it after an in-place change
+        self._retain = False
+        self._hooks: list[Callable[[Tensor], Any]] | None = None
+
     @classmethod
     def _make(cls, data: Any, backend: Any) -> Tensor:
+        """A tensor around ``data`` (an array of ``backend``), with no copy and no checks.
+
+        ``_init`` inlined (this runs several times per op in backward; tests/test_tensor_fields.py keeps the
+        copies in step)."""
         t = object.__new__(cls)
         t._data = data
         t._backend = backend
         t._requires_grad = False
-        t._grad = None
-        t._creator = None
+        t._grad = t._creator = t._hooks = t._view = t._vcl = None
         t._out_idx = 0
-        t._vcl = None
-        t._view = None
         t._retain = False
-        t._hooks = None
         return t
 
     # -- properties -------------------------------------------------------------------------------
@@ -121,14 +123,9 @@ class Tensor:
         return len(self._data.shape)
 
     def numel(self) -> int:
-        n = 1
-        for s in self._data.shape:
-            n *= s
-        return n
+        return math.prod(self._data.shape)
 
-    def nelement(self) -> int:
-        """``numel()`` (PyTorch's older name)."""
-        return self.numel()
+    nelement = numel  # PyTorch's older name
 
     @property
     def nbytes(self) -> int:
@@ -155,27 +152,6 @@ class Tensor:
     def is_floating_point(self) -> _bool:
         return self._data.dtype in self._backend.float_dtypes
 
-    def is_complex(self) -> _bool:
-        return self._data.dtype in self._backend.complex_dtypes
-
-    @property
-    def real(self) -> Tensor:
-        """The real part: a writable view of a complex tensor; a real tensor itself."""
-        return _ops.real(self)
-
-    @real.setter
-    def real(self, value: Any) -> None:
-        _ops.real(self).copy_(value)
-
-    @property
-    def imag(self) -> Tensor:
-        """The imaginary part of a complex tensor (a writable view)."""
-        return _ops.imag(self)
-
-    @imag.setter
-    def imag(self, value: Any) -> None:
-        _ops.imag(self).copy_(value)
-
     @property
     def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
         return _permute(self, tuple(range(self.ndim - 1, -1, -1)))
@@ -183,20 +159,6 @@ class Tensor:
     @property
     def mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
         return _transpose(self, -2, -1)
-
-    @property
-    def mH(self) -> Tensor:  # noqa: N802 - PyTorch's name
-        """The conjugate transpose of the last two dims."""
-        return _ops.adjoint(self)
-
-    @property
-    def H(self) -> Tensor:  # noqa: N802 - PyTorch's name
-        """The conjugate transpose of a matrix (of a 0-d tensor: its conjugate, as PyTorch, which deprecates it)."""
-        if self.ndim == 0:
-            return self.conj()
-        if self.ndim != 2:
-            raise ShapeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
-        return _ops.adjoint(self)
 
     @property
     def data(self) -> Tensor:
@@ -215,48 +177,7 @@ class Tensor:
     def __hash__(self) -> int:
         return id(self)
 
-    def __bool__(self) -> _bool:
-        if self.numel() != 1:
-            raise RuntimeError(
-                f"the truth value of a tensor with {self.numel()} elements (shape {self.shape}) is "
-                "ambiguous; use .any() or .all()"
-            )
-        return bool(self.item())
-
-    def __float__(self) -> float:
-        return float(self.item())
-
-    def __int__(self) -> int:
-        return int(self.item())
-
-    def __complex__(self) -> complex:
-        return complex(self.item())
-
-    def __index__(self) -> int:
-        if self.dtype.kind in "fc" or self.numel() != 1:
-            raise TypeError(f"only integer tensors of a single element can be an index, got {self.dtype}{self.shape}")
-        return int(self.item())
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        a = self.numpy()
-        return a if dtype is None else a.astype(dtype)
-
-    # -- conversion ------------------------------------------------------------------------------
-    def item(self) -> Any:
-        """The value of a one-element tensor as a Python number."""
-        if self.numel() != 1:
-            raise ShapeError(f"item(): only a one-element tensor converts to a Python number, got shape {self.shape}")
-        return self._backend.to_numpy(self._data).reshape(()).item()
-
-    def tolist(self) -> Any:
-        return self._backend.to_numpy(self._data).tolist()
-
-    def numpy(self) -> np.ndarray:
-        """The values as a NumPy array (shares memory on the CPU backend; refuses a tensor needing grad)."""
-        if self._requires_grad:
-            raise RuntimeError("numpy(): call .detach().numpy() on a tensor that requires grad")
-        return np.asarray(self._backend.to_numpy(self._data))
-
+    # -- conversion (more in _tensor_convert.TensorConversions) ----------------------------------
     def to(
         self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: _bool = False, copy: _bool = False,
         memory_format: Any = None,
@@ -286,81 +207,9 @@ class Tensor:
             out = self.clone()
         return out
 
-    def cpu(self) -> Tensor:
-        """This tensor on the CPU (the selected CPU backend when it is elsewhere now)."""
-        return self if self._backend.device.type == "cpu" else self.to(device="cpu")
-
-    def cuda(self, device: Any = None, non_blocking: _bool = False) -> Tensor:
-        """This tensor on a CUDA device (``device``: an index, ``"cuda:N"`` or a device)."""
-        if device is None:
-            device = "cuda"
-        elif isinstance(device, int) and not isinstance(device, _bool):
-            device = f"cuda:{device}"
-        return self.to(device=device, non_blocking=non_blocking)
-
-    @property
-    def is_cuda(self) -> _bool:
-        return self._backend.device.type == "cuda"
-
-    @property
-    def is_cpu(self) -> _bool:
-        return self._backend.device.type == "cpu"
-
-    def get_device(self) -> int:
-        """The CUDA device index, or -1 on the CPU (PyTorch's convention)."""
-        d = self._backend.device
-        return -1 if d.type == "cpu" else int(d.index or 0)
-
     def pin_memory(self) -> Tensor:
         """This tensor in page-locked host memory, for fast ``non_blocking`` copies to CUDA."""
         return _pin(self)
-
-    def is_pinned(self) -> _bool:
-        return self._backend.is_pinned(self._data)
-
-    def type(self, dtype: Any = None) -> Any:
-        """``"ember.FloatTensor"`` (the legacy type name), or a copy converted to ``dtype``."""
-        from ._legacy import legacy_type_name
-
-        if dtype is None:
-            return legacy_type_name(self)
-        return self.to(getattr(dtype, "dtype", dtype))
-
-    def float(self, memory_format: Any = None) -> Tensor:
-        return self.to(dtype="float32")
-
-    def double(self, memory_format: Any = None) -> Tensor:
-        return self.to(dtype="float64")
-
-    def half(self, memory_format: Any = None) -> Tensor:
-        return self.to(dtype="float16")
-
-    def bfloat16(self, memory_format: Any = None) -> Tensor:
-        return self.to(dtype="bfloat16")
-
-    def cfloat(self, memory_format: Any = None) -> Tensor:
-        return self.to(dtype="complex64")
-
-    def cdouble(self, memory_format: Any = None) -> Tensor:
-        return self.to(dtype="complex128")
-
-    def long(self, memory_format: Any = None) -> Tensor:
-        return self.to(dtype="int64")
-
-    def int(self, memory_format: Any = None) -> Tensor:
-        return self.to(dtype="int32")
-
-    def bool(self, memory_format: Any = None) -> Tensor:
-        return self.to(dtype="bool")
-
-    def byte(self, memory_format: Any = None) -> Tensor:
-        return self.to(dtype="uint8")
-
-    def char(self, memory_format: Any = None) -> Tensor:
-        return self.to(dtype="int8")
-
-    def short(self, memory_format: Any = None) -> Tensor:
-        return self.to(dtype="int16")
 
     def clone(self, memory_format: Any = None) -> Tensor:
         return _clone(self)
@@ -392,67 +241,6 @@ class Tensor:
         return self
 
     # -- autograd ----------------------------------------------------------------------------------
-    @property
-    def requires_grad(self) -> _bool:
-        """Whether gradients flow to this tensor; settable on leaves only (floating dtypes), as in PyTorch."""
-        return self._requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, value: _bool) -> None:
-        if self._creator is not None:
-            raise RuntimeError(
-                f"requires_grad = {value}: you can only change requires_grad of leaf tensors; this one was computed "
-                "(its grad_fn is set): use .detach() for a tensor that does not require grad"
-            )
-        if value and self._data.dtype not in self._backend.grad_dtypes:
-            raise DTypeError(
-                f"only Tensors of floating point and complex dtype can require gradients, got {self.dtype}"
-            )
-        self._requires_grad = bool(value)
-
-    def requires_grad_(self, requires_grad: _bool = True) -> Tensor:
-        """Mark a leaf tensor to collect gradients (floating and complex dtypes only); True on a computed tensor
-        is a no-op, False on one is refused (as in PyTorch)."""
-        if not (requires_grad and self._creator is not None):
-            self.requires_grad = requires_grad
-        return self
-
-    @property
-    def grad(self) -> Tensor | None:
-        """The gradient accumulated by ``backward`` (leaves, and tensors that ``retain_grad()``).
-
-        Reading it on a non-leaf tensor that does not retain its gradient warns, as PyTorch does (it is
-        always None there); assigning one checks it is a Tensor of this tensor's shape, dtype and device.
-        """
-        g = self._grad
-        if g is None and self._creator is not None and not self._retain:
-            warnings.warn(
-                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed: it is not filled by "
-                "backward(). Call .retain_grad() on it to keep its gradient, or use the leaf tensor it was "
-                "computed from.",
-                UserWarning,
-                stacklevel=2,
-            )
-        return g
-
-    @grad.setter
-    def grad(self, value: Tensor | None) -> None:
-        if value is not None:
-            kind = type(self).__name__
-            noun = "parameter" if kind == "Param" else "tensor"
-            if not isinstance(value, Tensor):
-                raise TypeError(f"{kind}.grad: expected a Tensor or None, got {type(value).__name__}")
-            if value.shape != self.shape:
-                raise ShapeError(f"{kind}.grad: assigned a gradient of shape {tuple(value.shape)} to a {noun} of "
-                                 f"shape {tuple(self.shape)}")  # fmt: skip
-            if value.dtype != self.dtype:
-                raise DTypeError(f"{kind}.grad: assigned a gradient of dtype {value.dtype} to a {noun} of dtype "
-                                 f"{self.dtype}")  # fmt: skip
-            if value._backend is not self._backend:
-                raise DeviceError(f"{kind}.grad: assigned a gradient on {value.device} ({value._backend.name} "
-                                  f"backend) to a {noun} on {self.device} ({self._backend.name} backend)")  # fmt: skip
-        self._grad = value
-
     def retain_grad(self) -> None:
         """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
         if self._view is not None:
@@ -478,17 +266,13 @@ class Tensor:
         self._hooks.append(hook)
         if self._creator is not None:
             self._creator._ref_output(self)
-        from .autograd._engine import RemovableHandle
-
         return RemovableHandle(self._hooks, hook)
 
     def backward(
         self, gradient: Tensor | None = None, retain_graph: _bool | None = None, create_graph: _bool = False
     ) -> Any:
         """Accumulate d(self)/d(leaf) into each leaf's ``.grad``; returns the Gradients as a value."""
-        from .autograd._engine import backward
-
-        return backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph)
+        return _backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph)
 
     def zero_(self) -> Tensor:
         return self.fill_(0)
@@ -503,8 +287,6 @@ class Tensor:
 
     # -- printing ----------------------------------------------------------------------------------
     def __repr__(self) -> str:
-        from ._printing import format_tensor
-
         return format_tensor(self)
 
     __str__ = __repr__
@@ -517,46 +299,27 @@ class Tensor:
 
     # -- copying and pickling (ember/_copy.py) -----------------------------------------------------
     def __deepcopy__(self, memo: Any) -> Tensor:
-        from ._copy import deepcopy_tensor
-
         return deepcopy_tensor(self, memo)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        from ._copy import reduce_tensor
-
         return reduce_tensor(self)
 
     # -- operators ---------------------------------------------------------------------------------
     # (a sparse operand makes these return NotImplemented, so Python asks the sparse tensor's __radd__ & co.)
     def __add__(self, other: Any) -> Tensor:
-        try:
-            return _binary(_Add, self, other)
-        except TypeError:
-            if getattr(other, "is_sparse", False):
-                return NotImplemented
-            raise
+        return _dense_first(lambda: _binary(_Add, self, other), other)
 
     def __radd__(self, other: Any) -> Tensor:
         return _binary(_Add, other, self)
 
     def __sub__(self, other: Any) -> Tensor:
-        try:
-            return _ops.sub(self, other)
-        except TypeError:
-            if getattr(other, "is_sparse", False):
-                return NotImplemented
-            raise
+        return _dense_first(lambda: _ops.sub(self, other), other)
 
     def __rsub__(self, other: Any) -> Tensor:
         return _ops.sub(other, self)
 
     def __mul__(self, other: Any) -> Tensor:
-        try:
-            return _binary(_Mul, self, other)
-        except TypeError:
-            if getattr(other, "is_sparse", False):
-                return NotImplemented
-            raise
+        return _dense_first(lambda: _binary(_Mul, self, other), other)
 
     def __rmul__(self, other: Any) -> Tensor:
         return _binary(_Mul, other, self)
@@ -696,13 +459,27 @@ def _is_device(a: Any) -> _bool:
         except (TypeError, ValueError):
             return True
         return False
-    from .backends import Backend
-
     return isinstance(a, Backend) or (a.__class__.__name__ == "device" and hasattr(a, "type"))
+
+
+def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
+    """``(array, backend)`` holding a copy of ``data``: a tensor (converted to ``dtype``/``device``), or what
+    ``_convert.array_of`` reads (numbers, nested sequences, which may hold tensors, NumPy arrays)."""
+    if isinstance(data, Tensor):
+        be = get_backend(device if device is not None else data._backend)
+        dt = as_dtype(dtype or data.dtype)
+        if data._backend is be:
+            return be.astype(be.xp.copy(data._data), dt), be
+        return be.astype(data._backend.transfer(data._data, be), dt), be
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+        data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
+    return array_of(data, dtype, device)
 
 
 # Bound at import end: the operator layer imports Tensor, Tensor methods call operators.
 from . import ops as _ops  # noqa: E402
+from ._copy import deepcopy_tensor, reduce_tensor  # noqa: E402
+from .autograd._engine import backward as _backward  # noqa: E402
 from .autograd._views import _refresh_view  # noqa: E402
 from .ops._indexing_view import _contiguous, _permute, _transpose  # noqa: E402
 from .ops._inplace import _inplace, _write_inplace, inplace_method  # noqa: E402
@@ -711,37 +488,12 @@ from .ops._pointwise_binary import Add as _Add  # noqa: E402
 from .ops._pointwise_binary import Mul as _Mul  # noqa: E402
 from .ops._util import _binary  # noqa: E402
 
-_ = get_default_dtype
 
-_BOUND: set[str] = set()
-
-
-def bind_method(name: str, fn: Callable[..., Any]) -> None:
-    """Make operator ``fn`` the method ``Tensor.<name>`` (class attribute: no ``__getattr__`` per call).
-
-    Methods written in the class body win; a name bound before is rebound.
-    """
-    if (name in Tensor.__dict__ and name not in _BOUND) or not isinstance(fn, types.FunctionType):
-        return
-    setattr(Tensor, name, fn)
-    _BOUND.add(name)
-    if name in _ops.INPLACE:
-        bind_inplace(name, fn)
-
-
-def bind_inplace(base: str, fn: Callable[..., Any]) -> None:
-    name = base + "_"
-    if name in Tensor.__dict__ and name not in _BOUND:
-        return
-
-    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        return inplace_method(self, fn, *args, **kwargs)
-
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"In-place ``{base}``: the result is written into this tensor."
-    setattr(Tensor, name, method)
-    _BOUND.add(name)
-
-
-for _name, _fn in list(_ops.METHODS.items()):
-    bind_method(_name, _fn)
+def _dense_first(op: Any, other: Any) -> Any:
+    """``op()``, or ``NotImplemented`` when it refuses a sparse ``other`` (Python then asks the sparse operand)."""
+    try:
+        return op()
+    except TypeError:
+        if getattr(other, "is_sparse", False):
+            return NotImplemented
+        raise

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ._dtype import DType
 from ._pickled import allowed_global, refusal
 from ._tensor import Tensor
 from .record._recorder import RecordError
@@ -160,11 +161,7 @@ class _ArchiveUnpickler(pickle._Unpickler):  # the Python unpickler: BUILD is ov
 
 
 def _is_dtype(name: str) -> bool:
-    import ember
-
-    from ._dtype import DType
-
-    return isinstance(getattr(ember, name, None), DType)
+    return isinstance(getattr(importlib.import_module("ember"), name, None), DType)
 
 
 def _rebuild_parameter(data: Tensor, requires_grad: bool = True, *args: Any) -> Tensor:
@@ -178,9 +175,8 @@ def _rebuild_from_type(func: Any, new_type: Any, args: Any, state: Any) -> Any:
 
 
 def _ember_global(module: str, name: str) -> Any:
-    """Ember's object for PyTorch's ``module.name``, or None."""
-    import ember
-
+    """Ember's object for PyTorch's ``module.name``, or None (looked up by name, as pickle finds globals)."""
+    ember = importlib.import_module("ember")
     name = _RENAMED.get(name, name)
     if module == "torch.nn.parameter":
         return {"Parameter": ember.nn.Param, "Buffer": ember.nn.Buffer}.get(name)

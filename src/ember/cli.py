@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import math
 import re
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
+
+from ._argtypes import number_arg as _number
 
 __all__ = ["main"]
 
@@ -20,25 +20,6 @@ class _Parser(argparse.ArgumentParser):
         m = re.fullmatch(r"argument ([^:]+): (must .*)", message, flags=re.DOTALL)
         text = f"{m.group(1).split('/')[-1]} {m.group(2)}" if m else message
         self.exit(2, f"ember: {text}\n")
-
-
-def _number(kind: type, low: float, strict: bool = False) -> Callable[[str], Any]:
-    """An argparse type: a ``kind`` (int or float) that is >= ``low`` (> ``low`` when ``strict``) and finite."""
-
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {'an integer' if kind is int else 'a number'} (got {text!r})"
-                                             ) from None  # fmt: skip
-        if kind is float and not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"must be a finite number (got {text})")
-        if value < low or (strict and value == low):
-            raise argparse.ArgumentTypeError(f"must be {'>' if strict else '>='} {low:g} (got {text})")
-        return value
-
-    parse.__name__ = kind.__name__
-    return parse
 
 
 def _device(text: str) -> str:

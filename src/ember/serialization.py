@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from . import _pickled
+from ._creation import from_numpy
 from ._pickled import WeightsOnlyError, add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from ._tensor import Tensor
 from ._torch_objects import load_torch_archive
@@ -178,7 +179,6 @@ def _placement(map_location: Any) -> Callable[[Tensor, str], Tensor]:
 
 def _from_torch(obj: Any, place: Callable[[Tensor, str], Tensor], source: str) -> Any:
     """Ember tensors in place of the torch tensors / arrays of a PyTorch file's object."""
-    from ._creation import from_numpy
 
     def conv(v: Any) -> Any:
         if isinstance(v, np.ndarray):

@@ -170,7 +170,8 @@ def check_op(
         vs = [_upstream(rng, eo, dtype) for eo, _ in pairs]
         e_inputs = [e_args[i] for i in float_idx]
         t_inputs = [t_args[i] for i in float_idx]
-        e_g = _grad([eo for eo, _ in pairs], e_inputs, [Tensor(v) for v in vs], allow_unused=True)
+        e_vs = [Tensor(v, device=eo._backend) for v, (eo, _) in zip(vs, pairs, strict=True)]  # on each output's backend
+        e_g = _grad([eo for eo, _ in pairs], e_inputs, e_vs, allow_unused=True)
         t_g = torch.autograd.grad(
             [to for _, to in pairs], t_inputs, [torch.from_numpy(v) for v in vs], allow_unused=True
         )

@@ -157,6 +157,11 @@ _np_array: Any = None
 _saved: list[tuple[Any, str, Any, bool]] = []  # (owner, name, previous value, was in owner.__dict__)
 
 
+def _defined(cls: type, name: str) -> Any:
+    """``name`` as ``cls`` or the first class of its MRO defines it (Tensor's mixins hold some of its methods)."""
+    return next(vars(c)[name] for c in cls.__mro__ if name in vars(c))
+
+
 def _swap(owner: Any, name: str, value: Any) -> None:
     had = name in vars(owner)
     _saved.append((owner, name, vars(owner).get(name), had))
@@ -178,10 +183,10 @@ def install(tr: Tracer) -> None:
         if param is not None:
             classes.append(param.Param)
         for cls in classes:
-            if "grad" in vars(cls):  # a subclass without its own ``grad`` uses Tensor's (already swapped)
-                _swap(cls, "grad", _grad_property(vars(cls)["grad"], cls))
+            if cls is Tensor or "grad" in vars(cls):  # a subclass without its own ``grad`` uses Tensor's
+                _swap(cls, "grad", _grad_property(_defined(cls, "grad"), cls))
         for name in _READS:
-            _swap(Tensor, name, _read_method(name, vars(Tensor)[name]))
+            _swap(Tensor, name, _read_method(name, _defined(Tensor, name)))
         from .._creation import Generator
         from ..backends._kernels_util import Workspace
 

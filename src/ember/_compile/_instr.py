@@ -13,11 +13,12 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
+from .._tensor_grad import TensorGradFields
 
 __all__ = ["Ref", "TRef", "LiveRng", "Instr", "set_grad", "review", "tensors_in", "refs_in"]
 
 _DATA: Any = Tensor.__dict__["_data"]
-_GRAD: Any = Tensor.__dict__["_grad"]  # the raw slot behind the checked ``grad`` property
+_GRAD: Any = TensorGradFields.__dict__["_grad"]  # the raw slot behind the checked ``grad`` property
 
 
 class Ref:

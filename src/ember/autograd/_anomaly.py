@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import traceback
 from functools import lru_cache
 from typing import Any
 
@@ -61,8 +62,6 @@ def _user_line(trace: list[str] | None) -> str:
 
 
 def check_forward(name: str, results: tuple[Any, ...]) -> None:
-    import traceback
-
     for i, r in enumerate(results):
         kind = _bad(r)
         if kind:

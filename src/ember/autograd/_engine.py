@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from .._errors import DeviceError
+from .._hooks import RemovableHandle
 from .._tensor import Tensor
 from ._function import _ZERO
 from ._grad_mode import STATE, set_grad_enabled
@@ -31,35 +32,11 @@ __all__ = [
 ]
 
 
-class RemovableHandle:
-    """Returned by hook registrations; ``remove()`` unregisters the hook."""
-
-    def __init__(self, container: Any, item: Any) -> None:
-        self._container, self._item = container, item
-
-    def remove(self) -> None:
-        c = self._container
-        if isinstance(c, dict):
-            c.pop(self._item, None)
-        elif self._item in c:
-            c.remove(self._item)
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.remove()
-
-
 class Gradients:
     """Gradients as a value, keyed by tensor (parameter): ``grads[w]``, ``w in grads``, iteration."""
 
     def __init__(self) -> None:
         self._items: dict[int, tuple[Tensor, Tensor]] = {}
-
-    def _add(self, t: Tensor, g: Tensor) -> None:
-        prev = self._items.get(id(t))
-        self._items[id(t)] = (t, g if prev is None else prev[1] + g)
 
     def get(self, t: Tensor, default: Any = None) -> Any:
         item = self._items.get(id(t))
@@ -147,9 +124,14 @@ def _run(
 ) -> None:
     """Propagate from ``roots``; call ``on_leaf(leaf, grad)`` for each leaf reached.
 
-    First order (no ``create_graph``, no anomaly mode) the gradients travel between nodes as backend
-    arrays through each node's ``backward_arrays`` (or its ``backward``, wrapped): Tensors are made only
-    for leaves, hooks, retained and captured gradients. Otherwise they travel as Tensors through
+    The scheduler: gradients wait per node in ``pending``; nodes wait in a heap keyed by generation
+    (highest first), and a node reached along a chain runs next without the heap when nothing waiting
+    outranks it. Each node's own work is ``_step``; its results are routed along the edges recorded at
+    forward time (to waiting nodes, or to leaves through their hooks).
+
+    First order (no ``create_graph``, no anomaly mode) the gradients travel between nodes as backend arrays
+    through each node's ``backward_arrays`` (or its ``backward``, wrapped): Tensors are made only for leaves,
+    hooks, retained and captured gradients. Otherwise they travel as Tensors through
     ``backward``, recording the graph of the backward pass when ``create_graph`` is set.
     """
     region = STATE.autocast
@@ -191,54 +173,9 @@ def _run(
             if node is None:
                 node = heapq.heappop(heap)[2]
             grads = pending.pop(node)
+            out = _step(node, grads, arrays, anomaly, detached, create_graph, capture)
             inputs = node.inputs
-            if inputs is None:
-                raise RuntimeError(
-                    f"backward: trying to go through the graph of {node.name} a second time, but its saved "
-                    "values were freed by the first backward; pass retain_graph=True to the first call"
-                )
-            be = node.backend
-            if node._out_refs:
-                _output_hooks(node, grads, create_graph, be if arrays else None)
-            if capture is not None:
-                for i in range(node.n_out):
-                    key = (id(node), i)
-                    if key in capture and grads[i] is not None:
-                        capture[key] = _wrap(grads[i], be) if arrays else grads[i]
-            vs = node._versions
-            if vs:  # a saved input changed in place since: the slow check names it (or allows it)
-                if vs is _ZERO:
-                    for a in inputs:
-                        if isinstance(a, Tensor) and a._vcl and a._vcl[0]:
-                            node._check_versions()
-                            break
-                else:
-                    for a, v in zip(inputs, vs):
-                        if v >= 0 and a._vc[0] != v:
-                            node._check_versions()
-                            break
-                if detached:
-                    node._check_detached()
-            if arrays:
-                fast = type(node).backward_arrays
-                if fast is not None:
-                    out = fast(node, *grads)
-                    if out.__class__ is not tuple:
-                        out = (out,)
-                else:  # a rule on Tensors only (user Functions, some ops): wrap in, unwrap out
-                    out = type(node).backward(node, *[g if g is None else _wrap(g, be) for g in grads])
-                    out = _unwrap(node, out if out.__class__ is tuple else (out,))
-            else:
-                out = type(node).backward(node, *grads)
-                if out.__class__ is not tuple:
-                    out = (out,)
-                if anomaly:
-                    from ._anomaly import check_backward
-
-                    check_backward(node, out)
             edges = node._edges
-            if len(out) < len(edges):
-                raise RuntimeError(f"{node.name}: backward returned {len(out)} gradients for {len(inputs)} inputs")
             nxt = None
             for inp, e, g in zip(inputs, edges, out):
                 if g is None or e is None:
@@ -293,6 +230,70 @@ def _run(
             node = nxt
 
 
+def _step(
+    node: Any,
+    grads: list[Any],
+    arrays: bool,
+    anomaly: bool,
+    detached: bool,
+    create_graph: bool,
+    capture: dict[tuple[int, int], Any] | None,
+) -> tuple[Any, ...]:
+    """One node's step: ``grads`` (its outputs' gradients) in, the gradients for its inputs out.
+
+    The checks that guard it (its graph was freed; a saved input changed in place), its output hooks and
+    captured gradients, then its rule: ``backward_arrays`` on arrays (first order) or ``backward`` on Tensors.
+    """
+    inputs = node.inputs
+    if inputs is None:
+        raise RuntimeError(
+            f"backward: trying to go through the graph of {node.name} a second time, but its saved "
+            "values were freed by the first backward; pass retain_graph=True to the first call"
+        )
+    be = node.backend
+    if node._out_refs:
+        _output_hooks(node, grads, create_graph, be if arrays else None)
+    if capture is not None:
+        for i in range(node.n_out):
+            key = (id(node), i)
+            if key in capture and grads[i] is not None:
+                capture[key] = _wrap(grads[i], be) if arrays else grads[i]
+    vs = node._versions
+    if vs:  # a saved input changed in place since: the slow check names it (or allows it)
+        if vs is _ZERO:
+            for a in inputs:
+                if isinstance(a, Tensor) and a._vcl and a._vcl[0]:
+                    node._check_versions()
+                    break
+        else:
+            for a, v in zip(inputs, vs):
+                if v >= 0 and a._vc[0] != v:
+                    node._check_versions()
+                    break
+        if detached:
+            node._check_detached()
+    if arrays:
+        fast = type(node).backward_arrays
+        if fast is not None:
+            out = fast(node, *grads)
+            if out.__class__ is not tuple:
+                out = (out,)
+        else:  # a rule on Tensors only (user Functions, some ops): wrap in, unwrap out
+            out = type(node).backward(node, *[g if g is None else _wrap(g, be) for g in grads])
+            out = _unwrap(node, out if out.__class__ is tuple else (out,))
+    else:
+        out = type(node).backward(node, *grads)
+        if out.__class__ is not tuple:
+            out = (out,)
+        if anomaly:
+            from ._anomaly import check_backward
+
+            check_backward(node, out)
+    if len(out) < len(node._edges):
+        raise RuntimeError(f"{node.name}: backward returned {len(out)} gradients for {len(inputs)} inputs")
+    return out
+
+
 def _complex_to_input(g: Tensor, inp: Tensor) -> Tensor:
     """A gradient whose dtype is complex where its input is real (or the reverse) in the input's dtype.
 
@@ -305,9 +306,7 @@ def _complex_to_input(g: Tensor, inp: Tensor) -> Tensor:
     cg, ci = g._data.dtype in be.complex_dtypes, inp._data.dtype in be.complex_dtypes
     if cg == ci:
         return g
-    from ..ops import real
-
-    return real(g) if cg else g.to(inp.dtype)
+    return g.real if cg else g.to(inp.dtype)  # (the property: the engine sits under the operators)
 
 
 def _shape_error(node: Any, shape: Any, inp: Tensor) -> RuntimeError:

@@ -24,7 +24,7 @@ def _direction(rng: np.random.Generator, out: Tensor) -> Tensor:
     v = rng.standard_normal(out.shape)
     if out.dtype.is_complex:
         v = v + 1j * rng.standard_normal(out.shape)
-    return Tensor(v, dtype="complex128" if out.dtype.is_complex else "float64", device=out.device)
+    return Tensor(v, dtype="complex128" if out.dtype.is_complex else "float64", device=out._backend)  # out's backend
 
 
 def _loss(fn: Callable[..., Any], inputs: Sequence[Any], k: int, v: np.ndarray) -> float:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
+from ..ops._indexing_join import stack
 from ._engine import grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -69,7 +70,6 @@ def jacobian(func: Callable[..., Tensor], inputs: Any, create_graph: bool = Fals
         gs = _grads(out, xs, e.reshape(out.shape), create_graph)
         for k, g in enumerate(gs):
             rows[k].append(g)
-    from ..ops._indexing_join import stack
 
     jac = tuple(
         stack(r).reshape(out.shape + x.shape) if r else x.new_zeros(out.shape + x.shape)

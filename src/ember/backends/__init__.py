@@ -26,6 +26,7 @@ from .. import _device
 from .._device import device
 from .._errors import DeviceError
 from ._base import Backend
+from .cupy_backend import unavailable_reason
 from .numpy_backend import NumpyBackend
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "NumpyBackend",
     "available",
     "backend_of",
+    "cuda_servers",
     "current",
     "get",
     "get_backend",
@@ -53,6 +55,8 @@ class _Entry:
     device_types: tuple[str, ...]
     install: str  # what to install when it is missing
     reason: Callable[[], str | None] | None = None  # why it cannot run here (None: it can)
+    device_count: Callable[[str], int] | None = None  # devices of a (non-CPU) type it sees here
+    cuda_rank: int | None = None  # order among the default servers of ember.device("cuda") (None: not one)
 
 
 _REGISTRY: dict[str, _Entry] = {}
@@ -67,23 +71,19 @@ def register_backend(
     device_types: tuple[str, ...] = ("cpu",),
     install: str = "",
     reason: Callable[[], str | None] | None = None,
+    *,
+    device_count: Callable[[str], int] | None = None,
+    cuda_rank: int | None = None,
 ) -> None:
     """Register a backend: ``target`` is ``"module:Class"`` (imported on first use) or ``factory(device)``.
 
-    ``reason()`` (optional) says why the backend cannot run on this machine, or returns None when it can.
+    Its capabilities are fields given here: ``device_types`` it can serve; ``reason()`` says why it cannot run
+    on this machine (None: it can); ``device_count(type)`` how many devices of a non-CPU type it sees (default
+    0); ``cuda_rank`` its place among the backends that serve ``ember.device("cuda")`` when none is selected
+    (lowest first; None: only when selected with ``use``).
     """
-    _REGISTRY[name] = _Entry(name, target, tuple(device_types), install, reason)  # type: ignore[arg-type]
-
-
-def _import_reason(module: str) -> Callable[[], str | None]:
-    def reason() -> str | None:
-        try:
-            importlib.import_module(module)
-        except ImportError as e:
-            return f"cannot import it ({e})"
-        return None
-
-    return reason
+    entry = _Entry(name, target, tuple(device_types), install, reason, device_count, cuda_rank)  # type: ignore[arg-type]
+    _REGISTRY[name] = entry
 
 
 def real_torch() -> Any | None:
@@ -115,15 +115,30 @@ def _torch_reason() -> str | None:
 
 
 def _cupy_reason() -> str | None:
-    from .cupy_backend import unavailable_reason
-
     return unavailable_reason()
+
+
+def _torch_device_count(device_type: str) -> int:
+    torch = real_torch()
+    if torch is None or device_type != "cuda":
+        return 0
+    return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
+
+
+def _cupy_device_count(device_type: str) -> int:
+    if device_type != "cuda" or unavailable_reason() is not None:
+        return 0
+    import cupy
+
+    return int(cupy.cuda.runtime.getDeviceCount())
 
 
 _NUMPY: Backend = NumpyBackend()
 register_backend("numpy", lambda d: _NUMPY, ("cpu",), "numpy")
-register_backend("torch", "ember.backends.torch.backend:TorchBackend", ("cpu", "cuda"), "torch", _torch_reason)
-register_backend("cupy", "ember.backends.cupy_backend:CupyBackend", ("cuda",), "cupy-cuda12x", _cupy_reason)
+register_backend("torch", "ember.backends.torch.backend:TorchBackend", ("cpu", "cuda"), "torch", _torch_reason,
+                 device_count=_torch_device_count, cuda_rank=0)  # fmt: skip
+register_backend("cupy", "ember.backends.cupy_backend:CupyBackend", ("cuda",), "cupy-cuda12x", _cupy_reason,
+                 device_count=_cupy_device_count, cuda_rank=1)  # fmt: skip
 
 _CACHE[("numpy", _NUMPY.device)] = _NUMPY
 
@@ -187,13 +202,12 @@ def _serving(dev: device) -> str:
         return name
     if dev.type == "cuda":
         reasons = []
-        for cand in ("torch", "cupy"):
-            e = _REGISTRY.get(cand)
-            why = "not registered" if e is None else _why_not(e, dev)
+        for cand in cuda_servers():
+            why = _why_not(_REGISTRY[cand], dev)
             if why is None:
                 return cand
             reasons.append(f"{cand}: {why}")
-        raise _unavailable(f"device {dev}", "; ".join(reasons))
+        raise _unavailable(f"device {dev}", "; ".join(reasons) or "no registered backend serves cuda")
     raise _unavailable(f"device {dev}", "no backend serves it")
 
 
@@ -333,7 +347,7 @@ def available() -> dict[str, BackendStatus]:
             if t == "cpu":
                 devs.append("cpu")
                 continue
-            n = _device_count(name) if t == "cuda" else 0
+            n = entry.device_count(t) if entry.device_count is not None else 0
             if n:
                 devs += [f"{t}:{i}" for i in range(n)]
             else:
@@ -355,21 +369,10 @@ def available_backends() -> list[str]:
     return [f"{n} ({d})" for n, s in available().items() for d in s.devices]
 
 
-def _device_count(name: str) -> int:
-    if name == "torch":
-        torch = real_torch()
-        if torch is None:
-            return 0
-        return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
-    if name == "cupy":
-        from .cupy_backend import unavailable_reason
-
-        if unavailable_reason() is not None:
-            return 0
-        import cupy
-
-        return int(cupy.cuda.runtime.getDeviceCount())
-    return 0
+def cuda_servers() -> list[str]:
+    """The backends that serve ``ember.device("cuda")`` when none is selected, in the order they are tried."""
+    ranked = [(e.cuda_rank, n) for n, e in _REGISTRY.items() if e.cuda_rank is not None]
+    return [n for _, n in sorted(ranked)]
 
 
 from . import cuda, cudnn, mps  # noqa: E402 - flag namespaces, after the registry they read
@@ -381,6 +384,7 @@ if _env:
         use(_env)
     except DeviceError as _e:
         _ENV_ERROR.append(f"EMBER_BACKEND={_env!r} cannot be used: {_e} (set it to one of them, or unset it)")
+_device.CHECK_HERE.append(get_backend)
 _env = os.environ.get("EMBER_DEVICE", "").strip()
 if _env:
     _device.set_default_device(_env)

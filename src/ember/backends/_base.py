@@ -22,6 +22,30 @@ from ._kernels_random import RandomKernels
 from ._kernels_special import SpecialKernels
 from ._kernels_special_fns import SpecialFnKernels
 
+#: The ``xp`` names operator code may use: NumPy's names (and signatures), the contract every backend's ``xp``
+#: namespace meets (``numpy`` itself, ``cupy``, ``torch/xp.py``). Code above ``backends/`` calls nothing else on
+#: ``xp``, and no NumPy function directly (``tests/backends/test_xp_contract.py`` checks both, and that each
+#: backend's namespace has every name). Names reached through ``getattr`` (the comparison, bitwise and
+#: no-gradient factories of ``ops/``) are listed too. A new name: add it here and to ``torch/xp.py``.
+XP_NAMES = frozenset({
+    "abs", "add", "all", "angle", "any", "arange", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2",
+    "arctanh", "argmax", "argmin", "argsort", "array", "asarray", "ascontiguousarray", "astype", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "bool_", "broadcast_arrays", "broadcast_to", "ceil", "clip", "concatenate", "conj",
+    "copy", "copysign", "cos", "cosh", "count_nonzero", "cumprod", "cumsum", "diagonal", "einsum", "empty", "equal",
+    "exp", "exp2", "expand_dims", "expm1", "eye", "finfo", "flip", "float32", "float64", "floor", "floor_divide",
+    "fmax", "fmin", "fmod", "from_dlpack", "full", "full_like", "gcd", "greater", "greater_equal", "heaviside", "hypot",
+    "iinfo", "imag", "inf", "int32", "int64", "int8", "invert", "isclose", "isfinite", "isin", "isinf", "isnan",
+    "isneginf", "isposinf", "ix_", "lcm", "left_shift", "less", "less_equal", "linalg", "linspace", "log", "log10",
+    "log1p", "log2", "logaddexp", "logaddexp2", "logical_and", "logical_not", "logical_or", "logical_xor", "matmul",
+    "max", "maximum", "mean", "min", "minimum", "moveaxis", "multiply", "negative", "nextafter", "nonzero",
+    "not_equal", "ones", "power", "put_along_axis", "real", "reciprocal", "remainder", "repeat", "reshape",
+    "result_type", "right_shift", "roll", "round", "searchsorted", "sign", "signbit", "sin", "sinh", "size", "sqrt",
+    "square", "squeeze", "stack", "subtract", "sum", "swapaxes", "take", "take_along_axis", "tan", "tanh",
+    "transpose", "tril", "triu", "true_divide", "trunc", "unique", "unravel_index", "where", "zeros", "zeros_like",
+})  # fmt: skip
+#: the ``xp.linalg`` names operator code may use
+XP_LINALG_NAMES = frozenset({"cholesky", "det", "eigh", "inv", "norm", "qr", "slogdet", "solve", "svd"})
+
 
 class Backend(
     ConvKernels,
@@ -79,6 +103,10 @@ class Backend(
 
     def astype(self, array: Any, dtype: DType) -> Any:
         raise NotImplementedError
+
+    def device_name(self) -> str:
+        """A human-readable name of this backend's device (``ember.cuda.get_device_name``)."""
+        return f"{self.name} {self.device}"
 
     def is_view_of(self, array: Any, base: Any) -> bool:
         """True when ``array`` shares memory with ``base`` (used to keep version counters shared)."""

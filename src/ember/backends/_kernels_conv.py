@@ -74,8 +74,8 @@ class ConvKernels(WinogradKernels):
 
     def _im2col_windows(self, x: Any, cols: Any, k: Ints, s: Any, pads: Pads, d: Any, out: Ints) -> None:
         """NumPy: ``cols`` as one strided copy from a sliding-window view of the input, padded first if need
-        be (LeNet-5's 5x5 layers, batch 64: 1.08 -> 0.63 and 1.35 -> 1.03 ms against a copy per offset,
-        whose inner loops run over single output rows)."""
+        be: faster than a copy per offset, whose inner loops run over single output rows (measured:
+        benchmarks/README.md, "Measurements behind kernel choices")."""
         sp = len(k)
         src = self.pad(x, ((0, 0), (0, 0), *pads), "constant") if any(lo or hi for lo, hi in pads) else x
         span = tuple((ki - 1) * di + 1 for ki, di in zip(k, d, strict=True))

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 Widths = tuple[tuple[int, int], ...]
-MODES = ("constant", "reflect", "replicate", "circular")
 
 
 def _sl(d: int, start: int, stop: int) -> tuple[slice, ...]:

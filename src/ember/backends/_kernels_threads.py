@@ -1,8 +1,7 @@
 """Independent parts of a kernel's work on a few threads (NumPy releases the GIL inside its loops).
 
 Off by default: on the 2-core machine, idle, every split kernel measured slower on 2 threads than on one
-(im2col of LeNet conv1 0.52 -> 0.59 ms, col2im of conv2 1.22 -> 1.64 ms, Winograd input transform of the
-3x3 stack 2.04 -> 2.08 ms; medians of 40 interleaved runs). ``EMBER_KERNEL_THREADS=N`` turns it on (for
+(benchmarks/README.md, "Measurements behind kernel choices"). ``EMBER_KERNEL_THREADS=N`` turns it on (for
 machines with more cores, where it is yet to be measured).
 """
 

@@ -17,11 +17,6 @@ def ndindex(k: Ints) -> list[Ints]:
     return out
 
 
-def window_slices(off: Ints, s: Ints, d: Ints, out: Ints) -> tuple[slice, ...]:
-    """The strided slices that pick, for every window, its element at offset ``off`` (spatial dims only)."""
-    return tuple(slice(off[i] * d[i], off[i] * d[i] + s[i] * (out[i] - 1) + 1, s[i]) for i in range(len(off)))
-
-
 def out_shape(spatial: Ints, k: Ints, s: Ints, pads: Pads, d: Ints) -> Ints:
     return tuple((spatial[i] + pads[i][0] + pads[i][1] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(len(k)))
 

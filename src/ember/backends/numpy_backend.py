@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -31,11 +32,15 @@ class NumpyBackend(Backend):
         self.float_dtypes = _FLOATS
         self.complex_dtypes = _COMPLEX
         self.grad_dtypes = _FLOATS | _COMPLEX
-        try:  # SciPy is optional: erf/erfinv fall back to host code without it
+
+    @functools.cached_property
+    def special(self) -> Any:  # type: ignore[override]
+        """``scipy.special``, imported on first use (SciPy is optional: the special kernels have host code)."""
+        try:
             from scipy import special
         except ImportError:  # pragma: no cover - depends on the environment
-            special = None
-        self.special = special
+            return None
+        return special
 
     def asarray(self, data: Any, dtype: DType | None = None) -> np.ndarray:
         if dtype is None:

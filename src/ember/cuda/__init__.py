@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import backends
 from .._device import device
+from ..backends import get_backend
 from ._memory import (
     empty_cache,
     max_memory_allocated,
@@ -56,10 +58,8 @@ _current = [0]
 
 
 def _backend_name() -> str | None:
-    from .. import backends
-
     av = backends.available()
-    for name in ("torch", "cupy"):
+    for name in backends.cuda_servers():
         s = av.get(name)
         if s and any(d.startswith("cuda") for d in s.devices):
             return name
@@ -73,8 +73,6 @@ def is_available() -> bool:
 
 def device_count() -> int:
     """The number of CUDA devices the serving backend sees (0 without one)."""
-    from .. import backends
-
     name = _backend_name()
     if name is None:
         return 0
@@ -94,27 +92,18 @@ def set_device(dev: Any) -> None:
 
 def get_device_name(dev: Any = None) -> str:
     """The name of a CUDA device (a DeviceError without one)."""
-    from ..backends import get_backend
-
     d = device(f"cuda:{current_device()}" if dev is None else dev)
-    be = get_backend(d)
-    if be.name == "torch":
-        import torch
-
-        return str(torch.cuda.get_device_name(d.index or 0))
-    return f"{be.name} {d}"
+    return get_backend(d).device_name()
 
 
 def synchronize(dev: Any = None) -> None:
     """Wait for all work queued on a CUDA device (a DeviceError without one)."""
-    from ..backends import get_backend
-
     get_backend(device(f"cuda:{current_device()}" if dev is None else dev)).synchronize()
 
 
 def manual_seed(seed: int) -> None:
     """Seed the generators CUDA tensors draw from (Ember's seeded generators; see the module doc)."""
-    from .._creation import manual_seed as _seed
+    from .._creation import manual_seed as _seed  # lazy: ember imports this module before Tensor exists
 
     _seed(seed)
 

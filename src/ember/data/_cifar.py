@@ -148,7 +148,7 @@ class SVHN(_ImageArrays):
                  download: bool = False) -> None:  # fmt: skip
         if split not in self.md5s:
             raise ValueError(f"SVHN: split must be one of {sorted(self.md5s)}, got {split!r}")
-        from ..utils._optional import require
+        from .._optional import require
 
         io = require("scipy.io", "SVHN (.mat files)")
         self.root, self.split = Path(root), split

@@ -18,7 +18,7 @@ IMG_EXTENSIONS = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tif
 
 def pil_loader(path: str) -> Any:
     """An image file as an RGB ``PIL.Image`` (decoded now, the file closed)."""
-    from ..utils._optional import require
+    from .._optional import require
 
     image = require("PIL.Image", "ImageFolder")
     with open(path, "rb") as f:

@@ -26,7 +26,7 @@ def to_chw(img: Any) -> tuple[np.ndarray, str | None]:
 
 
 def from_chw(a: np.ndarray, mode: str | None) -> Any:
-    from ..utils._optional import require
+    from .._optional import require
 
     image = require("PIL.Image", "transforms on PIL images")
     hwc = a[0] if a.shape[0] == 1 else a.transpose(1, 2, 0)

@@ -21,9 +21,10 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from .._creation import from_numpy, manual_seed, randint
 from .._tensor import Tensor
 from ..multiprocessing import _shared
-from .dataset import WorkerInfo
+from .dataset import WorkerInfo, _worker_local
 
 __all__ = ["ProcessPool", "fetch"]
 
@@ -158,8 +159,6 @@ def _encode(bid: int, batch: Any) -> bytes:
 
 
 def _decode(msg: dict[str, Any]) -> Any:
-    from .._creation import from_numpy
-
     if "pickle" in msg:
         return pickle.loads(msg["pickle"])  # from the loader's own worker process, never from a file
     arrays: list[np.ndarray] = []
@@ -190,9 +189,6 @@ def _worker_loop(
     dataset: Any, collate_fn: Any, use_get_batch: bool, conn: Any, wid: int, num_workers: int, seed: int,
     init_fn: Any,
 ) -> None:  # fmt: skip
-    from .. import manual_seed
-    from .dataloader import _worker_local
-
     _worker_local.info = WorkerInfo(wid, num_workers, seed)
     manual_seed(seed)
     random.seed(seed)
@@ -222,7 +218,6 @@ class ProcessPool:
 
     def __init__(self, loader: Any, context: Any) -> None:
         ctx: Any = multiprocessing.get_context(context) if isinstance(context, str) else context
-        from .._creation import randint
 
         base_seed = int(randint(0, 2**31 - 1, (1,)).item())
         self.conns: list[Any] = []

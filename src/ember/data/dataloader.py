@@ -20,15 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from .. import accelerator
 from .._tensor import Tensor
 from ._threads import ThreadWorkers
 from ._workers import ProcessPool, fetch, stream_batches
-from .dataset import IterableDataset, WorkerInfo
+from .dataset import IterableDataset, WorkerInfo, _worker_local
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["DataLoader", "default_collate"]
-
-_worker_local = threading.local()
 
 
 def default_collate(batch: Sequence[Any]) -> Any:
@@ -287,8 +286,6 @@ class DataLoader:
 
 def _can_pin() -> bool:
     """True when page-locked memory can help: an accelerator is usable here."""
-    from .. import accelerator
-
     return accelerator.is_available()
 
 

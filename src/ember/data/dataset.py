@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import bisect
 import math
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from .._creation import from_numpy
 from .._tensor import Tensor
+from .sampler import _rng
 
 __all__ = [
     "ConcatDataset", "Dataset", "InMemoryDataset", "IterableDataset", "MapDataset", "ShuffledDataset", "Subset",
@@ -63,10 +66,12 @@ class WorkerInfo:
         self.id, self.num_workers, self.seed = id, num_workers, seed
 
 
+#: this thread's (or worker process's) WorkerInfo, set by the DataLoader's workers
+_worker_local = threading.local()
+
+
 def get_worker_info() -> WorkerInfo | None:
     """This worker's id and the number of workers, or None outside DataLoader workers."""
-    from .dataloader import _worker_local
-
     return getattr(_worker_local, "info", None)
 
 
@@ -94,19 +99,13 @@ class TensorDataset(Dataset):
     @property
     def tensors(self) -> tuple[Tensor, ...]:
         """The data as tensors sharing memory with the dataset (PyTorch's attribute)."""
-        from .._creation import from_numpy
-
         return tuple(from_numpy(a) for a in self.arrays)
 
     def __getitem__(self, index: int) -> tuple[Any, ...]:
         """The ``index``-th rows as tensors sharing memory with the data (as PyTorch returns them)."""
-        from .._creation import from_numpy
-
         return tuple(from_numpy(np.asarray(a[index])) for a in self.arrays)
 
     def get_batch(self, indices: Sequence[int]) -> tuple[Tensor, ...]:
-        from .._creation import from_numpy
-
         idx = np.asarray(indices)
         return tuple(from_numpy(np.take(a, idx, axis=0)) for a in self.arrays)  # one gather, no second copy
 
@@ -197,7 +196,6 @@ def random_split(dataset: Any, lengths: Sequence[float], generator: Any = None, 
         sizes = [int(v) for v in lengths]
     if sum(sizes) != n:
         raise ValueError(f"random_split: lengths {list(lengths)} do not add up to the dataset size {n}")
-    from .sampler import _rng
 
     perm = _rng(generator, seed).permutation(n)
     out, start = [], 0

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..record import atomic_write
 from .dataset import TensorDataset
 
 __all__ = ["MNIST", "CSVDataset", "FashionMNIST", "NpzDataset", "digits", "read_idx"]
@@ -74,8 +75,6 @@ class _IdxImages(TensorDataset):
         )
 
     def _download(self, fname: str) -> Path:
-        from ..record import atomic_write
-
         digest = self.files.get(fname.removesuffix(".gz"), ("", ""))[1]
         url = self.base_url + fname
         dest = self.root / fname

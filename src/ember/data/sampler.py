@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from .._creation import default_generator
+
 __all__ = ["BatchSampler", "DistributedSampler", "RandomSampler", "Sampler", "SequentialSampler",
            "SubsetRandomSampler", "WeightedRandomSampler"]  # fmt: skip
 
@@ -18,7 +20,6 @@ def _rng(generator: Any, seed: int | None = None) -> np.random.Generator:
         return getattr(generator, "_rng", generator)  # type: ignore[no-any-return]
     if seed is not None:
         return np.random.default_rng(seed)
-    from .._creation import default_generator
 
     return default_generator._rng
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .._creation import rand
+from .._creation import arange, rand
 from .._tensor import Tensor
 from ..autograd import no_grad
 from ..nn.functional import binary_cross_entropy_with_logits
 from . import constraints
 from .distribution import Distribution
 from .utils import BinaryEvent
+from .utils import broadcast_all as _b
 
 __all__ = ["Bernoulli"]
 
@@ -70,7 +71,6 @@ class Bernoulli(BinaryEvent, Distribution):
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        from .utils import broadcast_all as _b
 
         logits, value = _b(self.logits, value)
         return -binary_cross_entropy_with_logits(logits, value.to(logits.dtype), reduction="none")
@@ -79,8 +79,6 @@ class Bernoulli(BinaryEvent, Distribution):
         return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
-        from .._creation import arange
-
         values = arange(2, dtype=self._param.dtype, device=self._param.device)
         values = values.view(-1, *((1,) * len(self._batch_shape)))
         return values.expand(2, *self._batch_shape) if expand else values

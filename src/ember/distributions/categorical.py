@@ -10,7 +10,7 @@ from ..autograd import no_grad
 from ..ops import logsumexp
 from . import constraints
 from .distribution import Distribution
-from .utils import finfo, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_shapes, finfo, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Categorical"]
 
@@ -97,7 +97,6 @@ class Categorical(Distribution):
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        from .utils import broadcast_shapes
 
         value = value.long().unsqueeze(-1)
         shape = broadcast_shapes(tuple(value.shape), tuple(self.logits.shape))

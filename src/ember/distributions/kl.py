@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
+from ..linalg import solve_triangular
 from ..nn.functional import softplus
 from ..ops import digamma, lgamma, where
 from .bernoulli import Bernoulli
@@ -21,7 +22,7 @@ from .laplace import Laplace
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .uniform import Uniform
-from .utils import sum_rightmost
+from .utils import broadcast_shapes, sum_rightmost
 
 __all__ = ["kl_divergence", "register_kl"]
 
@@ -170,11 +171,9 @@ def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
         raise ValueError(
             "KL-divergence between two Multivariate Normals with different event shapes cannot be computed"
         )
-    from ..linalg import solve_triangular
 
     Lp, Lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
     half_term1 = Lq.diagonal(0, -2, -1).log().sum(-1) - Lp.diagonal(0, -2, -1).log().sum(-1)
-    from .utils import broadcast_shapes
 
     batch = broadcast_shapes(tuple(Lq.shape[:-2]), tuple(Lp.shape[:-2]))
     n = p.event_shape[0]

@@ -26,7 +26,7 @@ def read_state_dict(path: str | Path) -> dict[str, np.ndarray]:
 
     p = Path(path)
     if p.suffix == ".safetensors":
-        from ..utils._optional import require
+        from .._optional import require
 
         require("safetensors", f"reading {p.name}")
     return load_torch_state_dict(p)

@@ -6,10 +6,12 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from .._creation import full
 from .._tensor import Tensor
 from ..ops._pointwise_unary import relu, sigmoid, tanh
 from . import functional as F
-from .config import export_configs
+from .config import ACTIVATION_NAMES, export_configs
+from .linear import Identity
 from .module import Module
 from .parameter import Param
 
@@ -159,7 +161,6 @@ class PReLU(Module):
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
-        from .._creation import full
 
         self.num_parameters = num_parameters
         self.weight = Param(full((num_parameters,), init, device=device, dtype=dtype))
@@ -219,6 +220,7 @@ ACTIVATIONS: dict[str, type[Module]] = {
     "sigmoid": Sigmoid, "leaky_relu": LeakyReLU, "elu": ELU, "selu": SELU, "celu": CELU, "softplus": Softplus,
     "hardswish": Hardswish, "hardsigmoid": Hardsigmoid, "softsign": Softsign, "identity": Module,
 }  # fmt: skip
+ACTIVATION_NAMES.update(ACTIVATIONS)
 
 
 def get_activation(name: str) -> Module:
@@ -226,8 +228,6 @@ def get_activation(name: str) -> Module:
     if name not in ACTIVATIONS:
         raise ValueError(f"unknown activation {name!r}; choose from {sorted(ACTIVATIONS)}")
     if name == "identity":
-        from .linear import Identity
-
         return Identity()
     return ACTIVATIONS[name]()
 

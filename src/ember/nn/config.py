@@ -24,6 +24,9 @@ import typing
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ..record._atomic import atomic_write
+from .init import skip_init
+
 __all__ = ["Config", "config_for", "export_configs"]
 
 _POSITIVE = (
@@ -33,6 +36,8 @@ _POSITIVE = (
     "width", "hidden", "vocab_size", "block_size", "n_layer", "n_head", "n_embd", "image_size", "depth",
 )  # fmt: skip
 _REGISTRY: dict[str, type[Config]] = {}
+#: the activation names a config may give (``nn/activation.py``, which defines them, fills this at import)
+ACTIVATION_NAMES: set[str] = set()
 
 
 @typing.dataclass_transform()
@@ -84,11 +89,8 @@ class Config:
                 raise ValueError(f"{name}: {f.name} must be in [0, 1], got {v!r}")
             elif f.name in ("eps", "momentum") and isinstance(v, (int, float)) and v < 0:
                 raise ValueError(f"{name}: {f.name} must be non-negative, got {v!r}")
-            elif f.name == "activation" and isinstance(v, str):
-                from .activation import ACTIVATIONS
-
-                if v not in ACTIVATIONS:
-                    raise ValueError(f"{name}: unknown activation {v!r}; choose from {sorted(ACTIVATIONS)}")
+            elif f.name == "activation" and isinstance(v, str) and v not in ACTIVATION_NAMES:
+                raise ValueError(f"{name}: unknown activation {v!r}; choose from {sorted(ACTIVATION_NAMES)}")
 
     # -- serialization ------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -126,8 +128,6 @@ class Config:
 
     def save(self, path: str | Path) -> None:
         """Write the config as JSON, atomically."""
-        from ..record._atomic import atomic_write
-
         atomic_write(Path(path), self.to_json().encode())
 
     @classmethod
@@ -160,8 +160,6 @@ class Config:
 
     def init_with(self, record: Any, device: Any = None, dtype: Any = None) -> Any:
         """Build the module straight from saved parameters, skipping random initialisation."""
-        from .init import skip_init
-
         with skip_init():
             m = self.init(device=device, dtype=dtype)
         m.load_record(record, assign=True)

@@ -8,23 +8,22 @@ attribute and never saved.
 
 from __future__ import annotations
 
-import itertools
-from collections import OrderedDict, namedtuple
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor
-from ..autograd._engine import RemovableHandle
-from ..autograd._function import Function
+from .._dtype import as_dtype
+from .._hooks import RemovableHandle
+from .._param import Param
+from .._tensor import Tensor, _is_device
 from ..autograd._grad_mode import no_grad
-from .parameter import Param
+from ..record import Record, load, save
+from ..record._load import IncompatibleKeys, load_values
+from ._module_hooks import _add_hook, _BackwardHookIn, _BackwardHookOut
 
 __all__ = ["Module", "Ref", "IncompatibleKeys"]
-
-IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
-_hook_ids = itertools.count()
 
 
 class Ref:
@@ -174,7 +173,7 @@ class Module:
         state: dict[str, Any] = {}
         pos = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
         if pos:
-            wrapped = _BackwardHookIn.apply(self, state, *[args[i] for i in pos])
+            wrapped: Any = _BackwardHookIn.apply(self, state, *[args[i] for i in pos])
             wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
             args = tuple(wrapped[pos.index(i)] if i in pos else a for i, a in enumerate(args))
         state["n_in"] = len(pos)
@@ -184,7 +183,7 @@ class Module:
         tpos = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
         if not tpos:
             return out
-        w = _BackwardHookOut.apply(self, state, *[outs[i] for i in tpos])
+        w: Any = _BackwardHookOut.apply(self, state, *[outs[i] for i in tpos])
         w = w if isinstance(w, tuple) else (w,)
         new = tuple(w[tpos.index(i)] if i in tpos else o for i, o in enumerate(outs))
         return new if isinstance(out, tuple) else new[0]
@@ -347,9 +346,6 @@ class Module:
         ``device`` is a device string or object, another tensor's ``.device`` (its backend too), or a
         Backend; the optimizer's state follows each parameter at its next step.
         """
-        from .._dtype import as_dtype
-        from .._tensor import Tensor, _is_device
-
         for a in args:
             if isinstance(a, Tensor):
                 device, dtype = a.device, a.dtype
@@ -431,32 +427,12 @@ class Module:
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"load_state_dict for {type(self).__name__}: expected a mapping of parameter names to "
                             f"tensors (what state_dict() returns), got {type(state_dict).__name__}")  # fmt: skip
-        own = dict(self._persistent_state())
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        if strict and (missing or unexpected):
-            raise KeyError(
-                f"load_state_dict for {type(self).__name__}: missing keys {missing}, unexpected keys {unexpected}"
-            )
-        errors = []
-        with no_grad():
-            for k, p in own.items():
-                if k not in state_dict:
-                    continue
-                v = _as_tensor(state_dict[k], k)
-                if tuple(v.shape) != p.shape:
-                    errors.append(f"{k}: checkpoint shape {tuple(v.shape)}, model shape {p.shape}")
-                    continue
-                p.copy_(v.to(device=p.device, dtype=p.dtype))
-        if errors:
-            raise ValueError("load_state_dict: size mismatch for " + "; ".join(errors))
-        return IncompatibleKeys(missing, unexpected)
+        source = f"load_state_dict for {type(self).__name__}"
+        return load_values(self, state_dict, source, strict, convert=_as_tensor, report_all=True)
 
     # -- records -----------------------------------------------------------------------------------
     def into_record(self) -> Any:
         """This module's parameters and buffers as a Record (tensors by reference, with their ids)."""
-        from ..record import Record
-
         return Record.from_module(self)
 
     def load_record(self, record: Any, strict: bool = True, assign: bool = False) -> IncompatibleKeys:
@@ -469,14 +445,10 @@ class Module:
 
     def save(self, path: Any, precision: str = "full", recorder: Any = None) -> Any:
         """Save the parameters with ``ember.record.save`` (format from the extension)."""
-        from ..record import save
-
         return save(self, path, precision, recorder)
 
     def load(self, path: Any, strict: bool = True, device: Any = None) -> IncompatibleKeys:
         """Load parameters saved with ``save``."""
-        from ..record import load
-
         return load(path, device=device).load_into(self, strict, source=str(path))
 
     # -- printing ----------------------------------------------------------------------------------
@@ -506,50 +478,3 @@ def _as_tensor(v: Any, key: str) -> Tensor:
     if isinstance(v, (np.ndarray, np.generic, list, float, int)):
         return Tensor(np.asarray(v))
     raise TypeError(f"load_state_dict: value for {key!r} is a {type(v).__name__}, expected a tensor or array")
-
-
-def _add_hook(hooks: dict[int, Callable[..., Any]], hook: Callable[..., Any]) -> RemovableHandle:
-    k = next(_hook_ids)
-    hooks[k] = hook
-    return RemovableHandle(hooks, k)
-
-
-class _BackwardHookIn(Function):
-    """Identity on a module's inputs; its backward sees grad_input and runs the full backward hooks."""
-
-    @staticmethod
-    def forward(ctx: Any, module: Module, state: dict[str, Any], *xs: Tensor) -> Any:
-        ctx.module, ctx.state = module, state
-        return tuple(x.clone() for x in xs) if len(xs) > 1 else xs[0].clone()
-
-    @staticmethod
-    def backward(ctx: Any, *grads: Any) -> Any:
-        grads = _run_bwd_hooks(ctx.module, tuple(grads), ctx.state.get("grad_output", ()))
-        return (None, None, *grads)
-
-
-class _BackwardHookOut(Function):
-    """Identity on a module's outputs; its backward records grad_output."""
-
-    @staticmethod
-    def forward(ctx: Any, module: Module, state: dict[str, Any], *ys: Tensor) -> Any:
-        ctx.module, ctx.state = module, state
-        return tuple(y.clone() for y in ys) if len(ys) > 1 else ys[0].clone()
-
-    @staticmethod
-    def backward(ctx: Any, *grads: Any) -> Any:
-        ctx.state["grad_output"] = tuple(grads)
-        if not ctx.state.get("n_in"):  # no input needs a gradient: the hook fires now, with grad_input None
-            _run_bwd_hooks(ctx.module, (None,), tuple(grads))
-        return (None, None, *grads)
-
-
-def _run_bwd_hooks(module: Module, grad_input: tuple[Any, ...], grad_output: tuple[Any, ...]) -> tuple[Any, ...]:
-    for hook in list(module._bwd_hooks.values()):
-        r = hook(module, grad_input, grad_output)
-        if r is not None:
-            r = r if isinstance(r, tuple) else (r,)
-            if len(r) != len(grad_input):
-                raise ValueError(f"backward hook returned {len(r)} gradients, expected {len(grad_input)}")
-            grad_input = r
-    return grad_input

@@ -7,9 +7,11 @@ import numbers
 from collections.abc import Iterable
 from typing import Any
 
+from .._creation import tensor
 from .._tensor import Tensor
 from ..autograd._capture import opaque
 from ..autograd._grad_mode import no_grad
+from ..ops._indexing_join import cat
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
 
@@ -61,8 +63,6 @@ def clip_grad_norm_(
     parameters: Iterable[Tensor] | Tensor, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False
 ) -> Tensor:
     """Scale all gradients together so their global ``norm_type`` norm is at most ``max_norm``; return the norm."""
-    from .._creation import tensor
-
     if isinstance(max_norm, bool) or not isinstance(max_norm, numbers.Real) or not max_norm >= 0:
         raise ValueError(f"clip_grad_norm_: max_norm must be a number >= 0, got {max_norm!r}")
     if isinstance(norm_type, bool) or not isinstance(norm_type, numbers.Real) or not norm_type > 0:
@@ -92,8 +92,6 @@ def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -
 
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
-    from ..ops._indexing_join import cat
-
     return cat([p.reshape(-1) for p in parameters])
 
 

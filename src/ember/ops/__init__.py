@@ -2,17 +2,20 @@
 
 Each module lists its public functions in ``__all__`` and the ones that are also Tensor methods in
 ``METHODS``; this package gathers them. ``ember.ops.METHODS`` maps method names to functions, and
-``Tensor`` looks them up there, so an operator is added in one place.
+``Tensor`` looks them up there, so an operator is added in one place. At import end every method is bound onto
+``Tensor`` as a class attribute (``bind_method``), so a call costs no ``__getattr__``.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import types
 from collections.abc import Callable
 from typing import Any
 
 from .. import _creation, _legacy
+from .._tensor import Tensor
 from ..multiprocessing import _shared
 from . import (
     _blas,
@@ -54,6 +57,7 @@ from ._indexing_copies import *  # noqa: F403
 from ._indexing_gather import *  # noqa: F403
 from ._indexing_join import *  # noqa: F403
 from ._indexing_view import *  # noqa: F403
+from ._inplace import inplace_method
 from ._lapack import *  # noqa: F403
 from ._linalg_decomp import *  # noqa: F403
 from ._linalg_lu import *  # noqa: F403
@@ -173,7 +177,41 @@ INPLACE = {
 
 def register_method(name: str, fn: Callable[..., Any]) -> None:
     """Expose ``fn(tensor, ...)`` as ``Tensor.<name>`` (used by ember.nn.functional and extensions)."""
-    from .._tensor import bind_method
-
     METHODS[name] = _numpy_names(fn)
     bind_method(name, METHODS[name])
+
+
+_BOUND: set[str] = set()
+
+
+def bind_method(name: str, fn: Callable[..., Any]) -> None:
+    """Make operator ``fn`` the method ``Tensor.<name>`` (class attribute: no ``__getattr__`` per call).
+
+    Methods written in the class body win; a name bound before is rebound.
+    """
+    if (name in Tensor.__dict__ and name not in _BOUND) or not isinstance(fn, types.FunctionType):
+        return
+    setattr(Tensor, name, fn)
+    _BOUND.add(name)
+    if name in INPLACE:
+        bind_inplace(name, fn)
+
+
+def bind_inplace(base: str, fn: Callable[..., Any]) -> None:
+    name = base + "_"
+    if name in Tensor.__dict__ and name not in _BOUND:
+        return
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return inplace_method(self, fn, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place ``{base}``: the result is written into this tensor."
+    setattr(Tensor, name, method)
+    _BOUND.add(name)
+
+
+for _name, _fn in list(METHODS.items()):
+    bind_method(_name, _fn)
+for _name, _prop in _pointwise_complex.PROPERTIES.items():
+    setattr(Tensor, _name, _prop)

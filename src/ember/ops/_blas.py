@@ -11,11 +11,11 @@ from .._tensor import Tensor
 from ..autograd._autocast import ACTIVE as AUTOCAST
 from ..autograd._autocast import autocast_inputs, autocast_op
 from ..autograd._function import BilinearOp
-from ._indexing_view import _transpose, reshape, unsqueeze
+from ._indexing_view import _transpose, reshape, sum_to, unsqueeze
 from ._other_cumulative import diff
 from ._pointwise_complex import cj
 from ._reduction import sum
-from ._util import broadcast_shapes, norm_dim, promote, sum_to, sum_to_array
+from ._util import broadcast_shapes, norm_dim, promote, sum_to_array
 
 __all__ = [
     "addbmm",

@@ -14,9 +14,9 @@ from .._tensor import Tensor
 from ..autograd._function import Op
 from ._indexing import where
 from ._indexing_gather import gather
-from ._indexing_view import reshape, squeeze
+from ._indexing_view import reshape, squeeze, sum_to
 from ._pointwise_logical import _cmp, _compare
-from ._util import _binary, _shape, _unary, norm_dim, promote, real_only, sum_to
+from ._util import _binary, _shape, _unary, norm_dim, promote, real_only
 
 __all__ = [
     "allclose",
@@ -292,7 +292,7 @@ def _pick(op: str, input: Tensor, dim: int | None, keepdim: bool, position: Any)
     k = position(n, _nan_counts(vals, d))
     v, i = gather(vals, d, k), gather(idx, d, k)
     if dim is None:  # PyTorch shares the gradient evenly among the elements equal to the result
-        return _SelectEvenly.apply(input, reshape(v, ()).detach())  # type: ignore[no-any-return]
+        return _SelectEvenly.apply(input, reshape(v, ()).detach())
     if not keepdim and input.ndim:
         v, i = squeeze(v, d), squeeze(i, d)
     elif not input.ndim:

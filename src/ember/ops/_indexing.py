@@ -7,14 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 from .._dtype import as_dtype, get_default_dtype
-from .._errors import DeviceError, DTypeError, OutOfRangeError
+from .._errors import DeviceError, DTypeError, OutOfRangeError, ShapeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ..autograd._views import make_view
-from ._util import _shape, broadcast_shapes, check_scalar, norm_dim, promote, sum_to
+from ._indexing_view import movedim, reshape, sum_to
+from ._util import _shape, broadcast_shapes, check_scalar, norm_dim, promote
 
 __all__ = ["argwhere", "getitem", "narrow", "nonzero", "select", "where"]
-METHODS = [n for n in __all__ if n not in {"getitem"}]
+METHODS = [n for n in __all__ if n not in {"getitem"}] + ["unfold"]
 
 
 class TwoStage:
@@ -163,7 +164,6 @@ class IndexPut(Op):
         return out
 
     def backward(self, g: Tensor) -> tuple[Any, Any, None]:
-        from ._util import sum_to
 
         value = self.inputs[1]  # type: ignore[index]
         gx = None
@@ -254,3 +254,23 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         raise OutOfRangeError(f"narrow: start {start} + length {length} exceed dim {dim} of size {size}")
     idx = (slice(None),) * d + (slice(start, start + length),)
     return input[idx]
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Every window of ``size`` elements along ``dimension``, ``step`` apart, as a new last dim
+    (``Tensor.unfold``; a copy here, where PyTorch returns a view)."""
+    if input.ndim == 0:
+        if size > 1:
+            raise ShapeError(f"unfold: size {size} exceeds the size 1 of a 0-d tensor")
+        return reshape(input, 1)
+    d = norm_dim(dimension, input.ndim, "unfold")
+    n = input.shape[d]
+    if size > n or size < 0:
+        raise ShapeError(f"unfold: size {size} exceeds dim {dimension} of size {n}")
+    if step <= 0:
+        raise ShapeError(f"unfold: step must be positive, got {step}")
+    xp = input._backend.xp
+    windows = (n - size) // step + 1
+    idx = xp.arange(windows, dtype=xp.int64)[:, None] * step + xp.arange(size, dtype=xp.int64)[None, :]
+    out = GetItem.apply(input, (slice(None),) * d + (idx,))  # (..., windows, size, ...)
+    return movedim(out, d + 1, -1)

@@ -286,7 +286,7 @@ def index_reduce_(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce
 
 def sum_to_size(input: Tensor, *size: Any) -> Tensor:
     """``input`` summed down to ``size`` (which ``input`` must be expandable from): broadcasting undone."""
-    from ._util import sum_to
+    from ._indexing_view import sum_to
 
     shape = as_shape(size)
     ok = len(shape) <= input.ndim and all(

@@ -13,7 +13,7 @@ from .._errors import ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._autocast import autocast_op
 from ..autograd._function import Op
-from ._indexing_view import reshape
+from ._indexing_view import reshape, squeeze, unsqueeze
 from ._other_shape import atleast_1d, atleast_2d, atleast_3d
 from ._util import norm_dim, promote_tensors
 
@@ -78,7 +78,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         raise ShapeError("cat: expected a non-empty sequence of tensors")
     d = norm_dim(dim, tensors[0].ndim, "cat")
     _check_same("cat", tensors, d)
-    return Cat.apply(*promote_tensors(tensors), dim=d)  # type: ignore[no-any-return]
+    return Cat.apply(*promote_tensors(tensors), dim=d)
 
 
 concat = concatenate = cat
@@ -92,7 +92,6 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         raise ShapeError("stack: expected a non-empty sequence of tensors")
     _check_same("stack", tensors, None)
     d = norm_dim(dim, tensors[0].ndim + 1, "stack")
-    from ._indexing_view import unsqueeze
 
     return cat([unsqueeze(t, d) for t in tensors], d)
 
@@ -158,7 +157,6 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along ``dim`` as a tuple of tensors, that dimension removed."""
     d = norm_dim(dim, input.ndim, "unbind")
-    from ._indexing_view import squeeze
 
     return tuple(squeeze(p, d) for p in _split_sizes(input, [1] * input.shape[d], d))
 

@@ -12,10 +12,10 @@ from .._errors import ShapeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ..autograd._views import make_view
-from ._indexing import GetItem
-from ._util import as_shape, norm_dim, sum_to, sum_to_array
+from ._util import as_shape, norm_dim, sum_to_array
 
 __all__ = [
+    "broadcast_to",
     "expand",
     "expand_as",
     "moveaxis",
@@ -32,7 +32,7 @@ __all__ = [
     "unsqueeze",
     "view",
 ]
-METHODS = list(__all__) + ["reshape_as", "stride", "unfold", "view_as"]
+METHODS = list(__all__) + ["reshape_as", "stride", "view_as"]
 
 
 class ViewOp(Op):
@@ -92,7 +92,7 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
     if s == input._data.shape:
         return input
     s = _infer(s, input.numel(), "reshape", input.shape)
-    return Reshape.apply(input, s)  # type: ignore[no-any-return]
+    return Reshape.apply(input, s)
 
 
 def _view_dtype(input: Tensor, dtype: DType) -> Tensor:
@@ -211,7 +211,7 @@ class Permute(ViewOp):
 def _permute(x: Tensor, dims: tuple[int, ...]) -> Tensor:
     if dims == tuple(range(len(dims))):
         return x
-    return Permute.apply(x, dims)  # type: ignore[no-any-return]
+    return Permute.apply(x, dims)
 
 
 def permute(input: Tensor, *dims: Any) -> Tensor:
@@ -275,7 +275,31 @@ def expand(input: Tensor, *sizes: Any) -> Tensor:
             raise ShapeError(f"expand: dim {i} of size {d} cannot expand to {s[i + lead]} (shape {src} -> {s})")
     if s == src:
         return input
-    return Expand.apply(input, s)  # type: ignore[no-any-return]
+    return Expand.apply(input, s)
+
+
+def broadcast_to(input: Tensor, shape: Any) -> Tensor:
+    return expand(input, tuple(shape))
+
+
+class SumTo(Op):
+    """Sum down to ``shape``, undoing broadcasting (gradients of broadcast operands); the adjoint of ``expand``."""
+
+    saves_inputs = False
+
+    def forward(self, g: Any, shape: tuple[int, ...]) -> Any:
+        self.in_shape = g.shape
+        return sum_to_array(g, shape)
+
+    def backward(self, g: Tensor) -> tuple[Tensor, None]:
+        return expand(g, *self.in_shape), None
+
+
+def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Sum ``g`` down to ``shape``: undo broadcasting in a gradient (the one place that does it)."""
+    if g._data.shape == shape:
+        return g
+    return SumTo.apply(g, shape)
 
 
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
@@ -313,7 +337,7 @@ class Contiguous(Op):
 
 
 def _contiguous(x: Tensor) -> Tensor:
-    return x if x.is_contiguous() else Contiguous.apply(x)  # type: ignore[no-any-return]
+    return x if x.is_contiguous() else Contiguous.apply(x)
 
 
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
@@ -360,26 +384,6 @@ def tile(input: Tensor, dims: Any) -> Tensor:
     reps = tuple(dims)
     reps = (1,) * (input.ndim - len(reps)) + reps
     return repeat(input, reps)
-
-
-def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
-    """Every window of ``size`` elements along ``dimension``, ``step`` apart, as a new last dim
-    (``Tensor.unfold``; a copy here, where PyTorch returns a view)."""
-    if input.ndim == 0:
-        if size > 1:
-            raise ShapeError(f"unfold: size {size} exceeds the size 1 of a 0-d tensor")
-        return reshape(input, 1)
-    d = norm_dim(dimension, input.ndim, "unfold")
-    n = input.shape[d]
-    if size > n or size < 0:
-        raise ShapeError(f"unfold: size {size} exceeds dim {dimension} of size {n}")
-    if step <= 0:
-        raise ShapeError(f"unfold: step must be positive, got {step}")
-    xp = input._backend.xp
-    windows = (n - size) // step + 1
-    idx = xp.arange(windows, dtype=xp.int64)[:, None] * step + xp.arange(size, dtype=xp.int64)[None, :]
-    out = GetItem.apply(input, (slice(None),) * d + (idx,))  # (..., windows, size, ...)
-    return movedim(out, d + 1, -1)
 
 
 def reshape_as(input: Tensor, other: Tensor) -> Tensor:

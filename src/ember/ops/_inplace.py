@@ -13,10 +13,11 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from .._errors import DTypeError, ShapeError
+from .._errors import DeviceError, DTypeError, ShapeError
 from .._tensor import Tensor
 from ..autograd._grad_mode import STATE
 from ..autograd._views import _refresh_view, keep_hooks_on_old_version, move_retained, rebase_through_view
+from ._indexing import IndexPut, to_index, write
 from ._util import _CATEGORY
 
 
@@ -128,15 +129,11 @@ def inplace_method(t: Tensor, fn: Callable[..., Tensor], *args: Any, **kwargs: A
 
 def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
     """``t[index] = value`` (``index`` None: the whole tensor), recorded in the graph when needed."""
-    from ._indexing import IndexPut, to_index, write
-
     op = "setitem" if index is not None else "copy_"
     if t._view is not None:
         _refresh_view(t)
     track = STATE.enabled and (t._requires_grad or (isinstance(value, Tensor) and value.requires_grad))
     if isinstance(value, Tensor) and value._backend is not t._backend:
-        from .._errors import DeviceError
-
         raise DeviceError(
             f"{op}: value on {value.device} ({value._backend.name} backend), tensor on {t.device} "
             f"({t._backend.name} backend); move the value with .to(tensor.device)"

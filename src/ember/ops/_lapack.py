@@ -13,8 +13,9 @@ from ..autograd._autocast import autocast_op
 from ..autograd._function import Op
 from ._blas import matmul
 from ._indexing import where
-from ._indexing_view import _transpose, unsqueeze
+from ._indexing_view import _transpose, sum_to, unsqueeze
 from ._other_diagonal import diag_embed, diagonal, tril, triu
+from ._other_math import cross as _cross
 from ._util import _float
 
 __all__ = ["det", "inverse", "logdet", "matrix_power", "slogdet"]
@@ -54,7 +55,7 @@ class Inv(Op):
 
 def inv(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
     """The inverse of square matrices (a ``RuntimeError``/``ValueError`` when singular)."""
-    return Inv.apply(_square("inv", A))  # type: ignore[no-any-return]
+    return Inv.apply(_square("inv", A))
 
 
 inverse = inv
@@ -83,7 +84,7 @@ def slogdet(A: Tensor) -> SlogdetResult:  # noqa: N803 - PyTorch's name
 def det(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
     """Determinant of square matrices (gradient ``det(A) * A^-T``)."""
     x = _square("det", A)
-    return Det.apply(x)  # type: ignore[no-any-return]
+    return Det.apply(x)
 
 
 class Det(Op):
@@ -153,8 +154,6 @@ def multi_dot(tensors: Any) -> Tensor:
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     """Cross product of 3-vectors along ``dim`` (default the last)."""
-    from ._other_math import cross as _cross
-
     return _cross(input, other, dim)
 
 
@@ -218,7 +217,6 @@ class SolveTriangular(Op):
     saves_output = True
 
     def backward(self, g: Tensor) -> tuple[Any, ...]:
-        from ._util import sum_to
 
         a, b = self.inputs[:2]  # type: ignore[index]
         x = self.output()
@@ -256,7 +254,7 @@ def solve_triangular(
             A = A.expand(*batch, *A.shape[-2:])
         if B.shape[:-2] != batch:
             B = B.expand(*batch, *B.shape[-2:])
-    return SolveTriangular.apply(A, B, upper, unitriangular)  # type: ignore[no-any-return]
+    return SolveTriangular.apply(A, B, upper, unitriangular)
 
 
 def _broadcast_batch(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:

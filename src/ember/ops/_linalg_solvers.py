@@ -18,7 +18,7 @@ from ..autograd._function import Op
 from ._blas import matmul
 from ._indexing import where
 from ._indexing_join import cat
-from ._indexing_view import _transpose, reshape
+from ._indexing_view import _transpose, reshape, sum_to
 from ._lapack import cholesky, inv, solve, solve_triangular
 from ._linalg_decomp import _matrices, _square
 from ._linalg_norms import pinv
@@ -142,8 +142,6 @@ class CholeskySolve(Op):
 
 
 def _sum_to_batch(g: Tensor, shape: tuple[int, ...]) -> Tensor:
-    from ._util import sum_to
-
     return sum_to(g, tuple(shape))
 
 

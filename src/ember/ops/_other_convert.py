@@ -10,6 +10,7 @@ from typing import Any
 from .._dtype import as_dtype
 from .._tensor import Tensor
 from ..autograd._function import Op
+from ..backends import get_backend
 
 __all__: list[str] = []
 METHODS: list[str] = [] + ["type_as"]
@@ -68,16 +69,14 @@ def _cast(x: Tensor, dtype: Any) -> Tensor:
 
 
 def _clone(x: Tensor) -> Tensor:
-    return Clone.apply(x)  # type: ignore[no-any-return]
+    return Clone.apply(x)
 
 
 def _to_device(x: Tensor, dev: Any, non_blocking: bool = False) -> Tensor:
-    from ..backends import get_backend
-
     target = get_backend(dev)
     if target is x._backend:
         return x
-    return ToDevice.apply(x, target, non_blocking)  # type: ignore[no-any-return]
+    return ToDevice.apply(x, target, non_blocking)
 
 
 def _pin(x: Tensor) -> Tensor:

@@ -14,6 +14,7 @@ from ..autograd._function import Op
 from ._indexing import where
 from ._indexing_gather import gather
 from ._indexing_join import cat
+from ._indexing_view import movedim
 from ._other_shape import flip
 from ._pointwise_complex import cj
 from ._pointwise_unary import exp, log
@@ -31,8 +32,6 @@ class CumSum(Op):
         return self.backend.xp.cumsum(x, axis=dim) if x.ndim else self.backend.xp.copy(x)
 
     def backward(self, g: Tensor) -> tuple[Tensor, None]:
-        from ._other_shape import flip
-
         if not g.ndim:
             return g, None
         return flip(cumsum(flip(g, (self.dim,)), self.dim), (self.dim,)), None
@@ -41,7 +40,7 @@ class CumSum(Op):
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sum along ``dim`` (bool and int inputs sum as int64)."""
     x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
-    return CumSum.apply(x, norm_dim(dim, x.ndim, "cumsum"))  # type: ignore[no-any-return]
+    return CumSum.apply(x, norm_dim(dim, x.ndim, "cumsum"))
 
 
 class CumProd(Op):
@@ -54,9 +53,6 @@ class CumProd(Op):
         return y
 
     def backward(self, g: Tensor) -> tuple[Tensor, None]:
-        from ._indexing_view import movedim
-        from ._other_shape import flip
-
         x = self.inputs[0]  # type: ignore[index]
         if not g.ndim:
             return g, None
@@ -80,7 +76,7 @@ class CumProd(Op):
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running product along ``dim``."""
     x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
-    return CumProd.apply(x, norm_dim(dim, x.ndim, "cumprod"))  # type: ignore[no-any-return]
+    return CumProd.apply(x, norm_dim(dim, x.ndim, "cumprod"))
 
 
 CumResult = namedtuple("CumResult", ["values", "indices"])
@@ -172,8 +168,8 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     x = _float(input)
     if x.ndim == 0:
         norm_dim(dim, 0, "logcumsumexp")
-        return LogCumSumExp.apply(x.reshape(1), 0).reshape(())  # type: ignore[no-any-return]
-    return LogCumSumExp.apply(x, norm_dim(dim, x.ndim, "logcumsumexp"))  # type: ignore[no-any-return]
+        return LogCumSumExp.apply(x.reshape(1), 0).reshape(())
+    return LogCumSumExp.apply(x, norm_dim(dim, x.ndim, "logcumsumexp"))
 
 
 # -- differences, products ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+from .._creation import tensor
 from .._dtype import as_dtype, int64
 from .._errors import DTypeError, ShapeError
 from .._tensor import Tensor
@@ -14,8 +15,9 @@ from ..autograd._autocast import autocast_op
 from ..autograd._function import Op
 from ._indexing_join import cat
 from ._indexing_view import ViewOp, reshape
+from ._other_shape import pad
 from ._reduction import sum
-from ._util import norm_dim
+from ._util import norm_dim, promote_tensors
 
 __all__ = [
     "block_diag",
@@ -48,14 +50,14 @@ def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dims (elements above ``diagonal`` zeroed)."""
     if input.ndim < 2:
         raise ShapeError(f"tril: expected a tensor of rank >= 2, got shape {input.shape}")
-    return _Tri.apply(input, diagonal, False)  # type: ignore[no-any-return]
+    return _Tri.apply(input, diagonal, False)
 
 
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dims."""
     if input.ndim < 2:
         raise ShapeError(f"triu: expected a tensor of rank >= 2, got shape {input.shape}")
-    return _Tri.apply(input, diagonal, True)  # type: ignore[no-any-return]
+    return _Tri.apply(input, diagonal, True)
 
 
 class Diagonal(ViewOp):
@@ -88,14 +90,14 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     d1, d2 = norm_dim(dim1, input.ndim, "diagonal"), norm_dim(dim2, input.ndim, "diagonal")
     if d1 == d2:
         raise ShapeError(f"diagonal: dim1 and dim2 are the same dim ({dim1})")
-    return Diagonal.apply(input, offset, d1, d2)  # type: ignore[no-any-return]
+    return Diagonal.apply(input, offset, d1, d2)
 
 
 def diag_embed(input: Tensor, offset: int = 0) -> Tensor:
     """Square matrices (last two dims) with ``input``'s last dim on their diagonal."""
     n = input.shape[-1] + (offset if offset >= 0 else -offset)
     shape = input.shape[:-1] + (n, n)
-    return DiagonalBackward.apply(input, shape, offset, input.ndim - 1, input.ndim)  # type: ignore[no-any-return]
+    return DiagonalBackward.apply(input, shape, offset, input.ndim - 1, input.ndim)
 
 
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
@@ -117,7 +119,6 @@ def trace(input: Tensor) -> Tensor:
 
 def block_diag(*tensors: Tensor) -> Tensor:
     """A block-diagonal matrix from 0-d, 1-d or 2-d blocks."""
-    from ._util import promote_tensors
 
     # promoted as given (a 0-d block is weak, as in PyTorch), then every block made 2-d
     blocks = [reshape(t, (1, -1)) if t.ndim < 2 else t for t in promote_tensors(list(tensors))]
@@ -125,8 +126,6 @@ def block_diag(*tensors: Tensor) -> Tensor:
     cols = builtins.sum(b.shape[1] for b in blocks)
     out, c = [], 0
     for b in blocks:
-        from ._other_shape import pad
-
         out.append(pad(b, (c, cols - c - b.shape[1])))
         c += b.shape[1]
     res = cat(out, 0)
@@ -139,8 +138,6 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
 
 
 def _tri_indices(op: str, row: int, col: int, offset: int, upper: bool, device: Any, dtype: Any) -> Tensor:
-    from .._creation import tensor
-
     d = int64 if dtype is None else as_dtype(dtype)
     if d.kind not in "iu":  # PyTorch: "not implemented for 'Double'"
         raise DTypeError(f"{op}: dtype must be an integer dtype (int64 or int32), got {d}")

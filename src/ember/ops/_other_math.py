@@ -8,19 +8,21 @@ import builtins
 import string
 from typing import Any
 
+from .._creation import linspace
 from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._autocast import autocast_op
 from ..autograd._function import Op
 from ._blas import matmul
 from ._indexing import where
+from ._indexing_gather import index_add
 from ._indexing_join import stack
 from ._indexing_view import _transpose, expand, reshape, unsqueeze
 from ._other_diagonal import diagonal
-from ._pointwise_binary import _integers, _nodiff
+from ._pointwise_binary import _integers
 from ._pointwise_complex import cj
 from ._reduction import mean, sum
-from ._util import _binary, _float, broadcast_shapes, norm_dim, norm_dims, promote_tensors
+from ._util import _binary, _float, _nodiff, broadcast_shapes, norm_dim, norm_dims, promote_tensors
 
 __all__ = [
     "bincount",
@@ -238,8 +240,6 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: Any = None) -> T
 def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:  # fmt: skip
     """``base ** linspace(start, end, steps)``."""
-    from .._creation import linspace
-
     out = base ** linspace(start, end, steps, dtype=dtype, device=device)
     return out.requires_grad_(True) if requires_grad else out
 
@@ -325,7 +325,6 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         out = xp.zeros(n, dtype=xp.int64)
         input._backend.index_add(out, (v,), xp.ones(v.shape, dtype=xp.int64))
         return Tensor._make(out, input._backend)
-    from ._indexing_gather import index_add
 
     w = weights if weights.dtype.is_floating_point else weights.double()
     return index_add(w.new_zeros(n), 0, input, w)

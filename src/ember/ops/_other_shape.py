@@ -18,7 +18,6 @@ __all__ = [
     "atleast_2d",
     "atleast_3d",
     "broadcast_tensors",
-    "broadcast_to",
     "cartesian_prod",
     "flatten",
     "flip",
@@ -49,11 +48,6 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
     shape = input.shape
     return reshape(input, shape[:s] + (-1,) + shape[e + 1 :]) if shape[s : e + 1] else input
-
-
-def broadcast_to(input: Tensor, shape: Any) -> Tensor:
-    """A broadcast view of ``input`` with ``shape``."""
-    return expand(input, tuple(shape))
 
 
 def ravel(input: Tensor) -> Tensor:
@@ -121,7 +115,7 @@ class Flip(Op):
 
 def flip(input: Tensor, dims: Any) -> Tensor:
     """Reverse the order of elements along ``dims`` (a copy, as in PyTorch)."""
-    return Flip.apply(input, norm_dims(dims, input.ndim, "flip"))  # type: ignore[no-any-return]
+    return Flip.apply(input, norm_dims(dims, input.ndim, "flip"))
 
 
 def fliplr(input: Tensor) -> Tensor:
@@ -156,11 +150,11 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     if dims is None:
         if len(sh) != 1:
             raise ShapeError(f"roll: {len(sh)} shifts need as many dims, got dims=None (only one shift rolls flat)")
-        return Roll.apply(input, sh[0], None)  # type: ignore[no-any-return]
+        return Roll.apply(input, sh[0], None)
     ds = (dims,) if isinstance(dims, int) else tuple(dims)
     if len(sh) != len(ds):
         raise ShapeError(f"roll: {len(sh)} shifts for {len(ds)} dims; shifts and dims must align")
-    return Roll.apply(input, sh, tuple(norm_dim(d, input.ndim, "roll") for d in ds))  # type: ignore[no-any-return]
+    return Roll.apply(input, sh, tuple(norm_dim(d, input.ndim, "roll") for d in ds))
 
 
 def _grow_shrink(widths: tuple[tuple[int, int], ...]) -> tuple[Any, Any]:
@@ -252,7 +246,7 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: Any = None) -> T
             raise ShapeError(
                 f"pad: reflect padding {(max(lo, 0), max(hi, 0))} must be smaller than dim {d} of size {n}"
             )
-    return Pad.apply(input, tuple(per_dim), mode, 0 if value is None else value)  # type: ignore[no-any-return]
+    return Pad.apply(input, tuple(per_dim), mode, 0 if value is None else value)
 
 
 def repeat_interleave(

@@ -12,9 +12,10 @@ from .._tensor import Tensor
 from ..autograd._autocast import autocast_op
 from ..autograd._function import BilinearOp, Op
 from ._indexing import where
+from ._indexing_view import sum_to
 from ._pointwise_complex import cj
 from ._pointwise_unary import exp, exp2, floor, log
-from ._util import StepOp, _binary, _float, _is_bool, _shape, promote, real_only, sum_to, sum_to_array
+from ._util import StepOp, _binary, _float, _is_bool, _shape, promote, real_only, sum_to_array
 
 __all__ = [
     "add",
@@ -28,7 +29,6 @@ __all__ = [
     "float_power",
     "floor_divide",
     "fmod",
-    "heaviside",
     "hypot",
     "ldexp",
     "lerp",
@@ -36,7 +36,6 @@ __all__ = [
     "logaddexp2",
     "mul",
     "multiply",
-    "nextafter",
     "pow",
     "remainder",
     "rsub",
@@ -286,7 +285,7 @@ def pow(input: Any, exponent: Any) -> Tensor:
     if isinstance(input, Tensor) and isinstance(exponent, int) and not isinstance(exponent, bool):
         if input.dtype.kind in "iu" and exponent < 0:
             raise ValueRangeError("pow: integers to negative integer powers are not allowed")
-        return Pow.apply(input, exponent)  # type: ignore[no-any-return]
+        return Pow.apply(input, exponent)
     return _binary(Pow, input, exponent)
 
 
@@ -429,49 +428,6 @@ def ldexp(input: Any, other: Any) -> Tensor:
 def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``other - alpha * input``."""
     return sub(other, input, alpha=alpha)
-
-
-# -- binary, no gradient ----------------------------------------------------------------------------
-def _nodiff(name: str, ufunc: str) -> type[Op]:
-    class _Op(Op):
-        differentiable = False
-
-        def forward(self, a: Any, b: Any) -> Any:
-            return getattr(self.backend.xp, ufunc)(a, b)
-
-    _Op.__name__ = _Op.__qualname__ = name
-    return _Op
-
-
-Heaviside = _nodiff("Heaviside", "heaviside")
-
-
-class Nextafter(Op):
-    """One step towards ``other``: PyTorch's gradient is ``g`` for ``input`` (a step is locally the identity)
-    and zero for ``other``."""
-
-    def forward(self, a: Any, b: Any) -> Any:
-        return self.backend.xp.nextafter(a, b)
-
-    def backward(self, g: Tensor) -> tuple[Any, Any]:
-        a, b = self.inputs  # type: ignore[misc]
-        ga = sum_to(g, _shape(a)) if self._req(0) else None
-        gb = b.new_zeros(b.shape) if self._req(1) else None
-        return ga, gb
-
-
-def heaviside(input: Tensor, values: Tensor) -> Tensor:
-    """0 where ``input < 0``, 1 where ``input > 0``, ``values`` where ``input == 0``."""
-    if not isinstance(values, Tensor):
-        raise TypeError(f"heaviside: values must be a Tensor, got {type(values).__name__}")
-    if input.dtype is not values.dtype:
-        raise DTypeError(f"heaviside: input ({input.dtype}) and values ({values.dtype}) must have the same dtype")
-    return _binary(Heaviside, input, values)
-
-
-def nextafter(input: Tensor, other: Tensor) -> Tensor:
-    """The next floating-point value after ``input`` towards ``other``."""
-    return _binary(Nextafter, input, other)
 
 
 class Atan2(Op):

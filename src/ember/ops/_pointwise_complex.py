@@ -15,7 +15,7 @@ from .._errors import DTypeError, ShapeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._indexing import where
-from ._indexing_view import ViewOp
+from ._indexing_view import ViewOp, sum_to
 from ._util import _float
 
 __all__ = [
@@ -258,8 +258,6 @@ class Complex(Op):
         return self.backend.make_complex(re, im)
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        from ._util import sum_to
-
         re, im = self.inputs  # type: ignore[misc]
         gre = sum_to(real(g), re.shape) if self._req(0) else None
         return gre, (sum_to(imag(g), im.shape) if self._req(1) else None)
@@ -292,8 +290,6 @@ class Polar(Op):
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         # PyTorch's polar_backward: Re(conj(g) sgn(z)) and Re(conj(g) i z) (the first is the true derivative
         # for abs >= 0, the domain of polar)
-        from ._util import sum_to
-
         r, theta = self.inputs  # type: ignore[misc]
         z, gc = self.output(), conj(g)
         ga = sum_to(real(gc * sgn(z)), r.shape) if self._req(0) else None
@@ -307,3 +303,27 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:
     if abs.dtype.name not in ("float32", "float64"):
         raise DTypeError(f"polar(): expected both inputs to be Float or Double tensors but got {abs.dtype}")
     return Polar.apply(abs, angle)  # type: ignore[no-any-return]
+
+
+def _set_real(self: Tensor, value: Any) -> None:
+    real(self).copy_(value)
+
+
+def _set_imag(self: Tensor, value: Any) -> None:
+    imag(self).copy_(value)
+
+
+def _matrix_adjoint(self: Tensor) -> Tensor:
+    if self.ndim != 2:
+        raise ShapeError(f"tensor.H is only supported on matrices (2-D tensors), got {self.ndim}-D tensor")
+    return adjoint(self)
+
+
+#: Tensor's properties from this family (bound by ``ops/__init__`` as ``METHODS`` are): ``real`` and ``imag``
+#: (writable views of a complex tensor), ``mH`` (conjugate transpose of the last two dims), ``H`` (of a matrix)
+PROPERTIES = {
+    "real": property(real, _set_real, doc="The real part: a writable view of a complex tensor; a real tensor itself."),
+    "imag": property(imag, _set_imag, doc="The imaginary part of a complex tensor (a writable view)."),
+    "mH": property(adjoint, doc="The conjugate transpose of the last two dims."),
+    "H": property(_matrix_adjoint, doc="The conjugate transpose of a matrix."),
+}

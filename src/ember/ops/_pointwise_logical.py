@@ -76,14 +76,14 @@ class BitwiseNot(Op):
 
 def logical_not(input: Tensor) -> Tensor:
     """Element-wise logical NOT (nonzero is true), a bool tensor."""
-    return LogicalNot.apply(input)  # type: ignore[no-any-return]
+    return LogicalNot.apply(input)
 
 
 def bitwise_not(input: Tensor) -> Tensor:
     """Bitwise NOT of an integer or bool tensor."""
     if input.dtype.kind == "f":
         raise DTypeError(f"bitwise_not: expected an integer or bool tensor, got {input.dtype}")
-    return BitwiseNot.apply(input)  # type: ignore[no-any-return]
+    return BitwiseNot.apply(input)
 
 
 def _bitwise_op(name: str, ufunc: str) -> type[Op]:
@@ -132,7 +132,7 @@ def _apply(cls: type[Op], name: str, a: Any, b: Any) -> Tensor:
         a, b = (x.long() if isinstance(x, Tensor) and x.dtype.name == "bool" else x for x in (a, b))
     if not isinstance(a, Tensor):  # a Python int on the left: make it a tensor of b's dtype
         a = Tensor(a, dtype=b.dtype, device=b.device)
-    return cls.apply(a, b)  # type: ignore[no-any-return]
+    return cls.apply(a, b)
 
 
 def bitwise_and(input: Any, other: Any) -> Tensor:

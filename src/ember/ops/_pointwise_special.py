@@ -1,7 +1,8 @@
 """Pointwise special functions (torch docs, "Pointwise Ops"; also in ``torch.special``): the error function,
-the gamma family, ``logit``, ``xlogy``.
+the gamma family, ``logit``, ``xlogy``; and the step functions ``heaviside`` and ``nextafter``.
 
-``igamma``'s derivative in ``a`` (which PyTorch does not give) is the power series of ``_special.gammainc_da``.
+The array work is backend kernels (``backends/_kernels_special.py``; torch's own functions on the torch backend);
+``igamma``'s derivative in ``a`` (which PyTorch does not give) is the kernel ``igamma_grad_a``.
 """
 
 from __future__ import annotations
@@ -9,16 +10,20 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .._errors import ValueRangeError
+from .._errors import DTypeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
-from . import _special
 from ._indexing import where
+from ._indexing_view import sum_to, unsqueeze
 from ._pointwise_binary import _floats
-from ._pointwise_unary import exp, log
-from ._util import _binary, _float, _shape, _unary, pointwise_op, sum_to
+from ._pointwise_unary import clamp, exp, log
+from ._reduction import sum as _sum
+from ._util import _binary, _float, _nodiff, _shape, _unary, pointwise_op, promote
 
-__all__ = ["digamma", "erf", "erfc", "erfinv", "igamma", "lgamma", "logit", "mvlgamma", "polygamma", "xlogy"]
+__all__ = [
+    "digamma", "erf", "erfc", "erfinv", "heaviside", "igamma", "lgamma", "logit", "mvlgamma", "nextafter", "polygamma",
+    "xlogy",
+]  # fmt: skip
 METHODS = list(__all__)
 
 
@@ -38,8 +43,6 @@ erfinv = _unary(
 
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``log(p / (1 - p))``; with ``eps`` the input is clamped to ``[eps, 1 - eps]`` first."""
-    from ._pointwise_unary import clamp, log
-
     x = _float(input)
     if eps is not None:
         x = clamp(x, eps, 1 - eps)
@@ -68,7 +71,7 @@ def xlogy(input: Any, other: Any) -> Tensor:
 
 
 _PolygammaOp = pointwise_op(
-    "polygamma", lambda xp, x, n: _special.polygamma(xp, n, x), lambda x, y, n: polygamma(n + 1, x)
+    "polygamma", lambda be, x, n: be.polygamma(n, x), lambda x, y, n: polygamma(n + 1, x), kernel=True
 )
 
 
@@ -78,24 +81,21 @@ def polygamma(n: int, input: Tensor) -> Tensor:
         n, input = input, n
     if int(n) != n or n < 0:
         raise ValueRangeError(f"polygamma: n must be a non-negative integer, got {n!r}")
-    return _PolygammaOp.apply(_float(input), int(n))  # type: ignore[no-any-return]
+    return _PolygammaOp.apply(_float(input), int(n))
 
 
 def _digamma(x: Tensor) -> Tensor:
     return digamma(x)
 
 
-lgamma = _unary("lgamma", _special.lgamma, lambda x, y: _digamma(x))
+lgamma = _unary("lgamma", lambda be, x: be.lgamma(x), lambda x, y: _digamma(x), kernel=True)
 
 
-digamma = _unary("digamma", _special.digamma, lambda x, y: polygamma(1, x))
+digamma = _unary("digamma", lambda be, x: be.digamma(x), lambda x, y: polygamma(1, x), kernel=True)
 
 
 def mvlgamma(input: Tensor, p: int) -> Tensor:
     """The multivariate log-gamma function of dimension ``p`` (elements must exceed ``(p - 1) / 2``)."""
-    from ._indexing_view import unsqueeze
-    from ._reduction import sum as _sum
-
     if p < 1:
         raise ValueRangeError(f"mvlgamma: p must be >= 1, got {p}")
     x = _float(input)
@@ -109,16 +109,14 @@ class Igamma(Op):
     """P(a, x), the regularised lower incomplete gamma function; differentiable in both arguments."""
 
     def forward(self, a: Any, x: Any) -> Any:
-        return _special.gammainc(self.backend.xp, a, x)
+        return self.backend.igamma(a, x)
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
-        from ._util import sum_to
-
         a, x = self.inputs  # type: ignore[misc]
         xp = self.backend.xp
         ga = gx = None
-        if self._req(0):  # PyTorch has no derivative in ``a``; the series of _special.gammainc_da gives it
-            d = xp.astype(_special.gammainc_da(xp, a._data, x._data), a._data.dtype)
+        if self._req(0):  # PyTorch has no derivative in ``a``; the kernel's power series gives it
+            d = xp.astype(self.backend.igamma_grad_a(a._data, x._data), a._data.dtype)
             ga = sum_to(g * Tensor._make(d, self.backend), a.shape)
         if self._req(1):
             gx = sum_to(g * exp((a - 1) * log(x) - x - lgamma(a)), x.shape)
@@ -127,9 +125,39 @@ class Igamma(Op):
 
 def igamma(input: Tensor, other: Tensor) -> Tensor:
     """The regularised lower incomplete gamma function ``P(input, other)`` (``torch.igamma``)."""
-    from ._util import promote
-
     a, x = promote("igamma", _float(input), other)
     if not isinstance(x, Tensor):
         x = Tensor._make(a._backend.xp.asarray(x, dtype=a._data.dtype), a._backend)
     return _binary(Igamma, a, x)  # (its broadcasting errors named)
+
+
+# -- step functions ----------------------------------------------------------------------------------
+Heaviside = _nodiff("Heaviside", "heaviside")
+
+
+class Nextafter(Op):
+    """One step towards ``other``: PyTorch's gradient is ``g`` for ``input`` (a step is locally the identity)
+    and zero for ``other``."""
+
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.backend.xp.nextafter(a, b)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any]:
+        a, b = self.inputs  # type: ignore[misc]
+        ga = sum_to(g, _shape(a)) if self._req(0) else None
+        gb = b.new_zeros(b.shape) if self._req(1) else None
+        return ga, gb
+
+
+def heaviside(input: Tensor, values: Tensor) -> Tensor:
+    """0 where ``input < 0``, 1 where ``input > 0``, ``values`` where ``input == 0``."""
+    if not isinstance(values, Tensor):
+        raise TypeError(f"heaviside: values must be a Tensor, got {type(values).__name__}")
+    if input.dtype is not values.dtype:
+        raise DTypeError(f"heaviside: input ({input.dtype}) and values ({values.dtype}) must have the same dtype")
+    return _binary(Heaviside, input, values)
+
+
+def nextafter(input: Tensor, other: Tensor) -> Tensor:
+    """The next floating-point value after ``input`` towards ``other``."""
+    return _binary(Nextafter, input, other)

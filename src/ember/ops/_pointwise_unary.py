@@ -89,7 +89,7 @@ def neg(input: Tensor) -> Tensor:
     """Element-wise ``-x``. Also ``negative``."""
     if _is_bool(input):
         raise DTypeError("neg: negating a bool tensor is not supported; use ~ or logical_not() to invert a mask")
-    return Neg.apply(input)  # type: ignore[no-any-return]
+    return Neg.apply(input)
 
 
 negative = neg
@@ -219,56 +219,56 @@ class Trunc(StepOp):
 
 def exp(input: Tensor) -> Tensor:
     """Element-wise ``e ** x``."""
-    return Exp.apply(_float(input))  # type: ignore[no-any-return]
+    return Exp.apply(_float(input))
 
 
 def log(input: Tensor) -> Tensor:
     """Element-wise natural logarithm."""
-    return Log.apply(_float(input))  # type: ignore[no-any-return]
+    return Log.apply(_float(input))
 
 
 def sqrt(input: Tensor) -> Tensor:
     """Element-wise square root."""
-    return Sqrt.apply(_float(input))  # type: ignore[no-any-return]
+    return Sqrt.apply(_float(input))
 
 
 def abs(input: Tensor) -> Tensor:
     """Element-wise absolute value. Also ``absolute``."""
-    return Abs.apply(input)  # type: ignore[no-any-return]
+    return Abs.apply(input)
 
 
 def sign(input: Tensor) -> Tensor:
     """Element-wise sign: -1, 0 or 1. Also ``sgn``."""
     real_only("sign (use sgn for complex numbers)", input)
-    return Sign.apply(input)  # type: ignore[no-any-return]
+    return Sign.apply(input)
 
 
 def tanh(input: Tensor) -> Tensor:
     """Element-wise hyperbolic tangent."""
-    return Tanh.apply(_float(input))  # type: ignore[no-any-return]
+    return Tanh.apply(_float(input))
 
 
 def sigmoid(input: Tensor) -> Tensor:
     """Element-wise ``1 / (1 + exp(-x))``."""
-    return Sigmoid.apply(_float(input))  # type: ignore[no-any-return]
+    return Sigmoid.apply(_float(input))
 
 
 def relu(input: Tensor) -> Tensor:
     """Element-wise ``max(x, 0)``."""
     real_only("relu", input)
-    return Relu.apply(input)  # type: ignore[no-any-return]
+    return Relu.apply(input)
 
 
 def floor(input: Tensor) -> Tensor:
     """Element-wise floor (the largest integer not above ``x``)."""
     real_only("floor", input)
-    return Floor.apply(input)  # type: ignore[no-any-return]
+    return Floor.apply(input)
 
 
 def trunc(input: Tensor) -> Tensor:
     """Element-wise truncation toward zero. Also ``fix``."""
     real_only("trunc", input)
-    return Trunc.apply(input)  # type: ignore[no-any-return]
+    return Trunc.apply(input)
 
 
 class Clamp(Op):
@@ -299,7 +299,7 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
         return out
     if input.dtype.kind != "f" and any(isinstance(v, float) for v in (min, max)):
         input = input.to(get_default_dtype())
-    return Clamp.apply(input, min, max)  # type: ignore[no-any-return]
+    return Clamp.apply(input, min, max)
 
 
 clip = clamp
@@ -402,7 +402,7 @@ class Ceil(StepOp):
 def ceil(input: Tensor) -> Tensor:
     """The smallest integer not less than each element."""
     real_only("ceil", input)
-    return Ceil.apply(input)  # type: ignore[no-any-return]
+    return Ceil.apply(input)
 
 
 class Round(StepOp):
@@ -413,7 +413,7 @@ class Round(StepOp):
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """Round half to even (PyTorch and NumPy), to ``decimals`` places."""
     real_only("round", input)
-    return Round.apply(input, int(decimals))  # type: ignore[no-any-return]
+    return Round.apply(input, int(decimals))
 
 
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
@@ -444,7 +444,7 @@ class Sinc(Op):
 
 def sinc(input: Tensor) -> Tensor:
     """``sin(pi x) / (pi x)`` (1 at 0)."""
-    return Sinc.apply(_float(input))  # type: ignore[no-any-return]
+    return Sinc.apply(_float(input))
 
 
 def deg2rad(input: Tensor) -> Tensor:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._creation import default_generator
 from .._dtype import float64, int64
 from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
-from . import _special
 from ._util import _float
 
 __all__ = ["bernoulli", "multinomial"]
@@ -18,8 +18,6 @@ METHODS = list(__all__)
 
 
 def _uniform(input: Tensor, shape: tuple[int, ...], generator: Any) -> Any:
-    from .._creation import default_generator
-
     gen = generator or default_generator
     with gen._lock:
         return input._backend.uniform(gen._rng, shape, float64)
@@ -89,12 +87,10 @@ class StandardGamma(Op):
     def backward(self, g: Tensor) -> Any:
         alpha = self.inputs[0]  # type: ignore[index]
         z = self.output()
-        d = Tensor._make(_special.standard_gamma_grad(self.backend.xp, z._data, alpha._data), self.backend)
+        d = Tensor._make(self.backend.standard_gamma_grad(z._data, alpha._data), self.backend)
         return g * d, None
 
 
 def _standard_gamma(alpha: Tensor, generator: Any = None) -> Tensor:
     """Gamma(alpha, 1) samples of ``alpha``'s shape, differentiable in ``alpha`` (``torch._standard_gamma``)."""
-    from .._creation import default_generator
-
-    return StandardGamma.apply(_float(alpha), generator or default_generator)  # type: ignore[no-any-return]
+    return StandardGamma.apply(_float(alpha), generator or default_generator)

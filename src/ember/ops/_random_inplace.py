@@ -16,7 +16,11 @@ from .._dtype import bfloat16, float16, float32, float64, int64
 from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
-from ._util import sum_to
+from ._indexing_view import sum_to
+from ._util import broadcast_shapes
+
+#: the largest value of each integer dtype (``random_``'s default upper bound is one more)
+_INT_MAX = {"uint8": 2**8 - 1, "int8": 2**7 - 1, "int16": 2**15 - 1, "int32": 2**31 - 1, "int64": 2**63 - 1}
 
 __all__ = ["binomial", "normal", "poisson"]
 METHODS = [
@@ -134,9 +138,7 @@ def random_(self: Tensor, from_: Any = None, to: Any = None, *, generator: Any =
         elif d.name == "bool":
             to = 2
         else:
-            import numpy as np
-
-            to = int(np.iinfo(d.name).max) + 1
+            to = _INT_MAX[d.name] + 1
     if from_ >= to:
         raise ValueRangeError(f"random_: expects 'from' < 'to', got from={from_} >= to={to}")
     gen = _generator(generator, "random_")
@@ -192,11 +194,9 @@ def normal(
         raise ValueRangeError(f"normal: expects std >= 0.0, got std={std}")
     shape = ref.shape
     if isinstance(mean, Tensor) and isinstance(std, Tensor):
-        import numpy as np
-
         try:
-            shape = tuple(np.broadcast_shapes(tuple(mean.shape), tuple(std.shape)))
-        except ValueError:
+            shape = broadcast_shapes(tuple(mean.shape), tuple(std.shape), op="normal")
+        except ShapeError:
             raise ShapeError(f"normal: mean {tuple(mean.shape)} and std {tuple(std.shape)} cannot broadcast") from None
     z = Tensor._make(_draw(ref._backend, "normal", tuple(shape), ref.dtype, generator, "normal"), ref._backend)
     return _Sampled.apply(mean, std, z.to(ref.dtype))  # type: ignore[no-any-return]

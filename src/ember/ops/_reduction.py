@@ -12,7 +12,9 @@ from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._autocast import autocast_op
 from ..autograd._function import Op
+from ._comparison import maximum, minimum
 from ._indexing import where
+from ._indexing_view import expand, reshape, unsqueeze
 from ._other_cumulative import cumprod
 from ._pointwise_unary import abs, exp, log
 from ._util import _float, arange_like_dim, norm_dim, norm_dims, real_only
@@ -52,8 +54,6 @@ def _expand_back_array(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int,
 
 def _expand_back(g: Tensor, shape: tuple[int, ...], axes: tuple[int, ...], keepdim: bool) -> Tensor:
     """Reshape a reduced gradient to keepdim form and broadcast it back to ``shape``."""
-    from ._indexing_view import expand, reshape
-
     if not keepdim and axes:
         g = reshape(g, _keepdim_shape(shape, axes))
     return expand(g, shape)
@@ -101,7 +101,7 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
     elif input.dtype.kind in "biu":
         input = input.to("int64")
     axes = norm_dims(dim, input.ndim, "sum")
-    return Sum.apply(input, axes, keepdim)  # type: ignore[no-any-return]
+    return Sum.apply(input, axes, keepdim)
 
 
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
@@ -111,7 +111,7 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     if input.dtype.kind not in "fc":
         raise DTypeError(f"mean: expected a floating-point tensor, got {input.dtype}; pass dtype= or call .float()")
     axes = norm_dims(dim, input.ndim, "mean")
-    return Mean.apply(input, axes, keepdim)  # type: ignore[no-any-return]
+    return Mean.apply(input, axes, keepdim)
 
 
 class Amax(Op):
@@ -139,13 +139,13 @@ class Amax(Op):
 def amax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """The maximum over ``dim`` (all dimensions by default)."""
     real_only("amax", input)
-    return Amax.apply(input, norm_dims(dim, input.ndim, "amax"), keepdim, False)  # type: ignore[no-any-return]
+    return Amax.apply(input, norm_dims(dim, input.ndim, "amax"), keepdim, False)
 
 
 def amin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """The minimum over ``dim`` (all dimensions by default)."""
     real_only("amin", input)
-    return Amax.apply(input, norm_dims(dim, input.ndim, "amin"), keepdim, True)  # type: ignore[no-any-return]
+    return Amax.apply(input, norm_dims(dim, input.ndim, "amin"), keepdim, True)
 
 
 class ArgExtreme(Op):
@@ -166,14 +166,14 @@ def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     """The index of the maximum over ``dim`` (of the flattened tensor by default)."""
     real_only("argmax", input)
     d = None if dim is None else norm_dim(dim, input.ndim, "argmax")
-    return ArgExtreme.apply(input, d, keepdim, False).long()  # type: ignore[no-any-return]
+    return ArgExtreme.apply(input, d, keepdim, False).long()
 
 
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """The index of the minimum over ``dim`` (of the flattened tensor by default)."""
     real_only("argmin", input)
     d = None if dim is None else norm_dim(dim, input.ndim, "argmin")
-    return ArgExtreme.apply(input, d, keepdim, True).long()  # type: ignore[no-any-return]
+    return ArgExtreme.apply(input, d, keepdim, True).long()
 
 
 class MaxDim(Op):
@@ -200,8 +200,6 @@ class MaxDim(Op):
         idx = Tensor._make(self.backend.asarray(self.idx), self.backend)
         g = _expand_back(g, self.shape, (self.dim,), self.keepdim)
         if not self.keepdim:
-            from ._indexing_view import unsqueeze
-
             idx = unsqueeze(idx, self.dim)
         hit = arange_like_dim(self.shape, self.dim, self.backend) == idx
         return g * hit, None, None, None
@@ -212,8 +210,6 @@ MinMax = namedtuple("MinMax", ["values", "indices"])
 
 def _max_min(input: Tensor, dim: Any, keepdim: bool, use_min: bool) -> Any:
     if isinstance(dim, Tensor):  # torch.max(a, b) is the elementwise maximum
-        from ._comparison import maximum, minimum
-
         return minimum(input, dim) if use_min else maximum(input, dim)
     if dim is None:
         return Amax.apply(input, tuple(range(input.ndim)), False, use_min)
@@ -288,7 +284,7 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
         return matrix_norm(x, "nuc", dims, keepdim)
     axes = norm_dims(dim, x.ndim, "norm")
     if p in ("fro", 2, 2.0, None):
-        return Norm2.apply(x, axes, keepdim)  # type: ignore[no-any-return]
+        return Norm2.apply(x, axes, keepdim)
     if isinstance(p, str):
         raise ValueRangeError(f"norm: p={p!r} is not supported for vector norms (use 'fro', a number or inf)")
     p = float(p)
@@ -307,8 +303,6 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
 @autocast_op("prod")
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Product of all elements, or along ``dim``; exact gradients also where inputs are zero."""
-    from ._indexing_view import reshape
-
     x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
     if dim is None:
         flat = reshape(x, (-1,))
@@ -336,14 +330,14 @@ class _Logical(Op):
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Whether any element (along ``dim``) is nonzero."""
-    return _Logical.apply(input, norm_dims(dim, input.ndim, "any"), keepdim, "any")  # type: ignore[no-any-return]
+    return _Logical.apply(input, norm_dims(dim, input.ndim, "any"), keepdim, "any")
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Whether every element (along ``dim``) is nonzero."""
-    return _Logical.apply(input, norm_dims(dim, input.ndim, "all"), keepdim, "all")  # type: ignore[no-any-return]
+    return _Logical.apply(input, norm_dims(dim, input.ndim, "all"), keepdim, "all")
 
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
     """Number of nonzero elements (along ``dim``), int64."""
-    return _Logical.apply(input, norm_dims(dim, input.ndim, "count_nonzero"), False, "count")  # type: ignore[no-any-return]
+    return _Logical.apply(input, norm_dims(dim, input.ndim, "count_nonzero"), False, "count")

@@ -15,6 +15,7 @@ from ..autograd._autocast import autocast_op
 from ._comparison import _nan_counts, _pick, _sorted, isnan
 from ._indexing import where
 from ._indexing_gather import gather
+from ._indexing_join import stack
 from ._indexing_view import reshape, squeeze
 from ._pointwise_complex import imag, real
 from ._pointwise_unary import sqrt
@@ -180,7 +181,6 @@ def _quantile(
         a, b = gather(vals, d, lo.long()), gather(vals, d, hi.long())
         frac = 0.5 if interpolation == "midpoint" else (pos - lo)
         out.append(a + (b - a) * frac if interpolation in ("linear", "midpoint") else a)
-    from ._indexing_join import stack
 
     res = stack(out, 0)  # (len(q), ..., 1, ...)
     if dim is None:

@@ -14,8 +14,9 @@ from typing import Any
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._indexing import where
+from ._indexing_view import sum_to
 from ._pointwise_unary import exp, log, sign
-from ._util import _float, _shape, pointwise_op, promote, sum_to
+from ._util import _float, _shape, pointwise_op, promote
 
 __all__ = ["i0"]
 METHODS = list(__all__)

@@ -12,8 +12,7 @@ from .._dtype import complex128, float32, float64
 from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ._fft import FftC2C, FftC2R, FftR2C, promote
-from ._indexing import IndexBackward
-from ._indexing_view import unfold
+from ._indexing import IndexBackward, unfold
 from ._other_shape import Pad, pad
 from ._pointwise_complex import view_as_real
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import _creation
-from .._dtype import DType, bool_, get_default_dtype, int64, promote_types, to_complex
+from .._dtype import DType, get_default_dtype, int64, promote_types, to_complex
 from .._errors import DivisionByZeroError, DTypeError, OutOfRangeError, ShapeError
 from .._tensor import Tensor
 from ..autograd._function import Op
@@ -52,19 +52,6 @@ def broadcast_axes(gshape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int
     return tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
 
 
-def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """Sum ``g`` down to ``shape``: undo broadcasting in a gradient (the one place that does it)."""
-    gshape = g._data.shape
-    if gshape == shape:
-        return g
-    axes = broadcast_axes(gshape, shape)
-    from ._indexing_view import reshape
-    from ._reduction import sum as _sum
-
-    out = _sum(g, axes, keepdim=True) if axes else g
-    return reshape(out, shape) if out._data.shape != shape else out
-
-
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
@@ -94,17 +81,6 @@ def promote_tensors(tensors: Sequence[Tensor]) -> list[Tensor]:
             zero = t.dtype if zero is None else promote_types(zero, t.dtype)
     d = _combine(dim, zero) if dim is not None and zero is not None else dim or zero
     return [t if t.dtype is d else t.to(d) for t in tensors]
-
-
-def scalar_dtype(value: Any) -> DType:
-    """The dtype a Python scalar takes on its own."""
-    if isinstance(value, bool):
-        return bool_
-    if isinstance(value, int):
-        return int64
-    if isinstance(value, complex):
-        return to_complex(get_default_dtype())
-    return get_default_dtype()
 
 
 def check_scalar(op: str, value: Any) -> None:
@@ -166,13 +142,18 @@ def arange_like_dim(shape: tuple[int, ...], dim: int, backend: Any) -> Tensor:
 
 
 def broadcast_shapes(*shapes: tuple[int, ...], op: str = "broadcast_shapes") -> tuple[int, ...]:
-    """The shape that ``shapes`` broadcast to, or a ValueError naming them."""
-    import numpy as np
-
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        raise ShapeError(f"{op}: shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot broadcast") from None
+    """The shape that ``shapes`` broadcast to (an int is a 1-d shape), or a ShapeError naming them."""
+    dims = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    out = []
+    for i in range(-max((len(s) for s in dims), default=0), 0):
+        size = 1
+        for s in dims:
+            d = int(s[i]) if len(s) >= -i else 1
+            if d < 0 or (d != 1 and size != 1 and d != size):
+                raise ShapeError(f"{op}: shapes {' and '.join(str(tuple(s)) for s in dims)} cannot broadcast")
+            size = d if d != 1 else size
+        out.append(size)
+    return tuple(out)
 
 
 def sum_to_array(g: Any, shape: tuple[int, ...]) -> Any:
@@ -282,7 +263,7 @@ def _binary(cls: type[Op], a: Any, b: Any) -> Tensor:
         if cls.__name__ in _REAL_ONLY:
             real_only(cls.__name__.lower(), a, b)
     try:
-        return cls.apply(a, b)  # type: ignore[no-any-return]
+        return cls.apply(a, b)
     except (ValueError, RuntimeError) as e:  # NumPy: "cannot be broadcast"; torch: "must match the size"
         if not isinstance(e, ShapeError) and ("broadcast" in str(e) or "must match the size" in str(e)):
             raise ShapeError(
@@ -349,11 +330,24 @@ def _unary(
 
     def fn(input: Tensor) -> Tensor:
         if input.__class__ is Tensor and input._data.dtype in input._backend.float_dtypes:
-            return op.apply(input)  # type: ignore[no-any-return]
+            return op.apply(input)
         if real:
             real_only(name, input)
-        return op.apply(_float(input) if floating else input)  # type: ignore[no-any-return]
+        return op.apply(_float(input) if floating else input)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (PyTorch semantics)."
     return fn
+
+
+def _nodiff(name: str, ufunc: str) -> type[Op]:
+    """An operator without a gradient computing ``xp.<ufunc>(a, b)``."""
+
+    class _Op(Op):
+        differentiable = False
+
+        def forward(self, a: Any, b: Any) -> Any:
+            return getattr(self.backend.xp, ufunc)(a, b)
+
+    _Op.__name__ = _Op.__qualname__ = name
+    return _Op

@@ -24,10 +24,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
+from .._hooks import RemovableHandle
 from .._tensor import Tensor
 from ..autograd._capture import opaque
-from ..autograd._engine import RemovableHandle
-from ..autograd._grad_mode import no_grad
+from ..autograd._grad_mode import enable_grad, no_grad
+from ..backends import namespace_of
+from ..nn.utils import clip_arrays_by_norm_
+from ..record import record_to_state, state_to_record
 
 __all__ = ["Optimizer", "OptimizerAdaptor", "SimpleOptimizer", "WeightDecay"]
 
@@ -65,8 +68,6 @@ class SimpleOptimizer:
     def xp(array: Any) -> Any:
         """The array namespace (NumPy's names) of the backend that made ``array``: state is created
         next to its parameter, never silently on the host."""
-        from ..backends import namespace_of
-
         return namespace_of(array)
 
 
@@ -170,8 +171,6 @@ class OptimizerAdaptor:
         """Update every parameter that has a gradient; ``lr``/``grads`` override the scheduled rate and ``.grad``."""
         loss = None
         if closure is not None:
-            from ..autograd._grad_mode import enable_grad
-
             with enable_grad():
                 loss = closure()
         with no_grad():
@@ -243,8 +242,6 @@ class OptimizerAdaptor:
             for ga in garrs:
                 ga[...] = backend.xp.clip(ga, -self.grad_clip_value, self.grad_clip_value)
         if self.grad_clip_norm is not None:
-            from ..nn.utils import clip_arrays_by_norm_
-
             clip_arrays_by_norm_(garrs, backend, self.grad_clip_norm)
 
     # -- state ----------------------------------------------------------------------------------------
@@ -306,13 +303,9 @@ class OptimizerAdaptor:
             self.state[_key(p)]["_backend"] = p._backend
 
     def into_record(self) -> Any:
-        from ..record import state_to_record
-
         return state_to_record(self.state_dict(), "optimizer")
 
     def load_record(self, record: Any) -> None:
-        from ..record import record_to_state
-
         self.load_state_dict(record_to_state(record))
 
     def __repr__(self) -> str:

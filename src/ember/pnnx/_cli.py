@@ -8,7 +8,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..cli import _number
+from .._argtypes import number_arg as _number
+from . import is_supported, load, operator_counts, read_param
+from ._vision import (
+    COCO_NAMES,
+    as_numpy,
+    classify_input,
+    decode_raw_maps,
+    detections,
+    draw_detections,
+    letterbox,
+    load_image,
+    scale_boxes,
+    top_k,
+)
 
 __all__ = ["add_parser", "main"]
 
@@ -43,8 +56,6 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _info(args: argparse.Namespace) -> int:
-    from . import is_supported, operator_counts, read_param
-
     g = read_param(args.model)
     counts = operator_counts(g)
     print(f"{args.model}: {len(g.operators)} operators, {g.operand_count} operands")
@@ -97,20 +108,6 @@ def _labels(path: Path | None, default: list[str]) -> list[str]:
 
 def _run(args: argparse.Namespace) -> int:
     import ember
-
-    from . import load, read_param
-    from ._vision import (
-        COCO_NAMES,
-        as_numpy,
-        classify_input,
-        decode_raw_maps,
-        detections,
-        draw_detections,
-        letterbox,
-        load_image,
-        scale_boxes,
-        top_k,
-    )
 
     graph = read_param(args.model)
     inputs = [op for op in graph.operators if op.type == "pnnx.Input"]

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..utils._optional import require
+from .._optional import require
 
 __all__ = [
     "COCO_NAMES", "YOLOV5_ANCHORS", "load_image", "classify_input", "letterbox", "decode_raw_maps",

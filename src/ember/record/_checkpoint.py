@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
-import re
 import warnings
 from pathlib import Path
 from typing import Any
 
+from .._creation import get_rng_state, set_rng_state
 from ._atomic import atomic_write
 from ._record import Record
 from ._recorder import NamedMpkRecorder, Recorder, RecordError
 from ._state import record_to_state, state_to_record
 
 __all__ = ["Checkpointer"]
-
-_NAME = re.compile(r"checkpoint-(\d+)\.")
 
 
 class Checkpointer:
@@ -80,8 +78,6 @@ class Checkpointer:
         metadata: dict[str, Any] | None = None,
     ) -> Path:
         """Write one checkpoint for ``epoch``; prune old ones; return its path."""
-        from .._creation import get_rng_state
-
         rec = Record(item_type="checkpoint")
         rec.merge("model", model.into_record())
         meta: dict[str, Any] = {"epoch": epoch, "step": step, "metrics": metrics or {}, "metadata": metadata or {},
@@ -129,8 +125,6 @@ class Checkpointer:
 
     def _apply(self, rec: Record, path: str | Path, model: Any, optimizer: Any, scheduler: Any, restore_rng: bool
                ) -> dict[str, Any]:  # fmt: skip
-        from .._creation import set_rng_state
-
         rec.sub("model").load_into(model, True, source=f"{path} (model)")
         if optimizer is not None:
             if "optimizer" not in rec.meta:

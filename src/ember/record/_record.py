@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .._tensor import Tensor
+from ._load import IncompatibleKeys, load_values
 
 __all__ = ["FORMAT_VERSION", "Item", "Record"]
 
@@ -69,36 +70,14 @@ class Record:
             items[name] = Item(p.detach(), p.id, "buffer" if p.is_buffer else "param")
         return Record(items, "module", {"module": type(module).__name__})
 
-    def load_into(self, module: Any, strict: bool = True, source: str = "record", assign: bool = False) -> Any:
+    def load_into(
+        self, module: Any, strict: bool = True, source: str = "record", assign: bool = False
+    ) -> IncompatibleKeys:
         """Copy the items into ``module``'s parameters in place, converting dtype/device, restoring ids.
 
         With ``assign`` and a record that owns its arrays, matching arrays are adopted without a copy
         (``Config.init_with`` does this: the module's own arrays were never initialised).
         """
-        from ..autograd._grad_mode import no_grad
-        from ..nn.module import IncompatibleKeys
-
-        own = dict(module._persistent_state())
-        missing = [k for k in own if k not in self.items]
-        unexpected = [k for k in self.items if k not in own]
-        if strict and (missing or unexpected):
-            raise KeyError(f"{source}: missing keys {missing}, unexpected keys {unexpected}")
-        with no_grad():
-            for k, p in own.items():
-                it = self.items.get(k)
-                if it is None:
-                    continue
-                t = it.tensor
-                if tuple(t.shape) != p.shape:
-                    raise ValueError(f"{source}: {k!r} has shape {tuple(t.shape)} but the module expects {p.shape}")
-                if t.dtype.is_floating_point != p.dtype.is_floating_point:
-                    raise TypeError(f"{source}: {k!r} holds {t.dtype} but the module's {k!r} is {p.dtype}")
-                t = t.to(device=p.device, dtype=p.dtype)
-                if assign and (self.owned or t is not it.tensor):
-                    p._data = t._data
-                    p._vc[0] += 1
-                else:
-                    p.copy_(t)
-                if it.id:
-                    p.id = it.id
-        return IncompatibleKeys(missing, unexpected)
+        values = {k: it.tensor for k, it in self.items.items()}
+        ids = {k: it.id for k, it in self.items.items()}
+        return load_values(module, values, source, strict, same_kind=True, ids=ids, assign=assign, owned=self.owned)

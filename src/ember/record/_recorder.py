@@ -20,6 +20,7 @@ import numpy as np
 
 from .._dtype import bfloat16
 from .._tensor import Tensor
+from .._version import __version__
 from ..backends import get_backend
 from ._atomic import atomic_open
 from ._precision import PrecisionSettings, as_precision, bf16_to_f32
@@ -36,8 +37,6 @@ class RecordError(ValueError):
 
 
 def _version() -> str:
-    from .. import __version__
-
     return __version__
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from .._creation import from_numpy
+from .._param import Param
 from .._tensor import Tensor
 from ._record import Item, Record
 
@@ -23,9 +25,6 @@ __all__ = ["record_to_state", "state_to_record"]
 
 def state_to_record(state: Any, item_type: str) -> Record:
     """Flatten ``state``: every Tensor becomes an item named by its path; the structure goes to ``meta``."""
-    from .._creation import from_numpy
-    from ..nn.parameter import Param
-
     items: dict[str, Item] = {}
     seen: dict[int, tuple[Any, str]] = {}  # id(tensor) -> (tensor, item name): shared tensors are saved once
 
@@ -88,8 +87,6 @@ def _key(k: Any, path: str) -> Any:
 
 def record_to_state(record: Record, place: Callable[[Tensor, str], Tensor] | None = None) -> Any:
     """Rebuild what ``state_to_record`` flattened; ``place(tensor, saved_device)`` may move each tensor."""
-    from ..nn.parameter import Param
-
     built: dict[str, Any] = {}
 
     def tensor(v: dict[str, Any]) -> Any:

@@ -7,8 +7,10 @@ names a state_dict needs (tensor rebuilding, storages, OrderedDict) and reads st
 
 from __future__ import annotations
 
+import io
 import pickle
 import re
+import struct
 import zipfile
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -17,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from ._atomic import atomic_write
+from ._precision import bf16_to_f32
 from ._recorder import RecordError
 
 __all__ = ["load_torch_object", "load_torch_state_dict", "load_weights", "save_torch_state_dict"]
@@ -76,8 +80,6 @@ class _RestrictedUnpickler(pickle.Unpickler):
             raise RecordError(f"{self.source}: unknown storage type {kind!r}")
         raw = self.archive.read(f"{self.prefix}/data/{key}")
         if dtype == "bfloat16":
-            from ._precision import bf16_to_f32
-
             return bf16_to_f32(np.frombuffer(raw, np.uint16))
         return np.frombuffer(raw, dtype)
 
@@ -221,8 +223,6 @@ def _pickle_state_dict(entries: list[tuple[str, str, int, tuple[int, ...]]]) -> 
     ``entries`` are (key, storage class name, numel, shape). Writing pickle is safe (Ember never reads
     arbitrary pickle); the result is exactly what ``torch.load(weights_only=True)`` accepts.
     """
-    import struct
-
     out = bytearray(b"\x80\x02")  # PROTO 2
 
     def glob(module: str, name: str) -> None:
@@ -279,10 +279,6 @@ def save_torch_state_dict(state: Any, path: str | Path) -> Path:
     The file is torch's zip layout (``archive/data.pkl`` + one storage per tensor), written atomically;
     ``torch.load(path, weights_only=True)`` reads it without any of Ember's code.
     """
-    import io
-
-    from ._atomic import atomic_write
-
     items = state.state_dict() if hasattr(state, "state_dict") else state
     arrays = {}
     for k, v in items.items():

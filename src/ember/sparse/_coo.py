@@ -13,6 +13,7 @@ from .._creation import tensor as _tensor
 from .._creation import zeros
 from .._errors import DTypeError, OutOfRangeError, ShapeError
 from .._tensor import Tensor
+from ..ops import nonzero
 
 __all__ = ["SparseTensor", "sparse_coo_tensor", "to_sparse"]
 
@@ -313,7 +314,6 @@ def to_sparse(input: Tensor, sparse_dim: int | None = None) -> SparseTensor:
         raise NotImplementedError("to_sparse: hybrid tensors (sparse_dim < ndim) are not supported")
     if input.ndim == 0:
         raise ShapeError("to_sparse: a 0-d tensor cannot be made sparse")
-    from ..ops import nonzero
 
     nz = nonzero(input)  # (nnz, ndim), row-major order: already coalesced
     idx = nz.t() if nz.ndim == 2 and nz.shape[1] == input.ndim else nz.reshape(input.ndim, 0)

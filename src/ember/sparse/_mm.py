@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import DTypeError, ShapeError
+from .._errors import DeviceError, DTypeError, ShapeError
 from .._tensor import Tensor
 from ..autograd._function import Op
+from ..ops import mm as dense_mm
 from ._coo import SparseTensor
 
 __all__ = ["addmm", "mm", "spmm"]
@@ -43,8 +44,6 @@ def mm(sparse: SparseTensor, dense: Tensor) -> Tensor:
     Two dense matrices are multiplied as ``ember.mm`` does (``torch.spmm`` accepts them too).
     """
     if isinstance(sparse, Tensor):
-        from ..ops import mm as dense_mm
-
         return dense_mm(sparse, dense.to_dense() if isinstance(dense, SparseTensor) else dense)
     if not isinstance(sparse, SparseTensor):
         raise TypeError(f"sparse.mm: expected a sparse COO tensor first, got {type(sparse).__name__}")
@@ -59,8 +58,6 @@ def mm(sparse: SparseTensor, dense: Tensor) -> Tensor:
     if sparse.dtype != dense.dtype:
         raise DTypeError(f"sparse.mm: sparse values are {sparse.dtype} but the dense operand is {dense.dtype}")
     if sparse.device != dense.device:
-        from .._errors import DeviceError
-
         raise DeviceError(f"sparse.mm: sparse operand on {sparse.device}, dense operand on {dense.device}")
     vec = dense.ndim == 1
     d = dense.reshape(-1, 1) if vec else dense

@@ -13,52 +13,15 @@ from typing import Any
 from .._tensor import Tensor
 from ..autograd._grad_mode import no_grad
 from ..ops import isfinite
+from ..ops._indexing_join import cat
 from ..record import Checkpointer
 from ._distributed import DistributedRun
 from ._precision import Precision
+from .callbacks import Callback, EarlyStopping, NonFiniteLossError
 from .loggers import Logger, make_logger
 from .metrics import Metric, get_metric
 
 __all__ = ["Callback", "EarlyStopping", "Learner", "NonFiniteLossError"]
-
-
-class NonFiniteLossError(FloatingPointError):
-    """The loss became NaN or infinite (spec: training stops with a clear error)."""
-
-
-class Callback:
-    """Hooks into ``fit``: override any of these; ``learner.stop = True`` ends training after the epoch."""
-
-    def on_fit_start(self, learner: Learner) -> None: ...
-    def on_epoch_start(self, learner: Learner, epoch: int) -> None: ...
-    def on_before_optimizer_step(self, learner: Learner) -> None: ...
-    def on_batch_end(self, learner: Learner, step: int, loss: float) -> None: ...
-    def on_epoch_end(self, learner: Learner, epoch: int, logs: dict[str, float]) -> None: ...
-    def on_fit_end(self, learner: Learner) -> None: ...
-
-
-class EarlyStopping(Callback):
-    """Stop when ``monitor`` (e.g. ``"valid_loss"``) has not improved by ``min_delta`` for ``patience`` epochs."""
-
-    def __init__(self, monitor: str = "valid_loss", patience: int = 3, mode: str | None = None,
-                 min_delta: float = 0.0) -> None:  # fmt: skip
-        self.monitor, self.patience, self.min_delta = monitor, patience, min_delta
-        self.mode = mode or ("max" if "acc" in monitor else "min")
-        self.best = math.inf if self.mode == "min" else -math.inf
-        self.wait = 0
-
-    def on_epoch_end(self, learner: Learner, epoch: int, logs: dict[str, float]) -> None:
-        if self.monitor not in logs:
-            raise KeyError(f"EarlyStopping: no metric {self.monitor!r}; logged metrics are {sorted(logs)}")
-        v = logs[self.monitor]
-        better = v < self.best - self.min_delta if self.mode == "min" else v > self.best + self.min_delta
-        if better:
-            self.best, self.wait = v, 0
-        else:
-            self.wait += 1
-            if self.wait >= self.patience:
-                learner.stop = True
-                learner.log(f"early stopping: {self.monitor} did not improve for {self.patience} epochs")
 
 
 def _check_optimizer_holds(model: Any, optimizer: Any) -> None:
@@ -433,8 +396,6 @@ class Learner:
 
     def predict(self, loader: Any) -> Tensor:
         """The model's outputs over ``loader`` (batches may be inputs or (input, target) pairs), concatenated."""
-        from ..ops._indexing_join import cat
-
         self.model.eval()
         outs = []
         with no_grad():

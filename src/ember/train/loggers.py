@@ -64,7 +64,7 @@ class TensorBoardLogger(Logger):
     (``weights/<name>``). A resumed run purges the events after its checkpoint's epoch."""
 
     def __init__(self, log_dir: str | Path, histograms: bool = True) -> None:
-        from ..utils._optional import require
+        from .._optional import require
 
         require("tensorboard", "Learner(loggers=['tensorboard'])")
         self.log_dir, self.histograms = Path(log_dir), histograms

@@ -34,6 +34,18 @@ class TorchArrayKernels:
     def erfinv(self, y: Any) -> Any:
         return _torch().erfinv(y)
 
+    def lgamma(self, x: Any) -> Any:
+        return _torch().lgamma(x)
+
+    def digamma(self, x: Any) -> Any:
+        return _torch().digamma(x)
+
+    def polygamma(self, n: int, x: Any) -> Any:
+        return _torch().polygamma(n, x)
+
+    def igamma(self, a: Any, x: Any) -> Any:
+        return _torch().igamma(a, x)
+
     @_no_grad
     def special_fn(self, name: str, *args: Any) -> Any:
         return getattr(_torch().special, name)(*args)

@@ -56,6 +56,11 @@ class TorchBackend(TorchKernels, TorchArrayKernels, Backend):
         self.complex_dtypes = _COMPLEX
         self.grad_dtypes = _FLOATS | _COMPLEX
 
+    def device_name(self) -> str:
+        if self.tdevice.type == "cuda":
+            return str(torch.cuda.get_device_name(self.tdevice))
+        return super().device_name()
+
     # -- arrays and dtypes -------------------------------------------------------------------
     def asarray(self, data: Any, dtype: DType | None = None) -> torch.Tensor:
         nd = None if dtype is None else self.native_dtype(dtype)

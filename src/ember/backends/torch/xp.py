@@ -10,7 +10,10 @@ accepted on either side of a binary function, as in NumPy (torch's own functions
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
+import sys
+import types
 from typing import Any
 
 import torch
@@ -82,6 +85,7 @@ float_power = _binary(torch.float_power)
 gcd = _binary(torch.gcd)
 lcm = _binary(torch.lcm)
 nextafter = _binary(torch.nextafter)
+heaviside = _binary(torch.heaviside)
 fmax = _binary(torch.fmax)
 fmin = _binary(torch.fmin)
 logaddexp2 = _binary(torch.logaddexp2)
@@ -206,6 +210,9 @@ def result_type(*args: Any) -> Any:
 
 
 # -- creation --------------------------------------------------------------------------------------
+
+
+from_dlpack = torch.from_dlpack
 
 
 def asarray(x: Any, dtype: Any = None, copy: Any = None, device: Any = None) -> Any:
@@ -383,10 +390,6 @@ CONSTRUCTORS = ("asarray", "zeros", "ones", "empty", "full", "arange", "linspace
 
 def on_device(dev: torch.device) -> Any:
     """This namespace with its constructors creating on ``dev`` (the CPU uses the module itself)."""
-    import functools
-    import sys
-    import types
-
     ns = types.SimpleNamespace(**vars(sys.modules[__name__]))
     for name in CONSTRUCTORS:
         setattr(ns, name, functools.partial(getattr(ns, name), device=dev))

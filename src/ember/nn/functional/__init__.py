@@ -12,6 +12,7 @@ from . import (
     _basic,
     _conv,
     _ctc,
+    _distance,
     _grid,
     _loss,
     _loss_margin,
@@ -27,6 +28,7 @@ from ._bags import *  # noqa: F403
 from ._basic import *  # noqa: F403
 from ._conv import *  # noqa: F403
 from ._ctc import *  # noqa: F403
+from ._distance import *  # noqa: F403
 from ._grid import *  # noqa: F403
 from ._loss import *  # noqa: F403
 from ._loss_margin import *  # noqa: F403
@@ -36,7 +38,7 @@ from ._pool import *  # noqa: F403
 from ._pool_lp import *  # noqa: F403
 from ._unpool import *  # noqa: F403
 
-_MODULES = (_activation, _attention, _bags, _basic, _conv, _ctc, _grid, _loss, _loss_margin, _misc, _norm, _pool,
-            _pool_lp, _unpool)  # fmt: skip
+_MODULES = (_activation, _attention, _bags, _basic, _conv, _ctc, _distance, _grid, _loss, _loss_margin, _misc,
+            _norm, _pool, _pool_lp, _unpool)  # fmt: skip
 
 __all__ = sorted({"pad", "relu", "sigmoid", "tanh", *(n for m in _MODULES for n in m.__all__)})

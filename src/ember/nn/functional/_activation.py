@@ -5,12 +5,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..._creation import rand
 from ..._errors import DTypeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._autocast import autocast_op
 from ...ops import register_method
 from ...ops._indexing import where
 from ...ops._indexing_join import chunk
+from ...ops._pointwise_special import erf
 from ...ops._pointwise_unary import clamp, exp, sigmoid, tanh
 from ...ops._util import _float, pointwise_op
 
@@ -41,8 +43,6 @@ def _gelu_tanh(xp: Any, x: Any) -> Any:
 
 
 def _gelu_exact_grad(x: Tensor, y: Any) -> Tensor:
-    from ...ops._pointwise_special import erf
-
     return 0.5 * (1.0 + erf(x * _INV_SQRT2)) + x * exp(-0.5 * x * x) * _INV_SQRT_2PI
 
 
@@ -114,42 +114,42 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` for positive inputs, ``negative_slope * x`` otherwise."""
-    return LeakyRelu.apply(_float(input), float(negative_slope))  # type: ignore[no-any-return]
+    return LeakyRelu.apply(_float(input), float(negative_slope))
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` for positive inputs, ``alpha * (exp(x) - 1)`` otherwise."""
-    return Elu.apply(_float(input), float(alpha), 1.0)  # type: ignore[no-any-return]
+    return Elu.apply(_float(input), float(alpha), 1.0)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """Self-normalising ELU with the fixed constants of Klambauer et al."""
-    return Elu.apply(_float(input), _SELU_ALPHA, _SELU_SCALE)  # type: ignore[no-any-return]
+    return Elu.apply(_float(input), _SELU_ALPHA, _SELU_SCALE)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     if alpha == 0:
         raise ValueRangeError("celu: alpha must not be 0")
-    return Celu.apply(_float(input), float(alpha))  # type: ignore[no-any-return]
+    return Celu.apply(_float(input), float(alpha))
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """``x * Phi(x)`` (exact, with erf) or its tanh approximation (``approximate='tanh'``)."""
     if approximate not in ("none", "tanh"):
         raise ValueRangeError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return (GeluExact if approximate == "none" else GeluTanh).apply(_float(input))  # type: ignore[no-any-return]
+    return (GeluExact if approximate == "none" else GeluTanh).apply(_float(input))
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)`` (swish)."""
-    return Silu.apply(_float(input))  # type: ignore[no-any-return]
+    return Silu.apply(_float(input))
 
 
 @autocast_op("softplus")
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta x)) / beta``, linear above ``threshold``; finite for any input."""
-    return Softplus.apply(_float(input), float(beta), float(threshold))  # type: ignore[no-any-return]
+    return Softplus.apply(_float(input), float(beta), float(threshold))
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -159,17 +159,17 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 
 def softsign(input: Tensor) -> Tensor:
     """``x / (1 + |x|)``."""
-    return Softsign.apply(_float(input))  # type: ignore[no-any-return]
+    return Softsign.apply(_float(input))
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``clamp(x / 6 + 1/2, 0, 1)``."""
-    return Hardsigmoid.apply(_float(input))  # type: ignore[no-any-return]
+    return Hardsigmoid.apply(_float(input))
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * hardsigmoid(x)``."""
-    return Hardswish.apply(_float(input))  # type: ignore[no-any-return]
+    return Hardswish.apply(_float(input))
 
 
 def logsigmoid(input: Tensor) -> Tensor:
@@ -184,12 +184,12 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x`` where ``|x| > lambd``, else 0."""
-    return Shrink.apply(_float(input), float(lambd), False)  # type: ignore[no-any-return]
+    return Shrink.apply(_float(input), float(lambd), False)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
-    return Shrink.apply(_float(input), float(lambd), True)  # type: ignore[no-any-return]
+    return Shrink.apply(_float(input), float(lambd), True)
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
@@ -217,7 +217,6 @@ def rrelu(
     """Randomized leaky ReLU: a random slope in ``[lower, upper]`` when training, their mean otherwise."""
     if not training:
         return leaky_relu(input, (lower + upper) / 2)
-    from ..._creation import rand
 
     a = rand(*input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
     return where(input >= 0, input, input * a)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from ..._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
@@ -10,9 +11,11 @@ from ...autograd._autocast import autocast_op
 from ...autograd._function import Op
 from ...ops import register_method
 from ...ops._indexing import where
+from ...ops._indexing_view import unsqueeze
+from ...ops._pointwise_unary import exp
 from ...ops._reduction import mean
 from ...ops._reduction import sum as _sum
-from ...ops._util import norm_dim
+from ...ops._util import arange_like_dim, broadcast_shapes, norm_dim
 
 __all__ = ["softmax", "softmin", "log_softmax", "gumbel_softmax", "nll_loss", "cross_entropy", "linear_cross_entropy",
            "mse_loss"]  # fmt: skip
@@ -34,8 +37,6 @@ class LogSoftmax(Op):
         return y
 
     def backward(self, g: Tensor) -> tuple[Tensor, None]:
-        from ...ops._pointwise_unary import exp
-
         y = self.output()
         return g - exp(y) * _sum(g, self.dim, keepdim=True), None
 
@@ -78,19 +79,19 @@ def _float_input(x: Tensor, op: str) -> Tensor:
 def log_softmax(input: Tensor, dim: int = -1, dtype: Any = None) -> Tensor:
     """``log(softmax(input))`` along ``dim``, finite for large |input|."""
     x = _float_input(input if dtype is None else input.to(dtype), "log_softmax")
-    return LogSoftmax.apply(x, norm_dim(dim, x.ndim, "log_softmax"))  # type: ignore[no-any-return]
+    return LogSoftmax.apply(x, norm_dim(dim, x.ndim, "log_softmax"))
 
 
 def softmax(input: Tensor, dim: int = -1, dtype: Any = None) -> Tensor:
     """Normalised exponentials along ``dim``."""
     x = _float_input(input if dtype is None else input.to(dtype), "softmax")
-    return Softmax.apply(x, norm_dim(dim, x.ndim, "softmax"))  # type: ignore[no-any-return]
+    return Softmax.apply(x, norm_dim(dim, x.ndim, "softmax"))
 
 
 def softmin(input: Tensor, dim: int = -1, dtype: Any = None) -> Tensor:
     """``softmax(-input)`` along ``dim``."""
     x = _float_input(input if dtype is None else input.to(dtype), "softmin")
-    return Softmax.apply(-x, norm_dim(dim, x.ndim, "softmin"))  # type: ignore[no-any-return]
+    return Softmax.apply(-x, norm_dim(dim, x.ndim, "softmin"))
 
 
 class NLL(Op):
@@ -106,10 +107,7 @@ class NLL(Op):
         return -xp.squeeze(picked, 1)
 
     def backward(self, g: Tensor) -> tuple[Tensor, None]:
-        from ...ops._util import arange_like_dim
-
         t = Tensor._make(self.target, self.backend)
-        from ...ops._indexing_view import unsqueeze
 
         hit = arange_like_dim(self.shape, 1, self.backend) == unsqueeze(t, 1)
         return -unsqueeze(g, 1) * hit, None
@@ -229,9 +227,6 @@ def _check_target_shape(op: str, input: Tensor, target: Tensor) -> None:
     """Shapes that broadcast but differ give PyTorch's warning (a likely mistake); others a ShapeError."""
     if input.shape == target.shape:
         return
-    import warnings
-
-    from ...ops._util import broadcast_shapes
 
     broadcast_shapes(input.shape, target.shape, op=op)
     warnings.warn(f"{op}: using a target size {tuple(target.shape)} that is different to the input size "

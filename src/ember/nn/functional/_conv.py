@@ -172,7 +172,7 @@ def _conv(
             bias = bias.to(x.dtype)
     cfg = (s, pads, d, groups, tuple(x.shape), tuple(w.shape))
     save = STATE.enabled and w.requires_grad  # keep the im2col columns for the weight gradient
-    return Conv.apply(x, w, bias, cfg, save)  # type: ignore[no-any-return]
+    return Conv.apply(x, w, bias, cfg, save)
 
 
 def conv1d(
@@ -367,7 +367,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     pads = tuple((v, v) for v in p)
     if any(_out_size(input.shape[2 + i], k[i], s[i], *pads[i], d[i]) < 1 for i in range(2)):
         raise ShapeError(f"unfold: kernel {k} does not fit the padded input {input.shape}")
-    return Unfold.apply(input, k, s, pads, d)  # type: ignore[no-any-return]
+    return Unfold.apply(input, k, s, pads, d)
 
 
 def fold(
@@ -388,4 +388,4 @@ def fold(
     if input.shape[0] == 0:  # an empty batch
         return on_one_sample(lambda x: fold(x, output_size, kernel_size, dilation, padding, stride), input)  # type: ignore[no-any-return]
     c = input.shape[1] // math.prod(k)
-    return Fold.apply(input, (input.shape[0], c) + size, k, s, pads, d)  # type: ignore[no-any-return]
+    return Fold.apply(input, (input.shape[0], c) + size, k, s, pads, d)

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._autocast import autocast_op
 from ...autograd._function import Op
+from ...ops._comparison import minimum
 from ...ops._indexing import where
 from ...ops._pointwise_special import xlogy
 from ...ops._pointwise_unary import clamp, exp, log
 from ...ops._util import _float
 from ._activation import softplus
 from ._basic import _broadcast_pair, _check_target_shape, _reduce
+from ._distance import pairwise_distance
 
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "gaussian_nll_loss",
@@ -214,13 +217,9 @@ def triplet_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """``max(d(a, p) - d(a, n) + margin, 0)`` with p-norm distances."""
-    from ._misc import pairwise_distance
-
     dp = pairwise_distance(anchor, positive, p, eps)
     dn = pairwise_distance(anchor, negative, p, eps)
     if swap:
-        from ...ops._comparison import minimum
-
         dn = minimum(dn, pairwise_distance(positive, negative, p, eps))
     return _reduce((dp - dn + margin).clamp(min=0), reduction, "triplet_margin_loss")
 
@@ -237,8 +236,6 @@ def poisson_nll_loss(
     """Negative log-likelihood of a Poisson target with rate ``exp(input)`` (or ``input``)."""
     loss = exp(input) - target * input if log_input else input - target * log(input + eps)
     if full:
-        import math
-
         t = target
         stirling = t * log(where(t > 1, t, 1.0)) - t + 0.5 * log(where(t > 1, 2 * math.pi * t, 1.0))
         loss = loss + where(t > 1, stirling, 0.0)
@@ -253,8 +250,6 @@ def gaussian_nll_loss(
     ``var`` has the input's shape, or one dim less (one variance per sample), or one dim of size 1; it is
     clamped at ``eps`` for the value only: the gradient passes the clamp as PyTorch's (a no-grad clamp).
     """
-    import math
-
     if isinstance(var, Tensor):
         if var.shape != input.shape:
             if tuple(var.shape) == tuple(input.shape[:-1]):

@@ -98,7 +98,7 @@ def triplet_margin_with_distance_loss(
     reduction: str = "mean",
 ) -> Tensor:  # fmt: skip
     """``max(d(a, p) - d(a, n) + margin, 0)`` with any distance (default: the pairwise 2-norm)."""
-    from ._misc import pairwise_distance
+    from ._distance import pairwise_distance
 
     if margin <= 0:
         raise ValueRangeError(f"triplet_margin_with_distance_loss: margin must be > 0, got {margin}")

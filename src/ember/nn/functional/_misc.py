@@ -6,12 +6,14 @@ import math
 import warnings
 from typing import Any
 
+from ..._creation import rand
 from ..._dtype import bool_
 from ..._errors import DeviceError, DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._autocast import ACTIVE as AUTOCAST
 from ...autograd._autocast import autocast_inputs, autocast_op
 from ...autograd._function import BilinearOp, Op
+from ...autograd._grad_mode import no_grad
 from ...ops._blas import matmul
 from ...ops._indexing import GetItem, IndexBackward, where
 from ...ops._indexing_view import _transpose
@@ -19,12 +21,12 @@ from ...ops._other_math import einsum
 from ...ops._other_shape import repeat_interleave
 from ...ops._pointwise_complex import cj
 from ...ops._util import _float, index_out_of_range, size_of
+from ._basic import softmax
 
 __all__ = [
-    "alpha_dropout", "bilinear", "cosine_similarity", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
-    "feature_alpha_dropout", "interpolate", "linear", "one_hot", "pairwise_distance", "pixel_shuffle",
-    "pixel_unshuffle",
-    "pdist", "scaled_dot_product_attention", "upsample", "upsample_bilinear", "upsample_nearest",
+    "alpha_dropout", "bilinear", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
+    "feature_alpha_dropout", "interpolate", "linear", "one_hot", "pixel_shuffle", "pixel_unshuffle",
+    "scaled_dot_product_attention", "upsample", "upsample_bilinear", "upsample_nearest",
 ]  # fmt: skip
 
 
@@ -66,7 +68,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         isinstance(bias, Tensor) and bias.shape == weight.shape[:1] and bias.dtype is weight.dtype
     )
     if weight.ndim == 2 and isinstance(input, Tensor) and input.dtype is weight.dtype and plain_bias:
-        return _Linear.apply(input, weight, bias)  # type: ignore[no-any-return]
+        return _Linear.apply(input, weight, bias)
     y = matmul(input, _transpose(weight, 0, 1) if weight.ndim == 2 else weight)
     if bias is None:
         return y
@@ -97,8 +99,6 @@ def _check_p(p: float, op: str) -> None:
 
 
 def _keep_mask(x: Tensor, shape: tuple[int, ...], p: float, generator: Any) -> Tensor:
-    from ..._creation import rand
-
     return (rand(*shape, dtype=x.dtype, device=x.device, generator=generator) >= p).to(x.dtype)
 
 
@@ -231,14 +231,12 @@ def embedding(
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
     if max_norm is not None:
-        from ...autograd._grad_mode import no_grad
-
         with no_grad():
             rows = weight[input.reshape(-1)]
             norms = rows.norm(norm_type, -1, keepdim=True)
             scale = where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).to(weight.dtype)
             weight._data[idx.reshape(-1)] = (rows * scale)._data
-    return Embedding.apply(weight, idx, padding_idx)  # type: ignore[no-any-return]
+    return Embedding.apply(weight, idx, padding_idx)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
@@ -330,7 +328,7 @@ def interpolate(
             pos = xp.astype(d, xp.float32) + (0.5 if exact else 0.0)  # (Python floats stay float32)
             src = xp.astype(xp.floor(pos * sc), xp.int64)
             arrays.append(xp.minimum(src, n - 1))
-        return GetItem.apply(x, (slice(None), slice(None)) + tuple(xp.ix_(*arrays)))  # type: ignore[no-any-return]
+        return GetItem.apply(x, (slice(None), slice(None)) + tuple(xp.ix_(*arrays)))
     if mode == "bicubic":
         return _bicubic(x, input, out, scale, bool(align_corners))
     for i in range(sp):  # separable: interpolate one dim at a time
@@ -455,8 +453,6 @@ def scaled_dot_product_attention(
     enable_gqa: bool = False,
 ) -> Tensor:
     """``softmax(q k^T * scale + mask) v``; a bool mask marks positions that may be attended to."""
-    from ._basic import softmax
-
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         hq, hk = query.shape[-3], key.shape[-3]
         if hk != value.shape[-3] or hq % hk:
@@ -487,30 +483,3 @@ def scaled_dot_product_attention(
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return matmul(attn, value)
-
-
-@autocast_op("cosine_similarity")
-def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """``x1 . x2 / (max(||x1||, eps) max(||x2||, eps))`` along ``dim``, after broadcasting x1 with x2."""
-    from ...ops._other_shape import broadcast_tensors
-
-    if x1.shape != x2.shape:  # the norms are over the broadcast dim, not over a size-1 dim of one input
-        x1, x2 = broadcast_tensors(x1, x2)
-    n1 = x1.norm(2, dim, keepdim=True).clamp(min=eps)
-    n2 = x2.norm(2, dim, keepdim=True).clamp(min=eps)
-    return ((x1 / n1) * (x2 / n2)).sum(dim)
-
-
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
-    """``||x1 - x2 + eps||_p`` along the last dim."""
-    return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
-
-
-def pdist(input: Tensor, p: float = 2.0) -> Tensor:
-    """The p-norm distances between all pairs of rows of (N, M) ``input``, as the upper triangle (N (N - 1) / 2)."""
-    if input.ndim != 2:
-        raise ShapeError(f"pdist: expected a 2-d input (N, M), got shape {input.shape}")
-    from ...ops import triu_indices
-
-    i, j = triu_indices(input.shape[0], input.shape[0], 1, device=input.device)
-    return (input[i] - input[j]).norm(p, 1)

@@ -14,6 +14,8 @@ from ..._tensor import Tensor
 from ...autograd._autocast import autocast_op
 from ...autograd._function import Op
 from ...autograd._grad_mode import STATE, no_grad
+from ...ops._indexing_join import stack
+from ...ops._other_shape import pad
 from ...ops._pointwise_unary import sqrt
 from ...ops._reduction import mean
 from ...ops._reduction import sum as _sum
@@ -203,7 +205,7 @@ def batch_norm(
         if fused:
             return y
     elif _fused_eval(x, running_mean, running_var, weight, bias):
-        return BatchNormEval.apply(x, running_mean, running_var, weight, bias, float(eps))  # type: ignore[no-any-return]
+        return BatchNormEval.apply(x, running_mean, running_var, weight, bias, float(eps))
     else:  # statistics that need a gradient, or mixed dtypes: ordinary tensor operations
         rm = running_mean.to(x.dtype).reshape(shape)
         rv = running_var.to(x.dtype).reshape(shape)
@@ -297,10 +299,8 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
 
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
     """Normalise each channel by the sum of squares of its ``size`` neighbouring channels."""
-    from ...ops._other_shape import pad
-
     if input.ndim >= 3 and input.shape[0] == 0:  # an empty batch
-        return on_one_sample(lambda t: local_response_norm(t, size, alpha, beta, k), input)  # type: ignore[no-any-return]
+        return on_one_sample(lambda t: local_response_norm(t, size, alpha, beta, k), input)
     x = _float(input)
     sq = (x * x).unsqueeze(1)  # (N, 1, C, ...)
     sq = pad(sq.reshape(sq.shape[0], 1, sq.shape[2], -1), (0, 0, size // 2, (size - 1) // 2))
@@ -310,7 +310,5 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
 
 
 def _channel_windows(sq: Tensor, size: int) -> Tensor:
-    from ...ops._indexing_join import stack
-
     c = sq.shape[2] - size + 1
     return stack([sq[:, 0, i : i + c] for i in range(size)], -1)

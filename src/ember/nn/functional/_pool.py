@@ -15,6 +15,8 @@ from ...autograd._autocast import autocast_op
 from ...autograd._function import Op
 from ...autograd._grad_mode import STATE
 from ...backends._kernels_util import ndindex
+from ...ops._indexing_join import stack
+from ...ops._other_math import einsum
 from ...ops._util import _float
 from ._conv import _tuple
 from ._empty import on_one_sample
@@ -273,15 +275,12 @@ def _adaptive(input: Tensor, output_size: Any, sp: int, use_max: bool, return_in
             for j, (a, b) in enumerate(_adaptive_bounds(spatial[i], out[i])):
                 m[j, a:b] = 1.0 / (b - a)
             mats.append(Tensor._make(m, x._backend))
-        from ...ops._other_math import einsum
 
         letters = "hwd"[:sp]
         outs = "ijk"[:sp]
         eq = "nc" + letters + "," + ",".join(o + h for o, h in zip(outs, letters, strict=True)) + "->nc" + outs
         r = einsum(eq, xf, *mats)
     else:
-        from ...ops._indexing_join import stack
-
         cells, idxs = [], []
         bounds = [_adaptive_bounds(spatial[i], out[i]) for i in range(sp)]
         for pos in ndindex(out):

@@ -138,7 +138,7 @@ def image_grid(images: Any, dataformats: str, what: str) -> np.ndarray:
 
 def image(tag: str, hwc: np.ndarray) -> Summary:
     """An (H, W, C) uint8 image, PNG-encoded by Pillow."""
-    from .._optional import require
+    from ..._optional import require
 
     pil = require("PIL.Image", "SummaryWriter.add_image")
     mode = {1: "L", 3: "RGB", 4: "RGBA"}[hwc.shape[2]]

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _optional
+from ... import _optional
 
 _optional.require("tensorboard", "ember.utils.tensorboard")
 

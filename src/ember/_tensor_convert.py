@@ -1,0 +1,153 @@
+"""Tensor's conversions that need no operator: to Python numbers, lists and NumPy, the dtype shorthands
+(``float()``, ``long()``, ...), ``cpu()``/``cuda()`` and device queries. A mixin of ``Tensor`` (``_tensor.py``),
+kept apart to keep that file small; every method goes through ``Tensor.to`` or the backend.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from ._convert import legacy_type_name
+from ._errors import ShapeError
+
+if TYPE_CHECKING:
+    from ._device import device as _device
+    from ._dtype import DType
+    from ._tensor import Tensor
+
+_bool = bool
+
+
+class TensorConversions:
+    """The conversion methods of ``Tensor`` (its base class)."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:  # what the methods use of Tensor
+        _data: Any
+        _backend: Any
+        requires_grad: _bool
+
+        @property
+        def shape(self) -> tuple[int, ...]: ...
+        @property
+        def dtype(self) -> DType: ...
+        @property
+        def device(self) -> _device: ...
+        def numel(self) -> int: ...
+        def to(
+            self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: _bool = False, copy: _bool = False
+        ) -> Tensor: ...
+
+    def __bool__(self) -> _bool:
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"the truth value of a tensor with {self.numel()} elements (shape {self.shape}) is "
+                "ambiguous; use .any() or .all()"
+            )
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.kind in "fc" or self.numel() != 1:
+            raise TypeError(f"only integer tensors of a single element can be an index, got {self.dtype}{self.shape}")
+        return int(self.item())
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
+        if self.numel() != 1:
+            raise ShapeError(f"item(): only a one-element tensor converts to a Python number, got shape {self.shape}")
+        return self._backend.to_numpy(self._data).reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self._backend.to_numpy(self._data).tolist()
+
+    def numpy(self) -> np.ndarray:
+        """The values as a NumPy array (shares memory on the CPU backend; refuses a tensor needing grad)."""
+        if self.requires_grad:
+            raise RuntimeError("numpy(): call .detach().numpy() on a tensor that requires grad")
+        return np.asarray(self._backend.to_numpy(self._data))
+
+    def cpu(self) -> Tensor:
+        """This tensor on the CPU (the selected CPU backend when it is elsewhere now)."""
+        return cast("Tensor", self) if self._backend.device.type == "cpu" else self.to(device="cpu")
+
+    def cuda(self, device: Any = None, non_blocking: _bool = False) -> Tensor:
+        """This tensor on a CUDA device (``device``: an index, ``"cuda:N"`` or a device)."""
+        if device is None:
+            device = "cuda"
+        elif isinstance(device, int) and not isinstance(device, _bool):
+            device = f"cuda:{device}"
+        return self.to(device=device, non_blocking=non_blocking)
+
+    @property
+    def is_cuda(self) -> _bool:
+        return self._backend.device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> _bool:
+        return self._backend.device.type == "cpu"
+
+    def get_device(self) -> int:
+        """The CUDA device index, or -1 on the CPU (PyTorch's convention)."""
+        d = self._backend.device
+        return -1 if d.type == "cpu" else int(d.index or 0)
+
+    def is_pinned(self) -> _bool:
+        return self._backend.is_pinned(self._data)
+
+    def type(self, dtype: Any = None) -> Any:
+        """``"ember.FloatTensor"`` (the legacy type name), or a copy converted to ``dtype``."""
+        if dtype is None:
+            return legacy_type_name(self.dtype, self.device.type)
+        return self.to(getattr(dtype, "dtype", dtype))
+
+    def float(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="float32")
+
+    def double(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="float64")
+
+    def half(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="float16")
+
+    def bfloat16(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="bfloat16")
+
+    def cfloat(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="complex64")
+
+    def cdouble(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="complex128")
+
+    def long(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="int64")
+
+    def int(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="int32")
+
+    def bool(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="bool")
+
+    def byte(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="uint8")
+
+    def char(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="int8")
+
+    def short(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="int16")

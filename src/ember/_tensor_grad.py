@@ -1,0 +1,94 @@
+"""Tensor's autograd fields as properties: ``requires_grad`` (settable on leaves only) and ``grad`` (checked on
+assignment, a warning when read where backward never fills it). A mixin of ``Tensor`` (``_tensor.py``), kept apart
+to keep that file small; the values live in Tensor's slots ``_requires_grad`` and ``_grad``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any, Self
+
+from ._errors import DeviceError, DTypeError, ShapeError
+
+if TYPE_CHECKING:
+    from ._tensor import Tensor
+
+_bool = bool
+
+
+class TensorGradFields:
+    """``requires_grad``, ``requires_grad_`` and ``grad`` of ``Tensor`` (its base class)."""
+
+    __slots__ = ("_grad", "_requires_grad")  # Tensor's other fields are its own slots (``Tensor._init`` sets all)
+    _grad: Tensor | None
+    _requires_grad: _bool
+
+    if TYPE_CHECKING:  # what the properties use of Tensor
+        _data: Any
+        _backend: Any
+        _creator: Any
+        _retain: _bool
+        shape: Any
+        dtype: Any
+        device: Any
+
+    @property
+    def requires_grad(self) -> _bool:
+        """Whether gradients flow to this tensor; settable on leaves only (floating dtypes), as in PyTorch."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: _bool) -> None:
+        if self._creator is not None:
+            raise RuntimeError(
+                f"requires_grad = {value}: you can only change requires_grad of leaf tensors; this one was computed "
+                "(its grad_fn is set): use .detach() for a tensor that does not require grad"
+            )
+        if value and self._data.dtype not in self._backend.grad_dtypes:
+            raise DTypeError(
+                f"only Tensors of floating point and complex dtype can require gradients, got {self.dtype}"
+            )
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: _bool = True) -> Self:
+        """Mark a leaf tensor to collect gradients (floating and complex dtypes only); True on a computed tensor
+        is a no-op, False on one is refused (as in PyTorch)."""
+        if not (requires_grad and self._creator is not None):
+            self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient accumulated by ``backward`` (leaves, and tensors that ``retain_grad()``).
+
+        Reading it on a non-leaf tensor that does not retain its gradient warns, as PyTorch does (it is
+        always None there); assigning one checks it is a Tensor of this tensor's shape, dtype and device.
+        """
+        g = self._grad
+        if g is None and self._creator is not None and not self._retain:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed: it is not filled by "
+                "backward(). Call .retain_grad() on it to keep its gradient, or use the leaf tensor it was "
+                "computed from.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return g
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            kind = type(self).__name__
+            noun = "parameter" if kind == "Param" else "tensor"
+            if not isinstance(value, TensorGradFields):
+                raise TypeError(f"{kind}.grad: expected a Tensor or None, got {type(value).__name__}")
+            if value.shape != self.shape:
+                raise ShapeError(f"{kind}.grad: assigned a gradient of shape {tuple(value.shape)} to a {noun} of "
+                                 f"shape {tuple(self.shape)}")  # fmt: skip
+            if value.dtype != self.dtype:
+                raise DTypeError(f"{kind}.grad: assigned a gradient of dtype {value.dtype} to a {noun} of dtype "
+                                 f"{self.dtype}")  # fmt: skip
+            if value._backend is not self._backend:
+                raise DeviceError(f"{kind}.grad: assigned a gradient on {value.device} ({value._backend.name} "
+                                  f"backend) to a {noun} on {self.device} ({self._backend.name} backend)")  # fmt: skip
+        self._grad = value
