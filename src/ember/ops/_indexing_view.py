@@ -279,6 +279,7 @@ def expand(input: Tensor, *sizes: Any) -> Tensor:
 
 
 def broadcast_to(input: Tensor, shape: Any) -> Tensor:
+    """A broadcast view of ``input`` with ``shape``."""
     return expand(input, tuple(shape))
 
 
