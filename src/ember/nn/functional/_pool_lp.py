@@ -9,6 +9,7 @@ kernels do) and takes the max over the gathered windows.
 from __future__ import annotations
 
 import math
+import struct
 from typing import Any
 
 from ..._creation import rand, tensor
@@ -62,18 +63,21 @@ def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = N
     return _lp_pool(input, float(norm_type), kernel_size, stride, ceil_mode, 3)
 
 
-def _starts(sample: float, n: int, o: int, k: int, dtype: Any) -> list[int]:
-    """PyTorch's pseudo-random window starts for one dim (computed in the input's precision, as its kernel)."""
-    import numpy as np
-
-    f = np.dtype(dtype).type
+def _starts(sample: float, n: int, o: int, k: int, single: bool) -> list[int]:
+    """PyTorch's pseudo-random window starts for one dim, computed in the input's precision as its kernel does
+    (``single``: every operation rounded to float32, which rounding the float64 result of one operation gives)."""
+    f = _f32 if single else float
     seq = [0] * o
     if o > 1:
-        alpha = f(n - k) / f(o - 1)
-        seq[: o - 1] = [int(f(i + f(sample)) * alpha) - int(f(sample) * alpha) for i in range(o - 1)]
+        alpha = f(f(n - k) / f(o - 1))
+        seq[: o - 1] = [int(f(f(i + f(sample)) * alpha)) - int(f(f(sample) * alpha)) for i in range(o - 1)]
     if o > 0:
         seq[o - 1] = n - k
     return seq
+
+
+def _f32(x: float) -> float:
+    return float(struct.unpack("f", struct.pack("f", x))[0])
 
 
 def _fractional(input: Tensor, kernel_size: Any, output_size: Any, output_ratio: Any, return_indices: bool,
@@ -99,7 +103,7 @@ def _fractional(input: Tensor, kernel_size: Any, output_size: Any, output_ratio:
     draws = u.detach().float().tolist()
     # PyTorch's samples are in reverse order of the dims (w, h) for 2-d and (t, h, w) for 3-d
     order = (1, 0) if sp == 2 else (0, 1, 2)
-    starts = [[[_starts(draws[a][b][order[d]], spatial[d], out[d], k[d], x._data.dtype) for d in range(sp)]
+    starts = [[[_starts(draws[a][b][order[d]], spatial[d], out[d], k[d], x.dtype.itemsize <= 4) for d in range(sp)]
                for b in range(c)] for a in range(n)]  # fmt: skip
     dev = x.device
     flat = x.reshape(n, c, -1)
