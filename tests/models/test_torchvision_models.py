@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -179,6 +180,7 @@ def test_weights_load_without_torch_through_embers_reader(ref, tmp_path):
         "assert 'torch' not in sys.modules or sys.modules['torch'] is None\n"
         "print('ok')\n"
     )
+    env = {k: v for k, v in os.environ.items() if k != "EMBER_BACKEND"}  # no torch there: the default backend
     proc = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          check=False)  # fmt: skip
+                          check=False, env=env)  # fmt: skip
     assert proc.stdout.strip() == "ok", proc.stderr[-3000:]
