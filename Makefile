@@ -4,15 +4,18 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit test-mixed test-cuda bench bench-gpu bench-micro clean
+.PHONY: demo test lint typecheck unit test-mixed test-cuda docs bench bench-gpu bench-micro clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
+# dev = the tools plus every optional extra the tests exercise (record, vision, tensorboard, data, plot, docs);
+# torch (CPU build), transformers (Hugging Face parity) and pnnx on top, each skipped cleanly if pip cannot get it.
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]"
 	$(PY) -m pip install -q "torch==2.13.0" || echo "torch not installed: PyTorch parity tests will be skipped"
+	$(PY) -m pip install -q "transformers>=4.40" || echo "transformers not installed: Hugging Face parity tests will be skipped"
 	$(PY) -m pip install -q --no-deps "pnnx==20261020" || echo "pnnx not installed: PNNX export tests will be skipped"
 	$(PY) -m pip install -q -e ".[onnx]" || echo "onnx/onnxruntime not installed: ember.onnx tests will be skipped"
 	touch $(STAMP)
@@ -39,10 +42,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-# the whole suite twice: on the default (numpy) backend, then on torch (EMBER_BACKEND=torch; skipped without torch)
+# the whole suite twice: on the default (numpy) backend, then on torch (EMBER_BACKEND=torch; skipped without torch);
+# then, once, the wheel installed in fresh virtualenvs (tests/test_packaging.py, marked `wheel`)
 unit: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadfile
 	if $(PY) -c "import torch" 2>/dev/null; then EMBER_BACKEND=torch $(PY) -m pytest -n 2 --dist loadfile; fi
+	$(PY) -m pytest -n 2 -m wheel tests/test_packaging.py
 
 test: lint typecheck unit test-mixed
 
@@ -64,6 +69,10 @@ test-cuda:
 bench-gpu:
 	$(PYTHON) benchmarks/gpu_bench.py
 
+# the documentation site from docs/ and the docstrings, into site/ (warnings are errors)
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict
+
 # Ember against PyTorch per benchmarks/README.md (whole processes, default threads, alternating pairs).
 bench: $(STAMP)
 	$(PY) benchmarks/compare.py
@@ -72,4 +81,4 @@ bench-micro: $(STAMP)
 	$(PY) benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build site *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

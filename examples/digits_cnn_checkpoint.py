@@ -1,4 +1,4 @@
-"""A CNN on scikit-learn's 8x8 digits, written the way PyTorch's MNIST example is, with ember.save checkpoints.
+"""A CNN on the bundled 8x8 digits, written the way PyTorch's MNIST example is, with ember.save checkpoints.
 
     python examples/digits_cnn_checkpoint.py --epochs 6             # trains, checkpointing every epoch
     python examples/digits_cnn_checkpoint.py --epochs 8 --resume    # continues from the last checkpoint

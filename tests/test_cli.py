@@ -117,3 +117,12 @@ def test_resume_with_progress_says_it_once(tmp_path, capsys):
     rc = main(["train", "linear-regression", "--epochs", "1", "--limit", "40", "--out", str(tmp_path), "--resume"])
     out = capsys.readouterr()
     assert rc == 0 and (out.out + out.err).count("nothing to resume") == 1
+
+
+def test_help_speaks_to_users_and_pnnx_is_there_after_import_ember(capsys):
+    assert main(["--help"]) == 0
+    text = capsys.readouterr().out
+    assert "(spec" not in text and "linear-regression" in text
+    proc = subprocess.run([sys.executable, "-c", "import ember; print(callable(ember.pnnx.load))"],
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert proc.stdout.strip() == "True", proc.stderr  # a plain ``import ember`` reaches ember.pnnx

@@ -51,8 +51,11 @@ from ._dtype import (
     DType,
     bfloat16,
     bool_,
+    channels_last,
+    channels_last_3d,
     complex64,
     complex128,
+    contiguous_format,
     float16,
     float32,
     float64,
@@ -61,6 +64,8 @@ from ._dtype import (
     int16,
     int32,
     int64,
+    memory_format,
+    preserve_format,
     promote_types,
     set_default_dtype,
     uint8,
@@ -85,12 +90,12 @@ from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_prec
 from .ops import *  # noqa: F403 - the operator functions: ember.exp, ember.matmul, ...
 from .ops import __all__ as _ops_all
 
-_SUBMODULES = frozenset({"data", "distributed", "models", "nn", "optim", "record", "train"})
+_SUBMODULES = frozenset({"data", "distributed", "models", "nn", "optim", "pnnx", "record", "train"})
 
 if not TYPE_CHECKING:  # hidden from mypy, which would otherwise accept any ``ember.<typo>``
 
     def __getattr__(name: str) -> object:
-        """``ember.models``, ``ember.nn``, ... after a plain ``import ember`` (imported on first use)."""
+        """``ember.models``, ``ember.pnnx``, ... after a plain ``import ember`` (imported on first use)."""
         if name in _SUBMODULES:
             import importlib
 
@@ -123,6 +128,7 @@ __all__ = [
     "get_num_interop_threads",
     "get_num_threads",
     "load",
+    "masked",
     "multiprocessing",
     "save",
     "serialization",
@@ -131,6 +137,11 @@ __all__ = [
     "set_num_threads",
     "utils",
     "DType",
+    "channels_last",
+    "channels_last_3d",
+    "contiguous_format",
+    "memory_format",
+    "preserve_format",
     "accelerator",
     "cuda",
     "Generator",
@@ -219,7 +230,7 @@ __all__ = [
 
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
 from . import data, distributions, fft, linalg, optim, record, signal, sparse, special, train  # noqa: E402
-from . import multiprocessing, serialization, utils  # noqa: E402
+from . import masked, multiprocessing, serialization, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from .nn.config import Config  # noqa: E402

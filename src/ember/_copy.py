@@ -7,7 +7,8 @@
   travel (not ``.grad``, as in PyTorch); a tensor in shared memory (``share_memory_()``) is rebuilt onto
   the same memory.
 
-Pickle is for moving objects between trusted processes; Ember's file loaders never unpickle.
+Pickle is for moving objects between trusted processes; Ember's file loaders unpickle only what
+``weights_only`` allows, or anything when the caller passes ``weights_only=False`` (``_pickled.py``).
 """
 
 from __future__ import annotations

@@ -113,18 +113,22 @@ def _make(filler: str, size: tuple[Any, ...], dtype: Any, device: Any, requires_
 
 
 def zeros(*args: Any, size: Any = None, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ``size`` filled with zeros."""
     return _make("zeros", args if size is None else (size,), dtype, device, requires_grad)
 
 
 def ones(*args: Any, size: Any = None, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ``size`` filled with ones."""
     return _make("ones", args if size is None else (size,), dtype, device, requires_grad)
 
 
 def empty(*args: Any, size: Any = None, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size`` (``ember.empty(2, 3)`` or ``size=(2, 3)``)."""
     return _make("empty", args if size is None else (size,), dtype, device, requires_grad)
 
 
 def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ``size`` filled with ``fill_value``."""
     if isinstance(fill_value, Tensor) and fill_value.ndim == 0:
         fill_value = fill_value.item()
     if not isinstance(fill_value, (bool, int, float, complex, np.number, np.bool_)):
@@ -165,6 +169,7 @@ def arange(
 def linspace(
     start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
+    """``steps`` values evenly spaced from ``start`` to ``end`` inclusive."""
     steps = _int_arg(steps, "linspace", "steps")
     be = get_backend(device)
     d = as_dtype(dtype) if dtype is not None else get_default_dtype()
@@ -175,6 +180,7 @@ def linspace(
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """An ``n`` x ``m`` (default ``n`` x ``n``) tensor with ones on the diagonal."""
     n = _int_arg(n, "eye", "n")
     m = None if m is None else _int_arg(m, "eye", "m")
     be = get_backend(device)
@@ -234,18 +240,22 @@ def manual_seed(seed: int) -> Generator:
 
 
 def seed() -> int:
+    """Seed the default generator with a non-deterministic seed; return it."""
     return default_generator.seed()
 
 
 def initial_seed() -> int:
+    """The seed the default generator was last seeded with."""
     return default_generator.initial_seed()
 
 
 def get_rng_state() -> dict[str, Any]:
+    """The state of Ember's default generator (restore it with ``set_rng_state``)."""
     return default_generator.get_state()
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
+    """Restore the default generator's state from ``get_rng_state()``."""
     default_generator.set_state(state)
 
 
@@ -315,6 +325,7 @@ def randint(
 
 
 def randperm(n: int, *, dtype: Any = None, device: Any = None, generator: Any = None) -> Tensor:
+    """A random permutation of ``0 .. n - 1``."""
     be = get_backend(device)
     gen = generator or default_generator
     with gen._lock:
@@ -327,32 +338,39 @@ def _like(x: Tensor, dtype: Any, device: Any) -> dict[str, Any]:
 
 
 def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros with ``input``'s shape."""
     return zeros(input.shape, requires_grad=requires_grad, **_like(input, dtype, device))
 
 
 def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones with ``input``'s shape."""
     return ones(input.shape, requires_grad=requires_grad, **_like(input, dtype, device))
 
 
 def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor with ``input``'s shape (and dtype and device unless given)."""
     return empty(input.shape, requires_grad=requires_grad, **_like(input, dtype, device))
 
 
 def full_like(
     input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
+    """A tensor with ``input``'s shape filled with ``fill_value``."""
     return full(input.shape, fill_value, requires_grad=requires_grad, **_like(input, dtype, device))
 
 
 def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None, generator: Any = None) -> Tensor:
+    """Uniform [0, 1) samples with ``input``'s shape."""
     return rand(input.shape, generator=generator, **_like(input, dtype, device))
 
 
 def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None, generator: Any = None) -> Tensor:
+    """Standard normal samples with ``input``'s shape."""
     return randn(input.shape, generator=generator, **_like(input, dtype, device))
 
 
 def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None, device: Any = None) -> Tensor:
+    """Random integers in [``low``, ``high``) with ``input``'s shape (``high`` alone: [0, ``low``))."""
     return randint(low, high, input.shape, **_like(input, dtype, device))
 
 
@@ -371,6 +389,19 @@ def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, dev
 
 def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None) -> Tensor:
     return empty(*size, **_like(self, dtype, device))
+
+
+def new_empty_strided(self: Tensor, size: Any, stride: Any, *, dtype: Any = None, device: Any = None,
+                      requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """An uninitialised (zero) tensor of ``size`` laid out with ``stride`` (in elements) over fresh memory."""
+    shape, st = tuple(int(n) for n in size), tuple(int(v) for v in stride)
+    if len(shape) != len(st) or any(v < 0 for v in st):
+        raise ShapeError(f"new_empty_strided: size {shape} and stride {st} must have one non-negative stride per dim")
+    extent = 1 + sum((n - 1) * v for n, v in zip(shape, st, strict=True)) if all(shape) else 0
+    base = empty(extent, **_like(self, dtype, device))
+    out = Tensor._make(base._backend.as_strided(base._data, shape, st), base._backend)
+    out.requires_grad = requires_grad
+    return out
 
 
 def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None) -> Tensor:

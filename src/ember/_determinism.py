@@ -29,10 +29,12 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
 
 
 def are_deterministic_algorithms_enabled() -> bool:
+    """Whether ``use_deterministic_algorithms(True)`` is in effect (``torch.are_deterministic_algorithms_enabled``)."""
     return _STATE["mode"]
 
 
 def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    """Whether nondeterministic operators only warn instead of raising (``warn_only=True``)."""
     return _STATE["warn_only"]
 
 

@@ -6,6 +6,11 @@ from typing import Any
 
 __all__ = [
     "DType",
+    "memory_format",
+    "contiguous_format",
+    "preserve_format",
+    "channels_last",
+    "channels_last_3d",
     "bool_",
     "uint8",
     "int8",
@@ -143,3 +148,24 @@ def set_default_dtype(dtype: Any) -> None:
     if not d.is_floating_point:
         raise TypeError(f"set_default_dtype: only floating dtypes can be the default, got {d}")
     _default[0] = d
+
+
+class memory_format:  # noqa: N801 - PyTorch's name
+    """PyTorch's memory-format tags, accepted where PyTorch takes them; Ember's arrays are always row-major."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"ember.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -122,10 +123,9 @@ class Tensor(TensorGradFields, TensorConversions):
         return len(self._data.shape)
 
     def numel(self) -> int:
-        n = 1
-        for s in self._data.shape:
-            n *= s
-        return n
+        return math.prod(self._data.shape)
+
+    nelement = numel  # PyTorch's older name
 
     @property
     def nbytes(self) -> int:
@@ -179,13 +179,15 @@ class Tensor(TensorGradFields, TensorConversions):
 
     # -- conversion (more in _tensor_convert.TensorConversions) ----------------------------------
     def to(
-        self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: _bool = False, copy: _bool = False
-    ) -> Tensor:
+        self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: _bool = False, copy: _bool = False,
+        memory_format: Any = None,
+    ) -> Tensor:  # fmt: skip
         """Convert dtype and/or device: ``t.to(ember.float64)``, ``t.to("cuda")``, ``t.to(other)``.
 
         A device string is served by the selected backend (``ember.backends.use``); another tensor's
         ``.device`` (or a Backend) moves this tensor to that tensor's backend. ``non_blocking=True``
-        lets a host-to-accelerator copy from pinned memory overlap with computation.
+        lets a host-to-accelerator copy from pinned memory overlap with computation. ``memory_format`` is
+        accepted (Ember's arrays are row-major; ``channels_last`` is a layout hint it does not need).
         """
         for a in args:
             if isinstance(a, Tensor):
@@ -205,18 +207,14 @@ class Tensor(TensorGradFields, TensorConversions):
             out = self.clone()
         return out
 
-    def cpu(self) -> Tensor:
-        """This tensor on the CPU (the selected CPU backend when it is elsewhere now)."""
-        return self if self._backend.device.type == "cpu" else self.to(device="cpu")
-
     def pin_memory(self) -> Tensor:
         """This tensor in page-locked host memory, for fast ``non_blocking`` copies to CUDA."""
         return _pin(self)
 
-    def clone(self) -> Tensor:
+    def clone(self, memory_format: Any = None) -> Tensor:
         return _clone(self)
 
-    def contiguous(self) -> Tensor:
+    def contiguous(self, memory_format: Any = None) -> Tensor:
         return _contiguous(self)
 
     def is_contiguous(self) -> _bool:
@@ -307,20 +305,21 @@ class Tensor(TensorGradFields, TensorConversions):
         return reduce_tensor(self)
 
     # -- operators ---------------------------------------------------------------------------------
+    # (a sparse operand makes these return NotImplemented, so Python asks the sparse tensor's __radd__ & co.)
     def __add__(self, other: Any) -> Tensor:
-        return _binary(_Add, self, other)
+        return _dense_first(lambda: _binary(_Add, self, other), other)
 
     def __radd__(self, other: Any) -> Tensor:
         return _binary(_Add, other, self)
 
     def __sub__(self, other: Any) -> Tensor:
-        return _ops.sub(self, other)
+        return _dense_first(lambda: _ops.sub(self, other), other)
 
     def __rsub__(self, other: Any) -> Tensor:
         return _ops.sub(other, self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return _binary(_Mul, self, other)
+        return _dense_first(lambda: _binary(_Mul, self, other), other)
 
     def __rmul__(self, other: Any) -> Tensor:
         return _binary(_Mul, other, self)
@@ -488,3 +487,13 @@ from .ops._other_convert import _cast, _clone, _pin, _to_device  # noqa: E402
 from .ops._pointwise_binary import Add as _Add  # noqa: E402
 from .ops._pointwise_binary import Mul as _Mul  # noqa: E402
 from .ops._util import _binary  # noqa: E402
+
+
+def _dense_first(op: Any, other: Any) -> Any:
+    """``op()``, or ``NotImplemented`` when it refuses a sparse ``other`` (Python then asks the sparse operand)."""
+    try:
+        return op()
+    except TypeError:
+        if getattr(other, "is_sparse", False):
+            return NotImplemented
+        raise

@@ -5,7 +5,7 @@ kept apart to keep that file small; every method goes through ``Tensor.to`` or t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -82,6 +82,10 @@ class TensorConversions:
             raise RuntimeError("numpy(): call .detach().numpy() on a tensor that requires grad")
         return np.asarray(self._backend.to_numpy(self._data))
 
+    def cpu(self) -> Tensor:
+        """This tensor on the CPU (the selected CPU backend when it is elsewhere now)."""
+        return cast("Tensor", self) if self._backend.device.type == "cpu" else self.to(device="cpu")
+
     def cuda(self, device: Any = None, non_blocking: _bool = False) -> Tensor:
         """This tensor on a CUDA device (``device``: an index, ``"cuda:N"`` or a device)."""
         if device is None:
@@ -112,29 +116,38 @@ class TensorConversions:
             return legacy_type_name(self.dtype, self.device.type)
         return self.to(getattr(dtype, "dtype", dtype))
 
-    def float(self) -> Tensor:
+    def float(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="float32")
 
-    def double(self) -> Tensor:
+    def double(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="float64")
 
-    def half(self) -> Tensor:
+    def half(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="float16")
 
-    def bfloat16(self) -> Tensor:
+    def bfloat16(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="bfloat16")
 
-    def cfloat(self) -> Tensor:
+    def cfloat(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="complex64")
 
-    def cdouble(self) -> Tensor:
+    def cdouble(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="complex128")
 
-    def long(self) -> Tensor:
+    def long(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="int64")
 
-    def int(self) -> Tensor:
+    def int(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="int32")
 
-    def bool(self) -> Tensor:
+    def bool(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="bool")
+
+    def byte(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="uint8")
+
+    def char(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="int8")
+
+    def short(self, memory_format: Any = None) -> Tensor:
+        return self.to(dtype="int16")

@@ -67,4 +67,5 @@ def set_num_interop_threads(n: int) -> None:
 
 
 def get_num_interop_threads() -> int:
+    """Threads for running independent operations concurrently (``set_num_interop_threads``; 1 by default)."""
     return _interop if _interop is not None else 1

@@ -21,10 +21,12 @@ def current_accelerator(check_available: bool = False) -> device | None:
 
 
 def device_count() -> int:
+    """How many accelerator (CUDA) devices this machine has."""
     return cuda.device_count()
 
 
 def current_device_index() -> int:
+    """The index of the selected accelerator device."""
     return cuda.current_device()
 
 

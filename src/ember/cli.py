@@ -50,6 +50,7 @@ def _epilog() -> str:
               "  ember train digits-mlp --epochs 5      a shorter MLP run",
               "  ember train mnist-cnn --data-dir DIR   MNIST from IDX files you placed in DIR",
               "  ember train digits-cnn --resume        continue the last run from its checkpoint",
+              "  ember train digits-cnn --tensorboard   also log to TensorBoard (tensorboard --logdir runs)",
               "  ember info                             version, backends and devices",
               "  ember pnnx run M.pnnx.param --image I  classify (top-5) or detect (YOLOv5: PNG) with a PNNX model",
               "  ember pnnx info M.pnnx.param           a PNNX graph's operators and which are supported",
@@ -79,6 +80,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--download", action="store_true", help="download missing data when the network is available")
     t.add_argument("--limit", type=_number(int, 1), help="use at most this many samples per split (quick tries)")
     t.add_argument("--no-progress", action="store_true", help="no progress bar or epoch lines")
+    t.add_argument("--tensorboard", action="store_true",
+                   help="also write TensorBoard event files in --out (view: tensorboard --logdir runs)")  # fmt: skip
     t.add_argument(
         "--compile", action="store_true", help="capture the training step once and replay it (ember.compile)"
     )
@@ -134,7 +137,8 @@ def _train(args: argparse.Namespace) -> int:
     learner = Learner(parts["model"], parts["optimizer"], parts["loss_fn"], scheduler=parts.get("scheduler"),
                       metrics=task.metrics, device=args.device, checkpoint_dir=out / "checkpoints", out_dir=out,
                       best_metric=task.best_metric, progress=not args.no_progress, compile=args.compile,
-                      precision=args.precision)  # fmt: skip
+                      precision=args.precision,
+                      loggers=["csv", "tensorboard"] if args.tensorboard else None)  # fmt: skip
     if args.resume and args.no_progress and not learner.checkpointer.paths():  # type: ignore[union-attr]
         # (with progress output on, the Learner says so itself)
         print(f"ember: nothing to resume in {out / 'checkpoints'}; starting from epoch 1", file=sys.stderr)
@@ -200,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ember: interrupted", file=sys.stderr)
         return 130
-    except (OSError, ValueError, KeyError, EmberError, FloatingPointError) as e:  # bad data, no network: one line
+    except (OSError, ValueError, KeyError, ImportError, EmberError, FloatingPointError) as e:  # one line each
         text = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"ember: {text}", file=sys.stderr)
         return 1

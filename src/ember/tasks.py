@@ -79,7 +79,10 @@ def _mnist(kind: str) -> Callable[..., dict[str, Any]]:
         from .optim import Adam
 
         root = Path(data_dir) if data_dir else Path.home() / ".ember" / "data" / "mnist"
-        train, valid = MNIST(root, True, download), MNIST(root, False, download)
+        try:
+            train, valid = MNIST(root, True, download), MNIST(root, False, download)
+        except FileNotFoundError as e:  # the dataset speaks Python (download=True); here the flag is --download
+            raise FileNotFoundError(str(e).replace("pass download=True", "add --download")) from None
         model = LeNet5Config().init() if kind == "cnn" else MLPConfig(784, 10, hidden=(256, 128)).init()
         return {"model": model, "optimizer": Adam(model.parameters(), lr=lr), "loss_fn": nn.functional.cross_entropy,
                 "train": DataLoader(_limit(train, limit), batch_size, shuffle=True, seed=seed),
@@ -90,10 +93,10 @@ def _mnist(kind: str) -> Callable[..., dict[str, Any]]:
 
 TASKS: dict[str, Task] = {
     "linear-regression": Task(
-        "least squares on synthetic data (spec ch. 11)", _linear_regression, 20, 32, 0.05, ("loss",), "valid_loss"
+        "least squares on synthetic data", _linear_regression, 20, 32, 0.05, ("loss",), "valid_loss"
     ),
-    "digits-mlp": Task("an MLP on scikit-learn's 8x8 digits (bundled)", _digits("mlp"), 30, 32, 2e-3),
-    "digits-cnn": Task("LeNet-5 on scikit-learn's 8x8 digits (bundled)", _digits("cnn"), 30, 32, 3e-3),
+    "digits-mlp": Task("an MLP on the bundled 8x8 handwritten digits", _digits("mlp"), 30, 32, 2e-3),
+    "digits-cnn": Task("LeNet-5 on the bundled 8x8 handwritten digits", _digits("cnn"), 30, 32, 3e-3),
     "mnist-mlp": Task("an MLP on MNIST (IDX files in --data-dir)", _mnist("mlp"), 10, 128, 1e-3),
     "mnist-cnn": Task("LeNet-5 on MNIST (IDX files in --data-dir)", _mnist("cnn"), 5, 128, 1e-3),
 }

@@ -238,3 +238,22 @@ def test_pin_memory_pins_every_tensor_of_a_batch(monkeypatch):
         assert sorted(pinned) == sorted([(2, 3), (2,), (2, 3), (2,), (1, 3), (1,)])
         if ember.accelerator.is_available():
             assert all(b["x"].is_pinned() and b["pair"][0].is_pinned() for b in batches)
+
+
+def test_random_sampler_draws_lazily_and_checks_num_samples():
+    import itertools
+    import tracemalloc
+
+    from ember.data import RandomSampler
+
+    tracemalloc.start()
+    s = RandomSampler(range(10), replacement=True, num_samples=10**10)  # every index up front would be 80 GB
+    first = list(itertools.islice(iter(s), 1000))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert len(s) == 10**10 and len(first) == 1000 and all(0 <= i < 10 for i in first) and peak < 50 * 2**20
+    no_repl = list(RandomSampler(range(5), num_samples=12, seed=1))
+    assert len(no_repl) == 12 and sorted(no_repl[:5]) == [0, 1, 2, 3, 4] and sorted(no_repl[5:10]) == [0, 1, 2, 3, 4]
+    for bad in (0, -3, 2.5):
+        with pytest.raises(ValueError, match="num_samples should be a positive integer"):
+            RandomSampler(range(5), num_samples=bad)

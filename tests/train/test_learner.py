@@ -108,7 +108,9 @@ def test_cli_errors_and_info(tmp_path, capsys):
     assert main(["train", "imagenet"]) == 2
     assert "unknown example 'imagenet'; choose from: linear-regression" in capsys.readouterr().err
     assert main(["train", "mnist-mlp", "--data-dir", str(tmp_path), "--epochs", "1"]) == 1
-    assert "train-images-idx3-ubyte[.gz] is missing" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "train-images-idx3-ubyte[.gz] is missing" in err
+    assert "add --download" in err and "download=True" not in err  # the CLI's flag, not the Python argument
     assert main(["info"]) == 0
     assert f"ember {ember.__version__}" in capsys.readouterr().out
     assert main([]) == 0
@@ -124,4 +126,8 @@ def test_progress_in_a_file_or_pipe_is_one_plain_line_per_epoch(tmp_path, capsys
     assert [ln.split(" | ")[0] for ln in captured.out.splitlines() if ln.startswith("epoch ")] == ["epoch 1", "epoch 2"]
     assert "nothing to resume" not in captured.out
     learner.fit(*loaders(), epochs=2, resume=True)
-    assert "the checkpoint already has 2 of 2 epochs" in capsys.readouterr().out
+    rerun = capsys.readouterr().out
+    assert "the checkpoint already has 2 of 2 epochs" in rerun
+    assert "resumed from" not in rerun  # one message for a finished run, not "resumed" then "nothing to resume"
+    learner.fit(*loaders(), epochs=3, resume=True)
+    assert "resumed from epoch 2" in capsys.readouterr().out

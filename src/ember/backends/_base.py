@@ -33,7 +33,8 @@ XP_NAMES = frozenset({
     "bitwise_or", "bitwise_xor", "bool_", "broadcast_arrays", "broadcast_to", "ceil", "clip", "concatenate", "conj",
     "copy", "copysign", "cos", "cosh", "count_nonzero", "cumprod", "cumsum", "diagonal", "einsum", "empty", "equal",
     "exp", "exp2", "expand_dims", "expm1", "eye", "finfo", "flip", "float32", "float64", "floor", "floor_divide",
-    "fmax", "fmin", "fmod", "from_dlpack", "full", "full_like", "gcd", "greater", "greater_equal", "heaviside", "hypot",
+    "fmax", "fmin", "fmod", "frexp", "from_dlpack", "full", "full_like", "gcd", "greater", "greater_equal",
+    "heaviside", "hypot",
     "iinfo", "imag", "inf", "int32", "int64", "int8", "invert", "isclose", "isfinite", "isin", "isinf", "isnan",
     "isneginf", "isposinf", "ix_", "lcm", "left_shift", "less", "less_equal", "linalg", "linspace", "log", "log10",
     "log1p", "log2", "logaddexp", "logaddexp2", "logical_and", "logical_not", "logical_or", "logical_xor", "matmul",
@@ -115,6 +116,16 @@ class Backend(
     def is_plain(self, array: Any) -> bool:
         """True when ``array`` is writable and contiguous (not a broadcast or strided view)."""
         return True
+
+    def strides(self, array: Any) -> tuple[int, ...]:
+        """Steps in elements between neighbours along each dim."""
+        item = array.dtype.itemsize
+        return tuple(s // item for s in array.strides)
+
+    def as_strided(self, array: Any, shape: tuple[int, ...], strides: tuple[int, ...]) -> Any:
+        """A view of ``array``'s memory (from its first element) with ``shape`` and ``strides`` in elements."""
+        item = array.dtype.itemsize
+        return self.xp.lib.stride_tricks.as_strided(array, shape, tuple(s * item for s in strides))
 
     def is_contiguous(self, array: Any) -> bool:
         """True when ``array`` is laid out in C order without gaps."""

@@ -80,6 +80,7 @@ def device_count() -> int:
 
 
 def current_device() -> int:
+    """The index of the selected CUDA device (``ember.cuda.set_device``), 0 by default."""
     return _current[0]
 
 

@@ -1,6 +1,10 @@
-"""Data loading: datasets, samplers, the DataLoader, transforms and ready datasets."""
+"""Data loading: datasets, samplers, the DataLoader, transforms and ready datasets (MNIST, CIFAR, SVHN, image
+folders, text corpora)."""
 
 from . import transforms
+from ._cifar import CIFAR10, CIFAR100, SVHN
+from ._folder import IMG_EXTENSIONS, DatasetFolder, ImageFolder, default_loader, pil_loader
+from ._text import TextCorpus, Vocab
 from .dataloader import DataLoader, default_collate
 from .dataset import (
     ConcatDataset,
@@ -26,6 +30,8 @@ from .sampler import (
 )
 
 __all__ = [
+    "CIFAR10", "CIFAR100", "IMG_EXTENSIONS", "SVHN", "DatasetFolder", "ImageFolder", "TextCorpus", "Vocab",
+    "default_loader", "pil_loader",
     "MNIST", "BatchSampler", "CSVDataset", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler",
     "FashionMNIST", "InMemoryDataset", "IterableDataset", "MapDataset", "NpzDataset", "RandomSampler", "Sampler",
     "SequentialSampler", "ShuffledDataset", "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",

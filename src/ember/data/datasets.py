@@ -1,4 +1,4 @@
-"""Ready datasets: MNIST / Fashion-MNIST from IDX files, scikit-learn's digits, CSV and ``.npz`` files."""
+"""Ready datasets: MNIST / Fashion-MNIST from IDX files, the bundled 8x8 digits, CSV and ``.npz`` files."""
 
 from __future__ import annotations
 
@@ -126,18 +126,17 @@ class FashionMNIST(_IdxImages):
 
 
 def digits(train: bool = True, valid_fraction: float = 0.2, seed: int = 0, images: bool = True) -> TensorDataset:
-    """scikit-learn's bundled 8x8 digits (1797 samples): (1, 8, 8) float32 images in [0, 1] and int64 labels.
+    """The 8x8 handwritten digits bundled with Ember (1797 samples): (1, 8, 8) float32 images in [0, 1], int64 labels.
 
-    The same ``seed`` always gives the same train/validation split.
+    The data is the UCI "Optical Recognition of Handwritten Digits" test set (E. Alpaydin, C. Kaynak; CC BY 4.0),
+    in the order scikit-learn's ``load_digits`` gives it. The same ``seed`` always gives the same
+    train/validation split; ``images=False`` gives flat (64,) rows.
     """
-    try:
-        from sklearn.datasets import load_digits
-    except ImportError:
-        raise ImportError("the digits data ships with scikit-learn: pip install 'ember[data]'") from None
-    d = load_digits()
-    x = (d.images / 16.0).astype(np.float32)
+    with np.load(Path(__file__).with_name("digits.npz"), allow_pickle=False) as f:
+        pixels, labels = f["images"], f["labels"]
+    x = (pixels / 16.0).astype(np.float32)
     x = x[:, None] if images else x.reshape(len(x), -1)
-    y = d.target.astype(np.int64)
+    y = labels.astype(np.int64)
     perm = np.random.default_rng(seed).permutation(len(x))
     n_valid = round(len(x) * valid_fraction)
     idx = perm[n_valid:] if train else perm[:n_valid]

@@ -25,6 +25,8 @@ def _rng(generator: Any, seed: int | None = None) -> np.random.Generator:
 
 
 class Sampler:
+    """An iterable of dataset indices (``__iter__``), with a ``__len__`` where it is known."""
+
     def __iter__(self) -> Iterator[int]:
         raise NotImplementedError
 
@@ -33,6 +35,8 @@ class Sampler:
 
 
 class SequentialSampler(Sampler):
+    """Indices ``0 .. len(data_source) - 1`` in order."""
+
     def __init__(self, data_source: Any) -> None:
         self.n = len(data_source)
 
@@ -53,8 +57,13 @@ class RandomSampler(Sampler):
 
     def __init__(self, data_source: Any, replacement: bool = False, num_samples: int | None = None,
                  generator: Any = None, seed: int | None = None) -> None:  # fmt: skip
+        if not isinstance(replacement, bool):
+            raise TypeError(f"RandomSampler: replacement should be a boolean value, but got replacement={replacement}")
         self.n, self.replacement = len(data_source), replacement
         self.num_samples = num_samples if num_samples is not None else self.n
+        if isinstance(self.num_samples, bool) or not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(f"RandomSampler: num_samples should be a positive integer value, but got "
+                             f"num_samples={self.num_samples}")  # fmt: skip
         self.generator, self.seed = generator, seed
         self.epoch = 0
 
@@ -67,17 +76,31 @@ class RandomSampler(Sampler):
             self.epoch += 1
         else:
             rng = _rng(self.generator, None)
-        if self.replacement:
-            return iter(rng.integers(0, self.n, self.num_samples).tolist())
-        reps = -(-self.num_samples // max(self.n, 1))
-        perm = np.concatenate([rng.permutation(self.n) for _ in range(reps)]) if self.n else np.zeros(0, int)
-        return iter(perm[: self.num_samples].tolist())
+        return self._draws(rng)
+
+    def _draws(self, rng: np.random.Generator) -> Iterator[int]:
+        """The indices, drawn lazily: ``num_samples`` may be far larger than memory (``10**10`` draws)."""
+        left = self.num_samples
+        while left > 0:
+            if self.replacement:
+                chunk = rng.integers(0, self.n, min(left, _CHUNK))
+            else:
+                chunk = rng.permutation(self.n)[:left] if self.n else np.zeros(0, np.int64)
+                if not len(chunk):
+                    return
+            left -= len(chunk)
+            yield from chunk.tolist()
 
     def __len__(self) -> int:
         return self.num_samples
 
 
+_CHUNK = 1 << 16  # indices drawn at a time with replacement
+
+
 class SubsetRandomSampler(Sampler):
+    """The given ``indices`` in a random order each epoch (drawn from ``generator``)."""
+
     def __init__(self, indices: Sequence[int], generator: Any = None) -> None:
         self.indices, self.generator = list(indices), generator
 

@@ -1,4 +1,4 @@
-"""LeNet-5 (LeCun et al. 1998) for small grey images; ``image_size`` 28 for MNIST, 8 for sklearn's digits."""
+"""LeNet-5 (LeCun et al. 1998) for small grey images; ``image_size`` 28 for MNIST, 8 for the bundled digits."""
 
 from __future__ import annotations
 

@@ -1,14 +1,22 @@
-"""ResNet-18/34/50 with torchvision's parameter names (``layer1.0.conv1.weight``, ``fc.bias``)."""
+"""ResNet-18/34/50/101 with torchvision's module names and state-dict keys (``layer1.0.conv1.weight``, ``fc.bias``);
+``weights=PATH`` loads a torchvision ``.pth`` file."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from .._tensor import Tensor
 from ..nn import AdaptiveAvgPool2d, BatchNorm2d, Conv2d, Linear, MaxPool2d, Module, ReLU, Sequential
 from ..nn.config import Config
+from ._weights import load_weights_file
 
-_LAYERS = {18: ("basic", (2, 2, 2, 2)), 34: ("basic", (3, 4, 6, 3)), 50: ("bottleneck", (3, 4, 6, 3))}
+_LAYERS = {
+    18: ("basic", (2, 2, 2, 2)),
+    34: ("basic", (3, 4, 6, 3)),
+    50: ("bottleneck", (3, 4, 6, 3)),
+    101: ("bottleneck", (3, 4, 23, 3)),
+}
 
 
 class ResNetConfig(Config):
@@ -103,13 +111,26 @@ class ResNet(Module):
         return self.fc(self.avgpool(x).flatten(1))  # type: ignore[no-any-return]
 
 
-def resnet18(num_classes: int = 1000, **kw: Any) -> ResNet:
-    return ResNetConfig(18, num_classes).init(**kw)
+def _build(depth: int, num_classes: int, weights: str | Path | None, kw: dict[str, Any]) -> ResNet:
+    model = ResNetConfig(depth, num_classes).init(**kw)
+    return load_weights_file(model, weights) if weights is not None else model
 
 
-def resnet34(num_classes: int = 1000, **kw: Any) -> ResNet:
-    return ResNetConfig(34, num_classes).init(**kw)
+def resnet18(num_classes: int = 1000, *, weights: str | Path | None = None, **kw: Any) -> ResNet:
+    """ResNet-18; ``weights``: a torchvision ``.pth`` (or ``.safetensors``) file to load."""
+    return _build(18, num_classes, weights, kw)
 
 
-def resnet50(num_classes: int = 1000, **kw: Any) -> ResNet:
-    return ResNetConfig(50, num_classes).init(**kw)
+def resnet34(num_classes: int = 1000, *, weights: str | Path | None = None, **kw: Any) -> ResNet:
+    """ResNet-34; ``weights``: a torchvision ``.pth`` (or ``.safetensors``) file to load."""
+    return _build(34, num_classes, weights, kw)
+
+
+def resnet50(num_classes: int = 1000, *, weights: str | Path | None = None, **kw: Any) -> ResNet:
+    """ResNet-50; ``weights``: a torchvision ``.pth`` (or ``.safetensors``) file to load."""
+    return _build(50, num_classes, weights, kw)
+
+
+def resnet101(num_classes: int = 1000, *, weights: str | Path | None = None, **kw: Any) -> ResNet:
+    """ResNet-101; ``weights``: a torchvision ``.pth`` (or ``.safetensors``) file to load."""
+    return _build(101, num_classes, weights, kw)

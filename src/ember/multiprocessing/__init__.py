@@ -32,10 +32,12 @@ _strategy = "file_descriptor"
 
 
 def get_all_sharing_strategies() -> set[str]:
+    """The ways tensors can be shared between processes: ``file_descriptor`` and ``file_system``."""
     return set(_STRATEGIES)
 
 
 def get_sharing_strategy() -> str:
+    """The current sharing strategy (``set_sharing_strategy``)."""
     return _strategy
 
 

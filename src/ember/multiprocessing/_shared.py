@@ -165,6 +165,7 @@ def share_memory_(t: Any) -> Any:
 
 
 def is_shared(t: Any) -> bool:
+    """Whether the tensor's storage lives in shared memory (after ``share_memory_()``)."""
     if _block_of(t._data) is not None:
         return True
     fn = getattr(t._data, "is_shared", None)  # torch's own shared memory

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -124,8 +125,14 @@ class CELU(ELU):
 
 
 class Hardtanh(Module):
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None) -> None:  # fmt: skip
         super().__init__()
+        if min_value is not None or max_value is not None:  # PyTorch's deprecated spellings
+            warnings.warn("keyword arguments min_value and max_value have been deprecated; use min_val and max_val",
+                          UserWarning, stacklevel=2)  # fmt: skip
+            min_val = min_value if min_value is not None else min_val
+            max_val = max_value if max_value is not None else max_val
         if min_val > max_val:
             raise ValueError(f"Hardtanh: min_val {min_val} is greater than max_val {max_val}")
         self.min_val, self.max_val = min_val, max_val
@@ -165,13 +172,23 @@ class PReLU(Module):
         return f"num_parameters={self.num_parameters}"
 
 
+def _legacy_dim(name: str, dim: int | None, ndim: int) -> int:
+    """PyTorch's implicit dim when none was given (deprecated there, with the same warning): 0 for 0-, 1- and
+    3-d inputs, else 1."""
+    if dim is not None:
+        return dim
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                  "as an argument.", UserWarning, stacklevel=3)  # fmt: skip
+    return 0 if ndim in (0, 1, 3) else 1
+
+
 class Softmax(Module):
-    def __init__(self, dim: int = -1) -> None:
+    def __init__(self, dim: int | None = None) -> None:
         super().__init__()
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmax(input, self.dim)
+        return F.softmax(input, _legacy_dim("softmax", self.dim, input.ndim))
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -179,15 +196,20 @@ class Softmax(Module):
 
 class Softmin(Softmax):
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmin(input, self.dim)
+        return F.softmin(input, _legacy_dim("softmin", self.dim, input.ndim))
 
 
 class LogSoftmax(Softmax):
     def forward(self, input: Tensor) -> Tensor:
-        return F.log_softmax(input, self.dim)
+        return F.log_softmax(input, _legacy_dim("log_softmax", self.dim, input.ndim))
 
 
 class GLU(Softmax):
+    dim: int
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__(dim)
+
     def forward(self, input: Tensor) -> Tensor:
         return F.glu(input, self.dim)
 

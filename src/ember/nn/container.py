@@ -10,19 +10,28 @@ from .._tensor import Tensor
 from .module import Module
 from .parameter import Param
 
-__all__ = ["ModuleDict", "ModuleList", "ParamDict", "ParamList", "ParameterDict", "ParameterList", "Sequential"]
+__all__ = [
+    "Container",
+    "ModuleDict",
+    "ModuleList",
+    "ParamDict",
+    "ParamList",
+    "ParameterDict",
+    "ParameterList",
+    "Sequential",
+]
 
 
 class Sequential(Module):
     """Modules applied in order. ``Sequential(a, b)``, ``Sequential(OrderedDict(...))``, ``seq.add(m)``."""
 
-    def __init__(self, *modules: Any) -> None:
+    def __init__(self, *args: Any) -> None:
         super().__init__()
-        if len(modules) == 1 and isinstance(modules[0], OrderedDict):
-            for name, m in modules[0].items():
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, m in args[0].items():
                 self.register_module(name, m)
         else:
-            for m in modules:
+            for m in args:
                 self.add(m)
 
     def add(self, module: Module) -> Sequential:
@@ -197,9 +206,9 @@ class ParamList(Module):
 class ParamDict(Module):
     """A dict of parameters with string keys."""
 
-    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, parameters: Mapping[str, Any] | None = None) -> None:
         super().__init__()
-        for k, v in (values or {}).items():
+        for k, v in (parameters or {}).items():
             self[k] = v
 
     def __getitem__(self, key: str) -> Param:
@@ -235,3 +244,16 @@ class ParamDict(Module):
 
 ParameterList = ParamList
 ParameterDict = ParamDict
+
+
+class Container(Module):
+    """PyTorch's deprecated ``Container(name=module, ...)``: a module holding the given sub-modules."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__()
+        import warnings
+
+        warnings.warn("nn.Container is deprecated. All of it's functionality is now implemented in nn.Module. "
+                      "Subclass that instead.", UserWarning, stacklevel=2)  # fmt: skip
+        for name, m in kwargs.items():
+            self.register_module(name, m)

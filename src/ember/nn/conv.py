@@ -93,7 +93,36 @@ class _ConvNd(Module):
         return s
 
 
-class Conv1d(_ConvNd):
+class _Conv(_ConvNd):
+    """PyTorch's ``Conv{1,2,3}d`` constructor (no ``output_padding``)."""
+
+    def __init__(
+        self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+        dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: Any = None,
+        dtype: Any = None,
+    ) -> None:  # fmt: skip
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
+                         0, device, dtype)  # fmt: skip
+
+
+class _ConvTranspose(_ConvNd):
+    """PyTorch's ``ConvTranspose{1,2,3}d`` constructor: ``output_padding`` after ``padding``, ``dilation``
+    after ``bias``."""
+
+    _transposed = True
+
+    def __init__(
+        self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+        output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1, padding_mode: str = "zeros",
+        device: Any = None, dtype: Any = None,
+    ) -> None:  # fmt: skip
+        if padding_mode != "zeros":
+            raise ValueError(f'{type(self).__name__}: only padding_mode="zeros" is supported (as in PyTorch)')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
+                         output_padding, device, dtype)  # fmt: skip
+
+
+class Conv1d(_Conv):
     """1-d convolution over (N, C, L)."""
 
     _sp = 1
@@ -103,7 +132,7 @@ class Conv1d(_ConvNd):
         return F.conv1d(x, self.weight, self.bias, self.stride, p, self.dilation, self.groups)
 
 
-class Conv2d(_ConvNd):
+class Conv2d(_Conv):
     """2-d convolution over (N, C, H, W); ``padding`` may be an int, a pair, ``'same'`` or ``'valid'``."""
 
     def forward(self, input: Tensor) -> Tensor:
@@ -111,7 +140,7 @@ class Conv2d(_ConvNd):
         return F.conv2d(x, self.weight, self.bias, self.stride, p, self.dilation, self.groups)
 
 
-class Conv3d(_ConvNd):
+class Conv3d(_Conv):
     _sp = 3
 
     def forward(self, input: Tensor) -> Tensor:
@@ -119,30 +148,26 @@ class Conv3d(_ConvNd):
         return F.conv3d(x, self.weight, self.bias, self.stride, p, self.dilation, self.groups)
 
 
-class ConvTranspose1d(_ConvNd):
+class ConvTranspose1d(_ConvTranspose):
     _sp = 1
-    _transposed = True
 
     def forward(self, input: Tensor) -> Tensor:
         return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
                                   self.groups, self.dilation)  # fmt: skip
 
 
-class ConvTranspose2d(_ConvNd):
+class ConvTranspose2d(_ConvTranspose):
     """Transposed 2-d convolution; ``weight`` (in_channels, out_channels / groups, kH, kW)."""
-
-    _transposed = True
 
     def forward(self, input: Tensor) -> Tensor:
         return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
                                   self.groups, self.dilation)  # fmt: skip
 
 
-class ConvTranspose3d(_ConvNd):
+class ConvTranspose3d(_ConvTranspose):
     """Transposed 3-d convolution; ``weight`` (in_channels, out_channels / groups, kD, kH, kW)."""
 
     _sp = 3
-    _transposed = True
 
     def forward(self, input: Tensor) -> Tensor:
         return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,

@@ -123,18 +123,22 @@ def _fill(tensor: Tensor, make: Any) -> Tensor:
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill ``tensor`` with ``val`` in place (no gradient recorded); returns ``tensor``."""
     return _fill(tensor, lambda xp: xp.full(tuple(tensor.shape), float(val), dtype=xp.float64))
 
 
 def zeros_(tensor: Tensor) -> Tensor:
+    """Fill ``tensor`` with zeros in place; returns ``tensor``."""
     return constant_(tensor, 0.0)
 
 
 def ones_(tensor: Tensor) -> Tensor:
+    """Fill ``tensor`` with ones in place; returns ``tensor``."""
     return constant_(tensor, 1.0)
 
 
 def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-d ``tensor`` with the identity matrix in place; returns ``tensor``."""
     if tensor.ndim != 2:
         raise ValueError(f"eye_: expected a 2-d tensor, got shape {tensor.shape}")
     return _fill(tensor, lambda xp: xp.eye(tensor.shape[0], tensor.shape[1], dtype=xp.float64))
@@ -161,12 +165,14 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
+    """Glorot uniform: U(-a, a) with ``a = gain * sqrt(6 / (fan_in + fan_out))``, in place."""
     fan_in, fan_out = _fans(tensor)
     a = gain * math.sqrt(6.0 / (fan_in + fan_out))
     return uniform_(tensor, -a, a, generator)
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
+    """Glorot normal: N(0, std) with ``std = gain * sqrt(2 / (fan_in + fan_out))``, in place."""
     fan_in, fan_out = _fans(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
 
@@ -182,6 +188,7 @@ def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> floa
 def kaiming_uniform_(
     tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator: Any = None
 ) -> Tensor:
+    """He uniform: U(-b, b) with ``b = sqrt(3) * gain / sqrt(fan)`` (``mode`` picks fan_in or fan_out), in place."""
     bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
     return uniform_(tensor, -bound, bound, generator)
 
@@ -189,6 +196,7 @@ def kaiming_uniform_(
 def kaiming_normal_(
     tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator: Any = None
 ) -> Tensor:
+    """He normal: N(0, gain / sqrt(fan)) (``mode`` picks fan_in or fan_out), in place."""
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 
 
@@ -216,6 +224,8 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
 
 def reset_like_torch_(weight: Tensor, bias: Tensor | None) -> None:
     """PyTorch's default for Linear and Conv: weight Kaiming-uniform (a=sqrt(5)), bias uniform +-1/sqrt(fan_in)."""
+    if weight.numel() == 0:  # a 0-sized layer: nothing to draw (PyTorch warns and skips too)
+        return
     kaiming_uniform_(weight, a=math.sqrt(5))
     if bias is not None:
         bound = 1 / math.sqrt(_fans(weight)[0])

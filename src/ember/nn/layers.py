@@ -15,8 +15,8 @@ from .parameter import Param
 
 __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AlphaDropout", "AvgPool1d", "AvgPool2d",
-    "ConstantPad2d", "Dropout", "Dropout1d", "Dropout2d", "Embedding", "MaxPool1d", "MaxPool2d", "PixelShuffle",
-    "PixelUnshuffle", "ReflectionPad2d", "ReplicationPad2d", "Upsample", "ZeroPad2d",
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "Embedding", "FeatureAlphaDropout", "MaxPool1d", "MaxPool2d",
+    "PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
 ]  # fmt: skip
 
 
@@ -48,8 +48,20 @@ class Dropout2d(Dropout):
     _fn: Callable[..., Tensor] = staticmethod(F.dropout2d)
 
 
+class Dropout3d(Dropout):
+    """Zero whole channels of (N, C, D, H, W) while training."""
+
+    _fn: Callable[..., Tensor] = staticmethod(F.dropout3d)
+
+
 class AlphaDropout(Dropout):
     _fn: Callable[..., Tensor] = staticmethod(F.alpha_dropout)
+
+
+class FeatureAlphaDropout(Dropout):
+    """Alpha dropout of whole channels (SELU networks): dropped channels take SELU's negative saturation."""
+
+    _fn: Callable[..., Tensor] = staticmethod(F.feature_alpha_dropout)
 
 
 class Embedding(Module):
@@ -61,25 +73,54 @@ class Embedding(Module):
         embedding_dim: int,
         padding_idx: int | None = None,
         max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        _freeze: bool = False,
         device: Any = None,
         dtype: Any = None,
     ) -> None:
         super().__init__()
         for k, v in (("num_embeddings", num_embeddings), ("embedding_dim", embedding_dim)):
             if not isinstance(v, int) or v <= 0:
-                raise ValueError(f"Embedding: {k} must be a positive integer, got {v!r}")
+                raise ValueError(f"{type(self).__name__}: {k} must be a positive integer, got {v!r}")
         if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
-            raise ValueError(f"Embedding: padding_idx {padding_idx} is out of range for {num_embeddings} embeddings")
+            raise ValueError(f"{type(self).__name__}: padding_idx {padding_idx} is out of range for "
+                             f"{num_embeddings} embeddings")  # fmt: skip
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = padding_idx % num_embeddings if padding_idx is not None else None
-        self.max_norm = max_norm
-        self.weight = Param(empty(num_embeddings, embedding_dim, device=device, dtype=dtype))
+        self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = (
+            max_norm,
+            norm_type,
+            scale_grad_by_freq,
+            sparse,
+        )
+        if _weight is not None:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError(f"{type(self).__name__}: _weight has shape {tuple(_weight.shape)}, expected "
+                                 f"{(num_embeddings, embedding_dim)}")  # fmt: skip
+            self.weight = Param(_weight.detach(), requires_grad=not _freeze)
+            return
+        self.weight = Param(empty(num_embeddings, embedding_dim, device=device, dtype=dtype), requires_grad=not _freeze)
         init.normal_(self.weight)
         if self.padding_idx is not None:
             self.weight._data[self.padding_idx] = 0
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                           self.sparse)  # fmt: skip
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None,
+                        max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False) -> Embedding:  # fmt: skip
+        """An ``Embedding`` holding ``embeddings`` (rows, dim); ``freeze`` keeps them out of training."""
+        if embeddings.ndim != 2:
+            raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-d, got shape {tuple(embeddings.shape)}")
+        rows, cols = embeddings.shape
+        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, _weight=embeddings,
+                   _freeze=freeze)  # fmt: skip
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
@@ -148,8 +189,14 @@ class AvgPool1d(_AvgPool):
 
 
 class AvgPool2d(_AvgPool):
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override: int | None = None) -> None:  # fmt: skip
+        super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
+        self.divisor_override = divisor_override
+
     def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+                            self.divisor_override)  # fmt: skip
 
 
 class AdaptiveAvgPool1d(Module):
@@ -183,17 +230,34 @@ class AdaptiveMaxPool2d(Module):
 
 class Upsample(Module):
     def __init__(
-        self, size: Any = None, scale_factor: Any = None, mode: str = "nearest", align_corners: bool | None = None
-    ) -> None:
+        self, size: Any = None, scale_factor: Any = None, mode: str = "nearest", align_corners: bool | None = None,
+        recompute_scale_factor: bool | None = None,
+    ) -> None:  # fmt: skip
         super().__init__()
         self.size, self.scale_factor, self.mode, self.align_corners = size, scale_factor, mode, align_corners
+        self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners)
+        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                             self.recompute_scale_factor)  # fmt: skip
 
     def extra_repr(self) -> str:
         s = f"size={self.size}" if self.size is not None else f"scale_factor={self.scale_factor}"
         return f"{s}, mode='{self.mode}'"
+
+
+class UpsamplingNearest2d(Upsample):
+    """2-d nearest-neighbour upsampling (PyTorch's older name for ``Upsample(mode="nearest")``)."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """2-d bilinear upsampling with ``align_corners=True`` (PyTorch's older name)."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
 class PixelShuffle(Module):
@@ -217,52 +281,15 @@ class PixelUnshuffle(Module):
         return F.pixel_unshuffle(input, self.downscale_factor)
 
 
-class _Pad2d(Module):
-    _mode = "constant"
-
-    def __init__(self, padding: Any, value: float = 0.0) -> None:
-        super().__init__()
-        self.padding = (padding,) * 4 if isinstance(padding, int) else tuple(padding)
-        if len(self.padding) != 4:
-            raise ValueError(f"{type(self).__name__}: padding must be an int or 4 ints, got {padding!r}")
-        self.value = value
-
-    def forward(self, input: Tensor) -> Tensor:
-        if self._mode == "constant":
-            return F.pad(input, self.padding, value=self.value)
-        return F.pad(input, self.padding, mode=self._mode)
-
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad2d(_Pad2d):
-    def __init__(self, padding: Any) -> None:
-        super().__init__(padding, 0.0)
-
-
-class ConstantPad2d(_Pad2d):
-    pass
-
-
-class ReflectionPad2d(_Pad2d):
-    _mode = "reflect"
-
-    def __init__(self, padding: Any) -> None:
-        super().__init__(padding)
-
-
-class ReplicationPad2d(ReflectionPad2d):
-    _mode = "replicate"
-
-
 export_configs(
     globals(),
     (
         Dropout,
         Dropout1d,
         Dropout2d,
+        Dropout3d,
         AlphaDropout,
+        FeatureAlphaDropout,
         Embedding,
         MaxPool1d,
         MaxPool2d,
@@ -272,11 +299,9 @@ export_configs(
         AdaptiveAvgPool2d,
         AdaptiveMaxPool2d,
         Upsample,
+        UpsamplingNearest2d,
+        UpsamplingBilinear2d,
         PixelShuffle,
         PixelUnshuffle,
-        ZeroPad2d,
-        ConstantPad2d,
-        ReflectionPad2d,
-        ReplicationPad2d,
     ),
 )

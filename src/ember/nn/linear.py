@@ -22,6 +22,13 @@ def _positive(layer: str, **sizes: Any) -> None:
             raise ValueError(f"{layer}: {k} must be a positive integer, got {v!r}")
 
 
+def _sizes(layer: str, **sizes: Any) -> None:
+    """Feature counts as PyTorch takes them: integers >= 0 (a 0-sized layer is allowed, and empty)."""
+    for k, v in sizes.items():
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"{layer}: {k} must be a non-negative integer, got {v!r}")
+
+
 class Identity(Module):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__()
@@ -37,7 +44,7 @@ class Linear(Module):
         self, in_features: int, out_features: int, bias: bool = True, device: Any = None, dtype: Any = None
     ) -> None:
         super().__init__()
-        _positive("Linear", in_features=in_features, out_features=out_features)
+        _sizes("Linear", in_features=in_features, out_features=out_features)
         self.in_features, self.out_features = in_features, out_features
         self.weight = Param(empty(out_features, in_features, device=device, dtype=dtype))
         if bias:

@@ -2,19 +2,34 @@
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 from .._tensor import Tensor
 from . import functional as F
 from .module import Module
 
 __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
-    "MSELoss", "MarginRankingLoss", "NLLLoss", "SmoothL1Loss",
+    "LinearCrossEntropyLoss", "MSELoss", "MarginRankingLoss", "NLLLoss", "NLLLoss2d", "SmoothL1Loss",
 ]  # fmt: skip
 
 
+def legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
+    """PyTorch's deprecated ``size_average``/``reduce`` pair as a ``reduction`` (``reduction`` when both are None)."""
+    if size_average is None and reduce is None:
+        return reduction
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction instead.", UserWarning,
+                  stacklevel=3)  # fmt: skip
+    if reduce is False:
+        return "none"
+    return "sum" if size_average is False else "mean"
+
+
 class _Loss(Module):
-    def __init__(self, reduction: str = "mean") -> None:
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> None:
         super().__init__()
+        reduction = legacy_reduction(size_average, reduce, reduction)
         if reduction not in ("none", "mean", "sum", "batchmean"):
             raise ValueError(f"{type(self).__name__}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
         self.reduction = reduction
@@ -24,8 +39,9 @@ class _Loss(Module):
 
 
 class _Weighted(_Loss):
-    def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
-        super().__init__(reduction)
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:  # fmt: skip
+        super().__init__(size_average, reduce, reduction)
         if weight is not None:
             self.register_buffer("weight", weight)
         else:
@@ -36,11 +52,13 @@ class CrossEntropyLoss(_Weighted):
     def __init__(
         self,
         weight: Tensor | None = None,
+        size_average: Any = None,
         ignore_index: int = -100,
+        reduce: Any = None,
         reduction: str = "mean",
         label_smoothing: float = 0.0,
     ) -> None:
-        super().__init__(weight, reduction)
+        super().__init__(weight, size_average, reduce, reduction)
         if not 0.0 <= label_smoothing <= 1.0:
             raise ValueError(f"CrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing}")
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
@@ -50,12 +68,17 @@ class CrossEntropyLoss(_Weighted):
 
 
 class NLLLoss(_Weighted):
-    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean") -> None:
-        super().__init__(weight, reduction)
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None, ignore_index: int = -100,
+                 reduce: Any = None, reduction: str = "mean") -> None:  # fmt: skip
+        super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """``NLLLoss`` (PyTorch's older name for images)."""
 
 
 class BCELoss(_Weighted):
@@ -64,8 +87,9 @@ class BCELoss(_Weighted):
 
 
 class BCEWithLogitsLoss(_Weighted):
-    def __init__(self, weight: Tensor | None = None, reduction: str = "mean", pos_weight: Tensor | None = None) -> None:
-        super().__init__(weight, reduction)
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean", pos_weight: Tensor | None = None) -> None:  # fmt: skip
+        super().__init__(weight, size_average, reduce, reduction)
         if pos_weight is not None:
             self.register_buffer("pos_weight", pos_weight)
         else:
@@ -86,8 +110,9 @@ class L1Loss(_Loss):
 
 
 class SmoothL1Loss(_Loss):
-    def __init__(self, reduction: str = "mean", beta: float = 1.0) -> None:
-        super().__init__(reduction)
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean", beta: float = 1.0
+                 ) -> None:  # fmt: skip
+        super().__init__(size_average, reduce, reduction)
         self.beta = beta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -96,7 +121,7 @@ class SmoothL1Loss(_Loss):
 
 class HuberLoss(_Loss):
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
-        super().__init__(reduction)
+        super().__init__(None, None, reduction)
         self.delta = delta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -104,8 +129,9 @@ class HuberLoss(_Loss):
 
 
 class KLDivLoss(_Loss):
-    def __init__(self, reduction: str = "mean", log_target: bool = False) -> None:
-        super().__init__(reduction)
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 log_target: bool = False) -> None:  # fmt: skip
+        super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -113,8 +139,9 @@ class KLDivLoss(_Loss):
 
 
 class CosineEmbeddingLoss(_Loss):
-    def __init__(self, margin: float = 0.0, reduction: str = "mean") -> None:
-        super().__init__(reduction)
+    def __init__(self, margin: float = 0.0, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
+                 ) -> None:  # fmt: skip
+        super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
@@ -124,3 +151,38 @@ class CosineEmbeddingLoss(_Loss):
 class MarginRankingLoss(CosineEmbeddingLoss):
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.margin_ranking_loss(input1, input2, target, self.margin, self.reduction)
+
+
+class LinearCrossEntropyLoss(Module):
+    """A ``Linear`` layer (``linear``: in_features -> C * prod(out_features)) followed by the cross entropy of its
+    logits, as one loss (``F.linear_cross_entropy``)."""
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple[int, ...] = (), bias: bool = False,
+                 device: Any = None, dtype: Any = None, reduction: str = "mean", weight: Tensor | None = None,
+                 ignore_index: int | None = None, label_smoothing: float = 0.0,
+                 options: Any = None) -> None:  # fmt: skip
+        super().__init__()
+        from .linear import Linear
+
+        self.num_classes, self.out_features = num_classes, tuple(out_features)
+        self.reduction, self.ignore_index, self.label_smoothing, self.options = (
+            reduction,
+            ignore_index,
+            label_smoothing,
+            options,
+        )
+        size = num_classes
+        for d in self.out_features:
+            size *= d
+        self.linear = Linear(in_features, size, bias=bias, device=device, dtype=dtype)
+        if weight is not None:
+            self.register_buffer("weight", weight)
+        else:
+            self.weight = None
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        w = self.linear.weight.reshape(self.num_classes, *self.out_features, self.linear.in_features)
+        b = self.linear.bias.reshape(self.num_classes, *self.out_features) if self.linear.bias is not None else None
+        return F.linear_cross_entropy(input, w, target, linear_bias=b, weight=self.weight, reduction=self.reduction,
+                                      ignore_index=self.ignore_index, label_smoothing=self.label_smoothing,
+                                      options=self.options)  # fmt: skip

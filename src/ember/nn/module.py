@@ -339,7 +339,8 @@ class Module:
             elif p.grad is not None:
                 p.grad = p.grad.detach() * 0
 
-    def to(self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: bool = False) -> Module:
+    def to(self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: bool = False,
+           memory_format: Any = None) -> Module:  # fmt: skip
         """Move/convert every parameter and buffer in place (floating dtypes only change floats).
 
         ``device`` is a device string or object, another tensor's ``.device`` (its backend too), or a

@@ -12,8 +12,8 @@ from .config import export_configs
 from .module import Module
 from .parameter import Param
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "LayerNorm",
-           "RMSNorm"]  # fmt: skip
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "CrossMapLRN2d", "GroupNorm", "InstanceNorm1d",
+           "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "LocalResponseNorm", "RMSNorm"]  # fmt: skip
 
 
 class _BatchNorm(Module):
@@ -28,6 +28,8 @@ class _BatchNorm(Module):
         track_running_stats: bool = True,
         device: Any = None,
         dtype: Any = None,
+        *,
+        bias: bool = True,
     ) -> None:
         super().__init__()
         if not isinstance(num_features, int) or num_features <= 0:
@@ -36,7 +38,10 @@ class _BatchNorm(Module):
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = Param(ones(num_features, device=device, dtype=dtype))
-            self.bias = Param(zeros(num_features, device=device, dtype=dtype))
+            if bias:
+                self.bias = Param(zeros(num_features, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -156,6 +161,8 @@ class GroupNorm(Module):
         affine: bool = True,
         device: Any = None,
         dtype: Any = None,
+        *,
+        bias: bool = True,
     ) -> None:
         super().__init__()
         if num_groups <= 0 or num_channels % num_groups:
@@ -163,7 +170,10 @@ class GroupNorm(Module):
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
         if affine:
             self.weight = Param(ones(num_channels, device=device, dtype=dtype))
-            self.bias = Param(zeros(num_channels, device=device, dtype=dtype))
+            if bias:
+                self.bias = Param(zeros(num_channels, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -185,8 +195,10 @@ class _InstanceNorm(_BatchNorm):
         track_running_stats: bool = False,
         device: Any = None,
         dtype: Any = None,
+        *,
+        bias: bool = True,
     ) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim != self._dims[0]:
@@ -204,6 +216,39 @@ class InstanceNorm2d(_InstanceNorm):
     _dims = (4,)
 
 
+class InstanceNorm3d(_InstanceNorm):
+    _dims = (5,)
+
+
+class LocalResponseNorm(Module):
+    """Normalise each channel by the squares of its ``size`` neighbouring channels:
+    ``x / (k + alpha / size * sum(x^2)) ** beta``."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(LocalResponseNorm):
+    """``LocalResponseNorm`` over (N, C, H, W) (Lua Torch's name)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__(size, alpha, beta, k)
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: expected a 4-d input (N, C, H, W), got shape {tuple(input.shape)}")
+        return super().forward(input)
+
+
 export_configs(
-    globals(), (BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, RMSNorm, GroupNorm, InstanceNorm1d, InstanceNorm2d)
-)
+    globals(),
+    (BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, RMSNorm, GroupNorm, InstanceNorm1d, InstanceNorm2d,
+     InstanceNorm3d, LocalResponseNorm, CrossMapLRN2d),
+)  # fmt: skip

@@ -16,7 +16,7 @@ from .config import config_for
 from .module import Module
 from .parameter import Param
 
-__all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNCell"]
+__all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
 
 
 # -- one time step of each kind; ``xw`` is the input already multiplied by ``weight_ih`` (plus ``bias_ih``) --
@@ -45,46 +45,59 @@ def _gru_step(xw: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tenso
     return (1 - z) * n + z * h
 
 
-class _RNNBase(Module):
-    _gates = 1
-    _mode = "RNN"
+_MODES = {"RNN_TANH": (1, "tanh"), "RNN_RELU": (1, "relu"), "LSTM": (4, "tanh"), "GRU": (3, "tanh")}
+
+
+class RNNBase(Module):
+    """PyTorch's base of ``RNN``, ``LSTM`` and ``GRU``: ``mode`` is ``"RNN_TANH"``, ``"RNN_RELU"``, ``"LSTM"`` or
+    ``"GRU"``; only LSTM takes ``proj_size``."""
 
     def __init__(
         self,
+        mode: str,
         input_size: int,
         hidden_size: int,
         num_layers: int = 1,
-        nonlinearity: str = "tanh",
         bias: bool = True,
         batch_first: bool = False,
         dropout: float = 0.0,
         bidirectional: bool = False,
+        proj_size: int = 0,
         device: Any = None,
         dtype: Any = None,
     ) -> None:
+        if mode not in _MODES:
+            raise ValueError(f"{type(self).__name__}: unknown mode {mode!r}; expected one of {list(_MODES)}")
+        if proj_size and mode != "LSTM":
+            raise ValueError(f"{type(self).__name__}: proj_size is only supported for LSTM, not {mode}")
+        self._gates, nonlinearity = _MODES[mode]
+        self.mode = mode
         super().__init__()
         name = type(self).__name__
+        if not isinstance(proj_size, int) or proj_size < 0 or (proj_size and proj_size >= hidden_size):
+            raise ValueError(f"{name}: proj_size must be 0 or a positive integer below hidden_size, got {proj_size!r}")
         for k, v in (("input_size", input_size), ("hidden_size", hidden_size), ("num_layers", num_layers)):
             if not isinstance(v, int) or v <= 0:
                 raise ValueError(f"{name}: {k} must be a positive integer, got {v!r}")
-        if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"{name}: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
         if not 0 <= dropout <= 1:
             raise ValueError(f"{name}: dropout must be in [0, 1], got {dropout}")
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.nonlinearity, self.bias, self.batch_first = nonlinearity, bias, batch_first
-        self.dropout, self.bidirectional = dropout, bidirectional
+        self.dropout, self.bidirectional, self.proj_size = dropout, bidirectional, proj_size
         dirs = 2 if bidirectional else 1
         g = self._gates * hidden_size
+        out = proj_size or hidden_size  # the size of h (LSTM's projection makes it proj_size)
         for layer in range(num_layers):
             for d in range(dirs):
                 sfx = f"_l{layer}" + ("_reverse" if d else "")
-                inp = input_size if layer == 0 else hidden_size * dirs
+                inp = input_size if layer == 0 else out * dirs
                 setattr(self, "weight_ih" + sfx, Param(empty(g, inp, device=device, dtype=dtype)))
-                setattr(self, "weight_hh" + sfx, Param(empty(g, hidden_size, device=device, dtype=dtype)))
+                setattr(self, "weight_hh" + sfx, Param(empty(g, out, device=device, dtype=dtype)))
                 if bias:
                     setattr(self, "bias_ih" + sfx, Param(empty(g, device=device, dtype=dtype)))
                     setattr(self, "bias_hh" + sfx, Param(empty(g, device=device, dtype=dtype)))
+                if proj_size:
+                    setattr(self, "weight_hr" + sfx, Param(empty(proj_size, hidden_size, device=device, dtype=dtype)))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -93,11 +106,18 @@ class _RNNBase(Module):
             init.uniform_(p, -bound, bound)
 
     def _cell(self, xw: Tensor, h: Any, w_hh: Tensor, b_hh: Tensor | None) -> Any:
-        raise NotImplementedError  # each subclass defines its cell; _RNNBase is never used directly
+        if self.mode == "LSTM":
+            return _lstm_step(xw, h, w_hh, b_hh)
+        if self.mode == "GRU":
+            return _gru_step(xw, h, w_hh, b_hh)
+        return _rnn_step(xw, h, w_hh, b_hh, self.nonlinearity)
 
     def _init_state(self, batch: int, x: Tensor) -> Any:
         dirs = 2 if self.bidirectional else 1
-        return zeros(self.num_layers * dirs, batch, self.hidden_size, dtype=x.dtype, device=x.device)
+        h = zeros(self.num_layers * dirs, batch, self.hidden_size, dtype=x.dtype, device=x.device)
+        if self.mode == "LSTM":
+            return (h[..., : self.proj_size] if self.proj_size else h.clone(), h)
+        return h
 
     def forward(self, input: Tensor, hx: Any = None) -> tuple[Tensor, Any]:
         name = type(self).__name__
@@ -127,11 +147,14 @@ class _RNNBase(Module):
                 b_hh = getattr(self, "bias_hh" + sfx) if self.bias else None
                 idx = layer * dirs + d
                 h = tuple(s[idx] for s in state) if isinstance(state, tuple) else state[idx]
+                w_hr = getattr(self, "weight_hr" + sfx) if self.proj_size else None
                 xw = F.linear(x, w_ih, b_ih)  # all time steps in one product
                 seq = []
                 order = range(steps - 1, -1, -1) if d else range(steps)
                 for t in order:
                     h = self._cell(xw[t], h, w_hh, b_hh)
+                    if w_hr is not None:  # LSTM with projections: h = W_hr (o * tanh(c))
+                        h = (h[0] @ w_hr.T, h[1])
                     seq.append(h[0] if isinstance(h, tuple) else h)
                 if d:
                     seq.reverse()
@@ -161,63 +184,58 @@ class _RNNBase(Module):
             s += ", batch_first=True"
         if self.bidirectional:
             s += ", bidirectional=True"
+        if self.proj_size:
+            s += f", proj_size={self.proj_size}"
         return s
 
 
-class RNN(_RNNBase):
+class RNN(RNNBase):
     """Elman RNN: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu)."""
 
-    def _cell(self, xw: Tensor, h: Any, w_hh: Tensor, b_hh: Tensor | None) -> Any:
-        return _rnn_step(xw, h, w_hh, b_hh, self.nonlinearity)
+    def __init__(
+        self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh", bias: bool = True,
+        batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
+        dtype: Any = None,
+    ) -> None:  # fmt: skip
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        super().__init__(f"RNN_{nonlinearity.upper()}", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, 0, device, dtype)  # fmt: skip
 
 
-class _GatedRNN(_RNNBase):
-    """LSTM and GRU: PyTorch's constructor without ``nonlinearity``."""
+class LSTM(RNNBase):
+    """LSTM with gates in PyTorch's order (input, forget, cell, output); returns ``(output, (h_n, c_n))``;
+    ``proj_size`` projects h to that size (``weight_hr``)."""
 
     def __init__(
-        self,
-        input_size: int,
-        hidden_size: int,
-        num_layers: int = 1,
-        bias: bool = True,
-        batch_first: bool = False,
-        dropout: float = 0.0,
-        bidirectional: bool = False,
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
-        super().__init__(input_size, hidden_size, num_layers, "tanh", bias, batch_first, dropout, bidirectional,
+        self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = False,
+        dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0, device: Any = None, dtype: Any = None,
+    ) -> None:  # fmt: skip
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         proj_size, device, dtype)  # fmt: skip
+
+
+class GRU(RNNBase):
+    """GRU with PyTorch's gate order (reset, update, new) and ``n = tanh(W_in x + b_in + r (W_hn h + b_hn))``."""
+
+    def __init__(
+        self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = False,
+        dropout: float = 0.0, bidirectional: bool = False, device: Any = None, dtype: Any = None,
+    ) -> None:  # fmt: skip
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0,
                          device, dtype)  # fmt: skip
 
 
-class LSTM(_GatedRNN):
-    """LSTM with gates in PyTorch's order (input, forget, cell, output); returns ``(output, (h_n, c_n))``."""
-
-    _gates = 4
-
-    def _init_state(self, batch: int, x: Tensor) -> Any:
-        h = super()._init_state(batch, x)
-        return (h, h.clone())
-
-    def _cell(self, xw: Tensor, h: Any, w_hh: Tensor, b_hh: Tensor | None) -> Any:
-        return _lstm_step(xw, h, w_hh, b_hh)
+_RNNBase = RNNBase  # the name ember.nn.modules.rnn and older code use
 
 
-class GRU(_GatedRNN):
-    """GRU with PyTorch's gate order (reset, update, new) and ``n = tanh(W_in x + b_in + r (W_hn h + b_hn))``."""
+class RNNCellBase(Module):
+    """One time step: ``weight_ih`` (G*H, I), ``weight_hh`` (G*H, H), ``bias_ih``, ``bias_hh`` (G*H); G is
+    ``num_chunks`` (1 for RNNCell, 4 for LSTMCell, 3 for GRUCell)."""
 
-    _gates = 3
-
-    def _cell(self, xw: Tensor, h: Any, w_hh: Tensor, b_hh: Tensor | None) -> Any:
-        return _gru_step(xw, h, w_hh, b_hh)
-
-
-class _CellBase(Module):
-    """One time step: ``weight_ih`` (G*H, I), ``weight_hh`` (G*H, H), ``bias_ih``, ``bias_hh`` (G*H)."""
-
-    _gates = 1
-
-    def __init__(self, input_size: int, hidden_size: int, bias: bool, device: Any, dtype: Any) -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device: Any = None,
+                 dtype: Any = None) -> None:  # fmt: skip
+        self._gates = num_chunks
         super().__init__()
         name = type(self).__name__
         for k, v in (("input_size", input_size), ("hidden_size", hidden_size)):
@@ -270,14 +288,14 @@ class _CellBase(Module):
         return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
 
 
-class RNNCell(_CellBase):
+class RNNCell(RNNCellBase):
     """Elman RNN cell: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu)."""
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
                  device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
-        super().__init__(input_size, hidden_size, bias, device, dtype)
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
         self.nonlinearity = nonlinearity
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
@@ -286,14 +304,12 @@ class RNNCell(_CellBase):
         return out.squeeze(0) if unbatched else out
 
 
-class LSTMCell(_CellBase):
+class LSTMCell(RNNCellBase):
     """LSTM cell (gates: input, forget, cell, output); ``forward(input, (h, c))`` returns ``(h', c')``."""
-
-    _gates = 4
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:  # fmt: skip
-        super().__init__(input_size, hidden_size, bias, device, dtype)
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
         if hx is not None and not (isinstance(hx, tuple) and len(hx) == 2):
@@ -303,14 +319,12 @@ class LSTMCell(_CellBase):
         return (h1.squeeze(0), c1.squeeze(0)) if unbatched else (h1, c1)
 
 
-class GRUCell(_CellBase):
+class GRUCell(RNNCellBase):
     """GRU cell (gates: reset, update, new)."""
-
-    _gates = 3
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:  # fmt: skip
-        super().__init__(input_size, hidden_size, bias, device, dtype)
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         x, h, unbatched = self._prepare(input, hx)
@@ -325,3 +339,5 @@ RNNCellConfig = config_for(RNNCell)
 LSTMCellConfig = config_for(LSTMCell)
 GRUCellConfig = config_for(GRUCell)
 __all__ += ["GRUCellConfig", "GRUConfig", "LSTMCellConfig", "LSTMConfig", "RNNCellConfig", "RNNConfig"]
+
+_CellBase = RNNCellBase  # the name ember.nn.modules.rnn and older code use

@@ -8,10 +8,8 @@ import math
 from typing import Any
 
 from .._creation import empty, full, zeros
-from .._dtype import bool_
 from .._errors import ShapeError
 from .._tensor import Tensor
-from ..ops._indexing import where
 from ..ops._other_diagonal import triu
 from . import functional as F
 from . import init
@@ -28,15 +26,6 @@ __all__ = [
     "MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
     "TransformerEncoderLayer",
 ]  # fmt: skip
-
-
-def _additive(mask: Tensor | None, like: Tensor) -> Tensor | None:
-    """PyTorch's mask conventions: a bool mask marks positions NOT allowed; a float mask is added."""
-    if mask is None:
-        return None
-    if mask.dtype is bool_:
-        return where(mask, -math.inf, 0.0).to(like.dtype)
-    return mask.to(like.dtype)
 
 
 def _check_masks(attn: Any, query: Tensor, key: Tensor, mask: Any, kpm: Any, names: tuple[str, str]) -> None:
@@ -61,7 +50,9 @@ def _check_masks(attn: Any, query: Tensor, key: Tensor, mask: Any, kpm: Any, nam
 
 
 class MultiheadAttention(Module):
-    """Multi-head attention: ``in_proj_weight`` (3E, E), ``in_proj_bias``, ``out_proj``; returns (output, weights)."""
+    """Multi-head attention with PyTorch's parameters (``in_proj_weight`` (3E, E), or ``q/k/v_proj_weight`` when
+    ``kdim``/``vdim`` differ from E; ``in_proj_bias``; ``bias_k``/``bias_v``; ``out_proj``); returns
+    (output, weights)."""
 
     def __init__(
         self,
@@ -69,6 +60,10 @@ class MultiheadAttention(Module):
         num_heads: int,
         dropout: float = 0.0,
         bias: bool = True,
+        add_bias_kv: bool = False,
+        add_zero_attn: bool = False,
+        kdim: int | None = None,
+        vdim: int | None = None,
         batch_first: bool = False,
         device: Any = None,
         dtype: Any = None,
@@ -77,14 +72,36 @@ class MultiheadAttention(Module):
         if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
             raise ValueError(f"MultiheadAttention: embed_dim {embed_dim} must be divisible by num_heads {num_heads}")
         self.embed_dim, self.num_heads, self.dropout, self.batch_first = embed_dim, num_heads, dropout, batch_first
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         self.head_dim = embed_dim // num_heads
-        self.in_proj_weight = Param(empty(3 * embed_dim, embed_dim, device=device, dtype=dtype))
+        self.add_zero_attn = add_zero_attn
+        kw = {"device": device, "dtype": dtype}
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = Param(empty(3 * embed_dim, embed_dim, **kw))
+            for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
+                self.register_parameter(name, None)
+        else:
+            self.q_proj_weight = Param(empty(embed_dim, embed_dim, **kw))
+            self.k_proj_weight = Param(empty(embed_dim, self.kdim, **kw))
+            self.v_proj_weight = Param(empty(embed_dim, self.vdim, **kw))
+            self.register_parameter("in_proj_weight", None)
         if bias:
-            self.in_proj_bias = Param(zeros(3 * embed_dim, device=device, dtype=dtype))
+            self.in_proj_bias = Param(zeros(3 * embed_dim, **kw))
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)
-        init.xavier_uniform_(self.in_proj_weight)
+        self.bias_k: Param | None = None
+        self.bias_v: Param | None = None
+        if add_bias_kv:
+            self.bias_k = Param(empty(1, 1, embed_dim, **kw))
+            self.bias_v = Param(empty(1, 1, embed_dim, **kw))
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
+        for w in (self.in_proj_weight, self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
+            if w is not None:
+                init.xavier_uniform_(w)
         if bias:
             init.zeros_(self.out_proj.bias)  # type: ignore[arg-type]
 
@@ -100,48 +117,19 @@ class MultiheadAttention(Module):
         is_causal: bool = False,
     ) -> tuple[Tensor, Tensor | None]:
         _check_masks(self, query, key, attn_mask, key_padding_mask, ("attn_mask", "key_padding_mask"))
-        unbatched = query.ndim == 2
-        if unbatched:
-            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
-            if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)
-        elif self.batch_first:
+        batched = query.ndim == 3
+        if batched and self.batch_first:
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
         if query.shape[-1] != self.embed_dim:
             raise ValueError(f"MultiheadAttention: expected embed_dim {self.embed_dim}, got query {query.shape}")
-        L, N, E = query.shape
-        S = key.shape[0]
-        h, d = self.num_heads, self.head_dim
-        wq, wk, wv = self.in_proj_weight.chunk(3, 0)
-        bq, bk, bv = self.in_proj_bias.chunk(3, 0) if self.in_proj_bias is not None else (None, None, None)
-        q = F.linear(query, wq, bq).reshape(L, N * h, d).transpose(0, 1)  # (N*h, L, d)
-        k = F.linear(key, wk, bk).reshape(S, N * h, d).transpose(0, 1)
-        v = F.linear(value, wv, bv).reshape(S, N * h, d).transpose(0, 1)
-        scores = (q @ k.transpose(1, 2)) * (1.0 / math.sqrt(d))  # (N*h, L, S)
-        if is_causal and attn_mask is None:
-            attn_mask = triu(full((L, S), True, dtype=bool_, device=scores.device), 1)  # True: not allowed
-        m = _additive(attn_mask, scores)
-        if m is not None:
-            scores = scores + (m if m.ndim == 2 else m.reshape(N * h, L, S))
-        if key_padding_mask is not None:
-            kp = _additive(key_padding_mask, scores)
-            scores = (scores.reshape(N, h, L, S) + kp.reshape(N, 1, 1, S)).reshape(N * h, L, S)  # type: ignore[union-attr]
-        attn = F.softmax(scores, -1)
-        if self.dropout and self.training:
-            attn = F.dropout(attn, self.dropout, True)
-        out = (attn @ v).transpose(0, 1).reshape(L, N, E)
-        out = self.out_proj(out)
-        if self.batch_first and not unbatched:
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
+            self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias, self.training,
+            key_padding_mask, need_weights, attn_mask, not self._qkv_same_embed_dim, self.q_proj_weight,
+            self.k_proj_weight, self.v_proj_weight, average_attn_weights=average_attn_weights, is_causal=is_causal,
+        )  # fmt: skip
+        if batched and self.batch_first:
             out = out.transpose(0, 1)
-        if unbatched:
-            out = out.squeeze(1)
-        weights = None
-        if need_weights:
-            weights = attn.reshape(N, h, L, S)
-            if average_attn_weights:
-                weights = weights.mean(1)
-            if unbatched:
-                weights = weights.squeeze(0)
         return out, weights
 
     def extra_repr(self) -> str:
@@ -154,7 +142,7 @@ class _Block(Module):
     linear1: Linear
     linear2: Linear
     dropout: Dropout
-    activation: Module
+    activation: Any
 
     @staticmethod
     def _attend(attn: Module, drop: Module, q: Tensor, kv: Tensor, mask: Any, kpm: Any, causal: bool,
@@ -163,12 +151,12 @@ class _Block(Module):
         out = attn(q, kv, kv, key_padding_mask=kpm, attn_mask=mask, need_weights=False, is_causal=causal)[0]
         return drop(out)  # type: ignore[no-any-return]
 
-    def _build(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float, activation: str, eps: float,
+    def _build(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float, activation: Any, eps: float,
                batch_first: bool, norm_first: bool, bias: bool, kw: dict[str, Any], cross: bool) -> None:  # fmt: skip
         """Create the sub-modules in PyTorch's order; ``cross`` adds the decoder's attention over memory."""
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first, **kw)
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first=batch_first, **kw)
         if cross:
-            self.multihead_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first, **kw)
+            self.multihead_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first=batch_first, **kw)
         self.linear1 = Linear(d_model, dim_feedforward, bias, **kw)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias, **kw)
@@ -178,7 +166,7 @@ class _Block(Module):
             setattr(self, f"norm{i}", LayerNorm(d_model, eps, bias=bias, **kw))
         for i in range(1, n + 1):
             setattr(self, f"dropout{i}", Dropout(dropout))
-        self.activation = get_activation(activation)
+        self.activation = get_activation(activation) if isinstance(activation, str) else activation
 
     def _feed_forward(self, x: Tensor, drop: Module) -> Tensor:
         return drop(self.linear2(self.dropout(self.activation(self.linear1(x)))))  # type: ignore[no-any-return]
@@ -193,7 +181,7 @@ class TransformerEncoderLayer(_Block):
         nhead: int,
         dim_feedforward: int = 2048,
         dropout: float = 0.1,
-        activation: str = "relu",
+        activation: Any = F.relu,
         layer_norm_eps: float = 1e-5,
         batch_first: bool = False,
         norm_first: bool = False,
@@ -233,7 +221,7 @@ class TransformerDecoderLayer(_Block):
         nhead: int,
         dim_feedforward: int = 2048,
         dropout: float = 0.1,
-        activation: str = "relu",
+        activation: Any = F.relu,
         layer_norm_eps: float = 1e-5,
         batch_first: bool = False,
         norm_first: bool = False,
@@ -362,7 +350,7 @@ class Transformer(Module):
         num_decoder_layers: int = 6,
         dim_feedforward: int = 2048,
         dropout: float = 0.1,
-        activation: Any = "relu",
+        activation: Any = F.relu,
         custom_encoder: Module | None = None,
         custom_decoder: Module | None = None,
         layer_norm_eps: float = 1e-5,

@@ -21,6 +21,7 @@ from . import (
     _blas,
     _comparison,
     _indexing,
+    _indexing_copies,
     _indexing_gather,
     _indexing_join,
     _indexing_view,
@@ -33,6 +34,7 @@ from . import (
     _other_cumulative,
     _other_diagonal,
     _other_math,
+    _other_numeric,
     _other_shape,
     _pointwise_binary,
     _pointwise_complex,
@@ -43,6 +45,7 @@ from . import (
     _random_inplace,
     _reduction,
     _reduction_stats,
+    _resize,
     _special_fns,
     _spectral,
     _spectral_windows,
@@ -50,6 +53,7 @@ from . import (
 from ._blas import *  # noqa: F403
 from ._comparison import *  # noqa: F403
 from ._indexing import *  # noqa: F403
+from ._indexing_copies import *  # noqa: F403
 from ._indexing_gather import *  # noqa: F403
 from ._indexing_join import *  # noqa: F403
 from ._indexing_view import *  # noqa: F403
@@ -63,7 +67,9 @@ from ._other_convert import *  # noqa: F403
 from ._other_cumulative import *  # noqa: F403
 from ._other_diagonal import *  # noqa: F403
 from ._other_math import *  # noqa: F403
+from ._other_numeric import *  # noqa: F403
 from ._other_shape import *  # noqa: F403
+from ._out import OUT_OPS, with_out
 from ._pointwise_binary import *  # noqa: F403
 from ._pointwise_complex import *  # noqa: F403
 from ._pointwise_logical import *  # noqa: F403
@@ -81,6 +87,7 @@ _MODULES = (
     _blas,
     _comparison,
     _indexing,
+    _indexing_copies,
     _indexing_gather,
     _indexing_join,
     _indexing_view,
@@ -93,6 +100,7 @@ _MODULES = (
     _other_cumulative,
     _other_diagonal,
     _other_math,
+    _other_numeric,
     _other_shape,
     _pointwise_binary,
     _pointwise_complex,
@@ -135,6 +143,8 @@ def _numpy_names(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 for _name in __all__:
     globals()[_name] = _numpy_names(globals()[_name])
+    if _name in OUT_OPS:
+        globals()[_name] = with_out(_name, globals()[_name])
 
 #: Tensor methods served by operators: name -> function taking the tensor first.
 METHODS: dict[str, Callable[..., Any]] = {name: _numpy_names(getattr(m, name)) for m in _MODULES for name in m.METHODS}
@@ -144,11 +154,14 @@ METHODS.update(
         "new_ones": _creation.new_ones,
         "new_full": _creation.new_full,
         "new_empty": _creation.new_empty,
+        "new_empty_strided": _creation.new_empty_strided,
         "new_tensor": _creation.new_tensor,
         "new": _legacy.new,
         "share_memory_": _shared.share_memory_,
         "is_shared": _shared.is_shared,
         "where": _indexing.where_method,
+        "resize_": _resize.resize_,
+        "resize_as_": _resize.resize_as_,
     }
 )
 

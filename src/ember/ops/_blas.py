@@ -93,6 +93,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Matrix product of an (n, m) and an (m, p) tensor (no broadcasting; see ``matmul``)."""
     if getattr(input, "is_sparse", False):
         return input.mm(mat2)  # type: ignore[no-any-return]
     if input.ndim != 2 or mat2.ndim != 2:
@@ -101,6 +102,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
 
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Batched matrix product of (B, n, m) and (B, m, p) tensors."""
     if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
         raise ShapeError(f"bmm: expected (b,n,m) and (b,m,p) tensors, got {input.shape} and {mat2.shape}")
     return matmul(input, mat2)
@@ -108,6 +110,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 
 @autocast_op("mv")
 def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """Matrix-vector product of an (n, m) matrix and an (m,) vector."""
     if input.ndim != 2 or vec.ndim != 1:
         raise ShapeError(f"mv: expected a matrix and a vector, got shapes {input.shape} and {vec.shape}")
     return matmul(input, vec)

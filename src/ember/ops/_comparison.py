@@ -76,10 +76,12 @@ class Minimum(Op):
 
 
 def maximum(input: Tensor, other: Tensor) -> Tensor:
+    """Element-wise maximum of two tensors (broadcast)."""
     return _binary(Maximum, input, other)
 
 
 def minimum(input: Tensor, other: Tensor) -> Tensor:
+    """Element-wise minimum of two tensors (broadcast)."""
     return _binary(Minimum, input, other)
 
 
@@ -87,26 +89,32 @@ Eq, Ne, Lt, Le, Gt, Ge = (_compare(n) for n in ("equal", "not_equal", "less", "l
 
 
 def eq(input: Any, other: Any) -> Tensor:
+    """Element-wise ``input == other`` (broadcast), a bool tensor."""
     return _cmp(Eq, input, other)
 
 
 def ne(input: Any, other: Any) -> Tensor:
+    """Element-wise ``input != other`` (broadcast), a bool tensor. Also ``not_equal``."""
     return _cmp(Ne, input, other)
 
 
 def lt(input: Any, other: Any) -> Tensor:
+    """Element-wise ``input < other`` (broadcast), a bool tensor. Also ``less``."""
     return _cmp(Lt, input, other)
 
 
 def le(input: Any, other: Any) -> Tensor:
+    """Element-wise ``input <= other`` (broadcast), a bool tensor. Also ``less_equal``."""
     return _cmp(Le, input, other)
 
 
 def gt(input: Any, other: Any) -> Tensor:
+    """Element-wise ``input > other`` (broadcast), a bool tensor. Also ``greater``."""
     return _cmp(Gt, input, other)
 
 
 def ge(input: Any, other: Any) -> Tensor:
+    """Element-wise ``input >= other`` (broadcast), a bool tensor. Also ``greater_equal``."""
     return _cmp(Ge, input, other)
 
 
@@ -234,6 +242,7 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool
 
 
 def msort(input: Tensor) -> Tensor:
+    """``input`` sorted along its first dimension."""
     real_only("msort", input)
     return sort(input, 0).values
 

@@ -234,6 +234,7 @@ def where_method(self: Tensor, condition: Any, other: Any) -> Tensor:
 
 # -- counting and searching (no gradient) --------------------------------------------------------
 def argwhere(input: Tensor) -> Tensor:
+    """The indices of the nonzero elements, one row per element: (count, ndim)."""
     return nonzero(input)
 
 

@@ -71,6 +71,25 @@ def _full_index(op: str, input: Tensor, dim: int, index: Tensor) -> tuple[Any, .
     return tuple(out)
 
 
+def _as_1d(fn: Any) -> Any:
+    """A 0-d ``input`` (and 0-d index/src) is treated as one element along dim 0, as PyTorch does."""
+
+    def call(input: Tensor, dim: int, index: Tensor, *args: Any, **kwargs: Any) -> Any:
+        if input.ndim or not isinstance(index, Tensor) or index.ndim > 1:
+            return fn(input, dim, index, *args, **kwargs)
+        norm_dim(dim, 1, fn.__name__)
+        args = tuple(a.reshape(-1) if isinstance(a, Tensor) and a.ndim == 0 else a for a in args)
+        for k, v in list(kwargs.items()):
+            if isinstance(v, Tensor) and v.ndim == 0:
+                kwargs[k] = v.reshape(-1)
+        out = fn(reshape(input, (1,)), 0, index.reshape(-1), *args, **kwargs)
+        return reshape(out, ()) if index.ndim == 0 or out.numel() == 1 else out
+
+    call.__name__, call.__doc__, call.__wrapped__ = fn.__name__, fn.__doc__, fn  # type: ignore[attr-defined]
+    return call
+
+
+@_as_1d
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and so on); differentiable in ``input``."""
     if input.ndim == 0 and isinstance(index, Tensor) and index.ndim == 0:  # 0-d: as a one-element 1-d tensor
@@ -92,6 +111,7 @@ def _src_like(op: str, src: Any, index: Tensor, like: Tensor) -> Any:
     return src
 
 
+@_as_1d
 def scatter(
     input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: Any = None
 ) -> Tensor:
@@ -124,6 +144,7 @@ class _ScatterAdd(Op):
         return g, GetItem.apply(g, self.idx), None
 
 
+@_as_1d
 @autocast_op("scatter_add")
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """Add ``src`` into a copy of ``input`` at ``index`` along ``dim`` (repeated indices accumulate)."""
@@ -134,6 +155,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 _REDUCES = ("sum", "prod", "mean", "amax", "amin")
 
 
+@_as_1d
 def scatter_reduce(
     input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True
 ) -> Tensor:
@@ -300,6 +322,8 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     d = norm_dim(dim, input.ndim, "index_copy") if input.ndim else 0
     if source.dtype is not input.dtype:
         raise DTypeError(f"index_copy: source has dtype {source.dtype} but input has {input.dtype}")
+    if not input.ndim:
+        return reshape(index_copy(reshape(input, (1,)), 0, index.reshape(-1), source.reshape(-1)), ())
     return index_fill(input, d, index, 0) + index_add(input.new_zeros(input.shape), d, index, source)
 
 

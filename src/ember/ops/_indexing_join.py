@@ -144,6 +144,7 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """Split into ``chunks`` nearly equal pieces along ``dim`` (views)."""
     d = norm_dim(dim, input.ndim, "chunk")
     n = input.shape[d]
     if chunks <= 0:
@@ -154,18 +155,21 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """The slices along ``dim`` as a tuple of tensors, that dimension removed."""
     d = norm_dim(dim, input.ndim, "unbind")
 
     return tuple(squeeze(p, d) for p in _split_sizes(input, [1] * input.shape[d], d))
 
 
 def hstack(tensors: Any) -> Tensor:
+    """Tensors concatenated along the second dimension (the first for 1-d tensors)."""
     ts = atleast_1d(*tensors)
     ts = ts if isinstance(ts, tuple) else (ts,)
     return cat(list(ts), 0 if ts[0].ndim == 1 else 1)
 
 
 def vstack(tensors: Any) -> Tensor:
+    """Tensors concatenated along the first dimension (after ``atleast_2d``). Also ``row_stack``."""
     ts = atleast_2d(*tensors)
     return cat(list(ts if isinstance(ts, tuple) else (ts,)), 0)
 
@@ -174,11 +178,13 @@ row_stack = vstack
 
 
 def dstack(tensors: Any) -> Tensor:
+    """Tensors concatenated along the third dimension (after ``atleast_3d``)."""
     ts = atleast_3d(*tensors)
     return cat(list(ts if isinstance(ts, tuple) else (ts,)), 2)
 
 
 def column_stack(tensors: Any) -> Tensor:
+    """1-d and 2-d tensors stacked as the columns of one 2-d tensor."""
     ts = [reshape(t, (-1, 1)) if t.ndim <= 1 else t for t in tensors]
     return cat(ts, 1)
 
@@ -209,12 +215,15 @@ def _split_dim(op: str, input: Tensor, sections: Any, dim: int, min_rank: int) -
 
 
 def hsplit(input: Tensor, sections: Any) -> tuple[Tensor, ...]:
+    """Split along the second dimension (the first for 1-d) at ``sections`` (a count or indices)."""
     return _split_dim("hsplit", input, sections, 1 if input.ndim > 1 else 0, 1)
 
 
 def vsplit(input: Tensor, sections: Any) -> tuple[Tensor, ...]:
+    """Split along the first dimension at ``sections`` (a count or indices)."""
     return _split_dim("vsplit", input, sections, 0, 2)
 
 
 def dsplit(input: Tensor, sections: Any) -> tuple[Tensor, ...]:
+    """Split along the third dimension at ``sections`` (a count or indices)."""
     return _split_dim("dsplit", input, sections, 2, 3)

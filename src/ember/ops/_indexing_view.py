@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .._dtype import DType, as_dtype
@@ -107,18 +108,73 @@ def _view_dtype(input: Tensor, dtype: DType) -> Tensor:
     return out
 
 
+def view_strides(old: tuple[int, ...], strides: tuple[int, ...], new: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The strides (in elements) of a ``new``-shaped view of memory laid out as ``old``/``strides``, or None
+    when no view exists (PyTorch's rule: each run of new dims must fit inside one contiguous chunk of old dims)."""
+    if math.prod(old) == 0:  # no elements: any shape is a view
+        out, step = [0] * len(new), 1
+        for d in range(len(new) - 1, -1, -1):
+            out[d] = step
+            step *= max(new[d], 1)
+        return tuple(out)
+    out = [0] * len(new)
+    view_d = len(new) - 1
+    chunk_stride = strides[-1] if strides else 1
+    tensor_numel = view_numel = 1
+    for tensor_d in range(len(old) - 1, -1, -1):
+        tensor_numel *= old[tensor_d]
+        # a chunk ends where the next-outer dim is not laid out right after this one
+        if tensor_d == 0 or (old[tensor_d - 1] != 1 and strides[tensor_d - 1] != tensor_numel * chunk_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or new[view_d] == 1):
+                out[view_d] = view_numel * chunk_stride
+                view_numel *= new[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_stride, tensor_numel, view_numel = strides[tensor_d - 1], 1, 1
+    if view_d != -1:
+        return None
+    return tuple(out)
+
+
+class StridedView(ViewOp):
+    """A view of a non-contiguous input in a new shape (``view_strides``); backward reshapes the gradient."""
+
+    def forward(self, x: Any, shape: tuple[int, ...]) -> Any:
+        self.in_shape = x.shape
+        st = view_strides(tuple(x.shape), self.backend.strides(x), shape)
+        if st is None:  # replayed on a copy laid out differently: the same elements, reshaped
+            return self.backend.xp.reshape(x, shape)
+        return self.backend.as_strided(x, shape, st)
+
+    def backward(self, g: Tensor) -> tuple[Tensor, None]:
+        return reshape(g, self.in_shape), None
+
+    def backward_arrays(self, g: Any) -> tuple[Any, None]:
+        return g.reshape(self.in_shape), None
+
+
 def view(input: Tensor, *shape: Any) -> Tensor:
-    """Like reshape, but refuses a non-contiguous input instead of copying (PyTorch's view).
+    """The same memory in a new shape, as PyTorch's ``view``: a non-contiguous input is viewed when the new
+    shape fits its strides (``qkv.split(n, 2)[0].view(B, T, nh, hs)``), and refused when it does not.
 
     ``view(dtype)`` reinterprets the bytes as another dtype (``torch.Tensor.view(dtype)``).
     """
     if len(shape) == 1 and isinstance(shape[0], (DType, str)):
         return _view_dtype(input, as_dtype(shape[0]))
-    if not input.is_contiguous():
+    if input.is_contiguous():
+        return reshape(input, *shape)
+    s = _infer(as_shape(shape), input.numel(), "view", input.shape)
+    if view_strides(input.shape, stride(input), s) is None:
         raise ShapeError(
-            f"view: input of shape {input.shape} is not contiguous; use .reshape() or .contiguous().view()"
+            f"view size is not compatible with input tensor's size and stride (at least one dimension spans "
+            f"across two contiguous subspaces): shape {input.shape} with strides {stride(input)} cannot be viewed "
+            f"as {s}. Use .reshape(...) instead."
         )
-    return reshape(input, *shape)
+    if s == input.shape:
+        return input
+    return StridedView.apply(input, s)  # type: ignore[no-any-return]
 
 
 def view_as(input: Tensor, other: Tensor) -> Tensor:
@@ -159,6 +215,7 @@ def _permute(x: Tensor, dims: tuple[int, ...]) -> Tensor:
 
 
 def permute(input: Tensor, *dims: Any) -> Tensor:
+    """A view with the dimensions reordered as ``dims``."""
     d = as_shape(dims)
     if len(d) != input.ndim:
         raise ShapeError(f"permute: got {len(d)} dims {d} for a tensor of rank {input.ndim}")
@@ -179,6 +236,7 @@ def _transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap dimensions ``dim0`` and ``dim1``; a view. Also ``swapaxes`` and ``swapdims``."""
     return _transpose(input, dim0, dim1)
 
 
@@ -186,6 +244,7 @@ swapaxes = swapdims = transpose
 
 
 def t(input: Tensor) -> Tensor:
+    """The transpose of a tensor of at most 2 dimensions; a view."""
     if input.ndim > 2:
         raise ShapeError(f"t: expects a tensor of rank <= 2, got shape {input.shape}; use transpose()")
     return _transpose(input, 0, -1) if input.ndim == 2 else input
@@ -220,6 +279,7 @@ def expand(input: Tensor, *sizes: Any) -> Tensor:
 
 
 def broadcast_to(input: Tensor, shape: Any) -> Tensor:
+    """A broadcast view of ``input`` with ``shape``."""
     return expand(input, tuple(shape))
 
 
@@ -244,10 +304,12 @@ def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
 
 
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
+    """``input.expand(other.shape)``: a broadcast view, no copy."""
     return expand(input, other.shape)
 
 
 def squeeze(input: Tensor, dim: Any = None) -> Tensor:
+    """Remove size-1 dimensions (all of them, or those in ``dim``); a view."""
     shape = input.shape
     if dim is None:
         new = tuple(s for s in shape if s != 1)
@@ -259,6 +321,7 @@ def squeeze(input: Tensor, dim: Any = None) -> Tensor:
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """Insert a size-1 dimension at ``dim``; a view."""
     d = norm_dim(dim, input.ndim + 1, "unsqueeze")
     shape = input.shape
     return reshape(input, shape[:d] + (1,) + shape[d:])

@@ -133,6 +133,7 @@ def block_diag(*tensors: Tensor) -> Tensor:
 
 
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """A 2-d tensor with the flattened ``input`` on its ``offset``-th diagonal."""
     return diag_embed(reshape(input, -1), offset)
 
 

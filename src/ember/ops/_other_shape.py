@@ -39,6 +39,7 @@ METHODS = [
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Dimensions ``start_dim`` to ``end_dim`` merged into one."""
     if input.ndim == 0:
         return reshape(input, 1)
     s = norm_dim(start_dim, input.ndim, "flatten")
@@ -50,6 +51,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 def ravel(input: Tensor) -> Tensor:
+    """``input`` as a 1-d tensor (a view when it is contiguous)."""
     return reshape(input, -1)
 
 
@@ -66,14 +68,17 @@ def _atleast(n: int, tensors: tuple[Any, ...]) -> Any:
 
 
 def atleast_1d(*tensors: Any) -> Any:
+    """Each tensor viewed with at least 1 dimension (one tensor, or a tuple for several)."""
     return _atleast(1, tensors)
 
 
 def atleast_2d(*tensors: Any) -> Any:
+    """Each tensor viewed with at least 2 dimensions (one tensor, or a tuple for several)."""
     return _atleast(2, tensors)
 
 
 def atleast_3d(*tensors: Any) -> Any:
+    """Each tensor viewed with at least 3 dimensions (one tensor, or a tuple for several)."""
     return _atleast(3, tensors)
 
 
@@ -114,12 +119,14 @@ def flip(input: Tensor, dims: Any) -> Tensor:
 
 
 def fliplr(input: Tensor) -> Tensor:
+    """``input`` reversed along its second dimension (left-right)."""
     if input.ndim < 2:
         raise ShapeError(f"fliplr: input must be at least 2-d, got shape {tuple(input.shape)}")
     return flip(input, (1,))
 
 
 def flipud(input: Tensor) -> Tensor:
+    """``input`` reversed along its first dimension (up-down)."""
     if input.ndim < 1:
         raise ShapeError("flipud: input must be at least 1-d, got a 0-d tensor")
     return flip(input, (0,))

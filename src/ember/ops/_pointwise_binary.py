@@ -239,6 +239,7 @@ subtract = sub
 
 
 def mul(input: Any, other: Any) -> Tensor:
+    """Element-wise product (broadcast). Also ``multiply``."""
     return _binary(Mul, input, other)
 
 
@@ -270,14 +271,17 @@ divide = true_divide = div
 
 
 def floor_divide(input: Any, other: Any) -> Tensor:
+    """Element-wise division rounded down (``input // other``)."""
     return _binary(FloorDivide, input, other)
 
 
 def remainder(input: Any, other: Any) -> Tensor:
+    """Element-wise remainder with the sign of the divisor (Python's ``%``)."""
     return _binary(Remainder, input, other)
 
 
 def pow(input: Any, exponent: Any) -> Tensor:
+    """Element-wise ``input ** exponent`` (broadcast)."""
     if isinstance(input, Tensor) and isinstance(exponent, int) and not isinstance(exponent, bool):
         if input.dtype.kind in "iu" and exponent < 0:
             raise ValueRangeError("pow: integers to negative integer powers are not allowed")

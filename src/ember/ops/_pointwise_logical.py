@@ -46,14 +46,17 @@ def _cmp(cls: type[Op], a: Any, b: Any) -> Tensor:
 
 
 def logical_and(input: Any, other: Any) -> Tensor:
+    """Element-wise logical AND (nonzero is true), a bool tensor."""
     return _cmp(LogicalAnd, input, other)
 
 
 def logical_or(input: Any, other: Any) -> Tensor:
+    """Element-wise logical OR (nonzero is true), a bool tensor."""
     return _cmp(LogicalOr, input, other)
 
 
 def logical_xor(input: Any, other: Any) -> Tensor:
+    """Element-wise logical XOR (nonzero is true), a bool tensor."""
     return _cmp(LogicalXor, input, other)
 
 
@@ -72,10 +75,12 @@ class BitwiseNot(Op):
 
 
 def logical_not(input: Tensor) -> Tensor:
+    """Element-wise logical NOT (nonzero is true), a bool tensor."""
     return LogicalNot.apply(input)
 
 
 def bitwise_not(input: Tensor) -> Tensor:
+    """Bitwise NOT of an integer or bool tensor."""
     if input.dtype.kind == "f":
         raise DTypeError(f"bitwise_not: expected an integer or bool tensor, got {input.dtype}")
     return BitwiseNot.apply(input)

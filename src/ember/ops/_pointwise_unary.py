@@ -86,6 +86,7 @@ class Neg(Op):
 
 
 def neg(input: Tensor) -> Tensor:
+    """Element-wise ``-x``. Also ``negative``."""
     if _is_bool(input):
         raise DTypeError("neg: negating a bool tensor is not supported; use ~ or logical_not() to invert a mask")
     return Neg.apply(input)
@@ -217,45 +218,55 @@ class Trunc(StepOp):
 
 
 def exp(input: Tensor) -> Tensor:
+    """Element-wise ``e ** x``."""
     return Exp.apply(_float(input))
 
 
 def log(input: Tensor) -> Tensor:
+    """Element-wise natural logarithm."""
     return Log.apply(_float(input))
 
 
 def sqrt(input: Tensor) -> Tensor:
+    """Element-wise square root."""
     return Sqrt.apply(_float(input))
 
 
 def abs(input: Tensor) -> Tensor:
+    """Element-wise absolute value. Also ``absolute``."""
     return Abs.apply(input)
 
 
 def sign(input: Tensor) -> Tensor:
+    """Element-wise sign: -1, 0 or 1. Also ``sgn``."""
     real_only("sign (use sgn for complex numbers)", input)
     return Sign.apply(input)
 
 
 def tanh(input: Tensor) -> Tensor:
+    """Element-wise hyperbolic tangent."""
     return Tanh.apply(_float(input))
 
 
 def sigmoid(input: Tensor) -> Tensor:
+    """Element-wise ``1 / (1 + exp(-x))``."""
     return Sigmoid.apply(_float(input))
 
 
 def relu(input: Tensor) -> Tensor:
+    """Element-wise ``max(x, 0)``."""
     real_only("relu", input)
     return Relu.apply(input)
 
 
 def floor(input: Tensor) -> Tensor:
+    """Element-wise floor (the largest integer not above ``x``)."""
     real_only("floor", input)
     return Floor.apply(input)
 
 
 def trunc(input: Tensor) -> Tensor:
+    """Element-wise truncation toward zero. Also ``fix``."""
     real_only("trunc", input)
     return Trunc.apply(input)
 
@@ -437,11 +448,13 @@ def sinc(input: Tensor) -> Tensor:
 
 
 def deg2rad(input: Tensor) -> Tensor:
+    """Degrees to radians, element-wise."""
     real_only("deg2rad", input)
     return _float(input) * (math.pi / 180.0)
 
 
 def rad2deg(input: Tensor) -> Tensor:
+    """Radians to degrees, element-wise."""
     real_only("rad2deg", input)
     return _float(input) * (180.0 / math.pi)
 

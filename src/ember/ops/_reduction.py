@@ -137,11 +137,13 @@ class Amax(Op):
 
 
 def amax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """The maximum over ``dim`` (all dimensions by default)."""
     real_only("amax", input)
     return Amax.apply(input, norm_dims(dim, input.ndim, "amax"), keepdim, False)
 
 
 def amin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """The minimum over ``dim`` (all dimensions by default)."""
     real_only("amin", input)
     return Amax.apply(input, norm_dims(dim, input.ndim, "amin"), keepdim, True)
 
@@ -161,12 +163,14 @@ class ArgExtreme(Op):
 
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """The index of the maximum over ``dim`` (of the flattened tensor by default)."""
     real_only("argmax", input)
     d = None if dim is None else norm_dim(dim, input.ndim, "argmax")
     return ArgExtreme.apply(input, d, keepdim, False).long()
 
 
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """The index of the minimum over ``dim`` (of the flattened tensor by default)."""
     real_only("argmin", input)
     d = None if dim is None else norm_dim(dim, input.ndim, "argmin")
     return ArgExtreme.apply(input, d, keepdim, True).long()

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from ._graph import SUPPORTED_TYPES, PnnxModule, UnsupportedOperatorError, topological_order
+from ._graph import SUPPORTED_TYPES, PnnxModule, UnsupportedOperatorError, is_supported, topological_order
 from ._reader import Graph, Operator, PnnxFormatError, read_param, read_weights
 
 __all__ = [
     "Graph", "Operator", "PnnxFormatError", "PnnxModule", "SUPPORTED_TYPES", "UnsupportedOperatorError",
-    "default_bin_path", "load", "operator_counts", "read_param", "read_weights", "topological_order",
+    "default_bin_path", "is_supported", "load", "operator_counts", "read_param", "read_weights", "topological_order",
 ]  # fmt: skip
 
 

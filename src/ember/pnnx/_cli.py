@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .._argtypes import number_arg as _number
-from . import SUPPORTED_TYPES, load, operator_counts, read_param
+from . import is_supported, load, operator_counts, read_param
 from ._vision import (
     COCO_NAMES,
     as_numpy,
@@ -65,7 +65,7 @@ def _info(args: argparse.Namespace) -> int:
             desc = ", ".join(f"({','.join(map(str, s[0]))}){s[1]}" for s in shapes if s) or "shape not recorded"
             print(f"  {op.type.removeprefix('pnnx.').lower()} {op.name}: {desc}")
     width = max(map(len, counts))
-    missing = [t for t in counts if t not in SUPPORTED_TYPES]
+    missing = [t for t in counts if not is_supported(t)]
     for t, n in counts.items():
         print(f"  {t:<{width}}  {n:>4}  {'supported' if t not in missing else 'NOT SUPPORTED'}")
     if missing:

@@ -190,7 +190,25 @@ def _number(text: str) -> Any:
 
 
 def parse_expression(text: str) -> Node:
-    """Parse an ``expr=`` string into an AST (``Const``, ``Ref``, ``Call``, ``ListExpr``)."""
+    """Parse an ``expr=`` string into an AST (``Const``, ``Ref``, ``Call``, ``ListExpr``).
+
+    pnnx writes calls with their brackets (``mul(@0,2)``), but for some unary functions it writes the name
+    and its argument as siblings: ``add(sub(expm1,@0),0.5),log1p,abs(@0)`` means
+    ``add(sub(expm1(@0), 0.5), log1p(abs(@0)))``. pnnx's own reader treats the text as prefix notation
+    (brackets and commas only separate tokens; each function takes its arity), and so does this one when
+    the bracketed reading fails.
+    """
+    tokens = _tokens(text)
+    try:
+        return _parse_bracketed(text, tokens)
+    except PnnxFormatError as bracketed_error:
+        try:
+            return _parse_prefix(text, tokens)
+        except PnnxFormatError:
+            raise bracketed_error from None
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
     tokens: list[tuple[str, str]] = []
     pos = 0
     while pos < len(text):
@@ -200,6 +218,59 @@ def parse_expression(text: str) -> Node:
         kind = m.lastgroup or ""
         tokens.append((kind, m.group()))
         pos = m.end()
+    return tokens
+
+
+def _arity(name: str) -> int | None:
+    if name in BINARY or name == "size":
+        return 2
+    return 1 if name in UNARY else None
+
+
+def _parse_prefix(text: str, tokens: list[tuple[str, str]]) -> Node:
+    """Prefix notation by arity: brackets and commas separate tokens; ``[`` ... ``]`` still builds a list."""
+    depth = 0
+    for _, tok in tokens:  # the brackets must still pair up
+        depth += (tok == "(") - (tok == ")")
+        if depth < 0:
+            break
+    if depth != 0:
+        raise PnnxFormatError(f"pnnx.Expression {text!r}: unbalanced brackets")
+    toks = [t for t in tokens if t[1] not in ("(", ")", ",")]
+    i = 0
+
+    def node() -> Node:
+        nonlocal i
+        if i >= len(toks):
+            raise PnnxFormatError(f"pnnx.Expression {text!r}: unexpected end")
+        kind, tok = toks[i]
+        i += 1
+        if kind == "ref":
+            return Ref(int(tok[1:]))
+        if kind == "num":
+            return Const(_number(tok))
+        if tok == "[":
+            items: list[Node] = []
+            while i < len(toks) and toks[i][1] != "]":
+                items.append(node())
+            if i >= len(toks):
+                raise PnnxFormatError(f"pnnx.Expression {text!r}: unclosed '['")
+            i += 1
+            return ListExpr(tuple(items))
+        n = _arity(tok) if kind == "name" else None
+        if n is None:
+            if kind == "name":
+                return Const(_CONSTANTS.get(tok, tok))
+            raise PnnxFormatError(f"pnnx.Expression {text!r}: unexpected {tok!r}")
+        return Call(tok, tuple(node() for _ in range(n)))
+
+    tree = node()
+    if i != len(toks):
+        raise PnnxFormatError(f"pnnx.Expression {text!r}: unexpected {toks[i][1]!r} after the expression")
+    return tree
+
+
+def _parse_bracketed(text: str, tokens: list[tuple[str, str]]) -> Node:
     i = 0
 
     def expect(tok: str) -> None:
@@ -247,6 +318,8 @@ def parse_expression(text: str) -> Node:
                     raise PnnxFormatError(f"pnnx.Expression {text!r}: {tok} takes {' or '.join(map(str, want))} "
                                           f"arguments, got {len(args)}")  # fmt: skip
                 return Call(tok, args)
+            if _arity(tok) is not None:  # a function name without its brackets: pnnx's prefix form
+                raise PnnxFormatError(f"pnnx.Expression {text!r}: function {tok!r} without arguments")
             # a bare word is a string constant (``expr=ij`` for meshgrid's indexing)
             return Const(_CONSTANTS.get(tok, tok))
         raise PnnxFormatError(f"pnnx.Expression {text!r}: unexpected {tok!r}")

@@ -1,23 +1,26 @@
-"""Converters for PNNX's stateless operators: ``F.*``, ``torch.*``, ``Tensor.*`` and ``prim::*``.
+"""Converters for PNNX's stateless operators: ``F.x`` -> ``ember.nn.functional.x``, ``torch.x`` -> ``ember.x``,
+``Tensor.x`` -> the method, and ``prim::*``.
 
-Each entry is the function the operator names, with PyTorch's argument names: the loader passes an
-input bound by ``$key=operand`` as that keyword, the line's parameters as keywords, and the other
-inputs positionally (``torch.cat``/``torch.stack`` receive them as one list). Where Ember's function
-already has PyTorch's signature the entry is that function; the rest are small adapters here.
+The loader passes an input bound by ``$key=operand`` as that keyword, the line's parameters as keywords
+and the other inputs positionally (``torch.cat``/``torch.stack`` receive them as one list). Ember's
+functions keep PyTorch's names and arguments, so the rule (``_rule.py``) covers every operator Ember has;
+``FUNCTION_EXCEPTIONS`` holds the few whose pnnx form means something else (static shapes holding the
+traced batch, the fused ``Tensor.slice``, inference-only dropout and batch norm, list inputs).
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .. import _creation, ops
 from .._errors import ShapeError
 from .._tensor import Tensor
 from ..nn import functional as F
+from ._rule import RuleTable, function_call, method_call
 
-__all__ = ["FUNCTION_OPS", "BATCH_SHAPED", "CREATES", "LIST_INPUT"]
+__all__ = ["FUNCTION_EXCEPTIONS", "FUNCTION_OPS", "BATCH_SHAPED", "CREATES", "LIST_INPUT"]
 
 INT_MAX = 2147483647
 INT_MIN = -2147483648
@@ -82,16 +85,6 @@ def slice(
     return input[tuple(index)]
 
 
-def _same(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
-    """An activation whose ``inplace`` flag means nothing here."""
-
-    def f(input: Tensor, *args: Any, inplace: bool = False, **kw: Any) -> Tensor:
-        return fn(input, *args, **kw)
-
-    f.__name__ = fn.__name__
-    return f
-
-
 def dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """Inference: dropout is the identity (PNNX graphs are exported in eval mode)."""
     return input
@@ -111,48 +104,19 @@ def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None)
     return F.interpolate(input, size, scale_factor, "bilinear", True)
 
 
-def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
-    return ops.cat(list(tensors), dim)
+def _adaptive(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``F.adaptive_*_pool*d``: pnnx writes PyTorch's ``None`` (keep that dim) in ``output_size`` as 0."""
 
+    def call(input: Tensor, output_size: Any, *args: Any, **kw: Any) -> Any:
+        if isinstance(output_size, (list, tuple)):
+            output_size = tuple(None if s == 0 else s for s in output_size)
+        return fn(input, output_size, *args, **kw)
 
-def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
-    return ops.stack(list(tensors), dim)
-
-
-def permute(input: Tensor, dims: Any) -> Tensor:
-    return ops.permute(input, *dims)
-
-
-def repeat(input: Tensor, sizes: Any) -> Tensor:
-    return ops.repeat(input, *_shape(sizes))
-
-
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, beta: float = 1, alpha: float = 1) -> Tensor:
-    return ops.addmm(input, mat1, mat2, beta=beta, alpha=alpha)
+    return call
 
 
 def einsum(operands: Sequence[Tensor], equation: str) -> Tensor:
     return ops.einsum(equation, *operands)
-
-
-def mean(input: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
-    return ops.mean(input, dim, keepdim)
-
-
-def sum(input: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
-    return ops.sum(input, dim, keepdim)
-
-
-def softmax(input: Tensor, dim: int = -1, dtype: Any = None, _stacklevel: int = 3) -> Tensor:
-    return F.softmax(input, dim)
-
-
-def log_softmax(input: Tensor, dim: int = -1, dtype: Any = None, _stacklevel: int = 3) -> Tensor:
-    return F.log_softmax(input, dim)
-
-
-def contiguous(input: Tensor, memory_format: Any = None) -> Tensor:
-    return input.contiguous()
 
 
 def _dtype(dtype: Any) -> Any:
@@ -189,105 +153,79 @@ CREATES = frozenset({"torch.arange"})
 #: Operators whose un-keyed inputs form one list argument (``torch.cat((a, b), dim=1)``).
 LIST_INPUT = frozenset({"torch.cat", "torch.concat", "torch.stack", "torch.einsum"})
 
-#: ``F.*`` / ``torch.*`` / ``Tensor.*`` / ``prim::*`` operator type -> function with PyTorch's argument names.
-FUNCTION_OPS: dict[str, Callable[..., Any]] = {
-    # activations
-    "F.relu": _same(F.relu),
-    "F.relu6": _same(F.relu6),
-    "F.silu": F.silu,
-    "F.sigmoid": F.sigmoid,
-    "F.tanh": F.tanh,
-    "F.gelu": F.gelu,
-    "F.mish": F.mish,
-    "F.hardswish": F.hardswish,
-    "F.hardsigmoid": F.hardsigmoid,
-    "F.leaky_relu": F.leaky_relu,
-    "F.elu": F.elu,
-    "F.selu": _same(F.selu),
-    "F.celu": _same(F.celu),
-    "F.softplus": F.softplus,
-    "F.hardtanh": _same(F.hardtanh),
-    "F.logsigmoid": F.logsigmoid,
-    "F.prelu": F.prelu,
-    "F.softmax": softmax,
-    "F.log_softmax": log_softmax,
-    "torch.sigmoid": ops.sigmoid,
-    "torch.tanh": ops.tanh,
-    "torch.relu": ops.relu,
-    # layers in functional form (ONNX-sourced graphs)
-    "F.linear": F.linear,
-    "F.conv1d": F.conv1d,
-    "F.conv2d": F.conv2d,
-    "F.conv_transpose2d": F.conv_transpose2d,
-    "F.batch_norm": batch_norm,
-    "F.layer_norm": F.layer_norm,
-    "F.group_norm": F.group_norm,
-    "F.instance_norm": F.instance_norm,
-    "F.normalize": F.normalize,
-    "F.dropout": dropout,
-    "F.dropout2d": dropout,
-    "F.max_pool1d": F.max_pool1d,
-    "F.max_pool2d": F.max_pool2d,
-    "F.avg_pool1d": F.avg_pool1d,
-    "F.avg_pool2d": F.avg_pool2d,
-    "F.adaptive_avg_pool1d": F.adaptive_avg_pool1d,
-    "F.adaptive_avg_pool2d": F.adaptive_avg_pool2d,
-    "F.adaptive_max_pool2d": F.adaptive_max_pool2d,
-    "F.interpolate": F.interpolate,
-    "F.upsample": F.interpolate,
-    "F.upsample_nearest": upsample_nearest,
-    "F.upsample_bilinear": upsample_bilinear,
-    "F.pad": F.pad,
-    "F.pixel_shuffle": F.pixel_shuffle,
-    "F.pixel_unshuffle": F.pixel_unshuffle,
-    "F.embedding": F.embedding,
-    "F.scaled_dot_product_attention": F.scaled_dot_product_attention,
-    # tensor functions
-    "torch.cat": cat,
-    "torch.concat": cat,
-    "torch.stack": stack,
-    "torch.flatten": ops.flatten,
-    "torch.split": ops.split,
-    "torch.chunk": ops.chunk,
-    "torch.unbind": ops.unbind,
-    "torch.matmul": ops.matmul,
-    "torch.bmm": ops.bmm,
-    "torch.mm": ops.mm,
-    "torch.addmm": addmm,
-    "torch.einsum": einsum,
-    "torch.permute": permute,
-    "torch.transpose": ops.transpose,
-    "torch.reshape": reshape,
-    "torch.squeeze": ops.squeeze,
-    "torch.unsqueeze": ops.unsqueeze,
-    "torch.mean": mean,
-    "torch.sum": sum,
-    "torch.amax": ops.amax,
-    "torch.amin": ops.amin,
-    "torch.max": ops.max,
-    "torch.min": ops.min,
-    "torch.argmax": ops.argmax,
-    "torch.clamp": ops.clamp,
-    "torch.where": ops.where,
-    "torch.roll": ops.roll,
-    "torch.flip": ops.flip,
-    "torch.arange": arange,
-    "torch.meshgrid": meshgrid,
-    "aten::meshgrid": meshgrid,
-    # tensor methods
+#: Operator types whose pnnx form differs from the rule's call (everything else: ``_resolve``).
+FUNCTION_EXCEPTIONS: dict[str, Callable[..., Any]] = {
+    # static shapes holding the traced batch size; the fused slice
     "Tensor.reshape": reshape,
     "Tensor.view": view,
+    "torch.reshape": reshape,
     "Tensor.expand": expand,
-    "Tensor.permute": permute,
-    "Tensor.repeat": repeat,
     "Tensor.slice": slice,
-    "Tensor.select": ops.select,
-    "Tensor.contiguous": contiguous,
-    "Tensor.expand_as": ops.expand_as,
-    "Tensor.masked_fill": ops.masked_fill,
+    # inference: dropout is the identity, batch norm uses the running statistics
+    **{
+        f"F.{name}": dropout
+        for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")
+    },
+    "F.batch_norm": batch_norm,
+    # adaptive pools: 0 in output_size means "keep that dim"
+    **{
+        f"F.adaptive_{kind}_pool{d}d": _adaptive(getattr(F, f"adaptive_{kind}_pool{d}d"))
+        for kind in ("avg", "max")
+        for d in (1, 2, 3)
+    },
+    # PyTorch's deprecated names (Ember's warn, as PyTorch's do; the file already chose them)
+    "F.upsample_nearest": upsample_nearest,
+    "F.upsample_bilinear": upsample_bilinear,
+    # list inputs and argument orders of their own
+    "torch.einsum": einsum,
+    "torch.meshgrid": meshgrid,
+    "aten::meshgrid": meshgrid,
+    "torch.arange": arange,
     # TorchScript structure
     "prim::TupleConstruct": tuple_construct,
     "prim::ListConstruct": tuple_construct,
     "prim::TupleUnpack": tuple_unpack,
     "prim::ListUnpack": tuple_unpack,
 }
+
+
+def _resolve(op_type: str) -> Callable[..., Any] | None:
+    if op_type.startswith("aten::"):  # a TorchScript op pnnx passes through: all arguments positional
+        name = op_type[len("aten::") :]
+        for candidate in (f"torch.{name}", f"F.{name}", f"Tensor.{name}"):
+            found = _resolve(candidate)
+            if found is not None:
+                return found
+        return None
+    prefix, _, name = op_type.partition(".")
+    if not name or name.startswith("_"):
+        return None
+    if prefix == "F":
+        fn = getattr(F, name, None)
+    elif prefix == "torch":
+        import ember
+
+        fn = getattr(ember, name, None)
+        if isinstance(fn, type) or type(fn).__name__ == "module":
+            return None
+        if fn is None:  # ``torch.clone(x)`` is ``x.clone()``
+            return _resolve(f"Tensor.{name}")
+    elif prefix == "Tensor":
+        unbound = getattr(Tensor, name, None)
+        return method_call(name, unbound) if callable(unbound) else None
+    else:
+        return None
+    return function_call(fn) if callable(fn) else None
+
+
+def _enumerate() -> Iterator[str]:
+    import ember
+
+    yield from (f"F.{n}" for n in F.__all__)
+    yield from (f"torch.{n}" for n in ember.ops.__all__)
+    yield from (f"Tensor.{n}" for n in dir(Tensor) if not n.startswith("_"))
+    yield from (f"aten::{n}" for n in ember.ops.__all__)
+
+
+#: ``F.*`` / ``torch.*`` / ``Tensor.*`` / ``prim::*`` operator type -> function with PyTorch's argument names.
+FUNCTION_OPS = RuleTable(FUNCTION_EXCEPTIONS, _resolve, _enumerate)

@@ -20,7 +20,7 @@ from ._functional import BATCH_SHAPED, CREATES, FUNCTION_OPS, LIST_INPUT
 from ._nn import NN_OPS
 from ._reader import Graph, Operator, PnnxFormatError
 
-__all__ = ["PnnxModule", "UnsupportedOperatorError", "SUPPORTED_TYPES", "topological_order"]
+__all__ = ["PnnxModule", "UnsupportedOperatorError", "SUPPORTED_TYPES", "is_supported", "topological_order"]
 
 STRUCTURAL = ("pnnx.Input", "pnnx.Output", "pnnx.Expression")
 
@@ -29,6 +29,20 @@ SUPPORTED_TYPES: tuple[str, ...] = tuple(sorted({*NN_OPS, *FUNCTION_OPS, *STRUCT
 
 #: Attribute consumers bound under these keys make the attribute a trainable parameter (else a buffer).
 _WEIGHT_KEYS = frozenset({"weight", "bias"})
+
+
+def is_supported(op_type: str) -> bool:
+    """Whether the loader can run operators of ``op_type`` (the rule of ``_rule.py`` and its exceptions)."""
+    return op_type in STRUCTURAL or op_type in NN_OPS or op_type in FUNCTION_OPS
+
+
+def _ember_name(op_type: str) -> str:
+    """What the rule looked for: ``nn.X`` -> ``ember.nn.X``, ``F.x`` -> ``ember.nn.functional.x``, ..."""
+    for prefix, home in (("nn.", "ember.nn."), ("F.", "ember.nn.functional."), ("torch.", "ember."),
+                         ("Tensor.", "ember.Tensor."), ("aten::", "ember.")):  # fmt: skip
+        if op_type.startswith(prefix):
+            return home + op_type[len(prefix) :]
+    return f"converter for {op_type}"
 
 
 class UnsupportedOperatorError(EmberError, NotImplementedError):
@@ -66,19 +80,32 @@ def _flatten(values: Any, out: list[Any]) -> list[Any]:
     return out
 
 
+def _module_outputs(out: Any, n: int) -> Any:
+    """A module's result as the graph's ``n`` outputs: nested tuples flattened (``LSTM``'s ``(out, (h, c))``),
+    and only the first ``n`` kept (pnnx drops the outputs nothing reads: ``MultiheadAttention``'s weights)."""
+    if not isinstance(out, (tuple, list)):
+        return out
+    flat = _flatten(out, [])
+    return flat[0] if n == 1 else tuple(flat[:n])
+
+
 def _function_call(op: Operator, fn: Callable[..., Any], static: dict[str, Any]) -> Callable[[list[Any], Any], Any]:
     """The call of a function operator: inputs bound by ``$key`` as keywords, the others positionally
     (one list for ``torch.cat``-like operators), the line's parameters as keywords."""
     bound = [(idx, key) for idx, key in op.input_keys.items()]
     positional = [i for i in range(len(op.inputs)) if i not in op.input_keys]
     list_input, creates = op.type in LIST_INPUT, op.type in CREATES
+    n_out = len(op.outputs)
 
     def call(args: list[Any], device: Any) -> Any:
         kw = {key: args[idx] for idx, key in bound}
         if creates:
             kw["device"] = device
         pos = [args[i] for i in positional]
-        return fn(pos, **static, **kw) if list_input else fn(*pos, **static, **kw)
+        out = fn(pos, **static, **kw) if list_input else fn(*pos, **static, **kw)
+        if hasattr(out, "_fields") and n_out < len(out):  # (values, indices) of which pnnx kept the values
+            return out[0] if n_out == 1 else tuple(out[:n_out])
+        return out
 
     return call
 
@@ -94,12 +121,12 @@ class PnnxModule(Module):
     def __init__(self, graph: Graph, weights: dict[str, np.ndarray]) -> None:
         super().__init__()
         self.path = graph.path
-        unsupported = [op for op in graph.operators if op.type not in SUPPORTED_TYPES]
+        unsupported = [op for op in graph.operators if not is_supported(op.type)]
         if unsupported:
             op = unsupported[0]
             raise UnsupportedOperatorError(
-                f"{graph.path}:{op.line}: unsupported PNNX operator {op.type!r} ({op.name!r}); "
-                f"supported types: {', '.join(SUPPORTED_TYPES)}"
+                f"{graph.path}:{op.line}: unsupported PNNX operator {op.type!r} ({op.name!r}): Ember has no "
+                f"{_ember_name(op.type)} (ember.pnnx.SUPPORTED_TYPES lists the {len(SUPPORTED_TYPES)} types it runs)"
             )
         order = topological_order(graph)
         keyed: dict[str, set[str]] = {}
@@ -159,20 +186,26 @@ class PnnxModule(Module):
                 data = as_tensor(arr, device=get_default_device())  # where the layers' parameters were made
                 module.data = Param(data, requires_grad=trainable, is_buffer=not trainable)
                 continue
-            old = module._params.get(key) if hasattr(module, "_params") else None
+            path, _, leaf = key.rpartition(".")  # ``out_proj.weight``: a sub-module's parameter
+            try:
+                owner = module.get_submodule(path) if path else module
+            except (AttributeError, KeyError):
+                owner = None
+            old = owner._params.get(leaf) if owner is not None and hasattr(owner, "_params") else None
             if not isinstance(old, Param):
                 raise PnnxFormatError(f"{where}: {op.type} has no parameter or buffer {key!r} for entry {entry!r}")
             if tuple(old.shape) != tuple(arr.shape):
                 raise PnnxFormatError(f"{where}: entry {entry!r} has shape {tuple(arr.shape)}, {op.type} built from "
                                       f"the line's parameters expects {tuple(old.shape)}")  # fmt: skip
-            setattr(module, key, Param(as_tensor(arr, device=old.device), is_buffer=old.is_buffer))
+            setattr(owner, leaf, Param(as_tensor(arr, device=old.device), is_buffer=old.is_buffer))
         given = set(op.attrs)
-        for key, p in getattr(module, "_params", {}).items():
-            if isinstance(p, Param) and not p.is_buffer and key not in given:
+        for key, p in module.named_parameters() if hasattr(module, "named_parameters") else ():
+            if not p.is_buffer and key not in given:
                 raise PnnxFormatError(f"{where}: {op.type} has parameter {key!r} but the line gives no @{key}")
         module.eval()
         self.register_module(_module_name(op.name, taken), module)
-        return lambda args, device: module(*args)
+        n_out = len(op.outputs)
+        return lambda args, device: _module_outputs(module(*args), n_out)
 
     @property
     def num_inputs(self) -> int:

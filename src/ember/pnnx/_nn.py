@@ -1,21 +1,21 @@
-"""Converters for PNNX's ``nn.*`` operators: one Ember module per operator, holding its weights.
+"""Converters for PNNX's ``nn.*`` operators: ``nn.X`` builds ``ember.nn.X(**params)``.
 
 A ``nn.X`` line carries ``torch.nn.X``'s constructor keywords as parameters and the module's parameters
-and buffers as ``@`` attributes. Ember's layers mirror PyTorch's constructors, so most converters are
-the Ember class itself; the few that differ are small functions named after the operator. After
-construction the loader replaces each named parameter with the file's array (see ``_graph.py``).
+and buffers as ``@`` attributes. Ember's modules keep PyTorch's constructors, so the rule (``_rule.py``)
+builds every ``nn.X`` that ``ember.nn`` has; ``NN_EXCEPTIONS`` holds the few whose pnnx form differs.
+After construction the loader replaces each named parameter with the file's array (``_graph.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import nn
 from .._tensor import Tensor
-from ..nn import functional as F
+from ._rule import RuleTable, module_builder
 
-__all__ = ["NN_OPS", "Attribute"]
+__all__ = ["NN_EXCEPTIONS", "NN_OPS", "Attribute"]
 
 
 class Attribute(nn.Module):
@@ -29,87 +29,67 @@ class Attribute(nn.Module):
         return self.data
 
 
-class AvgPool2d(nn.Module):
-    """``nn.AvgPool2d`` with ``divisor_override``, which pnnx always writes."""
+def _keep_dims(cls: type[nn.Module]) -> Callable[..., nn.Module]:
+    """Adaptive pools: pnnx writes PyTorch's ``None`` (keep that dim) in ``output_size`` as 0."""
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-                 count_include_pad: bool = True, divisor_override: Any = None) -> None:  # fmt: skip
-        super().__init__()
-        self.args = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool2d(input, *self.args)
-
-
-def _upsampling(mode: str, align_corners: bool | None) -> Callable[..., nn.Module]:
-    def build(size: Any = None, scale_factor: Any = None) -> nn.Module:
-        return nn.Upsample(size, scale_factor, mode, align_corners)
+    def build(output_size: Any, **kw: Any) -> nn.Module:
+        if isinstance(output_size, (list, tuple)):
+            output_size = tuple(None if s == 0 else s for s in output_size)
+        return module_builder(cls)(output_size=output_size, **kw)
 
     return build
 
 
-def _no_inplace(cls: type[nn.Module]) -> Callable[..., nn.Module]:
-    """Activations that Ember builds without ``inplace`` (the flag changes nothing at inference)."""
+class LSTM(nn.LSTM):
+    """``nn.LSTM`` as pnnx wires it: the initial states ``h0``, ``c0`` are two separate inputs."""
 
-    def build(inplace: bool = False, **kw: Any) -> nn.Module:
-        return cls(**kw)
+    def forward(self, input: Tensor, h0: Tensor | None = None, c0: Tensor | None = None) -> Any:  # type: ignore[override]
+        return super().forward(input, None if h0 is None else (h0, c0))
 
-    return build
+
+class MultiheadAttention(nn.MultiheadAttention):
+    """``nn.MultiheadAttention`` as pnnx wires it: one input for self-attention, two for ``(query, key=value)``,
+    then an optional attention mask."""
+
+    def forward(self, *inputs: Tensor, **kw: Any) -> Any:  # type: ignore[override]
+        if len(inputs) == 1:
+            inputs = inputs * 3
+        elif len(inputs) == 2:
+            inputs = (inputs[0], inputs[1], inputs[1])
+        q, k, v, *rest = inputs
+        if rest:
+            kw.setdefault("attn_mask", rest[0])
+        return super().forward(q, k, v, **kw)
+
+
+#: ``nn.*`` types whose pnnx form differs from ``ember.nn.X(**params)``.
+NN_EXCEPTIONS: dict[str, Callable[..., nn.Module]] = {
+    "pnnx.Attribute": Attribute,
+    "nn.LSTM": module_builder(LSTM),
+    "nn.MultiheadAttention": module_builder(MultiheadAttention),
+    **{f"nn.Adaptive{kind}Pool{d}d": _keep_dims(getattr(nn, f"Adaptive{kind}Pool{d}d"))
+       for kind in ("Avg", "Max") for d in (1, 2, 3) if hasattr(nn, f"Adaptive{kind}Pool{d}d")},
+}  # fmt: skip
+
+
+#: ``ember.nn`` classes that are not operators (containers, the base class)
+_NOT_OPERATORS = frozenset({"Module", "Sequential", "ModuleList", "ModuleDict", "ParamList", "ParamDict",
+                            "ParameterList", "ParameterDict", "Container"})  # fmt: skip
+
+
+def _resolve(op_type: str) -> Callable[..., nn.Module] | None:
+    name = op_type[3:]
+    if not op_type.startswith("nn.") or name.startswith("_") or name in _NOT_OPERATORS:
+        return None
+    cls = getattr(nn, name, None)
+    if isinstance(cls, type) and issubclass(cls, nn.Module):
+        return module_builder(cls)
+    return None
+
+
+def _enumerate() -> Iterator[str]:
+    return (f"nn.{n}" for n in dir(nn) if not n.startswith("_"))
 
 
 #: ``nn.*`` operator type -> constructor taking the line's parameters as keywords.
-NN_OPS: dict[str, Callable[..., nn.Module]] = {
-    "nn.Conv1d": nn.Conv1d,
-    "nn.Conv2d": nn.Conv2d,
-    "nn.Conv3d": nn.Conv3d,
-    "nn.ConvTranspose1d": nn.ConvTranspose1d,
-    "nn.ConvTranspose2d": nn.ConvTranspose2d,
-    "nn.Linear": nn.Linear,
-    "nn.BatchNorm1d": nn.BatchNorm1d,
-    "nn.BatchNorm2d": nn.BatchNorm2d,
-    "nn.BatchNorm3d": nn.BatchNorm3d,
-    "nn.InstanceNorm2d": nn.InstanceNorm2d,
-    "nn.LayerNorm": nn.LayerNorm,
-    "nn.GroupNorm": nn.GroupNorm,
-    "nn.ReLU": nn.ReLU,
-    "nn.ReLU6": nn.ReLU6,
-    "nn.SiLU": nn.SiLU,
-    "nn.Sigmoid": _no_inplace(nn.Sigmoid),
-    "nn.Tanh": _no_inplace(nn.Tanh),
-    "nn.Mish": nn.Mish,
-    "nn.Hardswish": nn.Hardswish,
-    "nn.Hardsigmoid": nn.Hardsigmoid,
-    "nn.GELU": nn.GELU,
-    "nn.SELU": nn.SELU,
-    "nn.ELU": nn.ELU,
-    "nn.LeakyReLU": nn.LeakyReLU,
-    "nn.Hardtanh": nn.Hardtanh,
-    "nn.Softplus": nn.Softplus,
-    "nn.Softsign": nn.Softsign,
-    "nn.LogSigmoid": nn.LogSigmoid,
-    "nn.PReLU": nn.PReLU,
-    "nn.Softmax": nn.Softmax,
-    "nn.LogSoftmax": nn.LogSoftmax,
-    "nn.MaxPool1d": nn.MaxPool1d,
-    "nn.MaxPool2d": nn.MaxPool2d,
-    "nn.AvgPool1d": nn.AvgPool1d,
-    "nn.AvgPool2d": AvgPool2d,
-    "nn.AdaptiveAvgPool1d": nn.AdaptiveAvgPool1d,
-    "nn.AdaptiveAvgPool2d": nn.AdaptiveAvgPool2d,
-    "nn.AdaptiveMaxPool2d": nn.AdaptiveMaxPool2d,
-    "nn.Upsample": nn.Upsample,
-    "nn.UpsamplingNearest2d": _upsampling("nearest", None),
-    "nn.UpsamplingBilinear2d": _upsampling("bilinear", True),
-    "nn.PixelShuffle": nn.PixelShuffle,
-    "nn.PixelUnshuffle": nn.PixelUnshuffle,
-    "nn.ZeroPad2d": nn.ZeroPad2d,
-    "nn.ConstantPad2d": nn.ConstantPad2d,
-    "nn.ReflectionPad2d": nn.ReflectionPad2d,
-    "nn.ReplicationPad2d": nn.ReplicationPad2d,
-    "nn.Dropout": nn.Dropout,
-    "nn.Dropout2d": nn.Dropout2d,
-    "nn.Identity": nn.Identity,
-    "nn.Flatten": nn.Flatten,
-    "nn.Unflatten": nn.Unflatten,
-    "pnnx.Attribute": Attribute,
-}
+NN_OPS = RuleTable(NN_EXCEPTIONS, _resolve, _enumerate)

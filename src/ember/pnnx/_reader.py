@@ -88,9 +88,26 @@ def parse_value(s: str) -> Any:
     if s in ("True", "False"):
         return s == "True"
     if s[:1] in "([":
-        inner = s[1:-1]
-        return [] if not inner else [_scalar(e) for e in inner.split(",")]
+        return _sequence(s)
     return _scalar(s)
+
+
+def _sequence(s: str) -> list[Any]:
+    """``(1,2)`` / ``[[2,1],[0,1]]``: a list, nested lists parsed recursively (commas split at depth 0 only)."""
+    inner = s[1:-1]
+    items: list[str] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(inner):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append(inner[start:i])
+            start = i + 1
+    if inner:
+        items.append(inner[start:])
+    return [_sequence(e) if e[:1] in "([" else _scalar(e) for e in items]
 
 
 def _shape(text: str, where: str) -> tuple[tuple[int, ...], str]:

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from .._optional import require
+
 __all__ = [
     "COCO_NAMES", "YOLOV5_ANCHORS", "load_image", "classify_input", "letterbox", "decode_raw_maps",
     "detections", "nms", "scale_boxes", "draw_detections", "top_k",
@@ -111,14 +113,14 @@ COCO_NAMES = [
 
 def load_image(path: str | Path) -> np.ndarray:
     """An image file as an (H, W, 3) uint8 RGB array."""
-    from PIL import Image
+    Image = require("PIL.Image", "reading an image")
 
     with Image.open(path) as im:
         return np.asarray(im.convert("RGB"))
 
 
 def _resize(img: np.ndarray, w: int, h: int) -> np.ndarray:
-    from PIL import Image
+    Image = require("PIL.Image", "resizing an image")
 
     return np.asarray(Image.fromarray(img).resize((w, h), Image.Resampling.BILINEAR))
 
@@ -239,7 +241,8 @@ def scale_boxes(det: np.ndarray, ratio: float, pad: tuple[int, int], shape: tupl
 
 def draw_detections(img: np.ndarray, det: np.ndarray, names: Sequence[str], path: str | Path) -> None:
     """Write ``img`` with boxes and ``name score`` labels drawn, as a PNG."""
-    from PIL import Image, ImageDraw
+    Image = require("PIL.Image", "drawing detections")
+    ImageDraw = require("PIL.ImageDraw", "drawing detections")
 
     im = Image.fromarray(img)
     d = ImageDraw.Draw(im)

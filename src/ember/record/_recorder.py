@@ -166,8 +166,8 @@ class Recorder:
 def _msgpack() -> Any:
     try:
         import msgpack
-    except ImportError:  # pragma: no cover - msgpack is in the record extra
-        raise ImportError("the MessagePack recorder needs msgpack: pip install 'ember[record]'") from None
+    except ImportError:  # pragma: no cover - msgpack is a required dependency
+        raise ImportError("the MessagePack recorder needs msgpack (an Ember dependency): pip install msgpack") from None
     return msgpack
 
 

@@ -4,7 +4,7 @@ Optimizer/scheduler ``state_dict``s, checkpoints and whatever ``ember.save`` is 
 and ``OrderedDict``), lists, tuples, tensors (``requires_grad``, parameters with their ids, device),
 NumPy arrays, numbers, strings, bools and None. A tensor referenced twice is stored once and loads as
 one object. Anything else (a Module, a function, an arbitrary class) is refused, naming its path:
-rebuilding it would need pickle, which no Ember loader runs.
+records hold no pickle (``ember.save`` pickles such objects next to the record, ``_pickled.py``).
 """
 
 from __future__ import annotations

@@ -150,9 +150,10 @@ def load_torch_object(file: Any, source: str) -> Any:
     With torch installed its weights-only loader reads the file; without it the restricted unpickler does.
     Nothing in the file can run code either way.
     """
-    try:
-        import torch
-    except ImportError:
+    from ..backends import real_torch
+
+    torch = real_torch()  # None without PyTorch, or when ``torch`` names Ember itself in this process
+    if torch is None:
         return _unpickle_zip(file, source)
     return _torch_load(torch, file, source)
 
@@ -183,9 +184,10 @@ def load_torch_state_dict(path: str | Path) -> dict[str, np.ndarray]:
         return dict(load_file(str(p)))
     if p.stat().st_size < 16:  # every file torch.save writes is longer
         raise RecordError(f"{p}: truncated or corrupt: only {p.stat().st_size} bytes, too short for a PyTorch file")
-    try:
-        import torch
-    except ImportError:
+    from ..backends import real_torch
+
+    torch = real_torch()
+    if torch is None:
         return _read_zip(p)
     return _flatten(_torch_load(torch, str(p), str(p)), str(p))
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..ops import register_method
+from ._arith import sum
 from ._coo import SparseTensor, sparse_coo_tensor, to_sparse
 from ._mm import addmm, mm, spmm
 
-__all__ = ["DoubleTensor", "FloatTensor", "SparseTensor", "addmm", "mm", "sparse_coo_tensor", "spmm", "to_sparse"]
+__all__ = ["DoubleTensor", "FloatTensor", "SparseTensor", "addmm", "mm", "sparse_coo_tensor", "spmm", "sum",
+           "to_sparse"]  # fmt: skip
 
 
 def FloatTensor(indices: Any, values: Any, size: Any = None) -> SparseTensor:  # noqa: N802 - PyTorch's legacy name

@@ -188,14 +188,54 @@ class SparseTensor:
     __matmul__ = mm
 
     def __mul__(self, other: Any) -> SparseTensor:
-        if isinstance(other, (int, float)) or (isinstance(other, Tensor) and other.ndim == 0):
-            return SparseTensor(self._idx, self._vals * other, self._size, self._coalesced)
-        raise TypeError("SparseTensor: only multiplication by a scalar is supported")
+        from ._arith import mul
+
+        return mul(self, other)
 
     __rmul__ = __mul__
+    mul = __mul__
+
+    def __truediv__(self, other: Any) -> SparseTensor:
+        from ._arith import mul
+
+        if isinstance(other, SparseTensor) or (isinstance(other, Tensor) and other.ndim):
+            raise TypeError("div: a sparse tensor can only be divided by a scalar")
+        return mul(self, 1.0 / other) if not isinstance(other, Tensor) else mul(self, other.reciprocal())
+
+    div = __truediv__
 
     def __neg__(self) -> SparseTensor:
         return self * -1
+
+    def __add__(self, other: Any) -> Any:
+        from ._arith import add
+
+        return add(self, other)
+
+    def __radd__(self, other: Any) -> Any:  # dense + sparse
+        from ._arith import add
+
+        return add(other, self)
+
+    def __sub__(self, other: Any) -> Any:
+        from ._arith import add
+
+        return add(self, other, -1)
+
+    def __rsub__(self, other: Any) -> Any:  # dense - sparse
+        from ._arith import add
+
+        return add(other, self, -1)
+
+    add = __add__
+    sub = __sub__
+
+    def sum(self, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
+        from ._arith import sum
+
+        if dim is None:
+            return sum(self, None, dtype)
+        return sum(self, dim, dtype)
 
     def __repr__(self) -> str:
         return (

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import csv
-import io
-import json
 import math
 import sys
 import time
@@ -17,10 +14,11 @@ from .._tensor import Tensor
 from ..autograd._grad_mode import no_grad
 from ..ops import isfinite
 from ..ops._indexing_join import cat
-from ..record import Checkpointer, atomic_write
+from ..record import Checkpointer
 from ._distributed import DistributedRun
 from ._precision import Precision
 from .callbacks import Callback, EarlyStopping, NonFiniteLossError
+from .loggers import Logger, make_logger
 from .metrics import Metric, get_metric
 
 __all__ = ["Callback", "EarlyStopping", "Learner", "NonFiniteLossError"]
@@ -87,11 +85,13 @@ class Learner:
     """Train ``model`` with ``optimizer`` on ``loss_fn(output, target)``.
 
     ``fit`` runs epochs over ``train_loader`` (batches ``(input, target)``), evaluates on ``valid_loader``,
-    logs ``train_*``/``valid_*`` metrics per epoch to CSV and JSON lines in ``out_dir``, saves a checkpoint
-    every epoch and the best by ``best_metric`` (with ``checkpoint_dir``), resumes with ``resume=True``,
-    and draws the curves at the end (with matplotlib installed). ``precision`` is Lightning's: ``"32"``,
-    ``"bf16-mixed"`` (forward and loss under ``ember.autocast`` in bfloat16) or ``"16-mixed"`` (float16
-    autocast plus a ``GradScaler``, unscaled before clipping; its state is saved in checkpoints).
+    logs ``train_*``/``valid_*`` metrics per epoch with ``loggers`` in ``out_dir`` (``"csv"``: CSV and JSON
+    lines, the default; ``"tensorboard"``: event files with metrics, learning rates, gradient norms and weight
+    histograms), saves a checkpoint every epoch and the best by ``best_metric`` (with ``checkpoint_dir``),
+    resumes with ``resume=True``, and draws the curves at the end (with matplotlib installed). ``precision``
+    is Lightning's: ``"32"``, ``"bf16-mixed"`` (forward and loss under ``ember.autocast`` in bfloat16) or
+    ``"16-mixed"`` (float16 autocast plus a ``GradScaler``, unscaled before clipping; its state is saved in
+    checkpoints).
     """
 
     def __init__(self, model: Any, optimizer: Any, loss_fn: Callable[[Any, Any], Tensor], scheduler: Any = None,
@@ -100,7 +100,8 @@ class Learner:
                  callbacks: Iterable[Callback] = (), grad_accumulation: int = 1, grad_clip_norm: float | None = None,
                  skip_nonfinite: bool = False, scheduler_interval: str = "epoch", best_metric: str = "valid_loss",
                  keep_last: int = 2, progress: bool = True, plot: bool = True,
-                 compile: bool = False, precision: str = "32") -> None:  # fmt: skip
+                 compile: bool = False, precision: str = "32", loggers: Sequence[str | Logger] | None = None
+                 ) -> None:  # fmt: skip
         if grad_accumulation < 1:
             raise ValueError(f"Learner: grad_accumulation must be >= 1, got {grad_accumulation}")
         if scheduler_interval not in ("epoch", "batch"):
@@ -124,6 +125,8 @@ class Learner:
                              if checkpoint_dir is not None else None)  # fmt: skip
         self.progress, self.plot = progress, plot
         self.precision, self._amp = precision, Precision(precision)
+        names = loggers if loggers is not None else (["csv"] if self.out_dir is not None else [])
+        self.loggers = [make_logger(spec, self.out_dir) for spec in names]
         # compile=True: each training step (forward, backward, clipping, update) and each evaluation step is
         # captured once by ember.compile and replayed (the non-finite check becomes one of its guards)
         self._steps = (_compiled(self._train_step), _compiled(self._eval_step)) if compile else None
@@ -135,6 +138,13 @@ class Learner:
             model.to(device=device)
 
     # -- output ----------------------------------------------------------------------------------------
+    def _emit(self, hook: str, *args: Any) -> None:
+        """Call ``hook`` on the loggers (rank 0 only: they write files), then on the callbacks that define it."""
+        for cb in (*(self.loggers if self.is_main_process else ()), *self.callbacks):
+            method = getattr(cb, hook, None)
+            if method is not None:
+                method(self, *args)
+
     @property
     def is_main_process(self) -> bool:
         """Whether this process prints and writes (rank 0 of a process group, or the only process)."""
@@ -185,12 +195,20 @@ class Learner:
         """Backward of this micro-batch's share of the loss (scaled under "16-mixed")."""
         self._amp.backward(loss / self.grad_accumulation if self.grad_accumulation > 1 else loss)
 
-    def _step(self) -> None:
-        """Gradient clipping (on unscaled gradients) and the optimizer step, then zero the gradients."""
+    def _step(self, hooks: bool = True) -> None:
+        """Gradient clipping (on unscaled gradients), the callbacks' ``on_before_optimizer_step`` (not in a
+        compiled step) and the optimizer step, then zero the gradients."""
         from ..nn.utils import clip_grad_norm_
 
         norm = self.grad_clip_norm
-        self._amp.step(self.optimizer, None if norm is None else lambda: clip_grad_norm_(self.model.parameters(), norm))
+
+        def before_step() -> None:
+            if norm is not None:
+                clip_grad_norm_(self.model.parameters(), norm)
+            if hooks:
+                self._emit("on_before_optimizer_step")
+
+        self._amp.step(self.optimizer, before_step if norm is not None or hooks else None)
         self.optimizer.zero_grad()
 
     def _check_loss(self, v: float, where: str) -> bool:
@@ -258,8 +276,7 @@ class Learner:
             for m in metrics:
                 m.update(out, y, lv, n, self)
             if train:
-                for cb in self.callbacks:
-                    cb.on_batch_end(self, self.step, lv)
+                self._emit("on_batch_end", self.step, lv)
             if hasattr(bar, "set_postfix") and i % 5 == 0:
                 bar.set_postfix({m.name: f"{m.compute():.4g}" for m in metrics if m.name in ("loss", "accuracy")})
         if i < 0:
@@ -278,7 +295,7 @@ class Learner:
             return None
         self._backward(loss)
         if update:
-            self._step()
+            self._step(hooks=False)
         return out, loss
 
     def _eval_step(self, x: Any, y: Any) -> tuple[Any, Tensor]:
@@ -312,22 +329,22 @@ class Learner:
                 self.step = int(info["step"])
                 self.history = list((info.get("metadata") or {}).get("history", []))
                 self._amp.load_state_dict((info.get("metadata") or {}).get("grad_scaler"))
-                self.log(f"resumed from epoch {info['epoch']} ({info['path']})")
-                if start > epochs:
-                    self.log(f"nothing to resume: the checkpoint already has {info['epoch']} of {epochs} epochs; "
-                             "ask for more epochs to continue")  # fmt: skip
+                if start > epochs:  # one line: the run is already done
+                    self.log(f"nothing to resume: the checkpoint already has {info['epoch']} of {epochs} epochs "
+                             f"({info['path']}); ask for more epochs to continue")  # fmt: skip
+                else:
+                    self.log(f"resumed from epoch {info['epoch']} ({info['path']})")
+        self.epoch = start - 1
         if self._dist is not None:
             self._dist.wrap(self.model)
             train_loader = self._dist.shard(train_loader, train=True)
             valid_loader = None if valid_loader is None else self._dist.shard(valid_loader, train=False)
-        for cb in self.callbacks:
-            cb.on_fit_start(self)
+        self._emit("on_fit_start")
         self.stop = False
         try:
             for epoch in range(start, epochs + 1):
                 self.epoch = epoch
-                for cb in self.callbacks:
-                    cb.on_epoch_start(self, epoch)
+                self._emit("on_epoch_start", epoch)
                 t0 = time.perf_counter()
                 if hasattr(train_loader, "set_epoch"):
                     train_loader.set_epoch(epoch - 1)
@@ -345,10 +362,8 @@ class Learner:
                     else:
                         self.scheduler.step()
                 self.history.append(logs)
-                self._write_logs()
                 self.log(self._line(logs))
-                for cb in self.callbacks:
-                    cb.on_epoch_end(self, epoch, logs)
+                self._emit("on_epoch_end", epoch, logs)
                 if self.checkpointer is not None:
                     self._save(epoch, logs)
                 if self.stop:
@@ -359,8 +374,7 @@ class Learner:
                                   self.history[-1])  # fmt: skip
                 self.log(f"interrupted: saved {path}; continue with resume=True")
             raise
-        for cb in self.callbacks:
-            cb.on_fit_end(self)
+        self._emit("on_fit_end")
         self._finish()
         return self.history
 
@@ -399,17 +413,6 @@ class Learner:
             if k != "epoch":
                 parts.append(f"{k} {v:.4g}")
         return " | ".join(parts)
-
-    def _write_logs(self) -> None:
-        if self.out_dir is None or not self.is_main_process:
-            return
-        keys = sorted({k for h in self.history for k in h}, key=lambda k: (k != "epoch", k))
-        buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=keys)
-        w.writeheader()
-        w.writerows(self.history)
-        atomic_write(self.out_dir / "log.csv", buf.getvalue().encode())
-        atomic_write(self.out_dir / "log.jsonl", "".join(json.dumps(h) + "\n" for h in self.history).encode())
 
     def _finish(self) -> None:
         if not self.history:

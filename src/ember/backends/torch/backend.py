@@ -112,6 +112,12 @@ class TorchBackend(TorchKernels, TorchArrayKernels, Backend):
     def is_plain(self, array: Any) -> bool:
         return bool(array.is_contiguous())
 
+    def strides(self, array: Any) -> tuple[int, ...]:
+        return tuple(array.stride())
+
+    def as_strided(self, array: Any, shape: tuple[int, ...], strides: tuple[int, ...]) -> Any:
+        return array.as_strided(shape, strides)
+
     def is_contiguous(self, array: Any) -> bool:
         return bool(array.is_contiguous())
 

@@ -150,11 +150,16 @@ def repeat(x: Any, repeats: Any, axis: int | None = None) -> Any:
 
 
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
-    return torch.searchsorted(a, _t(v, a), right=side == "right", sorter=sorter)
+    return torch.searchsorted(a.contiguous(), _t(v, a).contiguous(), right=side == "right", sorter=sorter)
 
 
 def isin(element: Any, test_elements: Any, invert: builtins.bool = False) -> Any:
     return torch.isin(_t(element), _t(test_elements), invert=invert)
+
+
+def frexp(x: Any) -> tuple[Any, Any]:
+    m, e = torch.frexp(x)
+    return m, e
 
 
 def tile(x: Any, reps: Any) -> Any:

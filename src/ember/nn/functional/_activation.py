@@ -19,7 +19,7 @@ from ...ops._util import _float, pointwise_op
 __all__ = [
     "celu", "elu", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "logsigmoid",
     "mish", "prelu", "relu6", "rrelu", "selu", "silu", "softplus", "softshrink", "softsign", "tanhshrink",
-    "threshold",
+    "threshold", "celu_", "elu_", "hardtanh_", "leaky_relu_", "relu_", "rrelu_", "selu_", "threshold_",
 ]  # fmt: skip
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -178,14 +178,17 @@ def logsigmoid(input: Tensor) -> Tensor:
 
 
 def tanhshrink(input: Tensor) -> Tensor:
+    """``x - tanh(x)``."""
     return input - tanh(input)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x`` where ``|x| > lambd``, else 0."""
     return Shrink.apply(_float(input), float(lambd), False)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
     return Shrink.apply(_float(input), float(lambd), True)
 
 
@@ -229,3 +232,46 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 for _name in ("relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "softplus", "hardswish"):
     register_method(_name, globals()[_name])
+
+
+# -- PyTorch's in-place forms: the result written into ``input`` (a version bump autograd checks) --
+_threshold = threshold  # (threshold_'s parameter shadows the function's name)
+
+
+def relu_(input: Tensor) -> Tensor:
+    from ...ops import relu
+
+    return input.copy_(relu(input))
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return input.copy_(elu(input, alpha))
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return input.copy_(celu(input, alpha))
+
+
+def selu_(input: Tensor) -> Tensor:
+    return input.copy_(selu(input))
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return input.copy_(leaky_relu(input, negative_slope))
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return input.copy_(hardtanh(input, min_val, max_val))
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return input.copy_(_threshold(input, threshold, value))
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    return input.copy_(rrelu(input, lower, upper, training))
+
+
+for _name in ("celu_", "elu_", "hardtanh_", "leaky_relu_", "relu_", "rrelu_", "selu_", "threshold_"):
+    if not globals()[_name].__doc__:
+        globals()[_name].__doc__ = f"``{_name[:-1]}`` written into ``input`` in place (returns ``input``)."

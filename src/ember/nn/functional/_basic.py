@@ -17,7 +17,8 @@ from ...ops._reduction import mean
 from ...ops._reduction import sum as _sum
 from ...ops._util import arange_like_dim, broadcast_shapes, norm_dim
 
-__all__ = ["softmax", "softmin", "log_softmax", "nll_loss", "cross_entropy", "mse_loss"]
+__all__ = ["softmax", "softmin", "log_softmax", "gumbel_softmax", "nll_loss", "cross_entropy", "linear_cross_entropy",
+           "mse_loss"]  # fmt: skip
 
 
 class LogSoftmax(Op):
@@ -256,3 +257,37 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
 
 register_method("softmax", softmax)
 register_method("log_softmax", log_softmax)
+
+
+def linear_cross_entropy(
+    input: Tensor, linear_weight: Tensor, target: Tensor, *, linear_bias: Tensor | None = None,
+    weight: Tensor | None = None, reduction: str = "mean", ignore_index: int | None = None,
+    label_smoothing: float = 0.0, options: Any = None,
+) -> Tensor:  # fmt: skip
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target)``; ``linear_weight`` is (C, in) or
+    (C, d_1, ..., d_K, in) for a K-dimensional loss. ``options`` (PyTorch's chunking strategy) is accepted:
+    chunking changes memory use, not the result."""
+    *classes, fan_in = linear_weight.shape
+    logits = input @ linear_weight.reshape(-1, fan_in).T
+    logits = logits.reshape(*input.shape[:-1], *classes)
+    if linear_bias is not None:
+        logits = logits + linear_bias
+    if len(classes) > 1 and input.ndim > 1:  # (N, C, d_1, ...) as cross_entropy takes it
+        logits = logits.movedim(input.ndim - 1, 1)
+    return cross_entropy(logits, target, weight, -100 if ignore_index is None else ignore_index, reduction,
+                         label_smoothing)  # fmt: skip
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """A sample from the Gumbel-softmax (Concrete) distribution: ``softmax((logits + g) / tau)`` with Gumbel noise g;
+    ``hard`` returns one-hot samples whose gradient is the soft sample's (straight-through)."""
+    from ..._creation import rand
+
+    u = rand(*logits.shape, dtype=logits.dtype, device=logits.device)
+    gumbels = -(-(u.clamp(min=1e-20)).log()).log()
+    y = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y
+    index = y.argmax(dim, keepdim=True)
+    one_hot = (y * 0).detach().scatter(dim, index, 1.0)
+    return one_hot - y.detach() + y

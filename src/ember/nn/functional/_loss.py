@@ -16,7 +16,7 @@ from ...ops._pointwise_unary import clamp, exp, log
 from ...ops._util import _float
 from ._activation import softplus
 from ._basic import _broadcast_pair, _check_target_shape, _reduce
-from ._misc import pairwise_distance
+from ._distance import pairwise_distance
 
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "gaussian_nll_loss",

@@ -24,9 +24,9 @@ from ...ops._util import _float, index_out_of_range, size_of
 from ._basic import softmax
 
 __all__ = [
-    "alpha_dropout", "bilinear", "cosine_similarity", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
-    "interpolate", "linear", "one_hot", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle",
-    "scaled_dot_product_attention", "upsample",
+    "alpha_dropout", "bilinear", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
+    "feature_alpha_dropout", "interpolate", "linear", "one_hot", "pixel_shuffle", "pixel_unshuffle",
+    "scaled_dot_product_attention", "upsample", "upsample_bilinear", "upsample_nearest",
 ]  # fmt: skip
 
 
@@ -158,18 +158,30 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) with probability ``p`` (training only); scale the rest by 1/(1-p)."""
     return _feature_dropout(input, p, training, 3, "dropout3d")
 
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """Dropout that keeps SELU's zero mean and unit variance."""
-    _check_p(p, "alpha_dropout")
+    return _alpha_dropout(input, p, training, input.shape, "alpha_dropout")
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Alpha dropout of whole channels: one draw per (N, C), as ``alpha_dropout`` keeps SELU's statistics."""
+    if input.ndim < 2:
+        raise ShapeError(f"feature_alpha_dropout: expected an input with a channel dim, got shape {input.shape}")
+    return _alpha_dropout(input, p, training, input.shape[:2] + (1,) * (input.ndim - 2), "feature_alpha_dropout")
+
+
+def _alpha_dropout(input: Tensor, p: float, training: bool, mask_shape: tuple[int, ...], op: str) -> Tensor:
+    _check_p(p, op)
     if not training or p == 0.0:
         return input
     if p == 1.0:  # everything dropped: zeros, as PyTorch (the scale below would divide by zero)
         return input * 0.0
     alpha_p = -1.7580993408473766
-    keep = _keep_mask(input, input.shape, p, None)
+    keep = _keep_mask(input, mask_shape, p, None)
     a = ((1 - p) * (1 + p * alpha_p**2)) ** -0.5
     b = -a * alpha_p * p
     return (input * keep + alpha_p * (1 - keep)) * a + b
@@ -387,6 +399,20 @@ def _bicubic(x: Tensor, input: Tensor, out: tuple[int, ...], scale: tuple[float,
 upsample = interpolate
 
 
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """``interpolate(mode="nearest")`` (PyTorch's older name, deprecated there with this warning)."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  UserWarning, stacklevel=2)  # fmt: skip
+    return interpolate(input, size, scale_factor, "nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """``interpolate(mode="bilinear", align_corners=True)`` (PyTorch's older name, deprecated there)."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  UserWarning, stacklevel=2)  # fmt: skip
+    return interpolate(input, size, scale_factor, "bilinear", True)
+
+
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(N, C * r^2, H, W) -> (N, C, H * r, W * r)."""
     r = int(upscale_factor)
@@ -457,20 +483,3 @@ def scaled_dot_product_attention(
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return matmul(attn, value)
-
-
-@autocast_op("cosine_similarity")
-def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """``x1 . x2 / (max(||x1||, eps) max(||x2||, eps))`` along ``dim``, after broadcasting x1 with x2."""
-    from ...ops._other_shape import broadcast_tensors
-
-    if x1.shape != x2.shape:  # the norms are over the broadcast dim, not over a size-1 dim of one input
-        x1, x2 = broadcast_tensors(x1, x2)
-    n1 = x1.norm(2, dim, keepdim=True).clamp(min=eps)
-    n2 = x2.norm(2, dim, keepdim=True).clamp(min=eps)
-    return ((x1 / n1) * (x2 / n2)).sum(dim)
-
-
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
-    """``||x1 - x2 + eps||_p`` along the last dim."""
-    return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)

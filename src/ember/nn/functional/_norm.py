@@ -182,10 +182,12 @@ def batch_norm(
     axes = (0,) + tuple(range(2, x.ndim))
     if training or running_mean is None or running_var is None:
         n = x.numel() // c
-        if training and n <= 1:
+        if training and n == 1:
             raise ShapeError(
                 f"batch_norm: expected more than 1 value per channel when training, got input {input.shape}"
             )
+        if n == 0:  # no values at all: an empty result (the running statistics stay), as PyTorch
+            return x * 1.0
         fused = _fused_train(x, weight, bias)
         if fused:
             stats: list[Any] = []

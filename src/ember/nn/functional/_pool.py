@@ -320,6 +320,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
 
 
 def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Max pooling of (N, C, L) to ``output_size`` positions (PyTorch's windows); ``return_indices`` too."""
     return _adaptive(input, output_size, 1, True, return_indices, "adaptive_max_pool1d")
 
 

@@ -17,26 +17,39 @@ from typing import Any
 _SUBMODULES = {
     "module": "Module",
     "linear": "Identity Linear Bilinear LazyLinear",
-    "conv": "_ConvNd Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d",
-    "activation": "ReLU ReLU6 Sigmoid Tanh SiLU Mish Hardswish Hardsigmoid SELU Softsign LogSigmoid GELU LeakyReLU "
-    "ELU CELU Hardtanh Softplus PReLU Softmax LogSoftmax GLU MultiheadAttention Threshold Softmin Tanhshrink",
+    "conv": "_ConvNd Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LazyConv1d LazyConv2d "
+    "LazyConv3d LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d",
+    "activation": "ReLU ReLU6 Sigmoid Tanh SiLU Mish Hardswish Hardsigmoid SELU Softsign LogSigmoid GELU "
+    "LeakyReLU ELU CELU Hardtanh Softplus PReLU Softmax LogSoftmax GLU MultiheadAttention Threshold Softmin "
+    "Tanhshrink Hardshrink RReLU Softmax2d Softshrink",
     "loss": "_Loss _WeightedLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss MSELoss L1Loss SmoothL1Loss "
-    "HuberLoss KLDivLoss CosineEmbeddingLoss MarginRankingLoss",
-    "batchnorm": "_NormBase _BatchNorm BatchNorm1d BatchNorm2d BatchNorm3d SyncBatchNorm",
-    "instancenorm": "_InstanceNorm InstanceNorm1d InstanceNorm2d InstanceNorm3d",
-    "normalization": "LayerNorm GroupNorm RMSNorm LocalResponseNorm",
-    "dropout": "_DropoutNd Dropout Dropout1d Dropout2d Dropout3d AlphaDropout",
+    "HuberLoss KLDivLoss CosineEmbeddingLoss MarginRankingLoss CTCLoss GaussianNLLLoss HingeEmbeddingLoss "
+    "LinearCrossEntropyLoss MultiLabelMarginLoss MultiLabelSoftMarginLoss MultiMarginLoss NLLLoss2d "
+    "PoissonNLLLoss SoftMarginLoss TripletMarginLoss TripletMarginWithDistanceLoss",
+    "batchnorm": "_NormBase _BatchNorm BatchNorm1d BatchNorm2d BatchNorm3d SyncBatchNorm LazyBatchNorm1d "
+    "LazyBatchNorm2d LazyBatchNorm3d",
+    "instancenorm": "_InstanceNorm InstanceNorm1d InstanceNorm2d InstanceNorm3d LazyInstanceNorm1d "
+    "LazyInstanceNorm2d LazyInstanceNorm3d",
+    "normalization": "LayerNorm GroupNorm RMSNorm LocalResponseNorm CrossMapLRN2d",
+    "dropout": "_DropoutNd Dropout Dropout1d Dropout2d Dropout3d AlphaDropout FeatureAlphaDropout",
     "sparse": "Embedding EmbeddingBag",
-    "pooling": "_MaxPoolNd _AvgPoolNd MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d "
-    "AdaptiveAvgPool2d AdaptiveMaxPool1d AdaptiveMaxPool2d",
-    "padding": "ZeroPad2d ConstantPad2d ReflectionPad2d ReplicationPad2d",
+    "pooling": "_MaxPoolNd _AvgPoolNd MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d "
+    "AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveAvgPool3d AdaptiveMaxPool3d "
+    "FractionalMaxPool2d FractionalMaxPool3d LPPool1d LPPool2d LPPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d",
+    "padding": "ZeroPad2d ConstantPad2d ReflectionPad2d ReplicationPad2d CircularPad1d CircularPad2d "
+    "CircularPad3d ConstantPad1d ConstantPad3d ReflectionPad1d ReflectionPad3d ReplicationPad1d ReplicationPad3d "
+    "ZeroPad1d ZeroPad3d",
     "pixelshuffle": "PixelShuffle PixelUnshuffle",
     "upsampling": "Upsample UpsamplingNearest2d UpsamplingBilinear2d",
     "flatten": "Flatten Unflatten",
-    "container": "Sequential ModuleList ModuleDict ParameterList ParameterDict",
+    "container": "Sequential ModuleList ModuleDict ParameterList ParameterDict Container",
     "rnn": "RNNBase RNN LSTM GRU RNNCellBase RNNCell LSTMCell GRUCell",
     "transformer": "Transformer TransformerEncoder TransformerDecoder TransformerEncoderLayer TransformerDecoderLayer",
     "utils": "_single _pair _triple _quadruple _ntuple",
+    "adaptive": "AdaptiveLogSoftmaxWithLoss",
+    "channelshuffle": "ChannelShuffle",
+    "distance": "CosineSimilarity PairwiseDistance",
+    "fold": "Fold Unfold",
 }
 
 #: PyTorch's private base classes and renamed classes -> Ember's (module of ember.nn, name)
@@ -45,7 +58,7 @@ _RENAMED = {
     "_NormBase": ("norm", "_BatchNorm"), "_BatchNorm": ("norm", "_BatchNorm"),
     "_InstanceNorm": ("norm", "_InstanceNorm"),
     "_DropoutNd": ("layers", "Dropout"), "_MaxPoolNd": ("layers", "_Pool"), "_AvgPoolNd": ("layers", "_AvgPool"),
-    "RNNBase": ("rnn", "_RNNBase"), "RNNCellBase": ("rnn", "_CellBase"), "ParameterList": ("container", "ParamList"),
+    "ParameterList": ("container", "ParamList"),
     "ParameterDict": ("container", "ParamDict"),
 }  # fmt: skip
 

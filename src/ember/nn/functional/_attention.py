@@ -1,0 +1,112 @@
+"""``multi_head_attention_forward``: PyTorch's functional multi-head attention (what ``nn.MultiheadAttention`` runs).
+
+Inputs are (L, N, E) (or unbatched (L, E)). The projections are packed (``in_proj_weight``) or separate
+(``q/k/v_proj_weight``, for key/value sizes other than E); ``bias_k``/``bias_v`` append one learned key and
+value, ``add_zero_attn`` one zero key and value; masks follow PyTorch's conventions (a bool mask marks the
+positions that may NOT be attended, a float mask is added to the scores).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..._creation import ones, zeros
+from ..._dtype import bool_
+from ..._errors import ShapeError
+from ..._tensor import Tensor
+from ...ops import cat, tril, where
+from ._basic import softmax
+from ._misc import dropout, linear
+
+__all__ = ["multi_head_attention_forward"]
+
+
+def _additive(mask: Tensor | None, like: Tensor) -> Tensor | None:
+    """A bool mask (True = not allowed) as -inf/0, a float mask as it is, in ``like``'s dtype."""
+    if mask is None:
+        return None
+    if mask.dtype is bool_:
+        return where(mask, -math.inf, 0.0).to(like.dtype)
+    return mask.to(like.dtype)
+
+
+def _pad_last(mask: Tensor | None) -> Tensor | None:
+    """A mask with one more (allowed) key position."""
+    if mask is None:
+        return None
+    extra = zeros(*mask.shape[:-1], 1, dtype=mask.dtype, device=mask.device)
+    return cat([mask, extra], -1)
+
+
+def multi_head_attention_forward(
+    query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+    in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None, bias_v: Tensor | None,
+    add_zero_attn: bool, dropout_p: float, out_proj_weight: Tensor, out_proj_bias: Tensor | None,
+    training: bool = True, key_padding_mask: Tensor | None = None, need_weights: bool = True,
+    attn_mask: Tensor | None = None, use_separate_proj_weight: bool = False, q_proj_weight: Tensor | None = None,
+    k_proj_weight: Tensor | None = None, v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
+    static_v: Tensor | None = None, average_attn_weights: bool = True, is_causal: bool = False,
+) -> tuple[Tensor, Tensor | None]:  # fmt: skip
+    """Attention of ``query`` over ``key``/``value`` with ``num_heads`` heads; returns (output, weights or None)."""
+    unbatched = query.ndim == 2
+    if unbatched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    L, N, E = query.shape
+    if embed_dim_to_check != E:
+        raise ShapeError(f"multi_head_attention_forward: expected embed_dim {embed_dim_to_check}, got query "
+                         f"{tuple(query.shape)}")  # fmt: skip
+    h = num_heads
+    d = E // h
+    if d * h != E:
+        raise ShapeError(f"multi_head_attention_forward: embed_dim {E} is not divisible by num_heads {h}")
+    bq = bk = bv = None
+    if in_proj_bias is not None:
+        bq, bk, bv = in_proj_bias.chunk(3, 0)
+    if use_separate_proj_weight:
+        if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
+            raise ShapeError("multi_head_attention_forward: use_separate_proj_weight needs q/k/v_proj_weight")
+        wq, wk, wv = q_proj_weight, k_proj_weight, v_proj_weight
+    else:
+        if in_proj_weight is None:
+            raise ShapeError("multi_head_attention_forward: in_proj_weight is None without use_separate_proj_weight")
+        wq, wk, wv = in_proj_weight.chunk(3, 0)
+    q = linear(query, wq, bq)
+    k = linear(key, wk, bk)
+    v = linear(value, wv, bv)
+    if is_causal and attn_mask is None:
+        S0 = k.shape[0]
+        attn_mask = ~tril(ones(L, S0, dtype=bool_, device=query.device))
+    mask = _additive(attn_mask, q)
+    kpm = _additive(key_padding_mask, q)
+    if bias_k is not None and bias_v is not None:
+        k = cat([k, bias_k.reshape(1, 1, E).expand(1, N, E)], 0)
+        v = cat([v, bias_v.reshape(1, 1, E).expand(1, N, E)], 0)
+        mask, kpm = _pad_last(mask), _pad_last(kpm)
+    q = q.reshape(L, N * h, d).transpose(0, 1) * (1.0 / math.sqrt(d))  # (N*h, L, d)
+    k = static_k if static_k is not None else k.reshape(k.shape[0], N * h, d).transpose(0, 1)
+    v = static_v if static_v is not None else v.reshape(v.shape[0], N * h, d).transpose(0, 1)
+    if add_zero_attn:
+        k = cat([k, zeros(N * h, 1, d, dtype=k.dtype, device=k.device)], 1)
+        v = cat([v, zeros(N * h, 1, d, dtype=v.dtype, device=v.device)], 1)
+        mask, kpm = _pad_last(mask), _pad_last(kpm)
+    S = k.shape[1]
+    scores = q @ k.transpose(1, 2)  # (N*h, L, S)
+    if mask is not None:
+        scores = scores + (mask if mask.ndim == 2 else mask.reshape(N * h, L, S))
+    if kpm is not None:
+        scores = (scores.reshape(N, h, L, S) + kpm.reshape(N, 1, 1, S)).reshape(N * h, L, S)
+    attn = softmax(scores, -1)
+    if dropout_p > 0.0 and training:
+        attn = dropout(attn, dropout_p, True)
+    out = linear((attn @ v).transpose(0, 1).reshape(L * N, E), out_proj_weight, out_proj_bias).reshape(L, N, E)
+    weights: Any = None
+    if need_weights:
+        weights = attn.reshape(N, h, L, S)
+        if average_attn_weights:
+            weights = weights.mean(1)
+        if unbatched:
+            weights = weights.squeeze(0)
+    return (out.squeeze(1) if unbatched else out), weights

@@ -1,0 +1,112 @@
+"""Spatial transformers: ``affine_grid`` (sampling coordinates from affine matrices) and ``grid_sample``.
+
+Both are compositions of Ember operations: ``grid_sample`` gathers the corner values of each sampling
+point and blends them with weights computed from the grid, so gradients flow to the input and the grid.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._creation import arange, linspace, ones
+from ..._errors import ShapeError, ValueRangeError
+from ..._tensor import Tensor
+from ...ops import stack, where
+
+__all__ = ["affine_grid", "grid_sample"]
+
+
+def _base(n: int, align_corners: bool, like: Tensor) -> Tensor:
+    """Normalised pixel-centre (or corner) coordinates in [-1, 1] along one dim of ``n`` pixels."""
+    if align_corners:
+        return linspace(-1.0, 1.0, n, dtype=like.dtype, device=like.device) if n > 1 else ones(
+            1, dtype=like.dtype, device=like.device) * 0.0  # fmt: skip
+    return (arange(n, dtype=like.dtype, device=like.device) * 2 + 1) / n - 1
+
+
+def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> Tensor:
+    """The (N, H, W, 2) (or (N, D, H, W, 3)) sampling grid of affine maps ``theta`` (N, 2, 3) (or (N, 3, 4))."""
+    ac = bool(align_corners)
+    size = tuple(int(s) for s in size)
+    if not theta.dtype.is_floating_point:
+        raise ValueRangeError(f"affine_grid: theta must be floating point, got {theta.dtype}")
+    if len(size) == 4 and theta.shape == (size[0], 2, 3):
+        n, _, h, w = size
+        x, y = _base(w, ac, theta), _base(h, ac, theta)
+        base = stack([x.reshape(1, w).expand(h, w), y.reshape(h, 1).expand(h, w), ones(h, w, dtype=theta.dtype,
+                      device=theta.device)], -1).reshape(1, h * w, 3)  # fmt: skip
+        return (base @ theta.transpose(1, 2)).reshape(n, h, w, 2)
+    if len(size) == 5 and theta.shape == (size[0], 3, 4):
+        n, _, d, h, w = size
+        x, y, z = _base(w, ac, theta), _base(h, ac, theta), _base(d, ac, theta)
+        shape = (d, h, w)
+        base = stack([x.reshape(1, 1, w).expand(*shape), y.reshape(1, h, 1).expand(*shape),
+                      z.reshape(d, 1, 1).expand(*shape), ones(*shape, dtype=theta.dtype, device=theta.device)],
+                     -1).reshape(1, d * h * w, 4)  # fmt: skip
+        return (base @ theta.transpose(1, 2)).reshape(n, d, h, w, 3)
+    raise ShapeError(f"affine_grid: theta {tuple(theta.shape)} does not fit size {size}: expected (N, 2, 3) for "
+                     "(N, C, H, W) or (N, 3, 4) for (N, C, D, H, W)")  # fmt: skip
+
+
+def _unnormalize(coord: Tensor, n: int, align_corners: bool) -> Tensor:
+    return (coord + 1) / 2 * (n - 1) if align_corners else ((coord + 1) * n - 1) / 2
+
+
+def _reflect(coord: Tensor, low: float, high: float) -> Tensor:
+    """Reflect ``coord`` into [low, high] (PyTorch's reflection padding of sampling coordinates)."""
+    span = high - low
+    if span <= 0:
+        return coord * 0.0
+    c = (coord - low).abs()
+    flips = (c / span).floor()
+    extra = c - flips * span
+    return where(flips % 2 == 0, extra + low, span - extra + low)
+
+
+def _source(coord: Tensor, n: int, padding_mode: str, align_corners: bool) -> Tensor:
+    c = _unnormalize(coord, n, align_corners)
+    if padding_mode == "border":
+        return c.clamp(0, n - 1)
+    if padding_mode == "reflection":
+        c = _reflect(c, 0.0, float(n - 1)) if align_corners else _reflect(c, -0.5, n - 0.5)
+        return c.clamp(0, n - 1)
+    return c
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
+                align_corners: bool | None = None) -> Tensor:  # fmt: skip
+    """Sample (N, C, H, W) ``input`` at the normalised (x, y) points of ``grid`` (N, Ho, Wo, 2).
+
+    ``mode``: ``"bilinear"`` or ``"nearest"``; ``padding_mode``: ``"zeros"``, ``"border"`` or ``"reflection"``.
+    """
+    if mode not in ("bilinear", "nearest"):
+        raise ValueRangeError(f"grid_sample: mode must be 'bilinear' or 'nearest' (Ember has no bicubic grid "
+                              f"sampling), got {mode!r}")  # fmt: skip
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueRangeError(
+            f"grid_sample: padding_mode must be 'zeros', 'border' or 'reflection', got {padding_mode!r}"
+        )
+    if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
+        raise ShapeError(f"grid_sample: expected input (N, C, H, W) and grid (N, Ho, Wo, 2), got {tuple(input.shape)} "
+                         f"and {tuple(grid.shape)}")  # fmt: skip
+    ac = bool(align_corners)
+    n, c, h, w = input.shape
+    ho, wo = grid.shape[1], grid.shape[2]
+    x = _source(grid[..., 0], w, padding_mode, ac)
+    y = _source(grid[..., 1], h, padding_mode, ac)
+    flat = input.reshape(n, c, h * w)
+
+    def tap(ix: Tensor, iy: Tensor) -> Tensor:
+        """Values at integer points (N, Ho, Wo); 0 outside the image."""
+        inside = (ix >= 0) & (ix <= w - 1) & (iy >= 0) & (iy <= h - 1)
+        idx = (iy.clamp(0, h - 1) * w + ix.clamp(0, w - 1)).long().reshape(n, 1, ho * wo).expand(n, c, ho * wo)
+        vals = flat.gather(2, idx).reshape(n, c, ho, wo)
+        return where(inside.unsqueeze(1), vals, 0.0)
+
+    if mode == "nearest":  # piecewise constant in the grid: its gradient is 0 (as PyTorch's), not absent
+        still = ((x - x.detach()) + (y - y.detach())).unsqueeze(1) * 0.0
+        return tap(x.detach().round(), y.detach().round()) + still
+    x0, y0 = x.detach().floor(), y.detach().floor()
+    wx, wy = (x - x0).unsqueeze(1), (y - y0).unsqueeze(1)
+    return (tap(x0, y0) * (1 - wx) * (1 - wy) + tap(x0 + 1, y0) * wx * (1 - wy)
+            + tap(x0, y0 + 1) * (1 - wx) * wy + tap(x0 + 1, y0 + 1) * wx * wy)  # fmt: skip
