@@ -28,7 +28,9 @@ def download_url(url: str, dest: str | Path, md5: str | None = None, sha256: str
                     sys.stderr.write(f"\rdownloading {name}: {100 * got // total}%")
             sys.stderr.write("\n" if sys.stderr.isatty() else f"downloaded {name}\n")
     except OSError as e:
-        raise ConnectionError(f"could not download {url} ({e}); place the file at {dest} instead") from None
+        raise ConnectionError(
+            f"could not download {url} ({e}); place the file in {dest.parent} (as {name}) instead"
+        ) from None
     data = b"".join(chunks)
     for algorithm, expected in (("md5", md5), ("sha256", sha256)):
         if expected and hashlib.new(algorithm, data).hexdigest() != expected:

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import gzip
-import hashlib
 import struct
-import sys
-import urllib.request
 import zipfile
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ..record import atomic_write
+from ._download import download_url
 from .dataset import TensorDataset
 
 __all__ = ["MNIST", "CSVDataset", "FashionMNIST", "NpzDataset", "digits", "read_idx"]
@@ -78,23 +75,7 @@ class _IdxImages(TensorDataset):
         digest = self.files.get(fname.removesuffix(".gz"), ("", ""))[1]
         url = self.base_url + fname
         dest = self.root / fname
-        try:
-            with urllib.request.urlopen(url, timeout=30) as r:
-                total = int(r.headers.get("Content-Length") or 0)
-                chunks, got = [], 0
-                while chunk := r.read(1 << 16):
-                    chunks.append(chunk)
-                    got += len(chunk)
-                    if total and sys.stderr.isatty():  # no carriage-return spam in a log file
-                        sys.stderr.write(f"\rdownloading {fname}: {100 * got // total}%")
-                sys.stderr.write("\n" if sys.stderr.isatty() else f"downloaded {fname}\n")
-        except OSError as e:
-            raise ConnectionError(f"could not download {url} ({e}); place the file in {self.root} instead") from None
-        data = b"".join(chunks)
-        if digest and hashlib.sha256(data).hexdigest() != digest:
-            raise ValueError(f"{url}: sha256 mismatch; the download is corrupted")
-        atomic_write(dest, data)
-        return dest
+        return download_url(url, dest, sha256=digest or None)
 
     def __getitem__(self, index: int) -> tuple[Any, ...]:
         x, y = super().__getitem__(index)
