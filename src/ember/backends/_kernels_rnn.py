@@ -75,9 +75,7 @@ class RNNKernels:
         return gx, gw, gb
 
     # -- LSTM ---------------------------------------------------------------------------------------
-    def lstm_cell(
-        self, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any
-    ) -> tuple[Any, Any, Any]:
+    def lstm_cell(self, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any) -> tuple[Any, Any, Any]:
         """``(h', c', saved)``: ``c' = f c + i g``, ``h' = o tanh(c')``."""
         hs = c.shape[-1]
         act = self._gates(x, h, w_ih, w_hh, b_ih, b_hh)

@@ -9,6 +9,7 @@ without autocast) run as that graph directly, as the operators' type promotion d
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
@@ -55,14 +56,14 @@ class _CellStep(Op):
     with the ordinary operators (so ``create_graph=True`` differentiates it again); first order in anomaly
     mode goes to the kernels."""
 
+    #: the closed-form gradients on Tensors, from the outputs' gradients (each step defines it)
+    _graph_backward: Callable[..., tuple[Any, ...]]
+
     def backward(self, *grads: Tensor | None) -> tuple[Any, ...]:
         if not STATE.enabled:
             out = self.backward_arrays(*[None if g is None else g._data for g in grads])
             return tuple(None if a is None else Tensor._make(a, self.backend) for a in out)
         return self._graph_backward(*grads)
-
-    def _graph_backward(self, *grads: Tensor | None) -> tuple[Any, ...]:
-        raise NotImplementedError  # each step defines it  # pragma: no cover
 
     def _linear_grads(self, dz: Tensor, i_x: int, i_w: int, i_b: int) -> tuple[Tensor | None, ...]:
         """For ``z = x w^T + b`` (inputs ``i_x``, ``i_w``, ``i_b``): ``(gx, gw, gb)`` from ``dz``."""
