@@ -96,8 +96,7 @@ class FusedConv:
         self.conv, self.bn, self.add, self.side, self.relu = conv_node, bn, add, side, relu
         self.conv_at = conv_node.meta["attrs"]
         self.eps = float(bn.meta["attrs"].get("epsilon", 1e-5)) if bn is not None else 0.0
-        self._key: tuple[Any, ...] = ()
-        self._folded: tuple[Tensor, Tensor] | None = None
+        self._cache: tuple[tuple[Any, ...], tuple[Tensor, Tensor]] | None = None  # (sources, folded w and b)
 
     def __call__(self, args: list[Any], device: Any) -> Any:
         if is_grad_enabled() and any(isinstance(a, Tensor) and a.requires_grad for a in args):
@@ -150,20 +149,17 @@ class FusedConv:
         if w.dtype != x.dtype:
             return None
         key = tuple((t._data, t._vc[0]) if t is not None else (None, 0) for t in srcs)
-        if (
-            self._folded is not None
-            and len(key) == len(self._key)
-            and all(a[0] is k[0] and a[1] == k[1] for a, k in zip(key, self._key))
-        ):
-            return self._folded
+        cache = self._cache  # one read and one write: threads running the model share it safely
+        if cache is not None and all(a[0] is k[0] and a[1] == k[1] for a, k in zip(key, cache[0], strict=True)):
+            return cache[1]
         with no_grad():
             scale, beta, mean, var = (t.double() for t in stats)
             s = scale / (var + self.eps).sqrt()
             wf = (w.double() * s.reshape([o] + [1] * (w.ndim - 1))).to(w.dtype)
             b0 = b.double() if b is not None else zeros(o, dtype=s.dtype, device=s.device)
             bf = ((b0 - mean) * s + beta).to(w.dtype)
-        self._key, self._folded = key, (wf, bf)
-        return self._folded
+        self._cache = (key, (wf, bf))
+        return wf, bf
 
 
 def _adds_in_place(y: Tensor, other: Any) -> bool:
