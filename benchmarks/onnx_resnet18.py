@@ -1,16 +1,19 @@
 """ResNet-18 imported from ONNX: Ember (NumPy and torch backends) vs PyTorch eager vs onnxruntime, and load time.
 
-    python benchmarks/onnx_resnet18.py [--rounds K] [--seconds S] [--threads T] [--batches 1 8]
+    python benchmarks/onnx_resnet18.py [--rounds K] [--seconds S] [--threads T] [--batches 1 8] [--cpu]
+                                       [--graph folded|bn] [--no-load]
 
 The model is the plain-torch ResNet-18 of ``workloads/_pnnx_models.py`` exported by ``torch.onnx.export``
-(cached in the temp folder). For batch 1 and 8 (224x224) it runs K rounds of four whole processes (Ember
-on NumPy, Ember on torch, PyTorch eager, onnxruntime; default threads), the order rotating from round to
-round, and prints each one's median ms/batch with its spread, and the median over rounds of its ratio to
-PyTorch and to onnxruntime of the same round (with their spread). ``--threads T`` pins every side to T
-threads (OMP/OpenBLAS/MKL variables; onnxruntime's intra-op threads): less sensitive to a loaded machine
-than the default threads. Then it times ``ember.onnx.load`` of the file (parse + weights, median of 5).
-Unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE when you run it (they change NumPy's BLAS kernels).
-"""
+(cached in the temp folder). For batch 1 and 8 (224x224) it runs K rounds of four whole processes (Ember on
+NumPy, Ember on torch, PyTorch eager, onnxruntime; default threads), the order rotating from round to round,
+and prints each one's median ms/batch with its spread, and the median over rounds of its ratio to PyTorch and
+to onnxruntime of the same round (with their spread). ``--threads T`` pins every side to T threads
+(OMP/OpenBLAS/MKL variables; onnxruntime's intra-op threads): less sensitive to a loaded machine than the
+default threads; ``--cpu`` reports each process's CPU time per batch instead of wall time (with ``--threads
+1`` the steadiest measure on a loaded machine). Then it times ``ember.onnx.load`` of the file (parse +
+weights, median of 5). ``--graph bn`` uses an export that keeps each BatchNormalization node (no constant
+folding), as many published ONNX models are, instead of the exporter's folded graph. Unset OPENBLAS_CORETYPE
+and OPENBLAS_L2_SIZE when you run it (they change NumPy's BLAS kernels)."""
 
 from __future__ import annotations
 
@@ -31,9 +34,11 @@ SIDES = [("ember-numpy", "ember", "numpy"), ("ember-torch", "ember", "torch"), (
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def run(batch: int, framework: str, backend: str, seconds: float, threads: int) -> float:
+def run(batch: int, framework: str, backend: str, args: argparse.Namespace) -> float:
     cmd = [sys.executable, str(HERE / "workloads" / f"onnx_resnet18_b{batch}.py"), "--framework", framework,
-           "--backend", backend, "--seconds", str(seconds)]  # fmt: skip
+           "--backend", backend, "--seconds", str(args.seconds), "--graph", args.graph,
+           *(["--cpu"] if args.cpu else [])]  # fmt: skip
+    threads = args.threads
     env = {k: v for k, v in os.environ.items() if k != "EMBER_BACKEND"}
     if threads:
         env.update({v: str(threads) for v in THREAD_VARS})
@@ -52,34 +57,46 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=3.0)
     p.add_argument("--threads", type=int, default=0, help="threads per process (default: each framework's own)")
     p.add_argument("--batches", type=int, nargs="+", default=[1, 8], choices=[1, 8])
+    p.add_argument("--cpu", action="store_true", help="CPU time per batch instead of wall time")
+    p.add_argument("--graph", choices=["folded", "bn"], default="folded",
+                   help="the ONNX file: batch norms folded by the exporter (default), or kept as nodes")  # fmt: skip
     p.add_argument("--no-load", action="store_true", help="skip the load-time measurement")
     args = p.parse_args()
     sys.path.insert(0, str(HERE / "workloads"))
-    subprocess.run([sys.executable, str(HERE / "workloads" / "_onnx_bench.py")], check=True, capture_output=True)
+    subprocess.run([sys.executable, str(HERE / "workloads" / "_onnx_bench.py"), args.graph], check=True,
+                   capture_output=True)  # fmt: skip
     threads = f"{args.threads} thread(s)" if args.threads else "default threads"
     for batch in args.batches:
         times: dict[str, list[float]] = {name: [] for name, _, _ in SIDES}
         for k in range(args.rounds):
             order = SIDES[k % len(SIDES) :] + SIDES[: k % len(SIDES)]
             for name, fw, be in order:
-                times[name].append(run(batch, fw, be, args.seconds, args.threads))
-        print(f"ResNet-18 224x224 batch {batch}, {threads}: ms/batch, median of {args.rounds} processes (min-max); "
-              "ratios: median of the rounds' (min-max)")  # fmt: skip
+                times[name].append(run(batch, fw, be, args))
+        unit = "CPU ms/batch" if args.cpu else "ms/batch"
+        print(f"ResNet-18 ({args.graph} graph) 224x224 batch {batch}, {threads}: {unit}, median of {args.rounds} "
+              "processes (min-max); ratios: median of the rounds' (min-max)")  # fmt: skip
         for name, ts in times.items():
             ratios = f"{_ratio(ts, times['torch'])} PyTorch   {_ratio(ts, times['onnxruntime'])} onnxruntime"
             print(f"  {name:12s} {statistics.median(ts):8.1f} ({min(ts):.1f}-{max(ts):.1f})   {ratios}")
     if args.no_load:
         return
-    from _onnx_bench import PATH
+    from _onnx_bench import PATHS
+
+    path = PATHS[args.graph]
 
     import ember.onnx
 
-    loads = []
+    ember.onnx.load(path)  # imports, file in the page cache
+    loads, cpus = [], []
     for _ in range(5):
-        t = time.perf_counter()
-        ember.onnx.load(PATH)
+        t, c = time.perf_counter(), time.process_time()
+        ember.onnx.load(path)
         loads.append(time.perf_counter() - t)
-    print(f"ember.onnx.load({PATH.name}): {statistics.median(loads):.3f} s (median of 5; parse + weights)")
+        cpus.append(time.process_time() - c)
+    print(
+        f"ember.onnx.load({path.name}): {statistics.median(loads):.3f} s wall, {statistics.median(cpus):.3f} s CPU "
+        "(median of 5; parse + weights into Params)"
+    )
 
 
 if __name__ == "__main__":

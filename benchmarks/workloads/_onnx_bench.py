@@ -21,6 +21,9 @@ from _pnnx_models import models
 
 CACHE = Path(tempfile.gettempdir()) / "ember_onnx_bench"
 PATH = CACHE / "resnet18.onnx"
+#: the graphs: "folded" as torch.onnx.export writes it by default (batch norms folded into the convolutions),
+#: "bn" with each BatchNormalization node kept (no constant folding), as many published ONNX models are
+PATHS = {"folded": PATH, "bn": CACHE / "resnet18_bn.onnx"}
 
 
 def torch_model() -> Any:
@@ -30,13 +33,15 @@ def torch_model() -> Any:
     return models()["ResNet"]().eval()
 
 
-def exported() -> Path:
-    if PATH.exists():
-        return PATH
+def exported(graph: str = "folded") -> Path:
+    path = PATHS[graph]
+    if path.exists():
+        return path
     import torch
 
     CACHE.mkdir(parents=True, exist_ok=True)
-    tmp = CACHE / f"resnet18.{os.getpid()}.onnx"
+    tmp = CACHE / f"{path.stem}.{os.getpid()}.onnx"
+    keep_bn = {"do_constant_folding": False, "training": torch.onnx.TrainingMode.PRESERVE} if graph == "bn" else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(
@@ -48,12 +53,13 @@ def exported() -> Path:
             input_names=["x"],
             output_names=["y"],
             dynamic_axes={"x": {0: "b"}, "y": {0: "b"}},
+            **keep_bn,
         )
-    os.replace(tmp, PATH)
-    return PATH
+    os.replace(tmp, path)
+    return path
 
 
-def step_for(framework: str, device: str, batch: int) -> Callable[[], Any]:
+def step_for(framework: str, device: str, batch: int, graph: str = "folded") -> Callable[[], Any]:
     import numpy as np
 
     x = np.random.default_rng(0).random((batch, 3, 224, 224), dtype=np.float32)
@@ -68,20 +74,21 @@ def step_for(framework: str, device: str, batch: int) -> Callable[[], Any]:
                 return model(xt)
 
         return step
-    if not PATH.exists():
-        subprocess.run([sys.executable, __file__], check=True)
+    path = PATHS[graph]
+    if not path.exists():
+        subprocess.run([sys.executable, __file__, graph], check=True)
     if framework == "ort":
         import onnxruntime as ort
 
         opts = ort.SessionOptions()
         if os.environ.get("OMP_NUM_THREADS"):  # pinned threads (onnxruntime does not read the variable)
             opts.intra_op_num_threads = opts.inter_op_num_threads = int(os.environ["OMP_NUM_THREADS"])
-        sess = ort.InferenceSession(str(PATH), opts, providers=["CPUExecutionProvider"])
+        sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         return lambda: sess.run(None, {"x": x})
     import ember
     import ember.onnx
 
-    m = ember.onnx.load(PATH).to(device)
+    m = ember.onnx.load(path).to(device)
     xe = ember.tensor(x, device=device)
 
     def ember_step() -> Any:
@@ -102,15 +109,40 @@ def main(name: str, batch: int) -> None:
     p.add_argument("--backend", choices=["numpy", "torch"], default="numpy", help="Ember's backend")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p.add_argument("--seconds", type=float, default=3.0)
+    p.add_argument("--cpu", action="store_true", help="report the CPU time of a step (this process), not wall time")
+    p.add_argument("--graph", choices=sorted(PATHS), default="folded", help="the ONNX file (see PATHS)")
     args = p.parse_args()
     if args.framework == "ember":
         os.environ.setdefault("EMBER_BACKEND", args.backend)
     fw = args.framework
     args.framework = "torch" if fw == "ort" else fw  # the harness syncs CUDA per framework; ort is CPU here
-    step = step_for(fw, args.device, batch)
+    step = step_for(fw, args.device, batch, args.graph)
     args.framework = fw
-    report(name, args, step, unit="ms", per_step=1)
+    if args.cpu:
+        cpu_report(name, args, step)
+    else:
+        report(name, args, step, unit="ms", per_step=1)
+
+
+def cpu_report(name: str, args: Any, step: Callable[[], Any]) -> None:
+    """The JSON line with the median CPU time of a step (ms; all threads of the process): on a machine
+    shared with other work, and with one thread, this moves much less than the wall time does."""
+    import json
+    import statistics
+    import time
+
+    for _ in range(2):
+        step()
+    times: list[float] = []
+    t0 = time.process_time()
+    while len(times) < 5 or time.process_time() - t0 < args.seconds:
+        t = time.process_time()
+        step()
+        times.append(time.process_time() - t)
+    value = statistics.median(times) * 1e3
+    print(json.dumps({"workload": name, "framework": args.framework, "backend": args.backend, "value": value,
+                      "unit": "CPU ms", "steps": len(times)}))  # fmt: skip
 
 
 if __name__ == "__main__":
-    print(exported())
+    print(*(exported(g) for g in (sys.argv[1:] or ["folded"])))

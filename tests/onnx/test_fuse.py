@@ -110,3 +110,36 @@ def _with_weights(model: Any, weights: dict[str, np.ndarray]) -> Any:
     for t in new.graph.initializer:
         t.CopyFrom(numpy_helper.from_array(weights[t.name], t.name))
     return new
+
+
+def test_export_of_a_fused_model_records_every_operator(tmp_path: Any) -> None:
+    """Export runs under no_grad: the fused nodes must still trace as batch norm, add and relu."""
+    model = _block()
+    m = eo.load(model.SerializeToString())
+    x = np.random.default_rng(4).standard_normal((2, C, 6, 6)).astype(np.float32)
+    with ember.no_grad():
+        want = m(ember.tensor(x)).numpy()  # fills the folded-weight cache first
+    path = tmp_path / "again.onnx"
+    eo.export(m, (ember.tensor(x),), str(path), input_names=["x"], output_names=["y"])
+    (got,) = ort_run(path.read_bytes(), {"x": x})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_compiled_inference_follows_the_parameters() -> None:
+    model = _block()
+    m = eo.load(model.SerializeToString())
+    x = ember.tensor(np.random.default_rng(5).standard_normal((2, C, 6, 6)).astype(np.float32))
+
+    def infer(x: Any) -> Any:
+        with ember.no_grad():
+            return m(x)
+
+    infer(x)  # the fold is cached before the capture
+    compiled = ember.compile(infer)
+    for _ in range(3):  # capture, then replays
+        np.testing.assert_allclose(compiled(x).numpy(), infer(x).numpy(), rtol=1e-5, atol=1e-5)
+    with ember.no_grad():
+        for p in m.parameters():
+            if p.ndim == 4:  # the convolutions' weights, in place (a version bump)
+                p.mul_(0.5)
+    np.testing.assert_allclose(compiled(x).numpy(), infer(x).numpy(), rtol=1e-5, atol=1e-5)

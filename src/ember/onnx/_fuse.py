@@ -9,8 +9,13 @@ fused node keeps both ways of running:
   computed in float64), then the ``Add`` and the ``Relu`` done in place in the convolution's new output.
   The folded weights are cached and recomputed when a source tensor changes (another array, or its
   version counter moved: an optimizer step, an in-place write, ``load_state_dict``, ``.to``);
-- **training** (a gradient is needed): the original converters one after the other, so every parameter,
-  the batch norm's included, gets its gradient as without fusion.
+- **training** (a gradient is needed), and while ``ember.onnx.export`` traces: the original converters one
+  after the other, so every parameter, the batch norm's included, gets its gradient as without fusion, and
+  the exported graph keeps its operators and initializers.
+
+While ``ember.compile`` captures, the fold is computed afresh and the add and relu run as operators (a cached
+fold or an in-place write would escape the recording): the replays follow the parameters, with the values
+of the eager inference path.
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ from .._creation import zeros
 from .._graph_runner import Node
 from .._tensor import Tensor
 from ..autograd import is_grad_enabled, no_grad
+from ..autograd._capture import CAPTURE
 from ._ops_nn import conv
+from ._trace import tracing
 
 __all__ = ["FusedConv", "fuse"]
 
@@ -96,15 +103,17 @@ class FusedConv:
         self.conv, self.bn, self.add, self.side, self.relu = conv_node, bn, add, side, relu
         self.conv_at = conv_node.meta["attrs"]
         self.eps = float(bn.meta["attrs"].get("epsilon", 1e-5)) if bn is not None else 0.0
-        self._key: tuple[Any, ...] = ()
-        self._folded: tuple[Tensor, Tensor] | None = None
+        self._cache: tuple[tuple[Any, ...], tuple[Tensor, Tensor]] | None = None  # (sources, folded w and b)
 
     def __call__(self, args: list[Any], device: Any) -> Any:
-        if is_grad_enabled() and any(isinstance(a, Tensor) and a.requires_grad for a in args):
-            return self.stepwise(args, device)
+        if tracing() or (is_grad_enabled() and any(isinstance(a, Tensor) and a.requires_grad for a in args)):
+            return self.stepwise(args, device)  # export: the graph keeps its operators and initializers
+        # ember.compile records operators: while it captures, the fold is computed afresh (replays follow the
+        # parameters) and add/relu are operators, with the same values as the cached, in-place path below
+        capturing = CAPTURE.tracer is not None
         x, w, b = args[0], args[1], args[2]
         if self.bn is not None:
-            folded = self.folded(x, w, b, args[3:7])
+            folded = self.folded(x, w, b, args[3:7], cache=not capturing)
             if folded is None:
                 return self.stepwise(args, device)
             w, b = folded
@@ -112,13 +121,13 @@ class FusedConv:
         y = conv(self.conv_at, x, w, b)
         if self.add is not None:
             other = args[-1]
-            if _adds_in_place(y, other):
+            if not capturing and _adds_in_place(y, other):
                 data = y._data
                 data += other._data
             else:
                 y = self.add.fn([y, other] if self.side == 0 else [other, y], device)  # type: ignore[misc]
         if self.relu is not None:
-            if y.numel():
+            if not capturing and y.numel():
                 y._backend.xp.maximum(y._data, 0, out=y._data)
             else:
                 y = self.relu.fn([y], device)  # type: ignore[misc]
@@ -136,7 +145,7 @@ class FusedConv:
             y = self.relu.fn([y], device)  # type: ignore[misc]
         return y
 
-    def folded(self, x: Any, w: Any, b: Any, stats: Sequence[Any]) -> tuple[Tensor, Tensor] | None:
+    def folded(self, x: Any, w: Any, b: Any, stats: Sequence[Any], cache: bool = True) -> tuple[Tensor, Tensor] | None:
         """The convolution's weight and bias with the batch norm folded in (cached), or ``None`` when the
         operands do not allow it (dtypes or shapes differ: the stepwise path handles or reports them)."""
         srcs = [w, b, *stats]
@@ -150,20 +159,18 @@ class FusedConv:
         if w.dtype != x.dtype:
             return None
         key = tuple((t._data, t._vc[0]) if t is not None else (None, 0) for t in srcs)
-        if (
-            self._folded is not None
-            and len(key) == len(self._key)
-            and all(a[0] is k[0] and a[1] == k[1] for a, k in zip(key, self._key))
-        ):
-            return self._folded
+        held = self._cache  # one read and one write: threads running the model share it safely
+        if cache and held is not None and all(a[0] is k[0] and a[1] == k[1] for a, k in zip(key, held[0], strict=True)):
+            return held[1]
         with no_grad():
             scale, beta, mean, var = (t.double() for t in stats)
             s = scale / (var + self.eps).sqrt()
             wf = (w.double() * s.reshape([o] + [1] * (w.ndim - 1))).to(w.dtype)
             b0 = b.double() if b is not None else zeros(o, dtype=s.dtype, device=s.device)
             bf = ((b0 - mean) * s + beta).to(w.dtype)
-        self._key, self._folded = key, (wf, bf)
-        return self._folded
+        if cache:
+            self._cache = (key, (wf, bf))
+        return wf, bf
 
 
 def _adds_in_place(y: Tensor, other: Any) -> bool:

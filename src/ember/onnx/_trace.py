@@ -16,9 +16,15 @@ from typing import Any
 from .._tensor import Tensor
 from ..autograd._function import Function
 
-__all__ = ["Call", "trace"]
+__all__ = ["Call", "trace", "tracing"]
 
 _LOCK = threading.Lock()
+_ACTIVE = [0]
+
+
+def tracing() -> bool:
+    """Whether an export is recording operators now (fused inference shortcuts must then stay off)."""
+    return _ACTIVE[0] > 0
 
 
 @dataclass
@@ -51,7 +57,9 @@ def trace() -> Iterator[list[Call]]:
 
     with _LOCK:
         Function.apply = classmethod(apply)  # type: ignore[assignment,method-assign]
+        _ACTIVE[0] += 1
         try:
             yield calls
         finally:
+            _ACTIVE[0] -= 1
             Function.apply = original  # type: ignore[method-assign]
