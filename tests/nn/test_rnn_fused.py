@@ -15,7 +15,7 @@ from ember.testing import check_op, torch_or_none
 torch = torch_or_none()
 needs_torch = pytest.mark.skipif(torch is None, reason="torch not installed")
 rng = np.random.default_rng(11)
-N, IN, H = 3, 4, 5
+N, IN, H = 2, 2, 3
 
 
 def _arrays(gates, bias):
@@ -194,3 +194,163 @@ def test_saturated_gates_are_finite_without_warnings(dtype):
         a = a.grad if a.grad_fn is None and a.requires_grad else a
         b = b.grad if b.grad_fn is None and b.requires_grad else b
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=tol, atol=tol * 100)
+
+
+# -- whole layers: one node per layer and direction -----------------------------------------------------
+LAYERS = [
+    ("LSTM", {"num_layers": 2, "bidirectional": True}),
+    ("LSTM", {"proj_size": 2, "num_layers": 2, "bidirectional": True, "batch_first": True}),
+    ("LSTM", {"bias": False}),
+    ("GRU", {"num_layers": 2, "bidirectional": True, "batch_first": True}),
+    ("GRU", {"bias": False}),
+    ("RNN", {"num_layers": 2, "bidirectional": True}),
+    ("RNN", {"nonlinearity": "relu", "bias": False, "batch_first": True}),
+]
+
+
+def _layer_pair(name, kwargs):
+    t = getattr(torch.nn, name)(IN, H, **kwargs).double()
+    e = getattr(nn, name)(IN, H, **kwargs, dtype=ember.float64)
+    e.load_state_dict({k: v.detach().numpy() for k, v in t.state_dict().items()})
+    return e, t
+
+
+def _layer_run(lib, m, x, states, up):
+    xs = [lib.tensor(a, requires_grad=True) for a in [x, *states]]
+    hx = None if not states else (tuple(xs[1:]) if len(states) == 2 else xs[1])
+    out, h = m(xs[0], hx)
+    flat = [out, *(h if isinstance(h, tuple) else (h,))]
+    loss = sum((o * lib.tensor(u)).sum() for o, u in zip(flat, up, strict=False))
+    loss.backward()
+    return [o.detach().numpy() for o in flat] + [a.grad.numpy() for a in xs] + [p.grad.numpy() for p in m.parameters()]
+
+
+@needs_torch
+@pytest.mark.parametrize("with_state", [True, False])
+@pytest.mark.parametrize(("name", "kwargs"), LAYERS)
+def test_layer_matches_torch_values_and_gradients(name, kwargs, with_state):
+    """Outputs, final states and the gradients of input, initial states and every weight equal torch's."""
+    e, t = _layer_pair(name, kwargs)
+    dirs = 2 if kwargs.get("bidirectional") else 1
+    layers = kwargs.get("num_layers", 1)
+    hout = kwargs.get("proj_size") or H
+    x = rng.standard_normal((2, 5, IN) if kwargs.get("batch_first") else (5, 2, IN))
+    states = []
+    if with_state:
+        states = [rng.standard_normal((layers * dirs, 2, hout))]
+        if name == "LSTM":
+            states.append(rng.standard_normal((layers * dirs, 2, H)))
+    with torch.no_grad():
+        shapes = [tuple(o.shape) for o in _flat_out(t(torch.tensor(x)))]
+    up = [rng.standard_normal(s) for s in shapes]
+    got, want = _layer_run(ember, e, x, states, up), _layer_run(torch, t, x, states, up)
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def _flat_out(res):
+    out, h = res
+    return [out, *(h if isinstance(h, tuple) else (h,))]
+
+
+GRADCHECK_LAYERS = [
+    ("LSTM", 3, {"proj_size": 2, "bidirectional": True}),
+    ("GRU", 2, {"bidirectional": True, "batch_first": True}),
+    ("RNN", 2, {"num_layers": 2}),
+]
+
+
+@pytest.mark.parametrize(("name", "hidden", "kwargs"), GRADCHECK_LAYERS)
+def test_layer_gradcheck_first_and_second_order(name, hidden, kwargs):
+    """The layer as a function of its input and every parameter (float64): gradcheck and gradgradcheck."""
+    ember.manual_seed(1)
+    m = getattr(nn, name)(2, hidden, **kwargs, dtype=ember.float64)
+    names = [k for k, _ in m.named_parameters()]
+    x = ember.tensor(rng.standard_normal((2, 1, 2)), requires_grad=True)
+
+    def fn(x, *ps):
+        m._params.update(zip(names, ps, strict=True))  # the layer on these tensors
+        out, h = m(x)
+        return (out, *(h if isinstance(h, tuple) else (h,)))
+
+    ps = [p.detach().requires_grad_() for p in m.parameters()]
+    assert ember.autograd.gradcheck(fn, [x, *ps])
+    if kwargs.get("bidirectional"):  # second order on one direction (a bidirectional LSTM takes a minute)
+        m = getattr(nn, name)(2, hidden, **{**kwargs, "bidirectional": False}, dtype=ember.float64)
+        names = [k for k, _ in m.named_parameters()]
+        ps = [p.detach().requires_grad_() for p in m.parameters()]
+    assert ember.autograd.gradgradcheck(lambda x, *p: fn(x, *p)[0], [x, *ps])
+
+
+@pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
+def test_layer_is_one_node_per_layer_and_direction(name):
+    m = getattr(nn, name)(IN, H)
+    out, _ = m(ember.randn(7, 2, IN))
+    node = out.grad_fn
+    assert type(node).__name__ == f"{name}Layer"
+    assert list(node.inputs[2 if name != "LSTM" else 3 :][:2]) == [m.weight_ih_l0, m.weight_hh_l0]
+
+
+def test_layer_anomaly_mode_gives_the_same_gradients():
+    grads = []
+    for anomaly in (False, True):
+        ember.manual_seed(3)
+        m = nn.LSTM(IN, H, num_layers=2, bidirectional=True, proj_size=2)
+        with ember.autograd.detect_anomaly(anomaly):
+            out, (h, c) = m(ember.randn(4, 2, IN))
+            (out.sum() + h.sum() + 2 * c.sum()).backward()
+        grads.append([p.grad.numpy() for p in m.parameters()])
+    for a, b in zip(*grads, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_cells_export_to_onnx_and_run_in_onnxruntime(tmp_path):
+    """A model stepping LSTMCell, GRUCell and RNNCell exports (each step as its reference graph) with a dynamic
+    batch, and onnxruntime reproduces it."""
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    import ember.onnx as eo
+
+    class Steps(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm, self.gru, self.rnn = nn.LSTMCell(IN, H), nn.GRUCell(H, H), nn.RNNCell(H, H)
+
+        def forward(self, x):
+            h, c = self.lstm(x[0])
+            h, c = self.lstm(x[1], (h, c))
+            return self.rnn(self.gru(h), c)
+
+    m = Steps().eval()
+    x = ember.randn(2, 3, IN)
+    path = tmp_path / "cells.onnx"
+    eo.export(m, x, str(path), input_names=["x"], dynamic_axes={"x": [1]})
+    sess = ort.InferenceSession(str(path))
+    for batch in (3, 5):
+        xb = ember.randn(2, batch, IN)
+        (got,) = sess.run(None, {"x": xb.numpy()})
+        with ember.no_grad():
+            np.testing.assert_allclose(got, m(xb).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_one_blas_thread_restores_the_count():
+    """The step kernels' one-BLAS-thread block (NumPy's OpenBLAS) sets one thread inside, nests, and restores
+    the count the process had, also after a kernel call."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from ember.backends._blas_threads import one_blas_thread
+
+    def counts():
+        return [i["num_threads"] for i in threadpoolctl.threadpool_info() if "numpy" in i["filepath"]]
+
+    if not counts():
+        pytest.skip("NumPy's BLAS is not OpenBLAS here")
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        before = counts()
+        with one_blas_thread:
+            with one_blas_thread:
+                assert counts() == [1] * len(before)
+            assert counts() == [1] * len(before)
+        assert counts() == before
+        efn, _, arrays = _case("lstm", True)
+        efn(*[ember.tensor(a, requires_grad=True) for a in arrays])[0].sum().backward()
+        assert counts() == before

@@ -1,32 +1,61 @@
-"""Recurrent cell kernels: one LSTM, GRU or Elman step forward, and its backward (reference implementation
-against ``self.xp``, shared by NumPy and CuPy; torch overrides it with ``torch/rnn_kernels.py``).
+"""Recurrent kernels: one LSTM, GRU or Elman step, and a whole layer over a sequence, forward and backward
+(reference implementation against ``self.xp``, shared by NumPy, CuPy and torch; torch replaces only the
+in-place activations, ``torch/rnn_kernels.py``).
 
 Weights are PyTorch's: ``w_ih`` (G*H, I), ``w_hh`` (G*H, H), biases (G*H,) or None, gates in PyTorch's
-order (LSTM: input, forget, cell, output; GRU: reset, update, new). A forward returns its outputs and a
-``saved`` tuple (the gate activations) that its backward reads beside the inputs.
+order (LSTM: input, forget, cell, output; GRU: reset, update, new); an LSTM layer's ``w_hr`` (P, H) projects
+``h``. A forward returns its outputs and a ``saved`` tuple (the gate activations) that its backward reads
+beside the inputs. A layer runs its steps in one call: the input products of all steps are one matrix
+product before the loop, and in backward the weight gradients of all steps are one product after it (the
+loop itself multiplies by ``w_hh`` once per step).
 
-The activations come from ``exp`` alone: ``sigmoid(a) = 1 / (1 + exp(-a))`` and ``tanh(a) = 2 sigmoid(2a) - 1``,
-computed in place over all gates at once. NumPy's ``tanh`` has no SIMD loop for float64 on AVX2 machines and
-costs 4-5 times its ``exp`` there (measured on this project's 2-core Haswell VM), which made the cell's
-forward dominated by it. The argument of ``exp`` is capped below its overflow (no warning; the result is
-exact to the dtype's precision there);
-``tanh``'s error is a few units in the last place *of 1* (absolute), so for ``|a|`` far below 1 its relative
-error grows past ``tanh``'s own (float64: ~1e-16 absolute).
+On NumPy the activations come from ``exp`` alone: ``sigmoid(a) = 1 / (1 + exp(-a))`` and
+``tanh(a) = 2 sigmoid(2a) - 1``, in place over all gates at once. NumPy's ``tanh`` has no SIMD loop for
+float64 on AVX2 machines and costs 4-5 times its ``exp`` there (measured on this project's 2-core Haswell
+VM), which made a cell's forward dominated by it. The argument of ``exp`` is capped below its overflow (no
+warning; the result is exact to the dtype's precision there); ``tanh``'s error is a few units in the last
+place *of 1* (absolute), so for ``|a|`` far below 1 its relative error grows past ``tanh``'s own (float64:
+~1e-16 absolute).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+
+from ._blas_threads import one_blas_thread
 
 _EXP_CAPS: dict[Any, float] = {}
+_NULL = contextlib.nullcontext()
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _small_products(fn: F) -> F:
+    """Run a step kernel with one BLAS thread on NumPy (its products are small: ``_blas_threads.py``)."""
+
+    @functools.wraps(fn)
+    def wrapper(self: Any, *args: Any) -> Any:
+        with self._one_thread():
+            return fn(self, *args)
+
+    return wrapper  # type: ignore[return-value]
 
 
 class RNNKernels:
-    """One recurrent step forward and backward. Mixed into ``Backend``."""
+    """Recurrent steps and layers, forward and backward. Mixed into ``Backend``."""
 
     xp: Any
 
+    def _one_thread(self) -> Any:
+        """One BLAS thread for a step's small products on NumPy's OpenBLAS; other backends keep their own."""
+        return one_blas_thread if self.xp is np else _NULL
+
+    # -- activations in place (backends with native ones override these three) --------------------------
     def _exp_cap(self, a: Any) -> float:
         """The largest argument whose ``exp`` is finite in ``a``'s dtype, rounded down."""
         cap = _EXP_CAPS.get(a.dtype)
@@ -34,7 +63,6 @@ class RNNKernels:
             cap = _EXP_CAPS[a.dtype] = math.floor(math.log(float(self.xp.finfo(a.dtype).max)))
         return cap
 
-    # -- activations in place (over exp, see the module docstring) --------------------------------------
     def _sigmoid_(self, a: Any) -> Any:
         """``a`` becomes ``sigmoid(a)``: ``1 / (1 + exp(-a))``."""
         xp = self.xp
@@ -56,50 +84,46 @@ class RNNKernels:
         a -= 1.0
         return a
 
-    def _gates(self, x: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any) -> Any:
-        """``x w_ih^T + h w_hh^T + b_ih + b_hh`` as one new (N, G*H) array."""
-        xp = self.xp
-        z = xp.matmul(x, xp.transpose(w_ih, (1, 0)))
-        z += xp.matmul(h, xp.transpose(w_hh, (1, 0)))
-        if b_ih is not None:
-            z += b_ih
-            z += b_hh
-        return z
+    def _lstm_gates_(self, act: Any) -> None:
+        """The LSTM's pre-activations (N, 4H) become ``[sigmoid i, sigmoid f, tanh g, sigmoid o]`` in place."""
+        hs = act.shape[-1] // 4
+        g = act[:, 2 * hs : 3 * hs]
+        g *= 2.0  # tanh(g) = 2 sigmoid(2g) - 1: one sigmoid pass over all four gates
+        self._sigmoid_(act)
+        g *= 2.0
+        g -= 1.0
+
+    # -- shared pieces ------------------------------------------------------------------------------
+    def _mm_t(self, a: Any, w: Any) -> Any:
+        """``a w^T`` for ``a`` of any leading dims."""
+        return self.xp.matmul(a, self.xp.transpose(w, (1, 0)))
 
     def _linear_grads(self, dz: Any, x: Any, w: Any, need_x: bool, need_w: bool, need_b: bool) -> tuple[Any, ...]:
-        """For ``z = x w^T + b``: ``(gx, gw, gb)`` from ``dz`` (None where not needed)."""
+        """For ``z = x w^T + b`` (``dz`` and ``x`` 2-d): ``(gx, gw, gb)`` (None where not needed)."""
         xp = self.xp
         gx = xp.matmul(dz, w) if need_x else None
         gw = xp.matmul(xp.transpose(dz, (1, 0)), x) if need_w else None
         gb = xp.sum(dz, axis=0) if need_b else None
         return gx, gw, gb
 
-    # -- LSTM ---------------------------------------------------------------------------------------
-    def lstm_cell(self, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any) -> tuple[Any, Any, Any]:
-        """``(h', c', saved)``: ``c' = f c + i g``, ``h' = o tanh(c')``."""
-        hs = c.shape[-1]
-        act = self._gates(x, h, w_ih, w_hh, b_ih, b_hh)
-        g = act[:, 2 * hs : 3 * hs]
-        g *= 2.0  # tanh(g) = 2 sigmoid(2g) - 1: one sigmoid pass over all four gates
-        self._sigmoid_(act)
-        g *= 2.0
-        g -= 1.0
-        i, f, o = act[:, :hs], act[:, hs : 2 * hs], act[:, 3 * hs :]
-        c1 = f * c
-        c1 += i * g
-        tc = self._tanh_(self.xp.copy(c1))
-        return o * tc, c1, (act, tc)
+    def _flat(self, a: Any) -> Any:
+        return a.reshape((a.shape[0] * a.shape[1], a.shape[2]))
 
-    def lstm_cell_backward(
-        self, gh: Any, gc: Any, saved: Any, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, need: tuple[bool, ...]
-    ) -> tuple[Any, ...]:
-        """Gradients ``(gx, gh, gc, gw_ih, gw_hh, gb_ih, gb_hh)`` (None where ``need`` says not needed; ``need``
-        has one flag per input in that order) from the gradients of ``h'`` and ``c'`` (either may be None)."""
-        xp = self.xp
-        act, tc = saved
+    # -- LSTM ---------------------------------------------------------------------------------------
+    def _lstm_act(self, act: Any, c: Any) -> tuple[Any, Any, Any]:
+        """From the pre-activations ``act`` (made the activations in place) and ``c``: ``(o tanh c', c', tanh c')``."""
+        hs = c.shape[-1]
+        self._lstm_gates_(act)
+        c1 = act[:, hs : 2 * hs] * c
+        c1 += act[:, :hs] * act[:, 2 * hs : 3 * hs]
+        tc = self._tanh_(self.xp.copy(c1))
+        return act[:, 3 * hs :] * tc, c1, tc
+
+    def _lstm_dz(self, dz: Any, gh: Any, gc: Any, act: Any, tc: Any, c: Any) -> Any:
+        """Fill ``dz`` (N, 4H) with the pre-activations' gradient; return the gradient of ``c'`` (total)."""
         hs = tc.shape[-1]
-        i, f, g, o = act[:, :hs], act[:, hs : 2 * hs], act[:, 2 * hs : 3 * hs], act[:, 3 * hs :]
-        dz = act * (1.0 - act)  # sigmoid'; the cell gate's block becomes tanh' below
+        i, g, o = act[:, :hs], act[:, 2 * hs : 3 * hs], act[:, 3 * hs :]
+        dz[...] = act * (1.0 - act)  # sigmoid'; the cell gate's block becomes tanh' below
         dz[:, 2 * hs : 3 * hs] = 1.0 - g * g
         if gh is not None:
             dc = gh * o
@@ -108,83 +132,258 @@ class RNNKernels:
                 dc += gc
             dz[:, 3 * hs :] *= gh * tc
         else:
-            dc = xp.copy(gc) if gc is not None else xp.zeros_like(tc)
+            dc = self.xp.copy(gc) if gc is not None else self.xp.zeros_like(tc)
             dz[:, 3 * hs :] = 0.0
         dz[:, :hs] *= dc * g
         dz[:, hs : 2 * hs] *= dc * c
         dz[:, 2 * hs : 3 * hs] *= dc * i
-        gc0 = dc * f if need[2] else None
+        return dc
+
+    @_small_products
+    def lstm_cell(self, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any) -> tuple[Any, Any, Any]:
+        """``(h', c', saved)``: ``c' = f c + i g``, ``h' = o tanh(c')``."""
+        act = self._mm_t(x, w_ih)
+        act += self._mm_t(h, w_hh)
+        if b_ih is not None:
+            act += b_ih
+            act += b_hh
+        h1, c1, tc = self._lstm_act(act, c)
+        return h1, c1, (act, tc)
+
+    @_small_products
+    def lstm_cell_backward(
+        self, gh: Any, gc: Any, saved: Any, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, need: tuple[bool, ...]
+    ) -> tuple[Any, ...]:
+        """Gradients ``(gx, gh, gc, gw_ih, gw_hh, gb_ih, gb_hh)`` (None where ``need`` says not needed; ``need``
+        has one flag per input in that order) from the gradients of ``h'`` and ``c'`` (either may be None)."""
+        act, tc = saved
+        dz = self.xp.empty_like(act)
+        dc = self._lstm_dz(dz, gh, gc, act, tc, c)
+        hs = tc.shape[-1]
+        gc0 = dc * act[:, hs : 2 * hs] if need[2] else None
         gx, gw_ih, gb_ih = self._linear_grads(dz, x, w_ih, need[0], need[3], need[5])
         gh0, gw_hh, gb_hh = self._linear_grads(dz, h, w_hh, need[1], need[4], need[6])
         return gx, gh0, gc0, gw_ih, gw_hh, gb_ih, gb_hh
 
-    # -- GRU ----------------------------------------------------------------------------------------
-    def gru_cell(self, x: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any) -> tuple[Any, Any]:
-        """``(h', saved)``: ``r, z = sigmoid(...)``, ``n = tanh(x_n + r hn)``, ``h' = n + z (h - n)``."""
+    def lstm_layer(
+        self, x: Any, h0: Any, c0: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, w_hr: Any, reverse: bool
+    ) -> tuple[Any, ...]:
+        """One LSTM layer in one direction over ``x`` (T, N, I) from ``(h0, c0)``: ``(out, h_T, c_T, saved)``,
+        ``out`` (T, N, P or H) in time order (``reverse`` runs from the last step to the first)."""
         xp = self.xp
-        hs = h.shape[-1]
-        xw = xp.matmul(x, xp.transpose(w_ih, (1, 0)))
-        hw = xp.matmul(h, xp.transpose(w_hh, (1, 0)))
+        steps, hs = x.shape[0], c0.shape[-1]
+        acts = self._mm_t(x, w_ih)  # (T, N, 4H): every step's input product at once, the activations later
         if b_ih is not None:
-            xw += b_ih
-            hw += b_hh
+            acts += b_ih + b_hh
+        out = xp.empty_like(acts[..., : h0.shape[-1]])
+        tcs, cs = xp.empty_like(acts[..., :hs]), xp.empty_like(acts[..., :hs])  # tanh c', and c before each step
+        hpre = xp.empty_like(acts[..., :hs]) if w_hr is not None else None
+        h, c = h0, c0
+        with self._one_thread():
+            for t in range(steps - 1, -1, -1) if reverse else range(steps):
+                act = acts[t]
+                act += self._mm_t(h, w_hh)
+                cs[t] = c
+                h, c, tcs[t] = self._lstm_act(act, c)
+                if hpre is not None:
+                    hpre[t] = h
+                    h = self._mm_t(h, w_hr)
+                out[t] = h
+        return out, h, c, (acts, tcs, cs, hpre)
+
+    def lstm_layer_backward(
+        self, gout: Any, gh: Any, gc: Any, saved: Any, x: Any, h0: Any, w_ih: Any, w_hh: Any, w_hr: Any,
+        out: Any, reverse: bool, need: tuple[bool, ...],
+    ) -> tuple[Any, ...]:  # fmt: skip
+        """Gradients ``(gx, gh0, gc0, gw_ih, gw_hh, gb_ih, gb_hh, gw_hr)`` from those of ``out``, ``h_T`` and
+        ``c_T`` (any may be None); ``need``: one flag per gradient in that order."""
+        xp = self.xp
+        acts, tcs, cs, hpre = saved
+        steps, hs = x.shape[0], cs.shape[-1]
+        dz = xp.empty_like(acts)
+        ghr = None if w_hr is None else xp.zeros_like(w_hr)
+        dc = gc
+        with self._one_thread():
+            for t in range(steps) if reverse else range(steps - 1, -1, -1):
+                g = gh if gout is None else (gout[t] if gh is None else gout[t] + gh)
+                if ghr is not None and g is not None:
+                    ghr += xp.matmul(xp.transpose(g, (1, 0)), hpre[t])
+                    g = xp.matmul(g, w_hr)
+                dc = self._lstm_dz(dz[t], g, dc, acts[t], tcs[t], cs[t])
+                dc = dc * acts[t][:, hs : 2 * hs]
+                gh = xp.matmul(dz[t], w_hh)
+        hprev = xp.concatenate([out[1:], h0[None]] if reverse else [h0[None], out[:-1]], axis=0)
+        dzf = self._flat(dz)
+        gx = xp.matmul(dz, w_ih) if need[0] else None
+        gw_ih = xp.matmul(xp.transpose(dzf, (1, 0)), self._flat(x)) if need[3] else None
+        gw_hh = xp.matmul(xp.transpose(dzf, (1, 0)), self._flat(hprev)) if need[4] else None
+        gb = xp.sum(dzf, axis=0) if need[5] or need[6] else None
+        gb_hh = (xp.copy(gb) if need[5] else gb) if need[6] else None
+        return gx, gh, dc, gw_ih, gw_hh, gb if need[5] else None, gb_hh, ghr
+
+    # -- GRU ----------------------------------------------------------------------------------------
+    def _gru_act(self, xw: Any, hw: Any, h: Any) -> Any:
+        """``xw``/``hw`` (N, 3H) the input and hidden products (with biases); ``xw`` becomes ``[r, z, n]`` in
+        place; returns ``h' = n + z (h - n)``."""
+        hs = h.shape[-1]
         rz = xw[:, : 2 * hs]
         rz += hw[:, : 2 * hs]
         self._sigmoid_(rz)
-        r, z = rz[:, :hs], rz[:, hs:]
-        hn = hw[:, 2 * hs :]
         n = xw[:, 2 * hs :]
-        n += r * hn
+        n += xw[:, :hs] * hw[:, 2 * hs :]
         self._tanh_(n)
         h1 = h - n
-        h1 *= z
+        h1 *= xw[:, hs : 2 * hs]
         h1 += n
-        return h1, (xw, hw)
+        return h1
 
+    def _gru_dz(self, dx: Any, dh: Any, gh: Any, act: Any, hn: Any, h: Any) -> Any:
+        """Fill ``dx`` and ``dh`` (N, 3H: the gradients of the input and hidden products) from ``gh``; return
+        the direct part of ``h``'s gradient, ``gh z``."""
+        hs = h.shape[-1]
+        r, z, n = act[:, :hs], act[:, hs : 2 * hs], act[:, 2 * hs :]
+        dn = gh * (1.0 - z)
+        dn *= 1.0 - n * n
+        dx[:, 2 * hs :] = dn
+        dzp = h - n
+        dzp *= gh
+        dzp *= z * (1.0 - z)
+        dx[:, hs : 2 * hs] = dzp
+        drp = dn * hn
+        drp *= r * (1.0 - r)
+        dx[:, :hs] = drp
+        dh[:, : 2 * hs] = dx[:, : 2 * hs]
+        dh[:, 2 * hs :] = dn * r
+        return gh * z
+
+    @_small_products
+    def gru_cell(self, x: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any) -> tuple[Any, Any]:
+        """``(h', saved)``: ``r, z = sigmoid(...)``, ``n = tanh(x_n + r hn)``, ``h' = n + z (h - n)``."""
+        xw, hw = self._mm_t(x, w_ih), self._mm_t(h, w_hh)
+        if b_ih is not None:
+            xw += b_ih
+            hw += b_hh
+        return self._gru_act(xw, hw, h), (xw, hw[:, 2 * h.shape[-1] :])
+
+    @_small_products
     def gru_cell_backward(
         self, gh: Any, saved: Any, x: Any, h: Any, w_ih: Any, w_hh: Any, need: tuple[bool, ...]
     ) -> tuple[Any, ...]:
         """Gradients ``(gx, gh, gw_ih, gw_hh, gb_ih, gb_hh)`` (``need``: one flag per input in that order)."""
-        xp = self.xp
-        xw, hw = saved
-        hs = h.shape[-1]
-        r, z, n, hn = xw[:, :hs], xw[:, hs : 2 * hs], xw[:, 2 * hs :], hw[:, 2 * hs :]
-        dx = xp.empty_like(xw)  # the gradient of the input part's pre-activations [r, z, n]
-        dn = dx[:, 2 * hs :]
-        xp.multiply(gh, 1.0 - z, out=dn)
-        dn *= 1.0 - n * n
-        dzp = dx[:, hs : 2 * hs]
-        xp.subtract(h, n, out=dzp)
-        dzp *= gh
-        dzp *= z * (1.0 - z)
-        drp = dx[:, :hs]
-        xp.multiply(dn, hn, out=drp)
-        drp *= r * (1.0 - r)
-        dh = xp.copy(dx)  # the hidden part's: the same for r and z, r dn for hn
-        dh[:, 2 * hs :] *= r
+        act, hn = saved
+        dx, dh = self.xp.empty_like(act), self.xp.empty_like(act)
+        direct = self._gru_dz(dx, dh, gh, act, hn, h)
         gx, gw_ih, gb_ih = self._linear_grads(dx, x, w_ih, need[0], need[2], need[4])
         gh0, gw_hh, gb_hh = self._linear_grads(dh, h, w_hh, need[1], need[3], need[5])
-        if gh0 is not None:
-            gh0 += gh * z
-        return gx, gh0, gw_ih, gw_hh, gb_ih, gb_hh
+        return gx, (gh0 + direct if need[1] else None), gw_ih, gw_hh, gb_ih, gb_hh
+
+    def gru_layer(
+        self, x: Any, h0: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, reverse: bool
+    ) -> tuple[Any, Any, Any]:
+        """One GRU layer in one direction over ``x`` (T, N, I): ``(out, h_T, saved)``."""
+        xp = self.xp
+        steps, hs = x.shape[0], h0.shape[-1]
+        acts = self._mm_t(x, w_ih)  # (T, N, 3H)
+        if b_ih is not None:
+            acts += b_ih
+        out, hns = xp.empty_like(acts[..., :hs]), xp.empty_like(acts[..., :hs])
+        h = h0
+        with self._one_thread():
+            for t in range(steps - 1, -1, -1) if reverse else range(steps):
+                hw = self._mm_t(h, w_hh)
+                if b_hh is not None:
+                    hw += b_hh
+                hns[t] = hw[:, 2 * hs :]
+                out[t] = h = self._gru_act(acts[t], hw, h)
+        return out, h, (acts, hns)
+
+    def gru_layer_backward(
+        self, gout: Any, gh: Any, saved: Any, x: Any, h0: Any, w_ih: Any, w_hh: Any, out: Any, reverse: bool,
+        need: tuple[bool, ...],
+    ) -> tuple[Any, ...]:  # fmt: skip
+        """Gradients ``(gx, gh0, gw_ih, gw_hh, gb_ih, gb_hh)`` from those of ``out`` and ``h_T`` (either None)."""
+        xp = self.xp
+        acts, hns = saved
+        steps = x.shape[0]
+        dx, dh = xp.empty_like(acts), xp.empty_like(acts)
+        hprev = xp.concatenate([out[1:], h0[None]] if reverse else [h0[None], out[:-1]], axis=0)
+        with self._one_thread():
+            for t in range(steps) if reverse else range(steps - 1, -1, -1):
+                g = gh if gout is None else (gout[t] if gh is None else gout[t] + gh)
+                if g is None:
+                    g = xp.zeros_like(h0)
+                gh = self._gru_dz(dx[t], dh[t], g, acts[t], hns[t], hprev[t])
+                gh += xp.matmul(dh[t], w_hh)
+        gw_ih, gb_ih = self._layer_weight_grads(dx, x, need[2], need[4])
+        gw_hh, gb_hh = self._layer_weight_grads(dh, hprev, need[3], need[5])
+        return xp.matmul(dx, w_ih) if need[0] else None, gh, gw_ih, gw_hh, gb_ih, gb_hh
+
+    def _layer_weight_grads(self, dz: Any, x: Any, need_w: bool, need_b: bool) -> tuple[Any, Any]:
+        """``(gw, gb)`` summed over all steps: ``dz`` (T, N, G) and ``x`` (T, N, I) flattened, one product."""
+        dzf = self._flat(dz)
+        gw = self.xp.matmul(self.xp.transpose(dzf, (1, 0)), self._flat(x)) if need_w else None
+        return gw, (self.xp.sum(dzf, axis=0) if need_b else None)
 
     # -- Elman --------------------------------------------------------------------------------------
+    def _rnn_act_(self, z: Any, nonlinearity: str) -> Any:
+        return self._tanh_(z) if nonlinearity == "tanh" else self.xp.maximum(z, 0.0, out=z)
+
+    def _rnn_dz(self, gh: Any, h1: Any, nonlinearity: str) -> Any:
+        return gh * (1.0 - h1 * h1) if nonlinearity == "tanh" else gh * (h1 > 0)
+
+    @_small_products
     def rnn_cell(
         self, x: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, nonlinearity: str
     ) -> tuple[Any, Any]:
         """``(h', saved)``: ``h' = tanh(x w_ih^T + b_ih + h w_hh^T + b_hh)`` (or relu)."""
-        z = self._gates(x, h, w_ih, w_hh, b_ih, b_hh)
-        if nonlinearity == "tanh":
-            self._tanh_(z)
-        else:
-            self.xp.maximum(z, 0.0, out=z)
-        return z, None
+        z = self._mm_t(x, w_ih)
+        z += self._mm_t(h, w_hh)
+        if b_ih is not None:
+            z += b_ih
+            z += b_hh
+        return self._rnn_act_(z, nonlinearity), None
 
+    @_small_products
     def rnn_cell_backward(
         self, gh: Any, h1: Any, x: Any, h: Any, w_ih: Any, w_hh: Any, nonlinearity: str, need: tuple[bool, ...]
     ) -> tuple[Any, ...]:
         """Gradients ``(gx, gh, gw_ih, gw_hh, gb_ih, gb_hh)`` from the step's output ``h1``."""
-        dz = gh * (1.0 - h1 * h1) if nonlinearity == "tanh" else gh * (h1 > 0)
+        dz = self._rnn_dz(gh, h1, nonlinearity)
         gx, gw_ih, gb_ih = self._linear_grads(dz, x, w_ih, need[0], need[2], need[4])
         gh0, gw_hh, gb_hh = self._linear_grads(dz, h, w_hh, need[1], need[3], need[5])
         return gx, gh0, gw_ih, gw_hh, gb_ih, gb_hh
+
+    def rnn_layer(
+        self, x: Any, h0: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, nonlinearity: str, reverse: bool
+    ) -> tuple[Any, Any, Any]:
+        """One Elman layer in one direction over ``x`` (T, N, I): ``(out, h_T, None)``."""
+        steps = x.shape[0]
+        out = self._mm_t(x, w_ih)  # (T, N, H): the pre-activations, then the outputs in place
+        if b_ih is not None:
+            out += b_ih + b_hh
+        h = h0
+        with self._one_thread():
+            for t in range(steps - 1, -1, -1) if reverse else range(steps):
+                z = out[t]
+                z += self._mm_t(h, w_hh)
+                h = self._rnn_act_(z, nonlinearity)
+        return out, self.xp.copy(h), None
+
+    def rnn_layer_backward(
+        self, gout: Any, gh: Any, x: Any, h0: Any, w_ih: Any, w_hh: Any, out: Any, nonlinearity: str,
+        reverse: bool, need: tuple[bool, ...],
+    ) -> tuple[Any, ...]:  # fmt: skip
+        """Gradients ``(gx, gh0, gw_ih, gw_hh, gb_ih, gb_hh)`` from those of ``out`` and ``h_T`` (either None)."""
+        xp = self.xp
+        steps = x.shape[0]
+        dz = xp.empty_like(out)
+        with self._one_thread():
+            for t in range(steps) if reverse else range(steps - 1, -1, -1):
+                g = gh if gout is None else (gout[t] if gh is None else gout[t] + gh)
+                dz[t] = 0.0 if g is None else self._rnn_dz(g, out[t], nonlinearity)
+                gh = xp.matmul(dz[t], w_hh)
+        hprev = xp.concatenate([out[1:], h0[None]] if reverse else [h0[None], out[:-1]], axis=0)
+        gw_ih, gb = self._layer_weight_grads(dz, x, need[2], need[4] or need[5])
+        gw_hh, _ = self._layer_weight_grads(dz, hprev, need[3], False)
+        gb_hh = (xp.copy(gb) if need[4] else gb) if need[5] else None
+        return xp.matmul(dz, w_ih) if need[0] else None, gh, gw_ih, gw_hh, gb if need[4] else None, gb_hh

@@ -19,7 +19,7 @@ from ..ops._indexing_join import cat
 from ..ops._pointwise_unary import relu, sigmoid, tanh
 from . import functional as F
 
-__all__ = ["gru_cell", "lstm_cell", "rnn_cell"]
+__all__ = ["gru_cell", "lstm_cell", "rnn_cell"]  # and the step graphs and gradients nn/_rnn_layers.py reads
 
 
 # -- the reference steps, composed of ordinary operators ----------------------------------------------
@@ -49,6 +49,40 @@ def rnn_step_graph(
 ) -> Tensor:
     z = F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)
     return tanh(z) if nonlinearity == "tanh" else relu(z)
+
+
+# -- the steps' gradients on Tensors (closed forms; the kernels compute the same on arrays) -------------
+def lstm_step_dz(
+    x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None, b_hh: Tensor | None,
+    gh: Tensor | None, gc: Tensor | None,
+) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """The gradient of the step's pre-activations (N, 4H) and of ``c``, from those of ``h'`` and ``c'``."""
+    i, f, g, o = (F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)).chunk(4, -1)
+    i, f, g, o = sigmoid(i), sigmoid(f), tanh(g), sigmoid(o)
+    tc = tanh(f * c + i * g)
+    zero = tc * 0  # for an output without a gradient
+    dh = zero if gh is None else gh
+    dc = dh * o * (1 - tc * tc) + (zero if gc is None else gc)
+    dz = cat([dc * g * i * (1 - i), dc * c * f * (1 - f), dc * i * (1 - g * g), dh * tc * o * (1 - o)], -1)
+    return dz, dc * f
+
+
+def gru_step_dz(
+    x: Tensor, h: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None, b_hh: Tensor | None, gh: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
+    """The gradients of the input and hidden products (N, 3H each) and ``h``'s direct part ``gh z``."""
+    xr, xz, xn = F.linear(x, w_ih, b_ih).chunk(3, -1)
+    hr, hz, hn = F.linear(h, w_hh, b_hh).chunk(3, -1)
+    r, z = sigmoid(xr + hr), sigmoid(xz + hz)
+    n = tanh(xn + r * hn)
+    dn = gh * (1 - z) * (1 - n * n)
+    drz = [dn * hn * r * (1 - r), gh * (h - n) * z * (1 - z)]
+    return cat([*drz, dn], -1), cat([*drz, dn * r], -1), gh * z
+
+
+def rnn_step_dz(h1: Tensor, gh: Tensor, nonlinearity: str) -> Tensor:
+    """The gradient of the pre-activation from the step's output ``h1`` and its gradient."""
+    return gh * (1 - h1 * h1) if nonlinearity == "tanh" else gh * (h1 > 0)
 
 
 class _CellStep(Op):
@@ -88,18 +122,11 @@ class LSTMCellStep(_CellStep):
         return self.backend.lstm_cell_backward(gh, gc, self.saved, x, h, c, w_ih, w_hh, need)
 
     def _graph_backward(self, gh: Tensor | None, gc: Tensor | None) -> tuple[Any, ...]:
-        x, h, c, w_ih, w_hh, b_ih, b_hh = self.inputs  # type: ignore[misc]
-        i, f, g, o = (F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)).chunk(4, -1)
-        i, f, g, o = sigmoid(i), sigmoid(f), tanh(g), sigmoid(o)
-        tc = tanh(f * c + i * g)
-        zero = tc * 0  # for an output without a gradient
-        dh = zero if gh is None else gh
-        dc = dh * o * (1 - tc * tc) + (zero if gc is None else gc)
-        d_o = dh * tc * o * (1 - o)
-        dz = cat([dc * g * i * (1 - i), dc * c * f * (1 - f), dc * i * (1 - g * g), d_o], -1)
+        ins = self.inputs or ()
+        dz, gc0 = lstm_step_dz(*ins, gh, gc)  # type: ignore[call-arg]
         gx, gw_ih, gb_ih = self._linear_grads(dz, 0, 3, 5)
         gh0, gw_hh, gb_hh = self._linear_grads(dz, 1, 4, 6)
-        return gx, gh0, (dc * f if self._req(2) else None), gw_ih, gw_hh, gb_ih, gb_hh
+        return gx, gh0, (gc0 if self._req(2) else None), gw_ih, gw_hh, gb_ih, gb_hh
 
 
 class GRUCellStep(_CellStep):
@@ -115,18 +142,10 @@ class GRUCellStep(_CellStep):
         return self.backend.gru_cell_backward(gh, self.saved, x, h, w_ih, w_hh, need)
 
     def _graph_backward(self, gh: Tensor) -> tuple[Any, ...]:
-        x, h, w_ih, w_hh, b_ih, b_hh = self.inputs  # type: ignore[misc]
-        xr, xz, xn = F.linear(x, w_ih, b_ih).chunk(3, -1)
-        hr, hz, hn = F.linear(h, w_hh, b_hh).chunk(3, -1)
-        r, z = sigmoid(xr + hr), sigmoid(xz + hz)
-        n = tanh(xn + r * hn)
-        dn = gh * (1 - z) * (1 - n * n)
-        drz = [dn * hn * r * (1 - r), gh * (h - n) * z * (1 - z)]
-        gx, gw_ih, gb_ih = self._linear_grads(cat([*drz, dn], -1), 0, 2, 4)
-        gh0, gw_hh, gb_hh = self._linear_grads(cat([*drz, dn * r], -1), 1, 3, 5)
-        if gh0 is not None:
-            gh0 = gh0 + gh * z
-        return gx, gh0, gw_ih, gw_hh, gb_ih, gb_hh
+        dx, dh, direct = gru_step_dz(*(self.inputs or ()), gh)  # type: ignore[call-arg]
+        gx, gw_ih, gb_ih = self._linear_grads(dx, 0, 2, 4)
+        gh0, gw_hh, gb_hh = self._linear_grads(dh, 1, 3, 5)
+        return gx, (None if gh0 is None else gh0 + direct), gw_ih, gw_hh, gb_ih, gb_hh
 
 
 class RNNCellStep(_CellStep):
@@ -146,8 +165,7 @@ class RNNCellStep(_CellStep):
         return (*self.backend.rnn_cell_backward(gh, self.out_array(), x, h, w_ih, w_hh, ins[6], need), None)
 
     def _graph_backward(self, gh: Tensor) -> tuple[Any, ...]:
-        h1 = self.output()
-        dz = gh * (1 - h1 * h1) if (self.inputs or ())[6] == "tanh" else gh * (h1 > 0)
+        dz = rnn_step_dz(self.output(), gh, (self.inputs or ())[6])
         gx, gw_ih, gb_ih = self._linear_grads(dz, 0, 2, 4)
         gh0, gw_hh, gb_hh = self._linear_grads(dz, 1, 3, 5)
         return gx, gh0, gw_ih, gw_hh, gb_ih, gb_hh, None

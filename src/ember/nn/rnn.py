@@ -9,41 +9,15 @@ from typing import Any
 from .._creation import empty, zeros
 from .._tensor import Tensor
 from ..ops._indexing_join import cat, stack
-from ..ops._pointwise_unary import relu, sigmoid, tanh
 from . import functional as F
 from . import init
+from ._rnn_layers import gru_layer, lstm_layer, rnn_layer
 from ._rnn_ops import gru_cell, lstm_cell, rnn_cell
 from .config import config_for
 from .module import Module
 from .parameter import Param
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
-
-
-# -- one time step of each kind; ``xw`` is the input already multiplied by ``weight_ih`` (plus ``bias_ih``) --
-def _rnn_step(xw: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None, nonlinearity: str) -> Tensor:
-    z = xw + F.linear(h, w_hh, b_hh)
-    return tanh(z) if nonlinearity == "tanh" else relu(z)
-
-
-def _lstm_step(xw: Tensor, h: tuple[Tensor, Tensor], w_hh: Tensor, b_hh: Tensor | None) -> tuple[Tensor, Tensor]:
-    """Gates in PyTorch's order: input, forget, cell, output."""
-    hp, cp = h
-    gates = xw + F.linear(hp, w_hh, b_hh)
-    i, f, g, o = gates.chunk(4, -1)
-    c = sigmoid(f) * cp + sigmoid(i) * tanh(g)
-    return sigmoid(o) * tanh(c), c
-
-
-def _gru_step(xw: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
-    """Gates in PyTorch's order: reset, update, new; ``n = tanh(W_in x + b_in + r (W_hn h + b_hn))``."""
-    hw = F.linear(h, w_hh, b_hh)
-    xr, xz, xn = xw.chunk(3, -1)
-    hr, hz, hn = hw.chunk(3, -1)
-    r = sigmoid(xr + hr)
-    z = sigmoid(xz + hz)
-    n = tanh(xn + r * hn)
-    return (1 - z) * n + z * h
 
 
 _MODES = {"RNN_TANH": (1, "tanh"), "RNN_RELU": (1, "relu"), "LSTM": (4, "tanh"), "GRU": (3, "tanh")}
@@ -106,12 +80,18 @@ class RNNBase(Module):
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
 
-    def _cell(self, xw: Tensor, h: Any, w_hh: Tensor, b_hh: Tensor | None) -> Any:
+    def _layer(self, x: Tensor, h: Any, sfx: str, reverse: bool) -> tuple[Tensor, Any]:
+        """One layer in one direction (weights ``*sfx``): ``(outputs, final state)``, one graph node."""
+        w_ih, w_hh = getattr(self, "weight_ih" + sfx), getattr(self, "weight_hh" + sfx)
+        b_ih = getattr(self, "bias_ih" + sfx) if self.bias else None
+        b_hh = getattr(self, "bias_hh" + sfx) if self.bias else None
         if self.mode == "LSTM":
-            return _lstm_step(xw, h, w_hh, b_hh)
+            w_hr = getattr(self, "weight_hr" + sfx) if self.proj_size else None
+            out, h_n, c_n = lstm_layer(x, h[0], h[1], w_ih, w_hh, b_ih, b_hh, w_hr, reverse)
+            return out, (h_n, c_n)
         if self.mode == "GRU":
-            return _gru_step(xw, h, w_hh, b_hh)
-        return _rnn_step(xw, h, w_hh, b_hh, self.nonlinearity)
+            return gru_layer(x, h, w_ih, w_hh, b_ih, b_hh, reverse)
+        return rnn_layer(x, h, w_ih, w_hh, b_ih, b_hh, self.nonlinearity, reverse)
 
     def _init_state(self, batch: int, x: Tensor) -> Any:
         dirs = 2 if self.bidirectional else 1
@@ -130,7 +110,7 @@ class RNNBase(Module):
             x = x.transpose(0, 1)  # (T, N, F)
         if x.shape[-1] != self.input_size:
             raise ValueError(f"{name}: expected input features {self.input_size}, got shape {input.shape}")
-        steps, batch = x.shape[0], x.shape[1]
+        batch = x.shape[1]
         if hx is None:
             state = self._init_state(batch, x)
         else:
@@ -142,24 +122,10 @@ class RNNBase(Module):
         for layer in range(self.num_layers):
             outs = []
             for d in range(dirs):
-                sfx = f"_l{layer}" + ("_reverse" if d else "")
-                w_ih, w_hh = getattr(self, "weight_ih" + sfx), getattr(self, "weight_hh" + sfx)
-                b_ih = getattr(self, "bias_ih" + sfx) if self.bias else None
-                b_hh = getattr(self, "bias_hh" + sfx) if self.bias else None
                 idx = layer * dirs + d
                 h = tuple(s[idx] for s in state) if isinstance(state, tuple) else state[idx]
-                w_hr = getattr(self, "weight_hr" + sfx) if self.proj_size else None
-                xw = F.linear(x, w_ih, b_ih)  # all time steps in one product
-                seq = []
-                order = range(steps - 1, -1, -1) if d else range(steps)
-                for t in order:
-                    h = self._cell(xw[t], h, w_hh, b_hh)
-                    if w_hr is not None:  # LSTM with projections: h = W_hr (o * tanh(c))
-                        h = (h[0] @ w_hr.T, h[1])
-                    seq.append(h[0] if isinstance(h, tuple) else h)
-                if d:
-                    seq.reverse()
-                outs.append(stack(seq, 0))
+                out, h = self._layer(x, h, f"_l{layer}" + ("_reverse" if d else ""), bool(d))
+                outs.append(out)
                 finals.append(h)
             x = cat(outs, -1) if dirs == 2 else outs[0]
             if self.dropout and self.training and layer < self.num_layers - 1:

@@ -174,6 +174,7 @@ def export(model: Any, args: Any, f: Any, *, input_names: Sequence[str] | None =
     ONNX form raises ``ExportError`` naming it.
     """
     from ._emit import EMITTERS
+    from ._emit_fused import FUSED
     from ._proto import require_onnx
 
     onnx = require_onnx()
@@ -216,7 +217,7 @@ def export(model: Any, args: Any, f: Any, *, input_names: Sequence[str] | None =
                 g.bind(p, key)
                 g.inits[key] = p.detach().cpu().numpy()
     for call in calls:
-        emit = EMITTERS.get(call.op)
+        emit = EMITTERS.get(call.op) or FUSED.get(call.op)
         if emit is None:
             raise ExportError(f"ember.onnx.export: operator {call.op} has no ONNX form yet (supported: "
                               f"{', '.join(sorted(EMITTERS))})")  # fmt: skip
