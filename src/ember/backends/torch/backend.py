@@ -17,6 +17,7 @@ from ..._errors import DeviceError
 from .._base import Backend
 from . import xp as _torch_xp
 from .array_kernels import TorchArrayKernels
+from .attention_kernels import TorchAttentionKernels
 from .kernels import TorchKernels
 
 _TO_NATIVE: dict[DType, Any] = {d: getattr(torch, "bool" if d.name == "bool" else d.name) for d in ALL_DTYPES}
@@ -33,7 +34,7 @@ def cuda_reason() -> str | None:
     return None
 
 
-class TorchBackend(TorchKernels, TorchArrayKernels, Backend):
+class TorchBackend(TorchKernels, TorchAttentionKernels, TorchArrayKernels, Backend):
     """torch tensors on ``cpu`` or ``cuda:N``; bfloat16 and float16 on both."""
 
     name = "torch"

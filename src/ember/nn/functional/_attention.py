@@ -18,6 +18,7 @@ from ..._tensor import Tensor
 from ...ops import cat, tril, where
 from ._basic import softmax
 from ._misc import dropout, linear
+from ._sdpa import scaled_dot_product_attention
 
 __all__ = ["multi_head_attention_forward"]
 
@@ -37,6 +38,16 @@ def _pad_last(mask: Tensor | None) -> Tensor | None:
         return None
     extra = zeros(*mask.shape[:-1], 1, dtype=mask.dtype, device=mask.device)
     return cat([mask, extra], -1)
+
+
+def _merged(mask: Tensor | None, kpm: Tensor | None, nhls: tuple[int, int, int, int]) -> Tensor | None:
+    """The additive attention mask and key-padding mask as one mask broadcasting to (N, h, L, S)."""
+    if mask is not None and mask.ndim == 3:
+        mask = mask.reshape(nhls)
+    if kpm is None:
+        return mask
+    kpm = kpm.reshape(nhls[0], 1, 1, nhls[3])
+    return kpm if mask is None else mask + kpm
 
 
 def multi_head_attention_forward(
@@ -85,7 +96,7 @@ def multi_head_attention_forward(
         k = cat([k, bias_k.reshape(1, 1, E).expand(1, N, E)], 0)
         v = cat([v, bias_v.reshape(1, 1, E).expand(1, N, E)], 0)
         mask, kpm = _pad_last(mask), _pad_last(kpm)
-    q = q.reshape(L, N * h, d).transpose(0, 1) * (1.0 / math.sqrt(d))  # (N*h, L, d)
+    q = q.reshape(L, N * h, d).transpose(0, 1)  # (N*h, L, d)
     k = static_k if static_k is not None else k.reshape(k.shape[0], N * h, d).transpose(0, 1)
     v = static_v if static_v is not None else v.reshape(v.shape[0], N * h, d).transpose(0, 1)
     if add_zero_attn:
@@ -93,6 +104,14 @@ def multi_head_attention_forward(
         v = cat([v, zeros(N * h, 1, d, dtype=v.dtype, device=v.device)], 1)
         mask, kpm = _pad_last(mask), _pad_last(kpm)
     S = k.shape[1]
+    if not need_weights:  # one fused operator over (N, h, L, d): nothing of the scores' size kept but the probabilities
+        add = _merged(mask, kpm, (N, h, L, S))
+        p = dropout_p if training else 0.0
+        o = scaled_dot_product_attention(q.reshape(N, h, L, d), k.reshape(N, h, S, d), v.reshape(N, h, S, d),
+                                         attn_mask=add, dropout_p=p, scale=1.0 / math.sqrt(d))  # fmt: skip
+        out = linear(o.permute(2, 0, 1, 3).reshape(L * N, E), out_proj_weight, out_proj_bias).reshape(L, N, E)
+        return (out.squeeze(1) if unbatched else out), None
+    q = q * (1.0 / math.sqrt(d))
     scores = q @ k.transpose(1, 2)  # (N*h, L, S)
     if mask is not None:
         scores = scores + (mask if mask.ndim == 2 else mask.reshape(N * h, L, S))

@@ -18,15 +18,13 @@ from ...ops._blas import matmul
 from ...ops._indexing import GetItem, IndexBackward, where
 from ...ops._indexing_view import _transpose
 from ...ops._other_math import einsum
-from ...ops._other_shape import repeat_interleave
 from ...ops._pointwise_complex import cj
 from ...ops._util import _float, index_out_of_range, size_of
-from ._basic import softmax
 
 __all__ = [
     "alpha_dropout", "bilinear", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
     "feature_alpha_dropout", "interpolate", "linear", "one_hot", "pixel_shuffle", "pixel_unshuffle",
-    "scaled_dot_product_attention", "upsample", "upsample_bilinear", "upsample_nearest",
+    "upsample", "upsample_bilinear", "upsample_nearest",
 ]  # fmt: skip
 
 
@@ -439,47 +437,3 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     n = len(lead)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
     return x.reshape(*lead, c * r * r, h // r, w // r)
-
-
-@autocast_op("scaled_dot_product_attention")
-def scaled_dot_product_attention(
-    query: Tensor,
-    key: Tensor,
-    value: Tensor,
-    attn_mask: Tensor | None = None,
-    dropout_p: float = 0.0,
-    is_causal: bool = False,
-    scale: float | None = None,
-    enable_gqa: bool = False,
-) -> Tensor:
-    """``softmax(q k^T * scale + mask) v``; a bool mask marks positions that may be attended to."""
-    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
-        hq, hk = query.shape[-3], key.shape[-3]
-        if hk != value.shape[-3] or hq % hk:
-            raise ShapeError(
-                f"scaled_dot_product_attention: enable_gqa needs query heads ({hq}) to be a multiple of key/value "
-                f"heads (key {hk}, value {value.shape[-3]})"
-            )
-        key = repeat_interleave(key, hq // hk, -3)
-        value = repeat_interleave(value, hq // hk, -3)
-    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-        raise ShapeError(
-            f"scaled_dot_product_attention: query {query.shape}, key {key.shape}, value {value.shape} do not match"
-        )
-    if is_causal and attn_mask is not None:
-        raise ValueRangeError("scaled_dot_product_attention: give attn_mask or is_causal, not both")
-    s = scale if scale is not None else 1.0 / math.sqrt(query.shape[-1])
-    scores = matmul(query, _transpose(key, -1, -2)) * s
-    L, S = query.shape[-2], key.shape[-2]
-    xp = query._backend.xp
-    if is_causal:
-        attn_mask = Tensor._make(xp.tril(xp.ones((L, S), dtype=bool)), query._backend)
-    if attn_mask is not None:
-        if attn_mask.dtype is bool_:
-            scores = where(attn_mask, scores, -math.inf)
-        else:
-            scores = scores + attn_mask
-    attn = softmax(scores, -1)
-    if dropout_p > 0.0:
-        attn = dropout(attn, dropout_p, True)
-    return matmul(attn, value)
