@@ -7,9 +7,10 @@ alike; on this shared 2-core machine separate runs differ by 2x from minute to m
 ``--pairs`` measurements starts fresh processes. Tasks:
 
 - ``allreduce_1mb``, ``allreduce_64mb``: ``all_reduce`` of a float32 buffer; the value is the algorithm bandwidth
-  (bytes / time). Ember runs ``ember.distributed.all_reduce`` on an Ember tensor (zero-copy hand-over), as
-  shipped (the cross-rank call check on: one 128-byte all-gather first) and with the check off (the wrapper
-  alone); PyTorch runs ``torch.distributed.all_reduce`` on a torch tensor.
+  (bytes / time). Ember runs ``ember.distributed.all_reduce`` on an Ember tensor (zero-copy hand-over) in the
+  three cross-rank check modes: as shipped (``ember``: a repeated call is not exchanged again),
+  ``ember_check_all`` (one 128-byte all-gather before every call) and ``ember_unchecked`` (the wrapper alone);
+  PyTorch runs ``torch.distributed.all_reduce`` on a torch tensor.
 - ``ddp_mlp``: MLP 784-512-512-10, batch 128 per rank, SGD, in each framework's DistributedDataParallel;
   samples/s over both ranks. Also the overlap: the DDP step against the same step without DDP followed by one
   all-reduce of a buffer the size of all gradients (compute, then communication: no overlap); the difference
@@ -85,15 +86,19 @@ def worker(args: argparse.Namespace) -> None:
         size = 2**20 if args.task == "allreduce_1mb" else 2**26
         tbuf, ebuf = torch.ones(size // 4), ember.ones(size // 4)
 
-        def unchecked() -> None:
-            edist.set_collective_checks(False)
-            edist.all_reduce(ebuf)
-            edist.set_collective_checks(True)
+        def in_mode(mode: str) -> Callable[[], None]:
+            def step() -> None:
+                edist.set_collective_checks(mode)
+                edist.all_reduce(ebuf)
+                edist.set_collective_checks("new")
+
+            return step
 
         steps = {
             "torch": lambda: tdist.all_reduce(tbuf),
             "ember": lambda: edist.all_reduce(ebuf),
-            "ember_unchecked": unchecked,
+            "ember_check_all": in_mode("all"),
+            "ember_unchecked": in_mode("off"),
         }
         for _ in range(ROUNDS):
             rounds.append({k: size / clock.per_step(k, f) / 1e6 for k, f in steps.items()})
@@ -112,7 +117,7 @@ def worker(args: argparse.Namespace) -> None:
                 r[f"{fw}:serial"] = clock.per_step(f"{fw}:serial", serial)
                 r[f"{fw}:compute"] = clock.per_step(f"{fw}:compute", local_step)
                 r[f"{fw}:allreduce"] = clock.per_step(f"{fw}:allreduce", flat_all_reduce)
-                edist.set_collective_checks(True)
+                edist.set_collective_checks("new")
                 r[fw] = 2 * BATCH / r[f"{fw}:step"]
             rounds.append(r)
     if args.rank == 0:

@@ -8,6 +8,7 @@ in-place collectives, and the errors that need no group.
 from __future__ import annotations
 
 import datetime
+import types
 
 import numpy as np
 import pytest
@@ -231,6 +232,8 @@ def test_a_cpu_tensor_to_nccl_is_refused():
     from ember.distributed._collectives import _check_devices
 
     class NcclGroup:  # stands in for torch.distributed with an NCCL default group (no GPU needed)
+        group = types.SimpleNamespace(WORLD=object())
+
         @staticmethod
         def get_backend(group=None):
             return "nccl"

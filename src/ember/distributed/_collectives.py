@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._tensor import Tensor
-from ._check import validate
-from ._group import DistUsageError, ReduceOp, backend_error, reduce_op, require, torch_reduce_op
+from ._check import collective_checks_mode, failed, validate
+from ._group import DistUsageError, ReduceOp, backend_error, group_backend, reduce_op, require, torch_reduce_op
 from ._interop import Borrowed, borrow
 
 __all__ = [
@@ -41,9 +41,16 @@ class Work:
     """A collective started with ``async_op=True``; ``wait()`` blocks until it is done and its results are in place."""
 
     def __init__(
-        self, op: str, group: Any, work: Any, outputs: Sequence[Borrowed], then: Callable[[], Any] | None = None
+        self,
+        op: str,
+        group: Any,
+        work: Any,
+        outputs: Sequence[Borrowed],
+        then: Callable[[], Any] | None = None,
+        checked: bool = True,
     ) -> None:
         self._op, self._group, self._work, self._outputs, self._then = op, group, work, outputs, then
+        self._checked = checked
         self._done = False
         self._value: Any = None
 
@@ -52,7 +59,9 @@ class Work:
             try:
                 self._work.wait() if timeout is None else self._work.wait(timeout)
             except RuntimeError as e:
-                raise backend_error(self._op, self._group, e) from e
+                failed(self._group)
+                note = "" if self._checked or collective_checks_mode() != "new" else _UNCHECKED
+                raise backend_error(self._op, self._group, e, note) from e
             for b in self._outputs:
                 b.written()
             self._value = self._then() if self._then is not None else None
@@ -72,6 +81,12 @@ class Work:
         return f"Work({self._op}, {'done' if self._done else 'pending'})"
 
 
+_UNCHECKED = (
+    "; this call repeated the group's earlier calls, so it was not checked across ranks: a rank that made a "
+    "different call names it in its own error"
+)
+
+
 def _launch(
     op: str,
     group: Any,
@@ -79,15 +94,18 @@ def _launch(
     call: Callable[[bool], Any],
     outputs: Sequence[Borrowed],
     then: Callable[[], Any] | None = None,
+    checked: bool = True,
 ) -> Any:
     try:
         work = call(async_op)
     except RuntimeError as e:
-        raise backend_error(op, group, e) from e
+        failed(group)
+        note = "" if checked or collective_checks_mode() != "new" else _UNCHECKED
+        raise backend_error(op, group, e, note) from e
     if async_op:
         for b in outputs:  # the memory changes from now on: values saved for backward must notice
             b.tensor._vc[0] += 1
-        return Work(op, group, work, outputs, then)
+        return Work(op, group, work, outputs, then, checked)
     for b in outputs:
         b.written()
     return then() if then is not None else None
@@ -108,7 +126,7 @@ def _check_rank(op: str, arg: str, rank: Any, tdist: Any, group: Any) -> int:
 
 
 def _check_devices(op: str, tdist: Any, group: Any, tensors: Sequence[Tensor]) -> None:
-    if tdist.get_backend(group) == "nccl":
+    if group_backend(tdist, group) == "nccl":
         for t in tensors:
             if t.device.type != "cuda":
                 raise DistUsageError(
@@ -140,13 +158,14 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: Any = None, async_
         raise DistUsageError(
             f"all_reduce: ReduceOp.AVG needs a floating-point tensor, got {tensor.dtype}; use SUM and divide"
         )
-    validate("all_reduce", group, b.torch, reduce=rop.value)
+    checked = validate("all_reduce", group, b.torch, reduce=rop.value)
     return _launch(
         "all_reduce",
         group,
         async_op,
         lambda a: tdist.all_reduce(b.torch, op=torch_reduce_op(rop), group=group, async_op=a),
         [b],
+        checked=checked,
     )
 
 
@@ -156,9 +175,16 @@ def broadcast(tensor: Tensor, src: int = 0, group: Any = None, async_op: bool = 
     _check_rank("broadcast", "src", src, tdist, group)
     b = borrow(tensor, "broadcast", writable=tdist.get_rank() != src)
     _check_devices("broadcast", tdist, group, [tensor])
-    validate("broadcast", group, b.torch, root=src)
+    checked = validate("broadcast", group, b.torch, root=src)
     outs = [b] if tdist.get_rank() != src else []
-    return _launch("broadcast", group, async_op, lambda a: tdist.broadcast(b.torch, src, group=group, async_op=a), outs)
+    return _launch(
+        "broadcast",
+        group,
+        async_op,
+        lambda a: tdist.broadcast(b.torch, src, group=group, async_op=a),
+        outs,
+        checked=checked,
+    )
 
 
 def reduce(tensor: Tensor, dst: int = 0, op: Any = ReduceOp.SUM, group: Any = None, async_op: bool = False) -> Any:
@@ -168,13 +194,14 @@ def reduce(tensor: Tensor, dst: int = 0, op: Any = ReduceOp.SUM, group: Any = No
     rop = reduce_op(op, "reduce")
     b = borrow(tensor, "reduce", writable=True)
     _check_devices("reduce", tdist, group, [tensor])
-    validate("reduce", group, b.torch, root=dst, reduce=rop.value)
+    checked = validate("reduce", group, b.torch, root=dst, reduce=rop.value)
     return _launch(
         "reduce",
         group,
         async_op,
         lambda a: tdist.reduce(b.torch, dst, op=torch_reduce_op(rop), group=group, async_op=a),
         [b],
+        checked=checked,
     )
 
 
@@ -185,13 +212,14 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: Any = None, asy
     src = borrow(tensor, "all_gather")
     outs = [borrow(t, "all_gather", "tensor_list", writable=True) for t in tensor_list]
     _check_devices("all_gather", tdist, group, [tensor, *tensor_list])
-    validate("all_gather", group, src.torch)
+    checked = validate("all_gather", group, src.torch)
     return _launch(
         "all_gather",
         group,
         async_op,
         lambda a: tdist.all_gather([o.torch for o in outs], src.torch, group=group, async_op=a),
         outs,
+        checked=checked,
     )
 
 
@@ -212,13 +240,14 @@ def all_gather_into_tensor(
     src = borrow(input_tensor, "all_gather_into_tensor", "input_tensor")
     out = borrow(output_tensor, "all_gather_into_tensor", "output_tensor", writable=True)
     _check_devices("all_gather_into_tensor", tdist, group, [input_tensor, output_tensor])
-    validate("all_gather_into_tensor", group, src.torch)
+    checked = validate("all_gather_into_tensor", group, src.torch)
     return _launch(
         "all_gather_into_tensor",
         group,
         async_op,
         lambda a: tdist.all_gather_single(out.torch, src.torch, group=group, async_op=a),
         [out],
+        checked=checked,
     )
 
 
@@ -240,13 +269,14 @@ def reduce_scatter_tensor(
     src = borrow(input, "reduce_scatter_tensor", "input")
     out = borrow(output, "reduce_scatter_tensor", "output", writable=True)
     _check_devices("reduce_scatter_tensor", tdist, group, [input, output])
-    validate("reduce_scatter_tensor", group, src.torch, reduce=rop.value)
+    checked = validate("reduce_scatter_tensor", group, src.torch, reduce=rop.value)
     return _launch(
         "reduce_scatter_tensor",
         group,
         async_op,
         lambda a: tdist.reduce_scatter_single(out.torch, src.torch, op=torch_reduce_op(rop), group=group, async_op=a),
         [out],
+        checked=checked,
     )
 
 
@@ -274,10 +304,15 @@ def gather(
         _check_like("gather", "gather_list", gather_list, tensor, tdist.get_world_size(group))
         outs = [borrow(t, "gather", "gather_list", writable=True) for t in gather_list]
     _check_devices("gather", tdist, group, [tensor, *(gather_list or [])])
-    validate("gather", group, src.torch, root=dst)
+    checked = validate("gather", group, src.torch, root=dst)
     glist = [o.torch for o in outs] if root else None
     return _launch(
-        "gather", group, async_op, lambda a: tdist.gather(src.torch, glist, dst=dst, group=group, async_op=a), outs
+        "gather",
+        group,
+        async_op,
+        lambda a: tdist.gather(src.torch, glist, dst=dst, group=group, async_op=a),
+        outs,
+        checked=checked,
     )
 
 
@@ -301,10 +336,15 @@ def scatter(
         _check_like("scatter", "scatter_list", scatter_list, tensor, tdist.get_world_size(group))
         ins = [borrow(t, "scatter", "scatter_list") for t in scatter_list]
     _check_devices("scatter", tdist, group, [tensor, *(scatter_list or [])])
-    validate("scatter", group, out.torch, root=src)
+    checked = validate("scatter", group, out.torch, root=src)
     slist = [i.torch for i in ins] if root else None
     return _launch(
-        "scatter", group, async_op, lambda a: tdist.scatter(out.torch, slist, src=src, group=group, async_op=a), [out]
+        "scatter",
+        group,
+        async_op,
+        lambda a: tdist.scatter(out.torch, slist, src=src, group=group, async_op=a),
+        [out],
+        checked=checked,
     )
 
 

@@ -12,6 +12,7 @@ import enum
 import os
 from typing import Any
 
+from ._check import register_group, unregister_group
 from ._interop import DistBackendError, DistError, NotInitializedError, torch_modules
 
 __all__ = [
@@ -76,8 +77,26 @@ def reduce_op(op: Any, where: str) -> ReduceOp:
     raise DistUsageError(f"{where}: op must be a ReduceOp ({', '.join(ReduceOp.__members__)}), got {op!r}")
 
 
+_TORCH_OPS: dict[ReduceOp, Any] = {}
+
+
 def torch_reduce_op(op: ReduceOp) -> Any:
-    return getattr(torch_modules()[1].ReduceOp, op.value)
+    t = _TORCH_OPS.get(op)
+    if t is None:
+        t = _TORCH_OPS[op] = getattr(torch_modules()[1].ReduceOp, op.value)
+    return t
+
+
+_BACKEND_OF: dict[Any, str] = {}
+
+
+def group_backend(tdist: Any, group: Any) -> str:
+    """``tdist.get_backend(group)``, remembered per group object (a collective asks on every call)."""
+    key = group if group is not None else tdist.group.WORLD
+    name = _BACKEND_OF.get(key)
+    if name is None:
+        name = _BACKEND_OF[key] = str(tdist.get_backend(group))
+    return name
 
 
 def is_available() -> bool:
@@ -214,10 +233,18 @@ def init_process_group(
         kwargs.update(_elastic_attempt_store(tdist, kwargs.get("timeout")))
     try:
         tdist.init_process_group(backend, **kwargs)
+        register_group(None, _check_group(tdist, None, kwargs.get("timeout"), False))
     except ValueError as e:
         raise DistUsageError(f"init_process_group: {e}") from e
     except RuntimeError as e:
         raise DistBackendError(f"init_process_group (rank {rank}, world size {world_size}): {e}") from e
+
+
+def _check_group(tdist: Any, ranks: Any, timeout: Any, local: bool) -> Any:
+    """A gloo group of the same ranks for the cross-rank call checks (``_check.py``); every rank calls it."""
+    if (len(ranks) if ranks is not None else tdist.get_world_size()) < 2:
+        return None
+    return tdist.new_group(ranks, timeout, "gloo", use_local_synchronization=local)
 
 
 def _elastic_attempt_store(tdist: Any, timeout: Any) -> dict[str, Any]:
@@ -244,7 +271,12 @@ def _elastic_attempt_store(tdist: Any, timeout: Any) -> dict[str, Any]:
 
 def destroy_process_group(group: Any = None) -> None:
     """Leave ``group`` (the default group and every other one when None)."""
-    _require("destroy_process_group").destroy_process_group(group)
+    tdist = _require("destroy_process_group")
+    side = unregister_group(group)
+    _BACKEND_OF.clear()
+    if side is not None:
+        tdist.destroy_process_group(side)
+    tdist.destroy_process_group(group)
 
 
 def get_rank(group: Any = None) -> int:
@@ -286,9 +318,16 @@ def new_group(
         if len(set(ranks)) != len(ranks):
             raise DistUsageError(f"new_group: ranks {ranks} list a rank twice")
     _check_backend(backend)
-    return tdist.new_group(
+    pg = tdist.new_group(
         ranks, _timeout(timeout), backend, pg_options, use_local_synchronization=use_local_synchronization
     )
+    if use_local_synchronization and tdist.get_rank() not in (ranks if ranks is not None else range(world)):
+        return pg  # only the members take part in a locally synchronised group's creation
+    members = ranks if ranks is not None else list(range(world))
+    side = _check_group(tdist, members, _timeout(timeout), use_local_synchronization)
+    if side is not None and pg is not tdist.GroupMember.NON_GROUP_MEMBER:
+        register_group(pg, side)
+    return pg
 
 
 def barrier(group: Any = None, async_op: bool = False, device_ids: Any = None) -> Any:
@@ -310,8 +349,8 @@ def monitored_barrier(group: Any = None, timeout: Any = None, wait_all_ranks: bo
         raise backend_error("monitored_barrier", group, e) from e
 
 
-def backend_error(op: str, group: Any, e: BaseException) -> DistBackendError:
-    """A backend failure as an error naming this rank, the world and the operation."""
+def backend_error(op: str, group: Any, e: BaseException, note: str = "") -> DistBackendError:
+    """A backend failure as an error naming this rank, the world and the operation (``note`` appended)."""
     tdist = torch_modules()[1]
     try:
         where = f"rank {tdist.get_rank()} of {tdist.get_world_size(group)}"
@@ -320,7 +359,7 @@ def backend_error(op: str, group: Any, e: BaseException) -> DistBackendError:
     msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     return DistBackendError(
         f"{op} failed on {where}: {msg} (another rank may have failed, been killed, or not "
-        "called the same collective within the group's timeout)"
+        f"called the same collective within the group's timeout){note}"
     )
 
 

@@ -32,8 +32,13 @@ class NotInitializedError(DistError, ValueError):
     """A collective or query that needs the default process group before ``init_process_group``."""
 
 
+_MODULES: list[tuple[Any, Any]] = []
+
+
 def torch_modules() -> tuple[Any, Any]:
     """``(torch, torch.distributed)``; a one-line ``ImportError`` when torch is missing."""
+    if _MODULES:
+        return _MODULES[0]
     try:
         import torch
         import torch.distributed as tdist
@@ -41,6 +46,7 @@ def torch_modules() -> tuple[Any, Any]:
         raise ImportError(_MISSING) from None
     if not tdist.is_available():
         raise ImportError(f"ember.distributed: torch {torch.__version__} was built without torch.distributed")
+    _MODULES.append((torch, tdist))
     return torch, tdist
 
 
@@ -68,10 +74,10 @@ def borrow(t: Any, op: str, arg: str = "tensor", writable: bool = False) -> Borr
     be = t._backend
     a = t._data
     if be.name == "torch":
+        if a.is_contiguous():  # an expanded (stride 0) tensor is never contiguous
+            return Borrowed(t, a, a, False)
         if writable and any(st == 0 and n > 1 for st, n in zip(a.stride(), a.shape, strict=True)):
             raise DistError(f"{op}: {arg} is read-only (a broadcast or expanded view); pass a tensor it can write into")
-        if a.is_contiguous():
-            return Borrowed(t, a, a, False)
         c = a.contiguous()
         return Borrowed(t, c, c, True)
     readonly = not getattr(getattr(a, "flags", None), "writeable", True)

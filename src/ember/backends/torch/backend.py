@@ -19,6 +19,7 @@ from . import xp as _torch_xp
 from .array_kernels import TorchArrayKernels
 from .attention_kernels import TorchAttentionKernels
 from .kernels import TorchKernels
+from .rnn_kernels import TorchRNNKernels
 
 _TO_NATIVE: dict[DType, Any] = {d: getattr(torch, "bool" if d.name == "bool" else d.name) for d in ALL_DTYPES}
 _FROM_NATIVE: dict[Any, DType] = {v: k for k, v in _TO_NATIVE.items()}
@@ -34,7 +35,7 @@ def cuda_reason() -> str | None:
     return None
 
 
-class TorchBackend(TorchKernels, TorchAttentionKernels, TorchArrayKernels, Backend):
+class TorchBackend(TorchKernels, TorchAttentionKernels, TorchRNNKernels, TorchArrayKernels, Backend):
     """torch tensors on ``cpu`` or ``cuda:N``; bfloat16 and float16 on both."""
 
     name = "torch"
