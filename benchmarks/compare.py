@@ -29,7 +29,6 @@ from typing import Any
 HERE = pathlib.Path(__file__).parent
 WORKLOADS = HERE / "workloads"
 DEFAULT = ["mlp_sgd", "mlp_adam", "op_overhead_fwd", "op_overhead_fwdbwd"]
-DEFAULT += ["gpt_train"]  # (transformer_encoder_train takes minutes: by name only)
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 

@@ -245,3 +245,24 @@ def test_mha_dropout_paths_draw_the_same_numbers():
         ember.manual_seed(11)
         outs.append(mha(x, x, x, key_padding_mask=kpm, need_weights=need)[0].detach().numpy())
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-12, atol=1e-12)
+
+
+@needs_torch
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_mha_self_attention_packed_projection(batch_first, need_weights):
+    # query is key is value: one projection GEMM, the heads as views of it
+    t = torch.nn.MultiheadAttention(6, 3, batch_first=batch_first).double()
+    e = ember.nn.MultiheadAttention(6, 3, batch_first=batch_first, dtype=ember.float64)
+    e.load_state_dict({k: v.detach().numpy() for k, v in t.state_dict().items()})
+    x = r(2, 5, 6) if batch_first else r(5, 2, 6)
+    kpm = np.array([[False] * 5, [False, False, False, True, True]])
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    eo = e(ex, ex, ex, key_padding_mask=ember.tensor(kpm), need_weights=need_weights)[0]
+    to = t(tx, tx, tx, key_padding_mask=torch.tensor(kpm), need_weights=need_weights)[0]
+    np.testing.assert_allclose(eo.detach().numpy(), to.detach().numpy(), rtol=1e-9, atol=1e-10)
+    g = r(*to.shape)
+    (eo * ember.tensor(g)).sum().backward()
+    (to * torch.tensor(g)).sum().backward()
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(e.in_proj_weight.grad.numpy(), t.in_proj_weight.grad.numpy(), rtol=1e-8, atol=1e-10)

@@ -288,6 +288,13 @@ def _attention(g: GraphBuilder, c: Call) -> list[str]:
     return g.node("MatMul", [p, g.value(v)])
 
 
+def _dropout_add(g: GraphBuilder, c: Call) -> list[str]:
+    x, z, keep = c.args[:3]
+    if keep is not None:
+        raise ExportError("dropout while training has no ONNX form: export in eval mode")
+    return g.node("Add", [g.value(x), g.value(z)])
+
+
 def _embedding(g: GraphBuilder, c: Call) -> list[str]:
     w, idx = c.args[:2]
     return g.node("Gather", [g.value(w), g.value(idx)], axis=0)
@@ -419,7 +426,7 @@ EMITTERS: dict[str, Emitter] = {
     "Split": _split, "Sum": _sum, "Mean": _mean, "Amax": _amax, "Norm2": _norm2, "ArgExtreme": _arg,
     "MaxDim": _max_dim, "_Linear": _linear, "Conv": _conv, "ConvT": _conv_t, "MaxPool": _max_pool,
     "AvgPool": _avg_pool, "BatchNormEval": _batch_norm, "Standardize": _standardize, "Embedding": _embedding,
-    "NativeLayerNorm": _layer_norm, "ScaledDotProductAttention": _attention,
+    "NativeLayerNorm": _layer_norm, "ScaledDotProductAttention": _attention, "DropoutAdd": _dropout_add,
     "_Tri": _tri, "Einsum": _einsum, "Pad": _pad, "GetItem": _getitem, "Flip": _flip, "CumSum": _cumsum,
     "Softmax": lambda g, c: g.node("Softmax", [g.value(c.args[0])], axis=int(c.args[1])),
     "LogSoftmax": lambda g, c: g.node("LogSoftmax", [g.value(c.args[0])], axis=int(c.args[1])),

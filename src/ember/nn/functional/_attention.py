@@ -17,6 +17,7 @@ from ..._errors import ShapeError
 from ..._tensor import Tensor
 from ...ops import cat, tril, where
 from ._basic import softmax
+from ._dropout_ops import release_values
 from ._misc import dropout, linear
 from ._sdpa import scaled_dot_product_attention
 
@@ -50,6 +51,16 @@ def _merged(mask: Tensor | None, kpm: Tensor | None, nhls: tuple[int, int, int, 
     return kpm if mask is None else mask + kpm
 
 
+def _out_proj(o: Tensor, L: int, N: int, E: int, w: Tensor, b: Tensor | None) -> Tensor:  # noqa: N803
+    """The output projection of the heads ``o`` (N, h, L, d), as (L, N, E)."""
+    perm = o.permute(2, 0, 1, 3)
+    o = perm.reshape(L, N, E)
+    if o._view is None:  # a copy: neither node reads the attention's output again, which can go now
+        release_values(o, 0)
+        release_values(perm, 0)
+    return linear(o, w, b)
+
+
 def multi_head_attention_forward(
     query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
     in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None, bias_v: Tensor | None,
@@ -76,7 +87,9 @@ def multi_head_attention_forward(
     bq = bk = bv = None
     if in_proj_bias is not None:
         bq, bk, bv = in_proj_bias.chunk(3, 0)
-    if use_separate_proj_weight:
+    if not use_separate_proj_weight and in_proj_weight is not None and query is key and key is value:
+        q, k, v = linear(query, in_proj_weight, in_proj_bias).chunk(3, -1)  # self-attention: one GEMM
+    elif use_separate_proj_weight:
         if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
             raise ShapeError("multi_head_attention_forward: use_separate_proj_weight needs q/k/v_proj_weight")
         wq, wk, wv = q_proj_weight, k_proj_weight, v_proj_weight
@@ -84,14 +97,20 @@ def multi_head_attention_forward(
         if in_proj_weight is None:
             raise ShapeError("multi_head_attention_forward: in_proj_weight is None without use_separate_proj_weight")
         wq, wk, wv = in_proj_weight.chunk(3, 0)
-    q = linear(query, wq, bq)
-    k = linear(key, wk, bk)
-    v = linear(value, wv, bv)
+    if use_separate_proj_weight or not (query is key and key is value):
+        q, k, v = linear(query, wq, bq), linear(key, wk, bk), linear(value, wv, bv)
     if is_causal and attn_mask is None:
         S0 = k.shape[0]
         attn_mask = ~tril(ones(L, S0, dtype=bool_, device=query.device))
     mask = _additive(attn_mask, q)
     kpm = _additive(key_padding_mask, q)
+    p = dropout_p if training else 0.0
+    if not need_weights and bias_k is None and static_k is None and static_v is None and not add_zero_attn:
+        S = k.shape[0]  # the heads as (N, h, L, d) views of the projections: no copy
+        qh, kh, vh = (t.reshape(t.shape[0], N, h, d).permute(1, 2, 0, 3) for t in (q, k, v))
+        o = scaled_dot_product_attention(qh, kh, vh, _merged(mask, kpm, (N, h, L, S)), p, scale=1.0 / math.sqrt(d))
+        out = _out_proj(o, L, N, E, out_proj_weight, out_proj_bias)
+        return (out.squeeze(1) if unbatched else out), None
     if bias_k is not None and bias_v is not None:
         k = cat([k, bias_k.reshape(1, 1, E).expand(1, N, E)], 0)
         v = cat([v, bias_v.reshape(1, 1, E).expand(1, N, E)], 0)
@@ -105,11 +124,9 @@ def multi_head_attention_forward(
         mask, kpm = _pad_last(mask), _pad_last(kpm)
     S = k.shape[1]
     if not need_weights:  # one fused operator over (N, h, L, d): nothing of the scores' size kept but the probabilities
-        add = _merged(mask, kpm, (N, h, L, S))
-        p = dropout_p if training else 0.0
-        o = scaled_dot_product_attention(q.reshape(N, h, L, d), k.reshape(N, h, S, d), v.reshape(N, h, S, d),
-                                         attn_mask=add, dropout_p=p, scale=1.0 / math.sqrt(d))  # fmt: skip
-        out = linear(o.permute(2, 0, 1, 3).reshape(L * N, E), out_proj_weight, out_proj_bias).reshape(L, N, E)
+        qh, kh, vh = (t.reshape(N, h, t.shape[1], d) for t in (q, k, v))
+        o = scaled_dot_product_attention(qh, kh, vh, _merged(mask, kpm, (N, h, L, S)), p, scale=1.0 / math.sqrt(d))
+        out = _out_proj(o, L, N, E, out_proj_weight, out_proj_bias)
         return (out.squeeze(1) if unbatched else out), None
     q = q * (1.0 / math.sqrt(d))
     scores = q @ k.transpose(1, 2)  # (N*h, L, S)

@@ -14,6 +14,7 @@ from typing import Any
 from ..._creation import rand
 from ..._tensor import Tensor
 from ...autograd._function import Op
+from ...autograd._grad_mode import STATE
 
 __all__: list[str] = []
 
@@ -139,4 +140,6 @@ def dropout_add(x: Tensor, z: Tensor, p: float, training: bool) -> Tensor | None
     if not _fits(x, z) or x.shape != z.shape or x.dtype is not z.dtype or p >= 1.0:
         return None
     keep = keep_mask(z, p) if training and p > 0.0 else None
+    if keep is None and not (STATE.enabled and (x.requires_grad or z.requires_grad)):
+        return x + z  # no graph: the plain operator
     return release_values(DropoutAdd.apply(x, z, keep, _scale(p)), 0, 1)

@@ -20,6 +20,7 @@ from ...ops._indexing_view import _transpose
 from ...ops._other_math import einsum
 from ...ops._pointwise_complex import cj
 from ...ops._util import _float, index_out_of_range, size_of
+from ._dropout_ops import dropout_keep_bool
 
 __all__ = [
     "alpha_dropout", "bilinear", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
@@ -33,7 +34,11 @@ class _Linear(BilinearOp):
     contiguous in the weight's layout (the optimizer updates it without a copy)."""
 
     def forward(self, x: Any, w: Any, b: Any) -> Any:
-        y = self.backend.xp.matmul(x, w.T)
+        xp = self.backend.xp
+        if x.ndim > 2 and x.shape[-1] and size_of(x):  # one GEMM, not one per leading index (NumPy's matmul)
+            y = xp.reshape(xp.matmul(xp.reshape(x, (-1, x.shape[-1])), w.T), (*x.shape[:-1], w.shape[0]))
+        else:
+            y = xp.matmul(x, w.T)
         if b is not None:
             y += b
         return y
@@ -51,7 +56,7 @@ class _Linear(BilinearOp):
         e = self._edges or (None, None, None)
         xp = self.backend.xp
         g2 = g.reshape(-1, g.shape[-1])
-        gx = xp.matmul(g, w._data) if e[0] is not None else None
+        gx = xp.reshape(xp.matmul(g2, w._data), x._data.shape) if e[0] is not None else None
         gw = xp.matmul(g2.T, x._data.reshape(-1, x._data.shape[-1])) if e[1] is not None else None
         return gx, gw, (g2.sum(0) if e[2] is not None else None)
 
@@ -109,6 +114,9 @@ def dropout(
         return input
     if p == 1.0:
         return input * 0.0
+    fused = dropout_keep_bool(input, p, generator)  # one node keeping a bool mask, not the input
+    if fused is not None:
+        return fused
     return input * (_keep_mask(input, input.shape, p, generator) * (1.0 / (1.0 - p)))
 
 
