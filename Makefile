@@ -49,7 +49,7 @@ unit: $(STAMP)
 	if $(PY) -c "import torch" 2>/dev/null; then EMBER_BACKEND=torch $(PY) -m pytest -n 2 --dist loadfile; fi
 	$(PY) -m pytest -n 2 -m wheel tests/test_packaging.py
 
-test: lint typecheck unit
+test: lint typecheck unit test-mixed
 
 # the mixed-backend run: torch serves the tests' tensors while NumPy stays the default Ember's own code sees,
 # so a tensor Ember makes mid-computation without its inputs' device fails (docs/architecture.md). `make test`

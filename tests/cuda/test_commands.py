@@ -27,7 +27,7 @@ def _load(path: pathlib.Path) -> object:
 
 def _run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     e = dict(os.environ, **env)
-    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=120, env=e)
+    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=900, env=e)
 
 
 @pytest.mark.skipif(not NO_GPU, reason="with a GPU, make test-cuda runs the whole suite")

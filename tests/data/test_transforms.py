@@ -239,3 +239,15 @@ def test_a_torchvision_style_pipeline_on_pil_images_and_tensors():
     out = cifar_style(ember.tensor(image(dtype=np.uint8, h=8, w=8)))
     assert out.shape == (3, 8, 8) and out.dtype == ember.float32
     assert math.isclose(float(out.max().item()), float(out.numpy().max()))
+
+
+@pytest.mark.parametrize("name", ["torch", "numpy"])
+def test_tensor_transforms_keep_the_input_backend(name):
+    if name == "torch":
+        pytest.importorskip("torch")
+    dev = ember.backends.get(name, "cpu")
+    img = ember.rand(3, 8, 8, device=dev)
+    for t in (T.Normalize([0.5] * 3, [0.2] * 3), T.Resize(4), T.ConvertImageDtype(ember.float64),
+              T.RandomErasing(p=1.0), T.RandomErasing(p=1.0, inplace=True)):  # fmt: skip
+        out = t(img.clone())
+        assert out.device == img.device and out._backend is img._backend, type(t).__name__

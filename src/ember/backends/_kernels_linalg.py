@@ -83,6 +83,18 @@ class LinalgKernels:
             r = xp.where((s > i)[:, None, None], xp.matmul(r, r), r)
         return xp.reshape(r, (*batch, n, n))
 
+    def svd(self, a: Any, full_matrices: bool) -> tuple[Any, Any, Any]:
+        """``(U, S, Vh)`` of (a batch of) matrices, LAPACK's ``gesdd`` (NumPy's, PyTorch's CPU driver)."""
+        return self.xp.linalg.svd(a, full_matrices=full_matrices)  # type: ignore[no-any-return]
+
+    def qr(self, a: Any, complete: bool) -> tuple[Any, Any]:
+        """``(Q, R)`` of (a batch of) matrices: ``complete`` gives square Q, else the reduced factors."""
+        return self.xp.linalg.qr(a, mode="complete" if complete else "reduced")  # type: ignore[no-any-return]
+
+    def eigh(self, a: Any, upper: bool) -> tuple[Any, Any]:
+        """Ascending eigenvalues and eigenvectors of Hermitian matrices, read from one triangle."""
+        return self.xp.linalg.eigh(a, UPLO="U" if upper else "L")  # type: ignore[no-any-return]
+
     def eig(self, a: Any) -> tuple[Any, Any]:
         """Eigenvalues and unit-norm right eigenvectors of square matrices, always complex (``torch.linalg.eig``;
         NumPy returns real arrays when every eigenvalue is real)."""

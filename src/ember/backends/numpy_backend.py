@@ -17,6 +17,16 @@ _TO_NATIVE: dict[DType, Any] = {d: np.dtype(d.name) for d in ALL_DTYPES if d is 
 _FROM_NATIVE: dict[Any, DType] = {v: k for k, v in _TO_NATIVE.items()}
 _FLOATS = frozenset(v for k, v in _TO_NATIVE.items() if k.is_floating_point)
 _COMPLEX = frozenset(v for k, v in _TO_NATIVE.items() if k.is_complex)
+_SCIPY_LINALG_MIN = 32  # the smallest matrix side sent to SciPy's single-precision LAPACK
+
+
+def _each_matrix(a: np.ndarray, fn: Any, n_out: int) -> Any:
+    """``fn`` on every matrix of the batch ``a``: its ``n_out`` outputs stacked back to ``a``'s batch shape."""
+    if a.ndim == 2:
+        return tuple(fn(a))
+    flat = a.reshape(-1, *a.shape[-2:])
+    outs = [fn(m) for m in flat]
+    return tuple(np.stack([o[i] for o in outs]).reshape(*a.shape[:-2], *outs[0][i].shape) for i in range(n_out))
 
 
 class NumpyBackend(Backend):
@@ -91,6 +101,36 @@ class NumpyBackend(Backend):
             return super().spmm(indices, values, shape, dense)
         m = sp.csr_matrix((values, (indices[0], indices[1])), shape=shape)
         return np.asarray(m @ dense, dtype=np.result_type(values, dense))
+
+    # NumPy's linalg computes float32/complex64 in double precision (2x the time of a 512² QR, SVD or eigh in
+    # single precision, benchmarks/workloads/linalg_*); SciPy calls LAPACK's single-precision routines, as PyTorch
+    # does. Small matrices stay with NumPy, whose batched loop runs in C.
+    def _single_precision_linalg(self, a: Any) -> Any:
+        if a.dtype not in (np.float32, np.complex64) or min(a.shape[-2:]) < _SCIPY_LINALG_MIN or a.size == 0:
+            return None
+        try:
+            from scipy import linalg
+        except ImportError:  # pragma: no cover - SciPy is optional
+            return None
+        return linalg
+
+    def svd(self, a: Any, full_matrices: bool) -> tuple[Any, Any, Any]:
+        sl = self._single_precision_linalg(a)
+        if sl is None:
+            return super().svd(a, full_matrices)
+        return _each_matrix(a, lambda m: sl.svd(m, full_matrices=full_matrices), 3)
+
+    def qr(self, a: Any, complete: bool) -> tuple[Any, Any]:
+        sl = self._single_precision_linalg(a)
+        if sl is None:
+            return super().qr(a, complete)
+        return _each_matrix(a, lambda m: sl.qr(m, mode="full" if complete else "economic"), 2)
+
+    def eigh(self, a: Any, upper: bool) -> tuple[Any, Any]:
+        sl = self._single_precision_linalg(a)
+        if sl is None:
+            return super().eigh(a, upper)
+        return _each_matrix(a, lambda m: sl.eigh(m, lower=not upper, driver="evd"), 2)
 
     def sliding_window(self, array: np.ndarray, window: tuple[int, ...], axes: tuple[int, ...]) -> np.ndarray:
         return sliding_window_view(array, window, axis=axes)

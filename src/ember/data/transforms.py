@@ -44,13 +44,18 @@ def _arr(x: Any) -> np.ndarray:
     return x.detach().cpu().numpy() if isinstance(x, Tensor) else np.asarray(x)
 
 
+def _back(out: np.ndarray, like: Tensor) -> Tensor:
+    """``out`` as a Tensor on the device (and backend) of the Tensor it was computed from."""
+    return Tensor(np.ascontiguousarray(out), device=like.device)
+
+
 def _image_op(x: Any, fn: Callable[[np.ndarray], np.ndarray]) -> Any:
     """Apply ``fn`` to the (..., C, H, W) array of ``x``; give back the kind of ``x`` (Tensor, array, PIL)."""
     if _image.is_pil(x):
         a, mode = _image.to_chw(x)
         return _image.from_chw(fn(a), mode)
     out = fn(_arr(x))
-    return Tensor(np.ascontiguousarray(out)) if isinstance(x, Tensor) else out
+    return _back(out, x) if isinstance(x, Tensor) else out
 
 
 def _hw(x: Any) -> tuple[int, int]:
@@ -124,7 +129,7 @@ class ToTensor:
                     raise ValueError(f"ToTensor: expected an image (H, W) or (H, W, C), got shape {a.shape}")
                 a = a[None] if a.ndim == 2 else a.transpose(2, 0, 1)
         a = a.astype(np.float32) / 255.0 if a.dtype == np.uint8 else a.astype(np.float32)
-        return Tensor(np.ascontiguousarray(a))
+        return _back(a, img) if isinstance(img, Tensor) else Tensor(np.ascontiguousarray(a))
 
 
 class PILToTensor:
@@ -166,7 +171,7 @@ class ConvertImageDtype:
             ratio = (int(np.iinfo(target).max) + 1) / (int(np.iinfo(src).max) + 1)
             out = a.astype(np.int64) * int(ratio) if ratio >= 1 else a.astype(np.int64) // int(1 / ratio)
             out = out.astype(target)
-        return Tensor(np.ascontiguousarray(out)) if isinstance(image, Tensor) else out
+        return _back(out, image) if isinstance(image, Tensor) else out
 
 
 class Normalize:
@@ -183,7 +188,7 @@ class Normalize:
         if a.ndim < 3 or self.mean.shape[0] not in (1, a.shape[-3]):
             raise ValueError(f"Normalize: expected (C, H, W) with {self.mean.shape[0]} channels, got {a.shape}")
         out = ((a - self.mean) / self.std).astype(np.float32)
-        return Tensor(out) if isinstance(x, Tensor) else out
+        return _back(out, x) if isinstance(x, Tensor) else out
 
     def __repr__(self) -> str:
         return f"Normalize(mean={self.mean.ravel().tolist()}, std={self.std.ravel().tolist()})"
@@ -444,4 +449,4 @@ class RandomErasing:
         out[..., i : i + eh, j : j + ew] = patch
         if not isinstance(img, Tensor):
             return out
-        return img.copy_(Tensor(out)) if self.inplace else Tensor(out)
+        return img.copy_(_back(out, img)) if self.inplace else _back(out, img)

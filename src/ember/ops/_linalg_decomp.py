@@ -64,7 +64,7 @@ class Svd(Op):
 
     def forward(self, a: Any, full_matrices: bool) -> Any:
         try:
-            u, s, vh = self.backend.xp.linalg.svd(a, full_matrices=full_matrices)
+            u, s, vh = self.backend.svd(a, full_matrices)
         except Exception as e:  # LinAlgError of the array library
             raise _linalg_error("svd", e) from None
         self.full = full_matrices
@@ -142,10 +142,9 @@ class Qr(Op):
     saves_output = True
 
     def forward(self, a: Any, mode: str) -> Any:
-        xp = self.backend.xp
         self.mode = mode
         try:
-            q, r = xp.linalg.qr(a, mode="complete" if mode == "complete" else "reduced")
+            q, r = self.backend.qr(a, mode == "complete")
         except Exception as e:
             raise _linalg_error("qr", e) from None
         self.keep(q, r)
@@ -219,9 +218,8 @@ class Eigh(Op):
     saves_output = True
 
     def forward(self, a: Any, upper: bool) -> Any:
-        xp = self.backend.xp
         try:
-            w, v = xp.linalg.eigh(a, UPLO="U" if upper else "L")
+            w, v = self.backend.eigh(a, upper)
         except Exception as e:
             raise _linalg_error("eigh", e) from None
         self.keep(w, v)

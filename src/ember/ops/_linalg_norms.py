@@ -225,11 +225,11 @@ class Pinv(Op):
     def forward(self, a: Any, atol: float, rtol: float, hermitian: bool) -> Any:
         xp = self.backend.xp
         if hermitian:  # A = V diag(w) V^T: the pseudo-inverse inverts the eigenvalues above the tolerance
-            s, vt = xp.linalg.eigh(a)
+            s, vt = self.backend.eigh(a, False)
             u = vt
             size = xp.abs(s)
         else:
-            u, s, vh = xp.linalg.svd(a, full_matrices=False)
+            u, s, vh = self.backend.svd(a, False)
             vt, size = xp.swapaxes(vh, -1, -2), s
         smax = xp.max(size, axis=-1, keepdims=True) if size.shape[-1] else size
         keep = size > xp.maximum(rtol * smax, atol)
