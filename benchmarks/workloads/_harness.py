@@ -61,11 +61,13 @@ def report(
     unit: str,
     per_step: float,
     rounds: int = 7,
+    warmup: int = 3,
 ) -> None:
     """Time ``step`` in the steady state and print the JSON line.
 
     ``unit`` "samples/s" (or "TFLOP/s"): value = ``per_step`` samples (TFLOP) / median step time; "ms": value
-    = median step time in ms divided by ``per_step`` (e.g. per operation).
+    = median step time in ms divided by ``per_step`` (e.g. per operation). ``warmup``: the fewest warm-up steps
+    (a slow step lowers it; the warm-up also runs for up to a second).
     """
     extra: dict[str, Any] = {}
     if args.framework == "ember" and getattr(args, "compile", False):  # capture cost: the first two calls
@@ -80,7 +82,7 @@ def report(
         extra["compiled"] = not step.eager  # type: ignore[attr-defined]
     t0 = time.perf_counter()
     n = 0
-    while n < 3 or time.perf_counter() - t0 < min(1.0, args.seconds / 3):  # warm up: caches, allocator, JIT
+    while n < warmup or time.perf_counter() - t0 < min(1.0, args.seconds / 3):  # warm up: caches, allocator, JIT
         step()
         n += 1
     _sync(args)

@@ -10,6 +10,7 @@ import numpy as np
 from .._device import device
 from .._dtype import DType, bfloat16, float64
 from ._kernels_activation import ActivationKernels
+from ._kernels_attention import AttentionKernels
 from ._kernels_complex import ComplexKernels
 from ._kernels_conv import ConvKernels
 from ._kernels_fft import FFTKernels
@@ -54,6 +55,7 @@ class Backend(
     PoolKernels,
     NormKernels,
     ActivationKernels,
+    AttentionKernels,
     OptimKernels,
     SpecialKernels,
     PadKernels,

@@ -9,6 +9,8 @@ from .._tensor import Tensor
 from ..nn import Dropout, Embedding, LayerNorm, Linear, Module, ModuleList
 from ..nn import functional as F
 from ..nn.config import Config
+from ..nn.functional._dropout_ops import release_values
+from ..nn.transformer import residual
 
 
 class GPTConfig(Config):
@@ -48,8 +50,19 @@ class Block(Module):
         h = self.n_head
         q, k, v = (z.reshape(b, t, h, e // h).transpose(1, 2) for z in (q, k, v))
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.drop(self.c_proj(y.transpose(1, 2).reshape(b, t, e)))
-        return x + self.drop(self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)))))  # type: ignore[no-any-return]
+        x = residual(x, self.c_proj(_merge_heads(y)), self.drop)
+        return residual(x, self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)))), self.drop)
+
+
+def _merge_heads(y: Tensor) -> Tensor:
+    """(B, h, T, d) -> (B, T, h * d); when that is a copy, the graph need not keep ``y`` for it."""
+    b, h, t, d = y.shape
+    perm = y.transpose(1, 2)
+    out = perm.reshape(b, t, h * d)
+    if out._view is None:
+        release_values(out, 0)
+        release_values(perm, 0)
+    return out
 
 
 class GPT(Module):

@@ -13,9 +13,10 @@ from .._tensor import Tensor
 from ..ops._other_diagonal import triu
 from . import functional as F
 from . import init
-from .activation import get_activation
+from .activation import ReLU, get_activation
 from .config import config_for
 from .container import ModuleList
+from .functional._dropout_ops import dropout_add, relu_dropout
 from .layers import Dropout
 from .linear import Linear
 from .module import Module
@@ -118,8 +119,11 @@ class MultiheadAttention(Module):
     ) -> tuple[Tensor, Tensor | None]:
         _check_masks(self, query, key, attn_mask, key_padding_mask, ("attn_mask", "key_padding_mask"))
         batched = query.ndim == 3
-        if batched and self.batch_first:
-            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+        if batched and self.batch_first:  # (self-attention stays recognisable: query is key is value)
+            same_k, same_v = key is query, value is key
+            query = query.transpose(0, 1)
+            key = query if same_k else key.transpose(0, 1)
+            value = key if same_v else value.transpose(0, 1)
         if query.shape[-1] != self.embed_dim:
             raise ValueError(f"MultiheadAttention: expected embed_dim {self.embed_dim}, got query {query.shape}")
         out, weights = F.multi_head_attention_forward(
@@ -145,11 +149,14 @@ class _Block(Module):
     activation: Any
 
     @staticmethod
-    def _attend(attn: Module, drop: Module, q: Tensor, kv: Tensor, mask: Any, kpm: Any, causal: bool,
+    def _attend(attn: Module, q: Tensor, kv: Tensor, mask: Any, kpm: Any, causal: bool,
                 names: tuple[str, str]) -> Tensor:  # fmt: skip
         _check_masks(attn, q, kv, mask, kpm, names)
-        out = attn(q, kv, kv, key_padding_mask=kpm, attn_mask=mask, need_weights=False, is_causal=causal)[0]
-        return drop(out)  # type: ignore[no-any-return]
+        return attn(q, kv, kv, key_padding_mask=kpm, attn_mask=mask, need_weights=False, is_causal=causal)[0]  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _residual(x: Tensor, z: Tensor, drop: Module) -> Tensor:
+        return residual(x, z, drop)
 
     def _build(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float, activation: Any, eps: float,
                batch_first: bool, norm_first: bool, bias: bool, kw: dict[str, Any], cross: bool) -> None:  # fmt: skip
@@ -168,8 +175,30 @@ class _Block(Module):
             setattr(self, f"dropout{i}", Dropout(dropout))
         self.activation = get_activation(activation) if isinstance(activation, str) else activation
 
-    def _feed_forward(self, x: Tensor, drop: Module) -> Tensor:
-        return drop(self.linear2(self.dropout(self.activation(self.linear1(x)))))  # type: ignore[no-any-return]
+    def _feed_forward(self, x: Tensor) -> Tensor:
+        """``linear2(dropout(activation(linear1(x))))``; ReLU and dropout as one node keeping a bool mask."""
+        h = self.linear1(x)
+        act, drop = self.activation, self.dropout
+        if (act is F.relu or _plain(act, ReLU)) and _plain(drop, Dropout):
+            a = relu_dropout(h, drop.p, drop.training)
+            if a is not None:
+                return self.linear2(a)  # type: ignore[no-any-return]
+        return self.linear2(drop(act(h)))  # type: ignore[no-any-return]
+
+
+def residual(x: Tensor, z: Tensor, drop: Module) -> Tensor:
+    """``x + drop(z)``: one node keeping only the dropout's bool mask (none of ``x`` or ``z``) when ``drop`` is a
+    plain ``Dropout``."""
+    if _plain(drop, Dropout):
+        y = dropout_add(x, z, drop.p, drop.training)  # type: ignore[arg-type]
+        if y is not None:
+            return y
+    return x + drop(z)  # type: ignore[no-any-return]
+
+
+def _plain(m: Any, cls: type[Module]) -> bool:
+    """``m`` is exactly a ``cls`` module without hooks (a fused path may stand in for its forward)."""
+    return type(m) is cls and not (m._pre_hooks or m._fwd_hooks or m._bwd_hooks)
 
 
 class TransformerEncoderLayer(_Block):
@@ -201,15 +230,15 @@ class TransformerEncoderLayer(_Block):
         is_causal: bool = False,
     ) -> Tensor:
         def sa(x: Tensor) -> Tensor:
-            return self._attend(self.self_attn, self.dropout1, x, x, src_mask, src_key_padding_mask, is_causal,
+            return self._attend(self.self_attn, x, x, src_mask, src_key_padding_mask, is_causal,
                                 ("src_mask", "src_key_padding_mask"))  # fmt: skip
 
-        x = src
+        x, res = src, self._residual
         if self.norm_first:
-            x = x + sa(self.norm1(x))
-            return x + self._feed_forward(self.norm2(x), self.dropout2)
-        x = self.norm1(x + sa(x))
-        return self.norm2(x + self._feed_forward(x, self.dropout2))  # type: ignore[no-any-return]
+            x = res(x, sa(self.norm1(x)), self.dropout1)
+            return res(x, self._feed_forward(self.norm2(x)), self.dropout2)
+        x = self.norm1(res(x, sa(x), self.dropout1))
+        return self.norm2(res(x, self._feed_forward(x), self.dropout2))  # type: ignore[no-any-return]
 
 
 class TransformerDecoderLayer(_Block):
@@ -245,21 +274,21 @@ class TransformerDecoderLayer(_Block):
         memory_is_causal: bool = False,
     ) -> Tensor:
         def sa(x: Tensor) -> Tensor:
-            return self._attend(self.self_attn, self.dropout1, x, x, tgt_mask, tgt_key_padding_mask, tgt_is_causal,
+            return self._attend(self.self_attn, x, x, tgt_mask, tgt_key_padding_mask, tgt_is_causal,
                                 ("tgt_mask", "tgt_key_padding_mask"))  # fmt: skip
 
         def mha(x: Tensor) -> Tensor:
-            return self._attend(self.multihead_attn, self.dropout2, x, memory, memory_mask, memory_key_padding_mask,
+            return self._attend(self.multihead_attn, x, memory, memory_mask, memory_key_padding_mask,
                                 memory_is_causal, ("memory_mask", "memory_key_padding_mask"))  # fmt: skip
 
-        x = tgt
+        x, res = tgt, self._residual
         if self.norm_first:
-            x = x + sa(self.norm1(x))
-            x = x + mha(self.norm2(x))
-            return x + self._feed_forward(self.norm3(x), self.dropout3)
-        x = self.norm1(x + sa(x))
-        x = self.norm2(x + mha(x))
-        return self.norm3(x + self._feed_forward(x, self.dropout3))  # type: ignore[no-any-return]
+            x = res(x, sa(self.norm1(x)), self.dropout1)
+            x = res(x, mha(self.norm2(x)), self.dropout2)
+            return res(x, self._feed_forward(self.norm3(x)), self.dropout3)
+        x = self.norm1(res(x, sa(x), self.dropout1))
+        x = self.norm2(res(x, mha(x), self.dropout2))
+        return self.norm3(res(x, self._feed_forward(x), self.dropout3))  # type: ignore[no-any-return]
 
 
 def _get_clones(module: Module, n: int) -> ModuleList:

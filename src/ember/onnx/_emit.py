@@ -258,6 +258,43 @@ def _standardize(g: GraphBuilder, c: Call) -> list[str]:
     return g.node("LayerNormalization", [g.value(x), ones, zeros], axis=axes[0], epsilon=float(eps))
 
 
+def _layer_norm(g: GraphBuilder, c: Call) -> list[str]:
+    x, w, b, ns, eps = c.args[:5]
+    dt = x.detach().cpu().numpy().dtype
+    wn = g.value(w) if w is not None else g.const(np.ones(ns, dt), hint="ln_scale")
+    bn = g.value(b) if b is not None else g.const(np.zeros(ns, dt), hint="ln_bias")
+    return g.node("LayerNormalization", [g.value(x), wn, bn], axis=x.ndim - len(ns), epsilon=float(eps))
+
+
+def _attention(g: GraphBuilder, c: Call) -> list[str]:
+    """``softmax(q k^T * scale + mask) v`` as MatMul, Mul, Add, Softmax, MatMul (every opset)."""
+    q, k, v, mask, keep, causal, scale = c.args[:7]
+    if keep is not None:
+        raise ExportError("scaled_dot_product_attention with dropout has no ONNX form: export in eval mode")
+    dt = q.detach().cpu().numpy().dtype
+    perm = list(range(k.ndim - 2)) + [k.ndim - 1, k.ndim - 2]
+    (kt,) = g.node("Transpose", [g.value(k)], perm=perm)
+    (s,) = g.node("MatMul", [g.value(q), kt])
+    s = _scalar_op(g, "Mul", s, scale, q)
+    if mask is not None:
+        m = g.value(mask)
+        if mask.dtype.kind == "b":
+            (m,) = g.node("Where", [m, g.const(np.zeros((), dt)), g.const(np.array(-np.inf, dt))])
+        (s,) = g.node("Add", [s, m])
+    if causal:
+        tri = np.where(np.tril(np.ones((q.shape[-2], k.shape[-2]), dtype=bool)), 0.0, -np.inf).astype(dt)
+        (s,) = g.node("Add", [s, g.const(tri, hint="causal_mask")])
+    (p,) = g.node("Softmax", [s], axis=-1)
+    return g.node("MatMul", [p, g.value(v)])
+
+
+def _dropout_add(g: GraphBuilder, c: Call) -> list[str]:
+    x, z, keep = c.args[:3]
+    if keep is not None:
+        raise ExportError("dropout while training has no ONNX form: export in eval mode")
+    return g.node("Add", [g.value(x), g.value(z)])
+
+
 def _embedding(g: GraphBuilder, c: Call) -> list[str]:
     w, idx = c.args[:2]
     return g.node("Gather", [g.value(w), g.value(idx)], axis=0)
@@ -389,6 +426,7 @@ EMITTERS: dict[str, Emitter] = {
     "Split": _split, "Sum": _sum, "Mean": _mean, "Amax": _amax, "Norm2": _norm2, "ArgExtreme": _arg,
     "MaxDim": _max_dim, "_Linear": _linear, "Conv": _conv, "ConvT": _conv_t, "MaxPool": _max_pool,
     "AvgPool": _avg_pool, "BatchNormEval": _batch_norm, "Standardize": _standardize, "Embedding": _embedding,
+    "NativeLayerNorm": _layer_norm, "ScaledDotProductAttention": _attention, "DropoutAdd": _dropout_add,
     "_Tri": _tri, "Einsum": _einsum, "Pad": _pad, "GetItem": _getitem, "Flip": _flip, "CumSum": _cumsum,
     "Softmax": lambda g, c: g.node("Softmax", [g.value(c.args[0])], axis=int(c.args[1])),
     "LogSoftmax": lambda g, c: g.node("LogSoftmax", [g.value(c.args[0])], axis=int(c.args[1])),

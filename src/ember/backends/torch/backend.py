@@ -17,6 +17,7 @@ from ..._errors import DeviceError
 from .._base import Backend
 from . import xp as _torch_xp
 from .array_kernels import TorchArrayKernels
+from .attention_kernels import TorchAttentionKernels
 from .kernels import TorchKernels
 from .rnn_kernels import TorchRNNKernels
 
@@ -34,7 +35,7 @@ def cuda_reason() -> str | None:
     return None
 
 
-class TorchBackend(TorchKernels, TorchRNNKernels, TorchArrayKernels, Backend):
+class TorchBackend(TorchKernels, TorchAttentionKernels, TorchRNNKernels, TorchArrayKernels, Backend):
     """torch tensors on ``cpu`` or ``cuda:N``; bfloat16 and float16 on both."""
 
     name = "torch"

@@ -20,6 +20,7 @@ from . import (
     _norm,
     _pool,
     _pool_lp,
+    _sdpa,
     _unpool,
 )
 from ._activation import *  # noqa: F403
@@ -36,9 +37,10 @@ from ._misc import *  # noqa: F403
 from ._norm import *  # noqa: F403
 from ._pool import *  # noqa: F403
 from ._pool_lp import *  # noqa: F403
+from ._sdpa import *  # noqa: F403
 from ._unpool import *  # noqa: F403
 
 _MODULES = (_activation, _attention, _bags, _basic, _conv, _ctc, _distance, _grid, _loss, _loss_margin, _misc,
-            _norm, _pool, _pool_lp, _unpool)  # fmt: skip
+            _norm, _pool, _pool_lp, _sdpa, _unpool)  # fmt: skip
 
 __all__ = sorted({"pad", "relu", "sigmoid", "tanh", *(n for m in _MODULES for n in m.__all__)})

@@ -17,7 +17,9 @@ from ..._errors import ShapeError
 from ..._tensor import Tensor
 from ...ops import cat, tril, where
 from ._basic import softmax
+from ._dropout_ops import release_values
 from ._misc import dropout, linear
+from ._sdpa import scaled_dot_product_attention
 
 __all__ = ["multi_head_attention_forward"]
 
@@ -37,6 +39,26 @@ def _pad_last(mask: Tensor | None) -> Tensor | None:
         return None
     extra = zeros(*mask.shape[:-1], 1, dtype=mask.dtype, device=mask.device)
     return cat([mask, extra], -1)
+
+
+def _merged(mask: Tensor | None, kpm: Tensor | None, nhls: tuple[int, int, int, int]) -> Tensor | None:
+    """The additive attention mask and key-padding mask as one mask broadcasting to (N, h, L, S)."""
+    if mask is not None and mask.ndim == 3:
+        mask = mask.reshape(nhls)
+    if kpm is None:
+        return mask
+    kpm = kpm.reshape(nhls[0], 1, 1, nhls[3])
+    return kpm if mask is None else mask + kpm
+
+
+def _out_proj(o: Tensor, L: int, N: int, E: int, w: Tensor, b: Tensor | None) -> Tensor:  # noqa: N803
+    """The output projection of the heads ``o`` (N, h, L, d), as (L, N, E)."""
+    perm = o.permute(2, 0, 1, 3)
+    o = perm.reshape(L, N, E)
+    if o._view is None:  # a copy: neither node reads the attention's output again, which can go now
+        release_values(o, 0)
+        release_values(perm, 0)
+    return linear(o, w, b)
 
 
 def multi_head_attention_forward(
@@ -65,7 +87,9 @@ def multi_head_attention_forward(
     bq = bk = bv = None
     if in_proj_bias is not None:
         bq, bk, bv = in_proj_bias.chunk(3, 0)
-    if use_separate_proj_weight:
+    if not use_separate_proj_weight and in_proj_weight is not None and query is key and key is value:
+        q, k, v = linear(query, in_proj_weight, in_proj_bias).chunk(3, -1)  # self-attention: one GEMM
+    elif use_separate_proj_weight:
         if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
             raise ShapeError("multi_head_attention_forward: use_separate_proj_weight needs q/k/v_proj_weight")
         wq, wk, wv = q_proj_weight, k_proj_weight, v_proj_weight
@@ -73,19 +97,25 @@ def multi_head_attention_forward(
         if in_proj_weight is None:
             raise ShapeError("multi_head_attention_forward: in_proj_weight is None without use_separate_proj_weight")
         wq, wk, wv = in_proj_weight.chunk(3, 0)
-    q = linear(query, wq, bq)
-    k = linear(key, wk, bk)
-    v = linear(value, wv, bv)
+    if use_separate_proj_weight or not (query is key and key is value):
+        q, k, v = linear(query, wq, bq), linear(key, wk, bk), linear(value, wv, bv)
     if is_causal and attn_mask is None:
         S0 = k.shape[0]
         attn_mask = ~tril(ones(L, S0, dtype=bool_, device=query.device))
     mask = _additive(attn_mask, q)
     kpm = _additive(key_padding_mask, q)
+    p = dropout_p if training else 0.0
+    if not need_weights and bias_k is None and static_k is None and static_v is None and not add_zero_attn:
+        S = k.shape[0]  # the heads as (N, h, L, d) views of the projections: no copy
+        qh, kh, vh = (t.reshape(t.shape[0], N, h, d).permute(1, 2, 0, 3) for t in (q, k, v))
+        o = scaled_dot_product_attention(qh, kh, vh, _merged(mask, kpm, (N, h, L, S)), p, scale=1.0 / math.sqrt(d))
+        out = _out_proj(o, L, N, E, out_proj_weight, out_proj_bias)
+        return (out.squeeze(1) if unbatched else out), None
     if bias_k is not None and bias_v is not None:
         k = cat([k, bias_k.reshape(1, 1, E).expand(1, N, E)], 0)
         v = cat([v, bias_v.reshape(1, 1, E).expand(1, N, E)], 0)
         mask, kpm = _pad_last(mask), _pad_last(kpm)
-    q = q.reshape(L, N * h, d).transpose(0, 1) * (1.0 / math.sqrt(d))  # (N*h, L, d)
+    q = q.reshape(L, N * h, d).transpose(0, 1)  # (N*h, L, d)
     k = static_k if static_k is not None else k.reshape(k.shape[0], N * h, d).transpose(0, 1)
     v = static_v if static_v is not None else v.reshape(v.shape[0], N * h, d).transpose(0, 1)
     if add_zero_attn:
@@ -93,6 +123,12 @@ def multi_head_attention_forward(
         v = cat([v, zeros(N * h, 1, d, dtype=v.dtype, device=v.device)], 1)
         mask, kpm = _pad_last(mask), _pad_last(kpm)
     S = k.shape[1]
+    if not need_weights:  # one fused operator over (N, h, L, d): nothing of the scores' size kept but the probabilities
+        qh, kh, vh = (t.reshape(N, h, t.shape[1], d) for t in (q, k, v))
+        o = scaled_dot_product_attention(qh, kh, vh, _merged(mask, kpm, (N, h, L, S)), p, scale=1.0 / math.sqrt(d))
+        out = _out_proj(o, L, N, E, out_proj_weight, out_proj_bias)
+        return (out.squeeze(1) if unbatched else out), None
+    q = q * (1.0 / math.sqrt(d))
     scores = q @ k.transpose(1, 2)  # (N*h, L, S)
     if mask is not None:
         scores = scores + (mask if mask.ndim == 2 else mask.reshape(N * h, L, S))

@@ -18,15 +18,14 @@ from ...ops._blas import matmul
 from ...ops._indexing import GetItem, IndexBackward, where
 from ...ops._indexing_view import _transpose
 from ...ops._other_math import einsum
-from ...ops._other_shape import repeat_interleave
 from ...ops._pointwise_complex import cj
 from ...ops._util import _float, index_out_of_range, size_of
-from ._basic import softmax
+from ._dropout_ops import dropout_keep_bool
 
 __all__ = [
     "alpha_dropout", "bilinear", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
     "feature_alpha_dropout", "interpolate", "linear", "one_hot", "pixel_shuffle", "pixel_unshuffle",
-    "scaled_dot_product_attention", "upsample", "upsample_bilinear", "upsample_nearest",
+    "upsample", "upsample_bilinear", "upsample_nearest",
 ]  # fmt: skip
 
 
@@ -35,7 +34,11 @@ class _Linear(BilinearOp):
     contiguous in the weight's layout (the optimizer updates it without a copy)."""
 
     def forward(self, x: Any, w: Any, b: Any) -> Any:
-        y = self.backend.xp.matmul(x, w.T)
+        xp = self.backend.xp
+        if x.ndim > 2 and x.shape[-1] and size_of(x):  # one GEMM, not one per leading index (NumPy's matmul)
+            y = xp.reshape(xp.matmul(xp.reshape(x, (-1, x.shape[-1])), w.T), (*x.shape[:-1], w.shape[0]))
+        else:
+            y = xp.matmul(x, w.T)
         if b is not None:
             y += b
         return y
@@ -53,7 +56,7 @@ class _Linear(BilinearOp):
         e = self._edges or (None, None, None)
         xp = self.backend.xp
         g2 = g.reshape(-1, g.shape[-1])
-        gx = xp.matmul(g, w._data) if e[0] is not None else None
+        gx = xp.reshape(xp.matmul(g2, w._data), x._data.shape) if e[0] is not None else None
         gw = xp.matmul(g2.T, x._data.reshape(-1, x._data.shape[-1])) if e[1] is not None else None
         return gx, gw, (g2.sum(0) if e[2] is not None else None)
 
@@ -111,6 +114,9 @@ def dropout(
         return input
     if p == 1.0:
         return input * 0.0
+    fused = dropout_keep_bool(input, p, generator)  # one node keeping a bool mask, not the input
+    if fused is not None:
+        return fused
     return input * (_keep_mask(input, input.shape, p, generator) * (1.0 / (1.0 - p)))
 
 
@@ -439,47 +445,3 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     n = len(lead)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
     return x.reshape(*lead, c * r * r, h // r, w // r)
-
-
-@autocast_op("scaled_dot_product_attention")
-def scaled_dot_product_attention(
-    query: Tensor,
-    key: Tensor,
-    value: Tensor,
-    attn_mask: Tensor | None = None,
-    dropout_p: float = 0.0,
-    is_causal: bool = False,
-    scale: float | None = None,
-    enable_gqa: bool = False,
-) -> Tensor:
-    """``softmax(q k^T * scale + mask) v``; a bool mask marks positions that may be attended to."""
-    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
-        hq, hk = query.shape[-3], key.shape[-3]
-        if hk != value.shape[-3] or hq % hk:
-            raise ShapeError(
-                f"scaled_dot_product_attention: enable_gqa needs query heads ({hq}) to be a multiple of key/value "
-                f"heads (key {hk}, value {value.shape[-3]})"
-            )
-        key = repeat_interleave(key, hq // hk, -3)
-        value = repeat_interleave(value, hq // hk, -3)
-    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-        raise ShapeError(
-            f"scaled_dot_product_attention: query {query.shape}, key {key.shape}, value {value.shape} do not match"
-        )
-    if is_causal and attn_mask is not None:
-        raise ValueRangeError("scaled_dot_product_attention: give attn_mask or is_causal, not both")
-    s = scale if scale is not None else 1.0 / math.sqrt(query.shape[-1])
-    scores = matmul(query, _transpose(key, -1, -2)) * s
-    L, S = query.shape[-2], key.shape[-2]
-    xp = query._backend.xp
-    if is_causal:
-        attn_mask = Tensor._make(xp.tril(xp.ones((L, S), dtype=bool)), query._backend)
-    if attn_mask is not None:
-        if attn_mask.dtype is bool_:
-            scores = where(attn_mask, scores, -math.inf)
-        else:
-            scores = scores + attn_mask
-    attn = softmax(scores, -1)
-    if dropout_p > 0.0:
-        attn = dropout(attn, dropout_p, True)
-    return matmul(attn, value)

@@ -223,8 +223,50 @@ def layer_norm(
     if tuple(input.shape[input.ndim - k :]) != ns or k > input.ndim:
         raise ShapeError(f"layer_norm: normalized_shape {ns} does not match the trailing dims of {input.shape}")
     x = _float(input)
+    if _fused_layer_norm(x, ns, weight, bias):
+        return NativeLayerNorm.apply(x, weight, bias, ns, float(eps))
     y, _, _ = _standardize(x, tuple(range(x.ndim - k, x.ndim)), eps)
     return _affine(y, weight, bias, ns)
+
+
+class NativeLayerNorm(Op):
+    """Layer norm with its affine part as one node (PyTorch's ``native_layer_norm``): one backend kernel forward
+    (``layer_norm``), one for the three gradients; it keeps the input and one mean and rstd per row."""
+
+    def value_needed(self, i: int) -> bool:  # x and weight; the bias never
+        return i < 2
+
+    def forward(self, x: Any, weight: Any, bias: Any, ns: tuple[int, ...], eps: float) -> Any:
+        y, self.saved = self.backend.layer_norm(x, ns, weight, bias, eps)
+        return y
+
+    def backward_arrays(self, g: Any) -> tuple[Any, ...]:
+        x, w, _, ns, _ = self.inputs  # type: ignore[misc]
+        need = (self._req(0), self._req(1), self._req(2))
+        gx, gw, gb = self.backend.layer_norm_backward(g, x._data, ns, self.saved, None if w is None else w._data, need)
+        return gx, gw, gb, None, None
+
+    def backward(self, g: Tensor) -> tuple[Any, ...]:
+        if not STATE.enabled:  # anomaly mode, first order: the kernels
+            out = self.backward_arrays(g._data)
+            return tuple(None if a is None else Tensor._make(a, self.backend) for a in out)
+        x, w, _, ns, eps = self.inputs  # type: ignore[misc]  # create_graph: the closed form as a graph
+        axes = tuple(range(x.ndim - len(ns), x.ndim))
+        lead = tuple(range(x.ndim - len(ns)))
+        xhat, rstd = _standardize_graph(x, axes, eps)
+        gx = _standardize_grad(g if w is None else g * w, xhat, rstd, axes) if self._req(0) else None
+        gw = _sum(g * xhat, lead) if self._req(1) else None
+        gb = _sum(g, lead) if self._req(2) else None
+        return gx, gw, gb, None, None
+
+
+def _fused_layer_norm(x: Tensor, ns: tuple[int, ...], weight: Any, bias: Any) -> bool:
+    """Whether layer norm runs as one node: weight and bias None or of shape ``ns`` and the input's dtype."""
+    if 0 in ns or not x.dtype.is_floating_point:
+        return False
+    return all(
+        t is None or (isinstance(t, Tensor) and t.dtype is x.dtype and tuple(t.shape) == ns) for t in (weight, bias)
+    )
 
 
 @autocast_op("group_norm")
