@@ -73,7 +73,10 @@ def step_for(framework: str, device: str, batch: int) -> Callable[[], Any]:
     if framework == "ort":
         import onnxruntime as ort
 
-        sess = ort.InferenceSession(str(PATH), providers=["CPUExecutionProvider"])
+        opts = ort.SessionOptions()
+        if os.environ.get("OMP_NUM_THREADS"):  # pinned threads (onnxruntime does not read the variable)
+            opts.intra_op_num_threads = opts.inter_op_num_threads = int(os.environ["OMP_NUM_THREADS"])
+        sess = ort.InferenceSession(str(PATH), opts, providers=["CPUExecutionProvider"])
         return lambda: sess.run(None, {"x": x})
     import ember
     import ember.onnx

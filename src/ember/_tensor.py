@@ -12,9 +12,9 @@ from ._device import device as _device_cls
 from ._dtype import DType, as_dtype
 from ._hooks import RemovableHandle
 from ._printing import format_tensor
-from ._tensor_convert import TensorConversions
+from ._tensor_convert import TensorConversions, _is_device
 from ._tensor_grad import TensorGradFields
-from .backends import Backend, get_backend
+from .backends import get_backend
 
 __all__ = ["Tensor"]
 
@@ -307,19 +307,34 @@ class Tensor(TensorGradFields, TensorConversions):
     # -- operators ---------------------------------------------------------------------------------
     # (a sparse operand makes these return NotImplemented, so Python asks the sparse tensor's __radd__ & co.)
     def __add__(self, other: Any) -> Tensor:
-        return _dense_first(lambda: _binary(_Add, self, other), other)
+        try:
+            return _binary(_Add, self, other)
+        except TypeError:  # a sparse operand: Python then asks its __radd__
+            if getattr(other, "is_sparse", False):
+                return NotImplemented
+            raise
 
     def __radd__(self, other: Any) -> Tensor:
         return _binary(_Add, other, self)
 
     def __sub__(self, other: Any) -> Tensor:
-        return _dense_first(lambda: _ops.sub(self, other), other)
+        try:
+            return _ops.sub(self, other)
+        except TypeError:  # a sparse operand: Python then asks its __rsub__
+            if getattr(other, "is_sparse", False):
+                return NotImplemented
+            raise
 
     def __rsub__(self, other: Any) -> Tensor:
         return _ops.sub(other, self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return _dense_first(lambda: _binary(_Mul, self, other), other)
+        try:
+            return _binary(_Mul, self, other)
+        except TypeError:  # a sparse operand: Python then asks its __rmul__
+            if getattr(other, "is_sparse", False):
+                return NotImplemented
+            raise
 
     def __rmul__(self, other: Any) -> Tensor:
         return _binary(_Mul, other, self)
@@ -449,19 +464,6 @@ class Tensor(TensorGradFields, TensorConversions):
         return fn.__get__(self)
 
 
-def _is_device(a: Any) -> _bool:
-    """A device given to ``to()``: a device, a device string, a Backend, or a torch.device."""
-    if isinstance(a, _device_cls):
-        return True
-    if isinstance(a, str):  # a dtype's name, else a device (an unknown one is then refused as a device)
-        try:
-            as_dtype(a)
-        except (TypeError, ValueError):
-            return True
-        return False
-    return isinstance(a, Backend) or (a.__class__.__name__ == "device" and hasattr(a, "type"))
-
-
 def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
     """``(array, backend)`` holding a copy of ``data``: a tensor (converted to ``dtype``/``device``), or what
     ``_convert.array_of`` reads (numbers, nested sequences, which may hold tensors, NumPy arrays)."""
@@ -487,13 +489,3 @@ from .ops._other_convert import _cast, _clone, _pin, _to_device  # noqa: E402
 from .ops._pointwise_binary import Add as _Add  # noqa: E402
 from .ops._pointwise_binary import Mul as _Mul  # noqa: E402
 from .ops._util import _binary  # noqa: E402
-
-
-def _dense_first(op: Any, other: Any) -> Any:
-    """``op()``, or ``NotImplemented`` when it refuses a sparse ``other`` (Python then asks the sparse operand)."""
-    try:
-        return op()
-    except TypeError:
-        if getattr(other, "is_sparse", False):
-            return NotImplemented
-        raise

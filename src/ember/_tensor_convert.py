@@ -10,7 +10,10 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ._convert import legacy_type_name
+from ._device import device as _device_cls
+from ._dtype import as_dtype
 from ._errors import ShapeError
+from .backends import Backend
 
 if TYPE_CHECKING:
     from ._device import device as _device
@@ -151,3 +154,16 @@ class TensorConversions:
 
     def short(self, memory_format: Any = None) -> Tensor:
         return self.to(dtype="int16")
+
+
+def _is_device(a: Any) -> _bool:
+    """A device given to ``to()``: a device, a device string, a Backend, or a torch.device."""
+    if isinstance(a, _device_cls):
+        return True
+    if isinstance(a, str):  # a dtype's name, else a device (an unknown one is then refused as a device)
+        try:
+            as_dtype(a)
+        except (TypeError, ValueError):
+            return True
+        return False
+    return isinstance(a, Backend) or (a.__class__.__name__ == "device" and hasattr(a, "type"))

@@ -11,7 +11,7 @@ import heapq
 import itertools
 import math
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .._errors import DeviceError
@@ -19,6 +19,7 @@ from .._hooks import RemovableHandle
 from .._tensor import Tensor
 from ._function import _ZERO
 from ._grad_mode import STATE, set_grad_enabled
+from ._gradients import Gradients
 from ._views import _refresh_view
 
 __all__ = [
@@ -30,42 +31,6 @@ __all__ = [
     "is_nonfinite_check_enabled",
     "queue_callback",
 ]
-
-
-class Gradients:
-    """Gradients as a value, keyed by tensor (parameter): ``grads[w]``, ``w in grads``, iteration."""
-
-    def __init__(self) -> None:
-        self._items: dict[int, tuple[Tensor, Tensor]] = {}
-
-    def get(self, t: Tensor, default: Any = None) -> Any:
-        item = self._items.get(id(t))
-        return default if item is None else item[1]
-
-    def __getitem__(self, t: Tensor) -> Tensor:
-        item = self._items.get(id(t))
-        if item is None:
-            raise KeyError(f"no gradient for tensor of shape {t.shape}")
-        return item[1]
-
-    def __contains__(self, t: object) -> bool:
-        return id(t) in self._items
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __iter__(self) -> Iterator[Tensor]:
-        return (t for t, _ in self._items.values())
-
-    def items(self) -> Iterator[tuple[Tensor, Tensor]]:
-        return iter(self._items.values())
-
-    def pop(self, t: Tensor, default: Any = None) -> Any:
-        item = self._items.pop(id(t), None)
-        return default if item is None else item[1]
-
-    def __repr__(self) -> str:
-        return f"Gradients({len(self)} tensors)"
 
 
 _NONFINITE_CHECK = [False]
@@ -167,15 +132,33 @@ def _run(
             g = g._data
         slot[i] = g if slot[i] is None else slot[i] + g
 
+    quick = arrays and capture is None
     with set_grad_enabled(create_graph):
         node = None  # the next node, when it can run without going through the heap
         while node is not None or heap:
             if node is None:
                 node = heapq.heappop(heap)[2]
             grads = pending.pop(node)
-            out = _step(node, grads, arrays, anomaly, detached, create_graph, capture)
             inputs = node.inputs
             edges = node._edges
+            # the usual node (first order, no hooks or captured gradients, its saved inputs unchanged):
+            # its array rule, called here; any other goes through ``_step``
+            fast = type(node).backward_arrays if quick else None
+            vs = node._versions
+            if vs is _ZERO and inputs is not None and not detached:
+                for a in inputs:
+                    if isinstance(a, Tensor) and a._vcl and a._vcl[0]:
+                        break
+                else:
+                    vs = ()
+            if fast is not None and not vs and inputs is not None and not node._out_refs:
+                out = fast(node, *grads)
+                if out.__class__ is not tuple:
+                    out = (out,)
+                if len(out) < len(edges):
+                    raise RuntimeError(f"{node.name}: backward returned {len(out)} gradients for {len(inputs)} inputs")
+            else:
+                out = _step(node, grads, arrays, anomaly, detached, create_graph, capture)
             nxt = None
             for inp, e, g in zip(inputs, edges, out):
                 if g is None or e is None:

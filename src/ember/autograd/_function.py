@@ -65,6 +65,11 @@ def _edges_of(args: tuple[Any, ...]) -> tuple[list[Any], int, Any]:
     return edges, generation, (_ZERO if zero else tuple(a._vc[0] if isinstance(a, Tensor) else -1 for a in args))
 
 
+def _versions(args: tuple[Any, ...], zero: bool) -> Any:
+    """A node's record of its inputs' versions: ``_ZERO`` when all were at 0, else per input (-1: not a Tensor)."""
+    return _ZERO if zero else tuple(a._vc[0] if isinstance(a, Tensor) else -1 for a in args)
+
+
 def _device_error(name: str, args: tuple[Any, ...]) -> RuntimeError:
     tensors = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor)]
     devs = ", ".join(f"input {i} on {a.device} ({a._backend.name} backend)" for i, a in tensors)
@@ -126,8 +131,13 @@ class Function:
         if _AUTOCAST[0]:  # some thread has an ember.autocast block open
             args = cast_args(cls, args)
         backend = None
-        needs_grad = False
         arrays = []
+        # the node's record of its inputs, taken in the same pass (before forward: a user Function may
+        # write its inputs): per input its edge (see ``_edges_of``), the generation, all at version 0?
+        edges: list[Any] = []
+        generation = 0
+        zero = True
+        needs_grad = False
         for a in args:
             if isinstance(a, Tensor):
                 b = a._backend
@@ -135,19 +145,31 @@ class Function:
                     if backend is not None:
                         raise _device_error(cls.__name__, args)
                     backend = b
-                if a._view is not None and a._view[2] != a._vcl[0]:  # type: ignore[index]
-                    _refresh_view(a)
+                vcl = a._vcl
+                if vcl is not None and vcl[0]:  # written in place since it was made (a view: since its history)
+                    zero = False
+                    if a._view is not None and a._view[2] != vcl[0]:
+                        _refresh_view(a)
+                arrays.append(a._data)
                 if a._requires_grad:
                     needs_grad = True
-                arrays.append(a._data)
+                    c = a._creator
+                    if c is None:
+                        edges.append((None, a))
+                    else:
+                        edges.append(c if a._out_idx == 0 else (c, a._out_idx))
+                        if c.generation >= generation:
+                            generation = c.generation + 1
+                    continue
             else:
                 arrays.append(a)
+            edges.append(None)
         if backend is None:
             backend = get_backend(kwargs.pop("device", None))
         fn = _new_object(cls)
         fn.backend = backend
         if not cls._array_io:
-            rec = _edges_of(args) if needs_grad else None  # before forward: it may write its inputs
+            rec = (edges, generation, _versions(args, zero))
             single, results = fn._apply_tensors(args, kwargs)
             results = fn._finish(args, results, needs_grad, rec)
             return results[0] if single else results  # type: ignore[return-value]  # several outputs: a tuple
@@ -156,7 +178,8 @@ class Function:
         if out.__class__ is tuple:
             atype = backend.array_type
             results = tuple(Tensor._make(o if o.__class__ is atype else backend.asarray(o), backend) for o in out)
-            return fn._finish(args, results, needs_grad)  # type: ignore[return-value]  # a tuple, as above
+            rec = (edges, generation, _versions(args, zero))
+            return fn._finish(args, results, needs_grad, rec)  # type: ignore[return-value]  # a tuple, as above
         if out.__class__ is not backend.array_type:
             out = backend.asarray(out)
         r = _new_tensor(
@@ -172,11 +195,12 @@ class Function:
             state = STATE
             if state.enabled:
                 if state.anomaly:
-                    return fn._finish(args, (r,), needs_grad)[0]
+                    return fn._finish(args, (r,), needs_grad, (edges, generation, _versions(args, zero)))[0]
                 fn.inputs = args
-                fn._edges, fn.generation, versions = _edges_of(args)
+                fn._edges = edges
+                fn.generation = generation
                 if cls.saves_inputs:
-                    fn._versions = versions
+                    fn._versions = _ZERO if zero else _versions(args, zero)
                 if out.dtype in backend.float_dtypes:
                     r._requires_grad = True
                     r._creator = fn

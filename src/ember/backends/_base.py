@@ -19,6 +19,7 @@ from ._kernels_optim import OptimKernels
 from ._kernels_pad import PadKernels
 from ._kernels_pool import PoolKernels
 from ._kernels_random import RandomKernels
+from ._kernels_rnn import RNNKernels
 from ._kernels_special import SpecialKernels
 from ._kernels_special_fns import SpecialFnKernels
 
@@ -61,6 +62,7 @@ class Backend(
     SpecialFnKernels,
     ComplexKernels,
     FFTKernels,
+    RNNKernels,
 ):
     """One array library on one device.
 

@@ -12,6 +12,7 @@ from ..ops._indexing_join import cat, stack
 from ..ops._pointwise_unary import relu, sigmoid, tanh
 from . import functional as F
 from . import init
+from ._rnn_ops import gru_cell, lstm_cell, rnn_cell
 from .config import config_for
 from .module import Module
 from .parameter import Param
@@ -300,12 +301,13 @@ class RNNCell(RNNCellBase):
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         x, h, unbatched = self._prepare(input, hx)
-        out = _rnn_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh, self.nonlinearity)
+        out = rnn_cell(x, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh, self.nonlinearity)
         return out.squeeze(0) if unbatched else out
 
 
 class LSTMCell(RNNCellBase):
-    """LSTM cell (gates: input, forget, cell, output); ``forward(input, (h, c))`` returns ``(h', c')``."""
+    """LSTM cell (gates: input, forget, cell, output); ``forward(input, (h, c))`` returns ``(h', c')``.
+    One graph node per call (``nn._rnn_ops.LSTMCellStep``; the GRU and Elman cells likewise)."""
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:  # fmt: skip
@@ -315,7 +317,7 @@ class LSTMCell(RNNCellBase):
         if hx is not None and not (isinstance(hx, tuple) and len(hx) == 2):
             raise ValueError("LSTMCell: hx must be a tuple (h_0, c_0)")
         x, h, unbatched = self._prepare(input, hx if hx is not None else (None, None))
-        h1, c1 = _lstm_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        h1, c1 = lstm_cell(x, h[0], h[1], self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return (h1.squeeze(0), c1.squeeze(0)) if unbatched else (h1, c1)
 
 
@@ -328,7 +330,7 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         x, h, unbatched = self._prepare(input, hx)
-        out = _gru_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        out = gru_cell(x, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return out.squeeze(0) if unbatched else out
 
 

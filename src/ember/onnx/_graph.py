@@ -17,6 +17,7 @@ from .._errors import DTypeError, EmberError, ShapeError
 from .._graph_runner import GraphRunner, Node
 from .._tensor import Tensor
 from ..nn import Module, Param
+from ._fuse import fuse
 from ._ops import CONTROL, DOMAIN_OPS, OPS
 from ._proto import OnnxFormatError, attribute_value, sparse_array, tensor_array
 
@@ -140,6 +141,7 @@ class _Builder:
             extra = node.meta.get("captured", [])
             node.inputs = [*node.inputs, *extra]
         outputs = [o.name for o in g.output]
+        nodes = fuse(nodes, outputs)
         runner = GraphRunner(nodes, [*inputs, *inits, *captured], outputs, error=OnnxFormatError,
                              where=f"{self.label}: graph {g.name!r}")  # fmt: skip
         sub = _HeldSubgraph(runner, inputs, captured, outputs, held)
@@ -173,6 +175,7 @@ class _Builder:
         node = Node(n.op_type if not domain else f"{domain}:{n.op_type}", name, list(n.input), list(n.output),
                     where=where)  # fmt: skip
         node.meta["captured"] = captured
+        node.meta["attrs"] = at
         local = self.functions.get((n.domain, n.op_type))
         if domain == "" and n.op_type == "Constant":
             node.fn = self.constant(at, where)

@@ -18,6 +18,7 @@ from .._base import Backend
 from . import xp as _torch_xp
 from .array_kernels import TorchArrayKernels
 from .kernels import TorchKernels
+from .rnn_kernels import TorchRNNKernels
 
 _TO_NATIVE: dict[DType, Any] = {d: getattr(torch, "bool" if d.name == "bool" else d.name) for d in ALL_DTYPES}
 _FROM_NATIVE: dict[Any, DType] = {v: k for k, v in _TO_NATIVE.items()}
@@ -33,7 +34,7 @@ def cuda_reason() -> str | None:
     return None
 
 
-class TorchBackend(TorchKernels, TorchArrayKernels, Backend):
+class TorchBackend(TorchKernels, TorchRNNKernels, TorchArrayKernels, Backend):
     """torch tensors on ``cpu`` or ``cuda:N``; bfloat16 and float16 on both."""
 
     name = "torch"
