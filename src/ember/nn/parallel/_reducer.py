@@ -199,11 +199,13 @@ class Reducer:
             return
         if self.arrived[i] == self.expected[i]:
             p = self.params[i]
-            xp = bucket.backend.xp
-            if p.grad is None:  # the copy into the bucket divides by the world size on the way (one pass)
-                xp.divide(grad._data, self.world, out=bucket.slots[k])
+            s = bucket.slots[k]
+            if p.grad is None:  # divided by the world size slot by slot, while the slot is in cache
+                s[...] = grad._data
             else:
-                xp.divide(p.grad._data + grad._data, self.world, out=bucket.slots[k])
+                s[...] = p.grad._data
+                s += grad._data
+            s /= self.world
             self.filled[i] = True
             bucket.pending -= 1
             self._launch_ready()
@@ -234,7 +236,8 @@ class Reducer:
             if p.grad is None:
                 s[...] = 0
             else:
-                b.backend.xp.divide(p.grad._data, self.world, out=s)
+                s[...] = p.grad._data
+                s /= self.world
             self.filled[i] = True
 
     def _finish(self) -> None:
