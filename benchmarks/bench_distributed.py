@@ -12,9 +12,10 @@ alike; on this shared 2-core machine separate runs differ by 2x from minute to m
   ``ember_check_all`` (one 128-byte all-gather before every call) and ``ember_unchecked`` (the wrapper alone);
   PyTorch runs ``torch.distributed.all_reduce`` on a torch tensor.
 - ``ddp_mlp``: MLP 784-512-512-10, batch 128 per rank, SGD, in each framework's DistributedDataParallel;
-  samples/s over both ranks. Also the overlap: the DDP step against the same step without DDP followed by one
-  all-reduce of a buffer the size of all gradients (compute, then communication: no overlap); the difference
-  over the all-reduce's own time is the share of the communication hidden behind backward.
+  samples/s over both ranks (``--bucket-view``: both with ``gradient_as_bucket_view=True``). Also the
+  overlap: the DDP step against the same step without DDP followed by one all-reduce of a buffer the size of
+  all gradients (compute, then communication: no overlap); the difference over the all-reduce's own time is
+  the share of the communication hidden behind backward.
 
 Every process gets one thread (``OMP_NUM_THREADS=1``, as torchrun sets by default: two ranks share the two
 cores). Run it with ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` unset. Ratios are Ember/PyTorch (above 1:
@@ -103,7 +104,7 @@ def worker(args: argparse.Namespace) -> None:
         for _ in range(ROUNDS):
             rounds.append({k: size / clock.per_step(k, f) / 1e6 for k, f in steps.items()})
     else:
-        parts = {fw: _ddp_parts(fw, args.rank) for fw in ("torch", "ember")}
+        parts = {fw: _ddp_parts(fw, args.rank, args.bucket_view) for fw in ("torch", "ember")}
         for _ in range(ROUNDS):
             r = {}
             for fw, (ddp_step, local_step, flat_all_reduce) in parts.items():
@@ -125,7 +126,9 @@ def worker(args: argparse.Namespace) -> None:
     edist.destroy_process_group()
 
 
-def _ddp_parts(fw: str, rank: int) -> tuple[Callable[[], Any], Callable[[], Any], Callable[[], Any]]:
+def _ddp_parts(
+    fw: str, rank: int, bucket_view: bool = False
+) -> tuple[Callable[[], Any], Callable[[], Any], Callable[[], Any]]:
     """The DDP step, the same step without DDP, and one all-reduce of a buffer of all the gradients."""
     lib: Any
     if fw == "torch":
@@ -160,7 +163,8 @@ def _ddp_parts(fw: str, rank: int) -> tuple[Callable[[], Any], Callable[[], Any]
 
     model, local = mlp(), mlp()
     flat = lib.zeros(sum(p.numel() for p in local.parameters()))
-    return stepper(Ddp(model), model.parameters()), stepper(local, local.parameters()), lambda: all_reduce(flat)
+    ddp = Ddp(model, gradient_as_bucket_view=bucket_view)
+    return stepper(ddp, model.parameters()), stepper(local, local.parameters()), lambda: all_reduce(flat)
 
 
 # -- the comparison -----------------------------------------------------------------------------------------
@@ -181,6 +185,7 @@ def run(task: str, args: argparse.Namespace) -> list[dict[str, float]]:
         str(args.seconds),
         "--backend",
         args.backend,
+        *(["--bucket-view"] if args.bucket_view else []),
     ]
     procs = [
         subprocess.Popen([*cmd, "--rank", str(r)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -227,6 +232,9 @@ def main() -> None:
     p.add_argument("--backend", choices=["numpy", "torch"], default="numpy", help="Ember's backend")
     p.add_argument("--only", nargs="*", choices=TASKS, default=list(TASKS))
     p.add_argument("--json", help="also write every round to this file")
+    p.add_argument(
+        "--bucket-view", action="store_true", help="both DDPs with gradient_as_bucket_view=True (default: False)"
+    )
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--task", help=argparse.SUPPRESS)
     p.add_argument("--rank", type=int, help=argparse.SUPPRESS)

@@ -130,6 +130,30 @@ def _equivalence(rank, world):
     ddp = DDP(model, bucket_cap_mb=0.001)
     got = _train(model, ember.optim.SGD(ddp.parameters(), lr=0.1), "mlp", rank, f64, steps=3, ddp=ddp, extra=penalty)
     _close(got, ref, 1e-12, "penalty outside the module")
+
+    # gradient_as_bucket_view: each .grad is its bucket's memory, and training still equals the large-batch steps
+    # (grads set to None or zeroed in place between steps; a late loss term, which refills the buckets)
+    for set_to_none, extra in ((True, None), (False, None), (True, penalty)):
+        ref_model = _mlp(f64)
+        ref_opt = ember.optim.SGD(ref_model.parameters(), lr=0.1, momentum=0.9)
+        model = _mlp(f64)
+        ddp = DDP(model, bucket_cap_mb=0.001, gradient_as_bucket_view=True)
+        opt = ember.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
+        for step in range(4):
+            x, y = _data("mlp", step, f64)
+            for net, o, xs, ys in (
+                (ref_model, ref_opt, x, y),
+                (ddp, opt, x[rank * B : rank * B + B], y[rank * B : rank * B + B]),
+            ):
+                loss = F.cross_entropy(net(xs), ys)
+                if extra is not None:
+                    loss = loss + extra(model if net is ddp else ref_model)
+                o.zero_grad(set_to_none=set_to_none)
+                loss.backward()
+                o.step()
+        _close(_params(model), _params(ref_model), 1e-12, f"bucket view (set_to_none={set_to_none}, {extra})")
+        views = {id(s) for b in ddp.reducer.buckets for s in b.slots}
+        assert all(id(p.grad._data) in views for p in model.parameters())
     return results
 
 

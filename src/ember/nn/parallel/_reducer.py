@@ -47,13 +47,14 @@ class _Bucket:
         self.backend = be
         self.flat = be.xp.zeros(n + extra, dtype=params[0]._data.dtype)
         self.torch = _as_torch(self.flat, be)
+        #: each parameter's gradient as a view of ``flat`` (written during backward, reduced in place)
+        self.slots = [
+            be.xp.reshape(self.flat[off : off + p.numel()], tuple(p.shape))
+            for off, p in zip(self.offsets, params, strict=True)
+        ]
         self.work: Any = None
         self.pending = 0
         self.stale = False  # a gradient arrived after its slot was filled: refill before sending
-
-    def slot(self, k: int, p: Param) -> Any:
-        off = self.offsets[k]
-        return self.backend.xp.reshape(self.flat[off : off + p.numel()], tuple(p.shape))
 
 
 def _as_torch(array: Any, backend: Any) -> Any:
@@ -76,9 +77,11 @@ class Reducer:
         bucket_cap_mb: float,
         find_unused_parameters: bool,
         first_bucket_mb: float = 1.0,
+        gradient_as_bucket_view: bool = False,
     ) -> None:
         self.params, self.names, self.group = list(params), list(names), group
         self.find_unused = find_unused_parameters
+        self.as_view = gradient_as_bucket_view
         _, tdist = torch_modules()
         self.world = tdist.get_world_size(group)
         self._where = {id(p): i for i, p in enumerate(self.params)}
@@ -196,12 +199,13 @@ class Reducer:
             return
         if self.arrived[i] == self.expected[i]:
             p = self.params[i]
-            s = bucket.slot(k, p)
-            if p.grad is None:
+            s = bucket.slots[k]
+            if p.grad is None:  # divided by the world size slot by slot, while the slot is in cache
                 s[...] = grad._data
             else:
                 s[...] = p.grad._data
                 s += grad._data
+            s /= self.world
             self.filled[i] = True
             bucket.pending -= 1
             self._launch_ready()
@@ -218,7 +222,6 @@ class Reducer:
 
     def _send(self, b: _Bucket) -> None:
         _, tdist = torch_modules()
-        b.flat /= self.world
         try:
             b.work = tdist.all_reduce(b.torch, group=self.group, async_op=True)
         except RuntimeError as e:
@@ -229,11 +232,12 @@ class Reducer:
             if only_unfilled and self.filled[i] and not b.stale:
                 continue
             p = self.params[i]
-            s = b.slot(k, p)
+            s = b.slots[k]
             if p.grad is None:
                 s[...] = 0
             else:
                 s[...] = p.grad._data
+                s /= self.world
             self.filled[i] = True
 
     def _finish(self) -> None:
@@ -273,8 +277,13 @@ class Reducer:
                 if used[i] == 0:
                     continue
                 p = self.params[i]
-                s = b.slot(k, p)
-                if p.grad is None:
+                s = b.slots[k]
+                if self.as_view:  # ``.grad`` becomes the bucket's view: no copy back
+                    if p.grad is None or p.grad._data is not s:
+                        p.grad = _new_tensor(s, b.backend)
+                    else:
+                        p.grad._vc[0] += 1
+                elif p.grad is None:
                     p.grad = _new_tensor(b.backend.xp.copy(s), b.backend)
                 else:
                     p.grad._data[...] = s

@@ -56,7 +56,9 @@ class DistributedDataParallel(Module):
     that are all-reduced while backward goes on; ``find_unused_parameters=True`` allows parameters that
     some forward does not use (their gradient then stays as it is when no rank used them). ``static_graph`` and
     ``check_reduction`` are accepted for PyTorch's signature and change nothing: the reducer counts each
-    forward's own graph.
+    forward's own graph. ``gradient_as_bucket_view=True`` (PyTorch's option) leaves each ``.grad`` as a view of
+    its bucket instead of copying the averages back: one pass over the gradients less per step, and the next
+    backward overwrites them in place (save a copy if you keep gradients across steps).
     """
 
     def __init__(
@@ -72,6 +74,7 @@ class DistributedDataParallel(Module):
         check_reduction: bool = False,
         static_graph: bool = False,
         init_sync: bool = True,
+        gradient_as_bucket_view: bool = False,
     ) -> None:
         super().__init__()
         tdist = require("DistributedDataParallel")
@@ -127,8 +130,14 @@ class DistributedDataParallel(Module):
             broadcast_coalesced([t for _, t in states], self._src(), process_group)
         self._buffers = [b for _, b in module.named_buffers()]
         _WRAPPED[module] = weakref.ref(self)
+        self.gradient_as_bucket_view = gradient_as_bucket_view
         self.reducer = Reducer(
-            [p for _, p in named], [n for n, _ in named], process_group, self.bucket_cap_mb, find_unused_parameters
+            [p for _, p in named],
+            [n for n, _ in named],
+            process_group,
+            self.bucket_cap_mb,
+            find_unused_parameters,
+            gradient_as_bucket_view=gradient_as_bucket_view,
         )
 
     def _src(self) -> int:
