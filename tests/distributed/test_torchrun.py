@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import ember.distributed
 from ember.record import Checkpointer
 
 from .conftest import free_port, run_group
@@ -102,3 +103,29 @@ def test_the_example_on_two_nodes_survives_a_killed_worker_and_ends_as_an_uninte
     assert set(got) == set(want)
     for k in want:
         np.testing.assert_array_equal(got[k], want[k], err_msg=k)
+
+
+def test_the_ranks_of_a_restart_agree_on_fresh_keys_whatever_a_failed_attempt_left_in_the_store():
+    """The handshake behind the per-start prefix (``_elastic.py``), in threads on one store: stale hellos,
+    answers and counters of a failed attempt do not make a rank of the new one pick an old number."""
+    torch = pytest.importorskip("torch")
+    import concurrent.futures
+    import datetime
+
+    from ember.distributed import _elastic
+
+    store = torch.distributed.TCPStore("127.0.0.1", 0, 1, True, timeout=datetime.timedelta(seconds=10))
+    store.add(_elastic.GENERATION, 4)  # four earlier starts
+    store.append(_elastic.HELLOS, "dead1,dead2,")  # ranks that died waiting, and one answered
+    store.set(_elastic.ANSWER + "dead2", "4")
+    store.add(f"{_elastic.ACKS}4", 1)
+
+    def rank(r):  # a client of its own per rank, as in separate processes
+        client = torch.distributed.TCPStore("127.0.0.1", store.port, 3, False, timeout=datetime.timedelta(seconds=10))
+        return _elastic._agree(client, r, 3, 10.0)
+
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        got = list(pool.map(rank, [2, 0, 1]))
+    assert got == [5, 5, 5]
+    with pytest.raises(ember.distributed.DistBackendError, match=r"only 0 of the other 2 ranks joined within 0.2 s"):
+        _elastic._agree(store, 0, 3, 0.2)  # the others never come
