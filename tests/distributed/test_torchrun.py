@@ -32,6 +32,7 @@ def _torchrun(*args):
     """torchrun in a session of its own, so that a timeout can stop the agent and its workers together."""
     pytest.importorskip("torch")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    env["OMP_NUM_THREADS"] = "1"  # as the forked reference ranks (torchrun sets it only for nproc_per_node > 1)
     cmd = [sys.executable, "-m", "torch.distributed.run", *map(str, args)]
     return subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)  # fmt: skip
