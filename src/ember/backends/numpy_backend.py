@@ -89,6 +89,25 @@ class NumpyBackend(Backend):
         return bool(flags.writeable and flags.c_contiguous)
 
     def index_add(self, target: np.ndarray, index: Any, values: Any) -> None:
+        rows = index[0] if isinstance(index, tuple) and len(index) == 1 else index
+        if (
+            isinstance(rows, np.ndarray)
+            and rows.dtype.kind in "iu"
+            and target.ndim > 1
+            and target.flags.c_contiguous
+            and isinstance(values, np.ndarray)
+            and values.shape == rows.shape + target.shape[1:]
+            and rows.size
+            and -target.shape[0] <= rows.min()
+            and rows.max() < target.shape[0]
+        ):
+            # whole rows (an embedding's gradient): add.at over rows costs ~20 ns an element; over the flat
+            # elements, one key each, it takes its 1-d fast path (~6x faster) and adds in the same order (the same
+            # bits). Rows out of range take add.at's own path and error.
+            inner = target.size // target.shape[0] if target.shape[0] else 0
+            keys = rows.reshape(-1, 1).astype(np.intp) * inner + np.arange(inner, dtype=np.intp)
+            np.add.at(target.reshape(-1), keys.reshape(-1), values.reshape(-1))
+            return
         np.add.at(target, index, values)
 
     def spmm(self, indices: Any, values: Any, shape: tuple[int, int], dense: Any) -> Any:
