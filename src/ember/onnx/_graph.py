@@ -294,7 +294,8 @@ class _ContextFunction:
             if device is not None:  # the body's constants join a model already placed: put them where this run is
                 for owner, k in self.builder.params[start:]:
                     p = owner._params[k]
-                    p._data, p._backend = (moved := p.to(device=device))._data, moved._backend
+                    if p is not None:
+                        p._data, p._backend = (moved := p.to(device=device))._data, moved._backend
         return fn(args, device)
 
 
