@@ -164,6 +164,7 @@ def test_without_the_onnx_package_the_error_says_what_to_install(monkeypatch, co
     assert "pip install 'ember[onnx]'" in capsys.readouterr().err
 
 
+@pytest.mark.process_default  # moves a model from the process default to torch
 def test_function_constants_follow_a_placed_model() -> None:
     """A context-dependent ONNX function (Attention, opset 23) is expanded at the first run: the constants of its
     body must land on the device the model was moved to, not on the process default."""
