@@ -176,7 +176,7 @@ def test_function_constants_follow_a_placed_model() -> None:
     out = helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)
     graph = helper.make_graph([helper.make_node("Attention", ["q", "k", "v"], ["y"])], "attn", vi, [out])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
-    dev = ember.backends.get("torch", "cpu")
+    dev = ember.backends.get("numpy" if ember.zeros(1)._backend.name == "torch" else "torch", "cpu")  # the other one
     inputs = [ember.randn(*shape, generator=ember.Generator().manual_seed(i)) for i in range(3)]
     want = ember.onnx.load(model.SerializeToString())(*inputs)
     m = ember.onnx.load(model.SerializeToString()).to(dev)
