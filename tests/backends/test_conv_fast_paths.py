@@ -215,7 +215,7 @@ def test_batch_last_convolution_equals_im2col(monkeypatch, x_shape, w_shape, s, 
             x, g, s, pads, d, groups, w_shape, BE._conv_batch_last(x, w, s, pads, d, groups, True, b, out)[1]
         )
     )
-    monkeypatch.setattr(NumpyBackend, "_batch_last_ok", lambda self, n, out: False)
+    monkeypatch.setattr(NumpyBackend, "_batch_last_ok", lambda self, x_shape, w_shape, out: False)
     y_ref, saved_ref = BE._conv_im2col(x, w, s, pads, d, groups, True, b)
     gx_ref, gw_ref = BE.conv_backward(g, x, w, saved_ref, s, pads, d, groups)
     for a, want in zip(got, [y_ref, gx_ref, gw_ref, gw_ref, gw_ref], strict=True):
@@ -223,8 +223,10 @@ def test_batch_last_convolution_equals_im2col(monkeypatch, x_shape, w_shape, s, 
         np.testing.assert_allclose(a, want, rtol=1e-12, atol=1e-12)
 
 
-def test_batch_last_serves_short_output_rows_of_a_batch():
-    assert BE._batch_last_ok(64, (10, 10))  # LeNet-5's second layer
-    assert not BE._batch_last_ok(64, (28, 28))  # its first: long rows
-    assert not BE._batch_last_ok(1, (10, 10))  # a batch of one
-    assert not BE._batch_last_ok(4, (0, 3))
+def test_batch_last_serves_short_output_rows_of_a_batch_with_many_columns():
+    assert BE._batch_last_ok((64, 6, 14, 14), (16, 6, 5, 5), (10, 10))  # LeNet-5's second layer
+    assert not BE._batch_last_ok((64, 1, 32, 32), (6, 1, 5, 5), (28, 28))  # its first: long rows
+    assert not BE._batch_last_ok((1, 6, 14, 14), (16, 6, 5, 5), (10, 10))  # a batch of one
+    assert not BE._batch_last_ok((128, 128, 16, 16), (256, 128, 1, 1), (8, 8))  # ResNet-18's 1x1 stride 2
+    assert not BE._batch_last_ok((128, 128, 16, 16), (256, 128, 3, 3), (8, 8))  # and its 3x3 stride 2
+    assert not BE._batch_last_ok((4, 6, 14, 14), (16, 6, 5, 5), (0, 3))

@@ -153,7 +153,7 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
         xp, ws = self.xp, self.workspace
         k = tuple(w.shape[2:])
         out = out_shape(tuple(x.shape[2:]), k, stride, pads, dilation)
-        if self._batch_last_ok(x.shape[0], out):
+        if self._batch_last_ok(x.shape, w.shape, out):
             return self._conv_batch_last(x, w, stride, pads, dilation, groups, save, bias, out)
         cols, out = self._im2col(x, k, stride, pads, dilation)
         n, o = x.shape[0], w.shape[0]
@@ -209,7 +209,7 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
         """The adjoint of :meth:`conv` in its input (the transposed convolution): (N, O, *out) -> ``x_shape``."""
         if self._flip_ok(w, y.shape, x_shape, stride, pads, dilation, groups):
             return self._input_grad_by_conv(y, w, pads, dilation, groups)
-        if self.xp is np and y.shape[0] > 1:
+        if self._batch_last_ok(x_shape, w.shape, y.shape[2:]):
             yb = self._batch_last_t(y)
             gx = self._input_grad_batch_last(yb, w, stride, pads, dilation, groups, x_shape)
             self.workspace.give(yb)
@@ -270,7 +270,7 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
         if isinstance(saved, WinoSaved):  # (the tiles serve conv_backward; here the columns are recomputed)
             self.workspace.give(saved.v)
             saved = None
-        if isinstance(saved, BatchLastCols) or (saved is None and self._batch_last_ok(g.shape[0], g.shape[2:])):
+        if isinstance(saved, BatchLastCols) or (saved is None and self._batch_last_ok(x.shape, w_shape, g.shape[2:])):
             gb = self._batch_last_t(g)
             gw = self._weight_batch_last(gb, x, saved, stride, pads, dilation, groups, w_shape)
             self.workspace.give(gb)
@@ -334,9 +334,9 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
         gx = gw = None
         if input_grad and self._flip_ok(w, g.shape, x.shape, stride, pads, dilation, groups):
             gx, input_grad = self._input_grad_by_conv(g, w, pads, dilation, groups), False
-        bl_x = input_grad and self.xp is np and g.shape[0] > 1  # batch-last col2im: every row length
+        bl_x = input_grad and self._batch_last_ok(x.shape, w.shape, g.shape[2:])
         bl_w = weight_grad and (
-            isinstance(saved, BatchLastCols) or (saved is None and self._batch_last_ok(g.shape[0], g.shape[2:]))
+            isinstance(saved, BatchLastCols) or (saved is None and self._batch_last_ok(x.shape, w.shape, g.shape[2:]))
         )
         if bl_x or bl_w:  # (the batch-last forward kept BatchLastCols: its rule is bl_w's)
             gb = self._batch_last_t(g)
