@@ -30,6 +30,7 @@ HERE = pathlib.Path(__file__).parent
 WORKLOADS = HERE / "workloads"
 DEFAULT = ["mlp_sgd", "mlp_adam", "op_overhead_fwd", "op_overhead_fwdbwd"]
 DEFAULT += ["rnn_time_sequence"]  # issue 28: the recurrent workload
+DEFAULT += ["gpt_train"]  # issue 28: a small GPT training step
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 

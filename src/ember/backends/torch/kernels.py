@@ -306,6 +306,14 @@ class TorchKernels:
         # one pass; ``g * (y > 0)`` costs ~8x as much in torch (a bool temporary, then a mixed-dtype multiply)
         return _torch().ops.aten.threshold_backward(g, y, 0)
 
+    @_no_grad
+    def gelu(self, x: Any, approximate: str = "none") -> Any:
+        return _torch().ops.aten.gelu(x, approximate=approximate)
+
+    @_no_grad
+    def gelu_backward(self, g: Any, x: Any, approximate: str = "none") -> Any:
+        return _torch().ops.aten.gelu_backward(g, x, approximate=approximate)
+
     # -- optimizer updates -----------------------------------------------------------------------
     def axpy(self, y: Any, a: float, x: Any) -> None:
         y.add_(x, alpha=a)

@@ -9,6 +9,8 @@ from ..._creation import rand
 from ..._errors import DTypeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._autocast import autocast_op
+from ...autograd._function import Op
+from ...autograd._grad_mode import STATE
 from ...ops import register_method
 from ...ops._indexing import where
 from ...ops._indexing_join import chunk
@@ -34,22 +36,39 @@ def _softplus_array(xp: Any, x: Any, beta: float, threshold: float) -> Any:
     return xp.astype(xp.where(bx > threshold, x, xp.logaddexp(0, bx) / beta), x.dtype, copy=False)
 
 
-def _gelu_exact(be: Any, x: Any) -> Any:
-    return 0.5 * x * (1.0 + be.erf(x * _INV_SQRT2))
-
-
-def _gelu_tanh(xp: Any, x: Any) -> Any:
-    return 0.5 * x * (1.0 + xp.tanh(_GELU_K * (x + 0.044715 * x * x * x)))
-
-
-def _gelu_exact_grad(x: Tensor, y: Any) -> Tensor:
+def _gelu_exact_grad(x: Tensor) -> Tensor:
     return 0.5 * (1.0 + erf(x * _INV_SQRT2)) + x * exp(-0.5 * x * x) * _INV_SQRT_2PI
 
 
-def _gelu_tanh_grad(x: Tensor, y: Any) -> Tensor:
+def _gelu_tanh_grad(x: Tensor) -> Tensor:
     inner = _GELU_K * (x + 0.044715 * x * x * x)
     t = tanh(inner)
     return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * _GELU_K * (1.0 + 3 * 0.044715 * x * x)
+
+
+class Gelu(Op):
+    """GELU as one node, PyTorch's ``gelu``: the backend kernels ``gelu`` forward and ``gelu_backward`` (first
+    order), keeping only the input; ``create_graph`` differentiates the closed-form derivative as a graph."""
+
+    approximate = "none"
+
+    def forward(self, x: Any) -> Any:
+        return self.backend.gelu(x, self.approximate)
+
+    def backward_arrays(self, g: Any) -> Any:
+        return self.backend.gelu_backward(g, self.inputs[0]._data, self.approximate)  # type: ignore[index]
+
+    def backward(self, g: Tensor) -> Tensor:
+        (x,) = self.inputs  # type: ignore[misc]
+        if not STATE.enabled:  # anomaly mode, first order: the kernel
+            return Tensor._make(self.backward_arrays(g._data), self.backend)
+        return g * (_gelu_tanh_grad(x) if self.approximate == "tanh" else _gelu_exact_grad(x))
+
+
+class GeluTanh(Gelu):
+    """GELU with ``Phi`` by its tanh approximation (``approximate="tanh"``)."""
+
+    approximate = "tanh"
 
 
 def _silu_grad(x: Tensor, y: Any) -> Tensor:
@@ -72,10 +91,6 @@ Celu = pointwise_op(
     lambda xp, x, a: xp.astype(xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0) / a) * a), x.dtype, copy=False),
     lambda x, y, a: where(x > 0, 1.0, exp(clamp(x, max=0.0) / a)).to(x.dtype),
 )
-GeluExact = pointwise_op(
-    "gelu", lambda be, x: be.xp.astype(_gelu_exact(be, x), x.dtype, copy=False), _gelu_exact_grad, kernel=True
-)
-GeluTanh = pointwise_op("gelu_tanh", lambda xp, x: xp.astype(_gelu_tanh(xp, x), x.dtype, copy=False), _gelu_tanh_grad)
 Silu = pointwise_op("silu", lambda xp, x: x / (1 + xp.exp(-x)), _silu_grad)
 Softplus = pointwise_op(
     "softplus",
@@ -138,7 +153,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """``x * Phi(x)`` (exact, with erf) or its tanh approximation (``approximate='tanh'``)."""
     if approximate not in ("none", "tanh"):
         raise ValueRangeError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return (GeluExact if approximate == "none" else GeluTanh).apply(_float(input))
+    return (Gelu if approximate == "none" else GeluTanh).apply(_float(input))
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
