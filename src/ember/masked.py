@@ -80,7 +80,8 @@ def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, *, correct
         keepdim: bool = False, dtype: Any = None, mask: Tensor | None = None) -> Tensor:  # fmt: skip
     corr = correction if correction is not None else (0 if unbiased is False else 1)
     mu = mean(input, dim, keepdim=True, dtype=dtype, mask=mask)
-    sq = sum((input - mu) ** 2, dim, keepdim=keepdim, dtype=dtype, mask=mask)
+    d = input - mu
+    sq = sum(d * d.conj() if d.dtype.is_complex else d**2, dim, keepdim=keepdim, dtype=dtype, mask=mask)  # |d|^2
     return sq / (_count(input, mask, dim, keepdim) - corr)
 
 

@@ -38,14 +38,12 @@ REGISTRIES = [
 
 _LENIENT = "Ember broadcasts where PyTorch demands equal shapes or ranks; the result is the broadcast one"
 _TORCH_BUG = "PyTorch's own failure (a ZeroTensor it cannot convert, or an invalid gradient in its backward)"
-_REFUSED = "Ember refuses with a clear ShapeError where PyTorch broadcasts the input to the mask or index"
 _EMPTY_BN = ("batch norm over nothing to average (empty batch or feature dim): Ember refuses with a ShapeError "
              "where PyTorch returns NaN statistics")  # fmt: skip
 _NONE_GRAD = "an empty gradient where PyTorch gives none (the same values: nothing flows)"
 _TENSORDOT = "PyTorch contracts a size-1 dim against a longer one; Ember refuses"
 _EMPTY_SPATIAL = "an empty spatial dim: Ember returns the empty result, PyTorch refuses"
 _ENTRIES = [  # (case, variants, reason)
-    ("index_linalg:masked_fill", "drop0 last1_0", _REFUSED),
     ("index_linalg:take_along_dim", "last1_0", "PyTorch broadcasts the input along the gathered dim; Ember refuses"),
     ("registry_new:sgn", "0d emptyN empty-1", _TORCH_BUG),
     ("registry_utility:tensordot", "last1_0 one1", _TENSORDOT),
@@ -54,8 +52,6 @@ _ENTRIES = [  # (case, variants, reason)
     ("registry_utility:trapezoid", "empty-1", _NONE_GRAD),
     ("registry_utility:trapezoid_x", "emptyN", _NONE_GRAD),
     ("registry_utility:trapezoid_x", "one0", _LENIENT),
-    ("registry_utility:masked_scatter", "drop0 one0 last1_0", _REFUSED),
-    ("registry_utility:masked_scatter_bcast", "0d last1_0", _REFUSED),
     ("functional:group_norm", "empty-1", "weight gradient over empty groups: Ember 0 (an empty sum), PyTorch NaN"),
     ("functional:batch_norm_eval_f32_stats", "empty-1", _EMPTY_BN),
     ("functional:batch_norm_train_bias_only", "empty-1", _EMPTY_BN),

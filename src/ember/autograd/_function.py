@@ -401,8 +401,10 @@ COMPLEX_GRAD_OPS = frozenset({
     "CumProd", "CumSum", "Einsum", "MatMul", "Mean", "Norm2", "Sum", "VectorNorm", "_Linear",
     # Fourier transforms (tests/ops/test_fft.py)
     "FftC2C", "FftC2R", "FftR2C",
-    # linear algebra (tests/ops/test_linalg_decomp.py)
-    "Eig",
+    # linear algebra (tests/ops/test_linalg_decomp.py, test_complex_grad_ops.py)
+    "CholeskyInverse", "CholeskySolve", "Eig", "MatrixExp", "Pinv", "SolveTriangular",
+    # found right by op_db's complex sweep (tests/ops/test_opdb_complex.py, test_complex_grad_ops.py)
+    "AsStrided", "Conv", "ConvT", "Sinc", "SumTo", "Unfold",
     # moving, copying and selecting values
     "AsView", "Cast", "Cat", "Clone", "Contiguous", "CopySlices", "Diagonal", "DiagonalBackward", "Expand", "Flip",
     "GetItem", "IndexBackward", "IndexPut", "Pad", "PadBackward", "Permute", "Reshape", "Roll", "Split",

@@ -233,10 +233,10 @@ def index_put_(input: Tensor, indices: Any, values: Any, accumulate: bool = Fals
         return input
     from .._creation import arange
 
-    positions = arange(input.numel(), device=input.device).reshape(*input.shape)[key].reshape(-1)
+    selected = arange(input.numel(), device=input.device).reshape(*input.shape)[key]
     vals = values if isinstance(values, Tensor) else input.new_tensor(values)
-    src = vals.to(input.dtype).expand(*positions.shape) if vals.ndim == 0 else vals.to(input.dtype).reshape(-1)
-    flat = input.reshape(-1).index_add(0, positions, src.expand(*positions.shape))
+    src = vals.to(input.dtype).expand(*selected.shape).reshape(-1)  # values broadcast to what the key selects
+    flat = input.reshape(-1).index_add(0, selected.reshape(-1), src)
     input.copy_(flat.reshape(*input.shape))
     return input
 

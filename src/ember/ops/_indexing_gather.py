@@ -268,14 +268,15 @@ def _mask(op: str, mask: Tensor, input: Tensor) -> Tensor:
 
 
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
-    """``input`` with ``value`` where ``mask`` is true (mask broadcasts to ``input``)."""
+    """``input`` with ``value`` where ``mask`` is true (the two broadcast, as PyTorch's out-of-place form; the
+    in-place ``masked_fill_`` keeps ``input``'s shape)."""
     _mask("masked_fill", mask, input)
     if isinstance(value, Tensor):
         if value.ndim:
             raise ShapeError(f"masked_fill: value must be a 0-d tensor, got shape {value.shape}")
         value = value.to(input.dtype)
-    if mask.shape != input.shape and broadcast_shapes(mask.shape, input.shape, op="masked_fill") != input.shape:
-        raise ShapeError(f"masked_fill: mask of shape {mask.shape} does not broadcast to input {input.shape}")
+    if mask.shape != input.shape:
+        broadcast_shapes(mask.shape, input.shape, op="masked_fill")
     out = where(mask, value, input)
     return out if out.dtype is input.dtype else out.to(input.dtype)
 
@@ -332,7 +333,9 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     _mask("masked_scatter", mask, input)
     if source.dtype is not input.dtype:
         raise DTypeError(f"masked_scatter: source has dtype {source.dtype} but input has {input.dtype}")
-    m = expand(mask, *input.shape) if tuple(mask.shape) != tuple(input.shape) else mask
+    shape = broadcast_shapes(tuple(input.shape), tuple(mask.shape))  # both broadcast, as PyTorch's out-of-place
+    m = expand(mask, *shape) if tuple(mask.shape) != shape else mask
+    input = expand(input, *shape) if tuple(input.shape) != shape else input
     k = int(m._data.sum())
     if k > source.numel():
         raise ShapeError(f"masked_scatter: mask selects {k} elements but source has only {source.numel()}")

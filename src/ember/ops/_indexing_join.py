@@ -76,9 +76,12 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = list(tensors)
     if not tensors:
         raise ShapeError("cat: expected a non-empty sequence of tensors")
+    tensors = promote_tensors(tensors)
+    kept = [t for t in tensors if t.shape != (0,)]  # PyTorch's legacy rule: 1-d empty tensors join any shape
+    tensors = kept if kept and len(kept) < len(tensors) else tensors
     d = norm_dim(dim, tensors[0].ndim, "cat")
     _check_same("cat", tensors, d)
-    return Cat.apply(*promote_tensors(tensors), dim=d)
+    return Cat.apply(*tensors, dim=d)
 
 
 concat = concatenate = cat

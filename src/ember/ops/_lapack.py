@@ -16,6 +16,7 @@ from ._indexing import where
 from ._indexing_view import _transpose, sum_to, unsqueeze
 from ._other_diagonal import diag_embed, diagonal, tril, triu
 from ._other_math import cross as _cross
+from ._pointwise_complex import cj
 from ._util import _float
 
 __all__ = ["det", "inverse", "logdet", "matrix_power", "slogdet"]
@@ -101,8 +102,10 @@ class Det(Op):
 
 
 def logdet(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
-    """``log(det A)`` (NaN for a negative determinant, as in PyTorch)."""
+    """``log(det A)`` (NaN for a negative determinant, as in PyTorch; complex: ``log|det A| + log(sign)``)."""
     s = slogdet(A)
+    if s.sign.dtype.is_complex:
+        return s.logabsdet + s.sign.log()
     return where(s.sign < 0, float("nan"), s.logabsdet)
 
 
@@ -220,10 +223,10 @@ class SolveTriangular(Op):
 
         a, b = self.inputs[:2]  # type: ignore[index]
         x = self.output()
-        gb = solve_triangular(_mt(a), g, upper=not self.upper, unitriangular=self.unit)
+        gb = solve_triangular(cj(_mt(a)), g, upper=not self.upper, unitriangular=self.unit)  # A^-H g
         ga = None
         if self._req(0):
-            ga = -matmul(gb, _mt(x))
+            ga = -matmul(gb, cj(_mt(x)))
             ga = triu(ga, 1 if self.unit else 0) if self.upper else tril(ga, -1 if self.unit else 0)
             ga = sum_to(ga, a.shape)
         return ga, (sum_to(gb, b.shape) if self._req(1) else None), None, None

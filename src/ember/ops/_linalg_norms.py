@@ -20,6 +20,7 @@ from ._indexing import where
 from ._indexing_view import _transpose, movedim, unsqueeze
 from ._lapack import inv
 from ._linalg_decomp import _matrices, _square, eigvalsh, svdvals
+from ._pointwise_complex import cj
 from ._pointwise_logical import logical_or
 from ._reduction import amax, amin
 from ._reduction import sum as _sum
@@ -31,6 +32,11 @@ METHODS = list(__all__)
 
 def _mT(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
     return _transpose(x, -1, -2)
+
+
+def _mH(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
+    """The conjugate transpose (the transpose of a real matrix)."""
+    return cj(_mT(x))
 
 
 def _expand_back(t: Tensor, ndim: int, axes: tuple[int, ...], keepdim: bool) -> Tensor:
@@ -254,14 +260,14 @@ class Pinv(Op):
 def pinv_backward(g: Tensor, P: Tensor, A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's names
     """PyTorch's gradient of the pseudo-inverse (exact where the rank is locally constant)."""
     m, n = A.shape[-2], A.shape[-1]
-    Ph, gh = _mT(P), _mT(g)
+    Ph, gh = _mH(P), _mH(g)
     if m <= n:
         K = matmul(gh, P)
         KPh = matmul(K, Ph)
-        return -_mT(matmul(P, K)) + KPh - matmul(matmul(A, P), KPh) + matmul(matmul(Ph, P), gh - matmul(K, A))
+        return -_mH(matmul(P, K)) + KPh - matmul(matmul(A, P), KPh) + matmul(matmul(Ph, P), gh - matmul(K, A))
     K = matmul(P, gh)
     PhK = matmul(Ph, K)
-    return -_mT(matmul(K, P)) + matmul(matmul(gh - matmul(A, K), P), Ph) + PhK - matmul(matmul(PhK, P), A)
+    return -_mH(matmul(K, P)) + matmul(matmul(gh - matmul(A, K), P), Ph) + PhK - matmul(matmul(PhK, P), A)
 
 
 def pinv(

@@ -24,6 +24,7 @@ from ._linalg_decomp import _matrices, _square
 from ._linalg_norms import pinv
 from ._other_cumulative import cumprod
 from ._other_diagonal import diagonal as _diagonal
+from ._pointwise_complex import cj
 from ._reduction import sum as _sum
 
 __all__ = ["cholesky_inverse", "cholesky_solve", "matrix_exp", "triangular_solve"]
@@ -36,8 +37,19 @@ LstsqResult = namedtuple("LstsqResult", ["solution", "residuals", "rank", "singu
 TriangularSolveResult = namedtuple("TriangularSolveResult", ["solution", "cloned_coefficient"])
 
 
-def _mH(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
+def _mT(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
     return _transpose(x, -1, -2)
+
+
+def _mH(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
+    """The conjugate transpose (the transpose of a real matrix)."""
+    return cj(_transpose(x, -1, -2))
+
+
+def _h(xp: Any, v: Any, complex_dtypes: Any) -> Any:
+    """An array's conjugate transpose (its transpose when real)."""
+    t = xp.swapaxes(v, -1, -2)
+    return xp.conj(t) if v.dtype in complex_dtypes else t
 
 
 def _batch_info(A: Tensor, ok: Any) -> Tensor:  # noqa: N803
@@ -121,10 +133,11 @@ class CholeskySolve(Op):
     def forward(self, b: Any, lf: Any, upper: bool) -> Any:
         xp = self.backend.xp
         self.upper = upper
-        t = xp.swapaxes(lf, -1, -2) if upper else lf  # the lower factor: A = t t^T
+        cd = self.backend.complex_dtypes
+        t = _h(xp, lf, cd) if upper else lf  # the lower factor: A = t t^H
         tb = xp.broadcast_to(t, b.shape[:-2] + t.shape[-2:]) if b.ndim > t.ndim else t
         y = xp.linalg.solve(tb, b)
-        x = xp.linalg.solve(xp.swapaxes(tb, -1, -2), y)
+        x = xp.linalg.solve(_h(xp, tb, cd), y)
         self.keep(x)
         return x
 
@@ -159,9 +172,10 @@ class CholeskyInverse(Op):
     def forward(self, lf: Any, upper: bool) -> Any:
         xp = self.backend.xp
         self.upper = upper
-        t = xp.swapaxes(lf, -1, -2) if upper else lf
+        cd = self.backend.complex_dtypes
+        t = _h(xp, lf, cd) if upper else lf
         ti = xp.linalg.inv(t)
-        y = xp.matmul(xp.swapaxes(ti, -1, -2), ti)
+        y = xp.matmul(_h(xp, ti, cd), ti)  # (t t^H)^-1 = t^-H t^-1
         self.keep(y)
         return y
 
@@ -186,7 +200,7 @@ def triangular_solve(
 ) -> TriangularSolveResult:
     """``torch.triangular_solve``: ``(X, A.clone())`` with ``op(A) X = b``, ``op`` the transpose when asked."""
     a = _square("triangular_solve", A)
-    x = solve_triangular(_mH(a) if transpose else a, b, upper=upper != transpose, unitriangular=unitriangular)
+    x = solve_triangular(_mT(a) if transpose else a, b, upper=upper != transpose, unitriangular=unitriangular)
     return TriangularSolveResult(x, a.clone())
 
 
@@ -243,7 +257,7 @@ class MatrixExp(Op):
         return self.backend.matrix_exp(a)
 
     def backward(self, g: Tensor) -> Tensor:
-        # exp([[A^T, G], [0, A^T]]) holds the gradient in its upper-right block (PyTorch's formula)
+        # exp([[A^H, G], [0, A^H]]) holds the gradient in its upper-right block (PyTorch's formula)
         a = self.inputs[0]  # type: ignore[index]
         n = a.shape[-1]
         at = _mH(a)

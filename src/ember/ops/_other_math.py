@@ -21,6 +21,7 @@ from ._indexing_view import _transpose, expand, reshape, unsqueeze
 from ._other_diagonal import diagonal
 from ._pointwise_binary import _integers
 from ._pointwise_complex import cj
+from ._pointwise_complex import complex as _complex
 from ._reduction import mean, sum
 from ._util import _binary, _float, _nodiff, broadcast_shapes, norm_dim, norm_dims, promote_tensors
 
@@ -291,13 +292,13 @@ def cov(
     w = aw if fw is None else fw if aw is None else fw * aw
     if w is None:
         xc = x - mean(x, 1, keepdim=True)
-        c = matmul(xc, _transpose(xc, 0, 1)) / builtins.max(n - correction, 0)
+        c = matmul(xc, cj(_transpose(xc, 0, 1))) / builtins.max(n - correction, 0)
     else:
         w_sum = sum(w)
         xc = x - unsqueeze(sum(x * w, 1) / w_sum, 1)
         norm = w_sum - correction if aw is None or correction == 0 else w_sum - correction * sum(w * aw) / w_sum
         norm = where(norm > 0, norm, 0.0)  # no degrees of freedom left: inf/NaN, as PyTorch
-        c = matmul(xc * w, _transpose(xc, 0, 1)) / norm
+        c = matmul(xc * w, cj(_transpose(xc, 0, 1))) / norm
     return reshape(c, ()) if x.shape[0] == 1 else c  # one variable: 0-d, as PyTorch (for (1, N) too)
 
 
@@ -306,8 +307,12 @@ def corrcoef(input: Tensor) -> Tensor:
     c = cov(input)
     if c.ndim == 0:
         return c / c
-    d = diagonal(c).sqrt()
-    return (c / unsqueeze(d, 1) / unsqueeze(d, 0)).clamp(-1, 1)
+    d = diagonal(c)
+    d = (d.real if d.dtype.is_complex else d).sqrt()
+    r = c / unsqueeze(d, 1) / unsqueeze(d, 0)
+    if r.dtype.is_complex:  # PyTorch clips the real and imaginary parts
+        return _complex(r.real.clamp(-1, 1), r.imag.clamp(-1, 1))
+    return r.clamp(-1, 1)
 
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:

@@ -162,6 +162,7 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: in
         raise ValueRangeError(f"torch.gradient only supports edge_order=1 and edge_order=2, got {edge_order}")
     dims = list(builtins.range(input.ndim)) if dim is None else [
         norm_dim(d, input.ndim, "gradient") for d in (dim if isinstance(dim, (list, tuple)) else [dim])]  # fmt: skip
+    spacing = 1 if spacing is None else spacing  # None: unit spacing, as PyTorch
     sp = list(spacing) if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
     if len(sp) != len(dims):
         raise ShapeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "

@@ -96,7 +96,8 @@ def unflatten(input: Tensor, dim: int, sizes: Any) -> Tensor:
     known = 1
     for s in sizes:
         known *= s if s != -1 else 1
-    if sizes.count(-1) > 1 or (-1 not in sizes and known != shape[d]) or (known == 0 or shape[d] % known):
+    inferred = -1 in sizes
+    if sizes.count(-1) > 1 or (not inferred and known != shape[d]) or (inferred and (known == 0 or shape[d] % known)):
         raise ShapeError(f"unflatten: sizes {sizes} do not multiply to dim {dim} of size {shape[d]}")
     sizes = tuple(shape[d] // known if s == -1 else s for s in sizes)
     return reshape(input, shape[:d] + sizes + shape[d + 1 :])

@@ -294,7 +294,7 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     if p == -math.inf:
         return amin(a, axes, keepdim)
     if p == 0:  # a count; in the graph with a zero gradient, as PyTorch's
-        return sum(x * 0 + (x != 0).to(x.dtype), axes, keepdim=keepdim)
+        return sum(a * 0 + (x != 0).to(a.dtype), axes, keepdim=keepdim)  # (real for complex x)
     if p == 1:
         return sum(a, axes, keepdim=keepdim)
     return sum(a**p, axes, keepdim=keepdim) ** (1.0 / p)

@@ -59,6 +59,14 @@ def _as_2d(k: Ints, s: Ints, p: Ints, d: Ints) -> tuple[Ints, Ints, Ints, Ints]:
     return (1, *k), (1, *s), (0, *p), (1, *d)
 
 
+def _complex_bilinear(f: Any, a: Any, b: Any) -> Any:
+    """``f(a, b)`` of complex arrays from four real calls of the bilinear ``f``: (ar + i ai)(br + i bi)."""
+    torch = _torch()
+    ar, ai = (a.real.contiguous(), a.imag.contiguous()) if a.is_complex() else (a, torch.zeros_like(a))
+    br, bi = (b.real.contiguous(), b.imag.contiguous()) if b.is_complex() else (b, torch.zeros_like(b))
+    return torch.complex(f(ar, br) - f(ai, bi), f(ar, bi) + f(ai, br))
+
+
 class TorchKernels:
     """Native torch overrides of the reference kernels. Mix in before ``Backend`` (which supplies
     ``tdevice``, the torch device, and ``native_dtype``)."""
@@ -112,6 +120,9 @@ class TorchKernels:
         bias: Any = None,
     ) -> tuple[Any, Any]:
         torch = _torch()
+        if x.is_complex() or w.is_complex():  # torch's CPU kernels are real-only
+            y = _complex_bilinear(lambda a, b: self.conv(a, b, stride, pads, dilation, groups)[0], x, w)
+            return (y if bias is None else y + bias.reshape(-1, *([1] * len(stride)))), None
         if not _symmetric(pads):
             x, pads = _pad_input(x, pads), tuple((0, 0) for _ in pads)
         sp = len(stride)
@@ -152,6 +163,10 @@ class TorchKernels:
     def conv_transpose(
         self, y: Any, w: Any, stride: Ints, pads: Pads, dilation: Ints, groups: int, x_shape: Ints
     ) -> Any:
+        if y.is_complex() or w.is_complex():
+            return _complex_bilinear(
+                lambda a, b: self.conv_transpose(a, b, stride, pads, dilation, groups, x_shape), y, w
+            )
         torch = _torch()
         even = _symmetric(pads)
         k = w.shape[2:]
@@ -167,6 +182,8 @@ class TorchKernels:
     def conv_weight(
         self, x: Any, g: Any, stride: Ints, pads: Pads, dilation: Ints, groups: int, w_shape: Ints, saved: Any = None
     ) -> Any:
+        if x.is_complex() or g.is_complex():
+            return _complex_bilinear(lambda a, b: self.conv_weight(a, b, stride, pads, dilation, groups, w_shape), x, g)
         w = _torch().empty(w_shape, dtype=x.dtype, device=x.device)  # only its shape is read
         return self.conv_backward(g, x, w, None, stride, pads, dilation, groups, False, True)[1]
 

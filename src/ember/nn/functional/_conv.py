@@ -19,6 +19,7 @@ from ...autograd._autocast import ACTIVE as AUTOCAST
 from ...autograd._autocast import autocast_inputs
 from ...autograd._function import Op
 from ...autograd._grad_mode import STATE
+from ...ops._pointwise_complex import cj
 from ...ops._util import _float
 from ._empty import on_one_sample
 
@@ -65,8 +66,10 @@ class Conv(Op):
     def backward(self, g: Tensor) -> tuple[Any, Any, Any, None, None]:
         x, w = self.inputs[:2]  # type: ignore[index]
         saved, self.saved = self.saved, None
-        gx = ConvT.apply(g, w, self.cfg) if self._req(0) else None
-        gw = ConvW.apply(x, g, self.cfg, saved) if self._req(1) else None
+        # complex (PyTorch's convention): each input's gradient uses the other input's conjugate
+        gx = ConvT.apply(g, cj(w), self.cfg) if self._req(0) else None
+        cx = cj(x)  # (the saved columns are x's own: a conjugated x is read afresh)
+        gw = ConvW.apply(cx, g, self.cfg, saved if cx is x else None) if self._req(1) else None
         gb = g.sum(self._bias_axes()) if self._req(2) else None
         return gx, gw, gb, None, None
 
@@ -89,8 +92,8 @@ class ConvT(Op):
 
     def backward(self, gg: Tensor) -> tuple[Any, Any, None]:
         y, w, _ = self.inputs  # type: ignore[misc]
-        gy = Conv.apply(gg, w, None, self.cfg) if self._req(0) else None
-        gw = ConvW.apply(gg, y, self.cfg) if self._req(1) else None
+        gy = Conv.apply(gg, cj(w), None, self.cfg) if self._req(0) else None
+        gw = ConvW.apply(gg, cj(y), self.cfg) if self._req(1) else None
         return gy, gw, None
 
     def backward_arrays(self, gg: Any) -> tuple[Any, Any, None]:

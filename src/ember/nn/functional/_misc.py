@@ -175,7 +175,7 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
 
 def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """Alpha dropout of whole channels: one draw per (N, C), as ``alpha_dropout`` keeps SELU's statistics."""
-    if input.ndim < 2:
+    if input.ndim < 2 and training and p:  # (when nothing is dropped any shape passes, as in PyTorch)
         raise ShapeError(f"feature_alpha_dropout: expected an input with a channel dim, got shape {input.shape}")
     return _alpha_dropout(input, p, training, input.shape[:2] + (1,) * (input.ndim - 2), "feature_alpha_dropout")
 
