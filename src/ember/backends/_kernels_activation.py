@@ -96,7 +96,7 @@ def _gelu_blocks(x: np.ndarray, g: np.ndarray | None, keep: bool = False) -> tup
 
 
 class ActivationKernels:
-    """The ReLU gradient and GELU. Mixed into ``Backend``; torch overrides them with its own kernels."""
+    """The ReLU gradient, log-softmax and GELU. Mixed into ``Backend``; torch overrides them with its own kernels."""
 
     xp: Any
     erf: Any  # from SpecialKernels
@@ -121,6 +121,19 @@ class ActivationKernels:
             np.bitwise_and(g.view(bits), keep, out=keep)
             return keep.view(g.dtype)
         return xp.where(y <= 0, 0, g)
+
+    # -- log-softmax ---------------------------------------------------------------------------------
+    def log_softmax(self, x: Any, dim: int) -> Any:
+        """``x - max - log(sum(exp(x - max)))`` along ``dim``."""
+        xp = self.xp
+        m = xp.max(x, axis=dim, keepdims=True) if 0 not in x.shape else 0
+        z = x - m
+        return z - xp.log(xp.sum(xp.exp(z), axis=dim, keepdims=True))
+
+    def log_softmax_backward(self, g: Any, y: Any, dim: int) -> Any:
+        """The gradient of :meth:`log_softmax` from its output ``y``: ``g - exp(y) * sum(g)`` along ``dim``."""
+        xp = self.xp
+        return g - xp.exp(y) * xp.sum(g, axis=dim, keepdims=True)
 
     # -- GELU --------------------------------------------------------------------------------------
     def gelu(self, x: Any, approximate: str = "none", keep: bool = False) -> tuple[Any, Any]:
