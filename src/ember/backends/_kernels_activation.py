@@ -10,7 +10,8 @@ passes over few temporaries (half precision is computed in float32, PyTorch's op
   relative minimax fit made for this kernel (Lawson-weighted least squares against SciPy's erf in float64; fit
   error 6e-8). Evaluated in float32, ``Phi`` is within 2.5e-7 of the exact value (4 ulp of 0.5; torch's float32
   erf: 6e-8), and ``gelu``/``gelu_backward`` within 1.5e-6 / 2.7e-7 absolute over [-9, 9] (torch: 3.7e-7 /
-  2.8e-7; ``tests/nn/test_gelu.py`` checks these bounds).
+  2.8e-7; ``tests/nn/test_gelu.py`` checks 2e-6 / 4e-7 against float64). With ``keep``, the forward also
+  returns the derivative ``Phi(x) + x phi(x)`` (one ``exp`` pass more), and backward is one product.
 - tanh, ``0.5 x (1 + tanh(z))`` with ``z = k (x + c x^3)``: written as ``x sigmoid(2z) = x / (1 + exp(-2z))``,
   the same function without NumPy's slow ``tanh`` and without the cancellation of ``1 + tanh`` for x < 0.
 """
