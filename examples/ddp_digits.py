@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
 
 import ember
 import ember.distributed as dist
@@ -26,14 +27,14 @@ import ember.nn as nn
 import ember.nn.functional as F
 from ember.data import DataLoader, TensorDataset, digits
 from ember.optim import Adam
-from ember.train import Learner
+from ember.train import Callback, Learner
 
 
 def make_model() -> nn.Module:
     return nn.Sequential(nn.Flatten(), nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
 
 
-def main(argv: list[str] | None = None) -> dict[str, object]:
+def main(argv: list[str] | None = None, callbacks: Sequence[Callback] = ()) -> dict[str, object]:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--batch-size", type=int, default=32, help="per process (the global batch is this x world size)")
@@ -43,11 +44,12 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     p.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --out")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--timeout", type=float, default=1800, help="seconds a collective waits for a dead or hung peer")
     args = p.parse_args(argv)
 
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     device = f"cuda:{local_rank}" if ember.cuda.is_available() else "cpu"
-    dist.init_process_group()  # env:// from torchrun; NCCL for CUDA tensors, gloo for CPU tensors
+    dist.init_process_group(timeout=args.timeout)  # env:// from torchrun; NCCL for CUDA tensors, gloo for CPU
     try:
         ember.manual_seed(args.seed)  # the same initial weights on every rank (DDP broadcasts rank 0's anyway)
         train, valid = digits(train=True), digits(train=False)
@@ -63,6 +65,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             checkpoint_dir=args.out,
             progress=not args.no_progress,
             plot=False,
+            callbacks=callbacks,
         )
         history = learner.fit(
             DataLoader(train, batch_size=args.batch_size, shuffle=True, seed=args.seed),

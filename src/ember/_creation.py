@@ -166,11 +166,21 @@ def arange(
     return t.requires_grad_(True) if requires_grad else t
 
 
+def _scalar_arg(v: Any, op: str) -> Any:
+    """A 0-d tensor's value as a Python number (PyTorch's Tensor overloads of the ranges take 0-d tensors)."""
+    if isinstance(v, Tensor):
+        if v.ndim:
+            raise ShapeError(f"{op}: a tensor start/end must be 0-dimensional, got shape {v.shape}")
+        return v.item()
+    return v
+
+
 def linspace(
     start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     """``steps`` values evenly spaced from ``start`` to ``end`` inclusive."""
     steps = _int_arg(steps, "linspace", "steps")
+    start, end = (_scalar_arg(v, "linspace") for v in (start, end))
     be = get_backend(device)
     d = as_dtype(dtype) if dtype is not None else get_default_dtype()
     if d.name == "bool":

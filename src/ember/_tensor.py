@@ -189,13 +189,19 @@ class Tensor(TensorGradFields, TensorConversions):
         lets a host-to-accelerator copy from pinned memory overlap with computation. ``memory_format`` is
         accepted (Ember's arrays are row-major; ``channels_last`` is a layout hint it does not need).
         """
+        flags = []
         for a in args:
             if isinstance(a, Tensor):
                 dtype, device = a.dtype, a.device
+            elif isinstance(a, _bool):  # PyTorch's positional non_blocking, then copy
+                flags.append(a)
             elif _is_device(a):
                 device = a
             else:
                 dtype = a
+        if len(flags) > 2:
+            raise TypeError(f"to(): at most two positional flags (non_blocking, copy), got {len(flags)}")
+        non_blocking, copy = [*flags, *[non_blocking, copy][len(flags) :]]
         out = self
         if device is not None:
             out = _to_device(out, device, non_blocking)

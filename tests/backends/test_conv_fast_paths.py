@@ -148,3 +148,48 @@ def test_im2col_window_copy_equals_the_copy_per_offset(request, threads, x_shape
     BE._im2col_offsets(x, want, k, s, pads, d, out)
     np.testing.assert_array_equal(cols, want)
     BE.workspace.give(cols)
+
+
+BATCH_LAST = [  # x shape, weight shape, stride, pads, dilation, groups: input gradients by col2im
+    ((4, 6, 14, 14), (16, 6, 5, 5), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),  # LeNet-5's second layer
+    ((3, 4, 9, 8), (6, 2, 3, 2), (2, 3), ((2, 0), (1, 2)), (2, 1), 2),  # strided, dilated, uneven pads, groups
+    ((2, 3, 11), (4, 3, 4), (3,), ((1, 2),), (2,), 1),
+    ((2, 2, 5, 6, 4), (3, 2, 2, 3, 2), (1, 2, 1), ((1, 0), (0, 1), (1, 1)), (1, 1, 2), 1),
+    ((2, 2, 3, 3), (2, 2, 3, 3), (1, 1), ((3, 3), (3, 3)), (2, 2), 1),  # windows that see only padding
+    ((5, 3, 7, 7), (4, 3, 3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1), 1),
+]
+
+
+@pytest.mark.parametrize("x_shape,w_shape,s,pads,d,groups", BATCH_LAST)
+def test_input_grad_batch_last_equals_col2im(x_shape, w_shape, s, pads, d, groups):
+    # NumPy's batch-last col2im against the (C, *k, N, *out) one that CuPy and a batch of one use (float64)
+    x = rng.standard_normal(x_shape)
+    w = rng.standard_normal(w_shape)
+    y = BE.conv(x, w, s, pads, d, groups)[0]
+    g = rng.standard_normal(y.shape)
+    gt = BE._rows(g)[0]
+    want = BE._finish_input_grad(BE._input_cols(gt, w, groups), w, g.shape, s, pads, d, groups, x_shape)
+    got = BE._input_grad_batch_last(g, w, s, pads, d, groups, x_shape)
+    assert got.shape == tuple(x_shape) and got.flags.c_contiguous
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    gx, _ = BE.conv_backward(g, x, w, None, s, pads, d, groups, True, False)
+    if not BE._flip_ok(w, g.shape, x_shape, s, pads, d, groups):  # the path conv_backward takes
+        np.testing.assert_allclose(gx, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("x_shape,w_shape,s,pads,d,groups", BATCH_LAST)
+def test_input_grad_batch_last_matches_torch(x_shape, w_shape, s, pads, d, groups):
+    torch = pytest.importorskip("torch")
+    sp = len(x_shape) - 2
+    x = rng.standard_normal(x_shape)
+    w = rng.standard_normal(w_shape)
+    xp = np.pad(x, ((0, 0), (0, 0), *pads))  # the padding done here, so torch's convolution pads nothing
+    xt, wt = torch.tensor(xp, requires_grad=True), torch.tensor(w, requires_grad=True)
+    conv = (torch.nn.functional.conv1d, torch.nn.functional.conv2d, torch.nn.functional.conv3d)[sp - 1]
+    yt = conv(xt, wt, None, s, 0, d, groups)
+    g = rng.standard_normal(tuple(yt.shape))
+    yt.backward(torch.tensor(g))
+    gx, gw = BE.conv_backward(g, x, w, None, s, pads, d, groups, True, True)
+    want = xt.grad.numpy()[(slice(None), slice(None), *(slice(lo, lo + n) for (lo, _), n in zip(pads, x_shape[2:])))]
+    np.testing.assert_allclose(gx, want, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(gw, wt.grad.numpy(), rtol=1e-10, atol=1e-10)

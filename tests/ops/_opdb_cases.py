@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import pickle
 import tempfile
+import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -39,9 +40,23 @@ class Case(NamedTuple):
     dtype: str = "float64"  # the dtype op_db made the sample in
 
 
+class UnconvertibleError(Exception):
+    """A sample holding a tensor NumPy cannot take (sparse layouts, bfloat16): the sample is left out."""
+
+
+def _array(torch: Any, x: Any) -> np.ndarray:
+    """``x``'s values as a NumPy array (conj/neg bits resolved), or ``UnconvertibleError``."""
+    if x.layout != torch.strided or x.dtype == torch.bfloat16:
+        raise UnconvertibleError(f"{x.layout} {x.dtype}")
+    try:
+        return x.detach().resolve_conj().resolve_neg().cpu().numpy().copy()
+    except (TypeError, RuntimeError) as e:
+        raise UnconvertibleError(str(e)) from None
+
+
 def _to_plain(torch: Any, x: Any) -> Any:
     if isinstance(x, torch.Tensor):
-        return Arr(x.detach().cpu().numpy().copy(), bool(x.requires_grad))
+        return Arr(_array(torch, x), bool(x.requires_grad))
     if isinstance(x, (list, tuple)):
         return type(x)(_to_plain(torch, v) for v in x)
     if isinstance(x, dict):  # keyword arguments may hold tensors (istft's window)
@@ -62,41 +77,59 @@ def _flat_outputs(torch: Any, out: Any) -> list[Any]:
     return [out]
 
 
-def _build(torch: Any, prefixes: tuple[str, ...], dtypes: tuple[str, ...] = ("float64",)) -> dict[str, list[Case]]:
+def _build(
+    torch: Any,
+    prefixes: tuple[str, ...],
+    dtypes: tuple[str, ...] = ("float64",),
+    exclude: tuple[str, ...] = (),
+    max_samples: int = MAX_SAMPLES,
+    variants: bool = False,
+) -> dict[str, list[Case]]:
     from torch.testing._internal.common_methods_invocations import op_db
 
     out: dict[str, list[Case]] = {}
     for info in op_db:
-        if not info.name.startswith(prefixes) or info.variant_test_name:
+        if not info.name.startswith(prefixes) or info.name.startswith(exclude):
             continue
+        if info.variant_test_name and not variants:
+            continue
+        key = f"{info.name}.{info.variant_test_name}" if info.variant_test_name else info.name
         cases: list[Case] = []
         for dtype_name in dtypes:
             dtype = getattr(torch, dtype_name)
             if dtype.is_complex and dtype not in info.supported_dtypes("cpu"):
                 continue
-            cases.extend(_build_info(torch, info, dtype, len(cases)))
+            cases.extend(_build_info(torch, info, dtype, len(cases), max_samples))
         if cases:
-            out[info.name] = cases
+            out[key] = cases
     return out
 
 
-def _build_info(torch: Any, info: Any, dtype: Any, first: int) -> list[Case]:
-    """The cases of one OpInfo's samples in ``dtype`` (indices from ``first``)."""
+def _build_info(torch: Any, info: Any, dtype: Any, first: int, max_samples: int = MAX_SAMPLES) -> list[Case]:
+    """The cases of one OpInfo's samples in ``dtype`` (indices from ``first``; samples NumPy cannot hold left
+    out, their indices kept so that a case's index stays its sample's)."""
     try:
-        samples = list(info.sample_inputs("cpu", dtype, requires_grad=info.supports_autograd))
+        samples = iter(info.sample_inputs("cpu", dtype, requires_grad=info.supports_autograd))
+        taken = [s for _, s in zip(range(max_samples), samples, strict=False)]
     except Exception:  # an OpInfo whose samples need a feature this build lacks
         return []
     dname = str(dtype).replace("torch.", "")
     cases = []
-    for i, s in enumerate(samples[:MAX_SAMPLES], start=first):
+    for i, s in enumerate(taken, start=first):
         inputs = [s.input, *s.args]
-        plain_in = [_to_plain(torch, v) for v in inputs]
+        try:
+            plain_in, plain_kw = [_to_plain(torch, v) for v in inputs], _to_plain(torch, s.kwargs)
+        except UnconvertibleError:
+            continue
         try:
             res = _flat_outputs(torch, info.op(s.input, *s.args, **s.kwargs))
         except Exception as e:
-            cases.append(Case(info.name, i, plain_in, _to_plain(torch, s.kwargs), None, None, str(e)[:200], dname))
+            cases.append(Case(info.name, i, plain_in, plain_kw, None, None, str(e)[:200], dname))
             continue
-        outputs = [r.detach().resolve_conj().numpy().copy() if isinstance(r, torch.Tensor) else r for r in res]
+        try:
+            outputs = [_array(torch, r) if isinstance(r, torch.Tensor) else r for r in res]
+        except UnconvertibleError:
+            continue
         leaves = [v for v in inputs if isinstance(v, torch.Tensor) and v.requires_grad]
         grads: list[Any] | None = None
         floats = [r for r in res if isinstance(r, torch.Tensor) and r.requires_grad]
@@ -106,14 +139,14 @@ def _build_info(torch: Any, info: Any, dtype: Any, first: int) -> list[Case]:
                 gs = torch.autograd.grad(total, leaves, allow_unused=True)
                 it = iter(gs)
                 grads = [
-                    (None if (g := next(it)) is None else g.resolve_conj().numpy().copy())
+                    (None if (g := next(it)) is None else _array(torch, g))
                     if isinstance(v, torch.Tensor) and v.requires_grad
                     else None
                     for v in inputs
                 ]
             except Exception:
                 grads = None
-        cases.append(Case(info.name, i, plain_in, _to_plain(torch, s.kwargs), outputs, grads, None, dname))
+        cases.append(Case(info.name, i, plain_in, plain_kw, outputs, grads, None, dname))
     return cases
 
 
@@ -141,18 +174,29 @@ def _plain_case(c: Case) -> tuple[Any, ...]:
     return (c.name, c.index, _plain(c.inputs), _plain(c.kwargs), c.outputs, c.grads, c.error, c.dtype)
 
 
-def cases(prefixes: tuple[str, ...], tag: str, dtypes: tuple[str, ...] = ("float64",)) -> dict[str, list[Case]]:
-    """The cached cases of the OpInfos whose names start with ``prefixes``, in ``dtypes`` (built on first use)."""
+def cases(
+    prefixes: tuple[str, ...],
+    tag: str,
+    dtypes: tuple[str, ...] = ("float64",),
+    exclude: tuple[str, ...] = (),
+    max_samples: int = MAX_SAMPLES,
+    variants: bool = False,
+) -> dict[str, list[Case]]:
+    """The cached cases of the OpInfos whose names start with ``prefixes`` and not with ``exclude``, in ``dtypes``
+    (complex ones only for OpInfos that list them), the first ``max_samples`` per dtype (built on first use).
+    With ``variants`` an OpInfo's variants come too, keyed ``name.variant`` (each case's ``name`` is the op's)."""
     import torch
 
-    path = os.path.join(tempfile.gettempdir(), f"ember-opdb-{tag}-{torch.__version__}-{MAX_SAMPLES}.pkl")
+    path = os.path.join(tempfile.gettempdir(), f"ember-opdb-{tag}-{torch.__version__}-{max_samples}.pkl")
     try:
         with open(path, "rb") as f:
             raw = pickle.load(f)  # a cache this test suite wrote (plain tuples, dicts, arrays)
         return {k: [Case(c[0], c[1], _unplain(c[2]), _unplain(c[3]), *c[4:]) for c in v] for k, v in raw.items()}
     except (OSError, EOFError, pickle.UnpicklingError, TypeError, ValueError):
         pass
-    built = _build(torch, prefixes, dtypes)
+    with warnings.catch_warnings():  # PyTorch's deprecation warnings are not its errors (pytest makes them so)
+        warnings.simplefilter("ignore")
+        built = _build(torch, prefixes, dtypes, exclude, max_samples, variants)
     result = built
     tmp = f"{path}.{os.getpid()}"
     with open(tmp, "wb") as f:  # plain tuples: no class of this module is pickled

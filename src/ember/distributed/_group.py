@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from ._check import register_group, unregister_group
+from ._elastic import elastic_attempt_store
 from ._interop import DistBackendError, DistError, NotInitializedError, torch_modules
 
 __all__ = [
@@ -230,7 +231,7 @@ def init_process_group(
     if device_id is not None:
         kwargs["device_id"] = device_id
     if store is None and init_method in (None, "env://"):
-        kwargs.update(_elastic_attempt_store(tdist, kwargs.get("timeout")))
+        kwargs.update(elastic_attempt_store(tdist, kwargs.get("timeout")))
     try:
         tdist.init_process_group(backend, **kwargs)
         register_group(None, _check_group(tdist, None, kwargs.get("timeout"), False))
@@ -245,28 +246,6 @@ def _check_group(tdist: Any, ranks: Any, timeout: Any, local: bool) -> Any:
     if (len(ranks) if ranks is not None else tdist.get_world_size()) < 2:
         return None
     return tdist.new_group(ranks, timeout, "gloo", use_local_synchronization=local)
-
-
-def _elastic_attempt_store(tdist: Any, timeout: Any) -> dict[str, Any]:
-    """Under torchrun, this restart attempt's own keys in the agent's store (``{}`` elsewhere).
-
-    torch 2.13's elastic agent keeps one TCPStore for the whole run (``TORCHELASTIC_USE_AGENT_STORE``) and the
-    workers of every attempt use it without a prefix, so after a restart a rank can read the address a rank
-    of the failed attempt published and wait for a dead peer until the timeout. A prefix per attempt
-    (``TORCHELASTIC_RESTART_COUNT``) keeps the attempts apart.
-    """
-    env = os.environ
-    attempt = env.get("TORCHELASTIC_RESTART_COUNT")
-    if env.get("TORCHELASTIC_USE_AGENT_STORE") != "True" or attempt is None:
-        return {}
-    try:
-        addr, port = env["MASTER_ADDR"], int(env["MASTER_PORT"])
-        rank, world = int(env["RANK"]), int(env["WORLD_SIZE"])
-    except (KeyError, ValueError):
-        return {}
-    kw = {"timeout": timeout} if timeout is not None else {}
-    tcp = tdist.TCPStore(addr, port, world_size=world, is_master=False, **kw)
-    return {"store": tdist.PrefixStore(f"/ember/attempt_{attempt}", tcp), "rank": rank, "world_size": world}
 
 
 def destroy_process_group(group: Any = None) -> None:

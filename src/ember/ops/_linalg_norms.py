@@ -190,13 +190,20 @@ def _eps(dtype: Any) -> float:
     return 2.220446049250313e-16 if dtype.itemsize == 8 else 1.1920928955078125e-07
 
 
-def _tolerances(atol: Any, rtol: Any, m: int, n: int, dtype: Any) -> tuple[float, float]:
-    """PyTorch's defaults: ``rtol = eps * max(m, n)`` when ``atol`` is not given (or 0), else 0."""
-    if isinstance(atol, Tensor) or isinstance(rtol, Tensor):
-        raise ValueRangeError("linalg: tensor atol/rtol are not supported; pass Python numbers")
+def _tolerances(atol: Any, rtol: Any, m: int, n: int, dtype: Any) -> tuple[Any, Any]:
+    """PyTorch's defaults: ``rtol = eps * max(m, n)`` when ``atol`` is not given (or 0), else 0. Tensor tolerances
+    (one per matrix of the batch) come back as tensors with a trailing dim of 1, to broadcast over singular values."""
+    default = _eps(dtype) * max(m, n)
+    if not isinstance(atol, Tensor) and not isinstance(rtol, Tensor):
+        if rtol is None:
+            rtol = default if not atol else 0.0
+        return float(atol or 0.0), float(rtol)
+    at = unsqueeze(atol.detach().double(), -1) if isinstance(atol, Tensor) else float(atol or 0.0)
     if rtol is None:
-        rtol = _eps(dtype) * max(m, n) if not atol else 0.0
-    return float(atol or 0.0), float(rtol)
+        rt = (at <= 0).double() * default if isinstance(at, Tensor) else (default if not at else 0.0)
+    else:
+        rt = unsqueeze(rtol.detach().double(), -1) if isinstance(rtol, Tensor) else float(rtol)
+    return at, rt
 
 
 def matrix_rank(
@@ -215,7 +222,7 @@ def matrix_rank(
     if s.shape[-1] == 0:
         return _sum(s, -1).long()
     at, rt = _tolerances(atol, rtol, a.shape[-2], a.shape[-1], a.dtype)
-    tol_t = maximum(rt * amax(s, -1, keepdim=True), s.new_full((), at))
+    tol_t = maximum(rt * amax(s, -1, keepdim=True), at if isinstance(at, Tensor) else s.new_full((), at))
     return _sum((s > tol_t).long(), -1)
 
 
@@ -230,11 +237,11 @@ class Pinv(Op):
             size = xp.abs(s)
         else:
             u, s, vh = self.backend.svd(a, False)
-            vt, size = xp.swapaxes(vh, -1, -2), s
+            vt, size = xp.conj(xp.swapaxes(vh, -1, -2)), s
         smax = xp.max(size, axis=-1, keepdims=True) if size.shape[-1] else size
         keep = size > xp.maximum(rtol * smax, atol)
         s_inv = xp.astype(xp.where(keep, 1.0 / xp.where(keep, s, 1.0), 0.0), s.dtype)
-        y = xp.matmul(vt * s_inv[..., None, :], xp.swapaxes(u, -1, -2))
+        y = xp.matmul(vt * s_inv[..., None, :], xp.conj(xp.swapaxes(u, -1, -2)))  # V diag(1/s) U^H
         self.keep(y)
         return y
 

@@ -112,8 +112,10 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
         raise ShapeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     rows = list(pick(builtins.range(input.shape[0]), r))
-    if not rows or r == 0:
+    if r == 0:
         return input[:0]
+    if not rows:  # (0, r), as PyTorch's
+        return input[:0].reshape(0, r)
     from .._creation import tensor
 
     return input[tensor(rows, device=input.device)]

@@ -1,0 +1,266 @@
+"""PyTorch's operator database in complex128: the first samples of every OpInfo that lists complex dtypes and that
+Ember implements (``fft.*``, ``linalg.*`` and ``special.*`` have files of their own), run through Ember.
+
+Forward values, shapes and dtypes are compared with PyTorch's. Gradients (of the sum of the outputs' real and
+imaginary parts: PyTorch's conjugate Wirtinger convention) are compared where the operator records complex
+gradients (``ember.autograd.COMPLEX_GRAD_OPS``); an operator outside that set must refuse with a ``DTypeError``
+naming itself, and its forward is then compared under ``no_grad``. Known deviations are listed with their
+reasons; the test fails on any other mismatch and on a listed deviation that no longer happens.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ember
+from ember._errors import DTypeError
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("expecttest")  # op_db imports it
+
+from ._opdb_cases import Case, cases, to_ember  # noqa: E402
+
+#: families with files of their own, CUDA-only and sparse entries, PyTorch's private operators
+EXCLUDE = ("fft.", "linalg.", "special.", "stft", "istft", "signal.", "jiterator", "sparse.", "to_sparse", "_")
+_ALL = cases(("",), "complex-v1", ("complex128",), EXCLUDE, max_samples=5, variants=True)
+_ALL.update(cases(("__r", "__getitem__"), "complex-dunder-v1", ("complex128",), max_samples=5))
+
+
+def _resolve(root: Any, name: str) -> Any:
+    for part in name.split("."):
+        root = getattr(root, part, None)
+        if root is None:
+            return None
+    return root
+
+
+#: OpInfos whose op is a Tensor method (op_db calls ``x.name(*args)``); all others are ``ember.name``
+METHODS = {
+    "__radd__", "__rmul__", "__rmatmul__", "__rpow__", "__rsub__", "__getitem__", "cdouble", "cfloat", "contiguous",
+    "sum_to_size", "expand", "expand_as", "to", "reshape_as", "view", "view_as", "bool", "byte", "char", "double",
+    "float", "half", "int", "long", "short", "new_zeros", "new_ones", "new_empty", "new_empty_strided", "new_full",
+    "unfold", "repeat", "item",
+}  # fmt: skip
+#: OpInfos whose op_db op is a lambda that is not the plain function or method
+SPECIAL: dict[str, Any] = {
+    "einsum": lambda tensors, equation: ember.einsum(equation, tensors),
+    "where": lambda self, condition, other, **kw: ember.where(condition, self, other, **kw),
+    "resize_": lambda x, shape: x.clone().resize_(shape),
+    "resize_as_": lambda x, other: x.clone().resize_as_(other),
+    "zero_": lambda x: x.clone().zero_(),
+    "T": lambda x: x.T,
+    "H": lambda x: x.H,
+    "mT": lambda x: x.mT,
+    "mH": lambda x: x.mH,
+}
+#: OpInfos whose values are random or uninitialised: only shapes and dtypes are compared
+UNDEFINED_VALUES = {"empty", "empty_like", "new_empty", "new_empty_strided", "randn", "randn_like", "rand_like",
+                    "normal", "uniform", "nn.functional.feature_alpha_dropout"}  # fmt: skip
+#: OpInfo keys (``name`` or ``name.variant``) not run, with the reason
+SKIP: dict[str, str] = {}
+
+
+def _fn(name: str) -> Any:
+    if name in SPECIAL:
+        return SPECIAL[name]
+    if name not in METHODS:
+        fn = _resolve(ember, name)
+        if fn is not None:
+            return fn
+    return getattr(ember.Tensor, name, None)
+
+
+ALL = {k: v for k, v in _ALL.items() if _fn(v[0].name) is not None}
+#: complex-capable OpInfos Ember has no function for (the test checks this list stays true)
+MISSING = sorted(set(_ALL) - set(ALL))
+
+#: (key, sample index) or key -> why the sample does not match PyTorch (each must still fail)
+DEVIATIONS: dict[Any, str] = {
+    ("as_strided.partial_views", 1): "the input is a view into a larger storage that as_strided addresses; the "
+    "sample's NumPy copy of the view does not carry that storage",
+    ("as_strided.partial_views", 2): "as above (the strides reach past the copied view, into the storage)",
+    "as_strided_scatter": "PyTorch 2.13's input gradient is wrong (its own gradcheck fails: it keeps the gradient "
+    "at the overwritten positions and drops it elsewhere); Ember's passes gradcheck (test below)",
+    ("corrcoef", 2): "complex corrcoef clamps real and imaginary parts; Ember's clamp refuses complex",
+    ("corrcoef", 3): "as above",
+    "cov": "complex cov: Ember does not conjugate the second factor (wrong values)",
+    ("gather", 4): "an empty (2, 0) index on a 1-d input: PyTorch skips the rank check for empty indices",
+    ("gradient", 0): "spacing=None is refused (PyTorch takes it as 1)",
+    ("gradient", 2): "as above",
+    ("index_put", 3): "accumulate with a boolean mask selecting no rows fails to broadcast the values",
+    "logcumsumexp": "not implemented for complex tensors (refused with a DTypeError)",
+    "logdet": "not implemented for complex tensors (refused with a DTypeError)",
+    "masked.std": "complex: Ember squares the deviations instead of taking |x - mean|^2 (wrong values)",
+    "masked.var": "as masked.std",
+    ("masked_scatter", 3): "the input is not broadcast to the mask's shape",
+    ("nn.functional.feature_alpha_dropout.without_train", 3): "a 1-d input is refused even when not training",
+    ("nn.functional.feature_alpha_dropout.without_train", 4): "as above",
+    ("nn.functional.normalize", 4): "p=0: the norm of a complex input stays complex, and clamp refuses it",
+    ("norm", 1): "p=0 of a complex input gives a complex result (PyTorch's is real)",
+    "normal.in_place": "normal_ refuses complex tensors (a DTypeError)",
+    ("tensordot", 2): "PyTorch broadcasts contracted dims of size 1 against larger ones; Ember refuses",
+}
+#: the same, on one backend only
+BACKEND_DEVIATIONS: dict[str, dict[Any, str]] = {
+    "torch": {
+        **{f"nn.functional.conv{t}{d}d": "the torch backend calls torch's real-only convolution kernels "
+           "(NotImplementedError for ComplexDouble)" for t in ("", "_transpose") for d in (1, 2, 3)},
+        ("gather", 3): "an empty uint8 index is taken for a mask by the torch backend's indexing",
+    },
+}  # fmt: skip
+DEVIATIONS.update(BACKEND_DEVIATIONS.get(ember.backends.current(), {}))
+#: OpInfo keys whose operator refuses complex gradients (a DTypeError): forward values compared under no_grad
+NO_COMPLEX_GRAD = {
+    "as_strided", "as_strided.partial_views", "as_strided_copy", "cholesky_inverse", "cholesky_solve", "lu_solve",
+    "matrix_exp", "nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.conv3d",
+    "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d", "nn.functional.conv_transpose3d",
+    "nn.functional.softsign", "nn.functional.unfold", "norm.nuc", "pinverse", "qr", "sinc", "sum_to_size", "svd",
+    "triangular_solve",
+}  # fmt: skip
+
+
+def _ember_value(x: Any) -> Any:
+    """A case's input/kwarg for Ember: ``to_ember``, and a torch.nn module (a distance function) as Ember's."""
+    if isinstance(x, torch.nn.Module):  # built with its default arguments in op_db's samples
+        return getattr(ember.nn, type(x).__name__)()
+    if isinstance(x, dict):
+        return {k: _ember_value(v) for k, v in x.items()}
+    return to_ember(x)
+
+
+def _flat(out: Any) -> list[Any]:
+    if isinstance(out, (tuple, list)):
+        return [o for v in out for o in _flat(v)]
+    return [out]
+
+
+def _as_np(x: Any) -> np.ndarray:
+    return x.detach().numpy() if isinstance(x, ember.Tensor) else np.asarray(x)
+
+
+def _leaves(inputs: Any) -> list[ember.Tensor]:
+    if isinstance(inputs, ember.Tensor):
+        return [inputs] if inputs.requires_grad else []
+    if isinstance(inputs, (list, tuple)):
+        return [t for v in inputs for t in _leaves(v)]
+    return []
+
+
+def _grads_wanted(c: Case) -> list[np.ndarray | None]:
+    """PyTorch's gradients, one per top-level input that required grad (the order ``_leaves`` finds them)."""
+    assert c.grads is not None
+    return [g for x, g in zip(c.inputs, c.grads, strict=True) if getattr(x, "grad", False)]
+
+
+def _run(key: str, c: Case) -> str:
+    """Run one case; 'refused' when the operator refused a complex gradient, else 'ok'. Raises on a mismatch."""
+    fn = _fn(c.name)
+    inputs, kwargs = to_ember(c.inputs), _ember_value(c.kwargs)
+    if c.outputs is None:  # PyTorch refused this sample: Ember must refuse it too
+        with pytest.raises(Exception), ember.no_grad():  # noqa: B017 - any clear error; PyTorch's types vary
+            fn(*inputs, **kwargs)
+        return "ok"
+    status = "ok"
+    try:
+        outs = _flat(fn(*inputs, **kwargs))
+    except DTypeError as e:
+        if "gradients through complex tensors are not supported" not in str(e):
+            raise
+        op = str(e).split(":", 1)[0]
+        assert op not in ember.autograd.COMPLEX_GRAD_OPS, f"{op} is listed but refused"
+        status = "refused"
+        with ember.no_grad():
+            outs = _flat(fn(*inputs, **kwargs))
+    assert len(outs) == len(c.outputs), f"{len(outs)} outputs, PyTorch gives {len(c.outputs)}"
+    for k, (o, want) in enumerate(zip(outs, c.outputs, strict=True)):
+        got, want = _as_np(o), np.asarray(want)
+        assert got.shape == want.shape, f"output {k}: shape {got.shape} != PyTorch's {want.shape}"
+        assert got.dtype == want.dtype, f"output {k}: dtype {got.dtype} != PyTorch's {want.dtype}"
+        if c.name not in UNDEFINED_VALUES:
+            np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9, equal_nan=True, err_msg=f"output {k}")
+    leaves = _leaves(inputs)
+    if status == "refused" or c.grads is None or not leaves:
+        return status
+    floats = [o for o in outs if isinstance(o, ember.Tensor) and o.requires_grad]
+    wanted = _grads_wanted(c)
+    if not floats:
+        assert all(w is None or not w.any() for w in wanted), "no gradient where PyTorch's is nonzero"
+        return status
+    total = sum((ember.view_as_real(o) if o.dtype.is_complex else o).sum() for o in floats)
+    gs = ember.autograd.grad(total, leaves, allow_unused=True)
+    for i, (x, g, want) in enumerate(zip(leaves, gs, wanted, strict=True)):
+        if want is None:
+            continue
+        got = np.zeros(x.shape, want.dtype) if g is None else g.numpy()
+        assert got.shape == want.shape, f"grad of input {i}: shape {got.shape} != PyTorch's {want.shape}"
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8, equal_nan=True, err_msg=f"grad of input {i}")
+    return status
+
+
+def test_the_sweep_covers_the_complex_opinfos():
+    assert len(ALL) > 200 and all(c.dtype == "complex128" for cs in ALL.values() for c in cs)
+    assert set(NO_COMPLEX_GRAD) <= set(ALL) and set(SKIP) <= set(ALL)
+
+
+@pytest.mark.parametrize("key", sorted(ALL))
+@pytest.mark.filterwarnings("ignore:Casting complex values to real:UserWarning")  # both libraries warn
+def test_opinfo_complex128(key):
+    if key in SKIP:
+        pytest.skip(SKIP[key])
+    statuses, failed = set(), {}
+    for c in ALL[key]:
+        try:
+            statuses.add(_run(key, c))
+        except Exception as e:  # an assertion, or an error PyTorch did not raise
+            failed[c.index] = f"{type(e).__name__}: {e}"
+    unlisted = {i: m for i, m in failed.items() if key not in DEVIATIONS and (key, i) not in DEVIATIONS}
+    assert not unlisted, f"{key}: " + "; ".join(f"sample {i}: {m}" for i, m in unlisted.items())
+    stale = [i for (k, i) in (d for d in DEVIATIONS if isinstance(d, tuple)) if k == key and i not in failed]
+    assert not stale and (key not in DEVIATIONS or failed), f"{key} {stale}: now matches PyTorch, unlist it"
+    refused = "refused" in statuses
+    assert not statuses or refused == (key in NO_COMPLEX_GRAD), (
+        f"{key}: complex gradients {'refused' if refused else 'recorded'}; NO_COMPLEX_GRAD says otherwise"
+    )
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_as_strided_scatter_gradient_is_the_finite_difference_one(dtype):
+    """The positions ``src`` overwrites get no gradient from ``input`` (PyTorch 2.13's backward gets this wrong)."""
+    rng = np.random.default_rng(0)
+    dt = getattr(ember, dtype)
+    x = ember.tensor(rng.standard_normal((3, 3)), dtype=dt, requires_grad=True)
+    s = ember.tensor(rng.standard_normal((2, 2)), dtype=dt, requires_grad=True)
+    for size, stride, offset in [((2, 2), (1, 2), 0), ((2, 2), (1, 2), 1), ((2, 2), (2, 1), 3), ((), (), 4)]:
+        src = s if size else s[0, 0]
+        args = (size, stride, offset)
+        assert ember.autograd.gradcheck(lambda a, b, args=args: ember.as_strided_scatter(a, b, *args), (x, src))
+        y = ember.as_strided_scatter(x, src, size, stride, offset)
+        (g,) = ember.autograd.grad((ember.view_as_real(y) if y.dtype.is_complex else y).sum(), [x])
+        kept = np.ones(9)
+        kept[[offset + sum(i * st for i, st in zip(idx, stride, strict=True)) for idx in np.ndindex(*size)]] = 0
+        np.testing.assert_array_equal(g.numpy().ravel(), kept * (1 + 1j if y.dtype.is_complex else 1))
+
+
+def test_complex_pinv_and_tensor_tolerances_match_pytorch():
+    """pinv of complex matrices is V diag(1/s) U^H (the conjugates were missing); tolerances may be tensors."""
+    rng = np.random.default_rng(1)
+    for shape in [(4, 4), (3, 5), (5, 3), (2, 4, 4)]:
+        a = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+        h = a @ np.conj(np.swapaxes(a, -1, -2))
+        for m, kw in [(a, {}), (h, {"hermitian": True}), (a, {"rtol": 0.3})]:
+            want = torch.linalg.pinv(torch.tensor(m), **kw).numpy()
+            np.testing.assert_allclose(ember.linalg.pinv(ember.tensor(m), **kw).numpy(), want, rtol=1e-9, atol=1e-12)
+    b = rng.standard_normal((2, 4, 4))
+    for L in (ember, torch):
+        kws = [{"rtol": L.tensor([0.2, 0.6])}, {"atol": L.tensor([0.5, 3.0])}, {"atol": L.tensor(1.0), "rtol": 0.1}]
+        got = [
+            (L.linalg.pinv(L.tensor(b), **kw).numpy(), L.linalg.matrix_rank(L.tensor(b), **kw).tolist()) for kw in kws
+        ]
+        if L is ember:
+            mine = got
+    for (p, r), (tp, tr) in zip(mine, got, strict=True):
+        np.testing.assert_allclose(p, tp, rtol=1e-9, atol=1e-12)
+        assert r == tr
