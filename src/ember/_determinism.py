@@ -45,5 +45,11 @@ def apply_to_torch() -> None:
     from .backends import real_torch
 
     torch = real_torch()  # None when "torch" names something else here (an alias of Ember)
-    if torch is not None:
-        torch.use_deterministic_algorithms(_STATE["mode"], warn_only=_STATE["warn_only"])
+    if torch is None:
+        return
+    mode, warn_only = _STATE["mode"], _STATE["warn_only"]
+    # only a change: torch's setter imports torch._inductor (with dynamo and sympy, ~70 MB of a process's memory)
+    if torch.are_deterministic_algorithms_enabled() != mode or (
+        mode and torch.is_deterministic_algorithms_warn_only_enabled() != warn_only
+    ):
+        torch.use_deterministic_algorithms(mode, warn_only=warn_only)

@@ -10,7 +10,8 @@ passes over few temporaries (half precision is computed in float32, PyTorch's op
   relative minimax fit made for this kernel (Lawson-weighted least squares against SciPy's erf in float64; fit
   error 6e-8). Evaluated in float32, ``Phi`` is within 2.5e-7 of the exact value (4 ulp of 0.5; torch's float32
   erf: 6e-8), and ``gelu``/``gelu_backward`` within 1.5e-6 / 2.7e-7 absolute over [-9, 9] (torch: 3.7e-7 /
-  2.8e-7; ``tests/nn/test_gelu.py`` checks these bounds).
+  2.8e-7; ``tests/nn/test_gelu.py`` checks 2e-6 / 4e-7 against float64). With ``keep``, the forward also
+  returns the derivative ``Phi(x) + x phi(x)`` (one ``exp`` pass more), and backward is one product.
 - tanh, ``0.5 x (1 + tanh(z))`` with ``z = k (x + c x^3)``: written as ``x sigmoid(2z) = x / (1 + exp(-2z))``,
   the same function without NumPy's slow ``tanh`` and without the cancellation of ``1 + tanh`` for x < 0.
 """
@@ -96,7 +97,7 @@ def _gelu_blocks(x: np.ndarray, g: np.ndarray | None, keep: bool = False) -> tup
 
 
 class ActivationKernels:
-    """The ReLU gradient and GELU. Mixed into ``Backend``; torch overrides them with its own kernels."""
+    """The ReLU gradient, log-softmax and GELU. Mixed into ``Backend``; torch overrides them with its own kernels."""
 
     xp: Any
     erf: Any  # from SpecialKernels
@@ -121,6 +122,19 @@ class ActivationKernels:
             np.bitwise_and(g.view(bits), keep, out=keep)
             return keep.view(g.dtype)
         return xp.where(y <= 0, 0, g)
+
+    # -- log-softmax ---------------------------------------------------------------------------------
+    def log_softmax(self, x: Any, dim: int) -> Any:
+        """``x - max - log(sum(exp(x - max)))`` along ``dim``."""
+        xp = self.xp
+        m = xp.max(x, axis=dim, keepdims=True) if 0 not in x.shape else 0
+        z = x - m
+        return z - xp.log(xp.sum(xp.exp(z), axis=dim, keepdims=True))
+
+    def log_softmax_backward(self, g: Any, y: Any, dim: int) -> Any:
+        """The gradient of :meth:`log_softmax` from its output ``y``: ``g - exp(y) * sum(g)`` along ``dim``."""
+        xp = self.xp
+        return g - xp.exp(y) * xp.sum(g, axis=dim, keepdims=True)
 
     # -- GELU --------------------------------------------------------------------------------------
     def gelu(self, x: Any, approximate: str = "none", keep: bool = False) -> tuple[Any, Any]:

@@ -307,6 +307,15 @@ class TorchKernels:
         return _torch().ops.aten.threshold_backward(g, y, 0)
 
     @_no_grad
+    def log_softmax(self, x: Any, dim: int) -> Any:
+        # one fused pass; torch.exp of scores far below the maximum (large logits) takes a slow path (~15x)
+        return _torch().ops.aten._log_softmax(x, dim, False)
+
+    @_no_grad
+    def log_softmax_backward(self, g: Any, y: Any, dim: int) -> Any:
+        return _torch().ops.aten._log_softmax_backward_data(g, y, dim, y.dtype)
+
+    @_no_grad
     def gelu(self, x: Any, approximate: str = "none", keep: bool = False) -> tuple[Any, Any]:
         return _torch().ops.aten.gelu(x, approximate=approximate), None  # backward reads x only
 

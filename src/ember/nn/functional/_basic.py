@@ -22,17 +22,15 @@ __all__ = ["softmax", "softmin", "log_softmax", "gumbel_softmax", "nll_loss", "c
 
 
 class LogSoftmax(Op):
-    """Stable log-softmax: ``x - max - log(sum(exp(x - max)))``; backward ``g - softmax * sum(g)``."""
+    """Stable log-softmax: ``x - max - log(sum(exp(x - max)))``; backward ``g - softmax * sum(g)``. Both are
+    backend kernels (``log_softmax``/``log_softmax_backward``; torch: its fused ``_log_softmax`` pair)."""
 
     saves_inputs = False
     saves_output = True
 
     def forward(self, x: Any, dim: int) -> Any:
-        xp = self.backend.xp
         self.dim = dim
-        m = xp.max(x, axis=dim, keepdims=True) if 0 not in x.shape else 0
-        z = x - m
-        y = z - xp.log(xp.sum(xp.exp(z), axis=dim, keepdims=True))
+        y = self.backend.log_softmax(x, dim)
         self.keep(y)
         return y
 
@@ -41,9 +39,7 @@ class LogSoftmax(Op):
         return g - exp(y) * _sum(g, self.dim, keepdim=True), None
 
     def backward_arrays(self, g: Any) -> tuple[Any, None]:
-        y = self.out_array()
-        xp = self.backend.xp
-        return g - xp.exp(y) * xp.sum(g, axis=self.dim, keepdims=True), None
+        return self.backend.log_softmax_backward(g, self.out_array(), self.dim), None
 
 
 class Softmax(Op):
