@@ -26,3 +26,27 @@ def test_malloc_tuned_by_default_on_glibc():
 @pytest.mark.parametrize("value", ["0", "off"])
 def test_malloc_tuning_opt_out(value):
     assert _tuned(value) == "False"
+
+
+GC_PROBE = (
+    "import gc, weakref; import ember; n = gc.get_freeze_count()\n"
+    "class Cycle: pass\n"
+    "a = Cycle(); a.me = a; r = weakref.ref(a); del a; gc.collect()\n"
+    "print(n > 1000, r() is None)"
+)
+
+
+def _gc_probe(env_value):
+    env = dict(os.environ)
+    env.pop("EMBER_GC_FREEZE", None)
+    if env_value is not None:
+        env["EMBER_GC_FREEZE"] = env_value
+    return subprocess.run([sys.executable, "-c", GC_PROBE], env=env, capture_output=True, text=True, check=True).stdout
+
+
+def test_import_freezes_the_objects_it_made_and_later_cycles_are_still_collected():
+    assert _gc_probe(None).split() == ["True", "True"]
+
+
+def test_gc_freeze_opt_out():
+    assert _gc_probe("0").split() == ["False", "True"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import (
-    _memory,  # noqa: F401 - first: tunes the process's malloc (opt out: EMBER_MALLOC_TUNING=0)
+    _memory,  # first: tunes the process's malloc (opt out: EMBER_MALLOC_TUNING=0)
     accelerator,
     autograd,
     backends,
@@ -239,3 +239,5 @@ from ._compile import CaptureError, compile  # noqa: E402 - PyTorch's name
 # mixed precision: ember.amp, ember.cpu.amp (ember.cuda.amp is in ember.cuda), and PyTorch's top-level autocast
 from . import amp, cpu  # noqa: E402
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
+
+_memory.freeze_gc()  # last: the objects made by importing Ember leave the GC's walks (EMBER_GC_FREEZE=0)

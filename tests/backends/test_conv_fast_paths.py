@@ -8,6 +8,7 @@ import pytest
 import ember
 import ember.backends._kernels_threads as kt
 import ember.nn.functional as F
+from ember.backends._kernels_batch_last import BatchLastCols
 from ember.backends._kernels_winograd import wino_ok
 from ember.backends.numpy_backend import NumpyBackend
 
@@ -169,7 +170,7 @@ def test_input_grad_batch_last_equals_col2im(x_shape, w_shape, s, pads, d, group
     g = rng.standard_normal(y.shape)
     gt = BE._rows(g)[0]
     want = BE._finish_input_grad(BE._input_cols(gt, w, groups), w, g.shape, s, pads, d, groups, x_shape)
-    got = BE._input_grad_batch_last(g, w, s, pads, d, groups, x_shape)
+    got = BE._input_grad_batch_last(BE._batch_last_t(g), w, s, pads, d, groups, x_shape)
     assert got.shape == tuple(x_shape) and got.flags.c_contiguous
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     gx, _ = BE.conv_backward(g, x, w, None, s, pads, d, groups, True, False)
@@ -193,3 +194,39 @@ def test_input_grad_batch_last_matches_torch(x_shape, w_shape, s, pads, d, group
     want = xt.grad.numpy()[(slice(None), slice(None), *(slice(lo, lo + n) for (lo, _), n in zip(pads, x_shape[2:])))]
     np.testing.assert_allclose(gx, want, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(gw, wt.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("x_shape,w_shape,s,pads,d,groups", BATCH_LAST)
+def test_batch_last_convolution_equals_im2col(monkeypatch, x_shape, w_shape, s, pads, d, groups):
+    # forward (with bias), both gradients from the kept batch-last columns or recomputed ones, and the
+    # weight-only gradient, against the (C, *k, N, *out) kernels (float64)
+    x, w, b = rng.standard_normal(x_shape), rng.standard_normal(w_shape), rng.standard_normal(w_shape[0])
+    out = tuple(
+        (n + lo + hi - dd * (kk - 1) - 1) // ss + 1
+        for n, (lo, hi), dd, kk, ss in zip(x_shape[2:], pads, d, w_shape[2:], s)
+    )
+    y, saved = BE._conv_batch_last(x, w, s, pads, d, groups, True, b, out)
+    assert isinstance(saved, BatchLastCols)
+    g = rng.standard_normal(y.shape)
+    got = [y, *BE.conv_backward(g, x, w, saved, s, pads, d, groups)]
+    got += BE.conv_backward(g, x, w, None, s, pads, d, groups, False, True)[1:]
+    got.append(
+        BE.conv_weight(
+            x, g, s, pads, d, groups, w_shape, BE._conv_batch_last(x, w, s, pads, d, groups, True, b, out)[1]
+        )
+    )
+    monkeypatch.setattr(NumpyBackend, "_batch_last_ok", lambda self, x_shape, w_shape, out: False)
+    y_ref, saved_ref = BE._conv_im2col(x, w, s, pads, d, groups, True, b)
+    gx_ref, gw_ref = BE.conv_backward(g, x, w, saved_ref, s, pads, d, groups)
+    for a, want in zip(got, [y_ref, gx_ref, gw_ref, gw_ref, gw_ref], strict=True):
+        assert a.shape == want.shape and a.flags.c_contiguous
+        np.testing.assert_allclose(a, want, rtol=1e-12, atol=1e-12)
+
+
+def test_batch_last_serves_short_output_rows_of_a_batch_with_many_columns():
+    assert BE._batch_last_ok((64, 6, 14, 14), (16, 6, 5, 5), (10, 10))  # LeNet-5's second layer
+    assert not BE._batch_last_ok((64, 1, 32, 32), (6, 1, 5, 5), (28, 28))  # its first: long rows
+    assert not BE._batch_last_ok((1, 6, 14, 14), (16, 6, 5, 5), (10, 10))  # a batch of one
+    assert not BE._batch_last_ok((128, 128, 16, 16), (256, 128, 1, 1), (8, 8))  # ResNet-18's 1x1 stride 2
+    assert not BE._batch_last_ok((128, 128, 16, 16), (256, 128, 3, 3), (8, 8))  # and its 3x3 stride 2
+    assert not BE._batch_last_ok((4, 6, 14, 14), (16, 6, 5, 5), (0, 3))

@@ -87,3 +87,34 @@ def test_linalg_ops_on_large_float32_match_torch(torch):
         t_out.backward()
         np.testing.assert_allclose(e_out.item(), t_out.item(), rtol=1e-4)
         np.testing.assert_allclose(ea.grad.numpy(), ta.grad.numpy(), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("shape", [(1024, 8, 8), (3, 5, 300, 4, 4), (1025, 6, 8), (401, 8, 6)])
+def test_numpy_backend_splits_batches_of_small_matrices_over_threads(monkeypatch, threads, shape):
+    """The batch split over Ember's threads gives NumPy's unsplit results bit for bit, in the batch's order."""
+    from ember import _threads
+    from ember.backends._base import Backend
+
+    monkeypatch.setattr(_threads, "_num_threads", threads)
+    seen: set[str] = set()
+    real = np.linalg.qr
+
+    def qr(a, mode="reduced"):
+        import threading
+
+        seen.add(threading.current_thread().name)
+        return real(a, mode=mode)
+
+    b = numpy_backend.NumpyBackend()
+    a = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    sym = a[..., : min(shape[-2:]), : min(shape[-2:])]
+    sym = sym + np.swapaxes(sym, -1, -2)
+    for name, x, args in [("svd", a, (False,)), ("svd", a, (True,)), ("qr", a, (False,)), ("qr", a, (True,)),
+                          ("eigh", sym, (False,)), ("eigh", sym, (True,))]:  # fmt: skip
+        got, want = getattr(b, name)(x, *args), getattr(Backend, name)(b, x, *args)
+        for g, w in zip(got, want, strict=True):
+            assert g.shape == w.shape and g.dtype == w.dtype and np.array_equal(g, w), (name, args)
+    monkeypatch.setattr(np.linalg, "qr", qr)
+    b.qr(a, False)
+    assert len(seen) == 2 and any(n.startswith("ember-linalg") for n in seen)

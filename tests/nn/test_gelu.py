@@ -130,3 +130,50 @@ def test_gelu_in_place_change_of_its_input_is_an_error():
 def test_gelu_rejects_unknown_approximation():
     with pytest.raises(ValueError, match="approximate must be 'none' or 'tanh'"):
         F.gelu(ember.ones(2), approximate="fast")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_gelu_float32_accuracy_over_several_blocks(mode):
+    """float32 over [-9, 9] in several blocks (the NumPy kernel's rational Phi for exact GELU): within a few ulp
+    of the float64 result (the bounds the kernel's docstring states), and PyTorch's non-finite results."""
+    xs = np.concatenate([np.linspace(-9.0, 9.0, 150_001), [np.inf, -np.inf, np.nan]])
+    x32 = ember.tensor(xs, dtype=ember.float32, requires_grad=True)
+    x64 = ember.tensor(xs, dtype=ember.float64, requires_grad=True)
+    ys, ds = [], []
+    for x in (x32, x64):
+        y = F.gelu(x, approximate=mode)
+        (d,) = ember.autograd.grad(y, [x], ember.ones_like(y))
+        ys.append(y.detach().numpy().astype(np.float64))
+        ds.append(d.numpy().astype(np.float64))
+    fin = slice(0, -3)
+    dtol = 4e-7 if mode == "none" else 2e-6  # (torch's own float32 tanh-GELU gradient is 1.04e-6 off)
+    assert np.abs(ys[0][fin] - ys[1][fin]).max() <= 2e-6
+    assert np.abs(ds[0][fin] - ds[1][fin]).max() <= dtol
+    np.testing.assert_array_equal(ys[0][-3:], [np.inf, np.nan, np.nan])
+    assert np.isnan(ds[0][-3:]).all() and np.isnan(ds[1][-3:]).all()
+    torch = torch_or_none()
+    if torch is not None:
+        tx = torch.tensor(xs, dtype=torch.float32, requires_grad=True)
+        ty = TF().gelu(tx, approximate=mode)
+        (td,) = torch.autograd.grad(ty, [tx], torch.ones_like(ty))
+        np.testing.assert_array_equal(np.isnan(ys[0]), np.isnan(ty.detach().numpy()))
+        np.testing.assert_array_equal(np.isnan(ds[0]), np.isnan(td.numpy()))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gelu_backward_kernel_with_and_without_the_forward_saved_derivative(mode, dtype):
+    """``gelu_backward(g, x)`` (torch's signature) and ``gelu_backward(g, x, saved=...)`` from ``gelu(keep=True)``
+    agree, on a size spanning several blocks and on a broadcast gradient."""
+    be = ember.zeros(1)._backend
+    x = be.asarray((rng.standard_normal(150_001) * 3).astype(dtype))
+    g = be.asarray(rng.standard_normal(150_001).astype(dtype))
+    y, saved = be.gelu(x, mode, True)
+    y0, none = be.gelu(x, mode)
+    assert none is None
+    np.testing.assert_array_equal(be.to_numpy(y), be.to_numpy(y0))
+    tol = dict(rtol=1e-6, atol=1e-7) if dtype == "float32" else dict(rtol=1e-13, atol=0)
+    for gg in (g, be.xp.broadcast_to(g[:1], g.shape)):
+        np.testing.assert_allclose(
+            be.to_numpy(be.gelu_backward(gg, x, mode)), be.to_numpy(be.gelu_backward(gg, x, mode, saved)), **tol
+        )

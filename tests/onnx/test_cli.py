@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from ember.cli import main
 
@@ -36,6 +37,7 @@ def test_info_names_unsupported_operators(tmp_path, capsys):
     assert "1 operator type(s) not supported: my.ops:Frobnicate" in out
 
 
+@pytest.mark.process_default  # the CLI program makes its inputs and its model on the process default
 def test_run_saves_outputs_as_npy(conv_model, tmp_path, capsys):
     path = tmp_path / "m.onnx"
     path.write_bytes(conv_model.SerializeToString())

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 
+@pytest.mark.process_default  # a whole program on the process default
 def test_onnx_roundtrip_example(tmp_path):
     pytest.importorskip("onnxruntime")
     pytest.importorskip("sklearn")

@@ -162,3 +162,26 @@ def test_without_the_onnx_package_the_error_says_what_to_install(monkeypatch, co
         eo.export(ember.nn.Linear(2, 2), ember.randn(1, 2), tmp_path / "l.onnx")
     assert main(["onnx", "info", str(tmp_path / "m.onnx")]) == 1
     assert "pip install 'ember[onnx]'" in capsys.readouterr().err
+
+
+@pytest.mark.process_default  # moves a model from the process default to torch
+def test_function_constants_follow_a_placed_model() -> None:
+    """A context-dependent ONNX function (Attention, opset 23) is expanded at the first run: the constants of its
+    body must land on the device the model was moved to, not on the process default."""
+    pytest.importorskip("torch")
+    from onnx import TensorProto, helper
+
+    shape = [1, 2, 3, 4]
+    vi = [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n in "qkv"]
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)
+    graph = helper.make_graph([helper.make_node("Attention", ["q", "k", "v"], ["y"])], "attn", vi, [out])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    dev = ember.backends.get("numpy" if ember.zeros(1)._backend.name == "torch" else "torch", "cpu")  # the other one
+    inputs = [ember.randn(*shape, generator=ember.Generator().manual_seed(i)) for i in range(3)]
+    want = ember.onnx.load(model.SerializeToString())(*inputs)
+    m = ember.onnx.load(model.SerializeToString()).to(dev)
+    got = m(*[x.to(dev) for x in inputs])
+    on_dev = ember.zeros(1, device=dev)._backend
+    assert got._backend is on_dev and on_dev is not inputs[0]._backend
+    assert all(b._backend is on_dev for b in m.buffers())
+    np.testing.assert_allclose(got.detach().cpu().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)

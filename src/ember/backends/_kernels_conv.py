@@ -15,25 +15,16 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ._kernels_batch_last import BatchLastCols, BatchLastKernels
 from ._kernels_threads import parallel
-from ._kernels_util import Ints, Pads, Workspace, ndindex, out_shape
+from ._kernels_util import Ints, Pads, Workspace, _shift, ndindex, out_shape
 from ._kernels_winograd import WinogradKernels, WinoSaved, wino_ok
 
 #: the weight gradient sums over N * prod(out) in chunks of this many columns (faster in cache)
 _K_CHUNK = 2048
 
 
-def _shift(off: int, k_d: int, s: int, lo: int, n: int, o: int) -> tuple[int, int, int]:
-    """For one kernel offset along one dim: the first and last+1 output index whose input position
-    ``j * s + off * d - lo`` lies inside ``[0, n)``, and the input position of the first one."""
-    base = off * k_d - lo
-    j0 = max(0, -(base // s)) if base < 0 else 0
-    j1 = min(o, (n - 1 - base) // s + 1) if n - 1 - base >= 0 else 0
-    j1 = max(j1, j0)
-    return j0, j1, j0 * s + base
-
-
-class ConvKernels(WinogradKernels):
+class ConvKernels(WinogradKernels, BatchLastKernels):
     """Convolution kernels written against ``self.xp`` (NumPy's names); 3x3 stride-1 convolutions with
     enough channels and pixels go through Winograd F(2x2, 3x3) (``_kernels_winograd``)."""
 
@@ -161,6 +152,9 @@ class ConvKernels(WinogradKernels):
         """:meth:`conv` by im2col and one matrix product per group (every geometry)."""
         xp, ws = self.xp, self.workspace
         k = tuple(w.shape[2:])
+        out = out_shape(tuple(x.shape[2:]), k, stride, pads, dilation)
+        if self._batch_last_ok(x.shape, w.shape, out):
+            return self._conv_batch_last(x, w, stride, pads, dilation, groups, save, bias, out)
         cols, out = self._im2col(x, k, stride, pads, dilation)
         n, o = x.shape[0], w.shape[0]
         kk = math.prod(w.shape[1:])
@@ -215,8 +209,11 @@ class ConvKernels(WinogradKernels):
         """The adjoint of :meth:`conv` in its input (the transposed convolution): (N, O, *out) -> ``x_shape``."""
         if self._flip_ok(w, y.shape, x_shape, stride, pads, dilation, groups):
             return self._input_grad_by_conv(y, w, pads, dilation, groups)
-        if self.xp is np and y.shape[0] > 1:
-            return self._input_grad_batch_last(y, w, stride, pads, dilation, groups, x_shape)
+        if self._batch_last_ok(x_shape, w.shape, y.shape[2:]):
+            yb = self._batch_last_t(y)
+            gx = self._input_grad_batch_last(yb, w, stride, pads, dilation, groups, x_shape)
+            self.workspace.give(yb)
+            return gx
         gt, pooled = self._rows(y)
         dcols = self._input_cols(gt, w, groups)
         if pooled:
@@ -247,38 +244,6 @@ class ConvKernels(WinogradKernels):
         full = tuple((dilation[i] * (k[i] - 1) - pads[i][0], dilation[i] * (k[i] - 1) - pads[i][1]) for i in range(sp))
         return self.conv(g, wt, (1,) * sp, full, dilation, groups)[0]
 
-    def _input_grad_batch_last(self, g: Any, w: Any, s: Ints, pads: Pads, d: Ints, groups: int, x_shape: Ints) -> Any:
-        """NumPy, a batch: ``dL/dx`` by col2im with the batch as the last axis, (C, *k, *out, N) columns added
-        into a (C, *spatial, N) sum. Each add then runs over whole (output row x batch) blocks, not single
-        output rows: LeNet-5's second layer, 4.5 -> 2.6 ms (benchmarks/README.md)."""
-        xp, ws = self.xp, self.workspace
-        sp = len(pads)
-        n, o = g.shape[:2]
-        k, out, spatial = tuple(w.shape[2:]), tuple(g.shape[2:]), tuple(x_shape[2:])
-        c, og, kk = w.shape[1] * groups, o // groups, math.prod(w.shape[1:])
-        gb = ws.take((o, *out, n), g.dtype)  # g with the batch last
-        gb[...] = g.transpose(1, *range(2, 2 + sp), 0)
-        g2, w2 = gb.reshape(o, -1), w.reshape(o, kk)
-        dcols = ws.take((c * math.prod(k), g2.shape[1]), g.dtype)
-        for gi in range(groups):
-            xp.matmul(w2[gi * og : (gi + 1) * og].T, g2[gi * og : (gi + 1) * og], out=dcols[gi * kk : (gi + 1) * kk])
-        ws.give(gb)
-        d6 = dcols.reshape((c, *k, *out, n))
-        r = xp.zeros((c, *spatial, n), dtype=g.dtype)
-        for off in ndindex(k):
-            dst, src = [slice(None)], [slice(None), *off]
-            for i in range(sp):
-                j0, j1, p0 = _shift(off[i], d[i], s[i], pads[i][0], spatial[i], out[i])
-                if j1 <= j0:
-                    break
-                src.append(slice(j0, j1))
-                dst.append(slice(p0, p0 + (j1 - j0 - 1) * s[i] + 1, s[i]))
-            else:
-                view = r[tuple(dst)]
-                view += d6[tuple(src)]
-        ws.give(dcols)
-        return xp.ascontiguousarray(r.transpose(sp + 1, 0, *range(1, sp + 1)))
-
     def _input_cols(self, gt: Any, w: Any, groups: int) -> Any:
         xp = self.xp
         o = w.shape[0]
@@ -305,6 +270,11 @@ class ConvKernels(WinogradKernels):
         if isinstance(saved, WinoSaved):  # (the tiles serve conv_backward; here the columns are recomputed)
             self.workspace.give(saved.v)
             saved = None
+        if isinstance(saved, BatchLastCols) or (saved is None and self._batch_last_ok(x.shape, w_shape, g.shape[2:])):
+            gb = self._batch_last_t(g)
+            gw = self._weight_batch_last(gb, x, saved, stride, pads, dilation, groups, w_shape)
+            self.workspace.give(gb)
+            return gw
         cols = saved if saved is not None else self._im2col(x, tuple(w_shape[2:]), stride, pads, dilation)[0]
         gt, pooled = self._rows(g)
         gw = self._weight_from(cols.reshape(-1, gt.shape[1]), gt, groups, w_shape)
@@ -364,8 +334,20 @@ class ConvKernels(WinogradKernels):
         gx = gw = None
         if input_grad and self._flip_ok(w, g.shape, x.shape, stride, pads, dilation, groups):
             gx, input_grad = self._input_grad_by_conv(g, w, pads, dilation, groups), False
-        if input_grad and self.xp is np and g.shape[0] > 1:
-            gx, input_grad = self._input_grad_batch_last(g, w, stride, pads, dilation, groups, x.shape), False
+        bl_x = input_grad and self._batch_last_ok(x.shape, w.shape, g.shape[2:])
+        bl_w = weight_grad and (
+            isinstance(saved, BatchLastCols) or (saved is None and self._batch_last_ok(x.shape, w.shape, g.shape[2:]))
+        )
+        if bl_x or bl_w:  # (the batch-last forward kept BatchLastCols: its rule is bl_w's)
+            gb = self._batch_last_t(g)
+            if bl_x:
+                gx, input_grad = self._input_grad_batch_last(gb, w, stride, pads, dilation, groups, x.shape), False
+            if bl_w:
+                gw, weight_grad = self._weight_batch_last(gb, x, saved, stride, pads, dilation, groups, w.shape), False
+                saved = None
+            self.workspace.give(gb)
+        if isinstance(saved, BatchLastCols):
+            saved = saved.cols
         if not (input_grad or weight_grad):
             self.workspace.give(saved)
             return gx, gw

@@ -11,9 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ._kernels_conv import _shift
 from ._kernels_threads import parallel
-from ._kernels_util import Ints, Pads, ndindex, pool_geometry
+from ._kernels_util import Ints, Pads, _shift, ndindex, pool_geometry
 from ._kernels_wide import WideGrid, max_pool_backward_wide, max_pool_wide
 
 

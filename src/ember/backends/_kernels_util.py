@@ -21,6 +21,16 @@ def out_shape(spatial: Ints, k: Ints, s: Ints, pads: Pads, d: Ints) -> Ints:
     return tuple((spatial[i] + pads[i][0] + pads[i][1] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(len(k)))
 
 
+def _shift(off: int, k_d: int, s: int, lo: int, n: int, o: int) -> tuple[int, int, int]:
+    """For one kernel offset along one dim: the first and last+1 output index whose input position
+    ``j * s + off * d - lo`` lies inside ``[0, n)``, and the input position of the first one."""
+    base = off * k_d - lo
+    j0 = max(0, -(base // s)) if base < 0 else 0
+    j1 = min(o, (n - 1 - base) // s + 1) if n - 1 - base >= 0 else 0
+    j1 = max(j1, j0)
+    return j0, j1, j0 * s + base
+
+
 def pool_geometry(spatial: Ints, k: Ints, s: Ints, p: Ints, d: Ints, ceil_mode: bool) -> tuple[Pads, Ints]:
     """PyTorch's pooling output size, and the padding (low, high) that makes every window fit."""
     pads, out = [], []

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import functools
+import itertools
+import math
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -27,6 +30,32 @@ def _each_matrix(a: np.ndarray, fn: Any, n_out: int) -> Any:
     flat = a.reshape(-1, *a.shape[-2:])
     outs = [fn(m) for m in flat]
     return tuple(np.stack([o[i] for o in outs]).reshape(*a.shape[:-2], *outs[0][i].shape) for i in range(n_out))
+
+
+_SPLIT_MIN = 1 << 14  # elements of a batch of small matrices worth splitting over threads
+_POOL: list[ThreadPoolExecutor] = []
+
+
+def _split_batch(a: np.ndarray, fn: Any, n_out: int) -> Any:
+    """``fn`` (a batched NumPy linalg call) on ``a``, the batch split over Ember's threads.
+
+    NumPy's batched decompositions loop over the matrices in C on one thread (with the GIL released);
+    PyTorch's CPU kernels use its intra-op threads. Large matrices use LAPACK's own threads instead.
+    """
+    from .._threads import get_num_threads
+
+    batch = math.prod(a.shape[:-2])
+    n = min(get_num_threads(), batch)
+    if n < 2 or a.size < _SPLIT_MIN:
+        return fn(a)
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(max(n - 1, 1), thread_name_prefix="ember-linalg"))
+    flat = a.reshape(batch, *a.shape[-2:])
+    cuts = [batch * k // n for k in range(n + 1)]
+    futures = [_POOL[0].submit(fn, flat[lo:hi]) for lo, hi in itertools.pairwise(cuts[1:])]
+    parts = [fn(flat[: cuts[1]])] + [f.result() for f in futures]
+    return tuple(np.concatenate([p[i] for p in parts]).reshape(*a.shape[:-2], *parts[0][i].shape[1:])
+                 for i in range(n_out))  # fmt: skip
 
 
 class NumpyBackend(Backend):
@@ -89,6 +118,25 @@ class NumpyBackend(Backend):
         return bool(flags.writeable and flags.c_contiguous)
 
     def index_add(self, target: np.ndarray, index: Any, values: Any) -> None:
+        rows = index[0] if isinstance(index, tuple) and len(index) == 1 else index
+        if (
+            isinstance(rows, np.ndarray)
+            and rows.dtype.kind in "iu"
+            and target.ndim > 1
+            and target.flags.c_contiguous
+            and isinstance(values, np.ndarray)
+            and values.shape == rows.shape + target.shape[1:]
+            and rows.size
+            and -target.shape[0] <= rows.min()
+            and rows.max() < target.shape[0]
+        ):
+            # whole rows (an embedding's gradient): add.at over rows costs ~20 ns an element; over the flat
+            # elements, one key each, it takes its 1-d fast path (~6x faster) and adds in the same order (the same
+            # bits). Rows out of range take add.at's own path and error.
+            inner = target.size // target.shape[0] if target.shape[0] else 0
+            keys = rows.reshape(-1, 1).astype(np.intp) * inner + np.arange(inner, dtype=np.intp)
+            np.add.at(target.reshape(-1), keys.reshape(-1), values.reshape(-1))
+            return
         np.add.at(target, index, values)
 
     def spmm(self, indices: Any, values: Any, shape: tuple[int, int], dense: Any) -> Any:
@@ -117,19 +165,22 @@ class NumpyBackend(Backend):
     def svd(self, a: Any, full_matrices: bool) -> tuple[Any, Any, Any]:
         sl = self._single_precision_linalg(a)
         if sl is None:
-            return super().svd(a, full_matrices)
+            base = super().svd
+            return _split_batch(a, lambda m: base(m, full_matrices), 3)
         return _each_matrix(a, lambda m: sl.svd(m, full_matrices=full_matrices), 3)
 
     def qr(self, a: Any, complete: bool) -> tuple[Any, Any]:
         sl = self._single_precision_linalg(a)
         if sl is None:
-            return super().qr(a, complete)
+            base = super().qr
+            return _split_batch(a, lambda m: base(m, complete), 2)
         return _each_matrix(a, lambda m: sl.qr(m, mode="full" if complete else "economic"), 2)
 
     def eigh(self, a: Any, upper: bool) -> tuple[Any, Any]:
         sl = self._single_precision_linalg(a)
         if sl is None:
-            return super().eigh(a, upper)
+            base = super().eigh
+            return _split_batch(a, lambda m: base(m, upper), 2)
         return _each_matrix(a, lambda m: sl.eigh(m, lower=not upper, driver="evd"), 2)
 
     def sliding_window(self, array: np.ndarray, window: tuple[int, ...], axes: tuple[int, ...]) -> np.ndarray:

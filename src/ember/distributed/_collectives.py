@@ -169,7 +169,7 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: Any = None, async_
             checked=checked,
         )
     try:  # the common call, without _launch's generality (this path is timed against torch.distributed's)
-        tdist.all_reduce(b.torch, torch_reduce_op(rop), group)
+        _all_reduce_now(tdist, b.torch, rop, group)
     except RuntimeError as e:
         failed(group)
         raise backend_error(
@@ -177,6 +177,29 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: Any = None, async_
         ) from e
     b.written()
     return None
+
+
+_ALL_REDUCE_OPTIONS: dict[ReduceOp, Any] = {}
+
+
+def _all_reduce_now(tdist: Any, t: Any, rop: ReduceOp, group: Any) -> None:
+    """``tdist.all_reduce(t, op, group)``; on the default group, the process group's own ``allreduce``.
+
+    That is the call torch.distributed's Python ``all_reduce`` makes after its argument handling (and the
+    one PyTorch's C++ DDP makes). Skipping that layer saves about 15 us of Python per call, which is as much
+    as the rest of Ember's wrapper: the tensor is already checked here, and the cases it handles otherwise
+    (complex tensors, a coalescing context, other groups) go through it.
+    """
+    pg = tdist.group.WORLD
+    if group is not None or t.is_complex() or pg in tdist.distributed_c10d._world.pg_coalesce_state:
+        tdist.all_reduce(t, torch_reduce_op(rop), group)
+        return
+    opts = _ALL_REDUCE_OPTIONS.get(rop)
+    if opts is None:
+        opts = _ALL_REDUCE_OPTIONS[rop] = tdist.AllreduceOptions()
+        opts.reduceOp = torch_reduce_op(rop)
+        opts.asyncOp = False
+    pg.allreduce([t], opts).wait()
 
 
 def broadcast(tensor: Tensor, src: int = 0, group: Any = None, async_op: bool = False) -> Any:

@@ -288,8 +288,14 @@ class _ContextFunction:
                 self.n.SerializeToString(), [t.SerializeToString() for t in types]
             )
             own = self.opset if self.n.domain in ("", "ai.onnx") else 0
+            start = len(self.builder.params)
             fn = self.cache[key] = self.builder.function_call(_as_function(raw), self.at, self.n, self.path, schema,
                                                               own)  # fmt: skip
+            if device is not None:  # the body's constants join a model already placed: put them where this run is
+                for owner, k in self.builder.params[start:]:
+                    p = owner._params[k]
+                    if p is not None:
+                        p._data, p._backend = (moved := p.to(device=device))._data, moved._backend
         return fn(args, device)
 
 

@@ -307,11 +307,11 @@ class TorchKernels:
         return _torch().ops.aten.threshold_backward(g, y, 0)
 
     @_no_grad
-    def gelu(self, x: Any, approximate: str = "none") -> Any:
-        return _torch().ops.aten.gelu(x, approximate=approximate)
+    def gelu(self, x: Any, approximate: str = "none", keep: bool = False) -> tuple[Any, Any]:
+        return _torch().ops.aten.gelu(x, approximate=approximate), None  # backward reads x only
 
     @_no_grad
-    def gelu_backward(self, g: Any, x: Any, approximate: str = "none") -> Any:
+    def gelu_backward(self, g: Any, x: Any, approximate: str = "none", saved: Any = None) -> Any:
         return _torch().ops.aten.gelu_backward(g, x, approximate=approximate)
 
     # -- optimizer updates -----------------------------------------------------------------------

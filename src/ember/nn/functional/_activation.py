@@ -48,21 +48,26 @@ def _gelu_tanh_grad(x: Tensor) -> Tensor:
 
 class Gelu(Op):
     """GELU as one node, PyTorch's ``gelu``: the backend kernels ``gelu`` forward and ``gelu_backward`` (first
-    order), keeping only the input; ``create_graph`` differentiates the closed-form derivative as a graph."""
+    order). It keeps the input and, when ``keep`` (a gradient will be needed), what the backend's forward kernel
+    returned for backward (NumPy/CuPy: the derivative; torch: nothing); ``create_graph`` differentiates the
+    closed-form derivative as a graph."""
 
     approximate = "none"
+    saved: Any = None
 
-    def forward(self, x: Any) -> Any:
-        return self.backend.gelu(x, self.approximate)
+    def forward(self, x: Any, keep: bool) -> Any:
+        y, self.saved = self.backend.gelu(x, self.approximate, keep)
+        return y
 
-    def backward_arrays(self, g: Any) -> Any:
-        return self.backend.gelu_backward(g, self.inputs[0]._data, self.approximate)  # type: ignore[index]
+    def backward_arrays(self, g: Any) -> tuple[Any, None]:
+        x = self.inputs[0]._data  # type: ignore[index]
+        return self.backend.gelu_backward(g, x, self.approximate, self.saved), None
 
-    def backward(self, g: Tensor) -> Tensor:
-        (x,) = self.inputs  # type: ignore[misc]
+    def backward(self, g: Tensor) -> tuple[Tensor, None]:
+        x = self.inputs[0]  # type: ignore[index]
         if not STATE.enabled:  # anomaly mode, first order: the kernel
-            return Tensor._make(self.backward_arrays(g._data), self.backend)
-        return g * (_gelu_tanh_grad(x) if self.approximate == "tanh" else _gelu_exact_grad(x))
+            return Tensor._make(self.backward_arrays(g._data)[0], self.backend), None
+        return g * (_gelu_tanh_grad(x) if self.approximate == "tanh" else _gelu_exact_grad(x)), None
 
 
 class GeluTanh(Gelu):
@@ -153,7 +158,8 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """``x * Phi(x)`` (exact, with erf) or its tanh approximation (``approximate='tanh'``)."""
     if approximate not in ("none", "tanh"):
         raise ValueRangeError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return (Gelu if approximate == "none" else GeluTanh).apply(_float(input))
+    x = _float(input)
+    return (Gelu if approximate == "none" else GeluTanh).apply(x, STATE.enabled and x.requires_grad)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:

@@ -46,7 +46,7 @@ def _scale(p: float) -> float:
 
 
 class _MaskOp(Op):
-    """Backward reads no input value (only the kept bool mask)."""
+    """Backward reads no input value (only the kept bool mask): ``g * mask * scale`` for the first input."""
 
     saves_inputs = False
     mask: Any
@@ -60,6 +60,12 @@ class _MaskOp(Op):
         gx *= self.scale
         return gx
 
+    def backward_arrays(self, g: Any) -> tuple[Any, ...]:
+        return self._masked(g), None, None
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, ...]:
+        return g * Tensor._make(self.mask, self.backend) * self.scale, None, None
+
 
 class DropoutMask(_MaskOp):
     """``x * keep * scale`` (``keep`` a bool mask)."""
@@ -69,12 +75,6 @@ class DropoutMask(_MaskOp):
         y = x * keep
         y *= scale
         return y
-
-    def backward_arrays(self, g: Any) -> tuple[Any, None, None]:
-        return self._masked(g), None, None
-
-    def backward(self, g: Tensor) -> tuple[Tensor, None, None]:
-        return g * Tensor._make(self.mask, self.backend) * self.scale, None, None
 
 
 class ReluDropout(_MaskOp):
@@ -89,12 +89,6 @@ class ReluDropout(_MaskOp):
         y *= scale
         return y
 
-    def backward_arrays(self, g: Any) -> tuple[Any, None, None]:
-        return self._masked(g), None, None
-
-    def backward(self, g: Tensor) -> tuple[Tensor, None, None]:
-        return g * Tensor._make(self.mask, self.backend) * self.scale, None, None
-
 
 class DropoutAdd(_MaskOp):
     """``x + z * keep * scale`` (a residual connection around a dropped-out branch; ``keep`` None: ``x + z``)."""
@@ -108,10 +102,10 @@ class DropoutAdd(_MaskOp):
         y += x
         return y
 
-    def backward_arrays(self, g: Any) -> tuple[Any, Any, None, None]:
+    def backward_arrays(self, g: Any) -> tuple[Any, ...]:
         return g, (g if self.mask is None else self._masked(g)), None, None
 
-    def backward(self, g: Tensor) -> tuple[Tensor, Tensor, None, None]:
+    def backward(self, g: Tensor) -> tuple[Tensor | None, ...]:
         gz = g if self.mask is None else g * Tensor._make(self.mask, self.backend) * self.scale
         return g, gz, None, None
 

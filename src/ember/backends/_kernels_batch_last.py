@@ -1,0 +1,163 @@
+"""Convolution by im2col with the batch as the last axis (NumPy, a batch of several, short output rows).
+
+The columns are (C, *k, *out, N) and the sums (C, *spatial, N): every copy into the columns and every add of
+col2im then runs over whole (output row x batch) blocks, where the (C, *k, N, *out) layout of
+``_kernels_conv`` runs over single output rows (10 elements in LeNet-5's second layer). The price is two
+transposed copies, of the input and of the output; they pay when the output rows are short (measured on
+LeNet-5's layers: benchmarks/README.md, "Measurements behind kernel choices").
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ._kernels_util import Ints, Pads, _shift, ndindex
+
+#: output rows shorter than this may take the batch-last layout (LeNet-5: 10 gains, 28 loses)
+_SHORT_ROW = 16
+#: ... when the columns hold at least this many times the elements of the input and output (see _batch_last_ok)
+_EXPANSION = 3
+
+
+class BatchLastCols:
+    """What the forward pass keeps for the weight gradient: the batch-last columns (a workspace buffer)."""
+
+    __slots__ = ("cols",)
+
+    def __init__(self, cols: Any) -> None:
+        self.cols = cols
+
+
+def _offset_slices(off: Ints, k_d: Ints, s: Ints, lo: Ints, spatial: Ints, out: Ints) -> tuple[Any, Any] | None:
+    """(output slices, input slices) of the windows whose element at kernel offset ``off`` is inside the
+    input, or None when none is."""
+    dst, src = [], []
+    for i in range(len(off)):
+        j0, j1, p0 = _shift(off[i], k_d[i], s[i], lo[i], spatial[i], out[i])
+        if j1 <= j0:
+            return None
+        dst.append(slice(j0, j1))
+        src.append(slice(p0, p0 + (j1 - j0 - 1) * s[i] + 1, s[i]))
+    return tuple(dst), tuple(src)
+
+
+class BatchLastKernels:
+    """The batch-last convolution kernels, mixed into ``ConvKernels`` (NumPy's names on ``self.xp``)."""
+
+    xp: Any
+    workspace: Any
+    _weight_from: Any  # ConvKernels._weight_from
+
+    def _batch_last_ok(self, x_shape: Ints, w_shape: Ints, out: Ints) -> bool:
+        """NumPy, a batch, output rows shorter than 16, and columns at least 3x the elements the two
+        transposed copies move (input and output): LeNet-5's second layer (5.4x) gains; ResNet-18's stride-2
+        layers (1x1: < 1x, 3x3: 1.5x) measured slower this way."""
+        if self.xp is not np or x_shape[0] < 2 or not out or not all(out) or out[-1] >= _SHORT_ROW:
+            return False
+        c, m = x_shape[1], math.prod(out)
+        return c * math.prod(w_shape[2:]) * m >= _EXPANSION * (c * math.prod(x_shape[2:]) + w_shape[0] * m)
+
+    def _batch_last_t(self, a: Any) -> Any:
+        """(N, C, *sp) -> a (C, *sp, N) workspace copy."""
+        t = self.workspace.take((*a.shape[1:], a.shape[0]), a.dtype)
+        t[...] = a.transpose(*range(1, a.ndim), 0)
+        return t
+
+    def _cols_batch_last(self, x: Any, k: Ints, s: Ints, pads: Pads, d: Ints, out: Ints) -> Any:
+        """The columns (C, *k, *out, N) of ``x`` (a workspace buffer; padding zeroed in place)."""
+        sp = len(k)
+        xt = self._batch_last_t(x)
+        spatial = tuple(x.shape[2:])
+        cols = self.workspace.take((x.shape[1], *k, *out, x.shape[0]), x.dtype)
+        lo = tuple(p[0] for p in pads)
+        for off in ndindex(k):
+            block = cols[(slice(None), *off)]  # (C, *out, N)
+            reg = _offset_slices(off, d, s, lo, spatial, out)
+            if reg is None:
+                block.fill(0)
+                continue
+            dst, src = reg
+            for i in range(sp):  # the windows of this offset that fall in the padding
+                if dst[i].start > 0:
+                    block[(slice(None),) * (1 + i) + (slice(0, dst[i].start),)] = 0
+                if dst[i].stop < out[i]:
+                    block[(slice(None),) * (1 + i) + (slice(dst[i].stop, None),)] = 0
+            block[(slice(None), *dst)] = xt[(slice(None), *src)]
+        self.workspace.give(xt)
+        return cols
+
+    def _conv_batch_last(
+        self, x: Any, w: Any, s: Ints, pads: Pads, d: Ints, groups: int, save: bool, bias: Any, out: Ints
+    ) -> tuple[Any, Any]:
+        """``conv`` by batch-last columns: one product per group, then the (O, *out, N) result transposed
+        into (N, O, *out) with the bias added on the way."""
+        xp, ws = self.xp, self.workspace
+        n, o, sp = x.shape[0], w.shape[0], len(out)
+        cols = self._cols_batch_last(x, tuple(w.shape[2:]), s, pads, d, out)
+        m = math.prod(out) * n
+        tmp = ws.take((o, m), x.dtype)
+        _gemm_groups(xp, w.reshape(o, -1), cols.reshape(-1, m), tmp, groups)
+        y = xp.empty((n, o, *out), dtype=x.dtype)
+        t = tmp.reshape((o, *out, n)).transpose(sp + 1, *range(sp + 1))
+        if bias is None:
+            y[...] = t
+        else:
+            xp.add(t, bias.reshape((o,) + (1,) * sp), out=y)
+        ws.give(tmp)
+        if save:
+            return y, BatchLastCols(cols)
+        ws.give(cols)
+        return y, None
+
+    def _input_grad_batch_last(self, gb: Any, w: Any, s: Ints, pads: Pads, d: Ints, groups: int, x_shape: Ints) -> Any:
+        """``dL/dx`` from ``gb`` (the output gradient as (O, *out, N)): one product per group into batch-last
+        input-gradient columns, added into a (C, *spatial, N) sum (col2im), transposed back."""
+        xp, ws = self.xp, self.workspace
+        sp = len(pads)
+        o, n = gb.shape[0], gb.shape[-1]
+        k, out, spatial = tuple(w.shape[2:]), tuple(gb.shape[1:-1]), tuple(x_shape[2:])
+        c, kk = w.shape[1] * groups, math.prod(w.shape[1:])
+        g2 = gb.reshape(o, -1)
+        dcols = ws.take((c * math.prod(k), g2.shape[1]), gb.dtype)
+        _gemm_groups(xp, w.reshape(o, kk).T, g2, dcols, groups, transposed=True)
+        dk = dcols.reshape((c, *k, *out, n))
+        r = xp.zeros((c, *spatial, n), dtype=gb.dtype)
+        lo = tuple(p[0] for p in pads)
+        for off in ndindex(k):
+            reg = _offset_slices(off, d, s, lo, spatial, out)
+            if reg is not None:
+                view = r[(slice(None), *reg[1])]
+                view += dk[(slice(None), *off, *reg[0])]
+        ws.give(dcols)
+        return xp.ascontiguousarray(r.transpose(sp + 1, 0, *range(1, sp + 1)))
+
+    def _weight_batch_last(
+        self, gb: Any, x: Any, saved: Any, s: Ints, pads: Pads, d: Ints, groups: int, w_shape: Ints
+    ) -> Any:
+        """``dL/dw`` from ``gb`` (the output gradient as (O, *out, N)) and the batch-last columns (``saved``,
+        or recomputed when None); consumes ``saved``."""
+        cols = saved.cols if isinstance(saved, BatchLastCols) else None
+        if cols is None:
+            cols = self._cols_batch_last(x, tuple(w_shape[2:]), s, pads, d, tuple(gb.shape[1:-1]))
+        gw = self._weight_from(cols.reshape(-1, gb[0].size), gb.reshape(gb.shape[0], -1), groups, w_shape)
+        self.workspace.give(cols)
+        return gw
+
+
+def _gemm_groups(xp: Any, a: Any, b: Any, out: Any, groups: int, transposed: bool = False) -> None:
+    """``out = a @ b`` per group: ``a`` (O, kk) with ``b`` (groups * kk, L) -> ``out`` (O, L); ``transposed``:
+    ``a`` (kk, O), the transposed weight, with ``b`` (O, L) -> ``out`` (groups * kk, L)."""
+    if groups == 1:
+        xp.matmul(a, b, out=out)
+        return
+    if transposed:
+        kk, og = a.shape[0], a.shape[1] // groups
+        for gi in range(groups):
+            xp.matmul(a[:, gi * og : (gi + 1) * og], b[gi * og : (gi + 1) * og], out=out[gi * kk : (gi + 1) * kk])
+        return
+    og, kk = a.shape[0] // groups, a.shape[1]
+    for gi in range(groups):
+        xp.matmul(a[gi * og : (gi + 1) * og], b[gi * kk : (gi + 1) * kk], out=out[gi * og : (gi + 1) * og])
