@@ -28,6 +28,7 @@ SAMPLES = 10  # per OpInfo (op_db's first ones; some OpInfos start with empty te
 EXCLUDE = ("fft.", "linalg.", "special.", "stft", "istft", "signal.", "jiterator", "sparse.", "to_sparse", "_")
 _ALL = cases(("",), "complex-v1", ("complex128",), EXCLUDE, max_samples=SAMPLES, variants=True)
 _ALL.update(cases(("__r", "__getitem__"), "complex-dunder-v1", ("complex128",), max_samples=SAMPLES))
+_ALL.update(cases(("linalg.",), "linalg-complex-v1", ("complex128",), max_samples=SAMPLES))  # (float64: its own file)
 
 
 def _resolve(root: Any, name: str) -> Any:
@@ -91,15 +92,56 @@ DEVIATIONS: dict[Any, str] = {
     "normal.in_place": "normal_ refuses complex tensors (a DTypeError)",
     ("tensordot", 2): "PyTorch broadcasts contracted dims of size 1 against larger ones; Ember refuses",
 }
+_PIVOTS = ("complex LU pivots on the largest |z|, LAPACK (PyTorch) on the largest |re| + |im|: another valid "
+           "P L U of the same matrix")  # fmt: skip
+_LDL = "ldl_factor(hermitian=True) of a complex matrix differs from PyTorch's factor"
 #: the same, on one backend only
 BACKEND_DEVIATIONS: dict[str, dict[Any, str]] = {
+    "numpy": {
+        **{("linalg.lu", i): _PIVOTS for i in (6, 7, 8, 9)},
+        **{("linalg.lu_factor", i): _PIVOTS for i in (3, 7, 8, 9)},
+        **{("linalg.lu_factor_ex", i): _PIVOTS for i in (6, 7, 8, 9)},
+        **{(k, i): _LDL for k in ("linalg.ldl_factor", "linalg.ldl_factor_ex") for i in (4, 5)},
+    },
     "torch": {
         ("gather", 3): "an empty uint8 index is taken for a mask by the torch backend's indexing",
     },
 }  # fmt: skip
 DEVIATIONS.update(BACKEND_DEVIATIONS.get(ember.backends.current(), {}))
 #: OpInfo keys whose operator refuses complex gradients (a DTypeError): forward values compared under no_grad
-NO_COMPLEX_GRAD = {"logdet", "nn.functional.softsign", "norm.nuc", "qr", "svd"}
+NO_COMPLEX_GRAD = {
+    "logdet",
+    "nn.functional.softsign",
+    "norm.nuc",
+    "qr",
+    "svd",
+    *(
+        f"linalg.{n}"
+        for n in (
+            "cholesky",
+            "cholesky_ex",
+            "cond",
+            "det",
+            "eigh",
+            "eigvalsh",
+            "inv",
+            "inv_ex",
+            "lu",
+            "lu_factor",
+            "lu_factor_ex",
+            "matrix_norm",
+            "matrix_power",
+            "qr",
+            "slogdet",
+            "solve",
+            "solve_ex",
+            "svd",
+            "svdvals",
+            "tensorinv",
+            "tensorsolve",
+        )
+    ),
+}  # (matrix_norm/matrix_power: only their SVD- and inverse-based samples refuse)
 
 
 def _ember_value(x: Any) -> Any:
@@ -135,6 +177,18 @@ def _grads_wanted(c: Case) -> list[np.ndarray | None]:
     return [g for x, g in zip(c.inputs, c.grads, strict=True) if getattr(x, "grad", False)]
 
 
+def _check_eigh(c: Case, outs: list[Any], a: np.ndarray) -> None:
+    """Eigenvectors are unique up to a phase: eigenvalues, and V diag(w) V^H against the read triangle's matrix."""
+    w, v = (o.detach().numpy() for o in outs)
+    np.testing.assert_allclose(w, c.outputs[0], rtol=1e-7, atol=1e-9)
+    tri = np.triu(a) if str(c.kwargs.get("UPLO", "L")).upper() == "U" else np.tril(a)
+    herm = tri + np.conj(np.swapaxes(tri, -1, -2))
+    herm = herm - np.einsum("...ii->...i", herm)[..., None] * np.eye(a.shape[-1]) / 2  # the diagonal once
+    herm = herm - 1j * np.einsum("...ii->...i", herm).imag[..., None] * np.eye(a.shape[-1])  # a real diagonal
+    recon = (v * w[..., None, :]) @ np.conj(np.swapaxes(v, -1, -2))
+    np.testing.assert_allclose(recon, herm, rtol=1e-7, atol=1e-9)
+
+
 def _run(key: str, c: Case) -> str:
     """Run one case; 'refused' when the operator refused a complex gradient, else 'ok'. Raises on a mismatch."""
     fn = _fn(c.name)
@@ -155,6 +209,9 @@ def _run(key: str, c: Case) -> str:
         with ember.no_grad():
             outs = _flat(fn(*inputs, **kwargs))
     assert len(outs) == len(c.outputs), f"{len(outs)} outputs, PyTorch gives {len(c.outputs)}"
+    if c.name == "linalg.eigh":  # (its gradient of the sum depends on the phase; test_linalg_decomp checks it)
+        _check_eigh(c, outs, inputs[0].detach().numpy())
+        return status
     for k, (o, want) in enumerate(zip(outs, c.outputs, strict=True)):
         got, want = _as_np(o), np.asarray(want)
         assert got.shape == want.shape, f"output {k}: shape {got.shape} != PyTorch's {want.shape}"

@@ -199,7 +199,7 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803 - PyTor
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise ShapeError(f"cholesky: expected a (batch of) square matrices, got shape {tuple(A.shape)}")
     L: Tensor = Cholesky.apply(_float(A))
-    return _mt(L) if upper else L
+    return cj(_mt(L)) if upper else L  # U = L^H
 
 
 class SolveTriangular(Op):

@@ -20,6 +20,7 @@ from ._indexing_view import _transpose
 from ._lapack import solve_triangular
 from ._linalg_decomp import _matrices, _square
 from ._other_diagonal import tril, triu
+from ._pointwise_complex import cj
 
 __all__ = ["lu_solve", "lu_unpack"]
 METHODS = ["lu_solve"]
@@ -32,7 +33,8 @@ LDLFactorExResult = namedtuple("LDLFactorExResult", ["LD", "pivots", "info"])
 
 
 def _mH(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
-    return _transpose(x, -1, -2)
+    """The conjugate transpose (the transpose of a real matrix)."""
+    return cj(_transpose(x, -1, -2))
 
 
 def _perm_matrix(backend: Any, piv: Any, m: int, dtype: Any) -> Any:

@@ -12,6 +12,7 @@ import math
 from collections import namedtuple
 from typing import Any
 
+from .._dtype import to_real
 from .._errors import ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
@@ -223,16 +224,17 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     from ._linalg_norms import matrix_rank
 
     rank = matrix_rank(a, rtol=rcond) if drv != "gels" else a.new_zeros((0,)).long()
-    sv = svdvals(a.detach()) if drv in ("gelsd", "gelss") else a.new_zeros((0,))
-    residuals = a.new_zeros((0,))
+    real = to_real(a.dtype)
+    sv = svdvals(a.detach()) if drv in ("gelsd", "gelss") else a.new_zeros((0,), dtype=real)
+    residuals = a.new_zeros((0,), dtype=real)
     if m > n and drv != "gelsy" and bool((matrix_rank(a.detach()) == n).all()):
         r = matmul(a, X) - b
-        residuals = _sum(r * r, -2)
+        residuals = _sum((r * cj(r)).real if r.dtype.is_complex else r * r, -2)  # |r|^2
     return LstsqResult(X.squeeze(-1) if vec else X, residuals, rank, sv)
 
 
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
-    """The first ``n`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^T`` (``torch.linalg.householder_product``,
+    """The first ``n`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^H`` (``torch.linalg.householder_product``,
     LAPACK's ``orgqr``); differentiable in ``A`` and ``tau``."""
     a = _matrices("linalg.householder_product", A)
     m, n = a.shape[-2], a.shape[-1]
@@ -245,7 +247,7 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803 - PyTor
     q = a.new_zeros((*a.shape[:-2], m, n)) + _eye_like(a.new_zeros((m, m)))[..., :n]
     for i in reversed(range(k)):
         v = cat([a.new_zeros((*a.shape[:-2], i)), a.new_ones((*a.shape[:-2], 1)), a[..., i + 1 :, i]], -1)
-        vq = matmul(v.unsqueeze(-2), q)  # (..., 1, n)
+        vq = matmul(cj(v).unsqueeze(-2), q)  # v^H q: (..., 1, n)
         q = q - tau[..., i, None, None] * matmul(v.unsqueeze(-1), vq)
     return q
 
@@ -314,7 +316,7 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803 - PyTorc
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """The dot product of vectors along ``dim`` (``torch.linalg.vecdot``), broadcasting the rest."""
-    return _sum(x * y, dim)
+    return _sum(cj(x) * y, dim)  # conj(x) . y, as PyTorch
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:  # noqa: N803 - PyTorch's name
