@@ -169,6 +169,23 @@ def test_ldl():
     assert ember.linalg.ldl_factor_ex(ember.tensor(s)).info.tolist() == [0, 0]
 
 
+@pytest.mark.parametrize("hermitian", [True, False])
+def test_ldl_of_complex_matrices(hermitian):
+    """Complex Hermitian matrices need LAPACK's Hermitian routines (hetrf/hetrs), complex symmetric ones the
+    symmetric ones (sytrf/sytrs): the solve must reproduce B and the factor PyTorch's."""
+    pytest.importorskip("scipy") if ember.backends.get_backend().name == "numpy" else None
+    a = rng.standard_normal((3, 5, 5)) + 1j * rng.standard_normal((3, 5, 5))
+    a = a + (np.conj(np.swapaxes(a, -1, -2)) if hermitian else np.swapaxes(a, -1, -2))
+    b = rng.standard_normal((3, 5, 2)) + 1j * rng.standard_normal((3, 5, 2))
+    LD, piv = ember.linalg.ldl_factor(ember.tensor(a), hermitian=hermitian)
+    X = ember.linalg.ldl_solve(LD, piv, ember.tensor(b), hermitian=hermitian)
+    np.testing.assert_allclose(a @ X.numpy(), b, atol=1e-10)
+    if torch:
+        tLD, tpiv = torch.linalg.ldl_factor(torch.tensor(a), hermitian=hermitian)
+        np.testing.assert_allclose(LD.numpy(), tLD.numpy(), atol=1e-12)
+        np.testing.assert_array_equal(piv.numpy(), tpiv.numpy())
+
+
 def test_bad_shapes_are_named():
     with pytest.raises(RuntimeError, match=r"lu_solve.*do not match"):
         LU, piv = ember.linalg.lu_factor(ember.eye(3))

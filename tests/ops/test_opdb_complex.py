@@ -94,14 +94,12 @@ DEVIATIONS: dict[Any, str] = {
 }
 _PIVOTS = ("complex LU pivots on the largest |z|, LAPACK (PyTorch) on the largest |re| + |im|: another valid "
            "P L U of the same matrix")  # fmt: skip
-_LDL = "ldl_factor(hermitian=True) of a complex matrix differs from PyTorch's factor"
 #: the same, on one backend only
 BACKEND_DEVIATIONS: dict[str, dict[Any, str]] = {
     "numpy": {
         **{("linalg.lu", i): _PIVOTS for i in (6, 7, 8, 9)},
         **{("linalg.lu_factor", i): _PIVOTS for i in (3, 7, 8, 9)},
         **{("linalg.lu_factor_ex", i): _PIVOTS for i in (6, 7, 8, 9)},
-        **{(k, i): _LDL for k in ("linalg.ldl_factor", "linalg.ldl_factor_ex") for i in (4, 5)},
     },
     "torch": {
         ("gather", 3): "an empty uint8 index is taken for a mask by the torch backend's indexing",

@@ -112,11 +112,12 @@ class LinalgKernels:
         *batch, n, _ = host.shape
         flat = host.reshape(math.prod(batch), n, n)
         lds, pivs = np.empty_like(flat), np.empty((flat.shape[0], n), dtype=np.int32)
-        fn: Any = lapack.get_lapack_funcs("sytrf", (flat,)) if flat.size else None
+        routine = _ldl_routine("trf", flat, hermitian)
+        fn: Any = lapack.get_lapack_funcs(routine, (flat,)) if flat.size else None
         for i, m in enumerate(flat if fn is not None else []):
             ld, ipiv, info = fn(m, lower=1)
             if info < 0:
-                raise ValueError(f"linalg.ldl_factor: LAPACK sytrf rejected argument {-info}")
+                raise ValueError(f"linalg.ldl_factor: LAPACK {routine} rejected argument {-info}")
             lds[i], pivs[i] = np.tril(ld), ipiv
         from_np = self.from_numpy  # type: ignore[attr-defined]
         return from_np(lds.reshape(host.shape)), from_np(pivs.reshape(*batch, n))
@@ -133,13 +134,19 @@ class LinalgKernels:
         ldb = np.broadcast_to(ldh, (*batch, n, n)).reshape(b, n, n)
         pb = np.broadcast_to(ph, (*batch, n)).reshape(b, n)
         bb = np.broadcast_to(bh, (*batch, n, k)).reshape(b, n, k)
-        fn: Any = lapack.get_lapack_funcs("sytrs", (ldb,)) if ldb.size else None
         out = np.empty(bb.shape, dtype=np.result_type(ldb, bb))
+        routine = _ldl_routine("trs", out, hermitian)
+        fn: Any = lapack.get_lapack_funcs(routine, (out,)) if ldb.size else None
         for i in range(ldb.shape[0] if fn is not None else 0):
             out[i], info = fn(ldb[i], pb[i], bb[i], lower=1)
             if info < 0:
-                raise ValueError(f"linalg.ldl_solve: LAPACK sytrs rejected argument {-info}")
+                raise ValueError(f"linalg.ldl_solve: LAPACK {routine} rejected argument {-info}")
         return self.from_numpy(out.reshape(*batch, n, k))  # type: ignore[attr-defined]
+
+
+def _ldl_routine(step: str, a: Any, hermitian: bool) -> str:
+    """LAPACK's Bunch-Kaufman routine for ``a``: ``he*`` for a complex Hermitian matrix, ``sy*`` otherwise."""
+    return ("he" if hermitian and a.dtype.kind == "c" else "sy") + step
 
 
 def _scipy_lapack(op: str) -> Any:
