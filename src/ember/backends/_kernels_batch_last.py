@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ._kernels_util import Ints, Pads, _shift, ndindex
+from ._kernels_util import Ints, Pads, ndindex, offset_slices
 
 #: output rows shorter than this may take the batch-last layout (LeNet-5: 10 gains, 28 loses)
 _SHORT_ROW = 16
@@ -29,19 +29,6 @@ class BatchLastCols:
 
     def __init__(self, cols: Any) -> None:
         self.cols = cols
-
-
-def _offset_slices(off: Ints, k_d: Ints, s: Ints, lo: Ints, spatial: Ints, out: Ints) -> tuple[Any, Any] | None:
-    """(output slices, input slices) of the windows whose element at kernel offset ``off`` is inside the
-    input, or None when none is."""
-    dst, src = [], []
-    for i in range(len(off)):
-        j0, j1, p0 = _shift(off[i], k_d[i], s[i], lo[i], spatial[i], out[i])
-        if j1 <= j0:
-            return None
-        dst.append(slice(j0, j1))
-        src.append(slice(p0, p0 + (j1 - j0 - 1) * s[i] + 1, s[i]))
-    return tuple(dst), tuple(src)
 
 
 class BatchLastKernels:
@@ -75,7 +62,7 @@ class BatchLastKernels:
         lo = tuple(p[0] for p in pads)
         for off in ndindex(k):
             block = cols[(slice(None), *off)]  # (C, *out, N)
-            reg = _offset_slices(off, d, s, lo, spatial, out)
+            reg = offset_slices(off, d, s, lo, spatial, out)
             if reg is None:
                 block.fill(0)
                 continue
@@ -127,7 +114,7 @@ class BatchLastKernels:
         r = xp.zeros((c, *spatial, n), dtype=gb.dtype)
         lo = tuple(p[0] for p in pads)
         for off in ndindex(k):
-            reg = _offset_slices(off, d, s, lo, spatial, out)
+            reg = offset_slices(off, d, s, lo, spatial, out)
             if reg is not None:
                 view = r[(slice(None), *reg[1])]
                 view += dk[(slice(None), *off, *reg[0])]

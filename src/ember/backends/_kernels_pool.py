@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from ._kernels_threads import parallel
-from ._kernels_util import Ints, Pads, _shift, ndindex, pool_geometry
+from ._kernels_util import Ints, Pads, ndindex, offset_slices, pool_geometry
 from ._kernels_wide import WideGrid, max_pool_backward_wide, max_pool_wide
 
 
@@ -25,15 +25,7 @@ def _regions(
     off: Ints, spatial: Ints, out: Ints, s: Ints, pads: Pads, d: Ints
 ) -> tuple[tuple[slice, ...], tuple[slice, ...]] | None:
     """(output slices, input slices) of the windows whose element at ``off`` is inside the input."""
-    dst: list[slice] = [slice(None), slice(None)]
-    src: list[slice] = [slice(None), slice(None)]
-    for i in range(len(off)):
-        j0, j1, p0 = _shift(off[i], d[i], s[i], pads[i][0], spatial[i], out[i])
-        if j1 <= j0:
-            return None
-        dst.append(slice(j0, j1))
-        src.append(slice(p0, p0 + (j1 - j0 - 1) * s[i] + 1, s[i]))
-    return tuple(dst), tuple(src)
+    return offset_slices(off, d, s, tuple(lo for lo, _ in pads), spatial, out, lead=2)
 
 
 class PoolKernels:

@@ -31,6 +31,20 @@ def _shift(off: int, k_d: int, s: int, lo: int, n: int, o: int) -> tuple[int, in
     return j0, j1, j0 * s + base
 
 
+def offset_slices(off: Ints, k_d: Ints, s: Ints, lo: Ints, spatial: Ints, out: Ints,
+                  lead: int = 0) -> tuple[tuple[slice, ...], tuple[slice, ...]] | None:  # fmt: skip
+    """(output slices, input slices) of the windows whose element at kernel offset ``off`` is inside the
+    input (after ``lead`` whole leading axes), or None when none is."""
+    dst, src = [slice(None)] * lead, [slice(None)] * lead
+    for i in range(len(off)):
+        j0, j1, p0 = _shift(off[i], k_d[i], s[i], lo[i], spatial[i], out[i])
+        if j1 <= j0:
+            return None
+        dst.append(slice(j0, j1))
+        src.append(slice(p0, p0 + (j1 - j0 - 1) * s[i] + 1, s[i]))
+    return tuple(dst), tuple(src)
+
+
 def pool_geometry(spatial: Ints, k: Ints, s: Ints, p: Ints, d: Ints, ceil_mode: bool) -> tuple[Pads, Ints]:
     """PyTorch's pooling output size, and the padding (low, high) that makes every window fit."""
     pads, out = [], []
