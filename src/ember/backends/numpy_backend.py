@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -15,6 +14,7 @@ from .._device import CPU
 from .._dtype import ALL_DTYPES, DType, bfloat16
 from .._errors import DTypeError
 from ._base import Backend
+from ._kernels_threads import _get_pool
 
 _TO_NATIVE: dict[DType, Any] = {d: np.dtype(d.name) for d in ALL_DTYPES if d is not bfloat16}
 _FROM_NATIVE: dict[Any, DType] = {v: k for k, v in _TO_NATIVE.items()}
@@ -33,7 +33,6 @@ def _each_matrix(a: np.ndarray, fn: Any, n_out: int) -> Any:
 
 
 _SPLIT_MIN = 1 << 14  # elements of a batch of small matrices worth splitting over threads
-_POOL: list[ThreadPoolExecutor] = []
 
 
 def _split_batch(a: np.ndarray, fn: Any, n_out: int) -> Any:
@@ -48,11 +47,10 @@ def _split_batch(a: np.ndarray, fn: Any, n_out: int) -> Any:
     n = min(get_num_threads(), batch)
     if n < 2 or a.size < _SPLIT_MIN:
         return fn(a)
-    if not _POOL:
-        _POOL.append(ThreadPoolExecutor(max(n - 1, 1), thread_name_prefix="ember-linalg"))
+    pool = _get_pool(n - 1)  # the kernels' pool: made again in a forked child
     flat = a.reshape(batch, *a.shape[-2:])
     cuts = [batch * k // n for k in range(n + 1)]
-    futures = [_POOL[0].submit(fn, flat[lo:hi]) for lo, hi in itertools.pairwise(cuts[1:])]
+    futures = [pool.submit(fn, flat[lo:hi]) for lo, hi in itertools.pairwise(cuts[1:])]
     parts = [fn(flat[: cuts[1]])] + [f.result() for f in futures]
     return tuple(np.concatenate([p[i] for p in parts]).reshape(*a.shape[:-2], *parts[0][i].shape[1:])
                  for i in range(n_out))  # fmt: skip
