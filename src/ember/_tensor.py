@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._convert import _flat, array_of, tensor_init_args
 from ._device import device as _device_cls
@@ -457,9 +457,12 @@ class Tensor(TensorGradFields, TensorConversions):
     def __setitem__(self, index: Any, value: Any) -> None:
         _write_inplace(self, index, value)
 
-    # No ``__getattr__``: the operator methods (``t.exp()``, ``t.sum(dim=1)``) live in ember.ops and are bound
-    # onto the class at import (``ops.bind_method``). A ``__getattr__`` hook would also stop CPython 3.11 from
-    # specialising every attribute read on a Tensor (``t._data``, ``t._creator`` ...): about 9% of a small op.
+    # No ``__getattr__`` at run time: the operator methods (``t.exp()``, ``t.sum(dim=1)``) live in ember.ops and
+    # are bound onto the class at import (``ops.bind_method``). A ``__getattr__`` hook would stop CPython 3.11
+    # from specialising every attribute read on a Tensor (``t._data``, ``t._creator`` ...): ~9% of a small op.
+    if TYPE_CHECKING:  # for type checkers only: the methods bound at import
+
+        def __getattr__(self, name: str) -> Any: ...
 
 
 def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Any]:

@@ -91,8 +91,9 @@ def _run(
 
     The scheduler: gradients wait per node in ``pending``; nodes wait in a heap keyed by generation
     (highest first), and a node reached along a chain runs next without the heap when nothing waiting
-    outranks it (its gradient handed over in ``ngrad``, without ``pending``). Each node's own work is ``_step``; its results are routed along the edges recorded at
-    forward time (to waiting nodes, or to leaves through their hooks).
+    outranks it (its gradient handed over in ``ngrad``, without ``pending``). Each node's own work is
+    ``_step``; its results are routed along the edges recorded at forward time (to waiting nodes, or to
+    leaves through their hooks).
 
     First order (no ``create_graph``, no anomaly mode) the gradients travel between nodes as backend arrays
     through each node's ``backward_arrays`` (or its ``backward``, wrapped): Tensors are made only for leaves,
