@@ -133,6 +133,9 @@ def _run(
         slot[i] = g if slot[i] is None else slot[i] + g
 
     quick = arrays and capture is None
+    # First order, a leaf without hooks: its paths' gradients are summed (in place only into a sum made here) and
+    # go to ``on_leaf`` once, after the graph ran, as PyTorch sums before AccumulateGrad (docs/architecture.md).
+    leaf_sums: dict[int, list[Any]] = {}
     with set_grad_enabled(create_graph):
         node = None  # the next node, when it can run without going through the heap
         while node is not None or heap:
@@ -179,6 +182,17 @@ def _run(
                     if c is None:
                         if not i._requires_grad:  # detached in place since: it collects nothing
                             continue
+                        if arrays and not i._hooks:  # summed here, delivered once at the end
+                            if g.__class__ is not i._backend.array_type:  # (ToDevice: the input's backend)
+                                g = i._backend.asarray(g)
+                            acc = leaf_sums.get(id(i))
+                            if acc is None:
+                                leaf_sums[id(i)] = [i, g, False]
+                            elif acc[2]:
+                                acc[1] += g  # the engine's own buffer
+                            else:
+                                acc[1], acc[2] = acc[1] + g, True
+                            continue
                         if arrays:
                             g = _wrap(g, i._backend)  # the input's backend (ToDevice changes it)
                         if i._hooks:
@@ -211,6 +225,8 @@ def _run(
                 heapq.heappush(heap, (-nxt.generation, next(counter), nxt))
                 nxt = None
             node = nxt
+        for leaf, g, _ in leaf_sums.values():
+            on_leaf(leaf, _wrap(g, leaf._backend))  # (a NumPy sum of 0-d arrays is a scalar)
 
 
 def _step(
