@@ -4,8 +4,9 @@ What it controls: the thread pools of the BLAS (OpenBLAS/MKL: matrix products, c
 them) and of OpenMP, through ``threadpoolctl`` when it is installed, and torch's intra-op threads when
 the torch backend is loaded. Without ``threadpoolctl`` it sets ``OMP_NUM_THREADS`` and the BLAS
 variables, which only take effect in processes started afterwards (DataLoader workers, ``spawn``).
-Ember's own small thread pools (optimizer steps over large groups, DataLoader threads) are sized by
-their own arguments, not by this setting.
+It also sizes the thread pool of the NumPy backend's row kernels (layer norm, softmax, attention, GELU:
+``backends/_kernels_threads.kernel_threads``). Ember's other small thread pools (optimizer steps over large
+groups, DataLoader threads) are sized by their own arguments, not by this setting.
 """
 
 from __future__ import annotations

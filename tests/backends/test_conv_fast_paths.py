@@ -20,7 +20,7 @@ rng = np.random.default_rng(3)
 def split(monkeypatch):
     """Three threads and tiny parts, so that every parallel kernel really splits its work."""
     monkeypatch.setattr(kt, "_MIN_PART", 8)
-    monkeypatch.setattr(kt, "kernel_threads", lambda: 3)
+    monkeypatch.setattr(kt, "_opt_in_threads", lambda: 3)
 
 
 SHAPES = [  # x shape, out channels, pads
@@ -118,10 +118,10 @@ def _kernel_results():
 
 
 def test_threaded_kernels_give_the_arrays_of_one_thread(monkeypatch):
-    monkeypatch.setattr(kt, "kernel_threads", lambda: 1)
+    monkeypatch.setattr(kt, "_opt_in_threads", lambda: 1)
     one = _kernel_results()
     monkeypatch.setattr(kt, "_MIN_PART", 8)
-    monkeypatch.setattr(kt, "kernel_threads", lambda: 3)
+    monkeypatch.setattr(kt, "_opt_in_threads", lambda: 3)
     for a, b in zip(_kernel_results(), one, strict=True):
         np.testing.assert_array_equal(a, b)
 

@@ -19,7 +19,7 @@ from typing import Any
 from .._tensor import Tensor
 from ..autograd._capture import CAPTURE
 from ._instr import _DATA
-from ._ndarray import patch_numpy, tracer_here, unpatch_numpy
+from ._ndarray import _record, patch_numpy, tracer_here, unpatch_numpy
 from ._tracer import Tracer
 
 __all__ = ["install", "uninstall"]
@@ -202,6 +202,10 @@ def install(tr: Tracer) -> None:
             for name in _RNG:
                 _swap(be, name, _rng_method(tr, getattr(be, name)))
         _substitute_checks()
+        from ..backends import _kernels_threads
+
+        # threaded NumPy kernels: recorded as one call each (their pool threads' work is not seen otherwise)
+        _swap(_kernels_threads, "recorder", _record)
         CAPTURE.tracer = tr
         if hasattr(sys.modules.get("torch"), "_C"):  # real torch (not Ember standing in for it): a dispatch mode
             from ._torch_trace import Recorder

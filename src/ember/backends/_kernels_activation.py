@@ -23,6 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from . import _kernels_fused as fused
+from ._kernels_threads import parallel_rows, recorded
+
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_K = math.sqrt(2.0 / math.pi)
@@ -64,35 +67,41 @@ def _phi_f32(x: np.ndarray, out: np.ndarray, t: np.ndarray, u: np.ndarray, q: np
     out += 0.5
 
 
+@recorded
 def _gelu_blocks(x: np.ndarray, g: np.ndarray | None, keep: bool = False) -> tuple[np.ndarray, Any]:
     """Exact GELU of a float32 array block by block: ``(gelu(x), its derivative if keep else None)``; with ``g``,
-    ``(g * derivative, None)``. The derivative is ``Phi(x) + x phi(x)``."""
+    ``(g * derivative, None)``. The derivative is ``Phi(x) + x phi(x)``. The blocks are independent: they run
+    on the kernel threads (``parallel_rows``), with the same bits as on one."""
     xf = x.reshape(-1)
     gf = None if g is None else g.reshape(-1)
     res = np.empty(xf.shape, np.float32)
     der = np.empty(xf.shape, np.float32) if keep and g is None else None
     n = xf.shape[0]
     size = min(_BLOCK, n)
-    t, u, q = (np.empty(size, np.float32) for _ in range(3))
-    with np.errstate(over="ignore", invalid="ignore"):  # inf * 0 is NaN, as in PyTorch, silently
-        for i in range(0, n, size):
-            j = min(i + size, n)
-            xb, rb, tb, ub = xf[i:j], res[i:j], t[: j - i], u[: j - i]
-            _phi_f32(xb, rb, tb, ub, q[: j - i])
-            if gf is None and der is None:
-                rb *= xb
-                continue
-            np.multiply(xb, xb, out=ub)  # x phi(x)
-            ub *= -0.5
-            np.exp(ub, out=ub)
-            ub *= xb
-            ub *= _INV_SQRT_2PI
-            if der is None:
-                rb += ub
-                rb *= gf[i:j]  # type: ignore[index]
-            else:
-                np.add(rb, ub, out=der[i:j])
-                rb *= xb
+
+    def part(b0: int, b1: int) -> None:
+        t, u, q = (np.empty(size, np.float32) for _ in range(3))
+        with np.errstate(over="ignore", invalid="ignore"):  # inf * 0 is NaN, as in PyTorch, silently
+            for i in range(b0 * size, min(b1 * size, n), size):
+                j = min(i + size, n)
+                xb, rb, tb, ub = xf[i:j], res[i:j], t[: j - i], u[: j - i]
+                _phi_f32(xb, rb, tb, ub, q[: j - i])
+                if gf is None and der is None:
+                    rb *= xb
+                    continue
+                np.multiply(xb, xb, out=ub)  # x phi(x)
+                ub *= -0.5
+                np.exp(ub, out=ub)
+                ub *= xb
+                ub *= _INV_SQRT_2PI
+                if der is None:
+                    rb += ub
+                    rb *= gf[i:j]  # type: ignore[index]
+                else:
+                    np.add(rb, ub, out=der[i:j])
+                    rb *= xb
+
+    parallel_rows(-(-n // size) if n else 0, n, part)
     return res.reshape(x.shape), (None if der is None else der.reshape(x.shape))
 
 
@@ -127,6 +136,8 @@ class ActivationKernels:
     def log_softmax(self, x: Any, dim: int) -> Any:
         """``x - max - log(sum(exp(x - max)))`` along ``dim``."""
         xp = self.xp
+        if xp is np and isinstance(x, np.ndarray) and x.size and dim in (-1, x.ndim - 1) and x.dtype.kind == "f":
+            return fused.log_softmax(x)
         m = xp.max(x, axis=dim, keepdims=True) if 0 not in x.shape else 0
         z = x - m
         return z - xp.log(xp.sum(xp.exp(z), axis=dim, keepdims=True))
@@ -134,6 +145,9 @@ class ActivationKernels:
     def log_softmax_backward(self, g: Any, y: Any, dim: int) -> Any:
         """The gradient of :meth:`log_softmax` from its output ``y``: ``g - exp(y) * sum(g)`` along ``dim``."""
         xp = self.xp
+        last = dim in (-1, y.ndim - 1) and isinstance(g, np.ndarray) and g.shape == y.shape
+        if xp is np and last and isinstance(y, np.ndarray) and y.size and y.dtype.kind == "f":
+            return fused.log_softmax_backward(g, y)
         return g - xp.exp(y) * xp.sum(g, axis=dim, keepdims=True)
 
     # -- GELU --------------------------------------------------------------------------------------

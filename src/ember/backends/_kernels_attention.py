@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from . import _kernels_fused as fused
+
 _vecdot = getattr(np, "vecdot", None)  # NumPy >= 2
 
 
@@ -54,6 +56,11 @@ class AttentionKernels:
         (or None) and ``p`` its probability; ``saved`` is what ``attention_backward`` needs (``mask_grad``: a
         gradient of the mask will be asked for)."""
         xp = self.xp
+        if xp is np and fused.attention_splits(q, k, v, None, keep):
+            add = self.attention_mask(mask, causal, (q.shape[-2], k.shape[-2]), q.dtype)
+            if fused.attention_splits(q, k, v, add, keep):
+                out, probs = fused.attention(q, k, v, add, scale, keep, _dropout_scale(p))
+                return out, (probs, keep)
         s = xp.matmul(q, xp.swapaxes(k, -1, -2))
         s *= scale
         add = self.attention_mask(mask, causal, s.shape[-2:], s.dtype)
@@ -83,6 +90,8 @@ class AttentionKernels:
         xp = self.xp
         probs, keep = saved
         c = _dropout_scale(p)
+        if xp is np and fused.attention_splits(q, k, v, None, keep) and g.dtype == q.dtype and probs.dtype == q.dtype:
+            return fused.attention_backward(g, q, k, v, probs, keep, scale, c, tuple(need))
         gv = None
         if need[2]:
             pd = probs if keep is None else probs * keep
@@ -113,6 +122,9 @@ class AttentionKernels:
         ``ns`` (``weight``/``bias``: None or of shape ``ns``); ``saved`` = (mean, rstd), one value per row."""
         xp = self.xp
         n = math.prod(ns)
+        if xp is np and _fused_rows(x, weight, bias):
+            y, mean, rstd = fused.layer_norm(x, n, weight, bias, eps)
+            return y, (mean, rstd)
         x2 = xp.reshape(x, (-1, n))
         mean = xp.mean(x2, axis=-1, keepdims=True)
         y = x2 - mean
@@ -132,6 +144,9 @@ class AttentionKernels:
         xp = self.xp
         n = math.prod(ns)
         mean, rstd = saved
+        if xp is np and _fused_rows(x, weight, None, g, mean):
+            gx, gw, gb = fused.layer_norm_backward(g, x, n, mean, rstd, weight, need[0], need[1], need[2])
+            return gx, (None if gw is None else xp.reshape(gw, ns)), (None if gb is None else xp.reshape(gb, ns))
         g2 = xp.reshape(g, (-1, n))
         xhat = xp.reshape(x, (-1, n)) - mean
         xhat *= rstd
@@ -150,3 +165,11 @@ class AttentionKernels:
             gxh *= rstd
             gx = xp.reshape(gxh, x.shape)
         return gx, gw, gb
+
+
+def _fused_rows(x: Any, *others: Any) -> bool:
+    """Whether the NumPy row kernels (``_kernels_fused``) serve a layer norm of ``x``: a non-empty float32/64
+    NumPy array, and the other arrays given None or of its dtype."""
+    if not isinstance(x, np.ndarray) or x.dtype not in (np.float32, np.float64) or x.size == 0:
+        return False
+    return all(a is None or (isinstance(a, np.ndarray) and a.dtype == x.dtype) for a in others)

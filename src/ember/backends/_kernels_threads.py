@@ -1,8 +1,22 @@
 """Independent parts of a kernel's work on a few threads (NumPy releases the GIL inside its loops).
 
-Off by default: on the 2-core machine, idle, every split kernel measured slower on 2 threads than on one
-(benchmarks/README.md, "Measurements behind kernel choices"). ``EMBER_KERNEL_THREADS=N`` turns it on (for
-machines with more cores, where it is yet to be measured).
+Two uses:
+
+- :func:`parallel_rows`, on by default: the elementwise, normalisation and softmax kernels of the NumPy backend
+  (GELU, layer norm, attention's softmax, log-softmax) split their rows over :func:`kernel_threads` threads, as
+  PyTorch's intra-op threads do. A part is at least ``_MIN_ROWS_PART`` elements: on the idle 2-core machine a
+  two-way split of a chain of ufunc passes paid from about 128-256K elements and lost below 64K
+  (benchmarks/README.md, "Measurements behind kernel choices"). Rows are never split inside, so every reduction
+  runs over the same elements in the same order: results do not depend on the thread count.
+- :func:`parallel`, off by default: the convolution and pooling kernels. On the 2-core machine their splits
+  measured slower on 2 threads than on one (LeNet-5's small kernels); ``EMBER_KERNEL_THREADS=N`` turns them on.
+
+``kernel_threads()`` is Ember's thread setting: ``EMBER_KERNEL_THREADS``, else ``ember.set_num_threads``, else
+``OMP_NUM_THREADS``, else the CPUs this process may run on (at most 8).
+
+``ember.compile`` records NumPy calls made on its own thread only, so work on pool threads would be lost from a
+recording. While a capture runs (``recorder`` is set), a kernel marked :func:`recorded` is recorded as one call
+(and a replay runs it again, threads included), and :func:`parallel` runs its parts on the calling thread.
 """
 
 from __future__ import annotations
@@ -12,10 +26,20 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
-#: elements per part below which a thread costs more than it saves
+from .. import _threads
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: elements per part below which a thread costs more than it saves (convolution/pooling splits)
 _MIN_PART = 1 << 16
+#: elements per part of a row split (see the module docstring)
+_MIN_ROWS_PART = 1 << 17
+_MAX_THREADS = 8
+
+#: ``ember.compile``'s ``(fn, args, kwargs) -> result`` while it records (set and reset by its hooks), else None
+recorder: Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any] | None = None
 
 _state = threading.local()  # .busy: this thread is running a part (then nested calls run serially)
 _lock = threading.Lock()
@@ -23,15 +47,28 @@ _pool: ThreadPoolExecutor | None = None
 _pool_key: tuple[int, int] = (0, 0)  # (pid, workers) of the pool: a forked child, or a new count, makes another
 
 
-@functools.cache
-def _default_threads() -> int:
-    v = os.environ.get("EMBER_KERNEL_THREADS", "")
-    return max(1, min(int(v), 8)) if v.isdigit() else 1
+def _env_count(name: str) -> int | None:
+    v = os.environ.get(name, "").strip()
+    return max(1, int(v)) if v.isdigit() else None
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
 
 
 def kernel_threads() -> int:
-    """How many threads :func:`parallel` uses (1 unless ``EMBER_KERNEL_THREADS`` asks for more)."""
-    return _default_threads()
+    """How many threads the NumPy kernels use: ``EMBER_KERNEL_THREADS``, else ``ember.set_num_threads``'s
+    value, else ``OMP_NUM_THREADS``, else the usable CPUs (at most 8)."""
+    n = _env_count("EMBER_KERNEL_THREADS") or _threads._num_threads or _env_count("OMP_NUM_THREADS") or _cpus()
+    return min(n, _MAX_THREADS)
+
+
+def _opt_in_threads() -> int:
+    """The threads of :func:`parallel` (convolution and pooling): 1 unless ``EMBER_KERNEL_THREADS`` is set."""
+    return min(_env_count("EMBER_KERNEL_THREADS") or 1, _MAX_THREADS)
 
 
 def _get_pool(workers: int) -> ThreadPoolExecutor:
@@ -54,13 +91,8 @@ def _run(fn: Callable[[int, int], None], lo: int, hi: int) -> None:
         _state.busy = False
 
 
-def parallel(xp: Any, n: int, size: int, fn: Callable[[int, int], None]) -> None:
-    """Call ``fn(lo, hi)`` over a partition of ``range(n)`` (parts must write disjoint results), on up to
-    :func:`kernel_threads` threads when the work (``size`` elements in all) is large enough and ``xp`` is
-    NumPy; the calling thread takes the first part."""
-    threads = kernel_threads()
-    parts = min(threads, n, size // _MIN_PART)
-    if parts <= 1 or getattr(xp, "__name__", "") != "numpy" or getattr(_state, "busy", False):
+def _split(threads: int, n: int, parts: int, fn: Callable[[int, int], None]) -> None:
+    if parts <= 1 or recorder is not None or getattr(_state, "busy", False):
         fn(0, n)
         return
     bounds = [n * i // parts for i in range(parts + 1)]
@@ -71,3 +103,39 @@ def parallel(xp: Any, n: int, size: int, fn: Callable[[int, int], None]) -> None
     finally:
         for f in futures:
             f.result()
+
+
+def parallel(xp: Any, n: int, size: int, fn: Callable[[int, int], None]) -> None:
+    """Call ``fn(lo, hi)`` over a partition of ``range(n)`` (parts must write disjoint results), on up to
+    ``EMBER_KERNEL_THREADS`` threads (off unless set) when the work (``size`` elements in all) is large enough
+    and ``xp`` is NumPy; the calling thread takes the first part."""
+    threads = _opt_in_threads()
+    if threads > 1 and getattr(xp, "__name__", "") == "numpy":
+        _split(threads, n, min(threads, n, size // _MIN_PART), fn)
+    else:
+        fn(0, n)
+
+
+def parallel_rows(n: int, size: int, fn: Callable[[int, int], None]) -> None:
+    """Call ``fn(lo, hi)`` over a partition of ``n`` rows of NumPy arrays (``size`` elements in all; the parts
+    must write disjoint results) on up to :func:`kernel_threads` threads, at least ``_MIN_ROWS_PART`` elements
+    a part; the calling thread takes the first part."""
+    if size < 2 * _MIN_ROWS_PART or n < 2:
+        fn(0, n)
+        return
+    threads = kernel_threads()
+    _split(threads, n, min(threads, n, size // _MIN_ROWS_PART), fn)
+
+
+def recorded(fn: F) -> F:
+    """Mark a NumPy kernel function (arrays in, a new array or a tuple of new arrays out, its inputs left
+    unchanged) to be recorded by ``ember.compile`` as one call: its work on pool threads is then replayed too."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        rec = recorder
+        if rec is None:
+            return fn(*args, **kwargs)
+        return rec(fn, args, kwargs)
+
+    return wrapper  # type: ignore[return-value]

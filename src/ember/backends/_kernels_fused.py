@@ -1,0 +1,223 @@
+"""NumPy versions of the row kernels (layer norm, log-softmax, attention), forward and backward, split by rows
+over the kernel threads (``_kernels_threads.parallel_rows``; PyTorch threads the same kernels).
+
+Each is the reference formula of its mixin (``_kernels_attention.py``, ``_kernels_activation.py``) written
+into preallocated results part by part: the same NumPy calls on each row, so the same bits as the reference
+and as on one thread. Reductions along a row stay whole; the sums over rows (layer norm's weight and bias
+gradients) run once over all rows after the parts, never per part. Each function is ``recorded``: ember.compile
+records it as one call, and a replay runs it (threads included) again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._kernels_threads import parallel_rows, recorded
+
+_vecdot: Callable[..., Any] = np.vecdot
+
+
+def _rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return _vecdot(a, b)[..., None]  # type: ignore[no-any-return]
+
+
+# -- layer norm -------------------------------------------------------------------------------------------
+@recorded
+def layer_norm(x: np.ndarray, n: int, weight: Any, bias: Any, eps: float) -> tuple[np.ndarray, Any, Any]:
+    """``(y, mean, rstd)`` of layer norm over the last ``n`` elements of each row (see ``AttentionKernels``;
+    ``x`` float32 or float64, ``weight``/``bias`` None or of ``n`` elements)."""
+    x2 = x.reshape(-1, n)
+    rows = x2.shape[0]
+    y, mean, rstd = np.empty(x2.shape, x2.dtype), np.empty((rows, 1), x2.dtype), np.empty((rows, 1), x2.dtype)
+    w = None if weight is None else weight.reshape(n)
+    b = None if bias is None else bias.reshape(n)
+
+    def part(lo: int, hi: int) -> None:
+        yr, mr = y[lo:hi], mean[lo:hi]
+        np.mean(x2[lo:hi], axis=-1, keepdims=True, out=mr)
+        np.subtract(x2[lo:hi], mr, out=yr)
+        np.divide(1.0, np.sqrt(_rowdot(yr, yr) / n + eps), out=rstd[lo:hi])
+        yr *= rstd[lo:hi]
+        if w is not None:
+            yr *= w
+        if b is not None:
+            yr += b
+
+    parallel_rows(rows, x2.size, part)
+    return y.reshape(x.shape), mean, rstd
+
+
+@recorded
+def layer_norm_backward(
+    g: np.ndarray, x: np.ndarray, n: int, mean: Any, rstd: Any, weight: Any, need_x: bool, need_w: bool,
+    need_b: bool,
+) -> tuple[Any, Any, Any]:  # fmt: skip
+    """``(gx, gw, gb)`` of :func:`layer_norm` (None where not needed; ``gw``/``gb`` flat, of ``n`` elements)."""
+    g2, x2 = g.reshape(-1, n), x.reshape(-1, n)
+    rows = x2.shape[0]
+    w = None if weight is None else weight.reshape(n)
+    need_w = need_w and w is not None
+    gxh = np.empty(g2.shape, np.result_type(g2, w) if w is not None else g2.dtype) if need_x else None
+    prod = np.empty(x2.shape, np.result_type(g2, x2)) if need_w else None
+
+    def part(lo: int, hi: int) -> None:
+        xh = x2[lo:hi] - mean[lo:hi]
+        xh *= rstd[lo:hi]
+        gr = g2[lo:hi]
+        if prod is not None:
+            np.multiply(gr, xh, out=prod[lo:hi])
+        if gxh is None:
+            return
+        gx = gxh[lo:hi]
+        if w is not None:
+            np.multiply(gr, w, out=gx)
+        else:
+            gx[...] = gr
+        a = np.mean(gx, axis=-1, keepdims=True)
+        xh *= _rowdot(gx, xh) / n
+        xh += a
+        gx -= xh
+        gx *= rstd[lo:hi]
+
+    if need_x or need_w:
+        parallel_rows(rows, x2.size, part)
+    gw = None if prod is None else np.sum(prod, axis=0)
+    gb = np.sum(g2, axis=0) if need_b else None
+    return (None if gxh is None else gxh.reshape(x.shape)), gw, gb
+
+
+# -- log-softmax over the last dim ------------------------------------------------------------------------
+@recorded
+def log_softmax(x: np.ndarray) -> np.ndarray:
+    """``x - max - log(sum(exp(x - max)))`` along the last dim (at least one element per row)."""
+    n = x.shape[-1]
+    x2 = x.reshape(-1, n)
+    z = np.empty(x2.shape, x2.dtype)
+
+    def part(lo: int, hi: int) -> None:
+        zr = z[lo:hi]
+        np.subtract(x2[lo:hi], np.max(x2[lo:hi], axis=-1, keepdims=True), out=zr)
+        zr -= np.log(np.sum(np.exp(zr), axis=-1, keepdims=True))
+
+    parallel_rows(x2.shape[0], x2.size, part)
+    return z.reshape(x.shape)
+
+
+@recorded
+def log_softmax_backward(g: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``g - exp(y) * sum(g)`` along the last dim."""
+    n = y.shape[-1]
+    g2, y2 = g.reshape(-1, n), y.reshape(-1, n)
+    out = np.empty(g2.shape, np.result_type(g2, y2))
+
+    def part(lo: int, hi: int) -> None:
+        e = np.exp(y2[lo:hi])
+        e *= np.sum(g2[lo:hi], axis=-1, keepdims=True)
+        np.subtract(g2[lo:hi], e, out=out[lo:hi])
+
+    parallel_rows(g2.shape[0], g2.size, part)
+    return out.reshape(g.shape)
+
+
+# -- attention, split along the first batch dim -----------------------------------------------------------
+def attention_splits(q: Any, k: Any, v: Any, add: Any, keep: Any) -> bool:
+    """Whether :func:`attention` serves these operands: NumPy arrays of one floating dtype with a batch dim
+    first, whose batch dims (and the mask's) broadcast to q's."""
+    if not all(isinstance(a, np.ndarray) for a in (q, k, v)) or q.ndim < 3 or q.dtype.kind != "f":
+        return False
+    if not (k.dtype == v.dtype == q.dtype) or q.shape[0] < 2:
+        return False
+    shapes = [k.shape[:-2], v.shape[:-2]] + ([] if add is None else [add.shape[:-2]])
+    try:
+        batch = np.broadcast_shapes(q.shape[:-2], *shapes)
+    except ValueError:
+        return False
+    masks_fit = (add is None or add.dtype == q.dtype) and (keep is None or keep.shape[:-2] == batch)
+    return batch == q.shape[:-2] and masks_fit
+
+
+def _part_of(a: Any, nd: int, lo: int, hi: int) -> Any:
+    """Rows ``lo:hi`` of the first batch dim of ``a`` (or ``a`` itself where it broadcasts along it)."""
+    return a[lo:hi] if a is not None and a.ndim == nd and a.shape[0] != 1 else a
+
+
+@recorded
+def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, add: Any, scale: float, keep: Any,
+              c: float) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """``(out, probs)`` of ``AttentionKernels.attention`` (``add``: the additive mask or None; ``keep``: the
+    dropout's mask or None, ``c`` its scale), split along the first batch dim."""
+    nd, b = q.ndim, q.shape[0]
+    probs = np.empty((*q.shape[:-1], k.shape[-2]), q.dtype)
+    out = np.empty((*q.shape[:-1], v.shape[-1]), q.dtype)
+    lowest, tiny = np.finfo(q.dtype).min, np.finfo(q.dtype).tiny
+
+    def part(lo: int, hi: int) -> None:
+        s = probs[lo:hi]
+        kr, vr, ar = (_part_of(a, nd, lo, hi) for a in (k, v, add))
+        np.matmul(q[lo:hi], np.swapaxes(kr, -1, -2), out=s)
+        s *= scale
+        if ar is not None:
+            s += ar
+        m = np.max(s, axis=-1, keepdims=True)
+        if ar is not None:  # a row with every key masked: exp(-inf - finite) = 0, and 0 / tiny = 0
+            m = np.maximum(m, lowest)
+        s -= m
+        np.exp(s, out=s)
+        d = np.sum(s, axis=-1, keepdims=True)
+        if ar is not None:
+            d = np.maximum(d, tiny)
+        s /= d
+        if keep is None:
+            np.matmul(s, vr, out=out[lo:hi])
+        else:
+            pd = s * keep[lo:hi]
+            pd *= c
+            np.matmul(pd, vr, out=out[lo:hi])
+
+    parallel_rows(b, probs.size, part)
+    return out, probs
+
+
+@recorded
+def attention_backward(
+    g: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarray, probs: np.ndarray, keep: Any, scale: float,
+    c: float, need: tuple[bool, ...],
+) -> tuple[Any, Any, Any, Any]:  # fmt: skip
+    """``(gq, gk, gv, gscores)`` of :func:`attention` over q's batch (None where ``need`` is False)."""
+    nd, b = q.ndim, q.shape[0]
+    batch = q.shape[:-2]
+    gv = np.empty((*batch, *v.shape[-2:]), q.dtype) if need[2] else None
+    gq = np.empty(q.shape, q.dtype) if need[0] else None
+    gk = np.empty((*batch, *k.shape[-2:]), q.dtype) if need[1] else None
+    gs = np.empty(probs.shape, q.dtype) if need[3] else None
+    scores = need[0] or need[1] or need[3]
+
+    def part(lo: int, hi: int) -> None:
+        pr, gr = probs[lo:hi], g[lo:hi]
+        kp = None if keep is None else keep[lo:hi]
+        qr, kr, vr = (_part_of(a, nd, lo, hi) for a in (q, k, v))
+        if gv is not None:
+            pd = pr if kp is None else pr * kp
+            np.matmul(np.swapaxes(pd, -1, -2), gr, out=gv[lo:hi])
+            if kp is not None:
+                gv[lo:hi] *= c
+        if not scores:
+            return
+        ds = np.matmul(gr, np.swapaxes(vr, -1, -2), out=None if gs is None else gs[lo:hi])
+        if kp is not None:
+            ds *= kp
+            ds *= c
+        ds -= _rowdot(ds, pr)  # softmax backward: probs * (dp - sum(dp * probs))
+        ds *= pr
+        if gq is not None:
+            np.matmul(ds, kr, out=gq[lo:hi])
+            gq[lo:hi] *= scale
+        if gk is not None:
+            np.matmul(np.swapaxes(ds, -1, -2), qr, out=gk[lo:hi])
+            gk[lo:hi] *= scale
+
+    parallel_rows(b, probs.size, part)
+    return gq, gk, gv, gs

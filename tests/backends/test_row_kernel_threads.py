@@ -1,0 +1,204 @@
+"""The NumPy row kernels split over threads (``_kernels_fused``, GELU's blocks): the same bits on 3 threads as on
+one (tiny parts, odd sizes, strided inputs), the reference formulas' values, float64 gradchecks and torch parity
+through the operators, ``ember.compile`` capture and replay, a forked child, and the thread setting."""
+
+import multiprocessing
+import types
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+from ember.backends import _kernels_activation as ka
+from ember.backends import _kernels_threads as kt
+from ember.backends.numpy_backend import NumpyBackend
+from ember.testing import check_op, torch_or_none
+
+torch = torch_or_none()
+BE = NumpyBackend()
+REF = NumpyBackend()
+numpy_only = pytest.mark.skipif(ember.zeros(1)._backend.name != "numpy", reason="the NumPy backend's kernels")
+REF.xp = types.SimpleNamespace(**{k: getattr(np, k) for k in dir(np) if not k.startswith("__")})  # the xp path
+
+
+def _split(monkeypatch, threads):
+    """``threads`` kernel threads and tiny parts, so that every row kernel really splits its rows."""
+    monkeypatch.setattr(kt, "kernel_threads", lambda: threads)
+    monkeypatch.setattr(kt, "_MIN_ROWS_PART", 4)
+    monkeypatch.setattr(ka, "_BLOCK", 16)
+
+
+@pytest.fixture
+def split(monkeypatch):
+    _split(monkeypatch, 3)
+
+
+def _strided(a):
+    """``a``'s values in a non-contiguous view."""
+    b = np.empty((*a.shape[:-1], 2 * a.shape[-1]), a.dtype)[..., ::2]
+    b[...] = a
+    return b
+
+
+def _results(be, dtype, strided):
+    rng = np.random.default_rng(5)
+
+    def r(*shape):
+        a = (rng.standard_normal(shape) * 2).astype(dtype)
+        return _strided(a) if strided else a
+
+    res = []
+    for shape in ((7, 13), (3, 5, 11)):
+        x, g = r(*shape), r(*shape)
+        n = shape[-1]
+        w, b = r(n), r(n)
+        if dtype == np.float32:
+            res += [*be.gelu(x, "none", True)[:2], be.gelu(x, "none")[0], be.gelu_backward(g, x, "none")]
+        for wb in ((w, b), (None, None), (w, None)):
+            y, saved = be.layer_norm(x, (n,), *wb, 1e-5)
+            res += [
+                y,
+                *saved,
+                *(a for a in be.layer_norm_backward(g, x, (n,), saved, wb[0], (True,) * 3) if a is not None),
+            ]
+        ls = be.log_softmax(x, -1)
+        res += [ls, be.log_softmax_backward(g, ls, -1)]
+    q, k, v = r(5, 2, 7, 3), r(5, 2, 6, 3), r(5, 2, 6, 4)
+    keep = rng.random((5, 2, 7, 6)) > 0.3
+    bool_mask = rng.random((7, 6)) > 0.2
+    for kk, vv, mask, causal, kp in (
+        (k, v, None, False, None),
+        (k, v, None, True, None),
+        (k[:1], v[:1], bool_mask, False, None),  # keys/values broadcast along the batch
+        (k, v, r(2, 7, 6), True, keep),  # a float mask over the heads, causal, dropout
+    ):
+        out, saved = be.attention(q, kk, vv, mask, causal, 0.4, kp, 0.3 if kp is not None else 0.0)
+        g = r(*out.shape)
+        res += [
+            out,
+            saved[0],
+            *be.attention_backward(g, q, kk, vv, saved, 0.4, 0.3 if kp is not None else 0.0, (True,) * 4),
+        ]
+    return res
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("strided", [False, True], ids=["contiguous", "strided"])
+def test_split_rows_give_the_bits_of_one_thread(monkeypatch, dtype, strided):
+    _split(monkeypatch, 1)
+    one = _results(BE, dtype, strided)
+    _split(monkeypatch, 3)
+    calls = []
+    split = kt._split
+    monkeypatch.setattr(kt, "_split", lambda *a: (calls.append(a[2]), split(*a)))
+    three = _results(BE, dtype, strided)
+    assert len(three) == len(one) and max(calls) == 3  # the rows were really split in three
+    for a, b in zip(three, one, strict=True):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_split_rows_equal_the_reference_formulas(split, dtype):
+    fused = _results(BE, dtype, False)
+    ref = _results(REF, dtype, False)
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    for a, b in zip(fused, ref, strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+def _rand(*shape):
+    return np.random.default_rng(sum(shape)).standard_normal(shape)
+
+
+@numpy_only
+def test_ops_gradcheck_and_torch_parity_when_split(split):
+    tf = None if torch is None else torch.nn.functional
+    check_op(lambda x, w, b: F.layer_norm(x, (5,), w, b), _rand(9, 5), _rand(5), _rand(5),
+             torch_fn=tf and (lambda x, w, b: tf.layer_norm(x, (5,), w, b)), name="layer_norm_split")  # fmt: skip
+    check_op(lambda x: F.log_softmax(x, -1), _rand(7, 6), torch_fn=tf and (lambda x: tf.log_softmax(x, -1)),
+             name="log_softmax_split")  # fmt: skip
+    check_op(lambda x: F.gelu(x), _rand(5, 7), torch_fn=tf and (lambda x: tf.gelu(x)), name="gelu_split")
+    sdpa = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    tsdpa = tf and (lambda q, k, v: tf.scaled_dot_product_attention(q, k, v, is_causal=True))
+    check_op(sdpa, _rand(5, 2, 4, 3), _rand(5, 2, 4, 3), _rand(5, 2, 4, 2), torch_fn=tsdpa, name="sdpa_split")
+
+
+def _gpt_like(seed):
+    ember.manual_seed(seed)
+    model = ember.nn.ModuleDict(
+        {"ln": ember.nn.LayerNorm(8), "fc": ember.nn.Linear(8, 16), "out": ember.nn.Linear(16, 8)}
+    )
+    return model, ember.optim.AdamW(model.parameters(), lr=1e-2)
+
+
+def _step(model, opt, x, y):
+    opt.zero_grad()
+    h = model["ln"](x)
+    q = h.reshape(6, 2, 5, 4)
+    a = F.scaled_dot_product_attention(q, q, q, is_causal=True).reshape(6, 5, 8)
+    logits = model["out"](F.gelu(model["fc"](a + h)))
+    loss = F.cross_entropy(logits.reshape(-1, 8), y.reshape(-1))
+    loss.backward()
+    opt.step()
+    return loss
+
+
+@numpy_only
+def test_compile_records_split_kernels_whole_and_replays_them_on_threads(split, monkeypatch):
+    eager_model, eager_opt = _gpt_like(0)
+    model, opt = _gpt_like(0)
+    step = ember.compile(lambda x, y: _step(model, opt, x, y))
+    pools = []
+    get_pool = kt._get_pool
+    monkeypatch.setattr(kt, "_get_pool", lambda n: (pools.append(n), get_pool(n))[1])
+    for i in range(4):
+        x = ember.tensor(_rand(6, 5, 8).astype(np.float32) * (i + 1))
+        y = ember.tensor(np.random.default_rng(i).integers(0, 8, (6, 5)))
+        if i == 3:
+            pools.clear()
+        got = step(x, y)
+        want = _step(eager_model, eager_opt, x, y)
+        assert got.detach().numpy().tobytes() == want.detach().numpy().tobytes()
+    assert step.stats["replays"] >= 1 and pools  # the last call replayed, with the rows on the pool
+    for (name, p), q in zip(model.named_parameters(), eager_model.parameters(), strict=True):
+        assert p.detach().numpy().tobytes() == q.detach().numpy().tobytes(), name
+
+
+def _child(q):
+    x = np.random.default_rng(1).standard_normal((64, 32)).astype(np.float32)
+    y = BE.layer_norm(x, (32,), None, None, 1e-5)[0]
+    want = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    q.put(bool(np.allclose(y, want, atol=1e-5)))
+
+
+def test_a_forked_child_runs_split_kernels(split):
+    x = np.ones((64, 32), np.float32)
+    BE.layer_norm(x, (32,), None, None, 1e-5)  # the parent's pool exists (its threads are not in the child)
+    ctx = multiprocessing.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child, args=(q,))
+    p.start()
+    p.join(60)
+    assert p.exitcode == 0 and q.get(timeout=5) is True
+
+
+def test_thread_setting(monkeypatch):
+    for var in ("EMBER_KERNEL_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(ember._threads, "_num_threads", None)
+    assert kt.kernel_threads() == min(len(__import__("os").sched_getaffinity(0)), 8)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert kt.kernel_threads() == 1  # compare.py --threads 1
+    monkeypatch.setattr(ember._threads, "_num_threads", 2)
+    assert kt.kernel_threads() == 2  # ember.set_num_threads wins over the environment
+    monkeypatch.setenv("EMBER_KERNEL_THREADS", "3")
+    assert kt.kernel_threads() == 3 and kt._opt_in_threads() == 3
+    monkeypatch.delenv("EMBER_KERNEL_THREADS")
+    assert kt._opt_in_threads() == 1  # convolution and pooling splits stay opt-in
+    calls = []
+    monkeypatch.setattr(kt, "_split", lambda *a: calls.append(a))
+    kt.parallel_rows(100, 2 * kt._MIN_ROWS_PART - 1, lambda lo, hi: calls.append((lo, hi)))
+    assert calls == [(0, 100)]  # below two parts' worth: on the calling thread
