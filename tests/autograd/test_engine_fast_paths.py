@@ -39,6 +39,24 @@ def test_node_reached_first_by_a_short_path_waits_for_the_long_one(short_first, 
     np.testing.assert_allclose(_grad(x), xt.grad.numpy(), rtol=1e-5)
 
 
+def _handed_over_then_queued(lib, create_graph):
+    x = lib.tensor(X0, requires_grad=True)
+    a = x * 2.0
+    b = a * a  # both edges reach a: the gradient handed to the next node is summed
+    c = a.tanh().tanh()  # outranks b and a: each is queued (with its gradient) behind c's chain
+    (b + c).sum().backward(create_graph=create_graph)
+    return x.grad
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_gradient_handed_to_the_next_node_survives_the_heap(create_graph, torch):
+    g, gt = _handed_over_then_queued(ember, create_graph), _handed_over_then_queued(torch, create_graph)
+    a = 2 * np.array(X0)
+    expected = (2 * a + (1 - np.tanh(np.tanh(a)) ** 2) * (1 - np.tanh(a) ** 2)) * 2
+    np.testing.assert_allclose(np.array(g.tolist()), expected, rtol=1e-6)
+    np.testing.assert_allclose(np.array(g.tolist()), gt.detach().numpy(), rtol=1e-6)
+
+
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
 @pytest.mark.parametrize("create_graph", [False, True])
 def test_detach_after_use_keeps_the_recorded_edge(op, create_graph, torch):

@@ -91,8 +91,9 @@ def _run(
 
     The scheduler: gradients wait per node in ``pending``; nodes wait in a heap keyed by generation
     (highest first), and a node reached along a chain runs next without the heap when nothing waiting
-    outranks it. Each node's own work is ``_step``; its results are routed along the edges recorded at
-    forward time (to waiting nodes, or to leaves through their hooks).
+    outranks it (its gradient handed over in ``ngrad``, without ``pending``). Each node's own work is
+    ``_step``; its results are routed along the edges recorded at forward time (to waiting nodes, or to
+    leaves through their hooks).
 
     First order (no ``create_graph``, no anomaly mode) the gradients travel between nodes as backend arrays
     through each node's ``backward_arrays`` (or its ``backward``, wrapped): Tensors are made only for leaves,
@@ -134,11 +135,14 @@ def _run(
 
     quick = arrays and capture is None
     with set_grad_enabled(create_graph):
-        node = None  # the next node, when it can run without going through the heap
+        node = None  # the next node, when it can run without going through the heap or ``pending``
+        ngrad = None  # its gradient (such a node has one output)
         while node is not None or heap:
             if node is None:
                 node = heapq.heappop(heap)[2]
-            grads = pending.pop(node)
+                grads = pending.pop(node)
+            else:
+                grads = [ngrad]
             inputs = node.inputs
             edges = node._edges
             # the usual node (first order, no hooks or captured gradients, its saved inputs unchanged):
@@ -186,14 +190,18 @@ def _run(
                         on_leaf(i, g)
                         continue
                 else:
+                    if e is nxt:
+                        ngrad = ngrad + g
+                        continue
                     c, i = e, 0
                 slot = pending.get(c)
                 if slot is None:
                     if c.n_out == 1:
-                        pending[c] = [g]
                         if nxt is None:
                             nxt = c
+                            ngrad = g
                         else:
+                            pending[c] = [g]
                             heapq.heappush(heap, (-c.generation, next(counter), c))
                         continue
                     slot = pending[c] = [None] * c.n_out
@@ -208,6 +216,7 @@ def _run(
             # higher generation: every node that could still send it a gradient (a consumer of its
             # output has a higher generation) has run, as in generation order.
             if nxt is not None and heap and -heap[0][0] > nxt.generation:
+                pending[nxt] = [ngrad]
                 heapq.heappush(heap, (-nxt.generation, next(counter), nxt))
                 nxt = None
             node = nxt

@@ -2,8 +2,8 @@
 
 Each module lists its public functions in ``__all__`` and the ones that are also Tensor methods in
 ``METHODS``; this package gathers them. ``ember.ops.METHODS`` maps method names to functions, and
-``Tensor`` looks them up there, so an operator is added in one place. At import end every method is bound onto
-``Tensor`` as a class attribute (``bind_method``), so a call costs no ``__getattr__``.
+an operator is added in one place. At import end every method is bound onto ``Tensor`` as a class attribute
+(``bind_method``); ``Tensor`` has no ``__getattr__`` (it would slow every attribute read on a tensor).
 """
 
 from __future__ import annotations
@@ -185,16 +185,28 @@ _BOUND: set[str] = set()
 
 
 def bind_method(name: str, fn: Callable[..., Any]) -> None:
-    """Make operator ``fn`` the method ``Tensor.<name>`` (class attribute: no ``__getattr__`` per call).
+    """Make operator ``fn`` the method ``Tensor.<name>`` (a class attribute: Tensor has no ``__getattr__``).
 
-    Methods written in the class body win; a name bound before is rebound.
+    Methods written in the class body win; a name bound before is rebound. A callable that is not a Python
+    function (a ``functools.partial``, a builtin) is bound through a small function, so it receives the tensor.
     """
-    if (name in Tensor.__dict__ and name not in _BOUND) or not isinstance(fn, types.FunctionType):
+    if name in Tensor.__dict__ and name not in _BOUND:
         return
+    if not isinstance(fn, types.FunctionType):
+        fn = _as_function(name, fn)
     setattr(Tensor, name, fn)
     _BOUND.add(name)
     if name in INPLACE:
         bind_inplace(name, fn)
+
+
+def _as_function(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = getattr(fn, "__doc__", None)
+    return method
 
 
 def bind_inplace(base: str, fn: Callable[..., Any]) -> None:
