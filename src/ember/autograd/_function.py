@@ -21,6 +21,7 @@ from ..backends import get_backend
 from ._autocast import ACTIVE as _AUTOCAST
 from ._autocast import cast_args
 from ._grad_mode import STATE, no_grad
+from ._release import RELEASE_MIN_BYTES, _release_unread
 
 __all__ = ["Function", "Op", "FunctionCtx"]
 
@@ -201,6 +202,11 @@ class Function:
                 fn.generation = generation
                 if cls.saves_inputs:
                     fn._versions = _ZERO if zero else _versions(args, zero)
+                # large inputs whose values backward never reads need not stay alive through the node
+                # (``_release.py``); a large result, or a reduction to one number, is the sign of large inputs
+                nbytes = out.nbytes
+                if nbytes >= RELEASE_MIN_BYTES[0] or nbytes <= 16:
+                    _release_unread(fn, args)
                 if out.dtype in backend.float_dtypes:
                     r._requires_grad = True
                     r._creator = fn
@@ -251,6 +257,8 @@ class Function:
         self.n_out = len(results)
         if cls.saves_inputs:
             self._versions = versions
+        if cls._array_io:
+            _release_unread(self, args)
         for i, r in enumerate(results):
             if r._data.dtype in r._backend.grad_dtypes:
                 r._requires_grad = True
@@ -266,6 +274,13 @@ class Function:
     # -- what subclasses define ----------------------------------------------------------------
     #: backward reads the inputs' values: an in-place change to them before backward is an error.
     saves_inputs: bool = True
+    #: set per class: ``value_needed`` is overridden (backward reads only some inputs' values)
+    _reads_some: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._reads_some = cls.value_needed is not Function.value_needed
+
     #: backward reads the outputs' values through ``self.output(i)``.
     saves_output: bool = False
 
