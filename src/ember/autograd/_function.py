@@ -20,7 +20,7 @@ from .._tensor import Tensor
 from ..backends import get_backend
 from ._autocast import ACTIVE as _AUTOCAST
 from ._autocast import cast_args
-from ._grad_mode import STATE, no_grad
+from ._grad_mode import ANOMALY_USED, STATE, no_grad
 from ._release import RELEASE_MIN_BYTES, _release_unread
 
 __all__ = ["Function", "Op", "FunctionCtx"]
@@ -174,14 +174,15 @@ class Function:
             single, results = fn._apply_tensors(args, kwargs)
             results = fn._finish(args, results, needs_grad, rec)
             return results[0] if single else results  # type: ignore[return-value]  # several outputs: a tuple
-        out = fn.forward(*arrays, **kwargs)
+        out = fn.forward(*arrays, **kwargs) if kwargs else fn.forward(*arrays)
         backend = fn.backend  # an op may move its result (ToDevice)
-        if out.__class__ is tuple:
+        oc = out.__class__
+        if oc is tuple:
             atype = backend.array_type
             results = tuple(Tensor._make(o if o.__class__ is atype else backend.asarray(o), backend) for o in out)
             rec = (edges, generation, _versions(args, zero))
             return fn._finish(args, results, needs_grad, rec)  # type: ignore[return-value]  # a tuple, as above
-        if out.__class__ is not backend.array_type:
+        if oc is not backend.array_type:
             out = backend.asarray(out)
         r = _new_tensor(
             Tensor
@@ -195,7 +196,7 @@ class Function:
         if needs_grad and cls.differentiable:
             state = STATE
             if state.enabled:
-                if state.anomaly:
+                if ANOMALY_USED[0] and state.anomaly:
                     return fn._finish(args, (r,), needs_grad, (edges, generation, _versions(args, zero)))[0]
                 fn.inputs = args
                 fn._edges = edges
@@ -219,7 +220,7 @@ class Function:
                     fn._out_vcs = (vc,)
                     fn._out_vs = _V0
                 return r
-        if STATE.anomaly:
+        if ANOMALY_USED[0] and STATE.anomaly:
             from ._anomaly import check_forward
 
             check_forward(cls.__name__, (r,))
