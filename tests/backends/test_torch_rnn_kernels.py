@@ -129,3 +129,24 @@ def test_weights_shared_by_steps_get_contiguous_grads_equal_to_torch(kind):
     for p, r in zip(ps, ref, strict=True):
         assert p.grad._data.is_contiguous()
         np.testing.assert_allclose(p.grad.numpy(), r.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_layer_gradient_hooks_equal_the_reference():
+    """The GRU and Elman layers' per-step gradient rules (aten's fused kernels) against the reference's
+    arithmetic, run on the same torch tensors."""
+    from ember.backends._kernels_rnn import RNNKernels
+
+    be = TorchBackend()
+    g = torch.Generator().manual_seed(4)
+    r = lambda *s: torch.randn(*s, generator=g, dtype=torch.float64)
+    act = torch.cat([torch.rand(N, 2 * H, generator=g, dtype=torch.float64), torch.tanh(r(N, H))], 1)
+    gh, hn, h = r(N, H), r(N, H), r(N, H)
+    bufs = [torch.empty(N, 3 * H, dtype=torch.float64) for _ in range(4)]
+    direct = be._gru_dz(bufs[0], bufs[1], gh, act, hn, h)
+    want = RNNKernels._gru_dz(be, bufs[2], bufs[3], gh, act, hn, h)
+    for a, b in [(direct, want), (bufs[0], bufs[2]), (bufs[1], bufs[3])]:
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-14)
+    h1 = torch.tanh(r(N, H))
+    torch.testing.assert_close(be._rnn_dz(gh, h1, "tanh"), RNNKernels._rnn_dz(be, gh, h1, "tanh"))
+    h1 = torch.relu(r(N, H))
+    torch.testing.assert_close(be._rnn_dz(gh, h1, "relu"), RNNKernels._rnn_dz(be, gh, h1, "relu"))

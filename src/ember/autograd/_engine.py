@@ -10,6 +10,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import operator
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -134,6 +135,7 @@ def _run(
         slot[i] = g if slot[i] is None else slot[i] + g
 
     quick = arrays and capture is None
+    leaf_sums: dict[int, list[Any]] = {}  # first order, leaves without hooks: as PyTorch before AccumulateGrad
     with set_grad_enabled(create_graph):
         node = None  # the next node, when it can run without going through the heap or ``pending``
         ngrad = None  # its gradient (such a node has one output)
@@ -183,6 +185,14 @@ def _run(
                     if c is None:
                         if not i._requires_grad:  # detached in place since: it collects nothing
                             continue
+                        if arrays and not i._hooks:  # summed, delivered once at the end (``leaf_sums``)
+                            g = g if g.__class__ is i._backend.array_type else i._backend.asarray(g)  # (ToDevice)
+                            acc = leaf_sums.get(id(i))
+                            if acc is None:
+                                leaf_sums[id(i)] = [i, g, False]
+                            else:  # in place only into a sum made here
+                                acc[1], acc[2] = (operator.iadd(acc[1], g) if acc[2] else acc[1] + g), True
+                            continue
                         if arrays:
                             g = _wrap(g, i._backend)  # the input's backend (ToDevice changes it)
                         if i._hooks:
@@ -220,6 +230,8 @@ def _run(
                 heapq.heappush(heap, (-nxt.generation, next(counter), nxt))
                 nxt = None
             node = nxt
+        for leaf, g, _ in leaf_sums.values():
+            on_leaf(leaf, _wrap(g, leaf._backend))  # (a NumPy sum of 0-d arrays is a scalar)
 
 
 def _step(

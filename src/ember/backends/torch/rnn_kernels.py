@@ -10,7 +10,7 @@ is ~15% faster here than ``dz^T x`` for the 97x51x204 float64 products of the re
 
 **Layers** keep the reference's loops (every step's input product in one matmul before the loop, weight
 gradients in one after it) and take from here only the in-place activations, ``matmul`` on a transposed view
-and the LSTM's gate gradients.
+and the per-step gradient rules (LSTM, GRU, Elman: the cells' aten kernels).
 
 aten's own CPU cells do not serve backward: ``lstm_cell``/``gru_cell`` are compositions whose backward is
 torch's autograd, and ``_thnn_differentiable_{lstm,gru}_cell_backward`` recompute every activation from the
@@ -80,6 +80,28 @@ class TorchRNNKernels:
         _tanh_bwd(dc * i, g, grad_input=dg)
         return dc
 
+    def _gru_dz(self, dx: Any, dh: Any, gh: Any, act: Any, hn: Any, h: Any) -> Any:
+        """The layers' hook: ``act`` = ``[r, z, n]``; see ``_gru_grads``."""
+        r, z, n = act.chunk(3, 1)
+        return self._gru_grads(dx, dh, gh, r, z, n, hn, h)
+
+    def _gru_grads(self, dx: Any, dh: Any, gh: Any, r: Any, z: Any, n: Any, hn: Any, h: Any) -> Any:
+        """Fill ``dx``/``dh`` (N, 3H: the gradients of the input and hidden products) from ``h'``'s gradient
+        ``gh`` (``h' = n + z (h - n)``, ``n = tanh(x_n + r hn)``); return the direct part of ``h``'s, ``gh z``."""
+        dr, dzg, dn = dx.chunk(3, 1)
+        direct = gh * z
+        _tanh_bwd(gh - direct, n, grad_input=dn)
+        _sigmoid_bwd(gh * (h - n), z, grad_input=dzg)
+        _sigmoid_bwd(dn * hn, r, grad_input=dr)
+        hs = n.shape[-1]
+        dh[:, : 2 * hs] = dx[:, : 2 * hs]
+        torch.mul(dn, r, out=dh[:, 2 * hs :])
+        return direct
+
+    def _rnn_dz(self, gh: Any, h1: Any, nonlinearity: str) -> Any:
+        """The pre-activation's gradient from the output ``h1``: aten's ``tanh_backward``/``threshold_backward``."""
+        return _aten.tanh_backward(gh, h1) if nonlinearity == "tanh" else _aten.threshold_backward(gh, h1, 0)
+
     def _linear_grads(self, dz: Any, x: Any, w: Any, need_x: bool, need_w: bool, need_b: bool) -> tuple[Any, ...]:
         """For ``z = x w^T + b``: ``(gx, gw, gb)`` (None where not needed); ``gw`` a transposed view."""
         gx = torch.mm(dz, w) if need_x else None
@@ -144,15 +166,10 @@ class TorchRNNKernels:
     ) -> tuple[Any, ...]:
         """Gradients ``(gx, gh, gw_ih, gw_hh, gb_ih, gb_hh)``."""
         rz, n, hn = saved
-        r, z = rz.chunk(2, 1)
         dx = torch.empty((n.shape[0], 3 * n.shape[1]), dtype=n.dtype, device=n.device)
-        dr, dzg, dn = dx.chunk(3, 1)
-        direct = gh * z
-        _tanh_bwd(gh - direct, n, grad_input=dn)
-        _sigmoid_bwd(gh * (h - n), z, grad_input=dzg)
-        _sigmoid_bwd(dn * hn, r, grad_input=dr)
-        dh = dx.clone()
-        dh[:, 2 * h.shape[-1] :] *= r
+        dh = torch.empty_like(dx)
+        r, z = rz.chunk(2, 1)
+        direct = self._gru_grads(dx, dh, gh, r, z, n, hn, h)
         gx, gw_ih, gb_ih = self._linear_grads(dx, x, w_ih, need[0], need[2], need[4])
         gh0, gw_hh, gb_hh = self._linear_grads(dh, h, w_hh, need[1], need[3], need[5])
         if gh0 is not None:
@@ -170,8 +187,4 @@ class TorchRNNKernels:
         self, gh: Any, h1: Any, x: Any, h: Any, w_ih: Any, w_hh: Any, nonlinearity: str, need: tuple[bool, ...]
     ) -> tuple[Any, ...]:
         """Gradients ``(gx, gh, gw_ih, gw_hh, gb_ih, gb_hh)`` from the step's output ``h1``."""
-        if nonlinearity == "tanh":
-            dz = _aten.tanh_backward(gh, h1)
-        else:
-            dz = _aten.threshold_backward(gh, h1, 0)
-        return self._cell_grads(dz, x, h, w_ih, w_hh, need)
+        return self._cell_grads(self._rnn_dz(gh, h1, nonlinearity), x, h, w_ih, w_hh, need)
