@@ -32,21 +32,29 @@ GC_PROBE = (
     "import gc, weakref; import ember; n = gc.get_freeze_count()\n"
     "class Cycle: pass\n"
     "a = Cycle(); a.me = a; r = weakref.ref(a); del a; gc.collect()\n"
-    "print(n > 1000, r() is None)"
+    "b = Cycle(); b.me = b; rb = weakref.ref(b); del b\n"
+    "keep = [[] for _ in range(2 * gc.get_threshold()[0])]\n"  # enough allocations for a collection, no explicit one
+    "print(n > 1000, r() is None, rb() is None, gc.get_threshold()[0])"
 )
 
 
-def _gc_probe(env_value):
+def _gc_probe(env_value, before=""):
     env = dict(os.environ)
     env.pop("EMBER_GC_FREEZE", None)
     if env_value is not None:
         env["EMBER_GC_FREEZE"] = env_value
-    return subprocess.run([sys.executable, "-c", GC_PROBE], env=env, capture_output=True, text=True, check=True).stdout
+    cmd = [sys.executable, "-c", before + GC_PROBE]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
 
 
 def test_import_freezes_the_objects_it_made_and_later_cycles_are_still_collected():
-    assert _gc_probe(None).split() == ["True", "True"]
+    # the first threshold is raised from Python's 700; cycles are still collected, explicitly and automatically
+    assert _gc_probe(None).split() == ["True", "True", "True", "10000"]
 
 
 def test_gc_freeze_opt_out():
-    assert _gc_probe("0").split() == ["False", "True"]
+    assert _gc_probe("0").split() == ["False", "True", "True", "700"]
+
+
+def test_a_threshold_the_program_chose_is_kept():
+    assert _gc_probe(None, before="import gc; gc.set_threshold(1234, 10, 10)\n").split()[-1] == "1234"

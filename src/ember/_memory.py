@@ -19,7 +19,15 @@ project's machine, about 10% of a chain of small ops. At the end of ``import emb
 moves the objects tracked at that moment to the collector's permanent generation (``gc.freeze()``, meant
 for long-lived objects), so later collections walk only what was made after. Objects frozen are never
 collected as garbage cycles (they are the imported modules' objects, and whatever the host program made
-before importing Ember). Opt out with ``EMBER_GC_FREEZE=0`` before importing Ember.
+before importing Ember).
+
+It also raises the collector's first threshold from Python's default 700 to ``GC_THRESHOLD0`` (10,000) when the
+host program has left it at 700. A young collection walks every tracked object made since the last one that is
+still alive, and a training step's graph keeps all of its objects alive until backward: at 700 a chain of 1,000
+small ops (~5,000 graph objects) paid ~5% of its time in such walks; at 10,000 a step's objects are freed before
+a collection is due. Training steps make no cyclic garbage (measured: none in a transformer, a convnet or the op
+chain), so memory is unchanged; garbage cycles of the host program wait up to 10,000 allocations instead of 700.
+Opt out of both with ``EMBER_GC_FREEZE=0`` before importing Ember.
 """
 
 from __future__ import annotations
@@ -68,10 +76,18 @@ def malloc_tuned() -> bool:
 _TUNED = _tune()
 
 
+GC_THRESHOLD0 = 10_000
+_PYTHON_THRESHOLD0 = 700
+
+
 def freeze_gc() -> bool:
-    """Move the objects the garbage collector tracks now to its permanent generation (see the module's
-    docstring); called once at the end of ``import ember``. False when ``EMBER_GC_FREEZE=0``."""
+    """Move the objects the garbage collector tracks now to its permanent generation and raise its first
+    threshold if it is Python's default (see the module's docstring); called once at the end of ``import ember``.
+    False when ``EMBER_GC_FREEZE=0``."""
     if _off("EMBER_GC_FREEZE"):
         return False
     gc.freeze()
+    threshold = gc.get_threshold()
+    if threshold[0] == _PYTHON_THRESHOLD0:
+        gc.set_threshold(GC_THRESHOLD0, *threshold[1:])
     return True

@@ -8,7 +8,7 @@ import traceback
 from functools import lru_cache
 from typing import Any
 
-from ._grad_mode import STATE
+from ._grad_mode import ANOMALY_USED, STATE
 
 __all__ = ["detect_anomaly", "AnomalyError"]
 
@@ -93,6 +93,8 @@ class detect_anomaly:  # noqa: N801 - PyTorch's name
 
     def __enter__(self) -> detect_anomaly:
         self._prev.append(STATE.anomaly)
+        if self._on:
+            ANOMALY_USED[0] = True
         STATE.anomaly = self._on
         return self
 

@@ -20,7 +20,8 @@ from .._tensor import Tensor
 from ..backends import get_backend
 from ._autocast import ACTIVE as _AUTOCAST
 from ._autocast import cast_args
-from ._grad_mode import STATE, no_grad
+from ._grad_mode import ANOMALY_USED, STATE, no_grad
+from ._release import RELEASE_MIN_BYTES, _release_unread
 
 __all__ = ["Function", "Op", "FunctionCtx"]
 
@@ -173,14 +174,15 @@ class Function:
             single, results = fn._apply_tensors(args, kwargs)
             results = fn._finish(args, results, needs_grad, rec)
             return results[0] if single else results  # type: ignore[return-value]  # several outputs: a tuple
-        out = fn.forward(*arrays, **kwargs)
+        out = fn.forward(*arrays, **kwargs) if kwargs else fn.forward(*arrays)
         backend = fn.backend  # an op may move its result (ToDevice)
-        if out.__class__ is tuple:
+        oc = out.__class__
+        if oc is tuple:
             atype = backend.array_type
             results = tuple(Tensor._make(o if o.__class__ is atype else backend.asarray(o), backend) for o in out)
             rec = (edges, generation, _versions(args, zero))
             return fn._finish(args, results, needs_grad, rec)  # type: ignore[return-value]  # a tuple, as above
-        if out.__class__ is not backend.array_type:
+        if oc is not backend.array_type:
             out = backend.asarray(out)
         r = _new_tensor(
             Tensor
@@ -194,13 +196,18 @@ class Function:
         if needs_grad and cls.differentiable:
             state = STATE
             if state.enabled:
-                if state.anomaly:
+                if ANOMALY_USED[0] and state.anomaly:
                     return fn._finish(args, (r,), needs_grad, (edges, generation, _versions(args, zero)))[0]
                 fn.inputs = args
                 fn._edges = edges
                 fn.generation = generation
                 if cls.saves_inputs:
                     fn._versions = _ZERO if zero else _versions(args, zero)
+                # large inputs whose values backward never reads need not stay alive through the node
+                # (``_release.py``); a large result, or a reduction to one number, is the sign of large inputs
+                nbytes = out.nbytes
+                if nbytes >= RELEASE_MIN_BYTES[0] or nbytes <= 16:
+                    _release_unread(fn, args)
                 if out.dtype in backend.float_dtypes:
                     r._requires_grad = True
                     r._creator = fn
@@ -213,7 +220,7 @@ class Function:
                     fn._out_vcs = (vc,)
                     fn._out_vs = _V0
                 return r
-        if STATE.anomaly:
+        if ANOMALY_USED[0] and STATE.anomaly:
             from ._anomaly import check_forward
 
             check_forward(cls.__name__, (r,))
@@ -251,6 +258,8 @@ class Function:
         self.n_out = len(results)
         if cls.saves_inputs:
             self._versions = versions
+        if cls._array_io:
+            _release_unread(self, args)
         for i, r in enumerate(results):
             if r._data.dtype in r._backend.grad_dtypes:
                 r._requires_grad = True
@@ -266,6 +275,13 @@ class Function:
     # -- what subclasses define ----------------------------------------------------------------
     #: backward reads the inputs' values: an in-place change to them before backward is an error.
     saves_inputs: bool = True
+    #: set per class: ``value_needed`` is overridden (backward reads only some inputs' values)
+    _reads_some: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._reads_some = cls.value_needed is not Function.value_needed
+
     #: backward reads the outputs' values through ``self.output(i)``.
     saves_output: bool = False
 

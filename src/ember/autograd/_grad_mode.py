@@ -19,6 +19,9 @@ class _State(threading.local):
 
 
 STATE = _State()
+#: True once any thread has turned anomaly mode on (never reset): the hot path reads this list, and the
+#: per-thread ``STATE.anomaly`` only after that
+ANOMALY_USED = [False]
 
 
 def is_grad_enabled() -> bool:
