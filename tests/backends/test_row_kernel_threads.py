@@ -11,6 +11,7 @@ import pytest
 import ember
 import ember.nn.functional as F
 from ember.backends import _kernels_activation as ka
+from ember.backends import _kernels_fused as fu
 from ember.backends import _kernels_threads as kt
 from ember.backends.numpy_backend import NumpyBackend
 from ember.testing import check_op, torch_or_none
@@ -85,10 +86,13 @@ def _results(be, dtype, strided):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("strided", [False, True], ids=["contiguous", "strided"])
-def test_split_rows_give_the_bits_of_one_thread(monkeypatch, dtype, strided):
+@pytest.mark.parametrize("whole", [False, True], ids=["products_in_parts", "products_whole"])
+def test_split_rows_give_the_bits_of_one_thread(monkeypatch, dtype, strided, whole):
     _split(monkeypatch, 1)
     one = _results(BE, dtype, strided)
     _split(monkeypatch, 3)
+    if whole:  # attention's products as for large matrices: whole batch, between the parts
+        monkeypatch.setattr(fu, "_BLAS_ONE_THREAD_MNK", 0)
     calls = []
     split = kt._split
     monkeypatch.setattr(kt, "_split", lambda *a: (calls.append(a[2]), split(*a)))

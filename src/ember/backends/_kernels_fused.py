@@ -144,20 +144,37 @@ def _part_of(a: Any, nd: int, lo: int, hi: int) -> Any:
     return a[lo:hi] if a is not None and a.ndim == nd and a.shape[0] != 1 else a
 
 
+#: OpenBLAS runs a product of m*n*k at most this on the calling thread (its interface/gemm.c: SMP_THRESHOLD_MIN
+#: 65536 x GEMM_MULTITHREAD_THRESHOLD 4); larger ones on its own threads, and their bits depend on its count
+_BLAS_ONE_THREAD_MNK = 1 << 18
+
+
+def _small_products(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> bool:
+    """Whether every per-matrix product of attention stays on one OpenBLAS thread: then the parts make them
+    (the same bits as the whole batch's), else they run whole batch on OpenBLAS's threads, between the parts."""
+    tq, tk, e, ev = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
+    return tq * tk * max(e, ev) <= _BLAS_ONE_THREAD_MNK
+
+
 @recorded
 def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, add: Any, scale: float, keep: Any,
               c: float) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """``(out, probs)`` of ``AttentionKernels.attention`` (``add``: the additive mask or None; ``keep``: the
-    dropout's mask or None, ``c`` its scale), split along the first batch dim."""
+    dropout's mask or None, ``c`` its scale), the softmax split along the first batch dim."""
     nd, b = q.ndim, q.shape[0]
     probs = np.empty((*q.shape[:-1], k.shape[-2]), q.dtype)
     out = np.empty((*q.shape[:-1], v.shape[-1]), q.dtype)
     lowest, tiny = np.finfo(q.dtype).min, np.finfo(q.dtype).tiny
+    small = _small_products(q, k, v)
+    dropped = None if keep is None or small else np.empty(probs.shape, q.dtype)
+    if not small:
+        np.matmul(q, np.swapaxes(k, -1, -2), out=probs)
 
     def part(lo: int, hi: int) -> None:
         s = probs[lo:hi]
         kr, vr, ar = (_part_of(a, nd, lo, hi) for a in (k, v, add))
-        np.matmul(q[lo:hi], np.swapaxes(kr, -1, -2), out=s)
+        if small:
+            np.matmul(q[lo:hi], np.swapaxes(kr, -1, -2), out=s)
         s *= scale
         if ar is not None:
             s += ar
@@ -170,14 +187,16 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, add: Any, scale: floa
         if ar is not None:
             d = np.maximum(d, tiny)
         s /= d
-        if keep is None:
-            np.matmul(s, vr, out=out[lo:hi])
-        else:
-            pd = s * keep[lo:hi]
+        pd = s
+        if keep is not None:
+            pd = np.multiply(s, keep[lo:hi], out=None if dropped is None else dropped[lo:hi])
             pd *= c
+        if small:
             np.matmul(pd, vr, out=out[lo:hi])
 
     parallel_rows(b, probs.size, part)
+    if not small:
+        np.matmul(probs if dropped is None else dropped, v, out=out)
     return out, probs
 
 
@@ -189,35 +208,55 @@ def attention_backward(
     """``(gq, gk, gv, gscores)`` of :func:`attention` over q's batch (None where ``need`` is False)."""
     nd, b = q.ndim, q.shape[0]
     batch = q.shape[:-2]
+    small = _small_products(q, k, v)
     gv = np.empty((*batch, *v.shape[-2:]), q.dtype) if need[2] else None
     gq = np.empty(q.shape, q.dtype) if need[0] else None
     gk = np.empty((*batch, *k.shape[-2:]), q.dtype) if need[1] else None
-    gs = np.empty(probs.shape, q.dtype) if need[3] else None
     scores = need[0] or need[1] or need[3]
+    gs = np.empty(probs.shape, q.dtype) if need[3] or (scores and not small) else None
+    if not small:  # the products whole, on OpenBLAS's threads; the softmax backward in parts
+        if gv is not None:
+            np.matmul(np.swapaxes(probs if keep is None else probs * keep, -1, -2), g, out=gv)
+            if keep is not None:
+                gv *= c
+        if gs is not None:
+            np.matmul(g, np.swapaxes(v, -1, -2), out=gs)
 
     def part(lo: int, hi: int) -> None:
         pr, gr = probs[lo:hi], g[lo:hi]
         kp = None if keep is None else keep[lo:hi]
         qr, kr, vr = (_part_of(a, nd, lo, hi) for a in (q, k, v))
-        if gv is not None:
+        if small and gv is not None:
             pd = pr if kp is None else pr * kp
             np.matmul(np.swapaxes(pd, -1, -2), gr, out=gv[lo:hi])
             if kp is not None:
                 gv[lo:hi] *= c
         if not scores:
             return
-        ds = np.matmul(gr, np.swapaxes(vr, -1, -2), out=None if gs is None else gs[lo:hi])
+        if small:
+            ds = np.matmul(gr, np.swapaxes(vr, -1, -2), out=None if gs is None else gs[lo:hi])
+        else:
+            ds = gs[lo:hi]  # type: ignore[index]
         if kp is not None:
             ds *= kp
             ds *= c
         ds -= _rowdot(ds, pr)  # softmax backward: probs * (dp - sum(dp * probs))
         ds *= pr
-        if gq is not None:
+        if small and gq is not None:
             np.matmul(ds, kr, out=gq[lo:hi])
             gq[lo:hi] *= scale
-        if gk is not None:
+        if small and gk is not None:
             np.matmul(np.swapaxes(ds, -1, -2), qr, out=gk[lo:hi])
             gk[lo:hi] *= scale
 
-    parallel_rows(b, probs.size, part)
-    return gq, gk, gv, gs
+    if scores or small:
+        parallel_rows(b, probs.size, part)
+    if not small:
+        dsa: Any = gs
+        if gq is not None:
+            np.matmul(dsa, k, out=gq)
+            gq *= scale
+        if gk is not None:
+            np.matmul(np.swapaxes(dsa, -1, -2), q, out=gk)
+            gk *= scale
+    return gq, gk, gv, (gs if need[3] else None)
