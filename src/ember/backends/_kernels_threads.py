@@ -22,6 +22,7 @@ recording. While a capture runs (``recorder`` is set), a kernel marked :func:`re
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import threading
 from collections.abc import Callable
@@ -37,6 +38,8 @@ _MIN_PART = 1 << 16
 #: elements per part of a row split (see the module docstring)
 _MIN_ROWS_PART = 1 << 17
 _MAX_THREADS = 8
+#: ranges per thread of a row split, taken in turn (see ``_split``)
+_CHUNKS = 4
 
 #: ``ember.compile``'s ``(fn, args, kwargs) -> result`` while it records (set and reset by its hooks), else None
 recorder: Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any] | None = None
@@ -83,23 +86,30 @@ def _get_pool(workers: int) -> ThreadPoolExecutor:
         return _pool
 
 
-def _run(fn: Callable[[int, int], None], lo: int, hi: int) -> None:
-    _state.busy = True
-    try:
-        fn(lo, hi)
-    finally:
-        _state.busy = False
-
-
-def _split(threads: int, n: int, parts: int, fn: Callable[[int, int], None]) -> None:
+def _split(threads: int, n: int, parts: int, fn: Callable[[int, int], None], chunks: int = 1) -> None:
+    """``fn`` over ``range(n)`` on ``parts`` threads (this one included). ``chunks`` > 1: ``parts * chunks``
+    ranges taken in turn by whichever thread is free (a pool thread that gets a core late, e.g. beside
+    OpenBLAS's spinning threads after a product, takes fewer; the ranges, hence the results, stay the same)."""
     if parts <= 1 or recorder is not None or getattr(_state, "busy", False):
         fn(0, n)
         return
-    bounds = [n * i // parts for i in range(parts + 1)]
+    k = min(n, parts * chunks)
+    bounds = [n * i // k for i in range(k + 1)]
+    step = k // parts if chunks == 1 else 1
+    order = itertools.count(0, step)
+
+    def take() -> None:
+        _state.busy = True
+        try:
+            while (i := next(order)) < k:  # (next on a count is atomic under the GIL)
+                fn(bounds[i], bounds[min(i + step, k)])
+        finally:
+            _state.busy = False
+
     pool = _get_pool(threads - 1)
-    futures: list[Future[None]] = [pool.submit(_run, fn, bounds[i], bounds[i + 1]) for i in range(1, parts)]
+    futures: list[Future[None]] = [pool.submit(take) for _ in range(1, parts)]
     try:
-        _run(fn, bounds[0], bounds[1])
+        take()
     finally:
         for f in futures:
             f.result()
@@ -124,7 +134,7 @@ def parallel_rows(n: int, size: int, fn: Callable[[int, int], None]) -> None:
         fn(0, n)
         return
     threads = kernel_threads()
-    _split(threads, n, min(threads, n, size // _MIN_ROWS_PART), fn)
+    _split(threads, n, min(threads, n, size // _MIN_ROWS_PART), fn, _CHUNKS)
 
 
 def recorded(fn: F) -> F:
