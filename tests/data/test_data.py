@@ -257,3 +257,33 @@ def test_random_sampler_draws_lazily_and_checks_num_samples():
     for bad in (0, -3, 2.5):
         with pytest.raises(ValueError, match="num_samples should be a positive integer"):
             RandomSampler(range(5), num_samples=bad)
+
+
+class _Threads:
+    """Each sample: the worker's thread settings (Ember's, and the NumPy kernels' pool size)."""
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        from ember.backends._kernels_threads import kernel_threads
+
+        return np.array([ember.get_num_threads(), kernel_threads()])
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_process_workers_run_on_one_thread_as_pytorchs_do(monkeypatch):
+    monkeypatch.delenv("EMBER_KERNEL_THREADS", raising=False)
+    got = [b.tolist() for b in DataLoader(_Threads(), 1, num_workers=2, multiprocessing_context="fork")]
+    assert got == [[[1, 1]], [[1, 1]]]
+    torch = pytest.importorskip("torch")
+
+    class TorchThreads(torch.utils.data.Dataset):
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            return torch.get_num_threads()
+
+    loader = torch.utils.data.DataLoader(TorchThreads(), 1, num_workers=2, multiprocessing_context="fork")
+    assert [b.tolist() for b in loader] == [[1], [1]]

@@ -23,6 +23,7 @@ import numpy as np
 
 from .._creation import from_numpy, manual_seed, randint
 from .._tensor import Tensor
+from .._threads import set_num_threads
 from ..multiprocessing import _shared
 from .dataset import WorkerInfo, _worker_local
 
@@ -190,6 +191,7 @@ def _worker_loop(
     init_fn: Any,
 ) -> None:  # fmt: skip
     _worker_local.info = WorkerInfo(wid, num_workers, seed)
+    set_num_threads(1)  # as PyTorch's workers: num_workers processes must not each take every core
     manual_seed(seed)
     random.seed(seed)
     msgpack = _msgpack()
