@@ -285,3 +285,22 @@ def test_random_inplace_programs_match_torch(program):
 def test_random_inplace_programs_second_order_match_torch(program):
     torch = pytest.importorskip("torch")
     _compare(_run(ember, program, second_order=True), _run(torch, program, second_order=True))
+
+
+def test_where_condition_changed_in_place_raises_as_in_torch(torch):
+    """``where``'s backward reads its condition: changing it in place after forward is an error (PyTorch's
+    version check); changing a chosen operand is not (only its shape is used)."""
+    for lib in (ember, torch):
+        x = lib.tensor(X0)
+        a = lib.tensor(X0, requires_grad=True)
+        b = lib.tensor(X0, requires_grad=True)
+        c = x > 0
+        y = lib.where(c, a * 1, b * 1)
+        c.logical_not_()
+        with pytest.raises(RuntimeError, match=r"modified by an in.?place operation"):
+            y.sum().backward()
+        a2 = a * 1
+        y = lib.where(x > 0, a2, b * 1)
+        a2.mul_(2)
+        y.sum().backward()
+        assert a.grad.tolist() == [1.0, 0.0, 1.0, 1.0, 0.0, 1.0]

@@ -167,11 +167,12 @@ METHODS.update(
 
 #: Operators that also have an in-place ``name_`` method (``t.clamp_(0, 1)``, ``t.masked_fill_(m, 0)``).
 INPLACE = {
-    "abs", "acos", "add", "addcdiv", "addcmul", "asin", "atan", "atan2", "ceil", "clamp", "clamp_max", "clamp_min",
-    "cos", "cosh", "cumsum", "div", "erf", "erfinv", "exp", "expm1", "fill_diagonal", "floor", "frac", "index_add",
-    "lerp", "log", "log1p", "log2", "log10", "logit", "masked_fill", "mul", "nan_to_num", "neg", "pow", "reciprocal",
-    "relu", "remainder", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sigmoid", "sign", "sin",
-    "sinh", "sqrt", "square", "sub", "tan", "tanh", "tril", "triu", "trunc",
+    "abs", "acos", "add", "addcdiv", "addcmul", "asin", "atan", "atan2", "bitwise_and", "bitwise_not", "bitwise_or",
+    "bitwise_xor", "ceil", "clamp", "clamp_max", "clamp_min", "cos", "cosh", "cumsum", "div", "erf", "erfinv", "exp",
+    "expm1", "fill_diagonal", "floor", "frac", "index_add", "lerp", "log", "log10", "log1p", "log2", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "logit", "masked_fill", "mul", "nan_to_num", "neg", "pow",
+    "reciprocal", "relu", "remainder", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sigmoid",
+    "sign", "sin", "sinh", "sqrt", "square", "sub", "tan", "tanh", "tril", "triu", "trunc",
 }  # fmt: skip
 
 

@@ -192,7 +192,8 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
 
 # -- selection ------------------------------------------------------------------------------------
 class Where(Op):
-    saves_inputs = False
+    def value_needed(self, i: int) -> bool:  # backward reads the condition's values, only the others' shapes
+        return i == 0
 
     def forward(self, cond: Any, a: Any, b: Any) -> Any:
         return self.backend.xp.where(cond, a, b)
