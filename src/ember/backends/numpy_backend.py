@@ -129,6 +129,8 @@ class NumpyBackend(Backend):
         owner = array
         while isinstance(owner, np.ndarray):  # a view's base chain ends at the buffer's owner
             owner = owner.base
+        if isinstance(owner, memoryview):
+            owner = owner.obj
         return isinstance(owner, cupy.cuda.PinnedMemoryPointer)
 
     def is_view_of(self, array: Any, base: Any) -> bool:
