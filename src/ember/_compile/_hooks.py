@@ -210,7 +210,10 @@ def install(tr: Tracer) -> None:
         from ._known import array_types
 
         cupy = sys.modules.get("cupy")
-        recorded = _cupy_trace.install(_swap) if cupy is not None and _cupy_used() else False
+        try:
+            recorded = _cupy_trace.install(_swap) if cupy is not None and _cupy_used() else False
+        except Exception:  # pragma: no cover - a CuPy unlike the ones read: its arrays stay unrecorded (eager)
+            recorded = False
         tr.array_types = tuple(c for c in array_types() if recorded or c is not getattr(cupy, "ndarray", None))
         CAPTURE.tracer = tr
         if hasattr(sys.modules.get("torch"), "_C"):  # real torch (not Ember standing in for it): a dispatch mode
