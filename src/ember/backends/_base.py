@@ -242,5 +242,16 @@ class Backend(
 
     _cheap_sync: bool | None = None
 
+    def known_range(self, array: Any) -> tuple[int, int] | None:
+        """The smallest and largest value of a non-empty integer ``array`` when the host knows them without
+        waiting for a device, else None.
+
+        Computed where reading back is cheap (``cheap_sync``); an accelerator backend may remember them from
+        the host data it uploaded the array from (torch does), so index checks cost no device sync.
+        """
+        if not self.cheap_sync:
+            return None
+        return int(self.xp.min(array)), int(self.xp.max(array))
+
     def __repr__(self) -> str:
         return f"<{self.name} backend on {self.device}>"

@@ -47,11 +47,58 @@ def _two_stage(items: tuple[Any, ...]) -> TwoStage:
     return TwoStage(tuple(pre), tuple(post))
 
 
-def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
+def _basic_shape(shape: tuple[int, ...], items: tuple[Any, ...]) -> tuple[int, ...]:
+    """The shape ``x[items]`` has for a basic index (ints, slices, None, ...) of an ``x`` of ``shape``."""
+    named = sum(1 for it in items if it is not None and it is not Ellipsis)
+    out: list[int] = []
+    d = 0
+    for it in items:
+        if it is None:
+            out.append(1)
+        elif it is Ellipsis:
+            out.extend(shape[d : d + len(shape) - named])
+            d += len(shape) - named
+        else:
+            if isinstance(it, slice):
+                out.append(len(range(*it.indices(shape[d]))))
+            d += 1
+    return (*out, *shape[d:])
+
+
+def _check_known(shape: tuple[int, ...], idx: Any, backend: Any) -> None:
+    """Refuse an index array whose values, known on the host without a device sync (``backend.known_range``),
+    lie outside the dim it indexes: on an accelerator the kernel would otherwise fail on the device, which
+    leaves the process's CUDA context unusable. (On the CPU the array library raises itself.)"""
+    if isinstance(idx, TwoStage):
+        shape, idx = _basic_shape(shape, idx.pre), idx.post
+    items = idx if isinstance(idx, tuple) else (idx,)
+    dims = [it.ndim if _is_bool(it) else 0 if it is None or it is Ellipsis else 1 for it in items]
+    d = 0
+    for it, k in zip(items, dims, strict=True):
+        if it is Ellipsis:
+            d += len(shape) - sum(dims)
+            continue
+        if hasattr(it, "shape") and not _is_bool(it) and d < len(shape):
+            r = backend.known_range(it) if len(it.shape) and 0 not in it.shape else None
+            n = shape[d]
+            if r is not None and (r[0] < -n or r[1] >= n):
+                raise OutOfRangeError(
+                    f"getitem: index {r[1] if r[1] >= n else r[0]} is out of bounds for dim {d} with size {n} "
+                    f"(tensor of shape {shape})"
+                )
+        d += k
+
+
+def _is_bool(it: Any) -> bool:
+    return str(getattr(it, "dtype", "")) in ("bool", "torch.bool")
+
+
+def to_index(index: Any, backend: Any, shape: tuple[int, ...] | None = None) -> tuple[Any, bool]:
     """Convert an index with Tensors and lists into backend arrays; also say whether it is basic.
 
     The result is a tuple for the array's ``[]``, or a :class:`TwoStage` when integers and index tensors
-    mix (use ``read``/``write``/``add_at``, which handle both).
+    mix (use ``read``/``write``/``add_at``, which handle both). Given the indexed array's ``shape``, index
+    arrays known to be out of range are refused where the kernel would not report them (an accelerator).
     """
     if isinstance(index, TwoStage):  # already converted (backward passes re-use the forward's index)
         return index, False
@@ -83,9 +130,12 @@ def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
         else:
             out.append(backend.asarray(it))
             basic = False
+    res: Any = tuple(out)
     if not basic and any(isinstance(it, int) and not isinstance(it, bool) for it in out):
-        return _two_stage(tuple(out)), False
-    return tuple(out), basic
+        res = _two_stage(res)
+    if not basic and shape is not None and not backend.cheap_sync:
+        _check_known(shape, res, backend)
+    return res, basic
 
 
 def read(x: Any, idx: Any) -> Any:
@@ -113,7 +163,7 @@ class GetItem(Op):
     saves_inputs = False
 
     def forward(self, x: Any, index: Any) -> Any:
-        idx, basic = to_index(index, self.backend)
+        idx, basic = to_index(index, self.backend, tuple(x.shape))
         self.idx, self.basic, self.shape = idx, basic, x.shape
         try:
             return read(x, idx)
@@ -157,7 +207,7 @@ class IndexPut(Op):
     saves_inputs = False
 
     def forward(self, x: Any, value: Any, index: Any) -> Any:
-        idx, _ = to_index(index, self.backend)
+        idx, _ = to_index(index, self.backend, tuple(x.shape))
         self.idx = idx
         out = self.backend.xp.array(x, copy=True)
         write(out, idx, value)

@@ -140,7 +140,7 @@ def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
         )
     if not track:
         v = value._data if isinstance(value, Tensor) else value
-        idx = (...,) if index is None else to_index(index, t._backend)[0]
+        idx = (...,) if index is None else to_index(index, t._backend, tuple(t.shape))[0]
         try:
             write(t._data, idx, v)
         except (ValueError, RuntimeError) as e:

@@ -176,15 +176,14 @@ def size_of(a: Any) -> int:
 def index_out_of_range(idx: Any, low: int, high: int, backend: Any) -> tuple[int, int] | None:
     """``(min, max)`` of ``idx`` when a value lies outside ``[low, high)``, else None.
 
-    Only on backends where reading a value back is cheap (``backend.cheap_sync``): on an accelerator the
-    check would wait for the device (a hidden sync), so there the kernel reports a bad index itself, as
-    PyTorch's CUDA kernels do.
+    Only where the host knows the values without waiting for a device (``backend.known_range``: always on
+    the CPU; on torch-CUDA for index arrays uploaded from host data and unchanged since). An index computed
+    on an accelerator is not read back (a hidden sync): the kernel reports it, as PyTorch's CUDA kernels do.
     """
-    if not backend.cheap_sync or not size_of(idx):
+    if not size_of(idx):
         return None
-    xp = backend.xp
-    lo, hi = int(xp.min(idx)), int(xp.max(idx))
-    return (lo, hi) if lo < low or hi >= high else None
+    r = backend.known_range(idx)
+    return r if r is not None and (r[0] < low or r[1] >= high) else None
 
 
 def _shape(x: Any) -> tuple[int, ...]:
