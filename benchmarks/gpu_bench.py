@@ -76,6 +76,8 @@ def main() -> int:
     p.add_argument("--pairs", type=int, default=3)
     p.add_argument("--seconds", type=float, default=2.0)
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda", help="cpu: check this script without a GPU")
+    p.add_argument("--backends", default="torch,cupy", help="Ember's backends to compare, comma-separated")
+    p.add_argument("--compile", action="store_true", help="time Ember's step captured by ember.compile")
     args = p.parse_args()
     usable = {}
     if args.device == "cuda":
@@ -86,7 +88,7 @@ def main() -> int:
         for name, reason in ember_backends().items():
             if reason:
                 print(f"bench-gpu: Ember's {name} backend: skipped: {reason}")
-            else:
+            elif name in args.backends.split(","):
                 usable[name] = True
     else:
         usable["torch"] = True
@@ -105,14 +107,14 @@ def main() -> int:
     cols = list(usable)
     head = f"{'workload':26s} {'unit':>10s} {'PyTorch':>10s} {'H100 anchor':>16s}"
     head += "".join(f" {'Ember/' + b:>12s} {'ratio':>6s} {'spread':>11s}" for b in cols)
-    print(head)
+    print(head + ("  (Ember compiled: ember.compile; PyTorch eager)" if args.compile else ""))
     status = 0
     for name in args.workloads:
         row, torch_value, unit = "", None, ""
         for b in cols:
             ns = argparse.Namespace(
-                backend=b, device=args.device, seconds=args.seconds, threads=0, pairs=args.pairs, compile=False
-            )  # compare.py's options: eager on both sides
+                backend=b, device=args.device, seconds=args.seconds, threads=0, pairs=args.pairs, compile=args.compile
+            )  # compare.py's options (PyTorch's side always runs eagerly)
             try:
                 r = compare.compare(name, ns)
             except RuntimeError as e:

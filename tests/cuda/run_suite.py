@@ -61,7 +61,7 @@ def missing_tools() -> list[str]:
 
 def run(backend: str, extra: list[str]) -> tuple[int, str]:
     """Run the suite on ``backend`` with the default device cuda; (exit code, pytest's summary line)."""
-    cmd = [sys.executable, "-m", "pytest", "tests", "-q", "-p", "no:cacheprovider", *extra]
+    cmd = [sys.executable, "-m", "pytest", "tests", "-q", "-p", "no:cacheprovider", "-p", "no:benchmark", *extra]
     if importlib.util.find_spec("xdist") is not None and not any(a.startswith("-n") for a in extra):
         cmd += ["-n", "2", "--dist", "loadfile"]
     env = _env(EMBER_BACKEND=backend, EMBER_DEVICE="cuda")
