@@ -47,30 +47,10 @@ def _two_stage(items: tuple[Any, ...]) -> TwoStage:
     return TwoStage(tuple(pre), tuple(post))
 
 
-def _basic_shape(shape: tuple[int, ...], items: tuple[Any, ...]) -> tuple[int, ...]:
-    """The shape ``x[items]`` has for a basic index (ints, slices, None, ...) of an ``x`` of ``shape``."""
-    named = sum(1 for it in items if it is not None and it is not Ellipsis)
-    out: list[int] = []
-    d = 0
-    for it in items:
-        if it is None:
-            out.append(1)
-        elif it is Ellipsis:
-            out.extend(shape[d : d + len(shape) - named])
-            d += len(shape) - named
-        else:
-            if isinstance(it, slice):
-                out.append(len(range(*it.indices(shape[d]))))
-            d += 1
-    return (*out, *shape[d:])
-
-
 def _check_known(shape: tuple[int, ...], idx: Any, backend: Any) -> None:
     """Refuse an index array whose values, known on the host without a device sync (``backend.known_range``),
     lie outside the dim it indexes: on an accelerator the kernel would otherwise fail on the device, which
     leaves the process's CUDA context unusable. (On the CPU the array library raises itself.)"""
-    if isinstance(idx, TwoStage):
-        shape, idx = _basic_shape(shape, idx.pre), idx.post
     items = idx if isinstance(idx, tuple) else (idx,)
     dims = [it.ndim if _is_bool(it) else 0 if it is None or it is Ellipsis else 1 for it in items]
     d = 0
@@ -83,7 +63,7 @@ def _check_known(shape: tuple[int, ...], idx: Any, backend: Any) -> None:
             n = shape[d]
             if r is not None and (r[0] < -n or r[1] >= n):
                 raise OutOfRangeError(
-                    f"getitem: index {r[1] if r[1] >= n else r[0]} is out of bounds for dim {d} with size {n} "
+                    f"index {r[1] if r[1] >= n else r[0]} is out of range for dim {d} of size {n} "
                     f"(tensor of shape {shape})"
                 )
         d += k
@@ -93,12 +73,11 @@ def _is_bool(it: Any) -> bool:
     return str(getattr(it, "dtype", "")) in ("bool", "torch.bool")
 
 
-def to_index(index: Any, backend: Any, shape: tuple[int, ...] | None = None) -> tuple[Any, bool]:
+def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
     """Convert an index with Tensors and lists into backend arrays; also say whether it is basic.
 
     The result is a tuple for the array's ``[]``, or a :class:`TwoStage` when integers and index tensors
-    mix (use ``read``/``write``/``add_at``, which handle both). Given the indexed array's ``shape``, index
-    arrays known to be out of range are refused where the kernel would not report them (an accelerator).
+    mix (use ``read``/``write``/``add_at``, which handle both).
     """
     if isinstance(index, TwoStage):  # already converted (backward passes re-use the forward's index)
         return index, False
@@ -130,17 +109,33 @@ def to_index(index: Any, backend: Any, shape: tuple[int, ...] | None = None) -> 
         else:
             out.append(backend.asarray(it))
             basic = False
-    res: Any = tuple(out)
     if not basic and any(isinstance(it, int) and not isinstance(it, bool) for it in out):
-        res = _two_stage(res)
-    if not basic and shape is not None and not backend.cheap_sync:
-        _check_known(shape, res, backend)
-    return res, basic
+        return _two_stage(tuple(out)), False
+    return tuple(out), basic
 
 
 def read(x: Any, idx: Any) -> Any:
     """``x[idx]`` for an index from ``to_index``."""
     return x[idx.pre][idx.post] if isinstance(idx, TwoStage) else x[idx]
+
+
+def check(backend: Any, x: Any, idx: Any) -> None:
+    """Refuse an out-of-range index array before the kernel: with a read-back where the backend's kernels would
+    not (CuPy wraps it around); where they fail on the device (torch-CUDA), when the host knows its range."""
+    if backend.kernels_check_indices:
+        if isinstance(idx, TwoStage) and not backend.cheap_sync:  # (on the CPU the library raises itself)
+            _check_known(tuple(x[idx.pre].shape), idx.post, backend)
+        elif not backend.cheap_sync and not _is_basic(idx):
+            _check_known(tuple(x.shape), idx, backend)
+        return
+    if isinstance(idx, TwoStage):
+        backend.check_index(x[idx.pre].shape, idx.post)
+    elif not _is_basic(idx):
+        backend.check_index(x.shape, idx)
+
+
+def _is_basic(idx: Any) -> bool:
+    return not isinstance(idx, TwoStage) and all(i is None or i is Ellipsis or isinstance(i, (int, slice)) for i in idx)
 
 
 def write(x: Any, idx: Any, value: Any) -> None:
@@ -163,8 +158,9 @@ class GetItem(Op):
     saves_inputs = False
 
     def forward(self, x: Any, index: Any) -> Any:
-        idx, basic = to_index(index, self.backend, tuple(x.shape))
+        idx, basic = to_index(index, self.backend)
         self.idx, self.basic, self.shape = idx, basic, x.shape
+        check(self.backend, x, idx)
         try:
             return read(x, idx)
         except IndexError as e:
@@ -207,8 +203,9 @@ class IndexPut(Op):
     saves_inputs = False
 
     def forward(self, x: Any, value: Any, index: Any) -> Any:
-        idx, _ = to_index(index, self.backend, tuple(x.shape))
+        idx, _ = to_index(index, self.backend)
         self.idx = idx
+        check(self.backend, x, idx)
         out = self.backend.xp.array(x, copy=True)
         write(out, idx, value)
         return out

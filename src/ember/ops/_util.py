@@ -176,9 +176,10 @@ def size_of(a: Any) -> int:
 def index_out_of_range(idx: Any, low: int, high: int, backend: Any) -> tuple[int, int] | None:
     """``(min, max)`` of ``idx`` when a value lies outside ``[low, high)``, else None.
 
-    Only where the host knows the values without waiting for a device (``backend.known_range``: always on
-    the CPU; on torch-CUDA for index arrays uploaded from host data and unchanged since). An index computed
-    on an accelerator is not read back (a hidden sync): the kernel reports it, as PyTorch's CUDA kernels do.
+    Where the host knows the values (``backend.known_range``): where reading a value back is cheap, or where
+    the kernel would not report a bad index itself (CuPy wraps it around), it reads them; on torch-CUDA it knows
+    the index arrays uploaded from host data and unchanged since. An index computed on torch's CUDA is not read
+    back (a hidden sync): the kernel reports it, as PyTorch's CUDA kernels do.
     """
     if not size_of(idx):
         return None
