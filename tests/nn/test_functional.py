@@ -308,8 +308,11 @@ def test_errors_name_the_problem():
         F.embedding(ember.tensor([9]), ember.zeros(4, 2))
     with pytest.raises(ValueError, match="dropout: p must be in"):
         F.dropout(x, 1.5)
-    with pytest.raises(ValueError, match="binary_cross_entropy: input must hold probabilities"):
-        F.binary_cross_entropy(ember.tensor([1.5]), ember.tensor([1.0]))
+    if ember.zeros(1)._backend.host_checks:  # a value check; on torch's CUDA it would wait for the device
+        with pytest.raises(ValueError, match="binary_cross_entropy: input must hold probabilities"):
+            F.binary_cross_entropy(ember.tensor([1.5]), ember.tensor([1.0]))
+    else:  # no check: the loss is NaN, never a plausible number
+        assert F.binary_cross_entropy(ember.tensor([1.5]), ember.tensor([1.0])).isnan().item()
     with pytest.raises(ValueError, match="interpolate: mode 'bilinear' needs a 4-d input"):
         F.interpolate(ember.zeros(1, 2, 3), scale_factor=2, mode="bilinear")
     with pytest.raises(ValueError, match="group_norm: 3 channels"):
