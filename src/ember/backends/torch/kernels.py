@@ -286,7 +286,13 @@ class TorchKernels:
         return _torch().batch_norm(x, weight, bias, mean, var, False, 0.0, eps, False)
 
     @_no_grad
-    def batch_norm_train(self, x: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any, Any]:
+    def batch_norm_train(
+        self, x: Any, weight: Any, bias: Any, eps: float, running: tuple[Any, Any, float] | None = None
+    ) -> tuple[Any, Any, Any, Any]:
+        if running is not None:  # the kernel updates the running statistics itself (no extra launches)
+            rm, rv, momentum = running
+            y, mean, invstd = _torch().ops.aten.native_batch_norm(x, weight, bias, rm, rv, True, momentum, eps)
+            return y, mean, None, (x, mean, invstd, eps)
         y, mean, invstd = _torch().ops.aten.native_batch_norm(x, weight, bias, None, None, True, 0.0, eps)
         return y, mean, invstd.pow(-2) - eps, (x, mean, invstd, eps)
 
