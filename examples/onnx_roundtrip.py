@@ -36,8 +36,10 @@ class Net(nn.Module):
 
 def run_epoch(model: Any, loader: DataLoader, opt: Any) -> float:
     model.train()
+    device = next(model.parameters()).device  # the data set is on the CPU; the model on the default device
     total = 0.0
     for x, y in loader:
+        x, y = x.to(device), y.to(device)
         opt.zero_grad()
         loss = F.cross_entropy(model(x), y)
         loss.backward()
@@ -48,8 +50,9 @@ def run_epoch(model: Any, loader: DataLoader, opt: Any) -> float:
 
 def accuracy(model: Any, x: ember.Tensor, y: ember.Tensor) -> float:
     model.eval()
+    device = next(model.parameters()).device
     with ember.no_grad():
-        return (model(x).argmax(1) == y).float().mean().item()
+        return (model(x.to(device)).argmax(1) == y.to(device)).float().mean().item()
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -76,7 +79,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "digits_cnn.onnx"
-    ember.onnx.export(model, x_test[:1], path, input_names=["image"], output_names=["logits"],
+    device = next(model.parameters()).device
+    ember.onnx.export(model, x_test[:1].to(device), path, input_names=["image"], output_names=["logits"],
                       dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}})  # fmt: skip
     print(f"exported {path} ({path.stat().st_size:,} bytes)")
 
@@ -85,7 +89,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     (ort_logits,) = session.run(None, {"image": x_test.numpy()})
     with ember.no_grad():
-        ours = model(x_test).numpy()
+        ours = model(x_test.to(device)).numpy()
     diff = float(abs(ort_logits - ours).max())
     agree = float((ort_logits.argmax(1) == ours.argmax(1)).mean())
     print(f"onnxruntime: max |logit difference| {diff:.2e}, same prediction on {100 * agree:.1f}% of the test set")

@@ -97,7 +97,8 @@ def test_torch_saved_module_is_refused_then_rebuilt_as_ember(torch, name):
     assert type(em) is getattr(nn, type(m).__name__)
     assert list(em.state_dict()) == list(m.state_dict())
     xs = TORCH_INPUTS[name](torch)
-    ref, out = m(*xs), em(*[ember.tensor(x.numpy()) for x in xs])
+    dev = next(iter(em.parameters())).device  # where the file put it (the CPU, as torch.load would), not the default
+    ref, out = m(*xs), em(*[ember.tensor(x.numpy(), device=dev) for x in xs])
     ref, out = (ref[0], out[0]) if isinstance(ref, tuple) else (ref, out)
     np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-5, atol=1e-6)
 

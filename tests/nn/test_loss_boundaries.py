@@ -28,12 +28,13 @@ def f64(*v):
 def _run(L, fn, args, grad):
     ts = []
     for a, g in zip(args, grad, strict=True):
-        t = L.from_numpy(a.copy())
+        t = L.tensor(a.copy())  # on the default device, as the tensors the losses make (make test-cuda: cuda)
         ts.append(t.requires_grad_(True) if g and a.dtype.kind == "f" else t)
     out = fn(L, L.nn.functional, *ts)
     leaves = [t for t in ts if t.requires_grad]
     gs = L.autograd.grad(out.sum(), leaves, allow_unused=True) if leaves else ()
-    return out.detach().numpy(), [None if g is None else g.detach().numpy() for g in gs], [t.shape for t in leaves]
+    host = [None if g is None else g.detach().cpu().numpy() for g in gs]
+    return out.detach().cpu().numpy(), host, [t.shape for t in leaves]
 
 
 def _close(a, b, what):

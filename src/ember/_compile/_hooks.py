@@ -89,7 +89,7 @@ def _index_check(idx: Any, low: int, high: int, backend: Any) -> tuple[int, int]
     range), so the program guards on that and not on the batch's smallest and largest index."""
     from ..ops import _util
 
-    if not backend.cheap_sync or not _util.size_of(idx):
+    if not backend.host_checks or not _util.size_of(idx):
         return None
     if not bool(backend.xp.any((idx < low) | (idx >= high))):
         return None

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._device import device
 from .._dtype import DType, bfloat16, float64
+from .._errors import OutOfRangeError
 from ._kernels_activation import ActivationKernels
 from ._kernels_attention import AttentionKernels
 from ._kernels_complex import ComplexKernels
@@ -209,6 +210,34 @@ class Backend(
         """``target[index] += values`` with repeated indices accumulated (NumPy's ``add.at``)."""
         raise NotImplementedError
 
+    def check_index(self, shape: tuple[int, ...], index: Any) -> None:
+        """Raise ``OutOfRangeError`` when an integer index array of ``index`` (as for ``array[index]``) is out of
+        range for ``shape``: one read-back of a flag. For backends whose kernels do not check themselves
+        (``kernels_check_indices`` False: CuPy wraps such an index around, NumPy raises)."""
+        xp = self.xp
+        items = index if isinstance(index, tuple) else (index,)
+        arrays = [isinstance(i, self.array_type) for i in items]
+        used = sum(i.ndim if a and i.dtype == bool else 1 for i, a in zip(items, arrays, strict=True)
+                   if i is not None and i is not Ellipsis)  # fmt: skip
+        dim, bad, sizes = 0, None, []
+        for it, is_array in zip(items, arrays, strict=True):
+            if it is None:
+                continue
+            if it is Ellipsis:
+                dim += len(shape) - used
+                continue
+            if is_array and it.dtype == bool:
+                dim += it.ndim
+                continue
+            if is_array and math.prod(it.shape) and dim < len(shape):
+                n = shape[dim]
+                flag = xp.any((it < -n) | (it >= n))
+                bad = flag if bad is None else bad | flag
+                sizes.append(f"dim {dim} of size {n}")
+            dim += 1
+        if bad is not None and bool(bad):
+            raise OutOfRangeError(f"index out of range for {' or '.join(sizes)} (tensor of shape {tuple(shape)})")
+
     def scatter_reduce_at(self, x: Any, index: Any, values: Any, reduce: str) -> Any:
         """A copy of ``x`` with ``values`` combined in at ``index`` by ``reduce`` (prod, amax, amin);
         repeated indices combine (NumPy's ``ufunc.at``)."""
@@ -241,6 +270,20 @@ class Backend(
         return self._cheap_sync if self._cheap_sync is not None else self.device.type == "cpu"
 
     _cheap_sync: bool | None = None
+
+    #: whether the library's indexing kernels report an out-of-range index themselves (NumPy raises, PyTorch's
+    #: CUDA kernels stop with a device-side assert); CuPy's wrap it around silently
+    kernels_check_indices: bool = True
+
+    @property
+    def host_checks(self) -> bool:
+        """True when Ember checks indices and values on the host before a kernel (an error, never a wrong answer).
+
+        Where reading a value back is cheap; and on a device whose kernels would not report a bad index or
+        value themselves (CuPy), at the cost of a wait for the device. Elsewhere (PyTorch on CUDA) the kernel
+        reports it.
+        """
+        return self.cheap_sync or not self.kernels_check_indices
 
     def __repr__(self) -> str:
         return f"<{self.name} backend on {self.device}>"

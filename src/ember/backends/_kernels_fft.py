@@ -56,14 +56,32 @@ class FFTKernels:
             return lib, {"workers": _workers()}
         return lib, {}
 
+    def _empty_batch(self, x: Any, dims: tuple[int, ...], shape: list[int], complex_out: bool) -> Any:
+        """Zeros of ``shape`` when ``x`` has no elements but its transformed dims are not empty (CuPy refuses
+        such an empty batch; NumPy and PyTorch give an empty result), else None."""
+        if math.prod(x.shape) or not all(x.shape[d] for d in dims):
+            return None
+        xp = self.xp
+        dtype = xp.result_type(x.dtype, xp.complex64) if complex_out else xp.real(xp.zeros((), x.dtype)).dtype
+        return xp.zeros(tuple(shape), dtype=dtype)
+
     def fft_c2c(self, x: Any, dims: tuple[int, ...], norm: int, forward: bool) -> Any:
         """The complex DFT of ``x`` over ``dims`` (``forward``: exponent -1, else +1), normalised by ``norm``."""
+        empty = self._empty_batch(x, dims, list(x.shape), True)
+        if empty is not None:
+            return empty
         lib, kw = self._fft(x)
         fn = lib.fftn if forward else lib.ifftn
         return fn(x, axes=dims, norm=_LIB_NORM[norm, forward], **kw)
 
     def fft_r2c(self, x: Any, dims: tuple[int, ...], norm: int, onesided: bool) -> Any:
         """The forward DFT of real ``x`` over ``dims``; ``onesided`` keeps ``n // 2 + 1`` entries of the last dim."""
+        shape = list(x.shape)
+        if onesided:
+            shape[dims[-1]] = shape[dims[-1]] // 2 + 1
+        empty = self._empty_batch(x, dims, shape, True)
+        if empty is not None:
+            return empty
         lib, kw = self._fft(x)
         fn = lib.rfftn if onesided else lib.fftn
         return fn(x, axes=dims, norm=_LIB_NORM[norm, True], **kw)
@@ -71,6 +89,11 @@ class FFTKernels:
     def fft_c2r(self, x: Any, dims: tuple[int, ...], norm: int, last_dim_size: int) -> Any:
         """The real inverse DFT of the one-sided spectrum ``x`` over ``dims`` (output size ``last_dim_size`` on the
         last of ``dims``; the imaginary parts of its zero and Nyquist frequencies are ignored, as by PyTorch)."""
+        shape = list(x.shape)
+        shape[dims[-1]] = last_dim_size
+        empty = self._empty_batch(x, dims, shape, False) if last_dim_size else None
+        if empty is not None:
+            return empty
         lib, kw = self._fft(x)
         s = [x.shape[d] for d in dims[:-1]] + [last_dim_size]
         return lib.irfftn(x, s=s, axes=dims, norm=_LIB_NORM[norm, False], **kw)

@@ -58,7 +58,11 @@ class SpecialKernels:
     def polygamma(self, n: int, x: Any) -> Any:
         """The ``n``-th derivative of digamma (``n = 0``: digamma itself)."""
         if self.special is not None:
-            return self.xp.astype(self.special.polygamma(n, x), x.dtype, copy=False)
+            if n == 0:
+                return self.digamma(x)
+            # an array order: CuPy's polygamma compares ``n == 0`` inside and needs an array there (SciPy takes both)
+            order = self.xp.asarray(n)  # type: ignore[attr-defined]
+            return self.xp.astype(self.special.polygamma(order, x), x.dtype, copy=False)
         return self._on_host(x, lambda h: _polygamma_host(n, h))
 
     def igamma(self, a: Any, x: Any) -> Any:

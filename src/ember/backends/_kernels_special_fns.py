@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 #: torch.special name -> scipy.special name (one array argument unless listed in _TWO)
 _SCIPY = {
     "i0": "i0", "i0e": "i0e", "i1": "i1", "i1e": "i1e", "erfcx": "erfcx", "log_ndtr": "log_ndtr", "ndtr": "ndtr",
@@ -72,9 +74,16 @@ class SpecialFnKernels:
                 f"special.{name} on the {getattr(self, 'name', 'this')} backend needs SciPy: pip install scipy "
                 "(or use the torch backend)"
             )
-        if name == "airy_ai":
-            return xp.astype(sp.airy(args[0])[0], dtype, copy=False)
-        return xp.astype(getattr(sp, _SCIPY[name])(*args), dtype, copy=False)
+        fn_name = "airy" if name == "airy_ai" else _SCIPY[name]
+        fn = getattr(sp, fn_name, None)
+        if fn is None:  # the library's SciPy counterpart lacks it (cupyx.scipy.special has no airy): SciPy on the host
+            import scipy.special
+
+            host = getattr(scipy.special, fn_name)(*(self.to_numpy(a) for a in args))  # type: ignore[attr-defined]
+            out = self.from_numpy(np.asarray(host[0] if name == "airy_ai" else host))  # type: ignore[attr-defined]
+        else:
+            out = fn(*args)[0] if name == "airy_ai" else fn(*args)
+        return xp.astype(out, dtype, copy=False)
 
     def _polynomial(self, name: str, x: Any, n: Any) -> Any:
         """The degree-``n`` polynomial of the family at ``x`` (``n`` an integer array broadcast with ``x``; ``n < 0``

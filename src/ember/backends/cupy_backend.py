@@ -13,6 +13,9 @@ from .._dtype import ALL_DTYPES, DType, bfloat16
 from .._errors import DeviceError, DTypeError
 from ._base import Backend
 
+#: the dtypes ``cupy.add.at`` accepts (others take another path in ``index_add``)
+_ADD_AT = frozenset({"int32", "int64", "float16", "float32", "float64", "uint32", "uint64"})
+
 
 def _cupy() -> Any:
     try:
@@ -42,6 +45,8 @@ class CupyBackend(Backend):
 
     name = "cupy"
     device_types = ("cuda",)
+    #: CuPy's indexing kernels wrap an out-of-range index around silently: Ember checks indices itself
+    kernels_check_indices = False
 
     def __init__(self, dev: Any = "cuda") -> None:
         cp = _cupy()
@@ -94,7 +99,9 @@ class CupyBackend(Backend):
         return array.astype(self.native_dtype(dtype), copy=False)
 
     def is_view_of(self, array: Any, base: Any) -> bool:
-        return isinstance(array, self._cp.ndarray) and bool(self._cp.shares_memory(array, base))
+        # bounds only, on the host (as NumPy's backend): ``cupy.shares_memory`` runs a kernel and fails on 0-d
+        # complex arrays
+        return isinstance(array, self._cp.ndarray) and bool(self._cp.may_share_memory(array, base))
 
     def is_plain(self, array: Any) -> bool:
         return bool(array.flags.c_contiguous)
@@ -102,21 +109,51 @@ class CupyBackend(Backend):
     def synchronize(self) -> None:
         self._dev.synchronize()
 
-    def index_add(self, target: Any, index: Any, values: Any) -> None:
-        import cupyx
+    def _host_index(self, index: Any) -> Any:
+        """``index`` (an array or a tuple of arrays and slices) with its device arrays copied to the host."""
+        cp = self._cp
+        if isinstance(index, tuple):
+            return tuple(cp.asnumpy(i) if isinstance(i, cp.ndarray) else i for i in index)
+        return cp.asnumpy(index) if isinstance(index, cp.ndarray) else index
 
+    def index_add(self, target: Any, index: Any, values: Any) -> None:
         from .._determinism import are_deterministic_algorithms_enabled
 
-        if are_deterministic_algorithms_enabled() and target.dtype.kind in "fc":
+        cp = self._cp
+        kind = target.dtype.kind
+        self.check_index(target.shape, index)
+        if are_deterministic_algorithms_enabled() and kind in "fc":
             # float atomics add in thread order: under the deterministic switch, add on the host in index order
-            cp = _cupy()
             host = cp.asnumpy(target)
-            idx = index if isinstance(index, tuple) else (index,)
-            host_idx = tuple(cp.asnumpy(i) if isinstance(i, cp.ndarray) else i for i in idx)
-            np.add.at(host, host_idx if isinstance(index, tuple) else host_idx[0], cp.asnumpy(values))
+            np.add.at(host, self._host_index(index), self.to_numpy(values))
             target[...] = cp.asarray(host)
             return
-        cupyx.scatter_add(target, index, values)
+        v = cp.asarray(values)
+        if target.dtype.name in _ADD_AT:
+            cp.add.at(target, index, v.astype(target.dtype, copy=False))
+        elif kind == "c":  # cupy.add.at has no complex types: the real and imaginary parts apart
+            part = target.real.dtype
+            re, im = cp.zeros(target.shape, part), cp.zeros(target.shape, part)
+            cp.add.at(re, index, v.real.astype(part, copy=False))
+            if v.dtype.kind == "c":
+                cp.add.at(im, index, v.imag.astype(part, copy=False))
+            target += re + 1j * im
+        else:  # bool and the small integers: sum in int64, then wrap (or, for bool, any) as NumPy's add.at does
+            acc = cp.zeros(target.shape, cp.int64)
+            cp.add.at(acc, index, v.astype(cp.int64))
+            if kind == "b":
+                target |= acc != 0
+            else:
+                target += acc.astype(target.dtype)
+
+    def scatter_reduce_at(self, x: Any, index: Any, values: Any, reduce: str) -> Any:
+        # CuPy has no ``multiply.at``; its ``maximum.at``/``minimum.at`` cover only some dtypes: combine on the
+        # host with NumPy's ``ufunc.at`` (the reference's answer, repeated indices included)
+        self.check_index(x.shape, index)
+        host = np.array(self.to_numpy(x), copy=True)
+        ufunc = {"prod": np.multiply, "amax": np.maximum, "amin": np.minimum}[reduce]
+        ufunc.at(host, self._host_index(index), self.to_numpy(values))
+        return self.from_numpy(host)
 
     def sliding_window(self, array: Any, window: tuple[int, ...], axes: tuple[int, ...]) -> Any:
         return self._cp.lib.stride_tricks.sliding_window_view(array, window, axis=axes)

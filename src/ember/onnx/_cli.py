@@ -127,7 +127,7 @@ def _run(args: argparse.Namespace) -> int:
             arr = np.load(file, allow_pickle=False)  # a plain array file: nothing in it is executed
         except (OSError, ValueError) as e:
             raise ValueError(f"--input {name}: cannot read {file} as a .npy array: {e}") from None
-        feeds[name] = ember.from_numpy(np.ascontiguousarray(arr) if arr.ndim else np.array(arr))
+        feeds[name] = ember.as_tensor(np.ascontiguousarray(arr) if arr.ndim else np.array(arr))  # default device
     t0 = time.perf_counter()
     model = load(args.model)
     t1 = time.perf_counter()

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ._dtypes import onnx_type
-from ._export import ExportError, GraphBuilder
+from ._export import ExportError, GraphBuilder, host
 from ._trace import Call
 
 __all__ = ["EMITTERS"]
@@ -328,7 +328,7 @@ def _open_mesh(index: tuple[Any, ...]) -> list[Any] | None:
     for k, a in enumerate(arrays):
         if any(s != 1 for d, s in enumerate(a.shape) if d != k):
             return None
-        flat.append(np.asarray(a.numpy() if isinstance(a, Tensor) else a).reshape(-1))
+        flat.append(np.asarray(host(a)).reshape(-1))
     return flat
 
 
@@ -369,7 +369,7 @@ def _getitem(g: GraphBuilder, c: Call) -> list[str]:
             squeeze.append(dim)
             dim += 1
         elif hasattr(item, "shape") and sum(hasattr(i, "shape") for i in index) == 1:  # one array: a Gather
-            idx = item if isinstance(item, Tensor) else np.asarray(item)
+            idx = item if isinstance(item, Tensor) else np.asarray(host(item))
             if getattr(idx, "dtype", None) is not None and str(idx.dtype) in ("bool", "ember.bool"):
                 raise ExportError("GetItem with a boolean mask has no ONNX form (its size depends on the values)")
             name = g.node("Gather", [name, g.value(idx)], axis=dim - len(squeeze))[0]

@@ -25,7 +25,7 @@ from ..autograd import no_grad
 from ._dtypes import onnx_type
 from ._trace import Call, trace
 
-__all__ = ["DEFAULT_OPSET", "ExportError", "export"]
+__all__ = ["DEFAULT_OPSET", "ExportError", "export", "host"]
 
 #: the opset written when ``opset_version`` is not given (what torch.onnx.export writes by default)
 DEFAULT_OPSET = 18
@@ -33,6 +33,22 @@ DEFAULT_OPSET = 18
 
 class ExportError(EmberError, NotImplementedError):
     """An operator or a dynamic shape that cannot be written as ONNX; the message names it."""
+
+
+def host(value: Any) -> Any:
+    """``value`` readable by NumPy: a Tensor or a backend's device array (CuPy, torch on CUDA) copied to the host;
+    anything else as it is."""
+    if isinstance(value, Tensor):
+        return value.detach().cpu().numpy()
+    if isinstance(value, np.ndarray | np.generic) or not hasattr(value, "shape"):
+        return value
+    from ..backends import backend_of
+
+    try:
+        be = backend_of(value)
+    except EmberError:
+        return value
+    return be.to_numpy(value)
 
 
 class GraphBuilder:
@@ -60,7 +76,7 @@ class GraphBuilder:
         self.keep.append(t)
 
     def const(self, value: Any, dtype: Any = None, hint: str = "const") -> str:
-        arr = np.asarray(value, dtype=dtype)
+        arr = np.asarray(host(value), dtype=dtype)
         name = self.fresh(hint)
         self.inits[name] = arr
         return name
@@ -90,7 +106,7 @@ class GraphBuilder:
         its values are equal, ``ConstantOfShape`` of a shape read from the graph inputs' dynamic dims."""
         from onnx import numpy_helper
 
-        arr = v.detach().cpu().numpy() if isinstance(v, Tensor) else np.asarray(v)
+        arr = np.asarray(host(v))
         other = self.second.get(id(v))
         flat = arr.reshape(-1)
         if other is None or not flat.size or not (flat == flat[0]).all():

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._creation import from_numpy
+from .._creation import as_tensor
 from .._errors import DTypeError, EmberError, ShapeError
 from .._graph_runner import GraphRunner, Node
 from .._tensor import Tensor
@@ -65,8 +65,9 @@ def _safe(name: str) -> str:
 
 
 def _tensor_of(arr: Any, where: str) -> Tensor:
+    """An initializer or constant as a tensor on the default device (as a Module's parameters are made)."""
     try:
-        return from_numpy(arr.copy() if not arr.flags.writeable else arr)
+        return as_tensor(arr.copy() if not arr.flags.writeable else arr)
     except (TypeError, ValueError, EmberError) as e:
         raise UnsupportedOperatorError(f"{where}: dtype {arr.dtype} is not supported by Ember ({e})") from None
 

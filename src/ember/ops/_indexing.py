@@ -93,6 +93,16 @@ def read(x: Any, idx: Any) -> Any:
     return x[idx.pre][idx.post] if isinstance(idx, TwoStage) else x[idx]
 
 
+def check(backend: Any, x: Any, idx: Any) -> None:
+    """Refuse an out-of-range index array where the backend's kernels would not (CuPy wraps it around)."""
+    if backend.kernels_check_indices:
+        return
+    if isinstance(idx, TwoStage):
+        backend.check_index(x[idx.pre].shape, idx.post)
+    elif not all(i is None or i is Ellipsis or isinstance(i, (int, slice)) for i in idx):
+        backend.check_index(x.shape, idx)
+
+
 def write(x: Any, idx: Any, value: Any) -> None:
     """``x[idx] = value`` for an index from ``to_index``."""
     if isinstance(idx, TwoStage):
@@ -115,6 +125,7 @@ class GetItem(Op):
     def forward(self, x: Any, index: Any) -> Any:
         idx, basic = to_index(index, self.backend)
         self.idx, self.basic, self.shape = idx, basic, x.shape
+        check(self.backend, x, idx)
         try:
             return read(x, idx)
         except IndexError as e:
@@ -159,6 +170,7 @@ class IndexPut(Op):
     def forward(self, x: Any, value: Any, index: Any) -> Any:
         idx, _ = to_index(index, self.backend)
         self.idx = idx
+        check(self.backend, x, idx)
         out = self.backend.xp.array(x, copy=True)
         write(out, idx, value)
         return out

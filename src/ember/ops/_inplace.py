@@ -17,7 +17,7 @@ from .._errors import DeviceError, DTypeError, ShapeError
 from .._tensor import Tensor
 from ..autograd._grad_mode import STATE
 from ..autograd._views import _refresh_view, keep_hooks_on_old_version, move_retained, rebase_through_view
-from ._indexing import IndexPut, to_index, write
+from ._indexing import IndexPut, check, to_index, write
 from ._util import _CATEGORY
 
 
@@ -141,6 +141,7 @@ def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
     if not track:
         v = value._data if isinstance(value, Tensor) else value
         idx = (...,) if index is None else to_index(index, t._backend)[0]
+        check(t._backend, t._data, idx)
         try:
             write(t._data, idx, v)
         except (ValueError, RuntimeError) as e:

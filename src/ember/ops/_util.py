@@ -176,11 +176,11 @@ def size_of(a: Any) -> int:
 def index_out_of_range(idx: Any, low: int, high: int, backend: Any) -> tuple[int, int] | None:
     """``(min, max)`` of ``idx`` when a value lies outside ``[low, high)``, else None.
 
-    Only on backends where reading a value back is cheap (``backend.cheap_sync``): on an accelerator the
-    check would wait for the device (a hidden sync), so there the kernel reports a bad index itself, as
-    PyTorch's CUDA kernels do.
+    Only where ``backend.host_checks``: where reading a value back is cheap, or where the kernel would not
+    report a bad index itself (CuPy wraps it around). On PyTorch's CUDA the check would wait for the device (a
+    hidden sync), so there the kernel reports a bad index itself.
     """
-    if not backend.cheap_sync or not size_of(idx):
+    if not backend.host_checks or not size_of(idx):
         return None
     xp = backend.xp
     lo, hi = int(xp.min(idx)), int(xp.max(idx))

@@ -154,8 +154,8 @@ def nll_loss(
     xp = target._backend.xp
     tgt = target._data
     valid = tgt != ignore_index
-    on_host = target._backend.cheap_sync  # on an accelerator the checks below would wait for it
-    if on_host:
+    on_host = target._backend.cheap_sync  # on an accelerator the fast path below would wait for it
+    if target._backend.host_checks:  # (CuPy's kernels would not report a bad target: checked, with a wait)
         bad = valid & ((tgt < 0) | (tgt >= c))
         if bool(xp.any(bad)):
             pos = int(xp.argmax(bad))

@@ -40,7 +40,7 @@ def _fits(op: str, name: str, t: Any, input: Tensor) -> None:
 def _check_probabilities(op: str, target: Tensor) -> None:
     """Targets of a binary cross entropy are probabilities: a value outside [0, 1] is a mistake, not a label."""
     xp, t, kind = target._backend.xp, target._data, target.dtype.kind
-    if not target._backend.cheap_sync or 0 in t.shape:  # on an accelerator the check would wait for it
+    if not target._backend.host_checks or 0 in t.shape:  # on torch's CUDA the check would wait for it
         return
     if kind == "f" and not bool(xp.all((t >= 0) & (t <= 1))):
         bad = t[~((t >= 0) & (t <= 1))].reshape(-1)[0].item()
@@ -79,8 +79,7 @@ def binary_cross_entropy(
     _check_probabilities("binary_cross_entropy", target)
     xp = input._backend.xp
     p = input._data
-    on_host = input._backend.cheap_sync  # an accelerator would have to be waited for
-    if on_host and 0 not in p.shape and bool(xp.any((p < 0) | (p > 1) | xp.isnan(p))):
+    if input._backend.host_checks and 0 not in p.shape and bool(xp.any((p < 0) | (p > 1) | xp.isnan(p))):
         raise ValueRangeError(
             "binary_cross_entropy: input must hold probabilities in [0, 1]; use the _with_logits form"
         )
@@ -163,7 +162,7 @@ def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: b
 
 def _margin_target(op: str, y: Tensor) -> None:
     xp = y._backend.xp
-    if y._backend.cheap_sync and not bool(xp.all((y._data == 1) | (y._data == -1))):
+    if y._backend.host_checks and not bool(xp.all((y._data == 1) | (y._data == -1))):
         raise ValueRangeError(f"{op}: target must hold 1 or -1")
 
 
@@ -258,7 +257,7 @@ def gaussian_nll_loss(
                 raise ShapeError(f"gaussian_nll_loss: var of shape {tuple(var.shape)} does not fit input of shape "
                                  f"{tuple(input.shape)}; give the input's shape, the input's shape without its "
                                  "last dim, or the input's shape with one dim of size 1")  # fmt: skip
-        if var._backend.cheap_sync and var.numel() and bool((var < 0).any()):
+        if var._backend.host_checks and var.numel() and bool((var < 0).any()):
             raise ValueRangeError("gaussian_nll_loss: var has negative entries")
         v = where(var < eps, var + (eps - var).detach(), var)
     else:
