@@ -127,8 +127,14 @@ CASES = [
 ]  # fmt: skip
 
 
+#: value checks made only where they cost no wait for a device (``Backend.host_checks``: not torch's CUDA)
+_HOST_CHECKS = {"bce target 2", "bce target -1 int", "bce-with-logits target"}
+
+
 @pytest.mark.parametrize(("what", "call", "error", "message"), CASES, ids=[c[0] for c in CASES])
 def test_bad_input_gives_a_clear_error(what, call, error, message):
+    if what in _HOST_CHECKS and not ember.zeros(1)._backend.host_checks:
+        pytest.skip("a loss-target value check: on torch's CUDA it would wait for the device, so it is not made")
     with pytest.raises(error, match=message):
         call()
 

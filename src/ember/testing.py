@@ -23,7 +23,7 @@ from ._tensor import Tensor
 from .autograd import grad as _grad
 from .autograd import gradcheck, gradgradcheck
 
-__all__ = ["assert_close", "check_op", "torch_or_none", "TOLERANCES"]
+__all__ = ["assert_close", "check_op", "torch_differentiates", "torch_or_none", "TOLERANCES"]
 
 #: (rtol, atol) for forward/backward parity by dtype.
 TOLERANCES = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
@@ -34,6 +34,24 @@ def torch_or_none() -> Any:
     from .backends import real_torch
 
     return real_torch()
+
+
+def torch_differentiates(fn: Callable[[Any, Any], Any]) -> bool:
+    """Whether the installed torch can differentiate ``fn(torch, x)`` for a float64 ``x`` of shape (2, 3).
+
+    Older releases lack some derivatives (torch 2.11 has none for ``aminmax``, ``narrow_copy`` or
+    ``nextafter``; 2.13 has them): parity tests then compare forward values only.
+    """
+    torch = torch_or_none()
+    if torch is None:
+        return False
+    x = torch.ones(2, 3, dtype=torch.float64, requires_grad=True)
+    try:
+        out = _outputs(fn(torch, x))[0]
+        torch.autograd.grad(out.sum(), [x])
+    except (RuntimeError, NotImplementedError):
+        return False
+    return True
 
 
 def _np(x: Any) -> np.ndarray:

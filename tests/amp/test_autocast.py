@@ -72,8 +72,9 @@ _EYE5 = np.eye(5, dtype=np.float32)
 
 @pytest.fixture
 def on_torch():
+    """torch on the CPU: these tests are about CPU autocast, whatever the default device (EMBER_DEVICE=cuda)."""
     pytest.importorskip("torch")
-    with backends.use("torch"):
+    with backends.use("torch"), ember.device("cpu"):
         yield
 
 

@@ -41,7 +41,8 @@ def _trajectories(torch, t_model, e_model, x, y, loss_name, opt_name, lr):
 
 @pytest.fixture
 def on_torch(torch):
-    with backends.use("torch"):
+    """torch on the CPU: CPU bfloat16 autocast is the subject, whatever the default device (EMBER_DEVICE=cuda)."""
+    with backends.use("torch"), ember.device("cpu"):
         yield torch
 
 

@@ -11,6 +11,14 @@ SHAPES = [(5, 4), (5,)]
 BAD = {4: np.inf, 9: np.nan, 10: -np.inf}  # step -> value injected into one gradient element
 
 
+@pytest.fixture(autouse=True)
+def _on_the_cpu():
+    """GradScaler("cpu") scales CPU gradients: every tensor here lives on the CPU, whatever the default device
+    (EMBER_DEVICE=cuda); the CUDA scaler is tests/cuda/test_gpu_only.py's."""
+    with ember.device("cpu"):
+        yield
+
+
 def _params(lib, torch, arrays):
     if lib == "torch":
         return [torch.nn.Parameter(torch.tensor(a)) for a in arrays]

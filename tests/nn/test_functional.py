@@ -308,8 +308,11 @@ def test_errors_name_the_problem():
         F.embedding(ember.tensor([9]), ember.zeros(4, 2))
     with pytest.raises(ValueError, match="dropout: p must be in"):
         F.dropout(x, 1.5)
-    with pytest.raises(ValueError, match="binary_cross_entropy: input must hold probabilities"):
-        F.binary_cross_entropy(ember.tensor([1.5]), ember.tensor([1.0]))
+    if ember.zeros(1)._backend.host_checks:  # a value check; on torch's CUDA it would wait for the device
+        with pytest.raises(ValueError, match="binary_cross_entropy: input must hold probabilities"):
+            F.binary_cross_entropy(ember.tensor([1.5]), ember.tensor([1.0]))
+    else:  # no check: the loss is NaN, never a plausible number
+        assert F.binary_cross_entropy(ember.tensor([1.5]), ember.tensor([1.0])).isnan().item()
     with pytest.raises(ValueError, match="interpolate: mode 'bilinear' needs a 4-d input"):
         F.interpolate(ember.zeros(1, 2, 3), scale_factor=2, mode="bilinear")
     with pytest.raises(ValueError, match="group_norm: 3 channels"):
@@ -319,4 +322,9 @@ def test_errors_name_the_problem():
 @pytest.mark.skipif(torch_or_none() is None, reason="torch not installed")
 def test_all_functional_names_exist_in_torch():
     missing = [n for n in F.__all__ if not hasattr(TF(), n)]
+    if tuple(int(p) for p in torch_or_none().__version__.split(".")[:2]) < (2, 13):
+        missing = [n for n in missing if n not in _SINCE_2_13]  # an older torch than the pinned one
     assert missing == []
+
+
+_SINCE_2_13 = {"linear_cross_entropy"}  # in torch 2.13 (pinned), not in 2.11

@@ -117,8 +117,8 @@ def _np(t):
 def _run(L, fn, args, grad):
     ts = []
     for a in args:
-        if isinstance(a, np.ndarray):
-            t = L.from_numpy(np.array(a))
+        if isinstance(a, np.ndarray):  # on the default device, where the case's own tensors (L.tensor) land
+            t = L.as_tensor(np.array(a))
             ts.append(t.requires_grad_(True) if grad and a.dtype.kind == "f" else t)
         else:
             ts.append(a)
@@ -129,7 +129,7 @@ def _run(L, fn, args, grad):
     grads = None
     if grad and leaves and diff:
         rng = np.random.default_rng(7)
-        ups = [L.from_numpy(rng.standard_normal(tuple(o.shape)).astype(_np(o).dtype)) for o in diff]
+        ups = [L.as_tensor(rng.standard_normal(tuple(o.shape)).astype(_np(o).dtype)).to(o.device) for o in diff]
         grads = [None if g is None else _np(g) for g in L.autograd.grad(diff, leaves, ups, allow_unused=True)]
     return values, grads
 

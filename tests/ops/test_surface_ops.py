@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ember
-from ember.testing import check_op
+from ember.testing import check_op, torch_differentiates
 
 torch = pytest.importorskip("torch")
 rng = np.random.default_rng(30)
@@ -82,7 +82,10 @@ def test_op_matches_torch(name):
     ours, theirs = both(expr)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch calls index_reduce "beta"
-        check_op(ours, *args, torch_fn=theirs, name=name)
+        check_op(ours, *args, torch_fn=theirs, name=name, grad=name not in _NEWER_GRADS or torch_differentiates(expr))
+
+
+_NEWER_GRADS = {"narrow_copy"}  # differentiable in torch 2.13, not in 2.11: values only where torch cannot
 
 
 def test_as_strided_scatter_values_as_torch_and_the_true_gradient():

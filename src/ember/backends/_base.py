@@ -285,5 +285,17 @@ class Backend(
         """
         return self.cheap_sync or not self.kernels_check_indices
 
+    def known_range(self, array: Any) -> tuple[int, int] | None:
+        """The smallest and largest value of a non-empty integer ``array`` when the host knows them without
+        waiting for a device, else None.
+
+        Computed where ``host_checks`` holds; an accelerator backend whose kernels report a bad index
+        themselves may remember them from the host data it uploaded the array from (torch does), so that
+        index checks there cost no device sync.
+        """
+        if not self.host_checks:
+            return None
+        return int(self.xp.min(array)), int(self.xp.max(array))
+
     def __repr__(self) -> str:
         return f"<{self.name} backend on {self.device}>"

@@ -47,6 +47,32 @@ def _two_stage(items: tuple[Any, ...]) -> TwoStage:
     return TwoStage(tuple(pre), tuple(post))
 
 
+def _check_known(shape: tuple[int, ...], idx: Any, backend: Any) -> None:
+    """Refuse an index array whose values, known on the host without a device sync (``backend.known_range``),
+    lie outside the dim it indexes: on an accelerator the kernel would otherwise fail on the device, which
+    leaves the process's CUDA context unusable. (On the CPU the array library raises itself.)"""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    dims = [it.ndim if _is_bool(it) else 0 if it is None or it is Ellipsis else 1 for it in items]
+    d = 0
+    for it, k in zip(items, dims, strict=True):
+        if it is Ellipsis:
+            d += len(shape) - sum(dims)
+            continue
+        if hasattr(it, "shape") and not _is_bool(it) and d < len(shape):
+            r = backend.known_range(it) if len(it.shape) and 0 not in it.shape else None
+            n = shape[d]
+            if r is not None and (r[0] < -n or r[1] >= n):
+                raise OutOfRangeError(
+                    f"index {r[1] if r[1] >= n else r[0]} is out of range for dim {d} of size {n} "
+                    f"(tensor of shape {shape})"
+                )
+        d += k
+
+
+def _is_bool(it: Any) -> bool:
+    return str(getattr(it, "dtype", "")) in ("bool", "torch.bool")
+
+
 def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
     """Convert an index with Tensors and lists into backend arrays; also say whether it is basic.
 
@@ -94,13 +120,22 @@ def read(x: Any, idx: Any) -> Any:
 
 
 def check(backend: Any, x: Any, idx: Any) -> None:
-    """Refuse an out-of-range index array where the backend's kernels would not (CuPy wraps it around)."""
+    """Refuse an out-of-range index array before the kernel: with a read-back where the backend's kernels would
+    not (CuPy wraps it around); where they fail on the device (torch-CUDA), when the host knows its range."""
     if backend.kernels_check_indices:
+        if isinstance(idx, TwoStage) and not backend.cheap_sync:  # (on the CPU the library raises itself)
+            _check_known(tuple(x[idx.pre].shape), idx.post, backend)
+        elif not backend.cheap_sync and not _is_basic(idx):
+            _check_known(tuple(x.shape), idx, backend)
         return
     if isinstance(idx, TwoStage):
         backend.check_index(x[idx.pre].shape, idx.post)
-    elif not all(i is None or i is Ellipsis or isinstance(i, (int, slice)) for i in idx):
+    elif not _is_basic(idx):
         backend.check_index(x.shape, idx)
+
+
+def _is_basic(idx: Any) -> bool:
+    return not isinstance(idx, TwoStage) and all(i is None or i is Ellipsis or isinstance(i, (int, slice)) for i in idx)
 
 
 def write(x: Any, idx: Any, value: Any) -> None:

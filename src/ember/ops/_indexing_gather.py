@@ -347,9 +347,13 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """A copy of ``input`` with ``value`` at ``index`` along ``dim``."""
     d = norm_dim(dim, input.ndim, "index_fill") if input.ndim else 0
+    idx = _int_index("index_fill", index, input._backend).reshape(-1)
+    n = input.shape[d] if input.ndim else 1
+    if index_out_of_range(idx, -n, n, input._backend):
+        raise OutOfRangeError(f"index_fill: index out of range for dim {d} of size {n}")
     xp = input._backend.xp
-    mask = xp.zeros(input.shape[d] if input.ndim else 1, dtype=bool)
-    mask[index._data.reshape(-1)] = True
+    mask = xp.zeros(n, dtype=bool)
+    mask[idx] = True
     shape = [1] * input.ndim
     if input.ndim:
         shape[d] = input.shape[d]

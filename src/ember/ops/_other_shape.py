@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import DTypeError, ShapeError, ValueRangeError
+from .._errors import DeviceError, DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op, _device_error
 from ._indexing import GetItem
@@ -270,6 +270,11 @@ def repeat_interleave(
     if isinstance(repeats, Tensor):
         if repeats.dtype.kind not in "iu":
             raise DTypeError(f"repeat_interleave: repeats must be an integer tensor, got {repeats.dtype}")
+        if repeats._backend is not x._backend:
+            raise DeviceError(
+                f"repeat_interleave: repeats on {repeats.device} ({repeats._backend.name} backend), input on "
+                f"{x.device} ({x._backend.name} backend); move repeats with .to(input.device)"
+            )
         reps = repeats._data.reshape(-1)
         if reps.shape[0] == 1:
             reps = xp.broadcast_to(reps, (n,))

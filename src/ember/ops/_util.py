@@ -176,15 +176,15 @@ def size_of(a: Any) -> int:
 def index_out_of_range(idx: Any, low: int, high: int, backend: Any) -> tuple[int, int] | None:
     """``(min, max)`` of ``idx`` when a value lies outside ``[low, high)``, else None.
 
-    Only where ``backend.host_checks``: where reading a value back is cheap, or where the kernel would not
-    report a bad index itself (CuPy wraps it around). On PyTorch's CUDA the check would wait for the device (a
-    hidden sync), so there the kernel reports a bad index itself.
+    Where the host knows the values (``backend.known_range``): where reading a value back is cheap, or where
+    the kernel would not report a bad index itself (CuPy wraps it around), it reads them; on torch-CUDA it knows
+    the index arrays uploaded from host data and unchanged since. An index computed on torch's CUDA is not read
+    back (a hidden sync): the kernel reports it, as PyTorch's CUDA kernels do.
     """
-    if not backend.host_checks or not size_of(idx):
+    if not size_of(idx):
         return None
-    xp = backend.xp
-    lo, hi = int(xp.min(idx)), int(xp.max(idx))
-    return (lo, hi) if lo < low or hi >= high else None
+    r = backend.known_range(idx)
+    return r if r is not None and (r[0] < low or r[1] >= high) else None
 
 
 def _shape(x: Any) -> tuple[int, ...]:

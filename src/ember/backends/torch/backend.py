@@ -66,17 +66,32 @@ class TorchBackend(TorchKernels, TorchAttentionKernels, TorchRNNKernels, TorchAr
     # -- arrays and dtypes -------------------------------------------------------------------
     def asarray(self, data: Any, dtype: DType | None = None) -> torch.Tensor:
         nd = None if dtype is None else self.native_dtype(dtype)
-        if isinstance(data, np.ndarray):
-            data = self.from_numpy(data)
-        elif isinstance(data, np.generic):
+        host = data if isinstance(data, (list, tuple, np.ndarray, np.generic)) else None
+        if isinstance(data, (np.ndarray, np.generic)):
             data = self.from_numpy(np.asarray(data))
-        return torch.as_tensor(data, dtype=nd, device=self.tdevice)
+        out = torch.as_tensor(data, dtype=nd, device=self.tdevice)
+        if host is not None and not self.cheap_sync and getattr(out, _RANGE, None) is None:
+            _remember_range(out, host)
+        return out
 
     def from_numpy(self, array: np.ndarray, non_blocking: bool = False) -> torch.Tensor:
         if array.dtype.byteorder == ">" or not array.flags.writeable or any(s < 0 for s in array.strides):
             array = np.array(array, dtype=array.dtype.newbyteorder("="), copy=True)
         t = torch.from_numpy(array)
-        return t if self.device.type == "cpu" else t.to(self.tdevice, non_blocking=non_blocking)
+        if not self.cheap_sync:
+            _remember_range(t, array)
+        return t if self.device.type == "cpu" else _carry_range(t.to(self.tdevice, non_blocking=non_blocking), t)
+
+    def known_range(self, array: Any) -> tuple[int, int] | None:
+        """Computed on the CPU; on CUDA, remembered from the host data the array (or the array it is a view
+        of) was uploaded from, while torch's version counter says it is unchanged."""
+        if self.cheap_sync:
+            return super().known_range(array)
+        for t in (array, getattr(array, "_base", None)):
+            r = getattr(t, _RANGE, None)
+            if r is not None and r[2] == t._version:  # type: ignore[union-attr]
+                return r[0], r[1]
+        return None
 
     def to_numpy(self, array: torch.Tensor) -> np.ndarray:
         if not isinstance(array, torch.Tensor):
@@ -125,7 +140,12 @@ class TorchBackend(TorchKernels, TorchAttentionKernels, TorchRNNKernels, TorchAr
 
     def transfer(self, array: Any, target: Backend, non_blocking: bool = False) -> Any:
         if isinstance(target, TorchBackend):
-            return array.to(target.tdevice, non_blocking=non_blocking, copy=True)
+            out = array.to(target.tdevice, non_blocking=non_blocking, copy=True)
+            if not target.cheap_sync and _is_integer(out) and out.numel():
+                r = self.known_range(array)  # on the CPU: computed there, no device involved
+                if r is not None:
+                    setattr(out, _RANGE, (*r, out._version))
+            return out
         return super().transfer(array, target, non_blocking)
 
     def pin_memory(self, array: Any) -> Any:
@@ -163,6 +183,34 @@ class TorchBackend(TorchKernels, TorchAttentionKernels, TorchRNNKernels, TorchAr
         for w, a in zip(window, axes, strict=True):
             array = array.unfold(a, w, 1)
         return array
+
+
+#: where an array uploaded from host integer data keeps that data's (min, max, torch version at upload)
+_RANGE = "_ember_known_range"
+
+
+def _is_integer(t: torch.Tensor) -> bool:
+    return not (t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool)
+
+
+def _remember_range(t: torch.Tensor, host: Any) -> None:
+    """Tag ``t``, made from the host values ``host``, with their range when ``t`` holds them exactly."""
+    if not _is_integer(t) or not t.numel():
+        return
+    try:
+        h = np.asarray(host)
+    except (TypeError, ValueError, RuntimeError):  # e.g. a list holding device tensors: nothing known
+        return
+    if h.dtype.kind not in "iub" or not np.can_cast(h.dtype, str(t.dtype).removeprefix("torch."), "safe"):
+        return
+    setattr(t, _RANGE, (int(h.min()), int(h.max()), t._version))
+
+
+def _carry_range(out: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+    r = getattr(src, _RANGE, None)
+    if r is not None:
+        setattr(out, _RANGE, (r[0], r[1], out._version))
+    return out
 
 
 def _split_index(target: torch.Tensor, index: Any) -> tuple[torch.Tensor, list[Any]]:

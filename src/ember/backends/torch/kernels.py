@@ -295,8 +295,11 @@ class TorchKernels:
         self, g: Any, saved: Any, weight: Any, need_x: bool, need_w: bool, need_b: bool
     ) -> tuple[Any, Any, Any]:
         x, mean, invstd, eps = saved
+        need_w = need_w and weight is not None
+        if weight is None:  # CUDA's kernel returns an empty bias gradient without a weight: pass ones (the same)
+            weight = _torch().ones(x.shape[1], dtype=x.dtype, device=x.device)
         gx, gw, gb = _torch().ops.aten.native_batch_norm_backward(
-            g, x, weight, None, None, mean, invstd, True, eps, [need_x, need_w and weight is not None, need_b]
+            g, x, weight, None, None, mean, invstd, True, eps, [need_x, need_w, need_b]
         )
         return gx, (gw if need_w else None), (gb if need_b else None)
 

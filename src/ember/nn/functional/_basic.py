@@ -160,6 +160,11 @@ def nll_loss(
         if bool(xp.any(bad)):
             pos = int(xp.argmax(bad))
             raise OutOfRangeError(f"nll_loss: target {int(tgt[pos])} at position {pos} is out of range for {c} classes")
+    else:  # the range, when the host knows it without a sync (targets uploaded from host data)
+        r = target._backend.known_range(tgt) if tgt.shape[0] else None
+        for v in r or ():
+            if v != ignore_index and not 0 <= v < c:
+                raise OutOfRangeError(f"nll_loss: target {v} is out of range for {c} classes")
     safe = Tensor._make(xp.astype(xp.where(valid, tgt, 0), xp.int64), target._backend)
     loss = NLL.apply(input, safe)
     if weight is None and on_host and bool(xp.all(valid)):  # the common case: nothing to weigh or mask

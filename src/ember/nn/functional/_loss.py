@@ -257,7 +257,7 @@ def gaussian_nll_loss(
                 raise ShapeError(f"gaussian_nll_loss: var of shape {tuple(var.shape)} does not fit input of shape "
                                  f"{tuple(input.shape)}; give the input's shape, the input's shape without its "
                                  "last dim, or the input's shape with one dim of size 1")  # fmt: skip
-        if var._backend.host_checks and var.numel() and bool((var < 0).any()):
+        if var.numel() and bool((var < 0).any()):  # read back on every device, as PyTorch's check
             raise ValueRangeError("gaussian_nll_loss: var has negative entries")
         v = where(var < eps, var + (eps - var).detach(), var)
     else:

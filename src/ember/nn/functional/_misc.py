@@ -251,8 +251,12 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         raise DTypeError(f"one_hot: expected class indices (an integer tensor), got {tensor.dtype}")
     xp = tensor._backend.xp
     idx = tensor._data
-    n = int(xp.max(idx)) + 1 if num_classes < 0 and size_of(idx) else max(num_classes, 0)
-    bad = index_out_of_range(idx, 0, n, tensor._backend)
+    if num_classes < 0 and size_of(idx):  # the classes come from the values: read them (PyTorch does too)
+        lo, hi = (int(v) for v in tensor._backend.to_numpy(xp.stack([xp.min(idx), xp.max(idx)])))
+        n, bad = hi + 1, (lo, hi) if lo < 0 else None
+    else:
+        n = max(num_classes, 0)
+        bad = index_out_of_range(idx, 0, n, tensor._backend)
     if bad:
         raise ValueRangeError(f"one_hot: class values must be in [0, {n}), got {bad[0]}..{bad[1]}")
     out = xp.astype(idx[..., None] == xp.arange(n), xp.int64)
