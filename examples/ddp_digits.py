@@ -9,6 +9,9 @@ On two machines, run on each (node_rank 0 and 1; the endpoint is machine 0's add
         examples/ddp_digits.py
 
 torchrun sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT; ``init_process_group()`` reads them.
+Each process trains on GPU ``cuda:LOCAL_RANK`` with NCCL when the machine has a GPU per process, else on the
+CPU with gloo (``--device`` chooses; NCCL refuses two processes on one GPU, and two torchrun "nodes" on one
+machine cannot tell that they share its GPUs: pass ``--device cpu`` there).
 In the group the Learner trains the model with DistributedDataParallel (gradients averaged across processes
 while backward runs), gives each process its share of the data (DistributedSampler, reshuffled each epoch),
 combines the metrics of all processes, and only rank 0 prints, logs and writes checkpoints. With
@@ -34,6 +37,14 @@ def make_model() -> nn.Module:
     return nn.Sequential(nn.Flatten(), nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
 
 
+def pick_device(choice: str) -> str:
+    """``cuda:LOCAL_RANK`` for "cuda", or for "auto" when this machine has a GPU per local process; else "cpu"."""
+    local_rank, local_world = int(os.environ.get("LOCAL_RANK", "0")), int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    if choice == "auto":
+        choice = "cuda" if ember.cuda.is_available() and ember.cuda.device_count() >= local_world else "cpu"
+    return f"cuda:{local_rank}" if choice == "cuda" else "cpu"
+
+
 def main(argv: list[str] | None = None, callbacks: Sequence[Callback] = ()) -> dict[str, object]:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--epochs", type=int, default=10)
@@ -45,11 +56,17 @@ def main(argv: list[str] | None = None, callbacks: Sequence[Callback] = ()) -> d
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--timeout", type=float, default=1800, help="seconds a collective waits for a dead or hung peer")
+    p.add_argument(
+        "--device",
+        choices=["auto", "cpu", "cuda"],
+        default="auto",
+        help="cuda:LOCAL_RANK, cpu, or auto (default): cuda when there is a GPU per local process",
+    )
     args = p.parse_args(argv)
 
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    device = f"cuda:{local_rank}" if ember.cuda.is_available() else "cpu"
-    dist.init_process_group(timeout=args.timeout)  # env:// from torchrun; NCCL for CUDA tensors, gloo for CPU
+    device = pick_device(args.device)
+    ember.set_default_device(device)  # the model, the optimizer state and the Learner's tensors
+    dist.init_process_group("nccl" if device != "cpu" else "gloo", timeout=args.timeout)  # env:// from torchrun
     try:
         ember.manual_seed(args.seed)  # the same initial weights on every rank (DDP broadcasts rank 0's anyway)
         train, valid = digits(train=True), digits(train=False)

@@ -28,20 +28,22 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     train = DataLoader(digits(train=True, images=False), batch_size=args.batch_size, shuffle=True, seed=args.seed)
     valid = DataLoader(digits(train=False, images=False), batch_size=256)
 
-    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))  # on the default device
     opt = Adam(model.parameters(), lr=args.lr)
+    device = model[0].weight.device  # the data is on the CPU: batches go where the model is
 
     accuracy = 0.0
     for epoch in range(1, args.epochs + 1):
         model.train()
         for x, y in train:
+            x, y = x.to(device), y.to(device)
             loss = F.cross_entropy(model(x), y)
             opt.zero_grad()
             loss.backward()
             opt.step()
         model.eval()
         with ember.no_grad():
-            correct = sum(int((model(x).argmax(1) == y).sum().item()) for x, y in valid)
+            correct = sum(int((model(x.to(device)).argmax(1) == y.to(device)).sum().item()) for x, y in valid)
         accuracy = correct / len(valid.dataset)
         print(f"epoch {epoch:2d}  last loss {loss.item():.4f}  valid accuracy {accuracy:.2%}")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pathlib
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -21,6 +22,14 @@ torch = pytest.importorskip("torch")
 
 CUDA = backends.available()["torch"].devices.count("cuda:0") > 0 or bool(backends.available()["cupy"])
 needs_cuda = pytest.mark.skipif(not CUDA, reason="no CUDA device on this machine")
+
+
+@pytest.fixture(autouse=True)
+def _cpu_default() -> Iterator[None]:
+    """These tests are about the backends serving the CPU: the CPU is their default device, also where the suite
+    runs with the default device cuda (make test-cuda); the CUDA tests name cuda."""
+    with ember.device("cpu"):
+        yield
 
 
 def _on(name: str, *args: object, **kw: object) -> ember.Tensor:

@@ -26,7 +26,7 @@ def test_spec_example_4d_slices_in_memory_order():
             " Tensor(shape=[2, 3, 2, 3], dtype=float32, device=cpu)",
         ]
     )
-    assert str(ember.arange(36, dtype=ember.float32).reshape(2, 3, 2, 3)) == expected
+    assert str(ember.arange(36, dtype=ember.float32, device="cpu").reshape(2, 3, 2, 3)) == expected
 
 
 def test_scalar_vector_matrix():

@@ -83,7 +83,7 @@ def test_params_keep_ids_and_file_objects_work():
 
 def test_map_location_forms(tmp_path):
     path = tmp_path / "t.pt"
-    ember.save({"x": ember.ones(2)}, path)
+    ember.save({"x": ember.ones(2, device="cpu")}, path)  # saved from the CPU (make test-cuda's default is cuda)
     seen = []
 
     def fn(t, loc):

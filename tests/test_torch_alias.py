@@ -124,6 +124,7 @@ def test_program_with_torch_aliased_to_ember(files, how, tmp_path):
     (tmp_path / "prog.py").write_text(textwrap.dedent(PROGRAM.format(alias=ALIASES[how])))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([*path, str(tmp_path)])}
     env.pop("EMBER_BACKEND", None)  # the torch backend is what the alias makes unavailable
+    env.pop("EMBER_DEVICE", None)  # a PyTorch program: its default device is the CPU (make test-cuda sets cuda)
     r = subprocess.run([sys.executable, "prog.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
 

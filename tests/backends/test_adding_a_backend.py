@@ -36,8 +36,10 @@ def throwaway() -> Iterator[None]:
         "throwaway", ThrowawayBackend, ("cuda",), "nothing", device_count=lambda t: 1 if t == "cuda" else 0,
         cuda_rank=-1,  # tried before torch and CuPy for ember.device("cuda")
     )  # fmt: skip
+    backends._SELECTED.pop("cuda", None)  # no choice made (make test-cuda chooses one with EMBER_BACKEND)
     try:
-        yield
+        with ember.device("cpu"):  # the default device stays the CPU (make test-cuda makes it cuda)
+            yield
     finally:
         for d, s in zip((backends._REGISTRY, backends._CACHE, backends._SELECTED), saved, strict=True):
             d.clear()

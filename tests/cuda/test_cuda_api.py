@@ -243,3 +243,21 @@ def test_cupy_path_events_and_streams(fake_cupy):
         pass
     s.synchronize()
     assert fake_cupy.log[-4:] == ["event.synchronize", "stream.enter", "stream.exit", "stream.synchronize"]
+
+
+def test_a_tensors_device_reads_its_own_backends_counters(fake_cupy, monkeypatch):
+    """With torch and CuPy both serving CUDA, ``memory_allocated(x.device)`` of a CuPy tensor read torch's
+    allocator (the GPU run: 256 MiB allocated, no change seen)."""
+    monkeypatch.setattr(cuda, "_backend_name", lambda: "torch")  # what a bare "cuda:0" would ask
+    assert cuda.memory_allocated(ember.device("cuda:0").served_by("cupy")) == 100  # CuPy's pool
+    assert cuda.memory_reserved(ember.device("cuda:0").served_by("cupy")) == 400
+
+
+def test_the_backend_selected_for_cuda_answers(monkeypatch):
+    served = types.SimpleNamespace(devices=["cpu", "cuda:0"])
+    monkeypatch.setattr(ember.backends, "available", lambda: {"torch": served, "cupy": served})
+    for name in ("cupy", "torch"):  # EMBER_BACKEND=cupy must not get torch's counters (torch ranks first)
+        monkeypatch.setattr(ember.backends, "current", lambda device_type="cpu", name=name: name)
+        assert cuda._backend_name() == name
+    monkeypatch.setattr(ember.backends, "available", lambda: {"torch": types.SimpleNamespace(devices=["cpu"])})
+    assert cuda._backend_name() is None

@@ -43,6 +43,7 @@ def test_flags_set_before_torch_is_imported_apply_when_its_backend_is_made(torch
         "import torch\n"
         "print(torch.backends.cudnn.benchmark, torch.are_deterministic_algorithms_enabled())\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "EMBER_BACKEND"}  # torch must not be imported at start
+    # torch must not be imported at start (EMBER_DEVICE=cuda, as make test-cuda sets it, would make its backend)
+    env = {k: v for k, v in os.environ.items() if k not in ("EMBER_BACKEND", "EMBER_DEVICE")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.split() == ["True", "True"]

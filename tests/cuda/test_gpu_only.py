@@ -30,7 +30,7 @@ def test_side_stream_gives_the_same_result_and_waits(dev):
 
 
 def test_pinned_non_blocking_copies_round_trip(dev):
-    host = ember.randn(1000)
+    host = ember.randn(1000, device="cpu")  # (the suite's default device is cuda)
     pinned = host.pin_memory()
     assert pinned.is_pinned() and not host.is_pinned()
     on_gpu = pinned.to(dev, non_blocking=True)
@@ -38,6 +38,8 @@ def test_pinned_non_blocking_copies_round_trip(dev):
     ember.cuda.synchronize()
     assert on_gpu.device.type == "cuda"
     np.testing.assert_array_equal(back.numpy(), host.numpy())
+    with pytest.raises(RuntimeError, match="only CPU tensors can be pinned"):  # as in PyTorch
+        on_gpu.pin_memory()
 
 
 def test_device_side_random_numbers_are_seeded_and_stay_on_the_device(dev):
@@ -73,11 +75,12 @@ def test_memory_statistics_and_event_timing(dev):
 
 
 def test_default_device_cuda_places_factories_and_layers(dev):
-    with ember.device(dev):
-        assert ember.zeros(2).device.type == "cuda"
-        assert ember.nn.Linear(2, 3).weight.device.type == "cuda"
-        assert ember.tensor([1.0]).device.type == "cuda"
-    assert ember.zeros(2).device.type == "cpu"
+    with ember.device("cpu"):
+        with ember.device(dev):
+            assert ember.zeros(2).device.type == "cuda"
+            assert ember.nn.Linear(2, 3).weight.device.type == "cuda"
+            assert ember.tensor([1.0]).device.type == "cuda"
+        assert ember.zeros(2).device.type == "cpu"  # the enclosing default again
 
 
 def test_float16_autocast_and_grad_scaler_on_the_gpu(dev):

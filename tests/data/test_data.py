@@ -229,7 +229,7 @@ def test_pin_memory_pins_every_tensor_of_a_batch(monkeypatch):
         xs, ys = default_collate([s[0] for s in samples]), default_collate([s[1] for s in samples])
         return {"x": xs, "pair": (ys, "tag")}
 
-    ds = TensorDataset(ember.ones(5, 3), ember.arange(5))
+    ds = TensorDataset(ember.ones(5, 3, device="cpu"), ember.arange(5, device="cpu"))  # data on the host, as usual
     for workers in (0, 2):
         pinned.clear()
         batches = list(DataLoader(ds, batch_size=2, pin_memory=True, collate_fn=collate, num_workers=workers))
@@ -274,7 +274,8 @@ class _Threads:
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
 def test_process_workers_run_on_one_thread_as_pytorchs_do(monkeypatch):
     monkeypatch.delenv("EMBER_KERNEL_THREADS", raising=False)
-    got = [b.tolist() for b in DataLoader(_Threads(), 1, num_workers=2, multiprocessing_context="fork")]
+    with ember.device("cpu"):  # batches made on the host: a forked worker cannot start CUDA (make test-cuda's default)
+        got = [b.tolist() for b in DataLoader(_Threads(), 1, num_workers=2, multiprocessing_context="fork")]
     assert got == [[[1, 1]], [[1, 1]]]
     torch = pytest.importorskip("torch")
 

@@ -4,6 +4,13 @@ The ranks are forked from the test process (torch and Ember are already imported
 well under a second; spawning would import both again per rank), join a gloo group on a free localhost port,
 and send back ``fn``'s result or traceback. Each test module starts one group and checks several things in it.
 Run this suite alone with ``pytest tests/distributed -m distributed``; it is part of ``make test``.
+
+The ranks work on the CPU, also when the suite runs with the default device cuda (``make test-cuda``): these
+tests are about gloo groups of several ranks, and a GPU machine with one GPU cannot give each rank its own
+(NCCL refuses two ranks on one GPU; gloo takes CUDA tensors only for broadcast and all_reduce). Forking is
+safe then because the ranks never touch CUDA (CUDA cannot be used in a child forked after the parent
+initialised it: ``cudaErrorInitializationError``). ``tests/distributed/test_cuda.py`` covers CUDA tensors:
+NCCL with one rank, and two spawned ranks sharing the GPU through gloo.
 """
 
 from __future__ import annotations
@@ -26,6 +33,13 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def on_the_cpu() -> None:
+    """Make the CPU this forked rank's default device (it inherits cuda under ``make test-cuda``; see above)."""
+    import ember
+
+    ember.set_default_device("cpu")
+
+
 def _child(
     fn: Callable[..., Any],
     rank: int,
@@ -44,6 +58,7 @@ def _child(
         import ember.distributed as dist
 
         ember.set_num_threads(1)
+        on_the_cpu()
         if init:
             dist.init_process_group(
                 "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world, timeout=timeout

@@ -1,7 +1,10 @@
 """NCCL and CUDA tensors: a single-rank NCCL group and the CUDA path of every collective (skipped without a GPU).
 
-NCCL needs one GPU per rank, so with one GPU the group has one rank; the collectives still go through NCCL
-with CUDA tensors (zero-copy: the torch backend's own CUDA tensors, or CuPy arrays through DLPack).
+NCCL needs one GPU per rank (it refuses two ranks on one GPU: "invalid usage"), so with one GPU the NCCL
+group has one rank; the collectives still go through NCCL with CUDA tensors (zero-copy: the torch backend's
+own CUDA tensors, or CuPy arrays through DLPack). Two ranks sharing one GPU use gloo, which takes CUDA tensors
+for broadcast and all_reduce; they are spawned, not forked: CUDA does not work in a child forked after the
+parent initialised it.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import pytest
 
 import ember
 import ember.distributed as dist
+import ember.multiprocessing as mp
 
 from .conftest import free_port
 
@@ -82,7 +86,7 @@ def test_every_collective_on_cuda_tensors_through_nccl(nccl_group):
     dist.all_gather_object(objs, {"a": 1})
     assert objs == [{"a": 1}]
     with pytest.raises(dist.DistUsageError, match="NCCL backend needs CUDA tensors"):
-        dist.all_reduce(ember.ones(2))
+        dist.all_reduce(ember.ones(2, device="cpu"))
 
 
 def test_ddp_on_one_gpu(nccl_group):
@@ -97,4 +101,23 @@ def test_ddp_on_one_gpu(nccl_group):
     F.cross_entropy(ddp(x), y).backward()
     assert all(p.grad is not None and p.grad.device.type == "cuda" for p in model.parameters())
     with pytest.raises(dist.DistUsageError, match="NCCL but the module is on cpu"):
-        DistributedDataParallel(nn.Linear(2, 2))
+        DistributedDataParallel(nn.Linear(2, 2, device="cpu"))
+
+
+def _gloo_rank_on_the_gpu(rank, port):
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2, timeout=60)
+    try:
+        x = ember.ones(3, device="cuda") * (rank + 1)
+        dist.all_reduce(x)
+        assert x.device.type == "cuda" and x.cpu().tolist() == [3.0, 3.0, 3.0], x
+        y = ember.ones(2, device="cuda") * rank
+        dist.broadcast(y, src=1)
+        assert y.device.type == "cuda" and y.cpu().tolist() == [1.0, 1.0], y
+    finally:
+        dist.destroy_process_group()
+
+
+def test_two_spawned_ranks_share_one_gpu_through_gloo():
+    if _REASON is not None:
+        pytest.skip(_REASON)
+    mp.spawn(_gloo_rank_on_the_gpu, args=(free_port(),), nprocs=2, start_method="spawn")

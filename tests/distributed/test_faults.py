@@ -15,7 +15,7 @@ import ember
 import ember.distributed as dist
 import ember.multiprocessing as mp
 
-from .conftest import free_port, run_group
+from .conftest import free_port, on_the_cpu, run_group
 
 pytestmark = pytest.mark.distributed
 
@@ -51,6 +51,7 @@ def test_survivors_get_an_error_naming_the_operation(how):
 
 
 def _spawned(rank, port, world, fail):
+    on_the_cpu()  # forked: it must not touch CUDA (conftest's module doc)
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world, timeout=20)
     x = ember.tensor([float(rank)])
     dist.all_reduce(x)
@@ -77,13 +78,14 @@ def _counting_checks():
     import torch.distributed as tdist
 
     counts = [0]
-    real = tdist.all_gather_single
+    name = "all_gather_single" if hasattr(tdist, "all_gather_single") else "all_gather_into_tensor"  # torch < 2.13
+    real = getattr(tdist, name)
 
     def counting(*args, **kwargs):
         counts[0] += 1
         return real(*args, **kwargs)
 
-    tdist.all_gather_single = counting
+    setattr(tdist, name, counting)
     return counts
 
 

@@ -25,7 +25,8 @@ pytestmark = pytest.mark.distributed
 
 ROOT = Path(__file__).resolve().parents[2]
 JOB = Path(__file__).with_name("ddp_job.py")
-EXAMPLE_ARGS = ["--epochs", "3", "--limit", "128"]  # 2 batches of 32 per rank and epoch
+EXAMPLE_ARGS = ["--epochs", "3", "--limit", "128", "--device", "cpu"]  # 2 batches of 32 per rank and epoch; gloo
+# (the two "nodes" share this machine: with one GPU, NCCL would refuse them, and the forked ranks stay on the CPU)
 
 
 def _torchrun(*args):

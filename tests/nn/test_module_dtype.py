@@ -28,7 +28,11 @@ def test_conversions_keep_params_and_convert_floats_and_grads(method, dtype):
 
 
 def test_bfloat16_on_torch_and_a_clear_error_on_numpy():
-    with backends.use("numpy"), pytest.raises(TypeError, match="bfloat16 is not available on the numpy backend"):
+    with (
+        backends.use("numpy"),
+        ember.device("cpu"),  # NumPy's CPU (make test-cuda's default device is cuda)
+        pytest.raises(TypeError, match="bfloat16 is not available on the numpy backend"),
+    ):
         _model().bfloat16()
     pytest.importorskip("torch")
     with backends.use("torch"):

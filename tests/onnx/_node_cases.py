@@ -189,9 +189,12 @@ def run_case(case: Case) -> str | None:
         assert len(outs) == len(case.outputs), f"{len(outs)} outputs, expected {len(case.outputs)}"
         for r, g in zip(case.outputs, outs):
             _compare(r, _to_numpy(g), case.rtol, case.atol)
-    except Exception as e:  # a failing case, whatever the reason, is reported as text
+    except Exception as e:  # a failing case, whatever the reason, is reported as text (with where it was raised)
+        import traceback
+
         text = str(e).replace("\n", " ")
-        return f"{type(e).__name__}: {text[:300]}"
+        last = traceback.extract_tb(e.__traceback__)[-1]
+        return f"{type(e).__name__}: {text[:300]} (raised at {Path(last.filename).name}:{last.lineno})"
     return None
 
 
@@ -234,6 +237,7 @@ _CASE_GAPS = {
 
 def classify(name: str, reason: str) -> str:
     """The known-gap reason for a failure: a missing dtype, the operator not implemented, or a listed case."""
+    reason = reason.split(" (raised at ")[0]
     for prefix, why in _CASE_GAPS.items():
         if name.startswith(prefix):
             return why

@@ -37,11 +37,12 @@ def test_run_refuses_sizes_and_counts_below_one(tmp_path, capsys, option, messag
 
 def test_run_refuses_an_input_that_cannot_fit_in_memory(tmp_path, capsys):
     pytest.importorskip("PIL")
-    p = write_pnnx(tmp_path, "big", ["pnnx.Input in0 0 1 0 #0=(1,3,100000,100000)f32", "nn.ReLU r 1 1 0 1",
+    # 11,176 GiB: more than any machine's memory (100000x100000, 112 GiB, fitted a 128 GiB GPU machine's)
+    p = write_pnnx(tmp_path, "big", ["pnnx.Input in0 0 1 0 #0=(1,3,1000000,1000000)f32", "nn.ReLU r 1 1 0 1",
                                      "pnnx.Output out 1 0 1"])  # fmt: skip
     assert main(["pnnx", "run", str(p), "--image", str(_image(tmp_path)), "--task", "classify"]) == 1
     err = capsys.readouterr().err
-    assert "input size 100000x100000" in err and "(1, 3, 100000, 100000)" in err and "GiB" in err, err
+    assert "input size 1000000x1000000" in err and "(1, 3, 1000000, 1000000)" in err and "GiB" in err, err
 
 
 def test_topk_prints_exactly_k(tmp_path, capsys):
@@ -57,8 +58,13 @@ def test_topk_prints_exactly_k(tmp_path, capsys):
     assert [line.split(".")[0] for line in lines] == [str(i) for i in range(1, 11)]
 
 
-def test_info_with_a_bad_ember_backend_is_one_line():
-    env = {**os.environ, "EMBER_BACKEND": "bogus"}
+@pytest.mark.parametrize("default_device", [None, "cuda"])
+def test_info_with_a_bad_ember_backend_is_one_line(default_device):
+    """Also with EMBER_DEVICE set (as ``make test-cuda`` runs): the backend's error, not a traceback at import."""
+    env = {k: v for k, v in os.environ.items() if k != "EMBER_DEVICE"}
+    env["EMBER_BACKEND"] = "bogus"
+    if default_device is not None:
+        env["EMBER_DEVICE"] = default_device
     r = subprocess.run([sys.executable, "-c", "import sys, ember.cli; sys.exit(ember.cli.main(['info']))"],
                        env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert r.returncode == 1, r.stderr

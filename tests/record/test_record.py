@@ -270,3 +270,39 @@ def test_restricted_unpickler_refuses_code(tmp_path):
     if torch_or_none() is not None:
         with pytest.raises(RecordError, match="weights-only"):
             load_torch_state_dict(tmp_path / "evil.pt")
+
+
+def test_a_device_tensor_is_converted_to_the_precision_on_its_device(tmp_path, monkeypatch):
+    """Saving in half precision from a device converts each item there first: the host holds only what is written
+    (run with NumPy presented as a CUDA device, the throwaway backend of tests/backends). The bytes are those of
+    the same model saved from the CPU; float64 to float16 stays on the host (a device may round it twice)."""
+    from ember import backends
+
+    from ..backends.test_adding_a_backend import ThrowawayBackend
+
+    with ember.device("cpu"):
+        m = nn.Sequential(nn.Linear(3, 2), nn.Linear(2, 2).double())
+    save(m, tmp_path / "cpu.mpk", precision="half")
+    saved = dict(backends._REGISTRY), dict(backends._CACHE), dict(backends._SELECTED)
+    backends.register_backend("throwaway", ThrowawayBackend, ("cuda",), "nothing", cuda_rank=-1,
+                              device_count=lambda t: 1 if t == "cuda" else 0)  # fmt: skip
+    backends._SELECTED.pop("cuda", None)
+    casts = []
+    real = ThrowawayBackend.astype
+
+    def astype(self, a, d):
+        casts.append((str(a.dtype), d))
+        return real(self, a, d)
+
+    monkeypatch.setattr(ThrowawayBackend, "astype", astype)
+    try:
+        m.to("cuda")
+        assert m[0].weight._backend.name == "throwaway"
+        casts.clear()
+        save(m, tmp_path / "dev.mpk", precision="half")
+    finally:
+        for d, s in zip((backends._REGISTRY, backends._CACHE, backends._SELECTED), saved, strict=True):
+            d.clear()
+            d.update(s)
+    assert casts == [("float32", ember.float16), ("float32", ember.float16)]  # the float64 layer: on the host
+    assert (tmp_path / "dev.mpk").read_bytes() == (tmp_path / "cpu.mpk").read_bytes()

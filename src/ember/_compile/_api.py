@@ -131,7 +131,7 @@ class CompiledFunction:
         try:
             for k, t in enumerate(leaves):
                 a = _DATA.__get__(t)
-                if id(t) in tr.input_ids or t._backend.name not in ("numpy", "torch"):
+                if id(t) in tr.input_ids or not (_is_numpy(a) or isinstance(a, tr.array_types)):
                     tr.flag("the same tensor is passed twice" if id(t) in tr.input_ids else
                             f"tensors of the {t._backend.name} backend are not captured yet")  # fmt: skip
                     break

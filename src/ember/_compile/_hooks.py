@@ -206,6 +206,15 @@ def install(tr: Tracer) -> None:
 
         # threaded NumPy kernels: recorded as one call each (their pool threads' work is not seen otherwise)
         _swap(_kernels_threads, "recorder", _record)
+        from . import _cupy_trace
+        from ._known import array_types
+
+        cupy = sys.modules.get("cupy")
+        try:
+            recorded = _cupy_trace.install(_swap) if cupy is not None and _cupy_used() else False
+        except Exception:  # pragma: no cover - a CuPy unlike the ones read: its arrays stay unrecorded (eager)
+            recorded = False
+        tr.array_types = tuple(c for c in array_types() if recorded or c is not getattr(cupy, "ndarray", None))
         CAPTURE.tracer = tr
         if hasattr(sys.modules.get("torch"), "_C"):  # real torch (not Ember standing in for it): a dispatch mode
             from ._torch_trace import Recorder
@@ -216,6 +225,13 @@ def install(tr: Tracer) -> None:
         _undo()
         _LOCK.release()
         raise
+
+
+def _cupy_used() -> bool:
+    """Whether a CuPy backend was made (its calls are then recorded; importing CuPy alone is not enough)."""
+    from ..backends import _CACHE
+
+    return any(be.name == "cupy" for be in list(_CACHE.values()))
 
 
 def _undo() -> None:

@@ -45,12 +45,11 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _converter(kind: str, args: tuple[Any, ...]) -> Callable[[Any], Any]:
-    import numpy as np
-
+    """How a guard reads its slot's value again at replay (the array's own methods: NumPy, torch or CuPy)."""
     if kind == "titem":
-        return lambda a: np.ndarray.item(np.asarray(a).reshape(()))
+        return lambda a: a.reshape(()).item()
     if kind == "item":
-        return lambda a: np.ndarray.item(a, *args)
+        return lambda a: a.item(*args)
     if kind == "tolist":
         return lambda a: a.tolist()
     if kind == "value":

@@ -17,6 +17,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ._instr import Instr, Ref
+from ._known import adopt, root_of
 
 __all__ = ["Recorder", "is_torch", "adopt", "root_of", "torch_call"]
 
@@ -30,11 +31,6 @@ _INDEX = {aten.index.Tensor}
 
 def is_torch(a: Any) -> bool:
     return isinstance(a, torch.Tensor)
-
-
-def root_of(a: torch.Tensor) -> int:
-    """Tensors sharing memory share a root: their storage's address."""
-    return int(a.untyped_storage().data_ptr())
 
 
 class Recorder(TorchDispatchMode):
@@ -54,25 +50,6 @@ class Recorder(TorchDispatchMode):
         if not tr.here():
             return func(*args, **kwargs)
         return torch_call(tr, func, args, kwargs)
-
-
-def adopt(tr: Any, a: torch.Tensor, owner: Any) -> int:
-    """The slot of torch tensor ``a`` (read through Ember tensor ``owner``, if any), made once."""
-    s = tr.tknown.get(id(a))
-    if s is not None:
-        return s  # type: ignore[no-any-return]
-    if owner is not None and id(owner) not in tr.born:
-        leaf = tr.grad_owner.get(id(owner))
-        kind, payload = ("grad", leaf) if leaf is not None else ("ext", owner)
-        s = tr.new_slot(kind, payload, a)
-        from ._guards import array_meta
-
-        tr.metas[s] = array_meta(owner, a)
-    else:
-        s = tr.new_slot("const", a, a)
-    tr.tknown[id(a)] = s
-    tr.keep.append(a)
-    return s  # type: ignore[no-any-return]
 
 
 def _template(tr: Any, x: Any, reads: set[int]) -> Any:

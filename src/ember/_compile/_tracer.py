@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import itertools
 import operator
-import os
-import sys
 import threading
 import types
 from collections.abc import Callable
@@ -39,7 +37,9 @@ from ._instr import (
     set_grad,
     tensors_in,
 )
+from ._known import adopt, root_of
 from ._ndarray import DATA_DEPENDENT, TracedArray, original
+from ._sites import GUARDABLE, KIND_WORDS, bool_index, caller, where
 
 
 def array_meta(t: Tensor, a: Any) -> tuple[Any, ...]:
@@ -52,21 +52,7 @@ __all__ = ["Tracer", "Instr", "Ref", "CaptureError", "LiveRng"]
 
 _GEN = itertools.count()
 _as_plain = np.ndarray.view
-_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
-
-def _library_dirs() -> tuple[str, ...]:
-    """This package's folder, NumPy's and torch's (found without importing torch)."""
-    import importlib.util
-
-    dirs = [os.path.dirname(os.path.abspath(__file__)), os.path.dirname(np.__file__)]
-    spec = importlib.util.find_spec("torch")
-    if spec is not None and spec.submodule_search_locations:
-        dirs += list(spec.submodule_search_locations)
-    return tuple(d + os.sep for d in dirs)
-
-
-_SKIP_DIRS = _library_dirs()
 #: NumPy functions answering about shapes and types only (their Python results are static)
 _REPEAT = {np.repeat, np.ndarray.repeat}
 _METADATA = {np.shape, np.ndim, np.size, np.result_type, np.can_cast, np.min_scalar_type, np.may_share_memory,
@@ -99,7 +85,7 @@ class Tracer:
         self.grad_state: dict[int, tuple[Tensor, bool, int]] = {}  # id(leaf) -> (leaf, grad was None, when)
         self.input_ids: dict[int, int] = {}  # id(input tensor) -> its position among the inputs
         self.mode: Any = None  # the torch dispatch mode recording torch calls, when torch is imported
-        self.tknown: dict[int, int] = {}  # id(torch tensor) -> its slot (torch arrays are not wrapped)
+        self.tknown: dict[int, int] = {}  # id(torch tensor or CuPy array) -> its slot (they are not wrapped)
         self.metas: dict[int, Any] = {}  # per outside slot: what its tensor was like when first read
         self.layouts: dict[int, Any] = {}  # per NumPy result slot: (shape, dtype, C-contiguous)
         self.late_inputs: set[int] = set()  # input slots given to a split program's second part (seeds)
@@ -109,6 +95,7 @@ class Tracer:
         self.backends: set[Any] = set()
         self.tainted: set[int] = set()  # memory roots whose values depend on inputs, outside tensors or draws
         self.rng_holders: dict[int, Any] = {}  # id(NumPy generator) -> the Ember Generator holding it
+        self.array_types: tuple[type, ...] = ()  # the classes of arrays known by identity (torch, CuPy: _known.py)
 
     @property
     def paused(self) -> bool:
@@ -125,9 +112,7 @@ class Tracer:
             root = _root(array)
             self.keep.append(root)
             key = id(root)
-        else:  # a torch tensor: its storage
-            from ._torch_trace import root_of
-
+        else:  # a torch tensor or a CuPy array: its memory
             key = root_of(array)
         self.roots.append(key)
         if kind in ("in", "ext", "grad"):
@@ -174,7 +159,7 @@ class Tracer:
         return t
 
     def input(self, a: Any) -> Any:
-        if not isinstance(a, np.ndarray):  # a torch tensor: known by identity, not wrapped
+        if not isinstance(a, np.ndarray):  # a torch tensor or CuPy array: known by identity, not wrapped
             self.tknown[id(a)] = self.new_slot("in", None, a)
             self.keep.append(a)
             return a
@@ -194,6 +179,10 @@ class Tracer:
             t = self.adopt(p, None)
             reads.add(t._s)
             return p, Ref(t._s)
+        if self.array_types and isinstance(x, self.array_types):  # known by identity
+            s = adopt(self, x, None)
+            reads.add(s)
+            return x, Ref(s)
         if c is tuple or c is list:
             pairs = [self._unwrap(v, reads) for v in x]
             return c(p for p, _ in pairs), c(t for _, t in pairs)
@@ -210,7 +199,7 @@ class Tracer:
             t = self.wrap(res, self.new_slot("out", index, res))
             self.layouts[t._s] = (res.shape, res.dtype, res.flags.c_contiguous)
             return t, Ref(t._s)
-        if res.__class__.__module__ == "torch" and hasattr(res, "untyped_storage"):  # a random draw on torch
+        if self.array_types and isinstance(res, self.array_types):  # torch, CuPy: a new slot, known by identity
             s = self.tknown[id(res)] = self.new_slot("out", index, res)
             self.keep.append(res)
             return res, Ref(s)
@@ -235,7 +224,7 @@ class Tracer:
         pkw, tkw = self._unwrap(kwargs, reads) if kwargs else ({}, {})
         if fn in DATA_DEPENDENT or (fn in _REPEAT and len(targs) > 1 and isinstance(targs[1], Ref)):
             self.flag(f"{getattr(fn, '__name__', fn)}: a result whose shape depends on the values")
-        elif fn is operator.getitem and _bool_index(targs[1], pargs[1]):
+        elif fn is operator.getitem and bool_index(targs[1], pargs[1]):
             self.flag("boolean-mask indexing: a result whose shape depends on the values")
         self.suspended += 1  # what the call does inside (NumPy's own Python code) is not recorded
         try:
@@ -334,9 +323,7 @@ class Tracer:
         if a.__class__ is TracedArray:
             return a._s  # type: ignore[no-any-return]
         if not isinstance(a, np.ndarray):
-            from . import _torch_trace
-
-            return _torch_trace.adopt(self, a, None)
+            return adopt(self, a, None)
         return self.adopt(a, None)._s
 
     def rng(self, method: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -367,12 +354,10 @@ class Tracer:
         if a.__class__ is TracedArray:
             a = _as_plain(a, np.ndarray)
         if not isinstance(a, np.ndarray):
-            if t._backend.name != "torch":
+            if not (self.array_types and isinstance(a, self.array_types)):
                 self.flag(f"arrays of the {t._backend.name} backend are not captured yet")
                 return a
-            from . import _torch_trace
-
-            _torch_trace.adopt(self, a, t)
+            adopt(self, a, t)
             self.backends.add(t._backend)
             return a
         self.backends.add(t._backend)
@@ -426,7 +411,7 @@ class Tracer:
             return  # a value of constants only: the same at every call
         site, inside = caller()
         if not inside or kind in ("print", "tobytes", "complex"):
-            self.flag(f"a value is read on the host ({_KIND_WORDS.get(kind, kind)})", site)
+            self.flag(f"a value is read on the host ({KIND_WORDS.get(kind, kind)})", site)
         else:
             self.value_guards.append((slot, kind, args, value, len(self.instrs), site))
 
@@ -435,8 +420,8 @@ class Tracer:
         if id(t) in self.static_ids or self.constant(self.adopt_tensor(t)):
             return fn(t, *args, **kw)  # a value made of static arguments and constants only
         site, inside = caller()
-        if not inside or name not in _GUARDABLE:
-            self.flag(f"{_KIND_WORDS.get(name, name)} reads a tensor's value on the host", site)
+        if not inside or name not in GUARDABLE:
+            self.flag(f"{KIND_WORDS.get(name, name)} reads a tensor's value on the host", site)
             return fn(t, *args, **kw)
         s = self.adopt_tensor(t)
         self.suspended += 1
@@ -444,7 +429,7 @@ class Tracer:
             value = fn(t, *args, **kw)
         finally:
             self.suspended -= 1
-        self.value_guards.append((s, _GUARDABLE[name], args, value, len(self.instrs), site))
+        self.value_guards.append((s, GUARDABLE[name], args, value, len(self.instrs), site))
         return value
 
     def flag(self, what: str, site: Any = None) -> None:
@@ -457,42 +442,3 @@ class Tracer:
         if self.problem is None:
             self.problem = (what, site)
         self.off = True
-
-
-_KIND_WORDS = {"item": "item()", "bool": "bool()", "int": "int()", "float": "float()", "tolist": "tolist()",
-               "numpy": ".numpy()", "print": "printing", "__float__": "float()", "__int__": "int()",
-               "__bool__": "bool() (an `if` on a tensor?)", "__index__": "use as an index", "__repr__": "printing",
-               "__str__": "printing", "__format__": "formatting", "__array__": "conversion to a NumPy array",
-               "value": "a Python value computed from arrays"}  # fmt: skip
-_GUARDABLE = {"item": "titem", "__float__": "float", "__int__": "int", "__bool__": "bool", "__index__": "int",
-              "tolist": "tolist"}  # fmt: skip
-
-
-def caller() -> tuple[tuple[str, int, str] | None, bool]:
-    """``(site, inside)``: the first frame of the user's code (file, line, and the innermost Ember frame
-    under it, if any), and whether the read was made by Ember's own code rather than by the user's."""
-    f: Any = sys._getframe(2)
-    inner = ""
-    while f is not None:
-        fn = f.f_code.co_filename
-        if not fn.startswith(_SKIP_DIRS):
-            if fn.startswith(_EMBER_DIR):
-                if not inner:
-                    inner = f"ember/{fn[len(_EMBER_DIR) :]}:{f.f_lineno}"
-            else:
-                return (fn, f.f_lineno, inner), bool(inner)
-        f = f.f_back
-    return None, bool(inner)
-
-
-def where(site: Any) -> str:
-    """A site in words: ``file:line`` (and the Ember code that did it)."""
-    if not site:
-        return "an unknown place"
-    return f"{site[0]}:{site[1]}" + (f" (in {site[2]})" if len(site) > 2 and site[2] else "")
-
-
-def _bool_index(template: Any, value: Any) -> bool:
-    items = template if isinstance(template, tuple) else (template,)
-    vals = value if isinstance(value, tuple) else (value,)
-    return any(isinstance(t, Ref) and getattr(v, "dtype", None) == np.bool_ for t, v in zip(items, vals, strict=False))

@@ -22,8 +22,10 @@ __all__ = ["Snapshot", "same_outputs"]
 
 
 def _copy(a: Any) -> Any:
-    c = getattr(a, "clone", None)
-    return c() if callable(c) and not isinstance(a, np.ndarray) else np.array(a, copy=True)
+    if isinstance(a, np.ndarray):
+        return np.array(a, copy=True)
+    c = getattr(a, "clone", None)  # torch
+    return c() if callable(c) else a.copy()  # (CuPy: a device copy)
 
 
 def _bits_equal(a: Any, b: Any) -> bool:
@@ -31,6 +33,8 @@ def _bits_equal(a: Any, b: Any) -> bool:
         return False
     if isinstance(a, np.ndarray):
         return a.tobytes() == b.tobytes()
+    if not hasattr(a, "untyped_storage"):  # CuPy: compared on the host (once per program)
+        return bool(a.get().tobytes() == b.get().tobytes())
     import torch
 
     if a.dtype.is_floating_point or a.dtype.is_complex:

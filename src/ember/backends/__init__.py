@@ -386,5 +386,7 @@ if _env:
         _ENV_ERROR.append(f"EMBER_BACKEND={_env!r} cannot be used: {_e} (set it to one of them, or unset it)")
 _device.CHECK_HERE.append(get_backend)
 _env = os.environ.get("EMBER_DEVICE", "").strip()
-if _env:
+if _env and _ENV_ERROR:  # not checked: the bad EMBER_BACKEND is the error, at first use (``import ember`` works)
+    _device._DEFAULT[0] = _device.device(_env)
+elif _env:
     _device.set_default_device(_env)

@@ -61,7 +61,7 @@ class SpecialKernels:
             if n == 0:
                 return self.digamma(x)
             # an array order: CuPy's polygamma compares ``n == 0`` inside and needs an array there (SciPy takes both)
-            order = self.xp.asarray(n)  # type: ignore[attr-defined]
+            order = self.asarray(n)  # type: ignore[attr-defined]  # (on the backend's device)
             return self.xp.astype(self.special.polygamma(order, x), x.dtype, copy=False)
         return self._on_host(x, lambda h: _polygamma_host(n, h))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -107,6 +108,30 @@ class NumpyBackend(Backend):
 
     def astype(self, array: np.ndarray, dtype: DType) -> np.ndarray:
         return array.astype(self.native_dtype(dtype), copy=False)
+
+    def pin_memory(self, array: Any) -> Any:
+        """A copy of ``array`` in page-locked memory from CuPy, when CuPy serves a GPU in this process (it is then
+        imported); unchanged otherwise (PyTorch pins only where CUDA is available)."""
+        from .cupy_backend import unavailable_reason
+
+        if "cupy" not in sys.modules or unavailable_reason() is not None or self.is_pinned(array):
+            return array
+        import cupyx
+
+        out = cupyx.empty_pinned(array.shape, array.dtype)
+        out[...] = array
+        return out
+
+    def is_pinned(self, array: Any) -> bool:
+        cupy = sys.modules.get("cupy")
+        if cupy is None:
+            return False
+        owner = array
+        while isinstance(owner, np.ndarray):  # a view's base chain ends at the buffer's owner
+            owner = owner.base
+        if isinstance(owner, memoryview):
+            owner = owner.obj
+        return isinstance(owner, cupy.cuda.PinnedMemoryPointer)
 
     def is_view_of(self, array: Any, base: Any) -> bool:
         return isinstance(array, np.ndarray) and np.may_share_memory(array, base)

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import backends
 from .._device import device
+from .._errors import DeviceError
 from ..backends import get_backend
 from ._memory import (
     empty_cache,
@@ -58,12 +59,14 @@ _current = [0]
 
 
 def _backend_name() -> str | None:
-    av = backends.available()
-    for name in backends.cuda_servers():
-        s = av.get(name)
-        if s and any(d.startswith("cuda") for d in s.devices):
-            return name
-    return None
+    """The backend serving ``ember.device("cuda")`` (the one selected by EMBER_BACKEND or ``backends.use``, else
+    the first that can); None without CUDA."""
+    try:
+        name = backends.current("cuda")
+    except DeviceError:
+        return None
+    s = backends.available().get(name)
+    return name if s and any(d.startswith("cuda") for d in s.devices) else None
 
 
 def is_available() -> bool:

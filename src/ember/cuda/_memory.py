@@ -23,10 +23,14 @@ __all__ = [
 
 
 def _serving(dev: Any) -> tuple[str, int] | None:
-    """(backend name, device index) of the CUDA device ``dev`` (None/int/"cuda:N"), or None without CUDA."""
+    """(backend name, device index) of the CUDA device ``dev`` (None/int/"cuda:N"), or None without CUDA.
+
+    A tensor's device (``x.device``) names its own backend; any other is served by ``ember.device("cuda")``'s.
+    """
     from . import _backend_name, current_device
 
-    name = _backend_name()
+    own = getattr(dev, "backend", None)
+    name = own if own is not None else _backend_name()
     if name is None:
         return None
     if dev is None:

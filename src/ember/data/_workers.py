@@ -1,7 +1,9 @@
 """DataLoader worker *processes* (``multiprocessing_context="fork"|"spawn"|"forkserver"``).
 
 For datasets whose ``__getitem__`` holds the GIL (Python-heavy decoding), threads do not run in
-parallel; processes do. Each worker gets batches of indices over its own pipe and sends back the
+parallel; processes do. Workers collate on the CPU whatever the default device (as PyTorch's: a worker
+forked after the main process initialised CUDA cannot use it), so their batches are CPU tensors unless a
+``collate_fn`` places them. Each worker gets batches of indices over its own pipe and sends back the
 collated batch: the arrays go into one POSIX shared-memory block per batch and the structure (dicts,
 lists, tuples, numbers, strings) as MessagePack, so the main process maps the arrays without a copy
 and unpickles nothing. Only a batch that holds other objects (a custom ``collate_fn``'s class) falls
@@ -22,9 +24,10 @@ from typing import Any, NoReturn
 import numpy as np
 
 from .._creation import from_numpy, manual_seed, randint
+from .._device import device
 from .._tensor import Tensor
 from .._threads import set_num_threads
-from ..multiprocessing import _shared
+from ..multiprocessing import _shared, forked_cuda_hint
 from .dataset import WorkerInfo, _worker_local
 
 __all__ = ["ProcessPool", "fetch"]
@@ -63,7 +66,7 @@ def stream_batches(it: Iterator[Any], batch_size: int | None, drop_last: bool, c
 
 
 def _error(e: Exception) -> str:
-    return str(e) if isinstance(e, RuntimeError) else f"{type(e).__name__}: {e}"
+    return forked_cuda_hint(str(e) if isinstance(e, RuntimeError) else f"{type(e).__name__}: {e}")
 
 
 def _recv(conn: Any) -> bytes:
@@ -187,6 +190,14 @@ def _decode(msg: dict[str, Any]) -> Any:
 
 
 def _worker_loop(
+    dataset: Any, collate_fn: Any, use_get_batch: bool, conn: Any, wid: int, num_workers: int, seed: int,
+    init_fn: Any,
+) -> None:  # fmt: skip
+    with device("cpu"):  # the default device here, also when the main process's is cuda (see the module doc)
+        _serve(dataset, collate_fn, use_get_batch, conn, wid, num_workers, seed, init_fn)
+
+
+def _serve(
     dataset: Any, collate_fn: Any, use_get_batch: bool, conn: Any, wid: int, num_workers: int, seed: int,
     init_fn: Any,
 ) -> None:  # fmt: skip

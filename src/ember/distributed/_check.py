@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ._interop import torch_modules
+from ._interop import gather_single, torch_modules
 
 __all__ = [
     "collective_checks_enabled",
@@ -248,7 +248,7 @@ def validate(op: str, group: Any, t: Any, root: int = -1, reduce: str | None = N
     mine = torch.tensor(fp, dtype=torch.int64, device=dev)
     out = torch.empty(world * _N, dtype=torch.int64, device=dev)
     try:
-        tdist.all_gather_single(out, mine, group=via)
+        gather_single(tdist)(out, mine, group=via)
     except RuntimeError as e:
         from ._group import backend_error
 

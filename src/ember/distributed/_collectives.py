@@ -14,7 +14,7 @@ from typing import Any
 from .._tensor import Tensor
 from ._check import collective_checks_mode, failed, validate
 from ._group import DistUsageError, ReduceOp, backend_error, group_backend, reduce_op, require, torch_reduce_op
-from ._interop import Borrowed, borrow
+from ._interop import Borrowed, borrow, gather_single, scatter_single
 
 __all__ = [
     "Work",
@@ -199,7 +199,9 @@ def _all_reduce_now(tdist: Any, t: Any, rop: ReduceOp, group: Any) -> None:
         opts = _ALL_REDUCE_OPTIONS[rop] = tdist.AllreduceOptions()
         opts.reduceOp = torch_reduce_op(rop)
         opts.asyncOp = False
-    pg.allreduce([t], opts).wait()
+    work = pg.allreduce([t], opts)
+    if work is not None:  # a backend that finished the call in C++ returns no Work (NCCL in torch 2.11)
+        work.wait()
 
 
 def broadcast(tensor: Tensor, src: int = 0, group: Any = None, async_op: bool = False) -> Any:
@@ -261,7 +263,7 @@ def all_gather_into_tensor(
 ) -> Any:
     """Every rank's ``input_tensor`` concatenated along dim 0 (or stacked) into ``output_tensor``.
 
-    torch 2.13 calls it ``all_gather_single``; both names are here.
+    torch 2.13 calls it ``all_gather_single``; both names are here (and both work with an older torch).
     """
     tdist = require("all_gather_into_tensor")
     world = tdist.get_world_size(group)
@@ -278,7 +280,7 @@ def all_gather_into_tensor(
         "all_gather_into_tensor",
         group,
         async_op,
-        lambda a: tdist.all_gather_single(out.torch, src.torch, group=group, async_op=a),
+        lambda a: gather_single(tdist)(out.torch, src.torch, group=group, async_op=a),
         [out],
         checked=checked,
     )
@@ -289,7 +291,7 @@ def reduce_scatter_tensor(
 ) -> Any:
     """Reduce ``input`` across ranks and give rank ``r`` the ``r``-th of ``world_size`` equal chunks.
 
-    torch 2.13 calls it ``reduce_scatter_single``; both names are here.
+    torch 2.13 calls it ``reduce_scatter_single``; both names are here (and both work with an older torch).
     """
     tdist = require("reduce_scatter_tensor")
     world = tdist.get_world_size(group)
@@ -307,7 +309,7 @@ def reduce_scatter_tensor(
         "reduce_scatter_tensor",
         group,
         async_op,
-        lambda a: tdist.reduce_scatter_single(out.torch, src.torch, op=torch_reduce_op(rop), group=group, async_op=a),
+        lambda a: scatter_single(tdist)(out.torch, src.torch, op=torch_reduce_op(rop), group=group, async_op=a),
         [out],
         checked=checked,
     )

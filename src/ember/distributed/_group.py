@@ -336,6 +336,11 @@ def backend_error(op: str, group: Any, e: BaseException, note: str = "") -> Dist
     except (RuntimeError, ValueError):
         where = "this rank"
     msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    if "nccl" in msg.lower() and "invalid usage" in msg.lower():
+        note = (
+            "; NCCL's invalid usage is most often two ranks on one GPU, which NCCL refuses: give each rank a GPU "
+            "of its own (cuda:LOCAL_RANK), or use backend='gloo' for ranks that share one" + note
+        )
     return DistBackendError(
         f"{op} failed on {where}: {msg} (another rank may have failed, been killed, or not "
         f"called the same collective within the group's timeout){note}"

@@ -17,7 +17,8 @@ from typing import Any
 from .._errors import EmberError
 from .._tensor import Tensor
 
-__all__ = ["DistError", "DistBackendError", "NotInitializedError", "Borrowed", "borrow", "torch_modules"]
+__all__ = ["DistError", "DistBackendError", "NotInitializedError", "Borrowed", "borrow", "gather_single",
+           "scatter_single", "torch_modules"]  # fmt: skip
 
 _MISSING = "ember.distributed needs torch (it runs on torch.distributed): pip install 'torch==2.13.0'"
 
@@ -50,6 +51,16 @@ def torch_modules() -> tuple[Any, Any]:
         raise ImportError(f"ember.distributed: torch {torch.__version__} was built without torch.distributed")
     _MODULES.append((torch, tdist))
     return torch, tdist
+
+
+def gather_single(tdist: Any) -> Any:
+    """torch's ``all_gather_single`` (torch >= 2.13), or ``all_gather_into_tensor``, its name before."""
+    return getattr(tdist, "all_gather_single", None) or tdist.all_gather_into_tensor
+
+
+def scatter_single(tdist: Any) -> Any:
+    """torch's ``reduce_scatter_single`` (torch >= 2.13), or ``reduce_scatter_tensor``, its name before."""
+    return getattr(tdist, "reduce_scatter_single", None) or tdist.reduce_scatter_tensor
 
 
 class Borrowed:

@@ -324,7 +324,10 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a size-1 dimension at ``dim``; a view."""
     d = norm_dim(dim, input.ndim + 1, "unsqueeze")
     shape = input.shape
-    return reshape(input, shape[:d] + (1,) + shape[d:])
+    new = shape[:d] + (1,) + shape[d:]
+    if not input.is_contiguous():  # PyTorch's strides for the new dim (CuPy's reshape picks others for size-1 dims)
+        return StridedView.apply(input, new)  # type: ignore[no-any-return]
+    return reshape(input, new)
 
 
 class Contiguous(Op):

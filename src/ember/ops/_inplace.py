@@ -17,7 +17,7 @@ from .._errors import DeviceError, DTypeError, ShapeError
 from .._tensor import Tensor
 from ..autograd._grad_mode import STATE
 from ..autograd._views import _refresh_view, keep_hooks_on_old_version, move_retained, rebase_through_view
-from ._indexing import IndexPut, check, to_index, write
+from ._indexing import IndexPut, check, read, to_index, write
 from ._util import _CATEGORY
 
 
@@ -144,9 +144,10 @@ def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
         check(t._backend, t._data, idx)
         try:
             write(t._data, idx, v)
-        except (ValueError, RuntimeError) as e:
+        except (ValueError, RuntimeError):  # the library's own words differ (NumPy, CuPy, torch): Ember's
             raise ShapeError(
-                f"{op}: cannot write a value of shape {getattr(v, 'shape', ())} into {t.shape} at {index!r}: {e}"
+                f"{op}: cannot write a value of shape {tuple(getattr(v, 'shape', ()))} into {t.shape} at {index!r}: "
+                f"it does not broadcast to the selected shape {tuple(read(t._data, idx).shape)}"
             ) from None
         t._vc[0] += 1
         return

@@ -8,6 +8,7 @@ import warnings
 from typing import Any
 
 from .._dtype import as_dtype
+from .._errors import DeviceError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ..backends import get_backend
@@ -80,7 +81,9 @@ def _to_device(x: Tensor, dev: Any, non_blocking: bool = False) -> Tensor:
 
 
 def _pin(x: Tensor) -> Tensor:
-    """``x`` in pinned host memory (a copy; the gradient passes through)."""
+    """``x`` in pinned host memory (a copy; the gradient passes through); only CPU tensors, as in PyTorch."""
+    if x.device.type != "cpu":
+        raise DeviceError(f"pin_memory: only CPU tensors can be pinned, got a tensor on {x.device}")
     out: Tensor = Pin.apply(x)
     return out
 

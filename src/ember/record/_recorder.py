@@ -18,7 +18,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from .._dtype import bfloat16
+from .._dtype import as_dtype, bfloat16, float64
 from .._tensor import Tensor
 from .._version import __version__
 from ..backends import get_backend
@@ -57,17 +57,25 @@ _DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloa
            "complex128"}  # fmt: skip
 
 
-def _host(t: Tensor) -> tuple[np.ndarray, bool]:
-    """``t``'s values as a host array, and whether ``t`` is bfloat16 (then its bits, as uint16)."""
+def _host(t: Tensor, precision: PrecisionSettings | None = None) -> tuple[np.ndarray, bool]:
+    """``t``'s values as a host array, and whether ``t`` is bfloat16 (then its bits, as uint16). A floating tensor
+    on a device is first converted there to ``precision``'s float type (the same rounding): the host then holds
+    only the copy that is written, not the device's values and a converted copy of them (float64 to float16 stays
+    on the host: a device may round it twice, through float32)."""
     t = t.detach()
     if t.dtype is bfloat16:
         return t._backend.bfloat16_bits(t._data), True
-    return np.asarray(t._backend.to_numpy(t._data)), False
+    target = precision.float_dtype if precision is not None else None
+    data = t._data
+    single = target in ("float32", "float64") or (target == "float16" and t.dtype is not float64)
+    if single and t.dtype.is_floating_point and t.device.type != "cpu":
+        data = t._backend.astype(data, as_dtype(target))
+    return np.asarray(t._backend.to_numpy(data)), False
 
 
 def _encode_item(name: str, it: Item, precision: PrecisionSettings) -> tuple[dict[str, Any], memoryview]:
     """One item's metadata and its raw little-endian bytes (converted to ``precision``; no copy when as is)."""
-    arr, bf16 = _host(it.tensor)
+    arr, bf16 = _host(it.tensor, precision)
     out, dtype = precision.convert(arr, bf16)
     out = np.require(out, requirements="C")
     if out.dtype.byteorder == ">":
@@ -364,7 +372,7 @@ class SafetensorsRecorder(Recorder):
 
         arrays = {}
         for name, it in record.items.items():  # safetensors needs every array at once
-            arr, bf16 = _host(it.tensor)
+            arr, bf16 = _host(it.tensor, precision)
             out, dtype = precision.convert(arr, bf16)
             if dtype == "bfloat16":
                 raise ValueError(f"SafetensorsRecorder: bfloat16 (item {name!r}) is not available through "
