@@ -82,6 +82,18 @@ def test_spawn_reports_a_child_exception():
         mp.spawn(_fail, nprocs=2, start_method="fork")
 
 
+def _cuda_after_fork(rank):
+    raise RuntimeError("cudaErrorInitializationError: initialization error")  # CuPy's words in a forked child
+
+
+def test_cuda_failing_in_a_forked_child_names_the_way_out():
+    with pytest.raises(mp.ProcessRaisedException, match=r"(?s)initialization error.*start it with 'spawn'"):
+        mp.spawn(_cuda_after_fork, nprocs=1, start_method="fork")
+    with pytest.raises(mp.ProcessRaisedException) as e:
+        mp.spawn(_fail, nprocs=2, start_method="fork")
+    assert "spawn" not in str(e.value)  # other errors as they were
+
+
 class _PyDataset(Dataset):
     """A dataset whose __getitem__ is Python work (holds the GIL) and returns mixed structures."""
 

@@ -119,3 +119,19 @@ def test_process_workers_keep_zero_dim_arrays_zero_dim():
     dl = _loader(ember, list(range(4)), batch_size=2, num_workers=1, multiprocessing_context="fork",
                  collate_fn=lambda s: (ember.tensor(float(sum(s))), np.array(sum(s)), np.arange(3.0)[::2]))  # fmt: skip
     assert [(tuple(t.shape), a.shape, v.tolist()) for t, a, v in dl] == [((), (), [0.0, 2.0])] * 2
+
+
+class _CudaAfterFork:
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        raise RuntimeError("Cannot re-initialize CUDA in forked subprocess.")  # torch's words in a forked worker
+
+
+@fork_only
+def test_a_forked_worker_that_cannot_use_cuda_says_what_to_do():
+    """(Workers collate on the CPU, so this takes a dataset that uses CUDA itself.)"""
+    dl = _loader(ember, _CudaAfterFork(), num_workers=1, multiprocessing_context="fork")
+    with pytest.raises(RuntimeError, match=r"(?s)loading sample 0 .*re-initialize CUDA.*start it with 'spawn'"):
+        list(dl)

@@ -120,3 +120,25 @@ def test_learner_reads_one_loss_per_batch_and_metrics_per_epoch(torch_accel, tmp
     learner.fit(DataLoader(ds, batch_size=8), DataLoader(ds, batch_size=16), epochs=1)
     # 4 training + 2 validation batches: one loss read each; accuracy read once per split at the epoch's end
     assert len(torch_accel) == 6 + 2, torch_accel
+
+
+def test_optimizer_steps_copy_no_host_values_to_the_device(torch_accel, torch, monkeypatch):
+    """A host value made into a device tensor (``torch.tensor(v, device=...)``) is a copy that waits for the
+    GPU's queue: Adam's step count is made by a fill instead; and a group is one multi-tensor call."""
+    made: list[object] = []
+    tensor = torch.tensor
+
+    def counting(*args, **kw):
+        if kw.get("device") is not None:
+            made.append(kw["device"])
+        return tensor(*args, **kw)
+
+    monkeypatch.setattr(torch, "tensor", counting)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    x, y = ember.randn(5, 8), ember.randint(0, 4, (5,))
+    for opt in (ember.optim.Adam(model.parameters(), amsgrad=True), ember.optim.AdamW(model.parameters())):
+        _steps(model, opt, x, y, F.cross_entropy, n=1)
+        made.clear()
+        _steps(model, opt, x, y, F.cross_entropy)
+        assert made == []
+    assert torch_accel == []

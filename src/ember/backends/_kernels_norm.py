@@ -23,9 +23,13 @@ class NormKernels:
             return _vecdot(a.reshape(n, c, -1), b.reshape(n, c, -1)).sum(0)  # BLAS dots: fast and accurate
         return xp.sum(a * b, axis=(0, *range(2, a.ndim)))
 
-    def batch_norm_train(self, x: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any, Any]:
+    def batch_norm_train(
+        self, x: Any, weight: Any, bias: Any, eps: float, running: tuple[Any, Any, float] | None = None
+    ) -> tuple[Any, Any, Any, Any]:
         """Batch norm over the batch statistics: ``(y, mean, var, saved)``, with the per-channel batch mean
         and biased variance (for the running statistics) and what ``batch_norm_train_backward`` needs.
+        ``running = (running_mean, running_var, momentum)`` (arrays of ``x``'s dtype) are updated in place,
+        PyTorch's rule: ``running = (1 - momentum) * running + momentum * batch`` with the unbiased variance.
 
         ``y = (x - mean) * rstd * weight + bias`` in five passes over the input: the mean, the centring,
         the variance as per-channel dot products, the normalisation in place (kept for backward) and the
@@ -45,6 +49,13 @@ class NormKernels:
             y = xhat * xp.reshape(weight, shape)
             if bias is not None:
                 y += xp.reshape(bias, shape)
+        if running is not None:
+            rm, rv, momentum = running
+            n = x.size // c
+            rm *= 1 - momentum
+            rm += mean * momentum
+            rv *= 1 - momentum
+            rv += var * (n / max(n - 1, 1)) * momentum
         return y, mean, var, (xhat, rstd)
 
     def batch_norm_train_backward(

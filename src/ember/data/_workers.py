@@ -27,7 +27,7 @@ from .._creation import from_numpy, manual_seed, randint
 from .._device import device
 from .._tensor import Tensor
 from .._threads import set_num_threads
-from ..multiprocessing import _shared
+from ..multiprocessing import _shared, forked_cuda_hint
 from .dataset import WorkerInfo, _worker_local
 
 __all__ = ["ProcessPool", "fetch"]
@@ -66,7 +66,7 @@ def stream_batches(it: Iterator[Any], batch_size: int | None, drop_last: bool, c
 
 
 def _error(e: Exception) -> str:
-    return str(e) if isinstance(e, RuntimeError) else f"{type(e).__name__}: {e}"
+    return forked_cuda_hint(str(e) if isinstance(e, RuntimeError) else f"{type(e).__name__}: {e}")
 
 
 def _recv(conn: Any) -> bytes:

@@ -57,11 +57,25 @@ class ProcessExitedException(_mp.ProcessError):
     """A process started by ``spawn`` exited with a non-zero code without raising in Python."""
 
 
+#: what CuPy and torch say when a child forked after its parent initialised CUDA uses CUDA
+_FORKED_CUDA = ("cudaErrorInitializationError", "Cannot re-initialize CUDA in forked subprocess")
+
+
+def forked_cuda_hint(message: str) -> str:
+    """``message``, plus the way out when it is CUDA failing in a forked child (CUDA does not survive fork)."""
+    if not any(s in message for s in _FORKED_CUDA):
+        return message
+    return (
+        f"{message}\n(a process forked after CUDA was initialised cannot use CUDA: start it with 'spawn', or keep "
+        "its work on the CPU)"
+    )
+
+
 def _run(fn: Callable[..., Any], rank: int, args: tuple[Any, ...], errors: Any) -> None:
     try:
         fn(rank, *args)
     except BaseException:
-        errors.put((rank, traceback.format_exc()))
+        errors.put((rank, forked_cuda_hint(traceback.format_exc())))
         raise SystemExit(1) from None
 
 

@@ -45,6 +45,20 @@ class _SGD(SimpleOptimizer):
             st["momentum_buffer"] = buf
         return p, st
 
+    many_kernel = "sgd_step_many"
+
+    def step_many(
+        self, lr: float, params: list[Any], grads: list[Any], states: list[dict[str, Any]], group: dict[str, Any],
+        backend: Any,
+    ) -> None:  # fmt: skip
+        bufs = backend.sgd_step_many(
+            params, grads, [st.get("momentum_buffer") for st in states], lr, group["weight_decay"], group["momentum"],
+            group["dampening"], group["nesterov"],
+        )  # fmt: skip
+        for st, buf in zip(states, bufs, strict=True):
+            if buf is not None:
+                st["momentum_buffer"] = buf
+
 
 def _scratch(st: dict[str, Any], p: Any) -> Any:
     """A reusable array shaped like ``p`` (state key ``_tmp``: kept between steps, never saved)."""
@@ -75,6 +89,21 @@ class _Adam(SimpleOptimizer):
             group["eps"], group["weight_decay"], self.decoupled,
         )  # fmt: skip
         return p, st
+
+    many_kernel = "adam_step_many"
+
+    def step_many(
+        self, lr: float, params: list[Any], grads: list[Any], states: list[dict[str, Any]], group: dict[str, Any],
+        backend: Any,
+    ) -> None:  # fmt: skip
+        b1, b2 = group["betas"]
+        for st in states:
+            st["step"] += 1
+        backend.adam_step_many(
+            params, grads, [st["exp_avg"] for st in states], [st["exp_avg_sq"] for st in states],
+            [st.get("max_exp_avg_sq") for st in states], [st["step"] for st in states], lr, b1, b2, group["eps"],
+            group["weight_decay"], self.decoupled,
+        )  # fmt: skip
 
 
 class _AdamW(_Adam):

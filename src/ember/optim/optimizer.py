@@ -64,6 +64,17 @@ class SimpleOptimizer:
         """
         raise NotImplementedError(f"{type(self).__name__} must define step()")
 
+    #: the backend kernel ``step_many`` calls; where a backend has it, a group's parameters are updated at once
+    many_kernel: ClassVar[str | None] = None
+
+    def step_many(
+        self, lr: float, params: list[Any], grads: list[Any], states: list[dict[str, Any]], group: dict[str, Any],
+        backend: Any,
+    ) -> None:  # fmt: skip
+        """Update all of a group's parameters (all on ``backend``, which has ``many_kernel``) in place at once,
+        exactly as ``step`` would one by one (a multi-tensor kernel: one launch on a GPU)."""
+        raise NotImplementedError(f"{type(self).__name__} has no multi-tensor step")
+
     @staticmethod
     def xp(array: Any) -> Any:
         """The array namespace (NumPy's names) of the backend that made ``array``: state is created
@@ -213,24 +224,35 @@ class OptimizerAdaptor:
         self._clip(garrs, be)
         rate = group["lr"] if lr is None else lr
 
-        def one(i: int) -> None:
-            p, ga = live[i][0], garrs[i]
-            key = _key(p)
-            st = self.state.get(key)
+        def state_of(p: Tensor) -> dict[str, Any]:
+            st = self.state.get(_key(p))
             if st is None:
                 st = self.simple.init_state(p._data, group)
             elif st.get("_backend") is not p._backend:  # loaded, or the param moved: bring the state along
                 st = _to_backend(st, p)
             st["_backend"] = p._backend
-            new_p, new_st = self.simple.step(rate, p._data, ga, st, group)
+            return st
+
+        def one(i: int) -> None:
+            p, ga = live[i][0], garrs[i]
+            new_p, new_st = self.simple.step(rate, p._data, ga, state_of(p), group)
             if new_p is not p._data:
                 p._data[...] = new_p
             p._vc[0] += 1
-            self.state[key] = new_st
+            self.state[_key(p)] = new_st
 
-        # parameters are independent: large steps run on all cores (NumPy releases the GIL in its kernels)
+        many = self.simple.many_kernel
+        if many and hasattr(be, many) and len(live) > 1 and all(p._backend is be for p, _ in live):
+            states = [state_of(p) for p, _ in live]  # one multi-tensor update
+            self.simple.step_many(rate, parrs, garrs, states, group, be)
+            for (p, _), st in zip(live, states, strict=True):
+                p._vc[0] += 1
+                self.state[_key(p)] = st
+            return
+        # parameters are independent: large steps run on all cores (NumPy releases the GIL in its kernels);
+        # on an accelerator the kernels are queued asynchronously and host threads would only contend
         size = sum(p.numel() for p, _ in live)
-        if len(live) > 1 and size >= _PARALLEL_MIN and _POOL_SIZE > 1:
+        if len(live) > 1 and size >= _PARALLEL_MIN and _POOL_SIZE > 1 and be.device.type == "cpu":
             order = sorted(range(len(live)), key=lambda i: -live[i][0].numel())
             list(_pool().map(one, order))
         else:

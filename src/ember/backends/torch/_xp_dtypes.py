@@ -46,11 +46,14 @@ def _dt(dtype: Any) -> Any:
 
 
 def _t(x: Any, like: Any = None) -> torch.Tensor:
-    """``x`` as a tensor (a Python scalar takes ``like``'s device; its dtype follows NumPy's weak rule)."""
+    """``x`` as a tensor (a Python scalar takes ``like``'s device; its dtype follows NumPy's weak rule).
+
+    A scalar is made by a fill on ``like``'s device: ``torch.tensor(x, device=...)`` would copy it from the host,
+    and on a GPU that copy waits until everything queued before it has run."""
     if isinstance(x, torch.Tensor):
         return x
     if like is not None and isinstance(x, (int, float, builtins.bool)):
-        return torch.tensor(x, dtype=_weak_dtype(x, like.dtype), device=like.device)
+        return torch.full((), x, dtype=_weak_dtype(x, like.dtype), device=like.device)
     return torch.as_tensor(x, device=like.device if like is not None else None)
 
 

@@ -286,7 +286,13 @@ class TorchKernels:
         return _torch().batch_norm(x, weight, bias, mean, var, False, 0.0, eps, False)
 
     @_no_grad
-    def batch_norm_train(self, x: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any, Any]:
+    def batch_norm_train(
+        self, x: Any, weight: Any, bias: Any, eps: float, running: tuple[Any, Any, float] | None = None
+    ) -> tuple[Any, Any, Any, Any]:
+        if running is not None:  # the kernel updates the running statistics itself (no extra launches)
+            rm, rv, momentum = running
+            y, mean, invstd = _torch().ops.aten.native_batch_norm(x, weight, bias, rm, rv, True, momentum, eps)
+            return y, mean, None, (x, mean, invstd, eps)
         y, mean, invstd = _torch().ops.aten.native_batch_norm(x, weight, bias, None, None, True, 0.0, eps)
         return y, mean, invstd.pow(-2) - eps, (x, mean, invstd, eps)
 
@@ -375,8 +381,77 @@ class TorchKernels:
     ) -> None:
         torch = _torch()
         fused = torch._fused_adamw_ if decoupled else torch._fused_adam_
-        steps = [torch.tensor(float(step), dtype=torch.float32, device=p.device)]
+        steps = [_step_tensor(step, p.device)]
         fused(
             [p], [g], [m], [v], [max_v] if max_v is not None else [], steps, lr=lr, beta1=beta1, beta2=beta2,
             weight_decay=weight_decay, eps=eps, amsgrad=max_v is not None, maximize=False,
         )  # fmt: skip
+
+    @_no_grad
+    def sgd_step_many(
+        self,
+        ps: list[Any],
+        gs: list[Any],
+        bufs: list[Any],
+        lr: float,
+        weight_decay: float,
+        momentum: float,
+        dampening: float,
+        nesterov: bool,
+    ) -> list[Any]:
+        """``sgd_step`` over many parameters: one fused multi-tensor kernel per dtype (and first step or not)."""
+        torch = _torch()
+        out = list(bufs)
+        for (_, first), idx in _groups(ps, [momentum != 0 and b is None for b in bufs]).items():
+            if first:
+                for i in idx:
+                    out[i] = torch.empty_like(ps[i])
+            torch._fused_sgd_(
+                [ps[i] for i in idx], [gs[i] for i in idx], [out[i] for i in idx] if momentum else [],
+                weight_decay=weight_decay, momentum=momentum, lr=lr, dampening=dampening, nesterov=nesterov,
+                maximize=False, is_first_step=first,
+            )  # fmt: skip
+        return out
+
+    @_no_grad
+    def adam_step_many(
+        self,
+        ps: list[Any],
+        gs: list[Any],
+        ms: list[Any],
+        vs: list[Any],
+        max_vs: list[Any],
+        steps: list[int],
+        lr: float,
+        beta1: float,
+        beta2: float,
+        eps: float,
+        weight_decay: float,
+        decoupled: bool,
+    ) -> None:
+        """``adam_step`` over many parameters: one fused multi-tensor kernel per dtype, step and amsgrad."""
+        torch = _torch()
+        fused = torch._fused_adamw_ if decoupled else torch._fused_adam_
+        keys = [(s, mv is not None) for s, mv in zip(steps, max_vs, strict=True)]
+        for (_, (step, ams)), idx in _groups(ps, keys).items():
+            t = _step_tensor(step, ps[idx[0]].device)  # one step count for the whole group (read only)
+            fused(
+                [ps[i] for i in idx], [gs[i] for i in idx], [ms[i] for i in idx], [vs[i] for i in idx],
+                [max_vs[i] for i in idx] if ams else [], [t] * len(idx), lr=lr, beta1=beta1, beta2=beta2,
+                weight_decay=weight_decay, eps=eps, amsgrad=ams, maximize=False,
+            )  # fmt: skip
+
+
+def _step_tensor(step: int, device: Any) -> Any:
+    """Adam's step count as the float32 tensor the fused kernels read, made on ``device`` by a fill (a host
+    tensor copied to a GPU would wait for the GPU's queue to drain)."""
+    torch = _torch()
+    return torch.full((), float(step), dtype=torch.float32, device=device)
+
+
+def _groups(arrays: list[Any], keys: list[Any]) -> dict[tuple[Any, Any], list[int]]:
+    """Indices of ``arrays`` grouped by (dtype, key), in order: the calls one multi-tensor kernel can take."""
+    out: dict[tuple[Any, Any], list[int]] = {}
+    for i, (a, k) in enumerate(zip(arrays, keys, strict=True)):
+        out.setdefault((a.dtype, k), []).append(i)
+    return out

@@ -88,13 +88,14 @@ class BatchNormEval(Op):
 class BatchNormTrain(Op):
     """Batch norm over the batch statistics as one node: statistics, normalisation and the affine part in
     one backend kernel (``batch_norm_train``), the closed-form gradients of all three inputs in another.
-    ``stats`` (a list) receives the batch mean and biased variance for the running statistics."""
+    ``running`` (running mean and variance arrays of the input's dtype, and the momentum) is updated by the
+    kernel; else ``stats`` (a list) receives the batch mean and biased variance for the running statistics."""
 
     def value_needed(self, i: int) -> bool:  # x and weight (as PyTorch saves them); the bias never
         return i < 2
 
-    def forward(self, x: Any, weight: Any, bias: Any, eps: float, stats: list[Any]) -> Any:
-        y, mean, var, self.saved = self.backend.batch_norm_train(x, weight, bias, eps)
+    def forward(self, x: Any, weight: Any, bias: Any, eps: float, running: Any, stats: list[Any]) -> Any:
+        y, mean, var, self.saved = self.backend.batch_norm_train(x, weight, bias, eps, running)
         stats += (mean, var)
         return y
 
@@ -103,14 +104,14 @@ class BatchNormTrain(Op):
         gx, gw, gb = self.backend.batch_norm_train_backward(
             g, self.saved, None if w is None else w._data, self._req(0), self._req(1), self._req(2)
         )
-        return gx, gw, gb, None, None
+        return gx, gw, gb, None, None, None
 
     def backward(self, g: Tensor) -> tuple[Any, ...]:
         if not STATE.enabled:  # anomaly mode, first order: the kernels
             out = self.backward_arrays(g._data)
             return tuple(None if a is None else Tensor._make(a, self.backend) for a in out)
         # create_graph: the same closed form as a graph of x, weight and g
-        x, w, _, eps, _ = self.inputs  # type: ignore[misc]
+        x, w, _, eps, _, _ = self.inputs  # type: ignore[misc]
         axes = (0, *range(2, x.ndim))
         xhat, rstd = _standardize_graph(x, axes, eps)
         gx = None
@@ -119,7 +120,17 @@ class BatchNormTrain(Op):
             gx = _standardize_grad(gxhat, xhat, rstd, axes)
         gw = _sum(g * xhat, axes) if self._req(1) else None
         gb = _sum(g, axes) if self._req(2) else None
-        return gx, gw, gb, None, None
+        return gx, gw, gb, None, None, None
+
+
+def _stats_in_kernel(x: Tensor, running_mean: Tensor, running_var: Tensor) -> bool:
+    """Whether the batch-norm kernel can update the running statistics itself: plain arrays of the input's
+    dtype and backend, without gradient."""
+    be = x._backend
+    return all(
+        t.dtype == x.dtype and t._backend is be and not t.requires_grad and be.is_plain(t._data)
+        for t in (running_mean, running_var)
+    )
 
 
 def _fused_train(x: Tensor, weight: Tensor | None, bias: Tensor | None) -> bool:
@@ -189,9 +200,17 @@ def batch_norm(
         if n == 0:  # no values at all: an empty result (the running statistics stay), as PyTorch
             return x * 1.0
         fused = _fused_train(x, weight, bias)
+        update = (running_mean, running_var) if training and running_mean is not None and running_var is not None \
+            else None  # fmt: skip
         if fused:
             stats: list[Any] = []
-            y = BatchNormTrain.apply(x, weight, bias, float(eps), stats)
+            in_kernel = update is not None and _stats_in_kernel(x, *update)
+            running = (update[0]._data, update[1]._data, float(momentum)) if in_kernel and update else None
+            y = BatchNormTrain.apply(x, weight, bias, float(eps), running, stats)
+            if running is not None and update is not None:
+                for t in update:
+                    t._vc[0] += 1  # written in place by the kernel
+                return y
             m, v = stats
         else:
             y, m, v = _standardize(x, axes, eps)
