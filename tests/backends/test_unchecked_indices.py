@@ -48,3 +48,10 @@ def test_ops_and_losses_check_on_such_a_backend(be: object) -> None:
         F.binary_cross_entropy(ember.full((2,), 0.5), ember.tensor([0.0, 2.0]))
     with pytest.raises(ValueError, match="var has negative"):
         F.gaussian_nll_loss(ember.zeros(2, 3), ember.zeros(2, 3), -ember.ones(2, 3))
+
+
+def test_random_parameters_are_checked_on_such_a_backend(be: object) -> None:
+    with pytest.raises(ValueError, match=r"normal: expects all elements of std >= 0\.0"):
+        ember.normal(ember.zeros(2), ember.tensor([1.0, -1.0]))
+    with pytest.raises(ValueError, match="poisson: rates must be non-negative"):
+        ember.poisson(ember.tensor([1.0, -1.0]))

@@ -178,3 +178,22 @@ def test_without_cupy_nothing_is_swapped(monkeypatch: pytest.MonkeyPatch) -> Non
 
     monkeypatch.setitem(sys.modules, "cupy", None)
     assert _cupy_trace.install(lambda *a: pytest.fail("swapped")) is False
+
+
+def test_a_python_value_from_a_recorded_call_is_a_host_read() -> None:
+    xp = _module()
+    xp.count = lambda a: int(a.a.size)  # type: ignore[attr-defined]  # a function answering with a Python value
+    saved: list[Any] = []
+    _cupy_trace._patch_module(xp, lambda o, n, v: (saved.append((o, n, getattr(o, n))), setattr(o, n, v)), FakeUfunc)
+    tr = Tracer()
+    tr.array_types = (FakeArray,)
+    x = FakeArray(np.ones(3))
+    tr.input(x)
+    CAPTURE.tracer = tr
+    try:
+        n = xp.count(x)
+    finally:
+        CAPTURE.tracer = None
+        for o, name, v in saved:
+            setattr(o, name, v)
+    assert n == 3 and tr.problem is not None and "Python value computed from arrays" in tr.problem[0]

@@ -63,7 +63,9 @@ def run(backend: str, extra: list[str]) -> tuple[int, str]:
     """Run the suite on ``backend`` with the default device cuda; (exit code, pytest's summary line)."""
     cmd = [sys.executable, "-m", "pytest", "tests", "-q", "-p", "no:cacheprovider", "-p", "no:benchmark", *extra]
     if importlib.util.find_spec("xdist") is not None and not any(a.startswith("-n") for a in extra):
-        cmd += ["-n", "2", "--dist", "loadfile"]
+        # half the cores, 2 to 8 workers: each holds a CUDA context, and the GPU machines have 16 cores
+        workers = max(2, min(8, (os.cpu_count() or 2) // 2))
+        cmd += ["-n", str(workers), "--dist", "loadfile"]
     env = _env(EMBER_BACKEND=backend, EMBER_DEVICE="cuda")
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     lines = [ln for ln in proc.stdout.strip().splitlines() if ln.strip()]

@@ -27,11 +27,13 @@ def array_types() -> tuple[type, ...]:
 
 
 def root_of(a: Any) -> int:
-    """The address of the memory ``a`` is a view of (torch: its storage; CuPy: its allocation)."""
+    """The address of the memory ``a`` is a view of (torch: its storage; CuPy: its allocation); a Python value
+    that a recorded call returned (a host read) is its own root."""
     storage = getattr(a, "untyped_storage", None)
     if storage is not None:
         return int(storage().data_ptr())
-    return int(a.data.mem.ptr)  # CuPy: MemoryPointer -> the allocation (views made from a pointer included)
+    mem = getattr(getattr(a, "data", None), "mem", None)  # CuPy: MemoryPointer -> the allocation (views included)
+    return int(mem.ptr) if mem is not None else id(a)
 
 
 def adopt(tr: Any, a: Any, owner: Any) -> int:

@@ -82,12 +82,17 @@ def _as_array(x: Any) -> np.ndarray:
 
 
 class TensorDataset(Dataset):
-    """Samples are the ``i``-th rows of equally long tensors/arrays; batches are sliced in one go."""
+    """Samples are the ``i``-th rows of equally long tensors/arrays; batches are sliced in one go.
+
+    The rows are sliced on the host; a tensor given on another device or backend (cuda) gets its samples and
+    batches back there, as PyTorch's do (arrays give CPU tensors, as ``from_numpy``).
+    """
 
     def __init__(self, *tensors: Any) -> None:
         if not tensors:
             raise ValueError("TensorDataset: give at least one tensor")
         self.arrays = [_as_array(t) for t in tensors]
+        self._devices = [t.device if isinstance(t, Tensor) else None for t in tensors]
         n = len(self.arrays[0])
         for i, a in enumerate(self.arrays):
             if len(a) != n:
@@ -96,18 +101,27 @@ class TensorDataset(Dataset):
     def __len__(self) -> int:
         return len(self.arrays[0])
 
+    def _placed(self, arrays: Any) -> tuple[Tensor, ...]:
+        out = []
+        for a, dev in zip(arrays, getattr(self, "_devices", None) or [None] * len(self.arrays), strict=True):
+            t = from_numpy(a)
+            if dev is not None and (t.device != dev or t.device.backend != dev.backend):
+                t = t.to(dev)
+            out.append(t)
+        return tuple(out)
+
     @property
     def tensors(self) -> tuple[Tensor, ...]:
-        """The data as tensors sharing memory with the dataset (PyTorch's attribute)."""
-        return tuple(from_numpy(a) for a in self.arrays)
+        """The data as tensors sharing memory with the dataset (PyTorch's attribute; copies off the host)."""
+        return self._placed(self.arrays)
 
     def __getitem__(self, index: int) -> tuple[Any, ...]:
         """The ``index``-th rows as tensors sharing memory with the data (as PyTorch returns them)."""
-        return tuple(from_numpy(np.asarray(a[index])) for a in self.arrays)
+        return self._placed([np.asarray(a[index]) for a in self.arrays])
 
     def get_batch(self, indices: Sequence[int]) -> tuple[Tensor, ...]:
         idx = np.asarray(indices)
-        return tuple(from_numpy(np.take(a, idx, axis=0)) for a in self.arrays)  # one gather, no second copy
+        return self._placed([np.take(a, idx, axis=0) for a in self.arrays])  # one gather, no second copy
 
 
 class InMemoryDataset(Dataset):

@@ -188,7 +188,7 @@ def normal(
     ref = mean if isinstance(mean, Tensor) else std
     _float_tensor("normal", ref)
     if isinstance(std, Tensor):
-        if ref._backend.cheap_sync and bool((std < 0).any()):
+        if ref._backend.host_checks and bool((std < 0).any()):
             raise ValueRangeError("normal: expects all elements of std >= 0.0")
     elif std < 0:
         raise ValueRangeError(f"normal: expects std >= 0.0, got std={std}")
@@ -213,7 +213,7 @@ class _Poisson(Op):
 def poisson(input: Tensor, generator: Any = None) -> Tensor:
     """Poisson(rate) counts for each element of ``input`` (the rates), in ``input``'s dtype."""
     _float_tensor("poisson", input)
-    if input._backend.cheap_sync and bool((input < 0).any()):
+    if input._backend.host_checks and bool((input < 0).any()):
         raise ValueRangeError("poisson: rates must be non-negative")
     return _Poisson.apply(input, _generator(generator, "poisson"))  # type: ignore[no-any-return]
 
