@@ -53,6 +53,7 @@ def accel(monkeypatch, torch):
         (lambda x: x.__setitem__(ember.tensor([3]), 1.0), "index 3 is out of range for dim 0"),
         (lambda x: F.cross_entropy(x, ember.tensor([0, 4, -100])), "nll_loss: target 4 is out of range for 4"),
         (lambda x: F.one_hot(ember.tensor([5]), 3), "one_hot: class values must be in"),
+        (lambda x: x.put(ember.tensor([0, 12]), ember.ones(2)), "put_: index 12 is out of range for 12 elements"),
     ],
 )
 def test_known_bad_index_is_refused_before_any_kernel(accel, call, match):

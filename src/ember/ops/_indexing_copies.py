@@ -13,14 +13,14 @@ import builtins
 import math
 from typing import Any
 
-from .._errors import ShapeError
+from .._errors import OutOfRangeError, ShapeError
 from .._tensor import Tensor
 from ._indexing import narrow, select
 from ._indexing_gather import scatter_reduce
 from ._indexing_join import split, unbind
 from ._indexing_view import ViewOp, expand, permute, squeeze, t, transpose, unsqueeze, view
 from ._other_diagonal import diagonal
-from ._util import as_shape, norm_dim
+from ._util import as_shape, index_out_of_range, norm_dim
 
 __all__ = [
     "alias_copy", "as_strided", "as_strided_copy", "as_strided_scatter", "detach_copy", "diagonal_copy",
@@ -252,6 +252,9 @@ def put_(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False)
         raise ShapeError(f"put_(): Expected source and index to have the same number of elements, but got "
                          f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")  # fmt: skip
     n = input.numel()
+    bad = index_out_of_range(index._data, -n, n, input._backend)  # before the arithmetic below hides the range
+    if bad:
+        raise OutOfRangeError(f"put_: index {bad[1] if bad[1] >= n else bad[0]} is out of range for {n} elements")
     idx = index.reshape(-1)
     idx = idx + (idx < 0).long() * n  # negative indices count from the end, as in PyTorch
     flat = input.reshape(-1)
