@@ -245,6 +245,8 @@ def test_module_path_tables_name_what_torch_has_there(torch):
         emod = importlib.import_module(f"ember.nn.modules.{sub}")
         for name in names.split():
             if _lookup(name) is not None:
+                if name in _SINCE_2_13 and not hasattr(tmod, name) and _torch_older_than((2, 13)):
+                    continue  # an older torch than the pinned one
                 assert hasattr(tmod, name), f"torch.nn.modules.{sub} has no {name}"
                 assert getattr(emod, name) is _lookup(name)
                 provided += 1
@@ -258,3 +260,12 @@ def test_tensor_dataset_items_are_tensors_as_in_torch(torch):
         a, b = data.TensorDataset(lib.tensor(x), lib.tensor(np.arange(3)))[1]
         out.append((isinstance(a, lib.Tensor), tuple(a.shape), tuple(b.shape), str(b.dtype).split(".")[-1], a.tolist()))
     assert out[0] == out[1]
+
+
+_SINCE_2_13 = {"LinearCrossEntropyLoss"}  # in torch 2.13 (pinned), not in 2.11
+
+
+def _torch_older_than(version: tuple[int, int]) -> bool:
+    import torch
+
+    return tuple(int(p) for p in torch.__version__.split(".")[:2]) < version

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ._dtype import DType
+from ._errors import DeviceError, DTypeError
 from ._pickled import allowed_global, refusal
 from ._tensor import Tensor
 from .record._recorder import RecordError
@@ -297,7 +298,7 @@ def load_torch_archive(file: Any, source: str, weights_only: bool, place: Any = 
         try:
             with archive.open(pkl[0]) as f:
                 return _ArchiveUnpickler(f, archive, prefix, source, weights_only, place).load()
-        except RecordError:
+        except (RecordError, DTypeError, DeviceError):  # the file is fine: where it is loaded cannot hold it
             raise
         except (pickle.UnpicklingError, EOFError, KeyError, zipfile.BadZipFile, ValueError, IndexError,
                 TypeError) as e:  # fmt: skip

@@ -39,7 +39,7 @@ def test_flags_are_forwarded_to_loaded_torch(torch, restore):
 
 
 def test_matmul_results_do_not_depend_on_the_flag_on_cpu(restore):
-    a, b = ember.randn(8, 8), ember.randn(8, 8)
+    a, b = ember.randn(8, 8, device="cpu"), ember.randn(8, 8, device="cpu")
     ember.set_float32_matmul_precision("highest")
     ref = (a @ b).tolist()
     ember.set_float32_matmul_precision("medium")

@@ -78,7 +78,7 @@ def test_thread_workers_are_daemons_so_a_stuck_one_cannot_block_exit():
 
 @fork_only
 def test_a_killed_worker_is_named_not_a_broken_pipe():
-    ds = ember.data.TensorDataset(ember.arange(12.0))
+    ds = ember.data.TensorDataset(ember.arange(12.0, device="cpu"))  # forked workers cannot touch CUDA tensors
     dl = _loader(ember, ds, batch_size=2, num_workers=2, multiprocessing_context="fork", persistent_workers=True)
     assert len(list(dl)) == 6
     victim = dl._procs.procs[0]

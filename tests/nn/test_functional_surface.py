@@ -115,6 +115,8 @@ CASES = [
 @pytest.mark.filterwarnings("ignore:`nn.functional.upsample")  # both libraries call the old names deprecated
 @pytest.mark.parametrize("name,fn,tfn,args", CASES, ids=[c[0] for c in CASES])
 def test_functional_surface(name, fn, tfn, args):
+    if name == "linear_cross_entropy" and torch_or_none() is not None and not hasattr(TF(), name):  # torch < 2.13
+        pytest.skip(f"the installed torch has no nn.functional.{name} to compare with")
     check_op(fn, *args, torch_fn=tfn, name=name)
 
 

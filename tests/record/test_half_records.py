@@ -77,6 +77,15 @@ def test_half_state_dicts_and_optimizer_state_round_trip(tmp_path):
     assert got["h"].dtype is ember.float16
 
 
+@pytest.fixture
+def on_the_cpu():
+    """The default device cpu: these tests are about NumPy on the host (``backends.use("numpy")`` under a CUDA
+    default device, as in make test-cuda, would leave cuda to its serving backend)."""
+    with ember.device("cpu"):
+        yield
+
+
+@pytest.mark.usefixtures("on_the_cpu")
 def test_bfloat16_record_on_numpy_widens_to_float32(tmp_path):
     a = half_model(ember.bfloat16)
     path = a.save(tmp_path / "m.mpk", precision="as_is")
@@ -102,6 +111,7 @@ def test_safetensors_refuses_bfloat16_items_naming_one(tmp_path):
     assert bits(b[0].weight) == bits(a[0].weight)
 
 
+@pytest.mark.usefixtures("on_the_cpu")
 def test_torch_saved_bfloat16_loads_as_bfloat16_on_torch_and_float32_on_numpy(tmp_path):
     w = torch.tensor([1.5, -2.0, float("nan"), 3e-39]).to(torch.bfloat16)
     torch.save({"w": w}, tmp_path / "t.pt")

@@ -89,8 +89,10 @@ def _index_check(idx: Any, low: int, high: int, backend: Any) -> tuple[int, int]
     range), so the program guards on that and not on the batch's smallest and largest index."""
     from ..ops import _util
 
-    if not backend.host_checks or not _util.size_of(idx):
+    if not _util.size_of(idx):
         return None
+    if not backend.host_checks:  # torch-CUDA: the range the host knows, if any; no device read, so no guard
+        return _util.index_out_of_range(idx, low, high, backend)  # type: ignore[no-any-return]
     if not bool(backend.xp.any((idx < low) | (idx >= high))):
         return None
     return _util.index_out_of_range(idx, low, high, backend)  # type: ignore[no-any-return]

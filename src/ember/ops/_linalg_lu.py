@@ -150,7 +150,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
 def lu_factor(A: Tensor, *, pivot: bool = True) -> LUFactorResult:  # noqa: N803 - PyTorch's name
     """The packed LU factorization and its pivots (``torch.linalg.lu_factor``); refuses a singular matrix."""
     LU, piv, info = lu_factor_ex(A, pivot=pivot)
-    if LU._backend.host_checks and bool((info != 0).any()):
+    if bool((info != 0).any()):  # on every device: PyTorch's lu_factor reads ``info`` back on CUDA too
         i = int(info.max()) - 1
         raise ValueRangeError(
             f"linalg.lu_factor: U[{i},{i}] is zero and using it on lu_solve would result in a division by zero. "

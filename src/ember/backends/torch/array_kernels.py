@@ -117,7 +117,11 @@ class TorchArrayKernels:
 
     @_no_grad
     def ldl_solve(self, ld: Any, pivots: Any, b: Any, hermitian: bool) -> Any:
-        return _torch().linalg.ldl_solve(ld, pivots, b, hermitian=hermitian)
+        torch = _torch()
+        if hermitian and ld.is_complex() and ld.device.type != "cpu":  # torch's CUDA solve refuses it: on the host
+            x = torch.linalg.ldl_solve(ld.cpu(), pivots.cpu(), b.cpu(), hermitian=True)
+            return x.to(b.device)
+        return torch.linalg.ldl_solve(ld, pivots, b, hermitian=hermitian)
 
     # -- padding: aten's reflection/replication pads for 1-3 trailing dims, else the reference ------------
     @_no_grad

@@ -49,9 +49,9 @@ class Softmax(Op):
     def forward(self, x: Any, dim: int) -> Any:
         xp = self.backend.xp
         self.dim = dim
-        m = xp.max(x, axis=dim, keepdims=True) if 0 not in x.shape else 0
+        m = (xp.max(x, axis=dim, keepdims=True) if 0 not in x.shape else 0) if x.ndim else x
         e = xp.exp(x - m)
-        y = e / xp.sum(e, axis=dim, keepdims=True)
+        y = e / _sum_along(xp, e, dim)
         self.keep(y)
         return y
 
@@ -63,7 +63,12 @@ class Softmax(Op):
     def backward_arrays(self, g: Any) -> tuple[Any, None]:
         y = self.out_array()
         gy = g * y
-        return gy - y * self.backend.xp.sum(gy, axis=self.dim, keepdims=True), None
+        return gy - y * _sum_along(self.backend.xp, gy, self.dim), None
+
+
+def _sum_along(xp: Any, a: Any, dim: int) -> Any:
+    """The sum along ``dim`` (kept); a 0-d array is its own sum (CuPy refuses axis 0 of a 0-d array)."""
+    return xp.sum(a, axis=dim, keepdims=True) if a.ndim else a
 
 
 def _float_input(x: Tensor, op: str) -> Tensor:
