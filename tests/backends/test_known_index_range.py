@@ -88,3 +88,14 @@ def test_moves_from_the_host_carry_the_range(monkeypatch, torch):
     assert moved._backend.known_range(moved._data) == (2, 7)
     with backends.use("torch"):
         assert backends.get("torch").known_range(ember.tensor([1.5, 2.0])._data) is None  # not an index
+
+
+def test_a_part_of_an_uploaded_index_is_not_judged_by_the_whole(accel, torch):
+    """COO indices: row 0 lies in [0, 4) while row 1 reaches 5; the range of the whole (2, n) upload only
+    bounds a row, so a row is not refused by it (it was, on an accelerator: sparse mm failed)."""
+    x = ember.arange(8.0).reshape(4, 2)
+    idx = ember.tensor([[0, 3, 1], [5, 0, 2]])
+    assert x._backend.known_range(idx._data) == (0, 5)
+    assert x._backend.known_range(idx[0]._data) is None
+    out = x.index_select(0, idx[0])
+    assert torch.equal(out._data, torch.tensor([[0.0, 1.0], [6.0, 7.0], [2.0, 3.0]], device=out._data.device))

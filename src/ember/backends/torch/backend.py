@@ -83,11 +83,14 @@ class TorchBackend(TorchKernels, TorchAttentionKernels, TorchRNNKernels, TorchAr
         return t if self.device.type == "cpu" else _carry_range(t.to(self.tdevice, non_blocking=non_blocking), t)
 
     def known_range(self, array: Any) -> tuple[int, int] | None:
-        """Computed on the CPU; on CUDA, remembered from the host data the array (or the array it is a view
-        of) was uploaded from, while torch's version counter says it is unchanged."""
+        """Computed on the CPU; on CUDA, remembered from the host data the array was uploaded from, while
+        torch's version counter says it is unchanged. A view holding all of its base's elements (a reshape,
+        a transpose) has the base's range; a smaller view (a row of COO indices) only lies within it, which
+        is not its range: unknown."""
         if self.cheap_sync:
             return super().known_range(array)
-        for t in (array, getattr(array, "_base", None)):
+        base = getattr(array, "_base", None)
+        for t in (array, base if base is not None and base.numel() == array.numel() else None):
             r = getattr(t, _RANGE, None)
             if r is not None and r[2] == t._version:  # type: ignore[union-attr]
                 return r[0], r[1]
