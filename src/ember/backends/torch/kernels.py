@@ -339,53 +339,17 @@ class TorchKernels:
     def scal(self, y: Any, a: float) -> None:
         y.mul_(a)
 
-    @_no_grad
     def sgd_step(
-        self,
-        p: Any,
-        g: Any,
-        buf: Any,
-        lr: float,
-        weight_decay: float,
-        momentum: float,
-        dampening: float,
+        self, p: Any, g: Any, buf: Any, lr: float, weight_decay: float, momentum: float, dampening: float,
         nesterov: bool,
-    ) -> Any:
-        torch = _torch()
-        first = momentum != 0 and buf is None
-        if first:
-            buf = torch.empty_like(p)  # the fused kernel copies the gradient into it on the first step
-        bufs = [buf] if momentum else []
-        torch._fused_sgd_(
-            [p], [g], bufs, weight_decay=weight_decay, momentum=momentum, lr=lr, dampening=dampening,
-            nesterov=nesterov, maximize=False, is_first_step=first,
-        )  # fmt: skip
-        return buf
+    ) -> Any:  # fmt: skip
+        return self.sgd_step_many([p], [g], [buf], lr, weight_decay, momentum, dampening, nesterov)[0]
 
-    @_no_grad
     def adam_step(
-        self,
-        p: Any,
-        g: Any,
-        m: Any,
-        v: Any,
-        max_v: Any,
-        tmp: Any,
-        step: int,
-        lr: float,
-        beta1: float,
-        beta2: float,
-        eps: float,
-        weight_decay: float,
-        decoupled: bool,
-    ) -> None:
-        torch = _torch()
-        fused = torch._fused_adamw_ if decoupled else torch._fused_adam_
-        steps = [_step_tensor(step, p.device)]
-        fused(
-            [p], [g], [m], [v], [max_v] if max_v is not None else [], steps, lr=lr, beta1=beta1, beta2=beta2,
-            weight_decay=weight_decay, eps=eps, amsgrad=max_v is not None, maximize=False,
-        )  # fmt: skip
+        self, p: Any, g: Any, m: Any, v: Any, max_v: Any, tmp: Any, step: int, lr: float, beta1: float, beta2: float,
+        eps: float, weight_decay: float, decoupled: bool,
+    ) -> None:  # fmt: skip
+        self.adam_step_many([p], [g], [m], [v], [max_v], [step], lr, beta1, beta2, eps, weight_decay, decoupled)
 
     @_no_grad
     def sgd_step_many(
