@@ -215,26 +215,11 @@ class Backend(
         range for ``shape``: one read-back of a flag. For backends whose kernels do not check themselves
         (``kernels_check_indices`` False: CuPy wraps such an index around, NumPy raises)."""
         xp = self.xp
-        items = index if isinstance(index, tuple) else (index,)
-        arrays = [isinstance(i, self.array_type) for i in items]
-        used = sum(i.ndim if a and i.dtype == bool else 1 for i, a in zip(items, arrays, strict=True)
-                   if i is not None and i is not Ellipsis)  # fmt: skip
-        dim, bad, sizes = 0, None, []
-        for it, is_array in zip(items, arrays, strict=True):
-            if it is None:
-                continue
-            if it is Ellipsis:
-                dim += len(shape) - used
-                continue
-            if is_array and it.dtype == bool:
-                dim += it.ndim
-                continue
-            if is_array and math.prod(it.shape) and dim < len(shape):
-                n = shape[dim]
-                flag = xp.any((it < -n) | (it >= n))
-                bad = flag if bad is None else bad | flag
-                sizes.append(f"dim {dim} of size {n}")
-            dim += 1
+        bad, sizes = None, []
+        for dim, n, it in index_arrays(shape, index):
+            flag = xp.any((it < -n) | (it >= n))
+            bad = flag if bad is None else bad | flag
+            sizes.append(f"dim {dim} of size {n}")
         if bad is not None and bool(bad):
             raise OutOfRangeError(f"index out of range for {' or '.join(sizes)} (tensor of shape {tuple(shape)})")
 
@@ -299,3 +284,23 @@ class Backend(
 
     def __repr__(self) -> str:
         return f"<{self.name} backend on {self.device}>"
+
+
+def _is_bool(it: Any) -> bool:
+    return str(getattr(it, "dtype", "")) in ("bool", "torch.bool")
+
+
+def index_arrays(shape: tuple[int, ...], index: Any) -> list[tuple[int, int, Any]]:
+    """``(dim, size, array)`` for each non-empty integer index array of ``index`` (as for ``array[index]``):
+    the dim of ``shape`` it indexes (``None`` adds none, ``...`` the dims the rest leaves, a bool mask its own)."""
+    items = index if isinstance(index, tuple) else (index,)
+    dims = [it.ndim if _is_bool(it) else 0 if it is None or it is Ellipsis else 1 for it in items]
+    out, d = [], 0
+    for it, k in zip(items, dims, strict=True):
+        if it is Ellipsis:
+            d += len(shape) - sum(dims)
+            continue
+        if hasattr(it, "shape") and not _is_bool(it) and d < len(shape) and math.prod(it.shape):
+            out.append((d, shape[d], it))
+        d += k
+    return out

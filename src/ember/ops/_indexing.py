@@ -11,6 +11,7 @@ from .._errors import DeviceError, DTypeError, OutOfRangeError, ShapeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ..autograd._views import make_view
+from ..backends._base import index_arrays
 from ._indexing_view import movedim, reshape, sum_to
 from ._util import _shape, broadcast_shapes, check_scalar, norm_dim, promote
 
@@ -51,26 +52,12 @@ def _check_known(shape: tuple[int, ...], idx: Any, backend: Any) -> None:
     """Refuse an index array whose values, known on the host without a device sync (``backend.known_range``),
     lie outside the dim it indexes: on an accelerator the kernel would otherwise fail on the device, which
     leaves the process's CUDA context unusable. (On the CPU the array library raises itself.)"""
-    items = idx if isinstance(idx, tuple) else (idx,)
-    dims = [it.ndim if _is_bool(it) else 0 if it is None or it is Ellipsis else 1 for it in items]
-    d = 0
-    for it, k in zip(items, dims, strict=True):
-        if it is Ellipsis:
-            d += len(shape) - sum(dims)
-            continue
-        if hasattr(it, "shape") and not _is_bool(it) and d < len(shape):
-            r = backend.known_range(it) if len(it.shape) and 0 not in it.shape else None
-            n = shape[d]
-            if r is not None and (r[0] < -n or r[1] >= n):
-                raise OutOfRangeError(
-                    f"index {r[1] if r[1] >= n else r[0]} is out of range for dim {d} of size {n} "
-                    f"(tensor of shape {shape})"
-                )
-        d += k
-
-
-def _is_bool(it: Any) -> bool:
-    return str(getattr(it, "dtype", "")) in ("bool", "torch.bool")
+    for d, n, it in index_arrays(shape, idx):
+        r = backend.known_range(it) if it.ndim else None
+        if r is not None and (r[0] < -n or r[1] >= n):
+            raise OutOfRangeError(
+                f"index {r[1] if r[1] >= n else r[0]} is out of range for dim {d} of size {n} (tensor of shape {shape})"
+            )
 
 
 def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
