@@ -20,10 +20,6 @@ from ._kernels_threads import parallel
 from ._kernels_util import Ints, Pads, Workspace, _shift, ndindex, out_shape
 from ._kernels_winograd import WinogradKernels, WinoSaved, wino_ok
 
-#: the weight gradient sums over N * prod(out) in chunks of this many columns (faster in cache)
-_K_CHUNK = 2048
-
-
 class ConvKernels(WinogradKernels, BatchLastKernels):
     """Convolution kernels written against ``self.xp`` (NumPy's names); 3x3 stride-1 convolutions with
     enough channels and pixels go through Winograd F(2x2, 3x3) (``_kernels_winograd``)."""
@@ -284,20 +280,15 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
         return gw
 
     def _weight_from(self, cols: Any, gt: Any, groups: int, w_shape: Ints) -> Any:
-        """``gt @ cols.T`` per group, computed as ``(cols @ gt.T).T`` in chunks of the long dimension
-        (both measured about twice as fast as the direct product for convolution shapes)."""
+        """``gt @ cols.T`` per group, computed as ``(cols @ gt.T).T``: one product over the whole long dimension
+        (faster than the direct product, and than sums over chunks of it once OpenBLAS is warm: measured,
+        benchmarks/README.md, "Measurements behind kernel choices")."""
         xp = self.xp
         o = w_shape[0]
         og, kk = o // groups, math.prod(w_shape[1:])
-        total = cols.shape[1]
-        acc = xp.zeros((groups, kk, og), dtype=gt.dtype)
-        tmp = xp.empty((kk, og), dtype=gt.dtype)
+        acc = xp.empty((groups, kk, og), dtype=gt.dtype)
         for gi in range(groups):
-            cg, gg = cols[gi * kk : (gi + 1) * kk], gt[gi * og : (gi + 1) * og]
-            for a in range(0, total, _K_CHUNK):
-                b = min(total, a + _K_CHUNK)
-                xp.matmul(cg[:, a:b], gg[:, a:b].T, out=tmp)
-                acc[gi] += tmp
+            xp.matmul(cols[gi * kk : (gi + 1) * kk], gt[gi * og : (gi + 1) * og].T, out=acc[gi])
         return xp.ascontiguousarray(acc.transpose(0, 2, 1)).reshape(w_shape)
 
     def conv_backward(
