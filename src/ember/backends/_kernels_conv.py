@@ -20,6 +20,7 @@ from ._kernels_threads import parallel
 from ._kernels_util import Ints, Pads, Workspace, _shift, ndindex, out_shape
 from ._kernels_winograd import WinogradKernels, WinoSaved, wino_ok
 
+
 class ConvKernels(WinogradKernels, BatchLastKernels):
     """Convolution kernels written against ``self.xp`` (NumPy's names); 3x3 stride-1 convolutions with
     enough channels and pixels go through Winograd F(2x2, 3x3) (``_kernels_winograd``)."""
