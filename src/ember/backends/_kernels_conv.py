@@ -20,6 +20,10 @@ from ._kernels_threads import parallel
 from ._kernels_util import Ints, Pads, Workspace, _shift, ndindex, out_shape
 from ._kernels_winograd import WinogradKernels, WinoSaved, wino_ok
 
+#: a weight gradient with fewer elements per group than this sums its product over chunks of _K_CHUNK columns
+_FEW_OUTPUTS = 1024
+_K_CHUNK = 2048
+
 
 class ConvKernels(WinogradKernels, BatchLastKernels):
     """Convolution kernels written against ``self.xp`` (NumPy's names); 3x3 stride-1 convolutions with
@@ -281,15 +285,25 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
         return gw
 
     def _weight_from(self, cols: Any, gt: Any, groups: int, w_shape: Ints) -> Any:
-        """``gt @ cols.T`` per group, computed as ``(cols @ gt.T).T``: one product over the whole long dimension
-        (faster than the direct product, and than sums over chunks of it once OpenBLAS is warm: measured,
+        """``gt @ cols.T`` per group, computed as ``(cols @ gt.T).T`` (faster than the direct product): one
+        product over the whole long dimension, or, when the result is tiny (under ``_FEW_OUTPUTS`` elements
+        per group, LeNet-5's first layer), a sum over chunks of ``_K_CHUNK`` columns, which OpenBLAS keeps on one
+        thread: on two threads it splits the single skinny product and loses (measured both ways,
         benchmarks/README.md, "Measurements behind kernel choices")."""
         xp = self.xp
         o = w_shape[0]
         og, kk = o // groups, math.prod(w_shape[1:])
+        total = cols.shape[1]
         acc = xp.empty((groups, kk, og), dtype=gt.dtype)
+        chunk = _K_CHUNK if kk * og < _FEW_OUTPUTS else total
+        tmp = xp.empty((kk, og), dtype=gt.dtype) if chunk < total else None
         for gi in range(groups):
-            xp.matmul(cols[gi * kk : (gi + 1) * kk], gt[gi * og : (gi + 1) * og].T, out=acc[gi])
+            cg, gg = cols[gi * kk : (gi + 1) * kk], gt[gi * og : (gi + 1) * og]
+            xp.matmul(cg[:, :chunk], gg[:, :chunk].T, out=acc[gi])
+            for a in range(chunk, total, chunk):
+                b = min(total, a + chunk)
+                xp.matmul(cg[:, a:b], gg[:, a:b].T, out=tmp)
+                acc[gi] += tmp
         return xp.ascontiguousarray(acc.transpose(0, 2, 1)).reshape(w_shape)
 
     def conv_backward(
