@@ -40,7 +40,9 @@ _PHI_Q = (
     1.1758356948995269e-06,
 )  # fmt: skip
 _PHI_CLAMP = 5.75
-_BLOCK = 65536  # float32 elements per block (measured: 4K-16K blocks pay for the calls, whole arrays for the memory)
+#: float32 elements per block (4K-16K blocks pay for the calls, whole arrays for the memory; 128K, not 64K: on two
+#: threads (2048, 512) took 8.7-9.1 ms against 10.7-11.3, on one the same; benchmarks/README.md)
+_BLOCK = 131072
 
 
 def _inplace(fn: Any, t: Any) -> Any:
