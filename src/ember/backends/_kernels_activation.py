@@ -26,6 +26,10 @@ import numpy as np
 from . import _kernels_fused as fused
 from ._kernels_threads import parallel_rows, recorded
 
+#: ReLU on float32 NumPy arrays runs over rows of this many elements against a row of zeros (see ``relu``)
+_RELU_ROW = 1024
+_ZEROS_F32 = np.zeros(_RELU_ROW, dtype=np.float32)
+_ZEROS_F32.flags.writeable = False
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_K = math.sqrt(2.0 / math.pi)
@@ -112,6 +116,22 @@ class ActivationKernels:
 
     xp: Any
     erf: Any  # from SpecialKernels
+
+    def relu(self, x: Any) -> Any:
+        """``max(x, 0)`` (NaN propagates). For C-contiguous float32 NumPy arrays, against a cached row of zeros
+        rather than the scalar 0: NumPy's float32 ``maximum`` with a scalar runs a branchy loop ~3x slower on
+        random signs (benchmarks/README.md, "Measurements behind kernel choices")."""
+        if not (
+            isinstance(x, np.ndarray) and x.dtype == np.float32 and x.size >= 16 * _RELU_ROW and x.flags.c_contiguous
+        ):
+            return self.xp.maximum(x, 0)
+        y = np.empty(x.shape, dtype=x.dtype)
+        xf, yf = x.reshape(-1), y.reshape(-1)
+        m = x.size - x.size % _RELU_ROW
+        np.maximum(xf[:m].reshape(-1, _RELU_ROW), _ZEROS_F32, out=yf[:m].reshape(-1, _RELU_ROW))
+        if m < x.size:
+            np.maximum(xf[m:], 0, out=yf[m:])
+        return y
 
     def relu_backward(self, g: Any, y: Any) -> Any:
         """0 where the ReLU output ``y`` is <= 0, ``g`` elsewhere: PyTorch's ``threshold_backward``, so a NaN

@@ -20,7 +20,8 @@ from ._kernels_threads import parallel
 from ._kernels_util import Ints, Pads, Workspace, _shift, ndindex, out_shape
 from ._kernels_winograd import WinogradKernels, WinoSaved, wino_ok
 
-#: the weight gradient sums over N * prod(out) in chunks of this many columns (faster in cache)
+#: a weight gradient with fewer elements per group than this sums its product over chunks of _K_CHUNK columns
+_FEW_OUTPUTS = 1024
 _K_CHUNK = 2048
 
 
@@ -284,18 +285,23 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
         return gw
 
     def _weight_from(self, cols: Any, gt: Any, groups: int, w_shape: Ints) -> Any:
-        """``gt @ cols.T`` per group, computed as ``(cols @ gt.T).T`` in chunks of the long dimension
-        (both measured about twice as fast as the direct product for convolution shapes)."""
+        """``gt @ cols.T`` per group, computed as ``(cols @ gt.T).T`` (faster than the direct product): one
+        product over the whole long dimension, or, when the result is tiny (under ``_FEW_OUTPUTS`` elements
+        per group, LeNet-5's first layer), a sum over chunks of ``_K_CHUNK`` columns, which OpenBLAS keeps on one
+        thread: on two threads it splits the single skinny product and loses (measured both ways,
+        benchmarks/README.md, "Measurements behind kernel choices")."""
         xp = self.xp
         o = w_shape[0]
         og, kk = o // groups, math.prod(w_shape[1:])
         total = cols.shape[1]
-        acc = xp.zeros((groups, kk, og), dtype=gt.dtype)
-        tmp = xp.empty((kk, og), dtype=gt.dtype)
+        acc = xp.empty((groups, kk, og), dtype=gt.dtype)
+        chunk = _K_CHUNK if kk * og < _FEW_OUTPUTS else total
+        tmp = xp.empty((kk, og), dtype=gt.dtype) if chunk < total else None
         for gi in range(groups):
             cg, gg = cols[gi * kk : (gi + 1) * kk], gt[gi * og : (gi + 1) * og]
-            for a in range(0, total, _K_CHUNK):
-                b = min(total, a + _K_CHUNK)
+            xp.matmul(cg[:, :chunk], gg[:, :chunk].T, out=acc[gi])
+            for a in range(chunk, total, chunk):
+                b = min(total, a + chunk)
                 xp.matmul(cg[:, a:b], gg[:, a:b].T, out=tmp)
                 acc[gi] += tmp
         return xp.ascontiguousarray(acc.transpose(0, 2, 1)).reshape(w_shape)

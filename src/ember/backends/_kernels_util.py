@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Any
 
@@ -9,12 +10,17 @@ Ints = tuple[int, ...]
 Pads = tuple[tuple[int, int], ...]
 
 
-def ndindex(k: Ints) -> list[Ints]:
+def ndindex(k: Ints) -> tuple[Ints, ...]:
     """Every offset inside a window of shape ``k``, row-major."""
+    return _ndindex(tuple(k))
+
+
+@functools.lru_cache(maxsize=256)
+def _ndindex(k: Ints) -> tuple[Ints, ...]:
     out: list[Ints] = [()]
     for n in k:
         out = [o + (i,) for o in out for i in range(n)]
-    return out
+    return tuple(out)
 
 
 def out_shape(spatial: Ints, k: Ints, s: Ints, pads: Pads, d: Ints) -> Ints:
@@ -34,7 +40,14 @@ def _shift(off: int, k_d: int, s: int, lo: int, n: int, o: int) -> tuple[int, in
 def offset_slices(off: Ints, k_d: Ints, s: Ints, lo: Ints, spatial: Ints, out: Ints,
                   lead: int = 0) -> tuple[tuple[slice, ...], tuple[slice, ...]] | None:  # fmt: skip
     """(output slices, input slices) of the windows whose element at kernel offset ``off`` is inside the
-    input (after ``lead`` whole leading axes), or None when none is."""
+    input (after ``lead`` whole leading axes), or None when none is. Cached: a LeNet-5 step asks for the same
+    50 regions every time, and working them out took ~0.5 ms of its ~17."""
+    return _offset_slices(tuple(off), tuple(k_d), tuple(s), tuple(lo), tuple(spatial), tuple(out), lead)
+
+
+@functools.lru_cache(maxsize=4096)
+def _offset_slices(off: Ints, k_d: Ints, s: Ints, lo: Ints, spatial: Ints, out: Ints,
+                   lead: int) -> tuple[tuple[slice, ...], tuple[slice, ...]] | None:  # fmt: skip
     dst, src = [slice(None)] * lead, [slice(None)] * lead
     for i in range(len(off)):
         j0, j1, p0 = _shift(off[i], k_d[i], s[i], lo[i], spatial[i], out[i])
