@@ -10,7 +10,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-import operator
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -18,9 +17,11 @@ from typing import Any
 from .._errors import DeviceError
 from .._hooks import RemovableHandle
 from .._tensor import Tensor
+from ..backends._weight_grad import WeightGrad
 from ._function import _ZERO
 from ._grad_mode import STATE, set_grad_enabled
 from ._gradients import Gradients
+from ._leaf_sums import add_leaf_grad, leaf_sum
 from ._views import _refresh_view
 
 __all__ = [
@@ -172,6 +173,8 @@ def _run(
                 if arrays:
                     if g.shape != inp._data.shape:
                         raise _shape_error(node, g.shape, inp)
+                    if g.__class__ is WeightGrad and (e.__class__ is not tuple or e[0] is not None or e[1]._hooks):
+                        g = g.value()  # only a leaf's sum takes it as it is
                 elif not isinstance(g, Tensor):
                     raise TypeError(f"{node.name}: backward must return Tensors or None, got {type(g).__name__}")
                 elif g._data.shape != inp._data.shape:
@@ -185,13 +188,8 @@ def _run(
                     if c is None:
                         if not i._requires_grad:  # detached in place since: it collects nothing
                             continue
-                        if arrays and not i._hooks:  # summed, delivered once at the end (``leaf_sums``)
-                            g = g if g.__class__ is i._backend.array_type else i._backend.asarray(g)  # (ToDevice)
-                            acc = leaf_sums.get(id(i))
-                            if acc is None:
-                                leaf_sums[id(i)] = [i, g, False]
-                            else:  # in place only into a sum made here
-                                acc[1], acc[2] = (operator.iadd(acc[1], g) if acc[2] else acc[1] + g), True
+                        if arrays and not i._hooks:  # summed, delivered once at the end (``_leaf_sums.py``)
+                            add_leaf_grad(leaf_sums, i, g)
                             continue
                         if arrays:
                             g = _wrap(g, i._backend)  # the input's backend (ToDevice changes it)
@@ -230,8 +228,8 @@ def _run(
                 heapq.heappush(heap, (-nxt.generation, next(counter), nxt))
                 nxt = None
             node = nxt
-        for leaf, g, _ in leaf_sums.values():
-            on_leaf(leaf, _wrap(g, leaf._backend))  # (a NumPy sum of 0-d arrays is a scalar)
+        for acc in leaf_sums.values():
+            on_leaf(acc[0], leaf_sum(acc))
 
 
 def _step(
