@@ -114,10 +114,12 @@ class TorchRNNKernels:
         return torch.mm(x.t(), dz).t()
 
     def weight_grad_add_(self, s: Any, dz: Any, x: Any) -> Any:
-        """``s += dz^T x`` as one accumulating product (``addmm_``), in ``s``'s layout."""
-        st = s.t()
-        if st.is_contiguous():
-            st.addmm_(x.t(), dz)
+        """``s += dz^T x`` as one accumulating product (``addmm_``). ``s`` is a sum the engine owns: made by
+        ``weight_grad`` (a transposed view: its base is the product ``x^T dz``, accumulated in that layout) or by
+        an addition (a new tensor, no base)."""
+        base = s._base
+        if base is not None:
+            base.addmm_(x.t(), dz)
         else:
             s.addmm_(dz.t(), x)
         return s
