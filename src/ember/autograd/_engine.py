@@ -18,6 +18,7 @@ from .._errors import DeviceError
 from .._hooks import RemovableHandle
 from .._tensor import Tensor
 from ..backends._weight_grad import WeightGrad
+from ._engine_checks import _complex_to_input, _shape_error, _unchanged
 from ._function import _ZERO
 from ._grad_mode import STATE, set_grad_enabled
 from ._gradients import Gradients
@@ -152,11 +153,14 @@ def _run(
             # its array rule, called here; any other goes through ``_step``
             fast = type(node).backward_arrays if quick else None
             vs = node._versions
-            if vs is _ZERO and inputs is not None and not detached:
-                for a in inputs:
-                    if isinstance(a, Tensor) and a._vcl and a._vcl[0]:
-                        break
-                else:
+            if vs and inputs is not None and not detached:  # saved inputs all at their recorded versions?
+                if vs is _ZERO:
+                    for a in inputs:
+                        if isinstance(a, Tensor) and a._vcl and a._vcl[0]:
+                            break
+                    else:
+                        vs = ()
+                elif _unchanged(inputs, vs):
                     vs = ()
             if fast is not None and not vs and inputs is not None and not node._out_refs:
                 out = fast(node, *grads)
@@ -294,27 +298,6 @@ def _step(
     if len(out) < len(node._edges):
         raise RuntimeError(f"{node.name}: backward returned {len(out)} gradients for {len(inputs)} inputs")
     return out
-
-
-def _complex_to_input(g: Tensor, inp: Tensor) -> Tensor:
-    """A gradient whose dtype is complex where its input is real (or the reverse) in the input's dtype.
-
-    PyTorch's engine does the same: the gradient of a real input that met complex values is the real part of
-    the complex gradient (a real perturbation sees only it). Operators meet real and complex operands through
-    a cast (type promotion), whose backward takes the real part already; this is the safety net of the Tensor
-    path (``create_graph``, user Functions); the array path leaves it out to keep the float path as it was.
-    """
-    be = inp._backend
-    cg, ci = g._data.dtype in be.complex_dtypes, inp._data.dtype in be.complex_dtypes
-    if cg == ci:
-        return g
-    return g.real if cg else g.to(inp.dtype)  # (the property: the engine sits under the operators)
-
-
-def _shape_error(node: Any, shape: Any, inp: Tensor) -> RuntimeError:
-    return RuntimeError(
-        f"{node.name}: backward returned a gradient of shape {tuple(shape)} for an input of shape {inp.shape}"
-    )
 
 
 def _unwrap(node: Any, out: tuple[Any, ...]) -> tuple[Any, ...]:
