@@ -174,7 +174,8 @@ class RNNKernels:
         hs = tc.shape[-1]
         gc0 = dc * act[:, hs : 2 * hs] if need[2] else None
         gx, gw_ih, gb_ih = self._linear_grads(dz, x, w_ih, need[0], need[3], need[5])
-        gh0, gw_hh, gb_hh = self._linear_grads(dz, h, w_hh, need[1], need[4], need[6])
+        gh0, gw_hh, _ = self._linear_grads(dz, h, w_hh, need[1], need[4], False)
+        gb_hh = (self.xp.copy(gb_ih) if need[5] else self.xp.sum(dz, axis=0)) if need[6] else None  # one sum
         return gx, gh0, gc0, gw_ih, gw_hh, gb_ih, gb_hh
 
     def lstm_layer(
@@ -365,7 +366,8 @@ class RNNKernels:
         ``lstm_cell_backward``)."""
         dz = self._rnn_dz(gh, h1, nonlinearity)
         gx, gw_ih, gb_ih = self._linear_grads(dz, x, w_ih, need[0], need[2], need[4])
-        gh0, gw_hh, gb_hh = self._linear_grads(dz, h, w_hh, need[1], need[3], need[5])
+        gh0, gw_hh, _ = self._linear_grads(dz, h, w_hh, need[1], need[3], False)
+        gb_hh = (self.xp.copy(gb_ih) if need[4] else self.xp.sum(dz, axis=0)) if need[5] else None  # one sum
         return gx, gh0, gw_ih, gw_hh, gb_ih, gb_hh
 
     def rnn_layer(
