@@ -16,6 +16,7 @@ from ._kernels_complex import ComplexKernels
 from ._kernels_conv import ConvKernels
 from ._kernels_fft import FFTKernels
 from ._kernels_linalg import LinalgKernels
+from ._kernels_loss import LossKernels
 from ._kernels_norm import NormKernels
 from ._kernels_optim import OptimKernels
 from ._kernels_pad import PadKernels
@@ -56,6 +57,7 @@ class Backend(
     PoolKernels,
     NormKernels,
     ActivationKernels,
+    LossKernels,
     AttentionKernels,
     OptimKernels,
     SpecialKernels,

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .._kernels_loss import REDUCTIONS
 from .._kernels_util import Ints, Pads
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -323,6 +324,19 @@ class TorchKernels:
     @_no_grad
     def log_softmax_backward(self, g: Any, y: Any, dim: int) -> Any:
         return _torch().ops.aten._log_softmax_backward_data(g, y, dim, y.dtype)
+
+    # -- losses ----------------------------------------------------------------------------------
+    @_no_grad
+    def nll_loss(self, logp: Any, target: Any, weight: Any, reduction: str, ignore_index: int) -> tuple[Any, Any]:
+        # PyTorch's own pair: one kernel each way where Ember's operators made about a dozen launches
+        return _torch().ops.aten.nll_loss_forward(logp, target, weight, REDUCTIONS[reduction], ignore_index)
+
+    @_no_grad
+    def nll_loss_backward(
+        self, g: Any, logp: Any, target: Any, weight: Any, reduction: str, ignore_index: int, total_weight: Any
+    ) -> Any:
+        aten = _torch().ops.aten
+        return aten.nll_loss_backward(g, logp, target, weight, REDUCTIONS[reduction], ignore_index, total_weight)
 
     @_no_grad
     def gelu(self, x: Any, approximate: str = "none", keep: bool = False) -> tuple[Any, Any]:

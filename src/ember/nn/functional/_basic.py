@@ -9,13 +9,14 @@ from ..._errors import DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._autocast import autocast_op
 from ...autograd._function import Op
+from ...autograd._grad_mode import is_grad_enabled
+from ...backends._kernels_loss import REDUCTIONS
 from ...ops import register_method
 from ...ops._indexing import where
-from ...ops._indexing_view import unsqueeze
 from ...ops._pointwise_unary import exp
 from ...ops._reduction import mean
 from ...ops._reduction import sum as _sum
-from ...ops._util import arange_like_dim, broadcast_shapes, norm_dim
+from ...ops._util import broadcast_shapes, norm_dim
 
 __all__ = ["softmax", "softmin", "log_softmax", "gumbel_softmax", "nll_loss", "cross_entropy", "linear_cross_entropy",
            "mse_loss"]  # fmt: skip
@@ -95,29 +96,42 @@ def softmin(input: Tensor, dim: int = -1, dtype: Any = None) -> Tensor:
     return Softmax.apply(-x, norm_dim(dim, x.ndim, "softmin"))
 
 
-class NLL(Op):
-    """Pick ``-logp[n, target[n]]`` per sample (class dim 1); the gradient scatters back."""
+class NLLLoss(Op):
+    """PyTorch's ``nll_loss`` as one node over the backend's kernel pair (``nll_loss``/``nll_loss_backward``, on
+    torch its own ``aten`` pair): log-probabilities (M, C), int64 targets (M,), class weights (C,) or None, the
+    ignored index and the reduction all inside the kernels. The gradient is linear in the loss's gradient
+    (``NLLLossGrad``); only ``logp``'s shape and dtype are read back."""
 
     saves_inputs = False
 
-    def forward(self, logp: Any, target: Any) -> Any:
-        xp = self.backend.xp
-        self.shape = logp.shape
-        self.target = target
-        picked = xp.take_along_axis(logp, xp.expand_dims(target, 1), axis=1)
-        return -xp.squeeze(picked, 1)
+    def forward(self, logp: Any, target: Any, weight: Any, reduction: str, ignore_index: int) -> Any:
+        out, total = self.backend.nll_loss(logp, target, weight, reduction, ignore_index)
+        self.saved = (logp, target, weight, reduction, ignore_index, total)
+        return out
 
-    def backward(self, g: Tensor) -> tuple[Tensor, None]:
-        t = Tensor._make(self.target, self.backend)
+    def backward(self, g: Tensor) -> tuple[Tensor, None, None, None, None]:
+        return NLLLossGrad.apply(g, self), None, None, None, None
 
-        hit = arange_like_dim(self.shape, 1, self.backend) == unsqueeze(t, 1)
-        return -unsqueeze(g, 1) * hit, None
+    def backward_arrays(self, g: Any) -> tuple[Any, None, None, None, None]:
+        logp, target, weight, reduction, ignore_index, total = self.saved
+        gx = self.backend.nll_loss_backward(g, logp, target, weight, reduction, ignore_index, total)
+        return gx, None, None, None, None
 
-    def backward_arrays(self, g: Any) -> tuple[Any, None]:
-        xp = self.backend.xp
-        out = xp.zeros(self.shape, dtype=g.dtype)
-        xp.put_along_axis(out, xp.expand_dims(self.target, 1), -xp.expand_dims(g, 1), axis=1)
-        return out, None
+
+class NLLLossGrad(Op):
+    """``NLLLoss``'s gradient as an operator of the loss's gradient ``g`` (for ``create_graph``): linear in ``g``,
+    so its own gradient is the same loss of the incoming gradient (PyTorch's double backward of ``nll_loss``)."""
+
+    saves_inputs = False
+
+    def forward(self, g: Any, node: NLLLoss) -> Any:
+        self.node = node
+        logp, target, weight, reduction, ignore_index, total = node.saved
+        return self.backend.nll_loss_backward(g, logp, target, weight, reduction, ignore_index, total)
+
+    def backward(self, h: Tensor) -> tuple[Tensor, None]:
+        _, target, weight, reduction, ignore_index, _ = self.node.saved
+        return NLLLoss.apply(h, target, weight, reduction, ignore_index), None
 
 
 def _reduce(loss: Tensor, reduction: str, op: str, weight_sum: Tensor | None = None) -> Tensor:
@@ -142,6 +156,8 @@ def _class_target(op: str, input: Tensor, target: Tensor) -> tuple[Tensor, Tenso
             f"{op}: target of shape {tuple(target.shape)} does not match input of shape {tuple(input.shape)} "
             f"(expected a target of shape {want} holding class indices; a multi-target (N, 1) is not supported)"
         )
+    if input.ndim == 2:
+        return input, target
     c = input.shape[1] if input.ndim > 1 else input.shape[0]
     if input.ndim > 2:  # (N, C, d1, ...) -> (N*d1*..., C)
         input = input.movedim(1, -1)
@@ -153,36 +169,48 @@ def nll_loss(
     input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean"
 ) -> Tensor:
     """Negative log-likelihood of class indices ``target`` under log-probabilities ``input`` (N, C, ...)."""
+    if reduction not in REDUCTIONS:
+        raise ValueRangeError(f"nll_loss: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
     tshape = tuple(target.shape)
     input, target = _class_target("nll_loss", input, target)
     c = input.shape[1]
-    xp = target._backend.xp
+    be = target._backend
+    xp = be.xp
     tgt = target._data
-    valid = tgt != ignore_index
-    on_host = target._backend.cheap_sync  # on an accelerator the fast path below would wait for it
-    if target._backend.host_checks:  # (CuPy's kernels would not report a bad target: checked, with a wait)
-        bad = valid & ((tgt < 0) | (tgt >= c))
+    if be.host_checks:  # (CuPy's kernels would not report a bad target: checked, with a wait)
+        bad = (tgt != ignore_index) & ((tgt < 0) | (tgt >= c))
         if bool(xp.any(bad)):
             pos = int(xp.argmax(bad))
             raise OutOfRangeError(f"nll_loss: target {int(tgt[pos])} at position {pos} is out of range for {c} classes")
     else:  # the range, when the host knows it without a sync (targets uploaded from host data)
-        r = target._backend.known_range(tgt) if tgt.shape[0] else None
+        r = be.known_range(tgt) if tgt.shape[0] else None
         for v in r or ():
             if v != ignore_index and not 0 <= v < c:
                 raise OutOfRangeError(f"nll_loss: target {v} is out of range for {c} classes")
-    safe = Tensor._make(xp.astype(xp.where(valid, tgt, 0), xp.int64), target._backend)
-    loss = NLL.apply(input, safe)
-    if weight is None and on_host and bool(xp.all(valid)):  # the common case: nothing to weigh or mask
-        return loss.reshape(tshape) if reduction == "none" else _reduce(loss, reduction, "nll_loss")
-    keep = Tensor._make(valid, target._backend)
-    w = weight[safe] if weight is not None else None
-    # ignored targets are selected out (not multiplied by 0: an ignored row may hold -inf, and for 'mean' with
-    # every target ignored the total weight is 0): their gradient is exactly 0, as PyTorch's
-    loss = where(keep, loss * w if w is not None else loss, 0.0)
-    if reduction == "none":
-        return loss.reshape(tshape)  # the target's shape, as PyTorch
-    total = _sum(where(keep, w, 0.0)) if w is not None else _sum(keep.to(loss.dtype))
-    return _reduce(loss, reduction, "nll_loss", total)
+    if tgt.dtype != xp.int64:
+        target = Tensor._make(xp.astype(tgt, xp.int64), be)
+    if weight is not None:
+        _check_weight(weight, input, c)
+    loss = NLLLoss.apply(input, target, weight, reduction, ignore_index)
+    return loss.reshape(tshape) if reduction == "none" and tuple(loss.shape) != tshape else loss
+
+
+def _check_weight(weight: Tensor, input: Tensor, c: int) -> None:
+    """Class weights as PyTorch's kernels take them: (C,), the input's dtype, not requiring a gradient."""
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"nll_loss: weight must be a Tensor, got {type(weight).__name__}")
+    if tuple(weight.shape) != (c,):
+        raise ShapeError(
+            f"nll_loss: weight should be defined either for all {c} classes or no classes, got a weight of shape "
+            f"{tuple(weight.shape)}"
+        )
+    if weight.dtype != input.dtype:
+        raise DTypeError(f"nll_loss: weight of dtype {weight.dtype} does not match input of dtype {input.dtype}")
+    if weight.requires_grad and is_grad_enabled():
+        raise ValueRangeError(
+            "nll_loss: not differentiable with respect to weight; pass weight.detach() (as PyTorch, which refuses "
+            "a weight that requires grad)"
+        )
 
 
 @autocast_op("cross_entropy")
