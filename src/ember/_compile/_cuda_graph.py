@@ -23,13 +23,16 @@ from ._tracer import Tracer
 
 __all__ = ["graphable", "CudaGraphProgram"]
 
+#: the device types whose torch programs are graphed (tests add "cpu" with a stand-in for ``torch.cuda``'s graphs)
+DEVICE_TYPES = ("cuda",)
+
 
 def graphable(tr: Tracer, leaves: list[Tensor], mode: Any) -> bool:
     """Whether a recording qualifies for a CUDA graph (see the module docstring)."""
     if mode == "max-autotune-no-cudagraphs" or (not leaves and not tr.slots):
         return False
     backends = {t._backend for t in leaves} | tr.backends
-    if not backends or any(b.name != "torch" or b.device.type != "cuda" for b in backends):
+    if not backends or any(b.name != "torch" or b.device.type not in DEVICE_TYPES for b in backends):
         return False
     if tr.value_guards or any(ins.kind in "org" for ins in tr.instrs):
         return False
