@@ -95,3 +95,16 @@ def test_a_training_step_is_replayed_through_the_graph_bit_for_bit(graphs, kind)
         kept = (g._data, g._data.clone())
     assert isinstance(compiled.cache[0].program, CudaGraphProgram)
     assert len(graphs) == 1 and graphs[0].replays == 6  # calls 3-9 but 8 (lr 0.01)
+
+
+def test_a_step_without_a_graph_form_replays_the_plain_program(graphs):
+    m1, m2 = nn.Linear(8, 4, bias=False), nn.Linear(8, 4, bias=False)
+    with ember.no_grad():
+        m2.weight.mul_(0).add_(m1.weight)
+    o1, o2 = (ember.optim.SGD(m.parameters(), lr=0.125, momentum=0.9) for m in (m1, m2))
+    compiled = ember.compile(lambda x, y: _step(m1, o1, x, y))
+    with pytest.warns(UserWarning, match="no CUDA graph .*one parameter"):
+        for _ in range(4):
+            x, y = ember.randn(6, 8), ember.randint(0, 4, (6,))
+            assert _bits(compiled(x, y)._data, _step(m2, o2, x, y)._data)
+    assert _bits(m1.weight._data, m2.weight._data) and not graphs
