@@ -86,8 +86,8 @@ class StepForm:
         self.live = [[p for p in g["params"] if p.requires_grad and p.grad is not None] for g in o.param_groups]
         ps = [p for ps in self.live for p in ps]
         bes = {p._backend for p in ps}
-        be = next(iter(bes), None)
-        if len(bes) != 1 or be.name != "torch" or not hasattr(be, o.simple.many_kernel):
+        be: Any = next(iter(bes), None)
+        if be is None or len(bes) != 1 or be.name != "torch" or not hasattr(be, o.simple.many_kernel):
             raise NotGraphableError("its parameters are not all on one torch backend")
         if any(len(ps) < 2 for ps in self.live if ps) or any(_key(p) not in o.state for p in ps):
             raise NotGraphableError("a group updates one parameter, or a parameter has no state yet (first step)")
