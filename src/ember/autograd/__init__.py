@@ -2,8 +2,9 @@
 
 from . import functional
 from ._anomaly import AnomalyError, detect_anomaly
+from ._complex_ops import COMPLEX_GRAD_OPS
 from ._engine import Gradients, RemovableHandle, backward, grad, is_nonfinite_check_enabled, set_nonfinite_check
-from ._function import COMPLEX_GRAD_OPS, Function, FunctionCtx, Op
+from ._function import Function, FunctionCtx, Op
 from ._grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from ._gradcheck import gradcheck, gradgradcheck
 

@@ -20,6 +20,7 @@ from .._tensor import Tensor
 from ..backends import get_backend
 from ._autocast import ACTIVE as _AUTOCAST
 from ._autocast import cast_args
+from ._complex_ops import COMPLEX_GRAD_OPS
 from ._grad_mode import ANOMALY_USED, STATE, no_grad
 from ._release import RELEASE_MIN_BYTES, _release_unread
 
@@ -63,7 +64,7 @@ def _edges_of(args: tuple[Any, ...]) -> tuple[list[Any], int, Any]:
                     generation = c.generation + 1
                 continue
         edges.append(None)
-    return edges, generation, (_ZERO if zero else tuple(a._vc[0] if isinstance(a, Tensor) else -1 for a in args))
+    return edges, generation, _versions(args, zero)
 
 
 def _versions(args: tuple[Any, ...], zero: bool) -> Any:
@@ -179,14 +180,16 @@ class Function:
         oc = out.__class__
         if oc is tuple:
             atype = backend.array_type
-            results = tuple(Tensor._make(o if o.__class__ is atype else backend.asarray(o), backend) for o in out)
+            results = tuple([Tensor._make(o if o.__class__ is atype else backend.asarray(o), backend) for o in out])
+            state = STATE
+            if needs_grad and cls.differentiable and state.enabled and not (ANOMALY_USED[0] and state.anomaly):
+                return fn._record_outputs(args, results, edges, generation, zero)  # type: ignore[return-value]
             rec = (edges, generation, _versions(args, zero))
             return fn._finish(args, results, needs_grad, rec)  # type: ignore[return-value]  # a tuple, as above
         if oc is not backend.array_type:
             out = backend.asarray(out)
-        r = _new_tensor(
-            Tensor
-        )  # Tensor._init inlined: a call here costs ~4% of a small op (tests/test_tensor_fields.py)
+        # Tensor._init inlined: a call here costs ~4% of a small op (tests/test_tensor_fields.py)
+        r = _new_tensor(Tensor)
         r._data = out
         r._backend = backend
         r._requires_grad = False
@@ -235,6 +238,34 @@ class Function:
         outs = (out,) if single else out
         be = self.backend
         return single, tuple(o if isinstance(o, Tensor) else Tensor._make(be.asarray(o), be) for o in outs)
+
+    def _record_outputs(
+        self, args: tuple[Any, ...], results: tuple[Tensor, ...], edges: list[Any], generation: int, zero: bool
+    ) -> tuple[Tensor, ...]:
+        """``_finish`` for a built-in op of several outputs, grad mode on, anomaly mode off (no checks)."""
+        cls = type(self)
+        self.inputs = args
+        self._edges = edges
+        self.generation = generation
+        self.n_out = len(results)
+        if cls.saves_inputs:
+            self._versions = _ZERO if zero else _versions(args, zero)
+        if not cls.saves_inputs or cls._reads_some:
+            _release_unread(self, args)
+        be = self.backend
+        fdt = be.float_dtypes
+        for i, r in enumerate(results):
+            dt = r._data.dtype
+            if dt in fdt or dt in be.grad_dtypes:
+                r._requires_grad = True
+                r._creator = self
+                r._out_idx = i
+                if dt in be.complex_dtypes:
+                    self.__class__ = complex_node_class(cls)
+        if cls.saves_output:
+            self._out_vcs = tuple(r._vc for r in results)
+            self._out_vs = (0,) * len(results)
+        return results
 
     def _finish(
         self, args: tuple[Any, ...], results: tuple[Tensor, ...], needs_grad: bool, rec: Any = None
@@ -401,31 +432,6 @@ class Function:
 
 
 _COMPLEX_NODES: dict[type[Function], type[Function]] = {}
-
-#: Operators whose gradients are right for complex tensors: tested against PyTorch on complex inputs
-#: (``tests/ops/test_complex.py``), or operators that only move, copy or sum values. Any other operator with a
-#: complex result refuses to record a gradient (a clear error, never a silently wrong gradient); its forward
-#: still runs under ``no_grad``. An operator joins this set together with its test against PyTorch.
-COMPLEX_GRAD_OPS = frozenset({
-    # pointwise arithmetic and transcendental functions (``pointwise_op`` conjugates each derivative)
-    "Acos", "Acosh", "Add", "Asin", "Asinh", "Atan", "Atanh", "Cos", "Cosh", "Div", "Exp", "Exp2", "Expm1", "Log",
-    "Log10", "Log1p", "Log2", "Logaddexp", "Mul", "Neg", "Pow", "Reciprocal", "Rsqrt", "Sigmoid", "Sin", "Sinh",
-    "Sqrt", "Square", "Sub", "Tan", "Tanh",
-    # parts, magnitude and phase
-    "Abs", "Angle", "Complex", "ConjPhysical", "Imag", "Polar", "Real", "Sgn", "ViewAsComplex", "ViewAsReal",
-    # reductions and products
-    "CumProd", "CumSum", "Einsum", "MatMul", "Mean", "Norm2", "Sum", "VectorNorm", "_Linear",
-    # Fourier transforms (tests/ops/test_fft.py)
-    "FftC2C", "FftC2R", "FftR2C",
-    # linear algebra (tests/ops/test_linalg_decomp.py, test_complex_grad_ops.py)
-    "CholeskyInverse", "CholeskySolve", "Eig", "MatrixExp", "Pinv", "SolveTriangular",
-    # found right by op_db's complex sweep (tests/ops/test_opdb_complex.py, test_complex_grad_ops.py)
-    "AsStrided", "Conv", "ConvT", "Sinc", "SumTo", "Unfold",
-    # moving, copying and selecting values
-    "AsView", "Cast", "Cat", "Clone", "Contiguous", "CopySlices", "Diagonal", "DiagonalBackward", "Expand", "Flip",
-    "GetItem", "IndexBackward", "IndexPut", "Pad", "PadBackward", "Permute", "Reshape", "Roll", "Split",
-    "StridedView", "ToDevice", "ViewOp", "Where", "_Replay", "_Scatter", "_ScatterAdd", "_Tri", "_ZeroRegion",
-})  # fmt: skip
 
 
 def complex_node_class(cls: type[Function]) -> type[Function]:

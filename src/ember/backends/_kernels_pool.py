@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ._kernels_threads import parallel
 from ._kernels_util import Ints, Pads, ndindex, offset_slices, pool_geometry
 from ._kernels_wide import WideGrid, max_pool_backward_wide, max_pool_wide
@@ -19,6 +21,73 @@ from ._kernels_wide import WideGrid, max_pool_backward_wide, max_pool_wide
 def _overlap(k: Ints, s: Ints, d: Ints) -> bool:
     """Whether neighbouring windows share elements (then the wide layout of ``_kernels_wide`` is faster)."""
     return any(s[i] < d[i] * (k[i] - 1) + 1 for i in range(len(k)))
+
+
+class PairMasks:
+    """What a 2x2, stride-2 max-pool forward keeps for its backward (NumPy, no NaN in the output): per window,
+    whether the first maximum of its top row is on the right (``rt``), of its bottom row (``rb``), and whether
+    the bottom row's maximum beats the top row's (``lo``); bool arrays of the output's shape."""
+
+    __slots__ = ("lo", "rb", "rt")
+
+    def __init__(self, rt: Any, rb: Any, lo: Any) -> None:
+        self.rt, self.rb, self.lo = rt, rb, lo
+
+
+def _pairs_ok(xp: Any, x: Any, k: Ints, s: Ints, d: Ints, pads: Pads) -> bool:
+    """Whether ``max_pool`` takes the 2x2, stride-2 path: NumPy, floating point, 2-d, no padding or dilation,
+    every window inside the input (an odd last row or column is left out, as PyTorch's floor mode does)."""
+    return (
+        xp is np
+        and x.dtype.kind == "f"
+        and tuple(k) == (2, 2)
+        and tuple(s) == (2, 2)
+        and tuple(d) == (1, 1)
+        and tuple(pads) == ((0, 0), (0, 0))
+    )
+
+
+def _pair_planes(x: Any, out: Ints) -> Any:
+    """The four window positions of ``x`` as contiguous planes, (2 rows, 2 columns, N, C, *out): one copy,
+    after which every pass of the 2x2 kernels runs over contiguous arrays (strided maxima of every other
+    element run ~10x slower per element: benchmarks/README.md, "Measurements behind kernel choices")."""
+    n, c = x.shape[:2]
+    oh, ow = out
+    src = x if x.shape[2:] == (2 * oh, 2 * ow) else x[:, :, : 2 * oh, : 2 * ow]
+    planes = np.empty((2, 2, n, c, oh, ow), dtype=x.dtype)
+    planes[...] = src.reshape(n, c, oh, 2, ow, 2).transpose(3, 5, 0, 1, 2, 4)
+    return planes
+
+
+def _max_pool_pairs(x: Any, out: Ints, save: bool) -> tuple[Any, Any]:
+    """2x2, stride-2 max pooling: ``(y, PairMasks or None)``. The maximum is taken along each row first, then
+    between the rows, and the masks pick each window's first maximum in row-major order, as PyTorch does."""
+    p = _pair_planes(x, out)
+    top = np.maximum(p[0, 0], p[0, 1])
+    bottom = np.maximum(p[1, 0], p[1, 1])
+    y = np.maximum(top, bottom)  # NaN propagates, as in PyTorch
+    if not save or np.isnan(y.sum()):  # (a NaN anywhere: the backward finds the maxima the general way)
+        return y, None
+    return y, PairMasks(np.greater(p[0, 1], p[0, 0]), np.greater(p[1, 1], p[1, 0]), np.greater(bottom, top))
+
+
+def _max_pool_pairs_backward(g: Any, x_shape: Ints, m: PairMasks) -> Any:
+    """``dL/dx`` of :func:`_max_pool_pairs` from its masks: each window's gradient written to its first maximum,
+    zero at its three other elements (every element of ``dL/dx`` is written once)."""
+    h, w = x_shape[2:]
+    oh, ow = g.shape[2:]
+    gx = np.empty(x_shape, dtype=g.dtype)
+    if h != 2 * oh:
+        gx[:, :, 2 * oh :] = 0
+    if w != 2 * ow:
+        gx[:, :, :, 2 * ow :] = 0
+    g_top = g * ~m.lo
+    g_bottom = g * m.lo
+    for row, gr, right in ((0, g_top, m.rt), (1, g_bottom, m.rb)):
+        rows = slice(row, 2 * oh, 2)
+        np.multiply(gr, ~right, out=gx[:, :, rows, 0 : 2 * ow : 2])
+        np.multiply(gr, right, out=gx[:, :, rows, 1 : 2 * ow : 2])
+    return gx
 
 
 def _regions(
@@ -42,12 +111,15 @@ class PoolKernels:
         self, x: Any, k: Ints, s: Ints, p: Ints, d: Ints, ceil_mode: bool, save: bool = False
     ) -> tuple[Any, Any]:
         """The maximum of every window: ``(y, saved)``; ``saved`` feeds :meth:`max_pool_backward` when ``save``
-        (None here: the reference finds the maxima again; torch keeps its indices)."""
+        (the 2x2, stride-2 path keeps its ``PairMasks``; otherwise None: the backward finds the maxima again;
+        torch keeps its indices)."""
         xp = self.xp
         spatial = tuple(x.shape[2:])
         pads, out = pool_geometry(spatial, k, s, p, d, ceil_mode)
         if _overlap(k, s, d):
             return max_pool_wide(xp, x, WideGrid(spatial, out, k, s, pads, d), self._lowest(x.dtype)), None
+        if _pairs_ok(xp, x, k, s, d, pads):
+            return _max_pool_pairs(x, out, save)
         y = xp.empty(x.shape[:2] + out, dtype=x.dtype)
         regs = [reg for reg in (_regions(off, spatial, out, s, pads, d) for off in ndindex(k)) if reg is not None]
 
@@ -101,6 +173,8 @@ class PoolKernels:
     ) -> Any:
         """``dL/dx`` of :meth:`max_pool`: each window's gradient goes to its (first) maximum."""
         xp = self.xp
+        if isinstance(saved, PairMasks):
+            return _max_pool_pairs_backward(g, tuple(x.shape), saved)
         disjoint = not _overlap(k, s, d)
         low = self._lowest(x.dtype)
         if not disjoint and xp.all(y > low):  # no NaN, no window whose maximum is the padding value

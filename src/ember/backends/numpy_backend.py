@@ -14,6 +14,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from .._device import CPU
 from .._dtype import ALL_DTYPES, DType, bfloat16
 from .._errors import DTypeError
+from . import _blas_threads
 from ._base import Backend
 from ._kernels_threads import _get_pool
 
@@ -70,6 +71,7 @@ class NumpyBackend(Backend):
         self.float_dtypes = _FLOATS
         self.complex_dtypes = _COMPLEX
         self.grad_dtypes = _FLOATS | _COMPLEX
+        _blas_threads.shorten_spin()  # OpenBLAS's idle threads leave the cores to the kernels' threads sooner
 
     @functools.cached_property
     def special(self) -> Any:  # type: ignore[override]

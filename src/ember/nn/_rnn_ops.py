@@ -99,6 +99,10 @@ class _CellStep(Op):
             return tuple(None if a is None else Tensor._make(a, self.backend) for a in out)
         return self._graph_backward(*grads)
 
+    def _needs(self) -> tuple[bool, ...]:
+        """Per input, whether it gets a gradient (``_req`` of each, in one pass)."""
+        return tuple([e is not None for e in self._edges or ()])
+
     def _linear_grads(self, dz: Tensor, i_x: int, i_w: int, i_b: int) -> tuple[Tensor | None, ...]:
         """For ``z = x w^T + b`` (inputs ``i_x``, ``i_w``, ``i_b``): ``(gx, gw, gb)`` from ``dz``."""
         ins = self.inputs or ()
@@ -118,8 +122,7 @@ class LSTMCellStep(_CellStep):
 
     def backward_arrays(self, gh: Any, gc: Any) -> tuple[Any, ...]:
         x, h, c, w_ih, w_hh = (t._data for t in (self.inputs or ())[:5])
-        need = tuple(self._req(i) for i in range(7))
-        return self.backend.lstm_cell_backward(gh, gc, self.saved, x, h, c, w_ih, w_hh, need)
+        return self.backend.lstm_cell_backward(gh, gc, self.saved, x, h, c, w_ih, w_hh, self._needs())
 
     def _graph_backward(self, gh: Tensor | None, gc: Tensor | None) -> tuple[Any, ...]:
         ins = self.inputs or ()
@@ -138,8 +141,7 @@ class GRUCellStep(_CellStep):
 
     def backward_arrays(self, gh: Any) -> tuple[Any, ...]:
         x, h, w_ih, w_hh = (t._data for t in (self.inputs or ())[:4])
-        need = tuple(self._req(i) for i in range(6))
-        return self.backend.gru_cell_backward(gh, self.saved, x, h, w_ih, w_hh, need)
+        return self.backend.gru_cell_backward(gh, self.saved, x, h, w_ih, w_hh, self._needs())
 
     def _graph_backward(self, gh: Tensor) -> tuple[Any, ...]:
         dx, dh, direct = gru_step_dz(*(self.inputs or ()), gh)  # type: ignore[call-arg]
@@ -161,7 +163,7 @@ class RNNCellStep(_CellStep):
     def backward_arrays(self, gh: Any) -> tuple[Any, ...]:
         ins = self.inputs or ()
         x, h, w_ih, w_hh = (t._data for t in ins[:4])
-        need = tuple(self._req(i) for i in range(6))
+        need = self._needs()[:6]
         return (*self.backend.rnn_cell_backward(gh, self.out_array(), x, h, w_ih, w_hh, ins[6], need), None)
 
     def _graph_backward(self, gh: Tensor) -> tuple[Any, ...]:
@@ -173,8 +175,12 @@ class RNNCellStep(_CellStep):
 
 def _fusable(*ts: Tensor | None) -> bool:
     """One floating dtype for all: the kernels compute in it (else type promotion decides, in the graph)."""
-    dt = ts[0].dtype  # type: ignore[union-attr]
-    return dt.is_floating_point and all(t is None or t.dtype == dt for t in ts[1:])
+    first: Any = ts[0]
+    d = first._data.dtype
+    for t in ts[1:]:  # the same array dtype object (the usual case) decides without a dtype lookup
+        if t is not None and t._data.dtype is not d and t.dtype != first.dtype:
+            return False
+    return bool(first.dtype.is_floating_point)
 
 
 def lstm_cell(

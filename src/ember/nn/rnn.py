@@ -225,6 +225,21 @@ class RNNCellBase(Module):
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
 
+    def _batched(self, input: Any, *states: Any) -> bool:
+        """The usual call, checked in one pass: a 2-d ``input`` (N, input_size) and states (N, hidden_size)."""
+        if not isinstance(input, Tensor):
+            return False
+        xs = input._data.shape
+        if len(xs) != 2 or xs[1] != self.input_size:
+            return False
+        for h in states:
+            if not isinstance(h, Tensor):
+                return False
+            hs = h._data.shape
+            if len(hs) != 2 or hs[0] != xs[0] or hs[1] != self.hidden_size:
+                return False
+        return True
+
     def _prepare(self, input: Tensor, hx: Any) -> tuple[Tensor, Any, bool]:
         """Check shapes; lift an unbatched input (and state) to a batch of one; zeros for a missing state."""
         name = type(self).__name__
@@ -266,6 +281,8 @@ class RNNCell(RNNCellBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        if hx is not None and self._batched(input, hx):
+            return rnn_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh, self.nonlinearity)
         x, h, unbatched = self._prepare(input, hx)
         out = rnn_cell(x, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh, self.nonlinearity)
         return out.squeeze(0) if unbatched else out
@@ -280,6 +297,9 @@ class LSTMCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
+        if hx.__class__ is tuple and len(hx) == 2 and self._batched(input, *hx):  # type: ignore[union-attr]
+            h, c = hx  # type: ignore[misc]
+            return lstm_cell(input, h, c, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         if hx is not None and not (isinstance(hx, tuple) and len(hx) == 2):
             raise ValueError("LSTMCell: hx must be a tuple (h_0, c_0)")
         x, h, unbatched = self._prepare(input, hx if hx is not None else (None, None))
@@ -295,6 +315,8 @@ class GRUCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        if hx is not None and self._batched(input, hx):
+            return gru_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         x, h, unbatched = self._prepare(input, hx)
         out = gru_cell(x, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return out.squeeze(0) if unbatched else out

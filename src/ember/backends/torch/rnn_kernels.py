@@ -26,11 +26,9 @@ import torch
 _aten = torch.ops.aten
 _sigmoid_bwd = _aten.sigmoid_backward.grad_input
 _tanh_bwd = _aten.tanh_backward.grad_input
-
-
-def _linear(x: Any, w: Any, b: Any) -> Any:
-    """aten's ``linear`` of a 2-d ``x``: ``addmm(b, x, w^T)``, or ``x w^T`` without a bias."""
-    return torch.addmm(b, x, w.t()) if b is not None else torch.mm(x, w.t())
+_tanh_bwd_new = _aten.tanh_backward.default  # (an overload called directly: no packet lookup per call)
+#: aten's ``linear`` (of a 2-d ``x``: ``addmm(b, x, w^T)``, or ``x w^T`` without a bias), one call from Python
+_linear = torch._C._nn.linear
 
 
 def _gates(x: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any) -> Any:
@@ -51,7 +49,7 @@ class TorchRNNKernels:
         return a.tanh_()
 
     def _lstm_gates_(self, act: Any) -> None:
-        i, f, g, o = act.chunk(4, 1)
+        i, f, g, o = act.unsafe_chunk(4, 1)
         i.sigmoid_()
         f.sigmoid_()
         g.tanh_()
@@ -65,30 +63,37 @@ class TorchRNNKernels:
 
     def _lstm_dz(self, dz: Any, gh: Any, gc: Any, act: Any, tc: Any, c: Any) -> Any:
         """Fill ``dz`` (N, 4H) with the pre-activations' gradient; return the gradient of ``c'`` (total)."""
-        i, f, g, o = act.chunk(4, 1)
-        di, df, dg, do = dz.chunk(4, 1)
+        return self._lstm_dz_f(dz, gh, gc, act, tc, c)[0]
+
+    def _lstm_dz_f(self, dz: Any, gh: Any, gc: Any, act: Any, tc: Any, c: Any) -> tuple[Any, Any]:
+        """``_lstm_dz``, also returning the forget gate ``f`` (a view of ``act``). The sigmoid gates' products
+        are written into ``dz`` and go through one ``sigmoid_backward`` over all four blocks (in place); the cell
+        gate's block is then overwritten by its ``tanh_backward`` (bit for bit the per-gate kernels' result)."""
+        i, f, g, o = act.unsafe_chunk(4, 1)
+        di, df, dg, do = dz.unsafe_chunk(4, 1)
         if gh is not None:
-            dc = _aten.tanh_backward(gh * o, tc)
+            dc = _tanh_bwd_new(gh * o, tc)
             if gc is not None:
                 dc += gc
-            _sigmoid_bwd(gh * tc, o, grad_input=do)
+            torch.mul(gh, tc, out=do)
         else:
             dc = gc.clone() if gc is not None else torch.zeros_like(tc)
             do.zero_()
-        _sigmoid_bwd(dc * g, i, grad_input=di)
-        _sigmoid_bwd(dc * c, f, grad_input=df)
+        torch.mul(dc, g, out=di)
+        torch.mul(dc, c, out=df)
+        _sigmoid_bwd(dz, act, grad_input=dz)
         _tanh_bwd(dc * i, g, grad_input=dg)
-        return dc
+        return dc, f
 
     def _gru_dz(self, dx: Any, dh: Any, gh: Any, act: Any, hn: Any, h: Any) -> Any:
         """The layers' hook: ``act`` = ``[r, z, n]``; see ``_gru_grads``."""
-        r, z, n = act.chunk(3, 1)
+        r, z, n = act.unsafe_chunk(3, 1)
         return self._gru_grads(dx, dh, gh, r, z, n, hn, h)
 
     def _gru_grads(self, dx: Any, dh: Any, gh: Any, r: Any, z: Any, n: Any, hn: Any, h: Any) -> Any:
         """Fill ``dx``/``dh`` (N, 3H: the gradients of the input and hidden products) from ``h'``'s gradient
         ``gh`` (``h' = n + z (h - n)``, ``n = tanh(x_n + r hn)``); return the direct part of ``h``'s, ``gh z``."""
-        dr, dzg, dn = dx.chunk(3, 1)
+        dr, dzg, dn = dx.unsafe_chunk(3, 1)
         direct = gh * z
         _tanh_bwd(gh - direct, n, grad_input=dn)
         _sigmoid_bwd(gh * (h - n), z, grad_input=dzg)
@@ -100,7 +105,7 @@ class TorchRNNKernels:
 
     def _rnn_dz(self, gh: Any, h1: Any, nonlinearity: str) -> Any:
         """The pre-activation's gradient from the output ``h1``: aten's ``tanh_backward``/``threshold_backward``."""
-        return _aten.tanh_backward(gh, h1) if nonlinearity == "tanh" else _aten.threshold_backward(gh, h1, 0)
+        return _tanh_bwd_new(gh, h1) if nonlinearity == "tanh" else _aten.threshold_backward(gh, h1, 0)
 
     def _linear_grads(self, dz: Any, x: Any, w: Any, need_x: bool, need_w: bool, need_b: bool) -> tuple[Any, ...]:
         """For ``z = x w^T + b``: ``(gx, gw, gb)`` (None where not needed); ``gw`` a transposed view."""
@@ -122,7 +127,7 @@ class TorchRNNKernels:
     def lstm_cell(self, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any) -> tuple[Any, Any, Any]:
         """``(h', c', (act, tanh c'))``, ``act`` the gate activations ``[i, f, g, o]``."""
         act = _gates(x, h, w_ih, w_hh, b_ih, b_hh)
-        i, f, g, o = act.chunk(4, 1)
+        i, f, g, o = act.unsafe_chunk(4, 1)
         i.sigmoid_()
         f.sigmoid_()
         g.tanh_()
@@ -138,8 +143,8 @@ class TorchRNNKernels:
         """Gradients ``(gx, gh, gc, gw_ih, gw_hh, gb_ih, gb_hh)`` from those of ``h'`` and ``c'``."""
         act, tc = saved
         dz = torch.empty_like(act)
-        dc = self._lstm_dz(dz, gh, gc, act, tc, c)
-        gc0 = dc * act[:, tc.shape[-1] : 2 * tc.shape[-1]] if need[2] else None
+        dc, f = self._lstm_dz_f(dz, gh, gc, act, tc, c)
+        gc0 = dc * f if need[2] else None
         gx, gh0, gw_ih, gw_hh, gb_ih, gb_hh = self._cell_grads(dz, x, h, w_ih, w_hh, need[:2] + need[3:])
         return gx, gh0, gc0, gw_ih, gw_hh, gb_ih, gb_hh
 
@@ -168,7 +173,7 @@ class TorchRNNKernels:
         rz, n, hn = saved
         dx = torch.empty((n.shape[0], 3 * n.shape[1]), dtype=n.dtype, device=n.device)
         dh = torch.empty_like(dx)
-        r, z = rz.chunk(2, 1)
+        r, z = rz.unsafe_chunk(2, 1)
         direct = self._gru_grads(dx, dh, gh, r, z, n, hn, h)
         gx, gw_ih, gb_ih = self._linear_grads(dx, x, w_ih, need[0], need[2], need[4])
         gh0, gw_hh, gb_hh = self._linear_grads(dh, h, w_hh, need[1], need[3], need[5])
