@@ -127,6 +127,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if _switch(config, "--fake-device", "EMBER_TEST_FAKE_DEVICE"):
         pytest.importorskip("torch", reason="the fake-device run needs torch")
         _FAKE[0] = True
+        ember.set_default_device(ember.backends.get("torch").device)  # (test modules read it as they are collected)
 
 
 _ACCEL = [False]
@@ -151,9 +152,10 @@ def _accelerator_paths() -> Iterator[None]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if os.environ.get("EMBER_TEST_MIXED", "") in ("", "0"):
+    if all(os.environ.get(v, "") in ("", "0") for v in ("EMBER_TEST_MIXED", "EMBER_TEST_FAKE_DEVICE")):
         return
-    skip = pytest.mark.skip(reason="checks the process default backend, which the mixed-backend run splits")
+    skip = pytest.mark.skip(reason="checks the process default backend, which the mixed-backend and fake-device runs "
+                            "split")  # fmt: skip
     for item in items:
         if item.get_closest_marker("process_default"):
             item.add_marker(skip)
