@@ -3,8 +3,14 @@
 import os
 
 import numpy as np
+import pytest
 
 import ember
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("EMBER_TEST_ACCEL") != "1" or os.environ.get("EMBER_TEST_FAKE_DEVICE") != "1",
+    reason="a probe: tests/test_accel_runs.py runs it with --accelerator-paths --fake-device",
+)
 
 
 def test_the_runs_are_in_effect():
