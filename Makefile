@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit test-mixed test-cuda docs bench bench-gpu bench-micro clean
+.PHONY: demo test lint typecheck unit test-mixed test-accel test-cuda docs bench bench-gpu bench-micro clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,17 @@ MIXED_TESTS ?= tests/train tests/data tests/sparse tests/amp tests/autograd test
 	tests/nn/test_transformer_stacks.py tests/nn/test_layers.py tests/test_default_device.py
 test-mixed: $(STAMP)
 	if $(PY) -c "import torch" 2>/dev/null; then EMBER_TEST_MIXED=1 $(PY) -m pytest -n 2 --dist loadfile $(MIXED_TESTS); fi
+
+# The GPU's code paths checked without a GPU (tests/conftest.py): the torch suite with torch's CPU backend taking the
+# accelerator's paths (no host checks or host-side branches, as on CUDA), then the suite with torch-CPU as the
+# default device beside NumPy's CPU (a GPU machine's split between cuda and from_numpy's host). Two more whole-suite
+# runs, so not part of `make test`; ACCEL_TESTS=tests/... narrows them.
+ACCEL_TESTS ?= tests
+test-accel: $(STAMP)
+	if $(PY) -c "import torch" 2>/dev/null; then \
+		EMBER_BACKEND=torch EMBER_TEST_ACCEL=1 $(PY) -m pytest -n 2 --dist loadfile $(ACCEL_TESTS) && \
+		EMBER_TEST_FAKE_DEVICE=1 $(PY) -m pytest -n 2 --dist loadfile $(ACCEL_TESTS); \
+	else echo "test-accel: torch is not installed, nothing to run"; fi
 
 # On a GPU machine, with the Python environment already there (CUDA torch, CuPy; no network, nothing installed):
 # the whole suite with the default device cuda once per CUDA backend, and Ember against PyTorch on the GPU.

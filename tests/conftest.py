@@ -8,6 +8,13 @@ passes only by luck of its random draws.
 modules are served by torch while NumPy stays the process default that Ember's own code sees, so a tensor
 Ember creates mid-computation without the device of its inputs meets a mixed-backend error (on a GPU it
 would land on the host). See ``_mixed_select`` for which code counts as the test's.
+
+Two runs check the accelerator's code paths without a GPU (``make test-accel``; docs/architecture.md):
+``EMBER_TEST_ACCEL=1`` (or ``--accelerator-paths``), with ``EMBER_BACKEND=torch``, runs torch's CPU backend as an
+accelerator (``cheap_sync`` off: no host checks or host-side branches, as on CUDA); ``EMBER_TEST_FAKE_DEVICE=1``
+(or ``--fake-device``) makes torch-CPU the default device while ``"cpu"`` and ``from_numpy`` give NumPy's CPU, as
+on a GPU machine the default is cuda while ``from_numpy`` gives the host, so a tensor made on the wrong one of
+the two meets a mixed-backend error.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import os
 import random
 import sys
 import zlib
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -93,23 +101,61 @@ def _track_use() -> None:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--mixed-backends", action="store_true", help="the mixed-backend run (see EMBER_TEST_MIXED)")
+    parser.addoption("--accelerator-paths", action="store_true", help="torch-CPU as an accelerator (EMBER_TEST_ACCEL)")
+    parser.addoption("--fake-device", action="store_true", help="torch-CPU as default (EMBER_TEST_FAKE_DEVICE)")
+
+
+def _switch(config: pytest.Config, option: str, env: str) -> bool:
+    """Whether a run given by a command-line option or an environment variable is on (workers inherit it)."""
+    if config.getoption(option) or os.environ.get(env, "") not in ("", "0"):
+        os.environ[env] = "1"
+        return True
+    return False
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if os.environ.get("EMBER_DEVICE", "").startswith("cuda"):  # make test-cuda: parity tolerances need full float32
         ember.backends.cudnn.allow_tf32 = False
         ember.backends.cuda.matmul.allow_tf32 = False
-    if config.getoption("--mixed-backends") or os.environ.get("EMBER_TEST_MIXED", "") not in ("", "0"):
+    if _switch(config, "--mixed-backends", "EMBER_TEST_MIXED"):
         pytest.importorskip("torch", reason="the mixed-backend run needs torch")
-        os.environ["EMBER_TEST_MIXED"] = "1"  # xdist workers and subprocesses inherit it
         ember.backends.select_hook = _mixed_select
         _track_use()
+    if _switch(config, "--accelerator-paths", "EMBER_TEST_ACCEL"):
+        pytest.importorskip("torch", reason="the accelerator-path run needs torch")
+        _ACCEL[0] = True
+    if _switch(config, "--fake-device", "EMBER_TEST_FAKE_DEVICE"):
+        pytest.importorskip("torch", reason="the fake-device run needs torch")
+        _FAKE[0] = True
+        ember.set_default_device(ember.backends.get("torch").device)  # (test modules read it as they are collected)
+
+
+_ACCEL = [False]
+_FAKE = [False]
+
+
+@pytest.fixture(autouse=True)
+def _accelerator_paths() -> Iterator[None]:
+    """The accelerator-path run: torch's CPU backend takes the accelerator's paths; the fake-device run: torch-CPU
+    is the default device. Set again before each test (a test may change either and put back the usual one)."""
+    if _FAKE[0]:
+        ember.set_default_device(ember.backends.get("torch").device)
+    if not _ACCEL[0]:
+        yield
+        return
+    be = ember.backends.get("torch")
+    old, be._cheap_sync = be._cheap_sync, False
+    try:
+        yield
+    finally:
+        be._cheap_sync = old
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if os.environ.get("EMBER_TEST_MIXED", "") in ("", "0"):
+    if all(os.environ.get(v, "") in ("", "0") for v in ("EMBER_TEST_MIXED", "EMBER_TEST_FAKE_DEVICE")):
         return
-    skip = pytest.mark.skip(reason="checks the process default backend, which the mixed-backend run splits")
+    skip = pytest.mark.skip(reason="checks the process default backend, which the mixed-backend and fake-device runs "
+                            "split")  # fmt: skip
     for item in items:
         if item.get_closest_marker("process_default"):
             item.add_marker(skip)

@@ -28,7 +28,6 @@ def _split(monkeypatch, threads):
     monkeypatch.setattr(kt, "kernel_threads", lambda: threads)
     monkeypatch.setattr(kt, "_MIN_ROWS_PART", 4)
     monkeypatch.setattr(ka, "_BLOCK", 16)
-    monkeypatch.setattr(fu, "_FLAT_BLOCK", 8)
 
 
 @pytest.fixture
@@ -208,3 +207,39 @@ def test_thread_setting(monkeypatch):
     monkeypatch.setattr(kt, "_split", lambda *a: calls.append(a))
     kt.parallel_rows(100, 2 * kt._MIN_ROWS_PART - 1, lambda lo, hi: calls.append((lo, hi)))
     assert calls == [(0, 100)]  # below two parts' worth: on the calling thread
+
+
+class _LatePool:
+    """A pool whose tasks start only when the test says (a pool thread that gets a core late)."""
+
+    def __init__(self):
+        self.tasks = []
+
+    def submit(self, fn):
+        self.tasks.append(fn)
+
+
+def test_a_split_waits_for_taken_ranges_only(monkeypatch):
+    pool = _LatePool()
+    monkeypatch.setattr(kt, "_get_pool", lambda n: pool)
+    seen = []
+    kt._split(3, 10, 3, lambda lo, hi: seen.append((lo, hi)), 4)  # returns: nothing waits for the late helpers
+    assert sorted(seen) == [(10 * i // 10, 10 * (i + 1) // 10) for i in range(10)] and len(pool.tasks) == 2
+    for task in pool.tasks:  # they start after the call and find every range taken
+        task()
+    assert len(seen) == 10
+
+
+def test_a_split_raises_a_ranges_error_after_all_ranges(monkeypatch):
+    pool = _LatePool()
+    monkeypatch.setattr(kt, "_get_pool", lambda n: pool)
+    seen = []
+
+    def fn(lo, hi):
+        seen.append(lo)
+        if lo == 3:
+            raise ValueError("range 3")
+
+    with pytest.raises(ValueError, match="range 3"):
+        kt._split(2, 6, 2, fn, 3)
+    assert sorted(seen) == list(range(6))  # the other ranges still ran (they write disjoint results)

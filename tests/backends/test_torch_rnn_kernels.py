@@ -150,3 +150,28 @@ def test_layer_gradient_hooks_equal_the_reference():
     torch.testing.assert_close(be._rnn_dz(gh, h1, "tanh"), RNNKernels._rnn_dz(be, gh, h1, "tanh"))
     h1 = torch.relu(r(N, H))
     torch.testing.assert_close(be._rnn_dz(gh, h1, "relu"), RNNKernels._rnn_dz(be, gh, h1, "relu"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("given", ["both", "h", "c"])
+def test_lstm_gate_gradients_equal_the_per_gate_kernels_bit_for_bit(dtype, given):
+    """``_lstm_dz`` runs one ``sigmoid_backward`` over all four gate blocks: the same bits as one per gate."""
+    be = TorchBackend()
+    x, h, c, *w = _inputs("lstm", True, dtype, seed=7)
+    _, (act, tc) = _kernel(be, "lstm", [x, h, c, *w], True)
+    g = torch.Generator().manual_seed(8)
+    gh = torch.randn(N, H, generator=g, dtype=dtype) if given != "c" else None
+    gc = torch.randn(N, H, generator=g, dtype=dtype) if given != "h" else None
+    i, f, gg, o = act.chunk(4, 1)
+    aten = torch.ops.aten
+    if gh is not None:
+        dc = aten.tanh_backward(gh * o, tc) + (gc if gc is not None else 0)
+        do = aten.sigmoid_backward(gh * tc, o)
+    else:
+        dc, do = gc.clone(), torch.zeros_like(o)
+    want = torch.cat(
+        [aten.sigmoid_backward(dc * gg, i), aten.sigmoid_backward(dc * c, f), aten.tanh_backward(dc * i, gg), do], 1
+    )
+    dz = torch.empty_like(act)
+    got_dc = be._lstm_dz(dz, gh, gc, act, tc, c)
+    assert torch.equal(dz, want) and torch.equal(got_dc, dc)

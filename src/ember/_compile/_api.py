@@ -19,7 +19,7 @@ from typing import Any
 from .._tensor import Tensor
 from ..autograd._capture import CAPTURE
 from ..autograd._grad_mode import STATE
-from ._cuda_graph import CudaGraphProgram, graphable
+from ._cuda_graph import CudaGraphProgram, graph_plan
 from ._graphnode import GraphForward
 from ._guards import World, describe_change, flatten, modules_of
 from ._hooks import install, uninstall
@@ -50,7 +50,7 @@ class _Entry:
     def __init__(self, key: Any, world: World, program: Program, watch: dict[str, Any]) -> None:
         self.key, self.world, self.program, self.watch = key, world, program, watch
         self.verified = False
-        self.graph: list[Tensor] | None = None  # the externals, when the program may become a CUDA graph
+        self.graph: Any = None  # ``_cuda_graph.graph_plan``'s, when the program may become a CUDA graph
 
 
 class CompiledFunction:
@@ -158,8 +158,7 @@ class CompiledFunction:
                                  result)  # fmt: skip
         world.finish(tr, leaves)
         entry = _Entry(key, world, program, Snapshot.of(tr, leaves))
-        if graphable(tr, leaves, self.mode):
-            entry.graph = [p for k, p in tr.slots if k == "ext"]
+        entry.graph = graph_plan(tr, leaves, self.mode)
         self.cache.append(entry)
         return result
 

@@ -1,15 +1,25 @@
 """CUDA graphs for captured programs on torch-CUDA (PyTorch's "reduce-overhead" idea).
 
-A program qualifies when it is a pure function of its inputs and the tensors it reads from outside: torch
-backend on a CUDA device, no opaque call (an optimizer step reads its learning rate on the host at each
-step, so graphing it would bake the rate in), no random draw (Ember seeds a torch generator from its own
-host generator per draw), no ``.grad`` assignment, no value guard, and no write to memory from outside
-(batch-norm running statistics). Evaluation forwards of compiled modules are the typical case; training
-steps replay as plain programs. The graph is recorded once after the checked replay; each replay copies the
-inputs into the graph's static buffers, replays it, and returns copies of its outputs. Parameters are read by
-address, so a parameter given a new array (``p.data = ...``) makes that call replay the plain program.
+A program qualifies when a graph replaying its kernels with every host value baked in does what the program
+does: torch backend on a CUDA device, no random draw (Ember seeds a torch generator from its own host generator
+per draw), no value guard, no gradient read from before the call, no write to memory from outside by a recorded
+kernel (batch-norm running statistics), and every opaque call one that has a *graph form* (``__graph_form__``
+on the function: the optimizer's ``step`` and ``zero_grad``, ``optim/_graph_step.py``). A graph form runs the
+call's device work inside the capture with its live values (learning rate, Adam's step count) read from device
+tensors, writes them before each replay, says whether what it baked in still holds (else that call replays the
+plain program, which calls the optimizer live), and does the call's host bookkeeping after each replay. So
+evaluation forwards and whole training steps (forward, backward, a fused SGD/Adam update, ``zero_grad``) qualify.
 
-Not exercised on this machine (no GPU); ``tests/compile/test_compile_cuda.py`` skips without CUDA.
+The graph is recorded once after the checked replay: two warm-up runs and the capture, after each of which the
+state the runs changed (parameters, buffers, optimizer state and step counts, version counters, gradients) is
+put back, so the call's result stays eager's. Each replay copies the inputs into the graph's static buffers,
+writes the forms' live values, replays, redoes the host effects in program order (``.grad`` assignments, the
+forms' bookkeeping; a gradient left holding the graph's memory gets a copy, which the next replay would
+overwrite), and returns copies of its outputs. Parameters and optimizer state are read by address: a parameter
+given a new array makes that call replay the plain program.
+
+Not exercised on a GPU: ``tests/compile/test_compile_cuda.py`` skips without CUDA; ``test_compile_cuda_standin.py``
+runs this file on torch-CPU through a stand-in for ``torch.cuda``'s graphs.
 """
 
 from __future__ import annotations
@@ -17,11 +27,18 @@ from __future__ import annotations
 from typing import Any
 
 from .._tensor import Tensor
-from ._instr import _DATA, TRef
+from ._instr import _DATA, _GRAD, GRAPH_RUN, TRef, _Opaque
 from ._program import MISS, Program
 from ._tracer import Tracer
 
-__all__ = ["graphable", "CudaGraphProgram"]
+__all__ = ["graphable", "graph_plan", "CudaGraphProgram"]
+
+#: the device types whose torch programs are graphed (tests add "cpu" with a stand-in for ``torch.cuda``'s graphs)
+DEVICE_TYPES = ("cuda",)
+
+
+def _form_maker(ins: Any) -> Any:
+    return getattr(ins.fn.fn, "__graph_form__", None) if isinstance(ins.fn, _Opaque) and not ins.fn.n else None
 
 
 def graphable(tr: Tracer, leaves: list[Tensor], mode: Any) -> bool:
@@ -29,20 +46,87 @@ def graphable(tr: Tracer, leaves: list[Tensor], mode: Any) -> bool:
     if mode == "max-autotune-no-cudagraphs" or (not leaves and not tr.slots):
         return False
     backends = {t._backend for t in leaves} | tr.backends
-    if not backends or any(b.name != "torch" or b.device.type != "cuda" for b in backends):
+    if not backends or any(b.name != "torch" or b.device.type not in DEVICE_TYPES for b in backends):
         return False
-    if tr.value_guards or any(ins.kind in "org" for ins in tr.instrs):
+    if tr.value_guards or any(ins.kind == "r" or (ins.kind == "o" and _form_maker(ins) is None) for ins in tr.instrs):
+        return False
+    if any(kind == "grad" for kind, _ in tr.slots):
         return False
     outside = {tr.roots[s] for s, (kind, _) in enumerate(tr.slots) if kind in ("ext", "grad", "const")}
     return not any(ins.writes & outside for ins in tr.instrs)
 
 
+def graph_plan(tr: Tracer, leaves: list[Tensor], mode: Any) -> tuple[list[Tensor], list[Any]] | None:
+    """What a graph of a recording needs, None when it does not qualify: the externals, and a graph form per
+    opaque call in program order."""
+    if not graphable(tr, leaves, mode):
+        return None
+    forms = []
+    for ins in tr.instrs:
+        if ins.kind == "o":
+            if any(isinstance(a, TRef) for a in (*ins.args, *ins.kwargs.values())):
+                return None
+            form = _form_maker(ins)(ins.args, ins.kwargs)
+            if form is None:
+                return None
+            forms.append(form)
+    return [p for k, p in tr.slots if k == "ext"], forms
+
+
+class _Run:
+    """Receives a program's opaque calls and ``.grad`` assignments while it runs for the graph (``GRAPH_RUN``)."""
+
+    def __init__(self, forms: list[Any], effects: list[Any] | None) -> None:
+        self.forms, self.effects, self.i = forms, effects, 0
+
+    def on_opaque(self, op: _Opaque) -> tuple[()]:
+        form = self.forms[self.i]
+        self.i += 1
+        form.launch()
+        if self.effects is not None:
+            self.effects.append(form)
+        return ()
+
+    def on_set_grad(self, leaf: Tensor, a: Any, backend: Any) -> None:
+        if self.effects is not None:
+            self.effects.append((leaf, a, backend))
+
+
+class _State:
+    """The state runs for a graph change, taken before them and put back after each (in place: the graph keeps
+    the addresses)."""
+
+    def __init__(self, tensors: list[Tensor], forms: list[Any]) -> None:
+        opts = list({id(f.opt): f.opt for f in forms}.values())
+        params = [p for o in opts for g in o.param_groups for p in g["params"]]
+        self.data = [(a, a.clone()) for a in {id(a): a for a in (_DATA.__get__(t) for t in tensors + params)}.values()]
+        self.grads = [(p, _GRAD.__get__(p)) for p in params]
+        self.grad_data = [(g._data, g._data.clone()) for _, g in self.grads if g is not None]
+        self.vcs = [(p, p._vc[0]) for p in params]
+        self.states = [(st, dict(st), {k: v.clone() for k, v in st.items() if hasattr(v, "data_ptr")})
+                       for o in opts for st in o.state.values()]  # fmt: skip
+
+    def restore(self) -> None:
+        for a, c in self.data + self.grad_data:
+            a.copy_(c)
+        for p, g in self.grads:
+            _GRAD.__set__(p, g)
+        for p, v in self.vcs:
+            p._vc[0] = v
+        for st, kv, arrays in self.states:
+            st.clear()
+            st.update(kv)
+            for k, c in arrays.items():
+                st[k].copy_(c)
+
+
 class CudaGraphProgram:
     """A Program replayed through one ``torch.cuda.CUDAGraph`` (same ``run`` interface)."""
 
-    def __init__(self, program: Program, externals: list[Tensor], leaves: list[Tensor]) -> None:
+    def __init__(self, program: Program, plan: tuple[list[Tensor], list[Any]], leaves: list[Tensor]) -> None:
         import torch
 
+        externals, self.forms = plan
         self.program = program
         self.source = program.source
         self.n_instrs = program.n_instrs
@@ -50,22 +134,48 @@ class CudaGraphProgram:
         self.externals = [(p, _DATA.__get__(p)) for p in externals]
         self.static_in = [_DATA.__get__(t).clone() for t in leaves]
         self.shells = [Tensor._make(a, t._backend) for a, t in zip(self.static_in, leaves, strict=True)]
+        state = _State(externals, self.forms)
+        self.effects: list[Any] = []
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):  # warm-up before recording, as CUDA graphs require
-            for _ in range(2):
-                program.run(*self.shells)
-        torch.cuda.current_stream().wait_stream(side)
-        self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
-            self.static_out = program.run(*self.shells)
+        try:
+            with torch.cuda.stream(side):  # warm-up before recording, as CUDA graphs require
+                for _ in range(2):
+                    GRAPH_RUN[0] = _Run(self.forms, None)
+                    program.run(*self.shells)
+                    state.restore()
+            torch.cuda.current_stream().wait_stream(side)
+            for f in self.forms:
+                f.before()
+            self.graph = torch.cuda.CUDAGraph()
+            GRAPH_RUN[0] = _Run(self.forms, self.effects)
+            with torch.cuda.graph(self.graph):
+                self.static_out = program.run(*self.shells)
+        finally:
+            GRAPH_RUN[0] = None
+            state.restore()
+        self.static = {id(e[1]) for e in self.effects if isinstance(e, tuple) and e[1] is not None}
 
     def run(self, *leaves: Tensor) -> Any:
-        if any(_DATA.__get__(p) is not a for p, a in self.externals):
-            return self.program.run(*leaves)  # a parameter has another array now
+        if any(_DATA.__get__(p) is not a for p, a in self.externals) or not all(f.check() for f in self.forms):
+            return self.program.run(*leaves)  # a parameter has another array now, or a baked value changed
         for buf, t in zip(self.static_in, leaves, strict=True):
             buf.copy_(_DATA.__get__(t))
+        for f in self.forms:
+            f.before()
         self.graph.replay()
+        touched = []
+        for e in self.effects:  # the host effects, in program order
+            if isinstance(e, tuple):
+                leaf, a, backend = e
+                _GRAD.__set__(leaf, None if a is None else Tensor._make(a, backend))
+                touched.append(leaf)
+            else:
+                e.after()
+        for leaf in touched:  # a gradient left holding the graph's memory: a copy (the next replay overwrites it)
+            g = _GRAD.__get__(leaf)
+            if g is not None and id(g._data) in self.static:
+                _GRAD.__set__(leaf, Tensor._make(g._data.clone(), g._backend))
         return _fresh(self.static_out)
 
 
@@ -80,6 +190,3 @@ def _fresh(x: Any) -> Any:
     if isinstance(x, dict):
         return {k: _fresh(v) for k, v in x.items()}
     return x
-
-
-_ = TRef  # outputs are built by the program's template (TRef -> Tensor)

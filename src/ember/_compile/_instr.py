@@ -116,6 +116,11 @@ def tensors_in(x: Any) -> list[Tensor]:
     return []
 
 
+#: while ``_cuda_graph`` runs a program to capture it into a graph: what receives its opaque calls and ``.grad``
+#: assignments (``on_opaque``/``on_set_grad``), else None
+GRAPH_RUN: list[Any] = [None]
+
+
 class _Opaque:
     """An opaque call at replay: arguments rebuilt (Tensors of slots), the result's tensors' arrays returned."""
 
@@ -126,6 +131,9 @@ class _Opaque:
         self.__name__ = getattr(fn, "__name__", "opaque")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        run = GRAPH_RUN[0]
+        if run is not None:
+            return run.on_opaque(self)
         res = self.fn(*args, **kwargs)
         if not self.n:
             return ()
@@ -162,3 +170,6 @@ _ASARRAY = np.asarray
 def set_grad(leaf: Tensor, a: Any, backend: Any) -> None:
     """``leaf.grad = Tensor(a)`` (``a`` None: ``leaf.grad = None``) at replay."""
     _GRAD.__set__(leaf, None if a is None else Tensor._make(a, backend))
+    run = GRAPH_RUN[0]
+    if run is not None:
+        run.on_set_grad(leaf, a, backend)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-import operator
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -18,9 +17,12 @@ from typing import Any
 from .._errors import DeviceError
 from .._hooks import RemovableHandle
 from .._tensor import Tensor
+from ..backends._weight_grad import WeightGrad
+from ._engine_checks import _complex_to_input, _shape_error, _unchanged
 from ._function import _ZERO
 from ._grad_mode import STATE, set_grad_enabled
 from ._gradients import Gradients
+from ._leaf_sums import add_leaf_grad, leaf_sum
 from ._views import _refresh_view
 
 __all__ = [
@@ -151,11 +153,14 @@ def _run(
             # its array rule, called here; any other goes through ``_step``
             fast = type(node).backward_arrays if quick else None
             vs = node._versions
-            if vs is _ZERO and inputs is not None and not detached:
-                for a in inputs:
-                    if isinstance(a, Tensor) and a._vcl and a._vcl[0]:
-                        break
-                else:
+            if vs and inputs is not None and not detached:  # saved inputs all at their recorded versions?
+                if vs is _ZERO:
+                    for a in inputs:
+                        if isinstance(a, Tensor) and a._vcl and a._vcl[0]:
+                            break
+                    else:
+                        vs = ()
+                elif _unchanged(inputs, vs):
                     vs = ()
             if fast is not None and not vs and inputs is not None and not node._out_refs:
                 out = fast(node, *grads)
@@ -172,6 +177,8 @@ def _run(
                 if arrays:
                     if g.shape != inp._data.shape:
                         raise _shape_error(node, g.shape, inp)
+                    if g.__class__ is WeightGrad and (e.__class__ is not tuple or e[0] is not None or e[1]._hooks):
+                        g = g.value()  # only a leaf's sum takes it as it is
                 elif not isinstance(g, Tensor):
                     raise TypeError(f"{node.name}: backward must return Tensors or None, got {type(g).__name__}")
                 elif g._data.shape != inp._data.shape:
@@ -185,13 +192,8 @@ def _run(
                     if c is None:
                         if not i._requires_grad:  # detached in place since: it collects nothing
                             continue
-                        if arrays and not i._hooks:  # summed, delivered once at the end (``leaf_sums``)
-                            g = g if g.__class__ is i._backend.array_type else i._backend.asarray(g)  # (ToDevice)
-                            acc = leaf_sums.get(id(i))
-                            if acc is None:
-                                leaf_sums[id(i)] = [i, g, False]
-                            else:  # in place only into a sum made here
-                                acc[1], acc[2] = (operator.iadd(acc[1], g) if acc[2] else acc[1] + g), True
+                        if arrays and not i._hooks:  # summed, delivered once at the end (``_leaf_sums.py``)
+                            add_leaf_grad(leaf_sums, i, g)
                             continue
                         if arrays:
                             g = _wrap(g, i._backend)  # the input's backend (ToDevice changes it)
@@ -230,8 +232,8 @@ def _run(
                 heapq.heappush(heap, (-nxt.generation, next(counter), nxt))
                 nxt = None
             node = nxt
-        for leaf, g, _ in leaf_sums.values():
-            on_leaf(leaf, _wrap(g, leaf._backend))  # (a NumPy sum of 0-d arrays is a scalar)
+        for acc in leaf_sums.values():
+            on_leaf(acc[0], leaf_sum(acc))
 
 
 def _step(
@@ -296,27 +298,6 @@ def _step(
     if len(out) < len(node._edges):
         raise RuntimeError(f"{node.name}: backward returned {len(out)} gradients for {len(inputs)} inputs")
     return out
-
-
-def _complex_to_input(g: Tensor, inp: Tensor) -> Tensor:
-    """A gradient whose dtype is complex where its input is real (or the reverse) in the input's dtype.
-
-    PyTorch's engine does the same: the gradient of a real input that met complex values is the real part of
-    the complex gradient (a real perturbation sees only it). Operators meet real and complex operands through
-    a cast (type promotion), whose backward takes the real part already; this is the safety net of the Tensor
-    path (``create_graph``, user Functions); the array path leaves it out to keep the float path as it was.
-    """
-    be = inp._backend
-    cg, ci = g._data.dtype in be.complex_dtypes, inp._data.dtype in be.complex_dtypes
-    if cg == ci:
-        return g
-    return g.real if cg else g.to(inp.dtype)  # (the property: the engine sits under the operators)
-
-
-def _shape_error(node: Any, shape: Any, inp: Tensor) -> RuntimeError:
-    return RuntimeError(
-        f"{node.name}: backward returned a gradient of shape {tuple(shape)} for an input of shape {inp.shape}"
-    )
 
 
 def _unwrap(node: Any, out: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -69,7 +69,9 @@ def _edges_of(args: tuple[Any, ...]) -> tuple[list[Any], int, Any]:
 
 def _versions(args: tuple[Any, ...], zero: bool) -> Any:
     """A node's record of its inputs' versions: ``_ZERO`` when all were at 0, else per input (-1: not a Tensor)."""
-    return _ZERO if zero else tuple(a._vc[0] if isinstance(a, Tensor) else -1 for a in args)
+    if zero:
+        return _ZERO
+    return tuple([(a._vcl[0] if a._vcl is not None else 0) if isinstance(a, Tensor) else -1 for a in args])
 
 
 def _device_error(name: str, args: tuple[Any, ...]) -> RuntimeError:

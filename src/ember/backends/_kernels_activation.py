@@ -44,7 +44,9 @@ _PHI_Q = (
     1.1758356948995269e-06,
 )  # fmt: skip
 _PHI_CLAMP = 5.75
-_BLOCK = 65536  # float32 elements per block (measured: 4K-16K blocks pay for the calls, whole arrays for the memory)
+#: float32 elements per block (4K-16K blocks pay for the calls, whole arrays for the memory; 128K, not 64K: on two
+#: threads (2048, 512) took 8.7-9.1 ms against 10.7-11.3, on one the same; benchmarks/README.md)
+_BLOCK = 131072
 
 
 def _inplace(fn: Any, t: Any) -> Any:
@@ -205,9 +207,7 @@ class ActivationKernels:
             if approximate == "none" and _blocks(x) and g.dtype == x.dtype and g.shape == x.shape:
                 return xp.astype(_gelu_blocks(x, g)[0], dtype, copy=False)
             saved = self._gelu_derivative(x, approximate)
-        if xp is np and fused.flat_pair(saved, g):
-            return xp.astype(fused.multiply(saved, g), dtype, copy=False)
-        return xp.astype(saved * g, dtype, copy=False)
+        return xp.astype(saved * g, dtype, copy=False)  # one pass: on two threads it measured slower in a step
 
     def _gelu_derivative(self, x: Any, approximate: str) -> Any:
         """The derivative of GELU at ``x`` (float32 or float64), a new array."""

@@ -89,32 +89,6 @@ def layer_norm_backward(
     return (None if gxh is None else gxh.reshape(x.shape)), gw, gb
 
 
-# -- elementwise ---------------------------------------------------------------------------------------------
-_FLAT_BLOCK = 1 << 16
-
-
-@recorded
-def multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a * b`` of two C-contiguous arrays of one shape, in blocks of 64K elements over the kernel threads."""
-    out = np.empty(a.shape, np.result_type(a, b))
-    af, bf, of = a.reshape(-1), b.reshape(-1), out.reshape(-1)
-    n = af.shape[0]
-
-    def part(lo: int, hi: int) -> None:
-        i, j = lo * _FLAT_BLOCK, min(hi * _FLAT_BLOCK, n)
-        np.multiply(af[i:j], bf[i:j], out=of[i:j])
-
-    parallel_rows(-(-n // _FLAT_BLOCK), n, part)
-    return out
-
-
-def flat_pair(a: Any, b: Any) -> bool:
-    """Whether :func:`multiply` serves ``a * b``: C-contiguous NumPy arrays of one shape and float dtype."""
-    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.shape != b.shape or not a.size:
-        return False
-    return a.flags.c_contiguous and b.flags.c_contiguous and a.dtype == b.dtype and a.dtype.kind == "f"
-
-
 # -- log-softmax over the last dim ------------------------------------------------------------------------
 @recorded
 def log_softmax(x: np.ndarray) -> np.ndarray:

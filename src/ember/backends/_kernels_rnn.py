@@ -39,9 +39,9 @@ def _small_products(fn: F) -> F:
     """Run a step kernel with one BLAS thread on NumPy (its products are small: ``_blas_threads.py``)."""
 
     @functools.wraps(fn)
-    def wrapper(self: Any, *args: Any) -> Any:
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         with self._one_thread():
-            return fn(self, *args)
+            return fn(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
 
@@ -95,8 +95,10 @@ class RNNKernels:
 
     # -- shared pieces ------------------------------------------------------------------------------
     def _mm_t(self, a: Any, w: Any) -> Any:
-        """``a w^T`` for ``a`` of any leading dims."""
-        return self.xp.matmul(a, self.xp.transpose(w, (1, 0)))
+        """``a w^T`` for ``a`` of any leading dims (one input feature: a broadcast product, the same bits as the
+        one-term GEMM at a fraction of its cost)."""
+        wt = self.xp.transpose(w, (1, 0))
+        return a * wt if a.shape[-1] == 1 else self.xp.matmul(a, wt)
 
     def _linear_grads(self, dz: Any, x: Any, w: Any, need_x: bool, need_w: bool, need_b: bool) -> tuple[Any, ...]:
         """For ``z = x w^T + b`` (``dz`` and ``x`` 2-d): ``(gx, gw, gb)`` (None where not needed)."""
@@ -105,6 +107,16 @@ class RNNKernels:
         gw = xp.matmul(xp.transpose(dz, (1, 0)), x) if need_w else None
         gb = xp.sum(dz, axis=0) if need_b else None
         return gx, gw, gb
+
+    def weight_grad(self, dz: Any, x: Any) -> Any:
+        """``dz^T x``: the gradient of the weight of ``z = x w^T`` (a ``WeightGrad``'s value)."""
+        xp = self.xp
+        return xp.matmul(xp.transpose(dz, (1, 0)), x)
+
+    def weight_grad_add_(self, s: Any, dz: Any, x: Any) -> Any:
+        """``s += dz^T x`` in place; returns ``s``."""
+        s += self.weight_grad(dz, x)
+        return s
 
     def _flat(self, a: Any) -> Any:
         return a.reshape((a.shape[0] * a.shape[1], a.shape[2]))
@@ -152,17 +164,20 @@ class RNNKernels:
 
     @_small_products
     def lstm_cell_backward(
-        self, gh: Any, gc: Any, saved: Any, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, need: tuple[bool, ...]
-    ) -> tuple[Any, ...]:
+        self, gh: Any, gc: Any, saved: Any, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, need: tuple[bool, ...],
+        lazy: bool = False,
+    ) -> tuple[Any, ...]:  # fmt: skip
         """Gradients ``(gx, gh, gc, gw_ih, gw_hh, gb_ih, gb_hh)`` (None where ``need`` says not needed; ``need``
-        has one flag per input in that order) from the gradients of ``h'`` and ``c'`` (either may be None)."""
+        has one flag per input in that order) from the gradients of ``h'`` and ``c'`` (either may be None).
+        ``lazy``: the weights' gradients may be ``WeightGrad``s (the torch backend's are; arrays here)."""
         act, tc = saved
         dz = self.xp.empty_like(act)
         dc = self._lstm_dz(dz, gh, gc, act, tc, c)
         hs = tc.shape[-1]
         gc0 = dc * act[:, hs : 2 * hs] if need[2] else None
         gx, gw_ih, gb_ih = self._linear_grads(dz, x, w_ih, need[0], need[3], need[5])
-        gh0, gw_hh, gb_hh = self._linear_grads(dz, h, w_hh, need[1], need[4], need[6])
+        gh0, gw_hh, _ = self._linear_grads(dz, h, w_hh, need[1], need[4], False)
+        gb_hh = (self.xp.copy(gb_ih) if need[5] else self.xp.sum(dz, axis=0)) if need[6] else None  # one sum
         return gx, gh0, gc0, gw_ih, gw_hh, gb_ih, gb_hh
 
     def lstm_layer(
@@ -267,9 +282,10 @@ class RNNKernels:
 
     @_small_products
     def gru_cell_backward(
-        self, gh: Any, saved: Any, x: Any, h: Any, w_ih: Any, w_hh: Any, need: tuple[bool, ...]
+        self, gh: Any, saved: Any, x: Any, h: Any, w_ih: Any, w_hh: Any, need: tuple[bool, ...], lazy: bool = False
     ) -> tuple[Any, ...]:
-        """Gradients ``(gx, gh, gw_ih, gw_hh, gb_ih, gb_hh)`` (``need``: one flag per input in that order)."""
+        """Gradients ``(gx, gh, gw_ih, gw_hh, gb_ih, gb_hh)`` (``need``: one flag per input in that order;
+        ``lazy`` as in ``lstm_cell_backward``)."""
         act, hn = saved
         dx, dh = self.xp.empty_like(act), self.xp.empty_like(act)
         direct = self._gru_dz(dx, dh, gh, act, hn, h)
@@ -345,12 +361,15 @@ class RNNKernels:
 
     @_small_products
     def rnn_cell_backward(
-        self, gh: Any, h1: Any, x: Any, h: Any, w_ih: Any, w_hh: Any, nonlinearity: str, need: tuple[bool, ...]
-    ) -> tuple[Any, ...]:
-        """Gradients ``(gx, gh, gw_ih, gw_hh, gb_ih, gb_hh)`` from the step's output ``h1``."""
+        self, gh: Any, h1: Any, x: Any, h: Any, w_ih: Any, w_hh: Any, nonlinearity: str, need: tuple[bool, ...],
+        lazy: bool = False,
+    ) -> tuple[Any, ...]:  # fmt: skip
+        """Gradients ``(gx, gh, gw_ih, gw_hh, gb_ih, gb_hh)`` from the step's output ``h1`` (``lazy`` as in
+        ``lstm_cell_backward``)."""
         dz = self._rnn_dz(gh, h1, nonlinearity)
         gx, gw_ih, gb_ih = self._linear_grads(dz, x, w_ih, need[0], need[2], need[4])
-        gh0, gw_hh, gb_hh = self._linear_grads(dz, h, w_hh, need[1], need[3], need[5])
+        gh0, gw_hh, _ = self._linear_grads(dz, h, w_hh, need[1], need[3], False)
+        gb_hh = (self.xp.copy(gb_ih) if need[4] else self.xp.sum(dz, axis=0)) if need[5] else None  # one sum
         return gx, gh0, gw_ih, gw_hh, gb_ih, gb_hh
 
     def rnn_layer(

@@ -4,9 +4,10 @@ Two uses:
 
 - :func:`parallel_rows`, on by default: the elementwise, normalisation and softmax kernels of the NumPy backend
   (GELU, layer norm, attention's softmax, log-softmax) split their rows over :func:`kernel_threads` threads, as
-  PyTorch's intra-op threads do. A part is at least ``_MIN_ROWS_PART`` elements: on the idle 2-core machine a
-  two-way split of a chain of ufunc passes paid from about 128-256K elements and lost below 64K
-  (benchmarks/README.md, "Measurements behind kernel choices"). Rows are never split inside, so every reduction
+  PyTorch's intra-op threads do. A part is at least ``_MIN_ROWS_PART`` elements (256K): alone on the idle
+  2-core machine a two-way split of a chain of ufunc passes paid from about 128-256K elements and lost below
+  64K, but inside a GPT step layer norm's (2048, 128) lost when split into two parts of 128K (benchmarks/README.md,
+  "Measurements behind kernel choices"). Rows are never split inside, so every reduction
   runs over the same elements in the same order: results do not depend on the thread count.
 - :func:`parallel`, off by default: the convolution and pooling kernels. On the 2-core machine their splits
   measured slower on 2 threads than on one (LeNet-5's small kernels); ``EMBER_KERNEL_THREADS=N`` turns them on.
@@ -26,7 +27,7 @@ import itertools
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from .. import _threads
@@ -36,7 +37,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: elements per part below which a thread costs more than it saves (convolution/pooling splits)
 _MIN_PART = 1 << 16
 #: elements per part of a row split (see the module docstring)
-_MIN_ROWS_PART = 1 << 17
+_MIN_ROWS_PART = 1 << 18
 _MAX_THREADS = 8
 #: ranges per thread of a row split, taken in turn (see ``_split``)
 _CHUNKS = 4
@@ -89,30 +90,43 @@ def _get_pool(workers: int) -> ThreadPoolExecutor:
 def _split(threads: int, n: int, parts: int, fn: Callable[[int, int], None], chunks: int = 1) -> None:
     """``fn`` over ``range(n)`` on ``parts`` threads (this one included). ``chunks`` > 1: ``parts * chunks``
     ranges taken in turn by whichever thread is free (a pool thread that gets a core late, e.g. beside
-    OpenBLAS's spinning threads after a product, takes fewer; the ranges, hence the results, stay the same)."""
+    OpenBLAS's spinning threads after a product, takes fewer; the ranges, hence the results, stay the same).
+    The call returns when every range is done: it waits for the ranges pool threads took, never for a pool
+    thread that has not started yet (it finds none left)."""
     if parts <= 1 or recorder is not None or getattr(_state, "busy", False):
         fn(0, n)
         return
     k = min(n, parts * chunks)
     bounds = [n * i // k for i in range(k + 1)]
-    step = k // parts if chunks == 1 else 1
-    order = itertools.count(0, step)
+    order = itertools.count()
+    lock = threading.Lock()
+    done = threading.Event()
+    finished = [0]
+    errors: list[BaseException] = []
 
     def take() -> None:
         _state.busy = True
         try:
             while (i := next(order)) < k:  # (next on a count is atomic under the GIL)
-                fn(bounds[i], bounds[min(i + step, k)])
+                try:
+                    fn(bounds[i], bounds[i + 1])
+                except BaseException as e:  # raised again on the calling thread
+                    errors.append(e)
+                finally:
+                    with lock:
+                        finished[0] += 1
+                        if finished[0] == k:
+                            done.set()
         finally:
             _state.busy = False
 
     pool = _get_pool(threads - 1)
-    futures: list[Future[None]] = [pool.submit(take) for _ in range(1, parts)]
-    try:
-        take()
-    finally:
-        for f in futures:
-            f.result()
+    for _ in range(1, parts):
+        pool.submit(take)
+    take()
+    done.wait()
+    if errors:
+        raise errors[0]
 
 
 def parallel(xp: Any, n: int, size: int, fn: Callable[[int, int], None]) -> None:

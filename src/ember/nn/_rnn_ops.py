@@ -15,6 +15,7 @@ from typing import Any
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ..autograd._grad_mode import STATE
+from ..backends._weight_grad import grad_array
 from ..ops._indexing_join import cat
 from ..ops._pointwise_unary import relu, sigmoid, tanh
 from . import functional as F
@@ -96,7 +97,7 @@ class _CellStep(Op):
     def backward(self, *grads: Tensor | None) -> tuple[Any, ...]:
         if not STATE.enabled:
             out = self.backward_arrays(*[None if g is None else g._data for g in grads])
-            return tuple(None if a is None else Tensor._make(a, self.backend) for a in out)
+            return tuple(None if a is None else Tensor._make(grad_array(a), self.backend) for a in out)
         return self._graph_backward(*grads)
 
     def _needs(self) -> tuple[bool, ...]:
@@ -122,7 +123,7 @@ class LSTMCellStep(_CellStep):
 
     def backward_arrays(self, gh: Any, gc: Any) -> tuple[Any, ...]:
         x, h, c, w_ih, w_hh = (t._data for t in (self.inputs or ())[:5])
-        return self.backend.lstm_cell_backward(gh, gc, self.saved, x, h, c, w_ih, w_hh, self._needs())
+        return self.backend.lstm_cell_backward(gh, gc, self.saved, x, h, c, w_ih, w_hh, self._needs(), lazy=True)
 
     def _graph_backward(self, gh: Tensor | None, gc: Tensor | None) -> tuple[Any, ...]:
         ins = self.inputs or ()
@@ -141,7 +142,7 @@ class GRUCellStep(_CellStep):
 
     def backward_arrays(self, gh: Any) -> tuple[Any, ...]:
         x, h, w_ih, w_hh = (t._data for t in (self.inputs or ())[:4])
-        return self.backend.gru_cell_backward(gh, self.saved, x, h, w_ih, w_hh, self._needs())
+        return self.backend.gru_cell_backward(gh, self.saved, x, h, w_ih, w_hh, self._needs(), lazy=True)
 
     def _graph_backward(self, gh: Tensor) -> tuple[Any, ...]:
         dx, dh, direct = gru_step_dz(*(self.inputs or ()), gh)  # type: ignore[call-arg]
@@ -164,7 +165,7 @@ class RNNCellStep(_CellStep):
         ins = self.inputs or ()
         x, h, w_ih, w_hh = (t._data for t in ins[:4])
         need = self._needs()[:6]
-        return (*self.backend.rnn_cell_backward(gh, self.out_array(), x, h, w_ih, w_hh, ins[6], need), None)
+        return (*self.backend.rnn_cell_backward(gh, self.out_array(), x, h, w_ih, w_hh, ins[6], need, lazy=True), None)
 
     def _graph_backward(self, gh: Tensor) -> tuple[Any, ...]:
         dz = rnn_step_dz(self.output(), gh, (self.inputs or ())[6])

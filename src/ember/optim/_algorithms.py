@@ -73,6 +73,8 @@ class _Adam(SimpleOptimizer):
         lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, maximize=False
     )
     decoupled = False
+    #: while a CUDA graph captures a step: per group (by id) its step count as a device tensor, else None
+    device_steps: dict[int, Any] | None = None
 
     def init_state(self, p: Any, group: dict[str, Any]) -> dict[str, Any]:
         xp = self.xp(p)
@@ -99,10 +101,12 @@ class _Adam(SimpleOptimizer):
         b1, b2 = group["betas"]
         for st in states:
             st["step"] += 1
+        dev = self.device_steps  # a CUDA graph's capture: the step count is a device tensor (optim/_graph_step.py)
+        steps = [st["step"] for st in states] if dev is None else [dev[id(group)]] * len(states)
         backend.adam_step_many(
             params, grads, [st["exp_avg"] for st in states], [st["exp_avg_sq"] for st in states],
-            [st.get("max_exp_avg_sq") for st in states], [st["step"] for st in states], lr, b1, b2, group["eps"],
-            group["weight_decay"], self.decoupled,
+            [st.get("max_exp_avg_sq") for st in states], steps, lr, b1, b2, group["eps"], group["weight_decay"],
+            self.decoupled,
         )  # fmt: skip
 
 

@@ -31,6 +31,7 @@ from ..autograd._grad_mode import enable_grad, no_grad
 from ..backends import namespace_of
 from ..nn.utils import clip_arrays_by_norm_
 from ..record import record_to_state, state_to_record
+from ._graph_step import step_form, zero_grad_form
 
 __all__ = ["Optimizer", "OptimizerAdaptor", "SimpleOptimizer", "WeightDecay"]
 
@@ -161,7 +162,8 @@ class OptimizerAdaptor:
         self._check(g)
         self.param_groups.append(g)
 
-    # -- the step (opaque to ember.compile: replayed as calls, so group values stay live) ----------------
+    # -- the step (opaque to ember.compile: replayed as calls, so group values stay live; _graph_step.py: as
+    # a CUDA graph replays them) ----------------------------------------------------------------------------
     @opaque
     def zero_grad(self, set_to_none: bool = True) -> None:
         for g in self.param_groups:
@@ -340,6 +342,9 @@ class OptimizerAdaptor:
 
 #: PyTorch's name for the base class
 Optimizer = OptimizerAdaptor
+# how a CUDA graph replays the two opaque calls (ember.compile on torch-CUDA; _graph_step.py)
+setattr(OptimizerAdaptor.step.__wrapped_opaque__, "__graph_form__", step_form)  # type: ignore[attr-defined]  # noqa: B010
+setattr(OptimizerAdaptor.zero_grad.__wrapped_opaque__, "__graph_form__", zero_grad_form)  # type: ignore[attr-defined]  # noqa: B010
 
 
 def _key(p: Tensor) -> str:

@@ -412,7 +412,8 @@ class TorchKernels:
         fused = torch._fused_adamw_ if decoupled else torch._fused_adam_
         keys = [(s, mv is not None) for s, mv in zip(steps, max_vs, strict=True)]
         for (_, (step, ams)), idx in _groups(ps, keys).items():
-            t = _step_tensor(step, ps[idx[0]].device)  # one step count for the whole group (read only)
+            # one step count for the whole group (read only; a tensor already while a CUDA graph captures the step)
+            t = step if isinstance(step, torch.Tensor) else _step_tensor(step, ps[idx[0]].device)
             fused(
                 [ps[i] for i in idx], [gs[i] for i in idx], [ms[i] for i in idx], [vs[i] for i in idx],
                 [max_vs[i] for i in idx] if ams else [], [t] * len(idx), lr=lr, beta1=beta1, beta2=beta2,

@@ -23,6 +23,8 @@ from typing import Any
 
 import torch
 
+from .._weight_grad import WeightGrad
+
 _aten = torch.ops.aten
 _sigmoid_bwd = _aten.sigmoid_backward.grad_input
 _tanh_bwd = _aten.tanh_backward.grad_input
@@ -107,18 +109,38 @@ class TorchRNNKernels:
         """The pre-activation's gradient from the output ``h1``: aten's ``tanh_backward``/``threshold_backward``."""
         return _tanh_bwd_new(gh, h1) if nonlinearity == "tanh" else _aten.threshold_backward(gh, h1, 0)
 
-    def _linear_grads(self, dz: Any, x: Any, w: Any, need_x: bool, need_w: bool, need_b: bool) -> tuple[Any, ...]:
-        """For ``z = x w^T + b``: ``(gx, gw, gb)`` (None where not needed); ``gw`` a transposed view."""
+    def weight_grad(self, dz: Any, x: Any) -> Any:
+        """``dz^T x`` as autograd lays it out: ``(x^T dz)^T``, a transposed view."""
+        return torch.mm(x.t(), dz).t()
+
+    def weight_grad_add_(self, s: Any, dz: Any, x: Any) -> Any:
+        """``s += dz^T x`` as one accumulating product (``addmm_``). ``s`` is a sum the engine owns: made by
+        ``weight_grad`` (a transposed view: its base is the product ``x^T dz``, accumulated in that layout) or by
+        an addition (a new tensor, no base)."""
+        base = s._base
+        if base is not None:
+            base.addmm_(x.t(), dz)
+        else:
+            s.addmm_(dz.t(), x)
+        return s
+
+    def _linear_grads(
+        self, dz: Any, x: Any, w: Any, need_x: bool, need_w: bool, need_b: bool, lazy: bool = False
+    ) -> tuple[Any, ...]:
+        """For ``z = x w^T + b``: ``(gx, gw, gb)`` (None where not needed); ``gw`` a transposed view, or a
+        ``WeightGrad`` when ``lazy``."""
         gx = torch.mm(dz, w) if need_x else None
-        gw = torch.mm(x.t(), dz).t() if need_w else None
+        gw = (WeightGrad(dz, x, self) if lazy else torch.mm(x.t(), dz).t()) if need_w else None
         gb = dz.sum(0) if need_b else None
         return gx, gw, gb
 
-    def _cell_grads(self, dz: Any, x: Any, h: Any, w_ih: Any, w_hh: Any, need: tuple[bool, ...]) -> tuple[Any, ...]:
+    def _cell_grads(
+        self, dz: Any, x: Any, h: Any, w_ih: Any, w_hh: Any, need: tuple[bool, ...], lazy: bool = False
+    ) -> tuple[Any, ...]:
         """``(gx, gh, gw_ih, gw_hh, gb_ih, gb_hh)`` of a cell whose input and hidden products both have the
         pre-activations' gradient ``dz`` (LSTM, Elman): the bias gradient is one sum (copied for the second)."""
-        gx, gw_ih, _ = self._linear_grads(dz, x, w_ih, need[0], need[2], False)
-        gh, gw_hh, _ = self._linear_grads(dz, h, w_hh, need[1], need[3], False)
+        gx, gw_ih, _ = self._linear_grads(dz, x, w_ih, need[0], need[2], False, lazy)
+        gh, gw_hh, _ = self._linear_grads(dz, h, w_hh, need[1], need[3], False, lazy)
         gb: Any = dz.sum(0) if need[4] or need[5] else None
         gb_hh = (gb.clone() if need[4] else gb) if need[5] else None
         return gx, gh, gw_ih, gw_hh, gb if need[4] else None, gb_hh
@@ -138,14 +160,16 @@ class TorchRNNKernels:
         return o * tc, c1, (act, tc)
 
     def lstm_cell_backward(
-        self, gh: Any, gc: Any, saved: Any, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, need: tuple[bool, ...]
-    ) -> tuple[Any, ...]:
-        """Gradients ``(gx, gh, gc, gw_ih, gw_hh, gb_ih, gb_hh)`` from those of ``h'`` and ``c'``."""
+        self, gh: Any, gc: Any, saved: Any, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, need: tuple[bool, ...],
+        lazy: bool = False,
+    ) -> tuple[Any, ...]:  # fmt: skip
+        """Gradients ``(gx, gh, gc, gw_ih, gw_hh, gb_ih, gb_hh)`` from those of ``h'`` and ``c'`` (the weights'
+        as ``WeightGrad``s when ``lazy``)."""
         act, tc = saved
         dz = torch.empty_like(act)
         dc, f = self._lstm_dz_f(dz, gh, gc, act, tc, c)
         gc0 = dc * f if need[2] else None
-        gx, gh0, gw_ih, gw_hh, gb_ih, gb_hh = self._cell_grads(dz, x, h, w_ih, w_hh, need[:2] + need[3:])
+        gx, gh0, gw_ih, gw_hh, gb_ih, gb_hh = self._cell_grads(dz, x, h, w_ih, w_hh, need[:2] + need[3:], lazy)
         return gx, gh0, gc0, gw_ih, gw_hh, gb_ih, gb_hh
 
     # -- GRU --------------------------------------------------------------------------------------------
@@ -167,16 +191,16 @@ class TorchRNNKernels:
         return h1, (rz, n, hn)
 
     def gru_cell_backward(
-        self, gh: Any, saved: Any, x: Any, h: Any, w_ih: Any, w_hh: Any, need: tuple[bool, ...]
+        self, gh: Any, saved: Any, x: Any, h: Any, w_ih: Any, w_hh: Any, need: tuple[bool, ...], lazy: bool = False
     ) -> tuple[Any, ...]:
-        """Gradients ``(gx, gh, gw_ih, gw_hh, gb_ih, gb_hh)``."""
+        """Gradients ``(gx, gh, gw_ih, gw_hh, gb_ih, gb_hh)`` (the weights' as ``WeightGrad``s when ``lazy``)."""
         rz, n, hn = saved
         dx = torch.empty((n.shape[0], 3 * n.shape[1]), dtype=n.dtype, device=n.device)
         dh = torch.empty_like(dx)
         r, z = rz.unsafe_chunk(2, 1)
         direct = self._gru_grads(dx, dh, gh, r, z, n, hn, h)
-        gx, gw_ih, gb_ih = self._linear_grads(dx, x, w_ih, need[0], need[2], need[4])
-        gh0, gw_hh, gb_hh = self._linear_grads(dh, h, w_hh, need[1], need[3], need[5])
+        gx, gw_ih, gb_ih = self._linear_grads(dx, x, w_ih, need[0], need[2], need[4], lazy)
+        gh0, gw_hh, gb_hh = self._linear_grads(dh, h, w_hh, need[1], need[3], need[5], lazy)
         if gh0 is not None:
             gh0 += direct
         return gx, gh0, gw_ih, gw_hh, gb_ih, gb_hh
@@ -189,7 +213,8 @@ class TorchRNNKernels:
         return self._rnn_act_(_gates(x, h, w_ih, w_hh, b_ih, b_hh), nonlinearity), None
 
     def rnn_cell_backward(
-        self, gh: Any, h1: Any, x: Any, h: Any, w_ih: Any, w_hh: Any, nonlinearity: str, need: tuple[bool, ...]
-    ) -> tuple[Any, ...]:
+        self, gh: Any, h1: Any, x: Any, h: Any, w_ih: Any, w_hh: Any, nonlinearity: str, need: tuple[bool, ...],
+        lazy: bool = False,
+    ) -> tuple[Any, ...]:  # fmt: skip
         """Gradients ``(gx, gh, gw_ih, gw_hh, gb_ih, gb_hh)`` from the step's output ``h1``."""
-        return self._cell_grads(self._rnn_dz(gh, h1, nonlinearity), x, h, w_ih, w_hh, need)
+        return self._cell_grads(self._rnn_dz(gh, h1, nonlinearity), x, h, w_ih, w_hh, need, lazy)

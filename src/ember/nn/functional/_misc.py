@@ -55,9 +55,14 @@ class _Linear(BilinearOp):
         x, w, _ = self.inputs  # type: ignore[misc]
         e = self._edges or (None, None, None)
         xp = self.backend.xp
+        xa = x._data
+        if g.ndim == 2:  # (the usual case: no reshapes, each a call on torch)
+            gx = xp.matmul(g, w._data) if e[0] is not None else None
+            gw = xp.matmul(g.T, xa) if e[1] is not None else None
+            return gx, gw, (g.sum(0) if e[2] is not None else None)
         g2 = g.reshape(-1, g.shape[-1])
-        gx = xp.reshape(xp.matmul(g2, w._data), x._data.shape) if e[0] is not None else None
-        gw = xp.matmul(g2.T, x._data.reshape(-1, x._data.shape[-1])) if e[1] is not None else None
+        gx = xp.reshape(xp.matmul(g2, w._data), xa.shape) if e[0] is not None else None
+        gw = xp.matmul(g2.T, xa.reshape(-1, xa.shape[-1])) if e[1] is not None else None
         return gx, gw, (g2.sum(0) if e[2] is not None else None)
 
 

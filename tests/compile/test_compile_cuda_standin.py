@@ -1,0 +1,110 @@
+"""``_compile/_cuda_graph.py`` run on torch-CPU through a stand-in for ``torch.cuda``'s graphs
+(``cuda_graph_standin.py``: capture launches nothing, replay reruns the captured kernels on the same memory with
+their Python values baked in). Nothing here ran on a GPU; ``test_compile_cuda.py`` is the same check on CUDA."""
+
+from __future__ import annotations
+
+import pytest
+
+import ember
+import ember.nn as nn
+
+torch = pytest.importorskip("torch")
+
+from ember._compile._cuda_graph import CudaGraphProgram  # noqa: E402
+
+from .cuda_graph_standin import install  # noqa: E402
+
+
+@pytest.fixture
+def graphs(monkeypatch):
+    """Graphs through the stand-in, on torch-CPU taking the accelerator's paths (no host checks, as on CUDA)."""
+    monkeypatch.setattr(ember.backends.get("torch"), "_cheap_sync", False)
+    with ember.backends.use("torch"):
+        yield install(monkeypatch)
+
+
+def test_eval_forward_is_replayed_through_the_graph(graphs):
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)).eval()
+    cm = ember.compile(model)
+    with ember.no_grad():
+        for _ in range(5):
+            x = ember.randn(3, 8)
+            assert ember.equal(cm(x), model(x))
+        assert isinstance(cm._compiled.cache[0].program, CudaGraphProgram)
+        assert len(graphs) == 1 and graphs[0].replays == 3  # calls 3-5 (1: recorded, 2: checked replay)
+        with ember.no_grad():  # the graph reads the parameters' memory: an in-place change is seen
+            model[0].weight.mul_(0.5)
+        x = ember.randn(3, 8)
+        assert ember.equal(cm(x), model(x)) and graphs[0].replays == 4
+        out = cm(x)
+        cm(ember.randn(3, 8))
+        assert ember.equal(out, model(x))  # a result is a copy, not the graph's memory
+
+
+def _make(kind):
+    ember.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    params = model.parameters()
+    opt = {"sgd": lambda: ember.optim.SGD(params, lr=0.125, momentum=0.9, weight_decay=1e-3),
+           "adam": lambda: ember.optim.Adam(params, lr=2**-7),
+           "adamw": lambda: ember.optim.AdamW(params, lr=2**-7, weight_decay=0.05, amsgrad=True)}[kind]()  # fmt: skip
+    return model, opt
+
+
+def _step(model, opt, x, y):
+    opt.zero_grad()
+    loss = ember.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    return loss
+
+
+def _bits(a, b):
+    return (
+        a.dtype == b.dtype
+        and a.shape == b.shape
+        and torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8))
+    )
+
+
+@pytest.mark.parametrize("kind", ["sgd", "adam", "adamw"])
+def test_a_training_step_is_replayed_through_the_graph_bit_for_bit(graphs, kind):
+    m1, o1 = _make(kind)
+    m2, o2 = _make(kind)
+    compiled = ember.compile(lambda x, y: _step(m1, o1, x, y))
+    kept = None
+    for i in range(9):
+        x, y = ember.randn(6, 8), ember.randint(0, 4, (6,))
+        if i in (5, 7):  # a scheduler's new rate: a float32 value stays in the graph, 0.01 replays the plain program
+            for o in (o1, o2):
+                o.param_groups[0]["lr"] = 2**-5 if i == 5 else 0.01
+        if i == 8:
+            for o in (o1, o2):
+                o.param_groups[0]["lr"] = 2**-6
+        a, b = compiled(x, y), _step(m2, o2, x, y)
+        assert _bits(a._data, b._data), i
+        for p, q in zip(m1.parameters(), m2.parameters(), strict=True):
+            assert _bits(p._data, q._data) and _bits(p.grad._data, q.grad._data), i
+        for st1, st2 in zip(o1.state_dict()["state"].values(), o2.state_dict()["state"].values(), strict=True):
+            for name, v in st1.items():
+                assert _bits(v._data, st2[name]._data) if isinstance(v, ember.Tensor) else v == st2[name], (i, name)
+        if kept is not None:  # last step's gradient is not the graph's memory
+            assert _bits(kept[0], kept[1])
+        g = next(m1.parameters()).grad
+        kept = (g._data, g._data.clone())
+    assert isinstance(compiled.cache[0].program, CudaGraphProgram)
+    assert len(graphs) == 1 and graphs[0].replays == 6  # calls 3-9 but 8 (lr 0.01)
+
+
+def test_a_step_without_a_graph_form_replays_the_plain_program(graphs):
+    m1, m2 = nn.Linear(8, 4, bias=False), nn.Linear(8, 4, bias=False)
+    with ember.no_grad():
+        m2.weight.mul_(0).add_(m1.weight)
+    o1, o2 = (ember.optim.SGD(m.parameters(), lr=0.125, momentum=0.9) for m in (m1, m2))
+    compiled = ember.compile(lambda x, y: _step(m1, o1, x, y))
+    with pytest.warns(UserWarning, match="no CUDA graph .*one parameter"):
+        for _ in range(4):
+            x, y = ember.randn(6, 8), ember.randint(0, 4, (6,))
+            assert _bits(compiled(x, y)._data, _step(m2, o2, x, y)._data)
+    assert _bits(m1.weight._data, m2.weight._data) and not graphs
