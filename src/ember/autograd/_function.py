@@ -185,7 +185,8 @@ class Function:
             results = tuple([Tensor._make(o if o.__class__ is atype else backend.asarray(o), backend) for o in out])
             state = STATE
             if needs_grad and cls.differentiable and state.enabled and not (ANOMALY_USED[0] and state.anomaly):
-                return fn._record_outputs(args, results, edges, generation, zero)  # type: ignore[return-value]
+                versions = _versions(args, zero) if cls.saves_inputs else _ZERO  # (read only when saved)
+                return fn._record_outputs(args, results, edges, generation, versions)  # type: ignore[return-value]
             rec = (edges, generation, _versions(args, zero))
             return fn._finish(args, results, needs_grad, rec)  # type: ignore[return-value]  # a tuple, as above
         if oc is not backend.array_type:
@@ -242,27 +243,26 @@ class Function:
         return single, tuple(o if isinstance(o, Tensor) else Tensor._make(be.asarray(o), be) for o in outs)
 
     def _record_outputs(
-        self, args: tuple[Any, ...], results: tuple[Tensor, ...], edges: list[Any], generation: int, zero: bool
+        self, args: tuple[Any, ...], results: tuple[Tensor, ...], edges: list[Any], generation: int, versions: Any
     ) -> tuple[Tensor, ...]:
-        """``_finish`` for a built-in op of several outputs, grad mode on, anomaly mode off (no checks)."""
+        """Record this node as the creator of ``results`` (grad mode on, a gradient needed; no anomaly checks)."""
         cls = type(self)
         self.inputs = args
         self._edges = edges
         self.generation = generation
         self.n_out = len(results)
         if cls.saves_inputs:
-            self._versions = _ZERO if zero else _versions(args, zero)
-        if not cls.saves_inputs or cls._reads_some:
+            self._versions = versions
+        array_io = cls._array_io
+        if array_io:
             _release_unread(self, args)
-        be = self.backend
-        fdt = be.float_dtypes
         for i, r in enumerate(results):
             dt = r._data.dtype
-            if dt in fdt or dt in be.grad_dtypes:
+            if dt in r._backend.grad_dtypes:
                 r._requires_grad = True
                 r._creator = self
                 r._out_idx = i
-                if dt in be.complex_dtypes:
+                if array_io and dt in r._backend.complex_dtypes:
                     self.__class__ = complex_node_class(cls)
         if cls.saves_output:
             self._out_vcs = tuple(r._vc for r in results)
@@ -286,24 +286,8 @@ class Function:
 
             check_forward(cls.__name__, results)
             self._trace = traceback.format_stack()[:-3]
-        self.inputs = args
-        self._edges, self.generation, versions = rec or _edges_of(args)
-        self.n_out = len(results)
-        if cls.saves_inputs:
-            self._versions = versions
-        if cls._array_io:
-            _release_unread(self, args)
-        for i, r in enumerate(results):
-            if r._data.dtype in r._backend.grad_dtypes:
-                r._requires_grad = True
-                r._creator = self
-                r._out_idx = i
-                if cls._array_io and r._data.dtype in r._backend.complex_dtypes:
-                    self.__class__ = complex_node_class(cls)
-        if cls.saves_output:
-            self._out_vcs = tuple(r._vc for r in results)
-            self._out_vs = (0,) * len(results)
-        return results
+        edges, generation, versions = rec or _edges_of(args)
+        return self._record_outputs(args, results, edges, generation, versions)
 
     # -- what subclasses define ----------------------------------------------------------------
     #: backward reads the inputs' values: an in-place change to them before backward is an error.
