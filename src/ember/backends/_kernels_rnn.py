@@ -20,40 +20,16 @@ place *of 1* (absolute), so for ``|a|`` far below 1 its relative error grows pas
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import math
-from collections.abc import Callable
-from typing import Any, TypeVar
-
-import numpy as np
-
-from ._blas_threads import one_blas_thread
+from typing import Any
 
 _EXP_CAPS: dict[Any, float] = {}
-_NULL = contextlib.nullcontext()
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _small_products(fn: F) -> F:
-    """Run a step kernel with one BLAS thread on NumPy (its products are small: ``_blas_threads.py``)."""
-
-    @functools.wraps(fn)
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with self._one_thread():
-            return fn(self, *args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
 
 
 class RNNKernels:
     """Recurrent steps and layers, forward and backward. Mixed into ``Backend``."""
 
     xp: Any
-
-    def _one_thread(self) -> Any:
-        """One BLAS thread for a step's small products on NumPy's OpenBLAS; other backends keep their own."""
-        return one_blas_thread if self.xp is np else _NULL
 
     # -- activations in place (backends with native ones override these three) --------------------------
     def _exp_cap(self, a: Any) -> float:
@@ -151,7 +127,6 @@ class RNNKernels:
         dz[:, 2 * hs : 3 * hs] *= dc * i
         return dc
 
-    @_small_products
     def lstm_cell(self, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any) -> tuple[Any, Any, Any]:
         """``(h', c', saved)``: ``c' = f c + i g``, ``h' = o tanh(c')``."""
         act = self._mm_t(x, w_ih)
@@ -162,7 +137,6 @@ class RNNKernels:
         h1, c1, tc = self._lstm_act(act, c)
         return h1, c1, (act, tc)
 
-    @_small_products
     def lstm_cell_backward(
         self, gh: Any, gc: Any, saved: Any, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, need: tuple[bool, ...],
         lazy: bool = False,
@@ -194,16 +168,15 @@ class RNNKernels:
         tcs, cs = xp.empty_like(acts[..., :hs]), xp.empty_like(acts[..., :hs])  # tanh c', and c before each step
         hpre = xp.empty_like(acts[..., :hs]) if w_hr is not None else None
         h, c = h0, c0
-        with self._one_thread():
-            for t in range(steps - 1, -1, -1) if reverse else range(steps):
-                act = acts[t]
-                act += self._mm_t(h, w_hh)
-                cs[t] = c
-                h, c, tcs[t] = self._lstm_act(act, c)
-                if hpre is not None:
-                    hpre[t] = h
-                    h = self._mm_t(h, w_hr)
-                out[t] = h
+        for t in range(steps - 1, -1, -1) if reverse else range(steps):
+            act = acts[t]
+            act += self._mm_t(h, w_hh)
+            cs[t] = c
+            h, c, tcs[t] = self._lstm_act(act, c)
+            if hpre is not None:
+                hpre[t] = h
+                h = self._mm_t(h, w_hr)
+            out[t] = h
         return out, h, c, (acts, tcs, cs, hpre)
 
     def lstm_layer_backward(
@@ -218,15 +191,14 @@ class RNNKernels:
         dz = xp.empty_like(acts)
         ghr = None if w_hr is None else xp.zeros_like(w_hr)
         dc = gc
-        with self._one_thread():
-            for t in range(steps) if reverse else range(steps - 1, -1, -1):
-                g = gh if gout is None else (gout[t] if gh is None else gout[t] + gh)
-                if ghr is not None and g is not None:
-                    ghr += xp.matmul(xp.transpose(g, (1, 0)), hpre[t])
-                    g = xp.matmul(g, w_hr)
-                dc = self._lstm_dz(dz[t], g, dc, acts[t], tcs[t], cs[t])
-                dc = dc * acts[t][:, hs : 2 * hs]
-                gh = xp.matmul(dz[t], w_hh)
+        for t in range(steps) if reverse else range(steps - 1, -1, -1):
+            g = gh if gout is None else (gout[t] if gh is None else gout[t] + gh)
+            if ghr is not None and g is not None:
+                ghr += xp.matmul(xp.transpose(g, (1, 0)), hpre[t])
+                g = xp.matmul(g, w_hr)
+            dc = self._lstm_dz(dz[t], g, dc, acts[t], tcs[t], cs[t])
+            dc = dc * acts[t][:, hs : 2 * hs]
+            gh = xp.matmul(dz[t], w_hh)
         hprev = xp.concatenate([out[1:], h0[None]] if reverse else [h0[None], out[:-1]], axis=0)
         dzf = self._flat(dz)
         gx = xp.matmul(dz, w_ih) if need[0] else None
@@ -271,7 +243,6 @@ class RNNKernels:
         dh[:, 2 * hs :] = dn * r
         return gh * z
 
-    @_small_products
     def gru_cell(self, x: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any) -> tuple[Any, Any]:
         """``(h', saved)``: ``r, z = sigmoid(...)``, ``n = tanh(x_n + r hn)``, ``h' = n + z (h - n)``."""
         xw, hw = self._mm_t(x, w_ih), self._mm_t(h, w_hh)
@@ -280,7 +251,6 @@ class RNNKernels:
             hw += b_hh
         return self._gru_act(xw, hw, h), (xw, hw[:, 2 * h.shape[-1] :])
 
-    @_small_products
     def gru_cell_backward(
         self, gh: Any, saved: Any, x: Any, h: Any, w_ih: Any, w_hh: Any, need: tuple[bool, ...], lazy: bool = False
     ) -> tuple[Any, ...]:
@@ -304,13 +274,12 @@ class RNNKernels:
             acts += b_ih
         out, hns = xp.empty_like(acts[..., :hs]), xp.empty_like(acts[..., :hs])
         h = h0
-        with self._one_thread():
-            for t in range(steps - 1, -1, -1) if reverse else range(steps):
-                hw = self._mm_t(h, w_hh)
-                if b_hh is not None:
-                    hw += b_hh
-                hns[t] = hw[:, 2 * hs :]
-                out[t] = h = self._gru_act(acts[t], hw, h)
+        for t in range(steps - 1, -1, -1) if reverse else range(steps):
+            hw = self._mm_t(h, w_hh)
+            if b_hh is not None:
+                hw += b_hh
+            hns[t] = hw[:, 2 * hs :]
+            out[t] = h = self._gru_act(acts[t], hw, h)
         return out, h, (acts, hns)
 
     def gru_layer_backward(
@@ -323,13 +292,12 @@ class RNNKernels:
         steps = x.shape[0]
         dx, dh = xp.empty_like(acts), xp.empty_like(acts)
         hprev = xp.concatenate([out[1:], h0[None]] if reverse else [h0[None], out[:-1]], axis=0)
-        with self._one_thread():
-            for t in range(steps) if reverse else range(steps - 1, -1, -1):
-                g = gh if gout is None else (gout[t] if gh is None else gout[t] + gh)
-                if g is None:
-                    g = xp.zeros_like(h0)
-                gh = self._gru_dz(dx[t], dh[t], g, acts[t], hns[t], hprev[t])
-                gh += xp.matmul(dh[t], w_hh)
+        for t in range(steps) if reverse else range(steps - 1, -1, -1):
+            g = gh if gout is None else (gout[t] if gh is None else gout[t] + gh)
+            if g is None:
+                g = xp.zeros_like(h0)
+            gh = self._gru_dz(dx[t], dh[t], g, acts[t], hns[t], hprev[t])
+            gh += xp.matmul(dh[t], w_hh)
         gw_ih, gb_ih = self._layer_weight_grads(dx, x, need[2], need[4])
         gw_hh, gb_hh = self._layer_weight_grads(dh, hprev, need[3], need[5])
         return xp.matmul(dx, w_ih) if need[0] else None, gh, gw_ih, gw_hh, gb_ih, gb_hh
@@ -347,7 +315,6 @@ class RNNKernels:
     def _rnn_dz(self, gh: Any, h1: Any, nonlinearity: str) -> Any:
         return gh * (1.0 - h1 * h1) if nonlinearity == "tanh" else gh * (h1 > 0)
 
-    @_small_products
     def rnn_cell(
         self, x: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, nonlinearity: str
     ) -> tuple[Any, Any]:
@@ -359,7 +326,6 @@ class RNNKernels:
             z += b_hh
         return self._rnn_act_(z, nonlinearity), None
 
-    @_small_products
     def rnn_cell_backward(
         self, gh: Any, h1: Any, x: Any, h: Any, w_ih: Any, w_hh: Any, nonlinearity: str, need: tuple[bool, ...],
         lazy: bool = False,
@@ -381,11 +347,10 @@ class RNNKernels:
         if b_ih is not None:
             out += b_ih + b_hh
         h = h0
-        with self._one_thread():
-            for t in range(steps - 1, -1, -1) if reverse else range(steps):
-                z = out[t]
-                z += self._mm_t(h, w_hh)
-                h = self._rnn_act_(z, nonlinearity)
+        for t in range(steps - 1, -1, -1) if reverse else range(steps):
+            z = out[t]
+            z += self._mm_t(h, w_hh)
+            h = self._rnn_act_(z, nonlinearity)
         return out, self.xp.copy(h), None
 
     def rnn_layer_backward(
@@ -396,11 +361,10 @@ class RNNKernels:
         xp = self.xp
         steps = x.shape[0]
         dz = xp.empty_like(out)
-        with self._one_thread():
-            for t in range(steps) if reverse else range(steps - 1, -1, -1):
-                g = gh if gout is None else (gout[t] if gh is None else gout[t] + gh)
-                dz[t] = 0.0 if g is None else self._rnn_dz(g, out[t], nonlinearity)
-                gh = xp.matmul(dz[t], w_hh)
+        for t in range(steps) if reverse else range(steps - 1, -1, -1):
+            g = gh if gout is None else (gout[t] if gh is None else gout[t] + gh)
+            dz[t] = 0.0 if g is None else self._rnn_dz(g, out[t], nonlinearity)
+            gh = xp.matmul(dz[t], w_hh)
         hprev = xp.concatenate([out[1:], h0[None]] if reverse else [h0[None], out[:-1]], axis=0)
         gw_ih, gb = self._layer_weight_grads(dz, x, need[2], need[4] or need[5])
         gw_hh, _ = self._layer_weight_grads(dz, hprev, need[3], False)
