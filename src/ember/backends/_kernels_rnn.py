@@ -60,10 +60,18 @@ class RNNKernels:
         a -= 1.0
         return a
 
+    def _gates(self, a: Any) -> tuple[Any, Any, Any, Any]:
+        """Views of the four gate blocks (input, forget, cell, output) of ``a``: (N, 4H) as the products give
+        them, or gate-major (4, N, H), where each block is contiguous (the cells' layout: see ``lstm_cell``)."""
+        if a.ndim == 3:
+            return a[0], a[1], a[2], a[3]
+        hs = a.shape[-1] // 4
+        return a[:, :hs], a[:, hs : 2 * hs], a[:, 2 * hs : 3 * hs], a[:, 3 * hs :]
+
     def _lstm_gates_(self, act: Any) -> None:
-        """The LSTM's pre-activations (N, 4H) become ``[sigmoid i, sigmoid f, tanh g, sigmoid o]`` in place."""
-        hs = act.shape[-1] // 4
-        g = act[:, 2 * hs : 3 * hs]
+        """The LSTM's pre-activations (N, 4H or gate-major 4, N, H) become ``[sigmoid i, sigmoid f, tanh g,
+        sigmoid o]`` in place."""
+        g = self._gates(act)[2]
         g *= 2.0  # tanh(g) = 2 sigmoid(2g) - 1: one sigmoid pass over all four gates
         self._sigmoid_(act)
         g *= 2.0
@@ -100,40 +108,54 @@ class RNNKernels:
     # -- LSTM ---------------------------------------------------------------------------------------
     def _lstm_act(self, act: Any, c: Any) -> tuple[Any, Any, Any]:
         """From the pre-activations ``act`` (made the activations in place) and ``c``: ``(o tanh c', c', tanh c')``."""
-        hs = c.shape[-1]
         self._lstm_gates_(act)
-        c1 = act[:, hs : 2 * hs] * c
-        c1 += act[:, :hs] * act[:, 2 * hs : 3 * hs]
+        i, f, g, o = self._gates(act)
+        c1 = f * c
+        c1 += i * g
         tc = self._tanh_(self.xp.copy(c1))
-        return act[:, 3 * hs :] * tc, c1, tc
+        return o * tc, c1, tc
 
     def _lstm_dz(self, dz: Any, gh: Any, gc: Any, act: Any, tc: Any, c: Any) -> Any:
-        """Fill ``dz`` (N, 4H) with the pre-activations' gradient; return the gradient of ``c'`` (total)."""
-        hs = tc.shape[-1]
-        i, g, o = act[:, :hs], act[:, 2 * hs : 3 * hs], act[:, 3 * hs :]
-        dz[...] = act * (1.0 - act)  # sigmoid'; the cell gate's block becomes tanh' below
-        dz[:, 2 * hs : 3 * hs] = 1.0 - g * g
+        """Fill ``dz`` (the layout of ``act``) with the pre-activations' gradient; return the gradient of ``c'``
+        (total)."""
+        xp = self.xp
+        i, _, g, o = self._gates(act)
+        di, df, dg, do = self._gates(dz)
+        xp.subtract(1.0, act, out=dz)
+        dz *= act  # sigmoid'; the cell gate's block becomes tanh' below
+        xp.multiply(g, g, out=dg)
+        xp.subtract(1.0, dg, out=dg)
         if gh is not None:
             dc = gh * o
-            dc *= 1.0 - tc * tc
+            t = tc * tc
+            xp.subtract(1.0, t, out=t)
+            dc *= t
             if gc is not None:
                 dc += gc
-            dz[:, 3 * hs :] *= gh * tc
+            do *= gh * tc
         else:
-            dc = self.xp.copy(gc) if gc is not None else self.xp.zeros_like(tc)
-            dz[:, 3 * hs :] = 0.0
-        dz[:, :hs] *= dc * g
-        dz[:, hs : 2 * hs] *= dc * c
-        dz[:, 2 * hs : 3 * hs] *= dc * i
+            dc = xp.copy(gc) if gc is not None else xp.zeros_like(tc)
+            do[...] = 0.0
+        di *= dc * g
+        df *= dc * c
+        dg *= dc * i
         return dc
 
     def lstm_cell(self, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any) -> tuple[Any, Any, Any]:
-        """``(h', c', saved)``: ``c' = f c + i g``, ``h' = o tanh(c')``."""
-        act = self._mm_t(x, w_ih)
-        act += self._mm_t(h, w_hh)
+        """``(h', c', saved)``: ``c' = f c + i g``, ``h' = o tanh(c')``. The gates are kept gate-major (4, N, H):
+        the products' (N, 4H) copied once (with the first bias added on the way), so every gate's elementwise pass
+        runs over a contiguous block instead of N strided rows (fewer passes than strided ones cost; same bits)."""
+        xp = self.xp
+        z = self._mm_t(x, w_ih)
+        z += self._mm_t(h, w_hh)
+        n, hs = z.shape[0], c.shape[-1]
+        act = xp.empty((4, n, hs), dtype=z.dtype)
+        zt = xp.transpose(z.reshape((n, 4, hs)), (1, 0, 2))
         if b_ih is not None:
-            act += b_ih
-            act += b_hh
+            xp.add(zt, b_ih.reshape((4, 1, hs)), out=act)
+            act += b_hh.reshape((4, 1, hs))
+        else:
+            act[...] = zt
         h1, c1, tc = self._lstm_act(act, c)
         return h1, c1, (act, tc)
 
@@ -144,11 +166,11 @@ class RNNKernels:
         """Gradients ``(gx, gh, gc, gw_ih, gw_hh, gb_ih, gb_hh)`` (None where ``need`` says not needed; ``need``
         has one flag per input in that order) from the gradients of ``h'`` and ``c'`` (either may be None).
         ``lazy``: the weights' gradients may be ``WeightGrad``s (the torch backend's are; arrays here)."""
-        act, tc = saved
-        dz = self.xp.empty_like(act)
-        dc = self._lstm_dz(dz, gh, gc, act, tc, c)
-        hs = tc.shape[-1]
-        gc0 = dc * act[:, hs : 2 * hs] if need[2] else None
+        act, tc = saved  # gate-major (4, N, H)
+        d = self.xp.empty_like(act)
+        dc = self._lstm_dz(d, gh, gc, act, tc, c)
+        gc0 = dc * act[1] if need[2] else None
+        dz = self.xp.transpose(d, (1, 0, 2)).reshape((act.shape[1], 4 * act.shape[2]))  # (N, 4H): one copy
         gx, gw_ih, gb_ih = self._linear_grads(dz, x, w_ih, need[0], need[3], need[5])
         gh0, gw_hh, _ = self._linear_grads(dz, h, w_hh, need[1], need[4], False)
         gb_hh = (self.xp.copy(gb_ih) if need[5] else self.xp.sum(dz, axis=0)) if need[6] else None  # one sum
