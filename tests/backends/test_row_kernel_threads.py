@@ -118,7 +118,7 @@ def test_split_rows_equal_the_reference_formulas(split, dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_layer_norm_blocks_of_rows_give_the_bits_of_whole_rows(monkeypatch, dtype):
     """Layer norm's chains run block by block of rows (``_LN_BLOCK``): blocks of one row and of all rows give
-    the same bits, with and without weight and bias; the sums over rows are one matrix-vector product."""
+    the same bits, with and without weight and bias."""
     rng = np.random.default_rng(3)
     x, g = (rng.standard_normal((33, 17)).astype(dtype) for _ in range(2))
     w, b = (rng.standard_normal(17).astype(dtype) for _ in range(2))
@@ -152,6 +152,17 @@ def test_layer_norm_kernels_keep_their_accuracy_far_from_zero(dtype):
     np.testing.assert_allclose(y, ref[0], rtol=tol, atol=tol)
     for a, r in zip(grads, gref, strict=True):
         np.testing.assert_allclose(a, r, rtol=tol, atol=tol * np.abs(r).max())
+
+
+@pytest.mark.parametrize("shape", [(2048, 128), (7, 100), (150, 64), (30, 2000)])
+def test_column_sums_in_chunks_equal_numpy_sums(shape):
+    """Layer norm's sums over rows: chunks of rows as matrix-vector products (a remainder of rows, fewer rows than a
+    chunk, long rows through NumPy's own sum), equal to float64 sums within float32 rounding."""
+    a = np.random.default_rng(6).standard_normal(shape).astype(np.float32)
+    s = fu._column_sums(a)
+    assert s.dtype == np.float32 and s.shape == (shape[1],)
+    np.testing.assert_allclose(s, a.astype(np.float64).sum(0), rtol=0, atol=2e-6 * shape[0])
+    np.testing.assert_array_equal(fu._column_sums(a.astype(np.float64)), fu._column_sums(a.astype(np.float64)))
 
 
 def _rand(*shape):
