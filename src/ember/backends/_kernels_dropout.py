@@ -18,14 +18,15 @@ from ._kernels_threads import parallel_rows, recorded
 
 #: elements per block (a float32 block and its mask: 320 KB)
 _BLOCK = 1 << 16
-_ZEROS = {np.dtype(t): np.zeros(_BLOCK, t) for t in (np.float32, np.float64)}
+_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_zeros: dict[Any, np.ndarray] = {}  # a block of zeros per dtype, made on first use
 
 
 def _fits(a: Any, *others: Any) -> bool:
     """Whether the NumPy block kernels take ``a`` (and ``others``, all of ``a``'s shape, or None)."""
     return (
         isinstance(a, np.ndarray)
-        and a.dtype in _ZEROS
+        and a.dtype in _DTYPES
         and a.flags.c_contiguous
         and all(o is None or (isinstance(o, np.ndarray) and o.shape == a.shape and o.flags.c_contiguous)
                 for o in others)
@@ -64,7 +65,9 @@ def _scaled_np(a: np.ndarray, keep: np.ndarray, scale: float, add: np.ndarray | 
 def _relu_dropout_np(x: np.ndarray, keep: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
     y, mask = np.empty(x.shape, x.dtype), np.empty(x.shape, np.bool_)
     xf, kf, yf, mf = x.reshape(-1), keep.reshape(-1), y.reshape(-1), mask.reshape(-1)
-    zeros = _ZEROS[x.dtype]
+    zeros = _zeros.get(x.dtype)
+    if zeros is None or zeros.size < min(_BLOCK, x.size):
+        zeros = _zeros[x.dtype] = np.zeros(_BLOCK, x.dtype)
 
     def block(i: int, j: int) -> None:
         xb, kb, yb, mb = xf[i:j], kf[i:j], yf[i:j], mf[i:j]
