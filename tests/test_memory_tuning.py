@@ -58,3 +58,33 @@ def test_gc_freeze_opt_out():
 
 def test_a_threshold_the_program_chose_is_kept():
     assert _gc_probe(None, before="import gc; gc.set_threshold(1234, 10, 10)\n").split()[-1] == "1234"
+
+
+MAPPED_PROBE = (
+    "import ctypes, numpy as np, ember\n"
+    "class Info(ctypes.Structure):\n"
+    "    _fields_ = [(n, ctypes.c_size_t) for n in 'arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks"
+    " fordblks keepcost'.split()]\n"
+    "info = ctypes.CDLL('libc.so.6').mallinfo2\n"
+    "info.restype = Info\n"
+    "a = np.ones((4096, 2048), np.float32)\n"  # 32 MiB + malloc's header: above glibc's largest mmap threshold
+    "print(info().hblkhd >> 20)"
+)
+
+
+def _glibc() -> tuple[int, ...]:
+    name, _, version = (os.confstr("CS_GNU_LIBC_VERSION") or "").partition(" ")
+    return tuple(int(v) for v in version.split(".")[:2]) if name == "glibc" else ()
+
+
+@pytest.mark.skipif(_glibc() < (2, 33), reason="glibc >= 2.33 (mallinfo2)")
+@pytest.mark.parametrize("env_value", [None, "0"])
+def test_large_temporaries_come_from_the_heap_not_fresh_mappings(env_value):
+    # a transformer's (4096, 2048) float32 temporaries: fresh mappings (faulted in every step) unless tuned
+    env = dict(os.environ)
+    env.pop("EMBER_MALLOC_TUNING", None)
+    if env_value is not None:
+        env["EMBER_MALLOC_TUNING"] = env_value
+    out = subprocess.run([sys.executable, "-c", MAPPED_PROBE], env=env, capture_output=True, text=True, check=True)
+    mapped_mib = int(out.stdout.strip())
+    assert mapped_mib == 0 if env_value is None else mapped_mib >= 32

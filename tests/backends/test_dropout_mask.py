@@ -113,3 +113,35 @@ def test_compile_replays_the_masks_eager_draws(split, monkeypatch, threads):
         assert split and max(split) > 1  # the last call, a replay, drew its masks on threads
     for (name, p), q in zip(model.named_parameters(), eager_model.parameters(), strict=True):
         assert p.detach().numpy().tobytes() == q.detach().numpy().tobytes(), name
+
+
+def _reference(a, keep, scale, add=None):
+    y = a * keep
+    y *= scale
+    return y if add is None else y + add
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dropout_kernels_split_give_the_reference_bits(split, monkeypatch, dtype):
+    from ember.backends import _kernels_dropout as kd
+    from ember.backends.numpy_backend import NumpyBackend
+
+    monkeypatch.setattr(kd, "_BLOCK", 5)
+    be = NumpyBackend()
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((7, 11)).astype(dtype)
+    a.flat[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, np.finfo(dtype).max]
+    keep, add = rng.random((7, 11)) >= 0.3, rng.standard_normal((7, 11)).astype(dtype)
+    scale = 1 / 0.7
+    with np.errstate(invalid="ignore", over="ignore"):
+        for got, want in (
+            (be.dropout_scaled(a, keep, scale), _reference(a, keep, scale)),
+            (be.dropout_scaled(a, keep, scale, add), _reference(a, keep, scale, add)),
+            (be.dropout_scaled(a[:, ::2], keep[:, ::2], scale), _reference(a[:, ::2], keep[:, ::2], scale)),
+        ):
+            assert got.dtype == dtype and got.tobytes() == want.tobytes()
+        y, mask = be.relu_dropout(a, keep, scale)
+        ry = np.maximum(a, 0) * keep
+        ry *= scale
+        assert y.tobytes() == ry.tobytes() and np.array_equal(mask, keep & ~(a <= 0))
+    assert max(split) > 1  # the blocks went to several threads

@@ -14,6 +14,7 @@ from ._kernels_activation import ActivationKernels
 from ._kernels_attention import AttentionKernels
 from ._kernels_complex import ComplexKernels
 from ._kernels_conv import ConvKernels
+from ._kernels_dropout import DropoutKernels
 from ._kernels_fft import FFTKernels
 from ._kernels_linalg import LinalgKernels
 from ._kernels_loss import LossKernels
@@ -64,6 +65,7 @@ class Backend(
     PadKernels,
     LinalgKernels,
     RandomKernels,
+    DropoutKernels,
     SpecialFnKernels,
     ComplexKernels,
     FFTKernels,

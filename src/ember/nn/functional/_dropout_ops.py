@@ -5,7 +5,8 @@ keep one bool mask and nothing of the input (``release_values``: the node's inpu
 become zero-strided stand-ins of the same shape and dtype, so the graph does not hold their arrays, as PyTorch's
 nodes keep only what their backward needs). The mask is drawn by the backend's ``dropout_mask`` from Ember's
 generator (:func:`keep_mask`): on NumPy/CuPy 32-bit integer draws against a threshold on Ember's kernel threads
-(``backends/_kernels_random.py``), on torch ``rand(shape) >= p`` on the device.
+(``backends/_kernels_random.py``), on torch ``rand(shape) >= p`` on the device. The arithmetic is the backend's
+``dropout_scaled``/``relu_dropout`` (``backends/_kernels_dropout.py``: on NumPy in cache-sized blocks on threads).
 """
 
 from __future__ import annotations
@@ -62,9 +63,7 @@ class _MaskOp(Op):
         return False
 
     def _masked(self, g: Any) -> Any:
-        gx = g * self.mask
-        gx *= self.scale
-        return gx
+        return self.backend.dropout_scaled(g, self.mask, self.scale)
 
     def backward_arrays(self, g: Any) -> tuple[Any, ...]:
         return self._masked(g), None, None
@@ -78,9 +77,7 @@ class DropoutMask(_MaskOp):
 
     def forward(self, x: Any, keep: Any, scale: float) -> Any:
         self.mask, self.scale = keep, scale
-        y = x * keep
-        y *= scale
-        return y
+        return self.backend.dropout_scaled(x, keep, scale)
 
 
 class ReluDropout(_MaskOp):
@@ -88,11 +85,8 @@ class ReluDropout(_MaskOp):
     ``threshold_backward`` on its NaN output)."""
 
     def forward(self, x: Any, keep: Any, scale: float) -> Any:
-        xp = self.backend.xp
-        self.mask, self.scale = xp.logical_and(keep, xp.logical_not(x <= 0)), scale
-        y = xp.maximum(x, 0)
-        y *= keep
-        y *= scale
+        self.scale = scale
+        y, self.mask = self.backend.relu_dropout(x, keep, scale)
         return y
 
 
@@ -103,10 +97,7 @@ class DropoutAdd(_MaskOp):
         self.mask, self.scale = keep, scale
         if keep is None:
             return x + z
-        y = z * keep
-        y *= scale
-        y += x
-        return y
+        return self.backend.dropout_scaled(z, keep, scale, x)
 
     def backward_arrays(self, g: Any) -> tuple[Any, ...]:
         return g, (g if self.mask is None else self._masked(g)), None, None
