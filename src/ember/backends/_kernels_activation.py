@@ -6,7 +6,7 @@ passes over few temporaries (half precision is computed in float32, PyTorch's op
 - exact, ``x Phi(x)``: ``Phi`` from ``erf`` of the backend's special functions (SciPy's, CuPy's, or the host
   fallback), except for float32 NumPy arrays. There SciPy's erf costs ~40 ns an element (it is most of a small
   GPT's step), so ``Phi(x) = 0.5 + x P(x^2) / Q(x^2)`` (degree 5 over 5, |x| clamped to 5.75, beyond which
-  ``Phi`` is 0 or 1 in float32) runs over blocks of 64K elements, near the cache. The coefficients are a
+  ``Phi`` is 0 or 1 in float32) runs over blocks of 128K elements, near the cache. The coefficients are a
   relative minimax fit made for this kernel (Lawson-weighted least squares against SciPy's erf in float64; fit
   error 6e-8). Evaluated in float32, ``Phi`` is within 2.5e-7 of the exact value (4 ulp of 0.5; torch's float32
   erf: 6e-8), and ``gelu``/``gelu_backward`` within 1.5e-6 / 2.7e-7 absolute over [-9, 9] (torch: 3.7e-7 /
