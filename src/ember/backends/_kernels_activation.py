@@ -133,6 +133,14 @@ class ActivationKernels:
             np.maximum(xf[m:], 0, out=yf[m:])
         return y
 
+    def tanh_backward(self, g: Any, y: Any) -> Any:
+        """The gradient of ``y = tanh(x)`` from ``y``: ``g * (1 - y * y)`` (torch: its one-pass kernel)."""
+        return g * (1 - y * y)
+
+    def sigmoid_backward(self, g: Any, y: Any) -> Any:
+        """The gradient of ``y = sigmoid(x)`` from ``y``: ``g * y * (1 - y)`` (torch: its one-pass kernel)."""
+        return g * y * (1 - y)
+
     def relu_backward(self, g: Any, y: Any) -> Any:
         """0 where the ReLU output ``y`` is <= 0, ``g`` elsewhere: PyTorch's ``threshold_backward``, so a NaN
         output passes its gradient and a NaN gradient at a zero output becomes 0 (a select, not a product)."""

@@ -102,11 +102,11 @@ class Mul(BilinearOp):
         ea, eb = self._edges  # type: ignore[misc]
         ga = gb = None
         if ea is not None:  # a is a Tensor
-            ga = g * (b._data if isinstance(b, Tensor) else b)
+            ga = g * b._data if isinstance(b, Tensor) else self.backend.xp.multiply(g, b)  # (a number kept 0-d)
             if ga.shape != a._data.shape:
                 ga = sum_to_array(ga, a._data.shape)
         if eb is not None:
-            gb = g * (a._data if isinstance(a, Tensor) else a)
+            gb = g * a._data if isinstance(a, Tensor) else self.backend.xp.multiply(g, a)
             if gb.shape != b._data.shape:
                 gb = sum_to_array(gb, b._data.shape)
         return ga, gb
@@ -131,7 +131,7 @@ class Div(Op):
         ea, eb = self._edges  # type: ignore[misc]
         av = a._data if isinstance(a, Tensor) else a
         bv = b._data if isinstance(b, Tensor) else b
-        ga = None if ea is None else sum_to_array(g / bv, _shape(a))
+        ga = None if ea is None else sum_to_array(self.backend.xp.true_divide(g, bv), _shape(a))
         gb = None if eb is None else sum_to_array(-g * av / (bv * bv), _shape(b))
         return ga, gb
 

@@ -165,8 +165,7 @@ class Tanh(Op):
         return g * cj(1 - y * y)
 
     def backward_arrays(self, g: Any) -> Any:
-        y = self.out_array()
-        return g * (1 - y * y)
+        return self.backend.tanh_backward(g, self.out_array())
 
 
 class Sigmoid(Op):
@@ -187,8 +186,7 @@ class Sigmoid(Op):
         return g * cj(y * (1 - y))
 
     def backward_arrays(self, g: Any) -> Any:
-        y = self.out_array()
-        return g * y * (1 - y)
+        return self.backend.sigmoid_backward(g, self.out_array())
 
 
 class Relu(Op):

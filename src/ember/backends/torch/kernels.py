@@ -24,6 +24,13 @@ def _torch() -> Any:
     return torch
 
 
+@functools.cache
+def _aten(name: str) -> Any:
+    """``torch.ops.aten.<name>.default``, looked up once. Kernels called through it on arrays that never require
+    a gradient need no ``_no_grad``: torch records nothing for them."""
+    return getattr(_torch().ops.aten, name).default
+
+
 def _no_grad(fn: F) -> F:
     """``fn`` with torch's grad mode off (torch's own C switch: cheaper per call than ``with torch.no_grad()``)."""
 
@@ -96,6 +103,11 @@ class TorchKernels:
     def normal(self, gen: Any, shape: Ints, dtype: Any) -> Any:
         nd = self.native_dtype(dtype)
         return self._draw(gen, lambda g: _torch().randn(shape, generator=g, dtype=nd, device=self.tdevice))
+
+    def dropout_mask(self, gen: Any, shape: Ints, p: float, dtype: Any) -> Any:
+        """``rand(shape, dtype) >= p`` on the device (the numbers ``ember.rand`` would draw)."""
+        nd = self.native_dtype(dtype)
+        return self._draw(gen, lambda g: _torch().rand(shape, generator=g, dtype=nd, device=self.tdevice) >= p)
 
     def randint(self, gen: Any, low: int, high: int, shape: Ints, dtype: Any) -> Any:
         nd = self.native_dtype(dtype)
@@ -311,6 +323,13 @@ class TorchKernels:
         return gx, (gw if need_w else None), (gb if need_b else None)
 
     # -- activations -----------------------------------------------------------------------------
+    def tanh_backward(self, g: Any, y: Any) -> Any:
+        # PyTorch's own backward of tanh: one kernel where ``g * (1 - y * y)`` made three (one a wrapped scalar)
+        return _aten("tanh_backward")(g, y)
+
+    def sigmoid_backward(self, g: Any, y: Any) -> Any:
+        return _aten("sigmoid_backward")(g, y)
+
     @_no_grad
     def relu_backward(self, g: Any, y: Any) -> Any:
         # one pass; ``g * (y > 0)`` costs ~8x as much in torch (a bool temporary, then a mixed-dtype multiply)

@@ -21,12 +21,10 @@ import torch
 from ._xp_dtypes import *  # noqa: F403
 from ._xp_dtypes import _axis, _dt, _shape, _t
 from ._xp_layout import *  # noqa: F403
+from ._xp_scalars import _PY_NUMBERS, add, multiply, subtract, true_divide  # noqa: F401 - this namespace's
 
-# -- elementwise arithmetic (Python operators take scalars on either side) ------------------------
-add = operator.add
-subtract = operator.sub
-multiply = operator.mul
-true_divide = operator.truediv
+# -- elementwise arithmetic (Python operators take scalars on either side; ``add``, ``subtract``,
+# ``multiply``, ``true_divide`` keep Python numbers as 0-d tensors: ``_xp_scalars.py``) ----------------
 floor_divide = operator.floordiv
 remainder = mod = operator.mod
 power = operator.pow
@@ -55,7 +53,6 @@ def _binary(fn: Any) -> Any:
 
 _maximum = _binary(torch.maximum)
 _minimum = _binary(torch.minimum)
-_PY_NUMBERS = (int, float)
 
 
 def maximum(a: Any, b: Any, out: Any = None) -> Any:
@@ -391,6 +388,8 @@ CONSTRUCTORS = ("asarray", "zeros", "ones", "empty", "full", "arange", "linspace
 def on_device(dev: torch.device) -> Any:
     """This namespace with its constructors creating on ``dev`` (the CPU uses the module itself)."""
     ns = types.SimpleNamespace(**vars(sys.modules[__name__]))
+    # the kept 0-d scalars were checked bit for bit on the CPU only: CUDA keeps torch's own wrapping
+    ns.add, ns.subtract, ns.multiply, ns.true_divide = operator.add, operator.sub, operator.mul, operator.truediv
     for name in CONSTRUCTORS:
         setattr(ns, name, functools.partial(getattr(ns, name), device=dev))
     return ns
