@@ -331,3 +331,28 @@ def test_cells_export_to_onnx_and_run_in_onnxruntime(tmp_path):
         (got,) = sess.run(None, {"x": xb.numpy()})
         with ember.no_grad():
             np.testing.assert_allclose(got, m(xb).numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("features", [1, 6])
+def test_numpy_cell_gate_major_gives_the_layer_steps_bits(dtype, features):
+    """The NumPy LSTM cell keeps its gates gate-major (4, N, H); the layer's step keeps them as the products give
+    them (N, 4H). The same operations in the same order: a one-step layer without biases equals the cell bit for
+    bit, forward and every gradient (one OpenBLAS thread or not, both run the same products)."""
+    be = ember.backends.get("numpy")
+    rs = np.random.RandomState(3)
+    n, hs = 7, 5
+    x, h, c = (rs.randn(*s).astype(dtype) for s in ((n, features), (n, hs), (n, hs)))
+    w_ih, w_hh = rs.randn(4 * hs, features).astype(dtype), rs.randn(4 * hs, hs).astype(dtype)
+    gh, gc = rs.randn(n, hs).astype(dtype), rs.randn(n, hs).astype(dtype)
+    h1, c1, saved = be.lstm_cell(x, h, c, w_ih, w_hh, None, None)
+    assert saved[0].shape == (4, n, hs)
+    out, h_t, c_t, lsaved = be.lstm_layer(x[None], h, c, w_ih, w_hh, None, None, None, False)
+    assert np.array_equal(h1, h_t) and np.array_equal(c1, c_t) and np.array_equal(out[0], h1)
+    cell = be.lstm_cell_backward(gh, gc, saved, x, h, c, w_ih, w_hh, (True,) * 5 + (False, False))
+    layer = be.lstm_layer_backward(
+        None, gh, gc, lsaved, x[None], h, w_ih, w_hh, None, out, False, (True,) * 5 + (False,) * 3
+    )
+    gx, gh0, gc0, gw_ih, gw_hh = cell[:5]
+    assert np.array_equal(gx, layer[0][0]) and np.array_equal(gh0, layer[1]) and np.array_equal(gc0, layer[2])
+    assert np.array_equal(gw_ih, layer[3]) and np.array_equal(gw_hh, layer[4])
