@@ -145,3 +145,43 @@ def test_dropout_kernels_split_give_the_reference_bits(split, monkeypatch, dtype
         ry *= scale
         assert y.tobytes() == ry.tobytes() and np.array_equal(mask, keep & ~(a <= 0))
     assert max(split) > 1  # the blocks went to several threads
+
+
+def _layer(seed):
+    ember.manual_seed(seed)
+    layer = ember.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.25)  # ReLU + dropout, residual + dropout
+    return layer, ember.optim.Adam(layer.parameters(), lr=1e-2)
+
+
+def _layer_step(layer, opt, x):
+    opt.zero_grad()
+    loss = (layer(x) ** 2).mean()
+    loss.backward()
+    opt.step()
+    return loss
+
+
+def test_compile_replays_the_encoder_layers_dropout_kernels_on_threads(split, monkeypatch):
+    from ember.backends import _kernels_dropout as kd
+
+    monkeypatch.setattr(kd, "_BLOCK", 7)
+    runs = []  # the dropout kernels' block splits
+    monkeypatch.setattr(kd, "parallel_rows", lambda n, size, fn: (runs.append(n), kt.parallel_rows(n, size, fn))[1])
+    eager_layer, eager_opt = _layer(0)
+    layer, opt = _layer(0)
+    step = ember.compile(lambda x: _layer_step(layer, opt, x))
+    for i in range(4):
+        x = ember.tensor(np.random.default_rng(i).standard_normal((6, 3, 16)).astype(np.float32))
+        ember.manual_seed(7 + i)
+        split.clear()
+        runs.clear()
+        got = step(x)
+        replay_split, replay_runs = list(split), list(runs)
+        ember.manual_seed(7 + i)
+        want = _layer_step(eager_layer, eager_opt, x)
+        assert got.detach().numpy().tobytes() == want.detach().numpy().tobytes()
+    assert step.stats["replays"] >= 1
+    if layer.linear1.weight._backend.name == "numpy":  # the last call, a replay, ran the kernels split
+        assert len(replay_runs) >= 4 and replay_split and max(replay_split) > 1
+    for (name, p), q in zip(layer.named_parameters(), eager_layer.parameters(), strict=True):
+        assert p.detach().numpy().tobytes() == q.detach().numpy().tobytes(), name
