@@ -139,3 +139,25 @@ def test_op_chain_makes_pytorchs_kernel_calls():
     assert calls.pop("aten.tanh_backward.default") == 1 and calls.pop("aten.tanh.default") == 1
     assert calls.pop("aten.add.Tensor") == 1 and calls.pop("aten.mul.Tensor") == 2  # forward, and backward's g * 0.5
     assert not {k for k in calls if "rsub" in k or "add" in k or "mul" in k}, calls
+
+
+def test_compiled_torch_program_calls_operators_directly():
+    """A replayed torch program calls each aten overload's C++ entry point (``OpOverload.__call__`` is a Python
+    frame around it), and its results stay eager's, step after step."""
+    with backends.use("torch"):
+        xs = [ember.tensor(np.linspace(-2, 2, 8), requires_grad=True) for _ in range(2)]
+
+        def step(x):
+            y = ((x + 1.0) * 0.5).tanh().sigmoid() / 3.0
+            y.sum().backward()
+            return y
+
+        f = ember.compile(step)
+        outs = [f(xs[0]) for _ in range(4)]
+        for _ in range(4):
+            want = step(xs[1])
+        assert not f.eager
+        env = f.cache[0].program.run.__globals__
+        called = [v for k, v in env.items() if k.startswith("C") and callable(v)]
+        assert called and not any(isinstance(v, torch._ops.OpOverload) for v in called)
+        assert torch.equal(outs[-1]._data, want._data) and torch.equal(xs[0].grad._data, xs[1].grad._data)
