@@ -26,9 +26,10 @@ def _torch() -> Any:
 
 @functools.cache
 def _aten(name: str) -> Any:
-    """``torch.ops.aten.<name>.default``, looked up once. Kernels called through it on arrays that never require
-    a gradient need no ``_no_grad``: torch records nothing for them."""
-    return getattr(_torch().ops.aten, name).default
+    """``torch.ops.aten.<name>.default``'s C++ entry point (what ``OpOverload.__call__`` calls), looked up once.
+    Kernels called through it on arrays that never require a gradient need no ``_no_grad``: torch records
+    nothing for them."""
+    return getattr(_torch().ops.aten, name).default._op
 
 
 def _no_grad(fn: F) -> F:
