@@ -19,6 +19,7 @@ the two meets a mixed-backend error.
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import sys
@@ -180,3 +181,22 @@ def torch():
     torch = pytest.importorskip("torch")
     torch.manual_seed(_SHIFT)
     return torch
+
+
+def _expected_keep(like: ember.Tensor, shape: tuple[int, ...], p: float) -> ember.Tensor:
+    """Dropout's keep mask as documented, drawn here without the kernel: on torch ``rand(shape) >= p`` from a torch
+    generator seeded by Ember's; elsewhere the default generator's next ``ceil(n / 2)`` raw 64-bit outputs, each two
+    32-bit draws (low half first), kept where a draw is at least ``ceil(p * 2**32)``."""
+    be, gen = like._backend, ember.default_generator.numpy
+    if be.name == "torch":
+        return ember.Tensor._make(be.uniform(gen, shape, like.dtype) >= p, be)
+    n = int(np.prod(shape))
+    draws = gen.bit_generator.random_raw(-(-n // 2)).view(np.uint32)[:n]
+    keep = draws.astype(np.int64) >= math.ceil(p * 2**32)
+    return ember.Tensor._make(be.from_numpy(keep.reshape(shape)), be)
+
+
+@pytest.fixture
+def expected_keep():
+    """``expected_keep(like, shape, p)``: the dropout mask Ember's kernels must draw (see ``_expected_keep``)."""
+    return _expected_keep

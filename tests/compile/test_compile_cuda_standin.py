@@ -42,13 +42,13 @@ def test_eval_forward_is_replayed_through_the_graph(graphs):
         assert ember.equal(out, model(x))  # a result is a copy, not the graph's memory
 
 
-def _make(kind):
+def _make(kind, lr):
     ember.manual_seed(0)
     model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
     params = model.parameters()
-    opt = {"sgd": lambda: ember.optim.SGD(params, lr=0.125, momentum=0.9, weight_decay=1e-3),
-           "adam": lambda: ember.optim.Adam(params, lr=2**-7),
-           "adamw": lambda: ember.optim.AdamW(params, lr=2**-7, weight_decay=0.05, amsgrad=True)}[kind]()  # fmt: skip
+    opt = {"sgd": lambda: ember.optim.SGD(params, lr=lr, momentum=0.9, weight_decay=1e-3),
+           "adam": lambda: ember.optim.Adam(params, lr=lr),
+           "adamw": lambda: ember.optim.AdamW(params, lr=lr, weight_decay=0.05, amsgrad=True)}[kind]()  # fmt: skip
     return model, opt
 
 
@@ -68,20 +68,16 @@ def _bits(a, b):
     )
 
 
-@pytest.mark.parametrize("kind", ["sgd", "adam", "adamw"])
-def test_a_training_step_is_replayed_through_the_graph_bit_for_bit(graphs, kind):
-    m1, o1 = _make(kind)
-    m2, o2 = _make(kind)
+def _steps_equal(kind, rates):
+    """Compiled and eager twins stepped with the rate ``rates[i]`` at step ``i``; every bit compared. The graphs."""
+    m1, o1 = _make(kind, rates[0])
+    m2, o2 = _make(kind, rates[0])
     compiled = ember.compile(lambda x, y: _step(m1, o1, x, y))
     kept = None
-    for i in range(9):
+    for i, rate in enumerate(rates):
         x, y = ember.randn(6, 8), ember.randint(0, 4, (6,))
-        if i in (5, 7):  # a scheduler's new rate: a float32 value stays in the graph, 0.01 replays the plain program
-            for o in (o1, o2):
-                o.param_groups[0]["lr"] = 2**-5 if i == 5 else 0.01
-        if i == 8:
-            for o in (o1, o2):
-                o.param_groups[0]["lr"] = 2**-6
+        for o in (o1, o2):
+            o.param_groups[0]["lr"] = rate
         a, b = compiled(x, y), _step(m2, o2, x, y)
         assert _bits(a._data, b._data), i
         for p, q in zip(m1.parameters(), m2.parameters(), strict=True):
@@ -94,7 +90,21 @@ def test_a_training_step_is_replayed_through_the_graph_bit_for_bit(graphs, kind)
         g = next(m1.parameters()).grad
         kept = (g._data, g._data.clone())
     assert isinstance(compiled.cache[0].program, CudaGraphProgram)
+
+
+@pytest.mark.parametrize("kind", ["sgd", "adam", "adamw"])
+def test_a_training_step_is_replayed_through_the_graph_bit_for_bit(graphs, kind):
+    # a scheduler's new rate: a float32 value (2^-5, 2^-6) stays live in the graph, 0.01 replays the plain program
+    start = 0.125 if kind == "sgd" else 2**-7
+    _steps_equal(kind, [start] * 5 + [2**-5, 2**-5, 0.01, 2**-6])
     assert len(graphs) == 1 and graphs[0].replays == 6  # calls 3-9 but 8 (lr 0.01)
+
+
+@pytest.mark.parametrize("kind", ["sgd", "adamw"])
+def test_a_constant_rate_that_is_no_float32_value_is_baked_into_the_graph(graphs, kind):
+    # 0.01 is baked as eager passes it: the graph replays while the rate stays 0.01, the plain program otherwise
+    _steps_equal(kind, [0.01] * 5 + [0.02, 0.01, 2**-5, 0.01])
+    assert len(graphs) == 1 and graphs[0].replays == 5  # calls 3-9 but 6 (0.02) and 8 (2^-5)
 
 
 def test_a_step_without_a_graph_form_replays_the_plain_program(graphs):

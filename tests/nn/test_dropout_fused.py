@@ -1,6 +1,6 @@
 """Dropout as operators keeping a bool mask (``F.dropout``, ReLU + dropout, residual add + dropout in the transformer
-layers): the same numbers and gradients as the composites they replaced, gradcheck, second order, and the node
-not holding its input."""
+layers): the same numbers and gradients as the composites they replaced, over the documented mask (the
+``expected_keep`` fixture), gradcheck, second order, and the node not holding its input."""
 
 import numpy as np
 import pytest
@@ -18,21 +18,21 @@ def r(*shape):
     return rng.standard_normal(shape)
 
 
-def _composite(x, p):
-    return x * ((ember.rand(*x.shape, dtype=x.dtype) >= p).to(x.dtype) * (1.0 / (1.0 - p)))
+def _composite(x, p, keep):
+    return x * (keep(x, x.shape, p).to(x.dtype) * (1.0 / (1.0 - p)))
 
 
 CASES = {
-    "dropout": (lambda x, z: F.dropout(x, 0.3), lambda x, z: _composite(x, 0.3)),
-    "relu_dropout": (lambda x, z: relu_dropout(x, 0.3, True), lambda x, z: _composite(F.relu(x), 0.3)),
-    "dropout_add": (lambda x, z: dropout_add(x, z, 0.3, True), lambda x, z: x + _composite(z, 0.3)),
-    "add_eval": (lambda x, z: dropout_add(x, z, 0.3, False), lambda x, z: x + z),
+    "dropout": (lambda x, z, k: F.dropout(x, 0.3), lambda x, z, k: _composite(x, 0.3, k)),
+    "relu_dropout": (lambda x, z, k: relu_dropout(x, 0.3, True), lambda x, z, k: _composite(F.relu(x), 0.3, k)),
+    "dropout_add": (lambda x, z, k: dropout_add(x, z, 0.3, True), lambda x, z, k: x + _composite(z, 0.3, k)),
+    "add_eval": (lambda x, z, k: dropout_add(x, z, 0.3, False), lambda x, z, k: x + z),
 }
 
 
 @pytest.mark.parametrize("name", list(CASES))
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_same_numbers_and_gradients_as_the_composite(name, dtype):
+def test_same_numbers_and_gradients_as_the_composite(name, dtype, expected_keep):
     fused, composite = CASES[name]
     a, b, g = r(4, 5), r(4, 5), r(4, 5)
     a[0, :3] = [0.0, np.inf, -np.inf]
@@ -41,7 +41,7 @@ def test_same_numbers_and_gradients_as_the_composite(name, dtype):
         x = ember.tensor(a, dtype=getattr(ember, dtype), requires_grad=True)
         z = ember.tensor(b, dtype=getattr(ember, dtype), requires_grad=True)
         ember.manual_seed(7)
-        y = fn(x, z)
+        y = fn(x, z, expected_keep)
         after = ember.rand(2).numpy()
         y.backward(ember.tensor(g, dtype=y.dtype))
         res.append((y.detach().numpy(), after, x.grad.numpy(), None if z.grad is None else z.grad.numpy()))
@@ -56,7 +56,7 @@ def test_gradcheck_and_second_order(name):
 
     def fn(x, z):
         ember.manual_seed(2)
-        return fused(x, z)
+        return fused(x, z, None)
 
     check_op(fn, r(3, 4) + 0.1, r(3, 4), second_order=True, name=name)
 

@@ -331,26 +331,3 @@ def test_cells_export_to_onnx_and_run_in_onnxruntime(tmp_path):
         (got,) = sess.run(None, {"x": xb.numpy()})
         with ember.no_grad():
             np.testing.assert_allclose(got, m(xb).numpy(), rtol=1e-5, atol=1e-6)
-
-
-def test_one_blas_thread_restores_the_count():
-    """The step kernels' one-BLAS-thread block (NumPy's OpenBLAS) sets one thread inside, nests, and restores
-    the count the process had, also after a kernel call."""
-    threadpoolctl = pytest.importorskip("threadpoolctl")
-    from ember.backends._blas_threads import one_blas_thread
-
-    def counts():
-        return [i["num_threads"] for i in threadpoolctl.threadpool_info() if "numpy" in i["filepath"]]
-
-    if not counts():
-        pytest.skip("NumPy's BLAS is not OpenBLAS here")
-    with threadpoolctl.threadpool_limits(2, user_api="blas"):
-        before = counts()
-        with one_blas_thread:
-            with one_blas_thread:
-                assert counts() == [1] * len(before)
-            assert counts() == [1] * len(before)
-        assert counts() == before
-        efn, _, arrays = _case("lstm", True)
-        efn(*[ember.tensor(a, requires_grad=True) for a in arrays])[0].sum().backward()
-        assert counts() == before

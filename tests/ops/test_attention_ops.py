@@ -78,18 +78,18 @@ def test_sdpa_fully_masked_row_is_zero():
     assert np.all(q.grad.numpy()[0, 1] == 0)
 
 
-def _composite_with_dropout(q, k, v, p, mask=None):
-    """The composite operator the fused one replaced, drawing its dropout mask the same way."""
+def _composite_with_dropout(q, k, v, p, expected_keep, mask=None):
+    """The composite operator the fused one replaced, with the documented dropout mask (``expected_keep``)."""
     s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
     if mask is not None:
         s = s + mask
     a = F.softmax(s, -1)
-    keep = ember.rand(*a.shape, dtype=a.dtype) >= p
+    keep = expected_keep(a, a.shape, p)
     return (a * keep * (1.0 / (1.0 - p))) @ v
 
 
 @pytest.mark.parametrize("masked", [False, True])
-def test_sdpa_dropout_draws_the_same_numbers(masked):
+def test_sdpa_dropout_draws_the_same_numbers(masked, expected_keep):
     arrays = [r(2, 3, 4, 5), r(2, 3, 6, 5), r(2, 3, 6, 5)]
     mask = r(4, 6) if masked else None
     outs, grads = [], []
@@ -100,7 +100,7 @@ def test_sdpa_dropout_draws_the_same_numbers(masked):
         if fused:
             y = F.scaled_dot_product_attention(*ts, attn_mask=m, dropout_p=0.3)
         else:
-            y = _composite_with_dropout(*ts, 0.3, m)
+            y = _composite_with_dropout(*ts, 0.3, expected_keep, m)
         after = ember.rand(3).numpy()  # the generator advanced by as much
         w = ember.tensor(np.linspace(-1, 1, y.numel()).reshape(y.shape))
         (y * w).sum().backward()

@@ -4,8 +4,8 @@ Everything here is swapped in for the capture only, so eager code pays nothing: 
 ``Tensor.grad`` become recording properties (the slots' own descriptors are kept and restored), the Tensor
 methods that read values (``item``, ``float()``, ``bool()``, ``numpy``, printing) report to the tracer,
 NumPy's creation functions are recorded (``_ndarray.patch_numpy``), and each backend's random draws
-(``uniform``, ``normal``, ``randint``, ``standard_gamma``) become recorded calls. Other threads see the
-same objects but are never recorded (the tracer checks the thread).
+(``uniform``, ``normal``, ``randint``, ``standard_gamma``, ``dropout_mask``) become recorded calls. Other
+threads see the same objects but are never recorded (the tracer checks the thread).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ __all__ = ["install", "uninstall"]
 
 _READS = ("item", "tolist", "numpy", "__float__", "__int__", "__bool__", "__index__", "__repr__", "__str__",
           "__format__", "__array__")  # fmt: skip
-_RNG = ("uniform", "normal", "randint", "standard_gamma")
+_RNG = ("uniform", "normal", "randint", "standard_gamma", "dropout_mask")
 _LOCK = threading.Lock()
 
 

@@ -1,5 +1,4 @@
-"""NumPy's OpenBLAS beside Ember's kernel threads: a short spin for its idle threads, and one BLAS thread around
-a kernel's small matrix products.
+"""NumPy's OpenBLAS beside Ember's kernel threads: a short spin for its idle threads.
 
 **Short spin** (:func:`shorten_spin`, when the NumPy backend is made). After each threaded product OpenBLAS's idle
 threads spin, waiting for the next one, for 2**28 CPU cycles (about 0.1 s) before they sleep. Ember's row
@@ -12,12 +11,6 @@ threaded call with the shorter spin. Back-to-back products (an MLP's) still find
 OpenBLAS's default. The figures behind 22 are in ``benchmarks/README.md`` ("Measurements behind kernel
 choices"). It is done once, when Ember is imported (stopping OpenBLAS's threads while another thread runs a
 BLAS call would not be safe), and does nothing for another BLAS.
-
-**One BLAS thread**: OpenBLAS splits even a (97, 51) x (51, 204) product over all its threads; MKL (PyTorch's
-BLAS) keeps products that small on one. On this project's 2-core machine, loaded by neighbours, the recurrent
-step's products on OpenBLAS's default 2 threads made the LSTM workload 2-6x slower than on one (threads waiting
-for a busy core at every product; ``benchmarks/README.md``). ``one_blas_thread`` sets OpenBLAS to one thread
-for the ``with`` block and restores the count after (nested and concurrent blocks share one saved count).
 """
 
 from __future__ import annotations
@@ -34,9 +27,6 @@ _TIMEOUT_VARS = ("OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT")
 
 _lock = threading.Lock()
 _lib: Any = None  # NumPy's OpenBLAS (a ctypes library); False when not found
-_fns: tuple[Any, ...] | None = None  # (get, set) of NumPy's OpenBLAS, or () when not available
-_depth = 0
-_saved = 1
 _spin: bool | None = None  # shorten_spin's answer, once asked
 
 
@@ -67,6 +57,7 @@ def _library() -> Any:
 
 
 def _find() -> tuple[Any, ...]:
+    """``(get, set)`` of NumPy's OpenBLAS thread count, or ``()`` when not available."""
     lib = _library()
     if lib is None:
         return ()
@@ -111,28 +102,3 @@ def shorten_spin() -> bool:
                 shutdown()  # its threads start again on the next threaded call, with the new spin
                 _spin = True
         return _spin
-
-
-class _OneBlasThread:
-    def __enter__(self) -> None:
-        global _fns, _depth, _saved
-        with _lock:
-            if _fns is None:
-                _fns = _find()
-            if _fns:
-                if _depth == 0:
-                    _saved = _fns[0]()
-                    if _saved > 1:
-                        _fns[1](1)
-                _depth += 1
-
-    def __exit__(self, *exc: object) -> None:
-        global _depth
-        with _lock:
-            if _fns:
-                _depth -= 1
-                if _depth == 0 and _saved > 1:
-                    _fns[1](_saved)
-
-
-one_blas_thread = _OneBlasThread()

@@ -20,40 +20,16 @@ place *of 1* (absolute), so for ``|a|`` far below 1 its relative error grows pas
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import math
-from collections.abc import Callable
-from typing import Any, TypeVar
-
-import numpy as np
-
-from ._blas_threads import one_blas_thread
+from typing import Any
 
 _EXP_CAPS: dict[Any, float] = {}
-_NULL = contextlib.nullcontext()
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _small_products(fn: F) -> F:
-    """Run a step kernel with one BLAS thread on NumPy (its products are small: ``_blas_threads.py``)."""
-
-    @functools.wraps(fn)
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with self._one_thread():
-            return fn(self, *args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
 
 
 class RNNKernels:
     """Recurrent steps and layers, forward and backward. Mixed into ``Backend``."""
 
     xp: Any
-
-    def _one_thread(self) -> Any:
-        """One BLAS thread for a step's small products on NumPy's OpenBLAS; other backends keep their own."""
-        return one_blas_thread if self.xp is np else _NULL
 
     # -- activations in place (backends with native ones override these three) --------------------------
     def _exp_cap(self, a: Any) -> float:
@@ -84,10 +60,18 @@ class RNNKernels:
         a -= 1.0
         return a
 
+    def _gates(self, a: Any) -> tuple[Any, Any, Any, Any]:
+        """Views of the four gate blocks (input, forget, cell, output) of ``a``: (N, 4H) as the products give
+        them, or gate-major (4, N, H), where each block is contiguous (the cells' layout: see ``lstm_cell``)."""
+        if a.ndim == 3:
+            return a[0], a[1], a[2], a[3]
+        hs = a.shape[-1] // 4
+        return a[:, :hs], a[:, hs : 2 * hs], a[:, 2 * hs : 3 * hs], a[:, 3 * hs :]
+
     def _lstm_gates_(self, act: Any) -> None:
-        """The LSTM's pre-activations (N, 4H) become ``[sigmoid i, sigmoid f, tanh g, sigmoid o]`` in place."""
-        hs = act.shape[-1] // 4
-        g = act[:, 2 * hs : 3 * hs]
+        """The LSTM's pre-activations (N, 4H or gate-major 4, N, H) become ``[sigmoid i, sigmoid f, tanh g,
+        sigmoid o]`` in place."""
+        g = self._gates(act)[2]
         g *= 2.0  # tanh(g) = 2 sigmoid(2g) - 1: one sigmoid pass over all four gates
         self._sigmoid_(act)
         g *= 2.0
@@ -124,45 +108,57 @@ class RNNKernels:
     # -- LSTM ---------------------------------------------------------------------------------------
     def _lstm_act(self, act: Any, c: Any) -> tuple[Any, Any, Any]:
         """From the pre-activations ``act`` (made the activations in place) and ``c``: ``(o tanh c', c', tanh c')``."""
-        hs = c.shape[-1]
         self._lstm_gates_(act)
-        c1 = act[:, hs : 2 * hs] * c
-        c1 += act[:, :hs] * act[:, 2 * hs : 3 * hs]
+        i, f, g, o = self._gates(act)
+        c1 = f * c
+        c1 += i * g
         tc = self._tanh_(self.xp.copy(c1))
-        return act[:, 3 * hs :] * tc, c1, tc
+        return o * tc, c1, tc
 
     def _lstm_dz(self, dz: Any, gh: Any, gc: Any, act: Any, tc: Any, c: Any) -> Any:
-        """Fill ``dz`` (N, 4H) with the pre-activations' gradient; return the gradient of ``c'`` (total)."""
-        hs = tc.shape[-1]
-        i, g, o = act[:, :hs], act[:, 2 * hs : 3 * hs], act[:, 3 * hs :]
-        dz[...] = act * (1.0 - act)  # sigmoid'; the cell gate's block becomes tanh' below
-        dz[:, 2 * hs : 3 * hs] = 1.0 - g * g
+        """Fill ``dz`` (the layout of ``act``) with the pre-activations' gradient; return the gradient of ``c'``
+        (total)."""
+        xp = self.xp
+        i, _, g, o = self._gates(act)
+        di, df, dg, do = self._gates(dz)
+        xp.subtract(1.0, act, out=dz)
+        dz *= act  # sigmoid'; the cell gate's block becomes tanh' below
+        xp.multiply(g, g, out=dg)
+        xp.subtract(1.0, dg, out=dg)
         if gh is not None:
             dc = gh * o
-            dc *= 1.0 - tc * tc
+            t = tc * tc
+            xp.subtract(1.0, t, out=t)
+            dc *= t
             if gc is not None:
                 dc += gc
-            dz[:, 3 * hs :] *= gh * tc
+            do *= gh * tc
         else:
-            dc = self.xp.copy(gc) if gc is not None else self.xp.zeros_like(tc)
-            dz[:, 3 * hs :] = 0.0
-        dz[:, :hs] *= dc * g
-        dz[:, hs : 2 * hs] *= dc * c
-        dz[:, 2 * hs : 3 * hs] *= dc * i
+            dc = xp.copy(gc) if gc is not None else xp.zeros_like(tc)
+            do[...] = 0.0
+        di *= dc * g
+        df *= dc * c
+        dg *= dc * i
         return dc
 
-    @_small_products
     def lstm_cell(self, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any) -> tuple[Any, Any, Any]:
-        """``(h', c', saved)``: ``c' = f c + i g``, ``h' = o tanh(c')``."""
-        act = self._mm_t(x, w_ih)
-        act += self._mm_t(h, w_hh)
+        """``(h', c', saved)``: ``c' = f c + i g``, ``h' = o tanh(c')``. The gates are kept gate-major (4, N, H):
+        the products' (N, 4H) copied once (with the first bias added on the way), so every gate's elementwise pass
+        runs over a contiguous block instead of N strided rows (fewer passes than strided ones cost; same bits)."""
+        xp = self.xp
+        z = self._mm_t(x, w_ih)
+        z += self._mm_t(h, w_hh)
+        n, hs = z.shape[0], c.shape[-1]
+        act = xp.empty((4, n, hs), dtype=z.dtype)
+        zt = xp.transpose(z.reshape((n, 4, hs)), (1, 0, 2))
         if b_ih is not None:
-            act += b_ih
-            act += b_hh
+            xp.add(zt, b_ih.reshape((4, 1, hs)), out=act)
+            act += b_hh.reshape((4, 1, hs))
+        else:
+            act[...] = zt
         h1, c1, tc = self._lstm_act(act, c)
         return h1, c1, (act, tc)
 
-    @_small_products
     def lstm_cell_backward(
         self, gh: Any, gc: Any, saved: Any, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, need: tuple[bool, ...],
         lazy: bool = False,
@@ -170,11 +166,11 @@ class RNNKernels:
         """Gradients ``(gx, gh, gc, gw_ih, gw_hh, gb_ih, gb_hh)`` (None where ``need`` says not needed; ``need``
         has one flag per input in that order) from the gradients of ``h'`` and ``c'`` (either may be None).
         ``lazy``: the weights' gradients may be ``WeightGrad``s (the torch backend's are; arrays here)."""
-        act, tc = saved
-        dz = self.xp.empty_like(act)
-        dc = self._lstm_dz(dz, gh, gc, act, tc, c)
-        hs = tc.shape[-1]
-        gc0 = dc * act[:, hs : 2 * hs] if need[2] else None
+        act, tc = saved  # gate-major (4, N, H)
+        d = self.xp.empty_like(act)
+        dc = self._lstm_dz(d, gh, gc, act, tc, c)
+        gc0 = dc * act[1] if need[2] else None
+        dz = self.xp.transpose(d, (1, 0, 2)).reshape((act.shape[1], 4 * act.shape[2]))  # (N, 4H): one copy
         gx, gw_ih, gb_ih = self._linear_grads(dz, x, w_ih, need[0], need[3], need[5])
         gh0, gw_hh, _ = self._linear_grads(dz, h, w_hh, need[1], need[4], False)
         gb_hh = (self.xp.copy(gb_ih) if need[5] else self.xp.sum(dz, axis=0)) if need[6] else None  # one sum
@@ -194,16 +190,15 @@ class RNNKernels:
         tcs, cs = xp.empty_like(acts[..., :hs]), xp.empty_like(acts[..., :hs])  # tanh c', and c before each step
         hpre = xp.empty_like(acts[..., :hs]) if w_hr is not None else None
         h, c = h0, c0
-        with self._one_thread():
-            for t in range(steps - 1, -1, -1) if reverse else range(steps):
-                act = acts[t]
-                act += self._mm_t(h, w_hh)
-                cs[t] = c
-                h, c, tcs[t] = self._lstm_act(act, c)
-                if hpre is not None:
-                    hpre[t] = h
-                    h = self._mm_t(h, w_hr)
-                out[t] = h
+        for t in range(steps - 1, -1, -1) if reverse else range(steps):
+            act = acts[t]
+            act += self._mm_t(h, w_hh)
+            cs[t] = c
+            h, c, tcs[t] = self._lstm_act(act, c)
+            if hpre is not None:
+                hpre[t] = h
+                h = self._mm_t(h, w_hr)
+            out[t] = h
         return out, h, c, (acts, tcs, cs, hpre)
 
     def lstm_layer_backward(
@@ -218,15 +213,14 @@ class RNNKernels:
         dz = xp.empty_like(acts)
         ghr = None if w_hr is None else xp.zeros_like(w_hr)
         dc = gc
-        with self._one_thread():
-            for t in range(steps) if reverse else range(steps - 1, -1, -1):
-                g = gh if gout is None else (gout[t] if gh is None else gout[t] + gh)
-                if ghr is not None and g is not None:
-                    ghr += xp.matmul(xp.transpose(g, (1, 0)), hpre[t])
-                    g = xp.matmul(g, w_hr)
-                dc = self._lstm_dz(dz[t], g, dc, acts[t], tcs[t], cs[t])
-                dc = dc * acts[t][:, hs : 2 * hs]
-                gh = xp.matmul(dz[t], w_hh)
+        for t in range(steps) if reverse else range(steps - 1, -1, -1):
+            g = gh if gout is None else (gout[t] if gh is None else gout[t] + gh)
+            if ghr is not None and g is not None:
+                ghr += xp.matmul(xp.transpose(g, (1, 0)), hpre[t])
+                g = xp.matmul(g, w_hr)
+            dc = self._lstm_dz(dz[t], g, dc, acts[t], tcs[t], cs[t])
+            dc = dc * acts[t][:, hs : 2 * hs]
+            gh = xp.matmul(dz[t], w_hh)
         hprev = xp.concatenate([out[1:], h0[None]] if reverse else [h0[None], out[:-1]], axis=0)
         dzf = self._flat(dz)
         gx = xp.matmul(dz, w_ih) if need[0] else None
@@ -271,7 +265,6 @@ class RNNKernels:
         dh[:, 2 * hs :] = dn * r
         return gh * z
 
-    @_small_products
     def gru_cell(self, x: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any) -> tuple[Any, Any]:
         """``(h', saved)``: ``r, z = sigmoid(...)``, ``n = tanh(x_n + r hn)``, ``h' = n + z (h - n)``."""
         xw, hw = self._mm_t(x, w_ih), self._mm_t(h, w_hh)
@@ -280,7 +273,6 @@ class RNNKernels:
             hw += b_hh
         return self._gru_act(xw, hw, h), (xw, hw[:, 2 * h.shape[-1] :])
 
-    @_small_products
     def gru_cell_backward(
         self, gh: Any, saved: Any, x: Any, h: Any, w_ih: Any, w_hh: Any, need: tuple[bool, ...], lazy: bool = False
     ) -> tuple[Any, ...]:
@@ -304,13 +296,12 @@ class RNNKernels:
             acts += b_ih
         out, hns = xp.empty_like(acts[..., :hs]), xp.empty_like(acts[..., :hs])
         h = h0
-        with self._one_thread():
-            for t in range(steps - 1, -1, -1) if reverse else range(steps):
-                hw = self._mm_t(h, w_hh)
-                if b_hh is not None:
-                    hw += b_hh
-                hns[t] = hw[:, 2 * hs :]
-                out[t] = h = self._gru_act(acts[t], hw, h)
+        for t in range(steps - 1, -1, -1) if reverse else range(steps):
+            hw = self._mm_t(h, w_hh)
+            if b_hh is not None:
+                hw += b_hh
+            hns[t] = hw[:, 2 * hs :]
+            out[t] = h = self._gru_act(acts[t], hw, h)
         return out, h, (acts, hns)
 
     def gru_layer_backward(
@@ -323,13 +314,12 @@ class RNNKernels:
         steps = x.shape[0]
         dx, dh = xp.empty_like(acts), xp.empty_like(acts)
         hprev = xp.concatenate([out[1:], h0[None]] if reverse else [h0[None], out[:-1]], axis=0)
-        with self._one_thread():
-            for t in range(steps) if reverse else range(steps - 1, -1, -1):
-                g = gh if gout is None else (gout[t] if gh is None else gout[t] + gh)
-                if g is None:
-                    g = xp.zeros_like(h0)
-                gh = self._gru_dz(dx[t], dh[t], g, acts[t], hns[t], hprev[t])
-                gh += xp.matmul(dh[t], w_hh)
+        for t in range(steps) if reverse else range(steps - 1, -1, -1):
+            g = gh if gout is None else (gout[t] if gh is None else gout[t] + gh)
+            if g is None:
+                g = xp.zeros_like(h0)
+            gh = self._gru_dz(dx[t], dh[t], g, acts[t], hns[t], hprev[t])
+            gh += xp.matmul(dh[t], w_hh)
         gw_ih, gb_ih = self._layer_weight_grads(dx, x, need[2], need[4])
         gw_hh, gb_hh = self._layer_weight_grads(dh, hprev, need[3], need[5])
         return xp.matmul(dx, w_ih) if need[0] else None, gh, gw_ih, gw_hh, gb_ih, gb_hh
@@ -347,7 +337,6 @@ class RNNKernels:
     def _rnn_dz(self, gh: Any, h1: Any, nonlinearity: str) -> Any:
         return gh * (1.0 - h1 * h1) if nonlinearity == "tanh" else gh * (h1 > 0)
 
-    @_small_products
     def rnn_cell(
         self, x: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, nonlinearity: str
     ) -> tuple[Any, Any]:
@@ -359,7 +348,6 @@ class RNNKernels:
             z += b_hh
         return self._rnn_act_(z, nonlinearity), None
 
-    @_small_products
     def rnn_cell_backward(
         self, gh: Any, h1: Any, x: Any, h: Any, w_ih: Any, w_hh: Any, nonlinearity: str, need: tuple[bool, ...],
         lazy: bool = False,
@@ -381,11 +369,10 @@ class RNNKernels:
         if b_ih is not None:
             out += b_ih + b_hh
         h = h0
-        with self._one_thread():
-            for t in range(steps - 1, -1, -1) if reverse else range(steps):
-                z = out[t]
-                z += self._mm_t(h, w_hh)
-                h = self._rnn_act_(z, nonlinearity)
+        for t in range(steps - 1, -1, -1) if reverse else range(steps):
+            z = out[t]
+            z += self._mm_t(h, w_hh)
+            h = self._rnn_act_(z, nonlinearity)
         return out, self.xp.copy(h), None
 
     def rnn_layer_backward(
@@ -396,11 +383,10 @@ class RNNKernels:
         xp = self.xp
         steps = x.shape[0]
         dz = xp.empty_like(out)
-        with self._one_thread():
-            for t in range(steps) if reverse else range(steps - 1, -1, -1):
-                g = gh if gout is None else (gout[t] if gh is None else gout[t] + gh)
-                dz[t] = 0.0 if g is None else self._rnn_dz(g, out[t], nonlinearity)
-                gh = xp.matmul(dz[t], w_hh)
+        for t in range(steps) if reverse else range(steps - 1, -1, -1):
+            g = gh if gout is None else (gout[t] if gh is None else gout[t] + gh)
+            dz[t] = 0.0 if g is None else self._rnn_dz(g, out[t], nonlinearity)
+            gh = xp.matmul(dz[t], w_hh)
         hprev = xp.concatenate([out[1:], h0[None]] if reverse else [h0[None], out[:-1]], axis=0)
         gw_ih, gb = self._layer_weight_grads(dz, x, need[2], need[4] or need[5])
         gw_hh, _ = self._layer_weight_grads(dz, hprev, need[3], False)

@@ -8,8 +8,10 @@ each replay; any change replays the plain program instead, which calls the step 
 (version counters, Adam's step count in the state) is done after each replay.
 
 The fused kernels read a tensor learning rate as float32 on CUDA (``*lr_ptr``, widened to double), where eager
-passes the double: the two agree only for a rate that is a float32 value, so another rate replays the plain
-program (bit-identical to eager is the bar). ``_compile/_cuda_graph.py`` drives these forms; a form is made from
+passes the double: the two agree only for a rate that is a float32 value. A group whose rate is one at capture
+keeps it live in a tensor; any other rate (0.01) is baked into the graph as eager passes it, and the graph replays
+only while the group's rate is still that value (a constant rate), else the plain program runs (bit-identical to
+eager is the bar). ``_compile/_cuda_graph.py`` drives these forms; a form is made from
 the recorded call's arguments (``make``), and runs the step inside the graph's warm-up and capture (``launch``).
 """
 
@@ -37,7 +39,7 @@ class StepForm:
     def __init__(self, opt: Any) -> None:
         self.opt = opt
         self.live: list[list[Any]] | None = None  # per group, the parameters with a gradient (at the first launch)
-        self.lr: list[Any] = []
+        self.lr: list[Any] = []  # per group: a float32 device tensor (live rate) or the float baked into the graph
         self.steps: dict[int, Any] = {}  # Adam: per group (by id) the step count tensor
         self.baked: Any = None
 
@@ -95,7 +97,8 @@ class StepForm:
             if g.get("momentum") and any(o.state[_key(p)].get("momentum_buffer") is None for p in gps):
                 raise NotGraphableError("a momentum buffer is made at this step")
         dev = ps[0]._data.device
-        self.lr = [torch.full((), float(g["lr"]), dtype=torch.float32, device=dev) for g in o.param_groups]
+        self.lr = [torch.full((), float(g["lr"]), dtype=torch.float32, device=dev) if _f32(g["lr"]) else g["lr"]
+                   for g in o.param_groups]  # fmt: skip
         if o.simple.many_kernel == "adam_step_many":
             self.steps = {id(g): torch.zeros((), dtype=torch.float32, device=dev) for g in o.param_groups}
         self.baked = (self._options(), self._layout())
@@ -104,8 +107,11 @@ class StepForm:
     def check(self) -> bool:
         """Whether the next replay may use the graph (nothing baked into it changed)."""
         o = self.opt
-        if (self._options(), self._layout()) != self.baked or any(not _f32(g["lr"]) for g in o.param_groups):
+        if (self._options(), self._layout()) != self.baked:
             return False
+        for g, lr in zip(o.param_groups, self.lr, strict=True):
+            if not (_f32(g["lr"]) if hasattr(lr, "fill_") else g["lr"] == lr):
+                return False
         from .optimizer import _key
 
         return all(len({o.state[_key(p)].get("step") for p in ps}) <= 1 for ps in self.live or ())
@@ -115,7 +121,8 @@ class StepForm:
         from .optimizer import _key
 
         for g, lr, ps in zip(self.opt.param_groups, self.lr, self.live or (), strict=True):
-            lr.fill_(float(g["lr"]))
+            if hasattr(lr, "fill_"):
+                lr.fill_(float(g["lr"]))
             t = self.steps.get(id(g))
             if t is not None and ps:
                 t.fill_(float(self.opt.state[_key(ps[0])]["step"] + 1))

@@ -105,6 +105,11 @@ class TorchKernels:
         nd = self.native_dtype(dtype)
         return self._draw(gen, lambda g: _torch().randn(shape, generator=g, dtype=nd, device=self.tdevice))
 
+    def dropout_mask(self, gen: Any, shape: Ints, p: float, dtype: Any) -> Any:
+        """``rand(shape, dtype) >= p`` on the device (the numbers ``ember.rand`` would draw)."""
+        nd = self.native_dtype(dtype)
+        return self._draw(gen, lambda g: _torch().rand(shape, generator=g, dtype=nd, device=self.tdevice) >= p)
+
     def randint(self, gen: Any, low: int, high: int, shape: Ints, dtype: Any) -> Any:
         nd = self.native_dtype(dtype)
         return self._draw(gen, lambda g: _torch().randint(low, high, shape, generator=g, dtype=nd, device=self.tdevice))

@@ -3,15 +3,16 @@
 The composite ``x * (rand >= p).to(dtype) * scale`` kept a float mask and its input alive until backward; these
 keep one bool mask and nothing of the input (``release_values``: the node's inputs that backward never reads
 become zero-strided stand-ins of the same shape and dtype, so the graph does not hold their arrays, as PyTorch's
-nodes keep only what their backward needs). The mask is drawn as before, ``rand(shape) >= p`` from Ember's
-generator: the same numbers, the same results.
+nodes keep only what their backward needs). The mask is drawn by the backend's ``dropout_mask`` from Ember's
+generator (:func:`keep_mask`): on NumPy/CuPy 32-bit integer draws against a threshold on Ember's kernel threads
+(``backends/_kernels_random.py``), on torch ``rand(shape) >= p`` on the device.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..._creation import rand
+from ..._creation import default_generator
 from ..._tensor import Tensor
 from ...autograd._function import Op
 from ...autograd._grad_mode import STATE
@@ -36,9 +37,14 @@ def release_values(out: Tensor, *idx: int) -> Tensor:
     return out
 
 
-def keep_mask(x: Tensor, p: float, generator: Any = None) -> Tensor:
-    """The bool mask of the elements dropout keeps: ``rand(x.shape) >= p`` (the composite's numbers)."""
-    return rand(*x.shape, dtype=x.dtype, device=x.device, generator=generator) >= p
+def keep_mask(like: Tensor, p: float, generator: Any = None, shape: tuple[int, ...] | None = None) -> Tensor:
+    """Dropout's bool mask of the elements kept (each with probability ``1 - p``), of ``shape`` (default ``like``'s),
+    on ``like``'s backend: ``Backend.dropout_mask`` drawn from ``generator`` (default: Ember's)."""
+    gen = generator or default_generator
+    be = like._backend
+    with gen._lock:
+        arr = be.dropout_mask(gen._rng, tuple(like.shape if shape is None else shape), p, like.dtype)
+    return Tensor._make(arr, be)
 
 
 def _scale(p: float) -> float:

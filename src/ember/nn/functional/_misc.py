@@ -20,7 +20,7 @@ from ...ops._indexing_view import _transpose
 from ...ops._other_math import einsum
 from ...ops._pointwise_complex import cj
 from ...ops._util import _float, index_out_of_range, size_of
-from ._dropout_ops import dropout_keep_bool
+from ._dropout_ops import dropout_keep_bool, keep_mask
 
 __all__ = [
     "alpha_dropout", "bilinear", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
@@ -107,6 +107,8 @@ def _check_p(p: float, op: str) -> None:
 
 
 def _keep_mask(x: Tensor, shape: tuple[int, ...], p: float, generator: Any) -> Tensor:
+    if x.dtype.is_floating_point:  # the dropout ops' mask (Backend.dropout_mask)
+        return keep_mask(x, p, generator, shape).to(x.dtype)
     return (rand(*shape, dtype=x.dtype, device=x.device, generator=generator) >= p).to(x.dtype)
 
 

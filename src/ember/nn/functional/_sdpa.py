@@ -2,7 +2,8 @@
 
 The node keeps the inputs, the probabilities and the dropout's bool mask (on torch without dropout: the output
 and one log-sum-exp per query), never the scores, the masked scores or the dropped-out probabilities. Dropout
-draws ``rand(scores' shape) >= p`` from Ember's generator, as the composite operator did (the same numbers).
+draws its bool mask of the scores' shape as ``F.dropout`` does (``_dropout_ops.keep_mask``), so the composite path
+draws the same numbers.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..._creation import rand, zeros
+from ..._creation import zeros
 from ..._dtype import bool_
 from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
@@ -24,6 +25,7 @@ from ...ops._other_shape import repeat_interleave
 from ...ops._reduction import sum as _sum
 from ...ops._util import broadcast_shapes, sum_to_array
 from ._basic import softmax
+from ._dropout_ops import keep_mask
 
 __all__ = ["scaled_dot_product_attention"]
 
@@ -149,7 +151,7 @@ def scaled_dot_product_attention(
     if dropout_p >= 1.0:  # everything dropped (no numbers drawn, as dropout's p=1)
         keep = zeros(*shape, dtype=bool_, device=query.device)
     elif dropout_p > 0.0:
-        keep = rand(*shape, dtype=query.dtype, device=query.device) >= dropout_p
+        keep = keep_mask(query, dropout_p, shape=shape)
     mask_grad = attn_mask is not None and attn_mask.requires_grad and STATE.enabled
     return ScaledDotProductAttention.apply(
         query, key, value, attn_mask, keep, bool(is_causal), float(s), float(dropout_p), mask_grad
