@@ -28,6 +28,7 @@ def _split(monkeypatch, threads):
     monkeypatch.setattr(kt, "kernel_threads", lambda: threads)
     monkeypatch.setattr(kt, "_MIN_ROWS_PART", 4)
     monkeypatch.setattr(ka, "_BLOCK", 16)
+    monkeypatch.setattr(fu, "_LN_BLOCK", 24)  # layer norm's blocks of rows: 1-2 rows of the shapes below
 
 
 @pytest.fixture
@@ -112,6 +113,56 @@ def test_split_rows_equal_the_reference_formulas(split, dtype):
     for a, b in zip(fused, ref, strict=True):
         assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_layer_norm_blocks_of_rows_give_the_bits_of_whole_rows(monkeypatch, dtype):
+    """Layer norm's chains run block by block of rows (``_LN_BLOCK``): blocks of one row and of all rows give
+    the same bits, with and without weight and bias."""
+    rng = np.random.default_rng(3)
+    x, g = (rng.standard_normal((33, 17)).astype(dtype) for _ in range(2))
+    w, b = (rng.standard_normal(17).astype(dtype) for _ in range(2))
+    res = []
+    for block in (1, 1 << 20):
+        monkeypatch.setattr(fu, "_LN_BLOCK", block)
+        out = []
+        for wb in ((w, b), (None, None)):
+            y, mean, rstd = fu.layer_norm(x, 17, *wb, 1e-5)
+            out += [y, mean, rstd]
+            out += [a for a in fu.layer_norm_backward(g, x, 17, mean, rstd, wb[0], True, True, True) if a is not None]
+        res.append(out)
+    for a, c in zip(*res, strict=True):
+        np.testing.assert_array_equal(a, c)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_layer_norm_kernels_keep_their_accuracy_far_from_zero(dtype):
+    """Rows whose mean is 1e4 times their spread: the variance is that of the centred rows, and backward works
+    from ``x - mean`` (no cancellation of ``x * c1 + c0``): within float32's rounding of the float64 results."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((64, 96)) + 1e4
+    g, w, b = rng.standard_normal((64, 96)), rng.standard_normal(96), rng.standard_normal(96)
+    ref = REF.layer_norm(x, (96,), w, b, 1e-5)
+    gref = REF.layer_norm_backward(g, x, (96,), ref[1], w, (True, True, True))
+    cast = [a.astype(dtype) for a in (x, g, w, b)]
+    y, (mean, rstd) = BE.layer_norm(cast[0], (96,), cast[2], cast[3], 1e-5)
+    grads = BE.layer_norm_backward(cast[1], cast[0], (96,), (mean, rstd), cast[2], (True, True, True))
+    # float32 holds 1e4 + x to 1e-3 absolute: the normalised values carry that error (1e-3 of a unit spread)
+    tol = 5e-3 if dtype == np.float32 else 1e-9
+    np.testing.assert_allclose(y, ref[0], rtol=tol, atol=tol)
+    for a, r in zip(grads, gref, strict=True):
+        np.testing.assert_allclose(a, r, rtol=tol, atol=tol * np.abs(r).max())
+
+
+@pytest.mark.parametrize("shape", [(2048, 128), (7, 100), (150, 64), (30, 2000)])
+def test_column_sums_in_chunks_equal_numpy_sums(shape):
+    """Layer norm's sums over rows: chunks of rows as matrix-vector products (a remainder of rows, fewer rows than a
+    chunk, long rows through NumPy's own sum), equal to float64 sums within float32 rounding."""
+    a = np.random.default_rng(6).standard_normal(shape).astype(np.float32)
+    s = fu._column_sums(a)
+    assert s.dtype == np.float32 and s.shape == (shape[1],)
+    np.testing.assert_allclose(s, a.astype(np.float64).sum(0), rtol=0, atol=2e-6 * shape[0])
+    np.testing.assert_array_equal(fu._column_sums(a.astype(np.float64)), fu._column_sums(a.astype(np.float64)))
 
 
 def _rand(*shape):
