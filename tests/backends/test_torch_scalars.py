@@ -1,5 +1,6 @@
 """The torch backend's per-op shortcuts (issue 28): Python numbers kept as 0-d tensors (``torch/_xp_scalars.py``)
-give torch's own results bit for bit, and tanh/sigmoid gradients are torch's one-kernel backward (PyTorch's bits)."""
+give torch's own results bit for bit, and tanh/sigmoid (sigmoid's forward too) are torch's one-kernel functions
+(PyTorch's bits)."""
 
 import math
 import operator
@@ -101,16 +102,15 @@ def test_tanh_sigmoid_gradients_are_pytorchs_bits(op, dtype):
         y = getattr(ember, op)(x)
         y.backward(ember.tensor(gv.numpy()))
         assert isinstance(x.grad._data, torch.Tensor)
-        # torch's one-kernel backward of Ember's output (Ember's sigmoid is exp(-logaddexp(0, -x)), not aten's)
-        want = getattr(torch.ops.aten, op + "_backward")(gv, y._data)
-        assert torch.equal(_bits(x.grad._data), _bits(want))
-        if op == "tanh":  # the same forward kernel as PyTorch's: PyTorch's gradient bit for bit
-            assert torch.equal(_bits(x.grad._data), _bits(tx.grad))
-        torch.testing.assert_close(x.grad._data, tx.grad)
+        # PyTorch's forward and gradient kernels: its bits
+        assert torch.equal(_bits(y._data), _bits(getattr(torch, op)(xv)))
+        assert torch.equal(_bits(x.grad._data), _bits(tx.grad))
     with backends.use("numpy"):  # the NumPy reference is the former rule, unchanged
         x = ember.tensor(xv.numpy(), requires_grad=True)
         getattr(ember, op)(x).backward(ember.tensor(gv.numpy()))
         y = getattr(ember, op)(ember.tensor(xv.numpy())).numpy()
+        if op == "sigmoid":
+            np.testing.assert_array_equal(y, np.exp(-np.logaddexp(0, -xv.numpy())))
         want = gv.numpy() * (1 - y * y) if op == "tanh" else gv.numpy() * y * (1 - y)
         np.testing.assert_array_equal(x.grad.numpy(), want)
 
@@ -139,3 +139,25 @@ def test_op_chain_makes_pytorchs_kernel_calls():
     assert calls.pop("aten.tanh_backward.default") == 1 and calls.pop("aten.tanh.default") == 1
     assert calls.pop("aten.add.Tensor") == 1 and calls.pop("aten.mul.Tensor") == 2  # forward, and backward's g * 0.5
     assert not {k for k in calls if "rsub" in k or "add" in k or "mul" in k}, calls
+
+
+def test_compiled_torch_program_calls_operators_directly():
+    """A replayed torch program calls each aten overload's C++ entry point (``OpOverload.__call__`` is a Python
+    frame around it), and its results stay eager's, step after step."""
+    with backends.use("torch"):
+        xs = [ember.tensor(np.linspace(-2, 2, 8), requires_grad=True) for _ in range(2)]
+
+        def step(x):
+            y = ((x + 1.0) * 0.5).tanh().sigmoid() / 3.0
+            y.sum().backward()
+            return y
+
+        f = ember.compile(step)
+        outs = [f(xs[0]) for _ in range(4)]
+        for _ in range(4):
+            want = step(xs[1])
+        assert not f.eager
+        env = f.cache[0].program.run.__globals__
+        called = [v for k, v in env.items() if k.startswith("C") and callable(v)]
+        assert called and not any(isinstance(v, torch._ops.OpOverload) for v in called)
+        assert torch.equal(outs[-1]._data, want._data) and torch.equal(xs[0].grad._data, xs[1].grad._data)

@@ -9,6 +9,7 @@ guards run before anything is written, so a miss leaves no trace and the caller 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -243,6 +244,13 @@ class _Generators:
 _LITERALS = (int, bool, str, type(None))
 
 
+def _direct(fn: Any) -> Any:
+    """A torch operator overload's own C++ entry point (``OpOverload.__call__`` is a Python frame calling it
+    with the same arguments: the same call, one frame less per replayed instruction); anything else as is."""
+    ops = getattr(sys.modules.get("torch"), "_ops", None)
+    return fn._op if ops is not None and type(fn) is ops.OpOverload else fn
+
+
 class _Gen:
     """Renders templates as Python source; everything that is not a literal becomes a named constant."""
 
@@ -305,7 +313,7 @@ class _Gen:
                 return f"{self.target(ins.outs)} = {name}"
             else:
                 return f"{name}.fill({self.expr(fill)}); {self.target(ins.outs)} = {name}"
-        call = f"{self.const(ins.fn)}({', '.join(args)})"
+        call = f"{self.const(_direct(ins.fn))}({', '.join(args)})"
         if ins.outs is None or (isinstance(ins.fn, _Opaque) and not ins.outs):
             return call
         return f"{self.target(ins.outs)} = {call}"

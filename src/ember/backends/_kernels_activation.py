@@ -133,6 +133,11 @@ class ActivationKernels:
             np.maximum(xf[m:], 0, out=yf[m:])
         return y
 
+    def sigmoid(self, x: Any) -> Any:
+        """``1 / (1 + exp(-x))`` of real ``x``, as ``exp(-logaddexp(0, -x))`` (finite for any ``|x|``; torch: its
+        kernel)."""
+        return self.xp.exp(-self.xp.logaddexp(0, -x))
+
     def tanh_backward(self, g: Any, y: Any) -> Any:
         """The gradient of ``y = tanh(x)`` from ``y``: ``g * (1 - y * y)`` (torch: its one-pass kernel)."""
         return g * (1 - y * y)

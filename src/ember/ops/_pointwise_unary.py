@@ -173,11 +173,10 @@ class Sigmoid(Op):
     saves_output = True
 
     def forward(self, x: Any) -> Any:
-        xp = self.backend.xp
         if self.backend.dtype_of(x).is_complex:  # no complex logaddexp
-            y = 1 / (1 + xp.exp(-x))
+            y = 1 / (1 + self.backend.xp.exp(-x))
         else:
-            y = xp.exp(-xp.logaddexp(0, -x))  # finite for any |x|
+            y = self.backend.sigmoid(x)
         self.keep(y)
         return y
 

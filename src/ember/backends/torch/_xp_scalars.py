@@ -27,27 +27,30 @@ __all__ = ["add", "subtract", "multiply", "true_divide"]
 _PY_NUMBERS = (int, float)
 _KEPT_DTYPES = (torch.float32, torch.float64)
 _EXACT_INT = 2**24  # ints converted to float32 exactly (larger ones: torch's own wrapping and its rounding)
-_SCALARS: dict[tuple[Any, type, Any], torch.Tensor] = {}
+_SCALARS: dict[tuple[Any, Any], torch.Tensor] = {}  # (dtype, number): an int and a float of equal value share one
 _MAX_KEPT = 1024  # numbers that change every call (a decaying rate) must not pile up
+_TENSOR = torch.Tensor
 
 
 def _wrapped(x: Any, v: Any) -> Any:
     """``v`` (a Python int or float) as a 0-d tensor of ``x``'s dtype, made once, where that gives what torch's
     wrapping of ``v`` gives; else ``v`` itself."""
-    if x.__class__ is not torch.Tensor or not x.ndim or not v or v != v:
+    if x.__class__ is _TENSOR and x.ndim:
+        t = _SCALARS.get((x.dtype, v))  # (zero and NaN are never kept: a NaN key is never found)
+        return t if t is not None else _keep(x.dtype, v)
+    return v
+
+
+def _keep(dtype: Any, v: Any) -> Any:
+    if dtype not in _KEPT_DTYPES or not v or v != v or (v.__class__ is int and not -_EXACT_INT <= v <= _EXACT_INT):
         return v
-    key = (x.dtype, v.__class__, v)
-    t = _SCALARS.get(key)
-    if t is None:
-        if x.dtype not in _KEPT_DTYPES or (v.__class__ is int and not -_EXACT_INT <= v <= _EXACT_INT):
-            return v
-        try:
-            t = torch.tensor(v, dtype=x.dtype, device="cpu")
-        except (OverflowError, RuntimeError):  # not expected for these numbers; torch's own wrapping then
-            return v
-        if len(_SCALARS) >= _MAX_KEPT:
-            _SCALARS.clear()
-        _SCALARS[key] = t
+    try:
+        t = torch.tensor(v, dtype=dtype, device="cpu")
+    except (OverflowError, RuntimeError):  # not expected for these numbers; torch's own wrapping then
+        return v
+    if len(_SCALARS) >= _MAX_KEPT:
+        _SCALARS.clear()
+    _SCALARS[(dtype, v)] = t
     return t
 
 

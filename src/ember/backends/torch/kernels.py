@@ -26,9 +26,10 @@ def _torch() -> Any:
 
 @functools.cache
 def _aten(name: str) -> Any:
-    """``torch.ops.aten.<name>.default``, looked up once. Kernels called through it on arrays that never require
-    a gradient need no ``_no_grad``: torch records nothing for them."""
-    return getattr(_torch().ops.aten, name).default
+    """``torch.ops.aten.<name>.default``'s C++ entry point (what ``OpOverload.__call__`` calls), looked up once.
+    Kernels called through it on arrays that never require a gradient need no ``_no_grad``: torch records
+    nothing for them."""
+    return getattr(_torch().ops.aten, name).default._op
 
 
 def _no_grad(fn: F) -> F:
@@ -323,6 +324,11 @@ class TorchKernels:
         return gx, (gw if need_w else None), (gb if need_b else None)
 
     # -- activations -----------------------------------------------------------------------------
+    def sigmoid(self, x: Any) -> Any:
+        # PyTorch's kernel (one pass, PyTorch's bits) where the reference made five calls (two negations, a scalar
+        # tensor for logaddexp's 0, exp)
+        return _aten("sigmoid")(x)
+
     def tanh_backward(self, g: Any, y: Any) -> Any:
         # PyTorch's own backward of tanh: one kernel where ``g * (1 - y * y)`` made three (one a wrapped scalar)
         return _aten("tanh_backward")(g, y)
