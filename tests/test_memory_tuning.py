@@ -9,13 +9,18 @@ import pytest
 PROBE = "import ember._memory as m; print(m.malloc_tuned())"
 
 
-def _tuned(env_value):
+def _run(probe, env_value):
+    """``probe``'s output in a fresh interpreter, ``EMBER_MALLOC_TUNING`` set to ``env_value`` (None: unset)."""
     env = dict(os.environ)
     env.pop("EMBER_MALLOC_TUNING", None)
     if env_value is not None:
         env["EMBER_MALLOC_TUNING"] = env_value
-    out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
     return out.stdout.strip()
+
+
+def _tuned(env_value):
+    return _run(PROBE, env_value)
 
 
 @pytest.mark.skipif(not (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"), reason="glibc only")
@@ -81,10 +86,5 @@ def _glibc() -> tuple[int, ...]:
 @pytest.mark.parametrize("env_value", [None, "0"])
 def test_large_temporaries_come_from_the_heap_not_fresh_mappings(env_value):
     # a transformer's (4096, 2048) float32 temporaries: fresh mappings (faulted in every step) unless tuned
-    env = dict(os.environ)
-    env.pop("EMBER_MALLOC_TUNING", None)
-    if env_value is not None:
-        env["EMBER_MALLOC_TUNING"] = env_value
-    out = subprocess.run([sys.executable, "-c", MAPPED_PROBE], env=env, capture_output=True, text=True, check=True)
-    mapped_mib = int(out.stdout.strip())
+    mapped_mib = int(_run(MAPPED_PROBE, env_value))
     assert mapped_mib == 0 if env_value is None else mapped_mib >= 32
