@@ -73,12 +73,14 @@ test-accel: $(STAMP)
 
 # On a GPU machine, with the Python environment already there (CUDA torch, CuPy; no network, nothing installed):
 # the whole suite with the default device cuda once per CUDA backend, and Ember against PyTorch on the GPU.
-# Without a GPU each says in one line why it skipped. PYTHON=... picks the interpreter.
+# Without a GPU each says in one line why it skipped. PYTHON=... picks the interpreter; BENCH_GPU_ARGS=... passes
+# gpu_bench.py's options (--budget SECONDS, --compile, workload names).
+BENCH_GPU_ARGS ?=
 test-cuda:
 	$(PYTHON) tests/cuda/run_suite.py
 
 bench-gpu:
-	$(PYTHON) benchmarks/gpu_bench.py
+	$(PYTHON) benchmarks/gpu_bench.py $(BENCH_GPU_ARGS)
 
 # the documentation site from docs/ and the docstrings, into site/ (warnings are errors)
 docs: $(STAMP)

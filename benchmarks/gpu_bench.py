@@ -7,7 +7,10 @@ op-overhead chain, a 4096x4096 float32 GEMM, and the mixed-precision variants (f
 It uses this Python environment's packages and this checkout's ``src/`` (no network); without a GPU it
 says in one line what is missing. ``OPENBLAS_CORETYPE``/``OPENBLAS_L2_SIZE`` are unset for the runs.
 
-    python benchmarks/gpu_bench.py [--pairs K] [--seconds S] [workloads...]
+    python benchmarks/gpu_bench.py [--pairs K] [--seconds S] [--budget SECONDS] [workloads...]
+
+``--budget`` fits the table into a lent GPU's minutes: no workload starts that would, at the pace of the last
+one, end past the budget; the rows not run are named in one line.
 
 ``--device cpu`` runs the same table on the CPU (Ember's torch backend), to check the script without a GPU.
 """
@@ -19,6 +22,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
@@ -78,6 +82,7 @@ def main() -> int:
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda", help="cpu: check this script without a GPU")
     p.add_argument("--backends", default="torch,cupy", help="Ember's backends to compare, comma-separated")
     p.add_argument("--compile", action="store_true", help="time Ember's step captured by ember.compile")
+    p.add_argument("--budget", type=float, default=0, help="seconds: start no workload that would end past it")
     args = p.parse_args()
     usable = {}
     if args.device == "cuda":
@@ -108,8 +113,12 @@ def main() -> int:
     head = f"{'workload':26s} {'unit':>10s} {'PyTorch':>10s} {'H100 anchor':>16s}"
     head += "".join(f" {'Ember/' + b:>12s} {'ratio':>6s} {'spread':>11s}" for b in cols)
     print(head + ("  (Ember compiled: ember.compile; PyTorch eager)" if args.compile else ""))
-    status = 0
-    for name in args.workloads:
+    status, start, last = 0, time.monotonic(), 0.0
+    for i, name in enumerate(args.workloads):
+        began = time.monotonic()
+        if args.budget and began - start + last > args.budget:
+            print(f"bench-gpu: not run within the {args.budget:g} s budget: {', '.join(args.workloads[i:])}")
+            break
         row, torch_value, unit = "", None, ""
         for b in cols:
             ns = argparse.Namespace(
@@ -127,6 +136,7 @@ def main() -> int:
             row += f" {r['ember_median']:12.4g} {r['median_ratio']:6.2f} {spread:>11s}"
         tv = f"{torch_value:10.4g}" if torch_value is not None else f"{'-':>10s}"
         print(f"{name:26s} {unit:>10s} {tv} {ANCHORS.get(name, '-'):>16s}{row}", flush=True)
+        last = time.monotonic() - began
     print("ratio = Ember/PyTorch, median of the pairs (above 1 is better for samples/s and TFLOP/s, below 1 for ms)")
     return status
 

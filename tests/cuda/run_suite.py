@@ -1,5 +1,6 @@
 """``make test-cuda``: the whole test suite with the default device ``cuda``, once per backend that serves
-CUDA (torch, then CuPy), plus the GPU-only tests (``tests/cuda/test_gpu_only.py``).
+CUDA (torch and CuPy, side by side: a GPU machine's cores split between them, so both suites take the time of
+one), plus the GPU-only tests (``tests/cuda/test_gpu_only.py``).
 
 It uses the Python environment it runs in (a GPU machine's CUDA build of torch, CuPy; no network, nothing
 installed) and Ember from this checkout's ``src/``. A backend that cannot serve CUDA here is skipped with one
@@ -7,6 +8,8 @@ line saying why (exit status 0). The exit status is 1 when a suite that ran fail
 needs (``NEEDS``) is missing, which one line names.
 
     python tests/cuda/run_suite.py [extra pytest arguments]
+
+Each backend's whole output goes to ``test-cuda-<backend>.log`` (``TEST_CUDA_LOGS=<dir>`` puts it elsewhere).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import os
 import pathlib
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
@@ -59,21 +63,27 @@ def missing_tools() -> list[str]:
     return [pip for mod, pip in NEEDS.items() if importlib.util.find_spec(mod) is None]
 
 
-def run(backend: str, extra: list[str]) -> tuple[int, str]:
-    """Run the suite on ``backend`` with the default device cuda; (exit code, pytest's summary line)."""
+def _command(extra: list[str], share: int = 1) -> list[str]:
+    """pytest's command line; ``share``: how many suites run side by side (they split the cores)."""
     cmd = [sys.executable, "-m", "pytest", "tests", "-q", "-p", "no:cacheprovider", "-p", "no:benchmark", *extra]
     if importlib.util.find_spec("xdist") is not None and not any(a.startswith("-n") for a in extra):
-        # half the cores, 2 to 8 workers: each holds a CUDA context, and the GPU machines have 16 cores
-        workers = max(2, min(8, (os.cpu_count() or 2) // 2))
+        # each worker holds a CUDA context: a suite alone takes half the cores, side by side each its share; 2 to 8
+        cores = os.cpu_count() or 2
+        workers = max(2, min(8, cores // 2 if share == 1 else cores // share))
         cmd += ["-n", str(workers), "--dist", "loadfile"]
+    return cmd
+
+
+def run(backend: str, extra: list[str], share: int = 1) -> tuple[int, str]:
+    """Run the suite on ``backend`` with the default device cuda; (exit code, pytest's summary line)."""
     env = _env(EMBER_BACKEND=backend, EMBER_DEVICE="cuda")
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    proc = subprocess.run(_command(extra, share), cwd=ROOT, env=env, capture_output=True, text=True)
     lines = [ln for ln in proc.stdout.strip().splitlines() if ln.strip()]
     summary = lines[-1].strip("= ") if lines else "no output"
+    log = pathlib.Path(os.environ.get("TEST_CUDA_LOGS") or ROOT) / f"test-cuda-{backend}.log"
+    log.write_text(proc.stdout + proc.stderr)
     if proc.returncode != 0:
-        log = ROOT / f"test-cuda-{backend}.log"
-        log.write_text(proc.stdout + proc.stderr)
-        summary += f" (full output in {log.name})"
+        summary += f" (full output in {log})"
     return proc.returncode, summary
 
 
@@ -94,9 +104,10 @@ def main(argv: list[str]) -> int:
               f"(pip install {need}, or wheels brought from a machine with network) or run with "
               "PYTHON=<a Python that has them>")  # fmt: skip
         return 2
+    with ThreadPoolExecutor(len(usable)) as pool:  # the suites side by side, each on its share of the cores
+        results = list(pool.map(lambda b: run(b, argv, len(usable)), usable))
     status = 0
-    for backend in usable:
-        code, summary = run(backend, argv)
+    for backend, (code, summary) in zip(usable, results, strict=True):
         print(f"test-cuda: {backend}: {summary}")
         status = status or (1 if code not in (0, 5) else 0)
     return status

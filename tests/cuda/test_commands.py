@@ -8,6 +8,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -39,6 +40,29 @@ def test_test_cuda_without_a_gpu_is_one_skip_line_per_backend():
     assert all(len(ln.split(": skipped: ")[1]) > 10 for ln in lines)  # a reason, not an empty line
 
 
+def test_test_cuda_runs_the_backends_side_by_side_on_their_share_of_the_cores(monkeypatch, capsys):
+    suite = _load(ROOT / "tests" / "cuda" / "run_suite.py")
+    monkeypatch.setattr(suite, "why_not", lambda backend: None)
+    monkeypatch.setattr(suite, "missing_tools", lambda: [])
+    both = threading.Barrier(2, timeout=20)  # broken (an error) unless the two suites run at the same time
+    shares = []
+
+    def run(backend, argv, share=1):
+        shares.append(share)
+        both.wait()
+        return 0, f"{backend} passed"
+
+    monkeypatch.setattr(suite, "run", run)
+    assert suite.main([]) == 0  # type: ignore[attr-defined]
+    assert shares == [2, 2] and capsys.readouterr().out.splitlines() == [
+        "test-cuda: torch: torch passed", "test-cuda: cupy: cupy passed"]  # fmt: skip
+    monkeypatch.setattr(suite.importlib.util, "find_spec", lambda m, *a: object())  # xdist "installed"
+    for cores, share, workers in [(16, 1, 8), (16, 2, 8), (8, 2, 4), (2, 2, 2), (64, 2, 8)]:
+        monkeypatch.setattr(suite.os, "cpu_count", lambda c=cores: c)
+        cmd = suite._command([], share)  # type: ignore[attr-defined]
+        assert cmd[cmd.index("-n") + 1] == str(workers), (cores, share)
+
+
 @pytest.mark.skipif(not NO_GPU, reason="with a GPU, make bench-gpu runs the benchmarks")
 def test_bench_gpu_without_a_gpu_is_one_line():
     p = _run("benchmarks/gpu_bench.py")
@@ -54,7 +78,7 @@ def test_test_cuda_names_every_missing_package_in_one_line(monkeypatch, capsys):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda m, *a: None if m in ("msgpack", "PIL") else real(m, *a))
     ran = []
-    monkeypatch.setattr(suite, "run", lambda backend, argv: ran.append(backend) or (0, "ok"))
+    monkeypatch.setattr(suite, "run", lambda backend, argv, share=1: ran.append(backend) or (0, "ok"))
     assert suite.main([]) == 2  # type: ignore[attr-defined]
     out = capsys.readouterr().out.strip().splitlines()
     assert out[0] == "test-cuda: cupy: skipped: no CuPy"
@@ -67,7 +91,7 @@ def test_test_cuda_runs_each_usable_backend_and_fails_only_on_a_failed_suite(mon
     monkeypatch.setattr(suite, "why_not", lambda backend: None)
     monkeypatch.setattr(suite, "missing_tools", lambda: [])
     codes = {"torch": (0, "10 passed"), "cupy": (1, "1 failed, 9 passed")}
-    monkeypatch.setattr(suite, "run", lambda backend, argv: codes[backend])
+    monkeypatch.setattr(suite, "run", lambda backend, argv, share=1: codes[backend])
     assert suite.main([]) == 1  # type: ignore[attr-defined]
     out = capsys.readouterr().out.splitlines()
     assert out == ["test-cuda: torch: 10 passed", "test-cuda: cupy: 1 failed, 9 passed"]
@@ -80,10 +104,12 @@ def test_bench_gpu_table_on_the_cpu():
     the path a GPU machine takes (workload processes, compare.py's pairs, the table), minus the GPU. An exported
     EMBER_BACKEND/EMBER_DEVICE (here: a device this machine lacks) does not leak into the runs."""
     pytest.importorskip("torch")
-    args = ("--device", "cpu", "--pairs", "1", "--seconds", "0.05", "op_overhead_fwdbwd")
+    # a budget the first workload outlasts: the second does not start, and one line names it
+    args = ("--device", "cpu", "--pairs", "1", "--seconds", "0.05", "--budget", "0.5", "op_overhead_fwdbwd", "mlp_sgd")
     p = _run("benchmarks/gpu_bench.py", *args, EMBER_BACKEND="numpy", EMBER_DEVICE="cuda")
     assert p.returncode == 0, p.stdout + p.stderr
-    head, row, foot = p.stdout.strip().splitlines()
+    head, row, skipped, foot = p.stdout.strip().splitlines()
+    assert skipped == "bench-gpu: not run within the 0.5 s budget: mlp_sgd"
     assert head.split()[:4] == ["workload", "unit", "PyTorch", "H100"] and "Ember/torch" in head
     cells = row.split()
     assert cells[:2] == ["op_overhead_fwdbwd", "ms"] and float(cells[-2]) > 0  # a measured ratio
