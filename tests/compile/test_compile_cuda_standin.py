@@ -118,3 +118,52 @@ def test_a_step_without_a_graph_form_replays_the_plain_program(graphs):
             x, y = ember.randn(6, 8), ember.randint(0, 4, (6,))
             assert _bits(compiled(x, y)._data, _step(m2, o2, x, y)._data)
     assert _bits(m1.weight._data, m2.weight._data) and not graphs
+
+
+def test_a_gradient_accumulated_across_calls_is_a_graph_input(graphs):
+    # the op chain's step: backward without zero_grad, so each call adds to the leaf's gradient from before it
+    x1 = ember.randn(8, requires_grad=True)
+    x2 = ember.tensor(x1.detach().numpy(), requires_grad=True)
+
+    def chain(x):
+        y = x
+        for _ in range(3):
+            y = ((y + 1.0) * 0.5).tanh()
+        s = y.sum()
+        s.backward()
+        return s
+
+    compiled = ember.compile(lambda: chain(x1))
+    for i in range(6):
+        assert _bits(compiled()._data, chain(x2)._data) and _bits(x1.grad._data, x2.grad._data), i
+    assert isinstance(compiled.cache[1].program, CudaGraphProgram)  # (cache[0]: the first call, no .grad yet)
+    assert len(graphs) == 1 and graphs[0].replays == 3  # calls 4-6 (2: recorded with a .grad, 3: checked)
+    kept = x1.grad
+    was = kept._data.clone()
+    compiled(), chain(x2)
+    assert _bits(kept._data, was) and _bits(x1.grad._data, x2.grad._data)  # the last gradient: not graph memory
+
+
+def test_gradient_accumulation_over_micro_batches_replays_through_the_graph(graphs):
+    m1, o1 = _make("sgd", 0.125)
+    m2, o2 = _make("sgd", 0.125)
+
+    def micro(model, x, y):
+        loss = ember.nn.functional.cross_entropy(model(x), y) / 3
+        loss.backward()
+        return loss
+
+    compiled = ember.compile(lambda x, y: micro(m1, x, y))
+    for i in range(12):  # 4 optimizer steps of 3 micro-batches each
+        x, y = ember.randn(6, 8), ember.randint(0, 4, (6,))
+        assert _bits(compiled(x, y)._data, micro(m2, x, y)._data), i
+        for p, q in zip(m1.parameters(), m2.parameters(), strict=True):
+            assert _bits(p.grad._data, q.grad._data), i
+        if i % 3 == 2:
+            for o in (o1, o2):
+                o.step()
+                o.zero_grad()
+            for p, q in zip(m1.parameters(), m2.parameters(), strict=True):
+                assert _bits(p._data, q._data), i
+    assert any(isinstance(e.program, CudaGraphProgram) for e in compiled.cache)
+    assert sum(g.replays for g in graphs) >= 4

@@ -2,8 +2,8 @@
 
 A program qualifies when a graph replaying its kernels with every host value baked in does what the program
 does: torch backend on a CUDA device, no random draw (Ember seeds a torch generator from its own host generator
-per draw), no value guard, no gradient read from before the call, no write to memory from outside by a recorded
-kernel (batch-norm running statistics), and every opaque call one that has a *graph form* (``__graph_form__``
+per draw), no value guard, no write to memory from outside by a recorded kernel (batch-norm running statistics),
+and every opaque call one that has a *graph form* (``__graph_form__``
 on the function: the optimizer's ``step`` and ``zero_grad``, ``optim/_graph_step.py``). A graph form runs the
 call's device work inside the capture with its live values (learning rate, Adam's step count) read from device
 tensors, writes them before each replay, says whether what it baked in still holds (else that call replays the
@@ -12,7 +12,9 @@ evaluation forwards and whole training steps (forward, backward, a fused SGD/Ada
 
 The graph is recorded once after the checked replay: two warm-up runs and the capture, after each of which the
 state the runs changed (parameters, buffers, optimizer state and step counts, version counters, gradients) is
-put back, so the call's result stays eager's. Each replay copies the inputs into the graph's static buffers,
+put back, so the call's result stays eager's. A gradient the program reads from before the call (accumulation:
+a step without ``zero_grad``, the op chain's leaf) is an input like the others: the graph reads a static copy
+of it. Each replay copies the inputs and those gradients into the graph's static buffers,
 writes the forms' live values, replays, redoes the host effects in program order (``.grad`` assignments, the
 forms' bookkeeping; a gradient left holding the graph's memory gets a copy, which the next replay would
 overwrite), and returns copies of its outputs. Parameters and optimizer state are read by address: a parameter
@@ -50,15 +52,17 @@ def graphable(tr: Tracer, leaves: list[Tensor], mode: Any) -> bool:
         return False
     if tr.value_guards or any(ins.kind == "r" or (ins.kind == "o" and _form_maker(ins) is None) for ins in tr.instrs):
         return False
-    if any(kind == "grad" for kind, _ in tr.slots):
-        return False
     outside = {tr.roots[s] for s, (kind, _) in enumerate(tr.slots) if kind in ("ext", "grad", "const")}
     return not any(ins.writes & outside for ins in tr.instrs)
 
 
-def graph_plan(tr: Tracer, leaves: list[Tensor], mode: Any) -> tuple[list[Tensor], list[Any]] | None:
-    """What a graph of a recording needs, None when it does not qualify: the externals, and a graph form per
-    opaque call in program order."""
+Plan = tuple[list[Tensor], list[Any], list[Tensor], list[Tensor]]
+
+
+def graph_plan(tr: Tracer, leaves: list[Tensor], mode: Any) -> Plan | None:
+    """What a graph of a recording needs, None when it does not qualify: the externals, a graph form per opaque
+    call in program order, the leaves whose gradient from before the call the program reads, and those whose
+    ``.grad`` it sets."""
     if not graphable(tr, leaves, mode):
         return None
     forms = []
@@ -70,7 +74,9 @@ def graph_plan(tr: Tracer, leaves: list[Tensor], mode: Any) -> tuple[list[Tensor
             if form is None:
                 return None
             forms.append(form)
-    return [p for k, p in tr.slots if k == "ext"], forms
+    reads = list({id(leaf): leaf for k, leaf in tr.slots if k == "grad"}.values())
+    sets = list({id(ins.args[0]): ins.args[0] for ins in tr.instrs if ins.kind == "g"}.values())
+    return [p for k, p in tr.slots if k == "ext"], forms, reads, sets
 
 
 class _Run:
@@ -96,11 +102,11 @@ class _State:
     """The state runs for a graph change, taken before them and put back after each (in place: the graph keeps
     the addresses)."""
 
-    def __init__(self, tensors: list[Tensor], forms: list[Any]) -> None:
+    def __init__(self, tensors: list[Tensor], forms: list[Any], grad_leaves: list[Tensor]) -> None:
         opts = list({id(f.opt): f.opt for f in forms}.values())
         params = [p for o in opts for g in o.param_groups for p in g["params"]]
         self.data = [(a, a.clone()) for a in {id(a): a for a in (_DATA.__get__(t) for t in tensors + params)}.values()]
-        self.grads = [(p, _GRAD.__get__(p)) for p in params]
+        self.grads = [(p, _GRAD.__get__(p)) for p in {id(p): p for p in params + grad_leaves}.values()]
         self.grad_data = [(g._data, g._data.clone()) for _, g in self.grads if g is not None]
         self.vcs = [(p, p._vc[0]) for p in params]
         self.states = [(st, dict(st), {k: v.clone() for k, v in st.items() if hasattr(v, "data_ptr")})
@@ -123,10 +129,10 @@ class _State:
 class CudaGraphProgram:
     """A Program replayed through one ``torch.cuda.CUDAGraph`` (same ``run`` interface)."""
 
-    def __init__(self, program: Program, plan: tuple[list[Tensor], list[Any]], leaves: list[Tensor]) -> None:
+    def __init__(self, program: Program, plan: Plan, leaves: list[Tensor]) -> None:
         import torch
 
-        externals, self.forms = plan
+        externals, self.forms, grad_leaves, grad_sets = plan
         self.program = program
         self.source = program.source
         self.n_instrs = program.n_instrs
@@ -134,7 +140,16 @@ class CudaGraphProgram:
         self.externals = [(p, _DATA.__get__(p)) for p in externals]
         self.static_in = [_DATA.__get__(t).clone() for t in leaves]
         self.shells = [Tensor._make(a, t._backend) for a, t in zip(self.static_in, leaves, strict=True)]
-        state = _State(externals, self.forms)
+        # gradients read from before the call: the runs below read static copies (their .grad, for the while)
+        held = [(leaf, _GRAD.__get__(leaf)) for leaf in grad_leaves]
+        self.static_grads = [(leaf, g._data.clone()) for leaf, g in held]
+
+        def hold() -> None:  # (a run sets those .grad: each run starts from the static copies)
+            for (leaf, g), (_, buf) in zip(held, self.static_grads, strict=True):
+                _GRAD.__set__(leaf, Tensor._make(buf, g._backend))
+
+        hold()
+        state = _State(externals, self.forms, grad_sets)  # (runs set those .grad: put back after each)
         self.effects: list[Any] = []
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
@@ -144,6 +159,7 @@ class CudaGraphProgram:
                     GRAPH_RUN[0] = _Run(self.forms, None)
                     program.run(*self.shells)
                     state.restore()
+                    hold()
             torch.cuda.current_stream().wait_stream(side)
             for f in self.forms:
                 f.before()
@@ -154,6 +170,8 @@ class CudaGraphProgram:
         finally:
             GRAPH_RUN[0] = None
             state.restore()
+            for leaf, g in held:
+                _GRAD.__set__(leaf, g)
         self.static = {id(e[1]) for e in self.effects if isinstance(e, tuple) and e[1] is not None}
 
     def run(self, *leaves: Tensor) -> Any:
@@ -161,6 +179,8 @@ class CudaGraphProgram:
             return self.program.run(*leaves)  # a parameter has another array now, or a baked value changed
         for buf, t in zip(self.static_in, leaves, strict=True):
             buf.copy_(_DATA.__get__(t))
+        for leaf, buf in self.static_grads:  # (the guards saw a gradient of this layout)
+            buf.copy_(_GRAD.__get__(leaf)._data)
         for f in self.forms:
             f.before()
         self.graph.replay()
