@@ -167,3 +167,25 @@ def test_gradient_accumulation_over_micro_batches_replays_through_the_graph(grap
                 assert _bits(p._data, q._data), i
     assert any(isinstance(e.program, CudaGraphProgram) for e in compiled.cache)
     assert sum(g.replays for g in graphs) >= 4
+
+
+def test_a_training_step_with_batch_norm_statistics_is_replayed_through_the_graph(graphs):
+    # the running statistics are written in place by the graph (their memory is the buffers'), bit for bit
+    def make():
+        ember.manual_seed(0)
+        model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(144, 5))
+        return model, ember.optim.SGD(model.parameters(), lr=0.125, momentum=0.9)
+
+    (m1, o1), (m2, o2) = make(), make()
+    compiled = ember.compile(lambda x, y: _step(m1, o1, x, y))
+    for i in range(6):
+        x, y = ember.randn(4, 3, 8, 8), ember.randint(0, 5, (4,))
+        assert _bits(compiled(x, y)._data, _step(m2, o2, x, y)._data), i
+        for (name, a), b in zip(m1.state_dict().items(), m2.state_dict().values(), strict=True):
+            assert _bits(a._data, b._data), (i, name)
+    assert isinstance(compiled.cache[0].program, CudaGraphProgram)
+    assert len(graphs) == 1 and graphs[0].replays == 4  # calls 3-6
+    m1.eval(), m2.eval()  # another flag: another program, and the statistics stay as they are
+    x = ember.randn(4, 3, 8, 8)
+    with ember.no_grad():
+        assert _bits(m1(x)._data, m2(x)._data)

@@ -2,9 +2,10 @@
 
 A program qualifies when a graph replaying its kernels with every host value baked in does what the program
 does: torch backend on a CUDA device, no random draw (Ember seeds a torch generator from its own host generator
-per draw), no value guard, no write to memory from outside by a recorded kernel (batch-norm running statistics),
-and every opaque call one that has a *graph form* (``__graph_form__``
-on the function: the optimizer's ``step`` and ``zero_grad``, ``optim/_graph_step.py``). A graph form runs the
+per draw), no value guard, no recorded write into a gradient or a constant from outside (a tensor's memory from
+outside may be written: batch norm's running statistics, updated in place by the graph), and every opaque call
+one that has a *graph form* (``__graph_form__`` on the function: the optimizer's ``step`` and ``zero_grad``,
+``optim/_graph_step.py``). A graph form runs the
 call's device work inside the capture with its live values (learning rate, Adam's step count) read from device
 tensors, writes them before each replay, says whether what it baked in still holds (else that call replays the
 plain program, which calls the optimizer live), and does the call's host bookkeeping after each replay. So
@@ -52,7 +53,7 @@ def graphable(tr: Tracer, leaves: list[Tensor], mode: Any) -> bool:
         return False
     if tr.value_guards or any(ins.kind == "r" or (ins.kind == "o" and _form_maker(ins) is None) for ins in tr.instrs):
         return False
-    outside = {tr.roots[s] for s, (kind, _) in enumerate(tr.slots) if kind in ("ext", "grad", "const")}
+    outside = {tr.roots[s] for s, (kind, _) in enumerate(tr.slots) if kind in ("grad", "const")}
     return not any(ins.writes & outside for ins in tr.instrs)
 
 
