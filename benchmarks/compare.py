@@ -78,6 +78,7 @@ def compare(name: str, args: argparse.Namespace) -> dict[str, Any]:
         "pairs": len(runs),
         "ember_first_call_ms": statistics.median(r["ember"].get("first_call_ms", 0.0) for r in runs),
         "ember_second_call_ms": statistics.median(r["ember"].get("second_call_ms", 0.0) for r in runs),
+        "ember_graphed": all(r["ember"].get("graphed", False) for r in runs),
         "runs": runs,
     }
 

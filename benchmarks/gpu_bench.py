@@ -112,7 +112,7 @@ def main() -> int:
     cols = list(usable)
     head = f"{'workload':26s} {'unit':>10s} {'PyTorch':>10s} {'H100 anchor':>16s}"
     head += "".join(f" {'Ember/' + b:>12s} {'ratio':>6s} {'spread':>11s}" for b in cols)
-    print(head + ("  (Ember compiled: ember.compile; PyTorch eager)" if args.compile else ""))
+    print(head + ("  (Ember compiled: ember.compile, * through a CUDA graph; PyTorch eager)" if args.compile else ""))
     status, start, last = 0, time.monotonic(), 0.0
     for i, name in enumerate(args.workloads):
         began = time.monotonic()
@@ -133,7 +133,8 @@ def main() -> int:
                 continue
             torch_value, unit = r["torch_median"], r["unit"]
             spread = f"{r['min_ratio']:.2f}-{r['max_ratio']:.2f}"
-            row += f" {r['ember_median']:12.4g} {r['median_ratio']:6.2f} {spread:>11s}"
+            mark = "*" if args.compile and r.get("ember_graphed") else " "
+            row += f" {r['ember_median']:11.4g}{mark} {r['median_ratio']:6.2f} {spread:>11s}"
         tv = f"{torch_value:10.4g}" if torch_value is not None else f"{'-':>10s}"
         print(f"{name:26s} {unit:>10s} {tv} {ANCHORS.get(name, '-'):>16s}{row}", flush=True)
         last = time.monotonic() - began

@@ -53,6 +53,13 @@ def _sync(args: argparse.Namespace) -> None:
             ember.cuda.synchronize()  # type: ignore[attr-defined]
 
 
+def _graphed(step: Any) -> bool:
+    """Whether a compiled step's program replays through a CUDA graph (``ember.compile`` on torch-CUDA)."""
+    from ember._compile._cuda_graph import CudaGraphProgram
+
+    return any(isinstance(e.program, CudaGraphProgram) for e in getattr(step, "cache", []))
+
+
 def report(
     name: str,
     args: argparse.Namespace,
@@ -80,6 +87,7 @@ def report(
             _sync(args)
             extra[k] = (time.perf_counter() - t) * 1e3
         extra["compiled"] = not step.eager  # type: ignore[attr-defined]
+        extra["graphed"] = _graphed(step)
     t0 = time.perf_counter()
     n = 0
     while n < warmup or time.perf_counter() - t0 < min(1.0, args.seconds / 3):  # warm up: caches, allocator, JIT
