@@ -21,7 +21,7 @@ _ADD_AT = frozenset({"int32", "int64", "float16", "float32", "float64", "uint32"
 _CUDA_STATE = [False, False]
 _FORKED_MESSAGE = (
     "CUDA was initialised (by CuPy) in the parent of this process before it was forked, and a forked child "
-    "cannot use CUDA (its calls fail with cudaErrorInitializationError): start the process with the 'spawn' "
+    "cannot use CUDA (its calls fail with CUDA's initialization error): start the process with the 'spawn' "
     "start method (multiprocessing.get_context('spawn')), or keep its work on the CPU"
 )
 
