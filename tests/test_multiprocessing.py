@@ -1,5 +1,6 @@
 """Shared memory, Hogwild training across processes, and DataLoader worker processes."""
 
+import contextlib
 import os
 import pickle
 
@@ -19,37 +20,45 @@ def _shm_names(*pids):
     return {n for n in names if any(n.startswith(f"ember_{pid}_") for pid in pids)}
 
 
+def _host():
+    """The CPU as default device where the process default is not (make test-cuda): Ember shares CPU memory only,
+    and a child forked after the parent initialised CUDA cannot use CUDA (it may still work on the CPU)."""
+    return contextlib.nullcontext() if ember.get_default_device().type == "cpu" else ember.device("cpu")
+
+
 def test_share_memory_and_pickle_attach_to_the_same_memory():
-    t = ember.arange(6.0).reshape(2, 3)
-    assert not t.is_shared()
-    assert t.share_memory_() is t and t.is_shared() and t.tolist() == [[0, 1, 2], [3, 4, 5]]
-    u = pickle.loads(pickle.dumps(t))  # what a spawned process receives
-    v = pickle.loads(pickle.dumps(t[:, 1]))  # a view: offset and strides travel
-    u[0, 0] = 10.0
-    assert t[0, 0].item() == 10.0 and v.tolist() == [1.0, 4.0]
-    t[1, 1] = -1.0
-    assert v.tolist() == [1.0, -1.0]
-    m = ember.nn.Linear(3, 2).share_memory()
-    m2 = pickle.loads(pickle.dumps(m))
-    assert all(p.is_shared() for p in m2.parameters()) and m2.weight.id == m.weight.id
-    with ember.no_grad():
-        m2.bias.fill_(7.0)
-    assert m.bias.tolist() == [7.0, 7.0]
-    plain = pickle.loads(pickle.dumps(ember.ones(2)))
-    assert not plain.is_shared()
+    with _host():
+        t = ember.arange(6.0).reshape(2, 3)
+        assert not t.is_shared()
+        assert t.share_memory_() is t and t.is_shared() and t.tolist() == [[0, 1, 2], [3, 4, 5]]
+        u = pickle.loads(pickle.dumps(t))  # what a spawned process receives
+        v = pickle.loads(pickle.dumps(t[:, 1]))  # a view: offset and strides travel
+        u[0, 0] = 10.0
+        assert t[0, 0].item() == 10.0 and v.tolist() == [1.0, 4.0]
+        t[1, 1] = -1.0
+        assert v.tolist() == [1.0, -1.0]
+        m = ember.nn.Linear(3, 2).share_memory()
+        m2 = pickle.loads(pickle.dumps(m))
+        assert all(p.is_shared() for p in m2.parameters()) and m2.weight.id == m.weight.id
+        with ember.no_grad():
+            m2.bias.fill_(7.0)
+        assert m.bias.tolist() == [7.0, 7.0]
+        plain = pickle.loads(pickle.dumps(ember.ones(2)))
+        assert not plain.is_shared()
 
 
 def _hogwild(model, steps):
     opt = ember.optim.SGD(model.parameters(), lr=0.1)
     for _ in range(steps):
-        loss = model(ember.ones(4, 2)).sum()
+        loss = model(ember.ones(4, 2, device=model.weight.device)).sum()  # (the default device may be cuda)
         opt.zero_grad()
         loss.backward()
         opt.step()
 
 
 def test_hogwild_fork_processes_update_one_model():
-    model = ember.nn.Linear(2, 1)
+    with _host():
+        model = ember.nn.Linear(2, 1)
     with ember.no_grad():
         model.weight.zero_()
         model.bias.zero_()
@@ -203,13 +212,14 @@ def test_spawn_workers_with_a_picklable_dataset():
 def _double(q_in, q_out):
     t = q_in.get()
     t.mul_(2.0)  # shared: the parent sees it
-    q_out.put((t * 1.0, ember.tensor([1, 2])))  # not shared: sent by value
+    q_out.put((t * 1.0, ember.tensor([1, 2], device=t.device)))  # not shared: sent by value
 
 
 def test_tensors_through_queues():
     ctx = mp.get_context("fork")
     q_in, q_out = ctx.Queue(), ctx.Queue()
-    shared = ember.ones(3).share_memory_()
+    with _host():
+        shared = ember.ones(3).share_memory_()
     p = ctx.Process(target=_double, args=(q_in, q_out))
     p.start()
     q_in.put(shared)
@@ -217,3 +227,38 @@ def test_tensors_through_queues():
     p.join()
     assert shared.tolist() == [2.0, 2.0, 2.0] and value.tolist() == [2.0, 2.0, 2.0]
     assert ints.dtype == ember.int64 and not value.is_shared()
+
+
+@pytest.mark.skipif(not ember.cuda.is_available(), reason="needs a CUDA device")
+def test_a_cuda_tensor_is_refused_by_share_memory_and_is_not_shared():
+    t = ember.ones(2, device="cuda")
+    assert not t.is_shared()  # PyTorch's True means CUDA IPC; Ember pickles a CUDA tensor's values (a copy)
+    with pytest.raises(RuntimeError, match=r"cannot be shared between processes.*keep the shared tensor"):
+        t.share_memory_()
+    with pytest.raises(RuntimeError, match="cannot be shared between processes"):
+        ember.nn.Linear(2, 1).to("cuda").share_memory()
+
+
+def _make_cupy_backend_in_a_forked_child(dev):
+    try:
+        ember.backends.get("cupy", dev)
+    except ember.backends.DeviceError as e:
+        os._exit(0 if "forked" in str(e) and "'spawn'" in str(e) else 2)
+    os._exit(3)  # the parent's backend object was handed out: its CUDA calls would fail cryptically
+
+
+def test_a_child_forked_after_cupy_initialised_cuda_is_told_to_spawn(monkeypatch):
+    """A CuPy backend the parent made is not handed to a forked child (CUDA does not survive fork): the child gets
+    a DeviceError naming 'spawn'. Simulated without a GPU: the parent's CuPy marked as having initialised CUDA,
+    its backend object a stand-in."""
+    from ember.backends import cupy_backend
+
+    key = ("cupy", ember.device("cuda:7"))
+    parent_backend = object()
+    monkeypatch.setitem(ember.backends._CACHE, key, parent_backend)
+    monkeypatch.setattr(cupy_backend, "_CUDA_STATE", [True, False])
+    p = mp.get_context("fork").Process(target=_make_cupy_backend_in_a_forked_child, args=(key[1],))
+    p.start()
+    p.join(60)
+    assert p.exitcode == 0
+    assert ember.backends._CACHE[key] is parent_backend and not cupy_backend._CUDA_STATE[1]  # the parent's kept

@@ -69,7 +69,7 @@ def test_cells_hand_over_weight_grads_and_the_leaf_sums_equal_torch():
     node = loss._creator
     while type(node).__name__ != "LSTMCellStep":  # the last step's node, reached through the loss's sums
         node = next(e for e in node._edges if e is not None and not isinstance(e, tuple))
-    gh = torch.ones(N, H, dtype=torch.float64)
+    gh = torch.ones(N, H, dtype=torch.float64, device=ps[0]._data.device)  # the cell's device (cuda in test-cuda)
     out = node.backward_arrays(gh, gh)
     assert isinstance(out[3], WeightGrad) and isinstance(out[4], WeightGrad)  # the path this file is about
     loss.backward()

@@ -82,8 +82,14 @@ def run_group(
     collective_timeout: float = 30.0,
     check: bool = True,
     wait_for: Any = None,
+    start_method: str = "fork",
 ) -> list[Any]:
     """Run ``fn(rank, world, *args)`` in ``world`` forked processes in one gloo group; return their results.
+
+    ``start_method="spawn"`` starts fresh interpreters instead (``fn`` must then be importable by name): for
+    PyTorch's own autograd in the ranks on a machine where torch sees a GPU, which refuses to run in a child
+    forked after the parent ran a backward pass ("Unable to handle autograd's threading in combination with
+    fork-based multiprocessing").
 
     Fails with every failing rank's traceback; kills the ranks still running after ``timeout`` seconds.
     With ``check=False`` return ``(status, value)`` per rank instead: ``("ok", result)``, ``("error",
@@ -95,7 +101,7 @@ def run_group(
 
     import ember.distributed  # noqa: F401
 
-    ctx = multiprocessing.get_context("fork")
+    ctx = multiprocessing.get_context(start_method)
     port = free_port()
     pipes, procs = [], []
     for rank in range(world):

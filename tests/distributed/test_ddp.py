@@ -258,6 +258,8 @@ def _to_torch(model, kind):
 
 
 def test_ddp_equals_pytorch_ddp(torch):
-    import torch._dynamo  # noqa: F401 - what torch's DDP imports on first use: once here, not in every rank
+    import torch._dynamo  # what torch's DDP imports on first use: once here, not in every rank
 
-    run_group(_torch_ddp, timeout=240)
+    # with a GPU visible to torch, its autograd engine refuses backward in a child forked after this process ran
+    # one ("Unable to handle autograd's threading in combination with fork-based multiprocessing"): spawn there
+    run_group(_torch_ddp, timeout=240, start_method="spawn" if torch.cuda.is_available() else "fork")

@@ -122,7 +122,12 @@ def _read(path: Path) -> list[Case]:
 
 
 def load_cases() -> list[Case]:
-    """Every node test case (built by onnx on first use, then read from the cache)."""
+    """Every node test case (built by onnx on first use, then read from the cache).
+
+    Always returned as read back from the cache: onnx gives some cases' values as ``TensorProto`` (upb's
+    message raises a bare ``AttributeError: dtype``), which the cache's round trip makes NumPy arrays; the
+    process that built the cache saw them raw, so its Cast/CastLike/QuantizeLinear cases failed.
+    """
     path = _cache_path()
     with open(str(path) + ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -131,9 +136,8 @@ def load_cases() -> list[Case]:
                 return _read(path)
             except (zipfile.BadZipFile, KeyError, ValueError, OSError):
                 path.unlink()
-        cases = _collect()
-        _write(path, cases)
-        return cases
+        _write(path, _collect())
+        return _read(path)
 
 
 def _to_ember(v: Any) -> Any:

@@ -48,3 +48,21 @@ def test_node_cases(op: str, cases_by_op: dict[str, list[Any]]) -> None:
         f"  {k}: {v}" for k, v in unexpected.items()
     )
     assert not fixed, f"known gaps that now pass (remove them from node_gaps.py): {fixed}"
+
+
+def test_a_fresh_cache_gives_the_values_a_cached_one_does(tmp_path, monkeypatch):
+    """The process that builds the case cache gets NumPy values too, not onnx's ``TensorProto`` (the GPU run's
+    'AttributeError: dtype' in Cast/CastLike/QuantizeLinear came from the xdist worker that built it)."""
+    import numpy as np
+
+    from onnx import numpy_helper
+
+    raw = [_node_cases.Case("c", "Cast", b"", [numpy_helper.from_array(np.arange(3, dtype=np.float32))],
+                            [np.arange(3, dtype=np.float16)], 0.0, 0.0)]  # fmt: skip
+    monkeypatch.setattr(_node_cases, "_cache_path", lambda: tmp_path / "cases.zip")
+    monkeypatch.setattr(_node_cases, "_collect", lambda: raw)
+    built, cached = _node_cases.load_cases(), _node_cases.load_cases()
+    for case in (built[0], cached[0]):
+        (x,), (y,) = case.inputs, case.outputs
+        assert isinstance(x, np.ndarray) and x.dtype == np.float32 and x.tolist() == [0, 1, 2]
+        assert isinstance(y, np.ndarray) and y.dtype == np.float16 and y.tolist() == [0, 1, 2]

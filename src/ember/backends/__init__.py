@@ -25,6 +25,7 @@ from typing import Any
 from .. import _device
 from .._device import device
 from .._errors import DeviceError
+from . import cupy_backend
 from ._base import Backend
 from .cupy_backend import unavailable_reason
 from .numpy_backend import NumpyBackend
@@ -141,6 +142,19 @@ register_backend("cupy", "ember.backends.cupy_backend:CupyBackend", ("cuda",), "
                  device_count=_cupy_device_count, cuda_rank=1)  # fmt: skip
 
 _CACHE[("numpy", _NUMPY.device)] = _NUMPY
+
+
+def _after_fork_in_child() -> None:
+    """A child forked after CuPy initialised CUDA cannot use it: drop the parent's CuPy backends, so that a
+    CuPy tensor made or unpickled here raises a DeviceError naming the way out (spawn), not CUDA's
+    ``cudaErrorInitializationError`` (or a parent waiting on a queue the child never fills)."""
+    if cupy_backend.forked_after_cuda():
+        for key in [k for k in _CACHE if k[0] == "cupy"]:
+            del _CACHE[key]
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _why_not(entry: _Entry, dev: device | None = None) -> str | None:

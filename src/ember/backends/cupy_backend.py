@@ -17,11 +17,30 @@ from ._base import Backend
 _ADD_AT = frozenset({"int32", "int64", "float16", "float32", "float64", "uint32", "uint64"})
 
 
+#: [CuPy has called into CUDA in this process, this process was forked after its parent's CuPy had]
+_CUDA_STATE = [False, False]
+_FORKED_MESSAGE = (
+    "CUDA was initialised (by CuPy) in the parent of this process before it was forked, and a forked child "
+    "cannot use CUDA (its calls fail with CUDA's initialization error): start the process with the 'spawn' "
+    "start method (multiprocessing.get_context('spawn')), or keep its work on the CPU"
+)
+
+
+def forked_after_cuda() -> bool:
+    """Called in a child just forked: whether its parent's CuPy had initialised CUDA (then it is unusable here)."""
+    _CUDA_STATE[1] = _CUDA_STATE[1] or _CUDA_STATE[0]
+    _CUDA_STATE[0] = False
+    return _CUDA_STATE[1]
+
+
 def _cupy() -> Any:
+    if _CUDA_STATE[1]:
+        raise DeviceError(_FORKED_MESSAGE)
     try:
         import cupy
     except ImportError:
         raise DeviceError("cupy is not installed (pip install cupy-cuda12x, or ember[cuda])") from None
+    _CUDA_STATE[0] = True  # getDeviceCount initialises CUDA's driver: a child forked from here on cannot use it
     try:
         n = cupy.cuda.runtime.getDeviceCount()
     except Exception as e:  # no driver, no device

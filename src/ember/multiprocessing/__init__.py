@@ -11,7 +11,8 @@ receiving process, so Hogwild-style training works with ``fork`` and ``spawn``::
 
 ``spawn(fn, args, nprocs)`` runs ``fn(rank, *args)`` in ``nprocs`` processes, as
 ``torch.multiprocessing.spawn`` does. Sharing strategies are accepted for compatibility; Ember always
-uses named POSIX shared memory.
+uses named POSIX shared memory. Only CPU tensors are shared: ``share_memory_()`` refuses a CUDA tensor
+(Ember has no CUDA IPC; a pickled CUDA tensor is a copy of its values).
 """
 
 from __future__ import annotations

@@ -148,8 +148,16 @@ def share_memory_(t: Any) -> Any:
     """Move a CPU tensor's values into a shared block (views made earlier keep the old memory).
 
     Any CPU backend: the block is wrapped by the backend's ``from_numpy``. A dtype NumPy lacks
-    (bfloat16 in torch) uses torch's own shared memory; other devices have nothing to do, as in PyTorch.
+    (bfloat16 in torch) uses torch's own shared memory. A tensor on another device is refused: PyTorch
+    shares CUDA tensors through CUDA IPC (its ``share_memory_`` is a no-op for them), Ember pickles their
+    values, so another process would silently update a copy.
     """
+    if t.device.type != "cpu":
+        raise RuntimeError(
+            f"share_memory_: a tensor on {t.device} cannot be shared between processes in Ember (pickling it "
+            "copies its values; there is no CUDA IPC): keep the shared tensor or model on the CPU "
+            "(model.cpu().share_memory()) and move copies to the device in each process"
+        )
     arr = t._data
     if _address(arr) is None or _block_of(arr) is not None:
         return t
@@ -165,7 +173,13 @@ def share_memory_(t: Any) -> Any:
 
 
 def is_shared(t: Any) -> bool:
-    """Whether the tensor's storage lives in shared memory (after ``share_memory_()``)."""
+    """Whether the tensor's storage lives in shared memory (after ``share_memory_()``).
+
+    False on a device other than the CPU, on every backend (PyTorch's True for CUDA tensors means CUDA IPC,
+    which Ember does not do: a pickled CUDA tensor is a copy).
+    """
+    if t.device.type != "cpu":
+        return False
     if _block_of(t._data) is not None:
         return True
     fn = getattr(t._data, "is_shared", None)  # torch's own shared memory

@@ -374,7 +374,7 @@ class Module:
         """Move every parameter and buffer (and gradient) into shared memory, for Hogwild training.
 
         Processes started afterwards (``fork``) or given the module (``spawn`` arguments, queues) update
-        the same memory; see ``ember.multiprocessing``.
+        the same memory; see ``ember.multiprocessing``. CPU modules only: a CUDA parameter raises.
         """
         for _, p in list(self._named_state("", True, False)) + list(self._named_state("", True, True)):
             p.share_memory_()
