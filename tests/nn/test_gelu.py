@@ -149,7 +149,8 @@ def test_gelu_float32_accuracy_over_several_blocks(mode):
     dtol = 4e-7 if mode == "none" else 2e-6  # (torch's own float32 tanh-GELU gradient is 1.04e-6 off)
     assert np.abs(ys[0][fin] - ys[1][fin]).max() <= 2e-6
     assert np.abs(ds[0][fin] - ds[1][fin]).max() <= dtol
-    np.testing.assert_array_equal(ys[0][-3:], [np.inf, np.nan, np.nan])
+    on_torch = x32._backend.name == "torch"  # (torch's kernel: its +inf answer is the processor's, see below)
+    np.testing.assert_array_equal(ys[0][-3 + on_torch :], [np.inf, np.nan, np.nan][on_torch:])
     assert np.isnan(ds[0][-3:]).all() and np.isnan(ds[1][-3:]).all()
     torch = torch_or_none()
     if torch is not None:
@@ -158,8 +159,11 @@ def test_gelu_float32_accuracy_over_several_blocks(mode):
         tx = torch.tensor(xs, dtype=torch.float32, device=dev, requires_grad=True)
         ty = TF().gelu(tx, approximate=mode)
         (td,) = torch.autograd.grad(ty, [tx], torch.ones_like(ty))
-        np.testing.assert_array_equal(np.isnan(ys[0]), np.isnan(ty.detach().cpu().numpy()))
-        np.testing.assert_array_equal(np.isnan(ds[0]), np.isnan(td.cpu().numpy()))
+        # at +inf torch's answer depends on the processor: NaN from its AVX-512 vector kernel (2.13 here), inf from
+        # its scalar or AVX2 path; NumPy's Ember gives inf (asserted above), the torch backend torch's answer
+        keep = np.ones_like(xs, bool) if on_torch else ~np.isposinf(xs)
+        np.testing.assert_array_equal(np.isnan(ys[0])[keep], np.isnan(ty.detach().cpu().numpy())[keep])
+        np.testing.assert_array_equal(np.isnan(ds[0])[keep], np.isnan(td.cpu().numpy())[keep])
 
 
 @pytest.mark.parametrize("mode", MODES)
