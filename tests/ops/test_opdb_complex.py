@@ -101,9 +101,6 @@ BACKEND_DEVIATIONS: dict[str, dict[Any, str]] = {
         **{("linalg.lu_factor", i): _PIVOTS for i in (3, 7, 8, 9)},
         **{("linalg.lu_factor_ex", i): _PIVOTS for i in (6, 7, 8, 9)},
     },
-    "torch": {
-        ("gather", 3): "an empty uint8 index is taken for a mask by the torch backend's indexing",
-    },
 }  # fmt: skip
 DEVIATIONS.update(BACKEND_DEVIATIONS.get(ember.backends.current(), {}))
 #: OpInfo keys whose operator refuses complex gradients (a DTypeError): forward values compared under no_grad
