@@ -143,6 +143,20 @@ def test_pickle_tensor_param_and_module_roundtrip():
     assert i.dtype == ember.int16 and i.tolist() == [1, 2]
 
 
+def test_pickled_tensor_keeps_its_backend(torch):
+    # torch-CPU beside NumPy's CPU (a GPU machine's cuda beside the host): a pickle names the backend with the device
+    dev = ember.backends.get("torch", "cpu").device
+    x = ember.randn(3, device=dev, requires_grad=True)
+    m = ember.nn.Linear(2, 3).to(dev)
+    for t in (x, x.detach(), pickle.loads(pickle.dumps(m)).weight):
+        y = pickle.loads(pickle.dumps(t))
+        assert y.device.backend == "torch" and y.tolist() == t.tolist() and y.requires_grad == t.requires_grad
+    _, args = x.__reduce_ex__(2)
+    elsewhere = ember._copy._rebuild_tensor(*args[:-1], "no-such-backend")  # not here: the device's backend
+    assert elsewhere.device == "cpu" and elsewhere.device.backend == ember.backends.get_backend("cpu").name
+    assert elsewhere.tolist() == x.tolist()
+
+
 def test_pickled_tensor_matches_torch_semantics(torch):
     for lib in (ember, torch):
         x = lib.tensor([1.0, 2.0], requires_grad=True)

@@ -3,9 +3,9 @@
 - ``copy.deepcopy(t)``: a new leaf with copied values, the same ``requires_grad`` and a deep copy of
   ``.grad``; a non-leaf tensor raises, as in PyTorch (detach it first). Within one ``deepcopy`` call
   shared tensors stay shared (tied weights stay tied).
-- ``pickle`` (multiprocessing queues, ``spawn`` arguments): values, dtype, device and ``requires_grad``
-  travel (not ``.grad``, as in PyTorch); a tensor in shared memory (``share_memory_()``) is rebuilt onto
-  the same memory.
+- ``pickle`` (multiprocessing queues, ``spawn`` arguments): values, dtype, device (with the backend that served
+  it, kept where it serves the device on unpickling) and ``requires_grad`` travel (not ``.grad``, as in
+  PyTorch); a tensor in shared memory (``share_memory_()``) is rebuilt onto the same memory.
 
 Pickle is for moving objects between trusted processes; Ember's file loaders unpickle only what
 ``weights_only`` allows, or anything when the caller passes ``weights_only=False`` (``_pickled.py``).
@@ -17,8 +17,9 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from ._errors import DeviceError
 from ._tensor import Tensor, _to_array
-from .backends import get_backend
+from .backends import Backend, get, get_backend
 from .multiprocessing._shared import attach, shared_spec
 
 __all__ = ["copy_leaf", "deepcopy_tensor", "rebuild_array", "reduce_tensor", "tensor_payload"]
@@ -54,18 +55,30 @@ def tensor_payload(t: Tensor) -> Any:
 
 def reduce_tensor(t: Tensor) -> tuple[Any, ...]:
     """``__reduce_ex__``: rebuild from a NumPy copy of the values, or from shared memory when shared."""
-    return _rebuild_tensor, (tensor_payload(t), t.dtype.name, str(t.device), t.requires_grad)
+    return _rebuild_tensor, (tensor_payload(t), t.dtype.name, str(t.device), t.requires_grad, t._backend.name)
 
 
-def rebuild_array(payload: Any, dtype: str, device: str) -> Tensor:
-    """The tensor a ``tensor_payload`` describes (on the same shared memory when it was shared)."""
+def _home(device: str, backend: str | None) -> Backend:
+    """Where a pickled tensor comes back: its device on the backend that held it, when that one serves the device
+    here (torch-CPU stays torch-CPU beside NumPy's CPU, as a cuda tensor stays on cuda); else the device's backend."""
+    if backend is not None:
+        try:
+            return get(backend, device)
+        except DeviceError:  # not installed here, or not serving that device: the values still come back
+            pass
+    return get_backend(device)
+
+
+def rebuild_array(payload: Any, dtype: str, device: str, backend: str | None = None) -> Tensor:
+    """The tensor a ``tensor_payload`` describes (on the same shared memory when it was shared), on ``device``
+    served by ``backend`` where it can be (``_home``)."""
+    be = _home(device, backend)
     if isinstance(payload, tuple):  # a shared-memory spec: the backend serving the device wraps the block
-        be = get_backend(device)
         return Tensor._make(be.from_numpy(attach(payload)), be)
-    return Tensor._make(*_to_array(payload, dtype, device))
+    return Tensor._make(*_to_array(payload, dtype, be))
 
 
-def _rebuild_tensor(payload: Any, dtype: str, device: str, requires_grad: bool) -> Tensor:
-    t = rebuild_array(payload, dtype, device)
+def _rebuild_tensor(payload: Any, dtype: str, device: str, requires_grad: bool, backend: str | None = None) -> Tensor:
+    t = rebuild_array(payload, dtype, device, backend)
     t.requires_grad = requires_grad
     return t

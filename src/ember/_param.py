@@ -59,7 +59,9 @@ class Param(Tensor):
     def __reduce_ex__(self, protocol: Any) -> Any:
         """Pickled with its id and kind (values, or the shared-memory block when shared)."""
         payload = tensor_payload(self)
-        return _rebuild_param, (payload, self.dtype.name, str(self.device), self.requires_grad, self.id, self.is_buffer)
+        return _rebuild_param, (
+            payload, self.dtype.name, str(self.device), self.requires_grad, self.id, self.is_buffer, self._backend.name
+        )  # fmt: skip
 
 
 #: PyTorch's name.
@@ -71,7 +73,9 @@ def Buffer(data: Any, *, id: str | None = None) -> Param:  # noqa: N802 - a cons
     return Param(data, requires_grad=False, id=id, is_buffer=True)
 
 
-def _rebuild_param(payload: Any, dtype: str, device: str, requires_grad: bool, pid: str, is_buffer: bool) -> Any:
-    p = Param(rebuild_array(payload, dtype, device), requires_grad=False, id=pid, is_buffer=is_buffer)
+def _rebuild_param(
+    payload: Any, dtype: str, device: str, requires_grad: bool, pid: str, is_buffer: bool, backend: str | None = None
+) -> Any:
+    p = Param(rebuild_array(payload, dtype, device, backend), requires_grad=False, id=pid, is_buffer=is_buffer)
     p.requires_grad = requires_grad
     return p

@@ -95,20 +95,21 @@ def test_cuda_namespace_keeps_torchs_operators():
 def test_tanh_sigmoid_gradients_are_pytorchs_bits(op, dtype):
     g = torch.Generator().manual_seed(1)
     xv, gv = (torch.randn(4, 33, generator=g, dtype=getattr(torch, dtype)) * 3 for _ in range(2))
-    tx = xv.clone().requires_grad_(True)
-    getattr(torch, op)(tx).backward(gv)
-    with backends.use("torch"):
+    with backends.use("torch"):  # on the default device (cuda under EMBER_DEVICE=cuda): PyTorch's kernels there
         x = ember.tensor(xv.numpy(), requires_grad=True)
         y = getattr(ember, op)(x)
         y.backward(ember.tensor(gv.numpy()))
         assert isinstance(x.grad._data, torch.Tensor)
+        here = x.grad._data.device
+        tx = xv.clone().to(here).requires_grad_(True)
+        getattr(torch, op)(tx).backward(gv.to(here))
         # PyTorch's forward and gradient kernels: its bits
-        assert torch.equal(_bits(y._data), _bits(getattr(torch, op)(xv)))
+        assert torch.equal(_bits(y._data), _bits(getattr(torch, op)(xv.to(here))))
         assert torch.equal(_bits(x.grad._data), _bits(tx.grad))
     with backends.use("numpy"):  # the NumPy reference is the former rule, unchanged
-        x = ember.tensor(xv.numpy(), requires_grad=True)
-        getattr(ember, op)(x).backward(ember.tensor(gv.numpy()))
-        y = getattr(ember, op)(ember.tensor(xv.numpy())).numpy()
+        x = ember.tensor(xv.numpy(), requires_grad=True, device="cpu")  # (the default device may be another's)
+        getattr(ember, op)(x).backward(ember.tensor(gv.numpy(), device="cpu"))
+        y = getattr(ember, op)(ember.tensor(xv.numpy(), device="cpu")).numpy()
         if op == "sigmoid":
             np.testing.assert_array_equal(y, np.exp(-np.logaddexp(0, -xv.numpy())))
         want = gv.numpy() * (1 - y * y) if op == "tanh" else gv.numpy() * y * (1 - y)

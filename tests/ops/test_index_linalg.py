@@ -183,3 +183,29 @@ def test_one_hot_matches_torch():
     assert F.one_hot(ember.tensor(t), 6).shape == (2, 2, 6)
     with pytest.raises(ValueError, match="one_hot: class values must be in"):
         F.one_hot(ember.tensor([5]), 3)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_uint8_index_is_integers_on_every_backend(backend):
+    # torch's own indexing reads a uint8 array as a mask: gather & co. must not hand it one (it gave [1, 3] here)
+    if backend == "torch" and torch_or_none() is None:
+        pytest.skip("torch not installed")
+    dev = ember.backends.get(backend).device
+    x = ember.tensor([1.0, 2.0, 3.0], device=dev, requires_grad=True)
+    ops = {
+        "gather": lambda i: ember.gather(x, 0, i),
+        "take": lambda i: ember.take(x, i),
+        "index_select": lambda i: ember.index_select(x, 0, i),
+        "take_along_dim": lambda i: ember.take_along_dim(x, i, 0),
+        "scatter_add": lambda i: ember.scatter_add(x, 0, i, ember.ones(len(i), device=dev)),
+        "index_add": lambda i: ember.index_add(x, 0, i, ember.ones(len(i), device=dev)),
+        "index_fill": lambda i: ember.index_fill(x, 0, i, 5.0),
+    }
+    for name, f in ops.items():
+        for idx in ([1, 0, 1], []):
+            want = f(ember.tensor(idx, dtype=ember.int64, device=dev))
+            got = f(ember.tensor(idx, dtype=ember.uint8, device=dev))
+            assert got.tolist() == want.tolist(), (name, idx)
+            (g,) = ember.autograd.grad(got.sum(), x)
+            (gw,) = ember.autograd.grad(want.sum(), x)
+            assert g.tolist() == gw.tolist(), (name, idx)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._dtype import bool_
+from .._dtype import bool_, int64, uint8
 from .._errors import DeviceError, DTypeError, OutOfRangeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._autocast import autocast_op
@@ -43,6 +43,8 @@ def _int_index(op: str, index: Tensor, backend: Any) -> Any:
         )
     if index.dtype.kind not in "iu":
         raise DTypeError(f"{op}: index must be an integer tensor, got {index.dtype}")
+    if index.dtype is uint8:  # integers on every backend (torch would read a uint8 array index as a mask)
+        return backend.astype(index._data, int64)
     return index._data
 
 
