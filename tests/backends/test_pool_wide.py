@@ -83,3 +83,42 @@ def test_every_geometry_case_is_overlapping():
     # the cases above exercise the wide layout only if neighbouring windows share elements
     for _, k, s, _, d, _ in GEOMS:
         assert any(s[i] < d[i] * (k[i] - 1) + 1 for i in range(len(k)))
+
+
+class _Counting:
+    """NumPy's functions under another module name, as the kernels see CuPy's namespace, counting the calls (on a
+    GPU each is a kernel launch)."""
+
+    __name__ = "counting"
+
+    def __init__(self):
+        self.calls = 0
+
+    def __getattr__(self, name):
+        f = getattr(np, name)
+        if not callable(f) or isinstance(f, type):
+            return f
+
+        def call(*args, **kwargs):
+            self.calls += 1
+            return f(*args, **kwargs)
+
+        return call
+
+
+def test_on_a_device_the_wide_pool_launches_as_much_at_any_batch():
+    """On CuPy every call is a launch with a fixed host cost: the planes are not split into cache-sized blocks
+    (ResNet-18's 3x3 stride-2 pool at batch 64, 224x224, made 3,690 launches forward and 12,714 backward)."""
+    k, s, p, d = (3, 3), (2, 2), (1, 1), (1, 1)
+
+    def launches(n):
+        xp = _Counting()
+        x = rng.standard_normal((n, 64, 56, 56)).astype(np.float32)
+        pads, out = pool_geometry((56, 56), k, s, p, d, False)
+        grid = wide.WideGrid((56, 56), out, k, s, pads, d)
+        y = wide.max_pool_wide(xp, x, grid, -np.inf)
+        np.testing.assert_array_equal(y, BE.max_pool(x, k, s, p, d, False)[0])  # NumPy's blocks, the same values
+        wide.max_pool_backward_wide(xp, np.ones_like(y), x, y, grid, -np.inf)
+        return xp.calls
+
+    assert launches(2) == launches(16) < 100
