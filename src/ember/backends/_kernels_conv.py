@@ -289,13 +289,14 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
         product over the whole long dimension, or, when the result is tiny (under ``_FEW_OUTPUTS`` elements
         per group, LeNet-5's first layer), a sum over chunks of ``_K_CHUNK`` columns, which OpenBLAS keeps on one
         thread: on two threads it splits the single skinny product and loses (measured both ways,
-        benchmarks/README.md, "Measurements behind kernel choices")."""
+        benchmarks/README.md, "Measurements behind kernel choices"). Not on CuPy, where every product and sum is
+        a kernel launch with a fixed host cost (LeNet-5's first layer at batch 64: 25 chunks, 49 launches)."""
         xp = self.xp
         o = w_shape[0]
         og, kk = o // groups, math.prod(w_shape[1:])
         total = cols.shape[1]
         acc = xp.empty((groups, kk, og), dtype=gt.dtype)
-        chunk = _K_CHUNK if kk * og < _FEW_OUTPUTS else total
+        chunk = _K_CHUNK if kk * og < _FEW_OUTPUTS and xp is np else total
         tmp = xp.empty((kk, og), dtype=gt.dtype) if chunk < total else None
         for gi in range(groups):
             cg, gg = cols[gi * kk : (gi + 1) * kk], gt[gi * og : (gi + 1) * og]

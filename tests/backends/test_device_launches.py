@@ -1,0 +1,72 @@
+"""The reference kernels on CuPy (issue 28): there every array call is a kernel launch with a fixed host cost
+(~10 µs) and no CPU cache to fit, so the NumPy-only blocking (cache-sized plane blocks, column chunks for
+OpenBLAS) must not apply. Checked with NumPy's functions under another module name, as the kernels see CuPy's
+namespace, counting the calls: their number must not grow with the batch, and the values are NumPy's."""
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+
+import ember.backends._kernels_wide as wide
+from ember.backends._kernels_conv import ConvKernels
+from ember.backends._kernels_util import pool_geometry
+from ember.backends.numpy_backend import NumpyBackend
+
+BE = NumpyBackend()
+rng = np.random.default_rng(7)
+
+
+class _Counting:
+    """NumPy's functions, counted (on a GPU each is a kernel launch)."""
+
+    __name__ = "counting"
+
+    def __init__(self):
+        self.calls = 0
+
+    def __getattr__(self, name):
+        f = getattr(np, name)
+        if not callable(f) or isinstance(f, type):
+            return f
+
+        def call(*args, **kwargs):
+            self.calls += 1
+            return f(*args, **kwargs)
+
+        return call
+
+
+def test_the_wide_max_pool_launches_as_much_at_any_batch():
+    """ResNet's 3x3 stride-2 pool: in NumPy's 2^16-element blocks, batch 64 at 224x224 made 3,690 launches forward
+    and 12,714 backward."""
+    k, s, p, d = (3, 3), (2, 2), (1, 1), (1, 1)
+
+    def launches(n):
+        xp = _Counting()
+        x = rng.standard_normal((n, 64, 56, 56)).astype(np.float32)
+        pads, out = pool_geometry((56, 56), k, s, p, d, False)
+        grid = wide.WideGrid((56, 56), out, k, s, pads, d)
+        y = wide.max_pool_wide(xp, x, grid, -np.inf)
+        np.testing.assert_array_equal(y, BE.max_pool(x, k, s, p, d, False)[0])  # NumPy's blocks, the same values
+        wide.max_pool_backward_wide(xp, np.ones_like(y), x, y, grid, -np.inf)
+        return xp.calls
+
+    assert launches(2) == launches(16) < 100
+
+
+def test_a_small_weight_gradient_is_one_product_at_any_batch():
+    """LeNet-5's first layer (6 outputs of 25 weights): NumPy sums the product over chunks of 2,048 columns; on
+    CuPy that was 49 launches at batch 64."""
+    w_shape = (6, 1, 5, 5)
+    kk = math.prod(w_shape[1:])
+
+    def launches(n):
+        xp = _Counting()
+        cols = rng.standard_normal((kk, n * 784)).astype(np.float32)
+        gt = rng.standard_normal((6, n * 784)).astype(np.float32)
+        gw = ConvKernels._weight_from(SimpleNamespace(xp=xp), cols, gt, 1, w_shape)
+        np.testing.assert_allclose(gw, (gt @ cols.T).reshape(w_shape), rtol=1e-4, atol=1e-3)
+        return xp.calls
+
+    assert launches(4) == launches(64) <= 3
