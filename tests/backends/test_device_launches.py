@@ -88,3 +88,35 @@ def test_im2col_on_a_device_is_one_gather_not_a_copy_per_offset(monkeypatch):
         want = np.full_like(cols, np.nan)
         BE._im2col_offsets(x, want, (k, k), (s, s), ((p, p),) * 2, (1, 1), out)
         np.testing.assert_array_equal(cols, want)
+
+
+class _Ufuncs(np.ndarray):
+    """A NumPy array that counts the ufunc calls (``+=`` included) made with it: each is a launch on CuPy."""
+
+    calls = 0
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        _Ufuncs.calls += 1
+        plain = [a.view(np.ndarray) if isinstance(a, _Ufuncs) else a for a in inputs]
+        out = kwargs.get("out")
+        if out is not None:
+            kwargs["out"] = tuple(o.view(np.ndarray) if isinstance(o, _Ufuncs) else o for o in out)
+        r = getattr(ufunc, method)(*plain, **kwargs)
+        return out[0] if out is not None and len(out) == 1 else r
+
+
+def test_global_average_pooling_is_one_reduction_whatever_the_plane():
+    """ResNet's head (adaptive average pooling of 7x7 planes to 1x1) added the input into the output once per
+    kernel offset: 49 launches forward and 49 backward on CuPy."""
+
+    def launches(hw):
+        x = rng.standard_normal((2, 3, hw, hw)).astype(np.float32)
+        _Ufuncs.calls = 0
+        y = BE.avg_pool(x.view(_Ufuncs), (hw, hw), (hw, hw), (0, 0), False, True, None)
+        np.testing.assert_allclose(np.asarray(y), x.mean(axis=(2, 3), keepdims=True), rtol=1e-6)
+        g = rng.standard_normal((2, 3, 1, 1)).astype(np.float32)
+        gx = BE.avg_pool_backward(g.view(_Ufuncs), x.shape, (hw, hw), (hw, hw), (0, 0), False, True, None)
+        np.testing.assert_allclose(np.asarray(gx), np.broadcast_to(g / hw**2, x.shape), rtol=1e-6)
+        return _Ufuncs.calls
+
+    assert launches(7) == launches(3) <= 4
