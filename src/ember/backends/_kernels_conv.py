@@ -2,9 +2,10 @@
 
 Shapes follow PyTorch: input (N, C, *spatial), weight (O, C / groups, *k), output (N, O, *out), every
 result C-contiguous. ``pads`` is one (low, high) pair per spatial dim (``padding='same'`` can be uneven).
-On NumPy the columns are one strided copy from a sliding-window view of the input (zero-padded first
-when the convolution pads); elsewhere each kernel offset copies the part of the input its windows see and
-zeroes the rest. Large temporaries come from the backend's :class:`Workspace` and go back to it.
+The columns are one strided copy from a sliding-window view of the input (zero-padded first when the
+convolution pads); ``_im2col_offsets`` (a copy per kernel offset of the part of the input its windows see,
+zeroing the rest) is the reference it is tested against. Large temporaries come from the backend's
+:class:`Workspace` and go back to it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import math
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from ._kernels_batch_last import BatchLastCols, BatchLastKernels
 from ._kernels_threads import parallel
@@ -31,6 +31,7 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
 
     xp: Any
     pad: Any  # PadKernels.pad
+    sliding_window: Any  # Backend.sliding_window
     _ws: Workspace | None = None
 
     @property
@@ -46,15 +47,17 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
         spatial = tuple(x.shape[2:])
         out = out_shape(spatial, k, s, pads, d)
         cols = self.workspace.take((c, *k, n, *out), x.dtype)
-        if self.xp is np and cols.size:
+        if cols.size:
             self._im2col_windows(x, cols, k, s, pads, d, out)
         else:
             self._im2col_offsets(x, cols, k, s, pads, d, out)
         return cols, out
 
     def _im2col_offsets(self, x: Any, cols: Any, k: Ints, s: Any, pads: Pads, d: Any, out: Ints) -> None:
-        """``cols`` by one copy per kernel offset of the input part its windows see (CuPy; padding is
-        zeroed in the columns, never materialised)."""
+        """``cols`` by one copy per kernel offset of the input part its windows see (padding is zeroed in the
+        columns, never materialised): the reference for ``_im2col_windows``. CuPy ran it until issue 28: two to
+        five launches per kernel offset (ResNet-18's inference, 440 of its 817 launches per step) where the
+        window copy makes three per convolution."""
         n, c = x.shape[:2]
         xt = x.swapaxes(0, 1)  # (C, N, *spatial)
 
@@ -65,13 +68,14 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
         parallel(self.xp, n if n > 1 else c, cols.size, part)
 
     def _im2col_windows(self, x: Any, cols: Any, k: Ints, s: Any, pads: Pads, d: Any, out: Ints) -> None:
-        """NumPy: ``cols`` as one strided copy from a sliding-window view of the input, padded first if need
-        be: faster than a copy per offset, whose inner loops run over single output rows (measured:
-        benchmarks/README.md, "Measurements behind kernel choices")."""
+        """``cols`` as one strided copy from a sliding-window view of the input, padded first if need be. NumPy:
+        faster than a copy per offset, whose inner loops run over single output rows (measured:
+        benchmarks/README.md, "Measurements behind kernel choices"); CuPy: three kernel launches (the padded
+        copy's two, the gather) instead of up to five per kernel offset."""
         sp = len(k)
         src = self.pad(x, ((0, 0), (0, 0), *pads), "constant") if any(lo or hi for lo, hi in pads) else x
         span = tuple((ki - 1) * di + 1 for ki, di in zip(k, d, strict=True))
-        v = sliding_window_view(src, span, axis=tuple(range(2, 2 + sp)))  # (N, C, *positions, *span)
+        v = self.sliding_window(src, span, tuple(range(2, 2 + sp)))  # (N, C, *positions, *span)
         steps = (*(slice(0, (o - 1) * si + 1, si) for o, si in zip(out, s)), *(slice(None, None, di) for di in d))
         vt = v[(slice(None), slice(None), *steps)].transpose(1, *range(2 + sp, 2 + 2 * sp), 0, *range(2, 2 + sp))
         n = x.shape[0]
@@ -289,13 +293,14 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
         product over the whole long dimension, or, when the result is tiny (under ``_FEW_OUTPUTS`` elements
         per group, LeNet-5's first layer), a sum over chunks of ``_K_CHUNK`` columns, which OpenBLAS keeps on one
         thread: on two threads it splits the single skinny product and loses (measured both ways,
-        benchmarks/README.md, "Measurements behind kernel choices")."""
+        benchmarks/README.md, "Measurements behind kernel choices"). Not on CuPy, where every product and sum is
+        a kernel launch with a fixed host cost (LeNet-5's first layer at batch 64: 25 chunks, 49 launches)."""
         xp = self.xp
         o = w_shape[0]
         og, kk = o // groups, math.prod(w_shape[1:])
         total = cols.shape[1]
         acc = xp.empty((groups, kk, og), dtype=gt.dtype)
-        chunk = _K_CHUNK if kk * og < _FEW_OUTPUTS else total
+        chunk = _K_CHUNK if kk * og < _FEW_OUTPUTS and xp is np else total
         tmp = xp.empty((kk, og), dtype=gt.dtype) if chunk < total else None
         for gi in range(groups):
             cg, gg = cols[gi * kk : (gi + 1) * kk], gt[gi * og : (gi + 1) * og]

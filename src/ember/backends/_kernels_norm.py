@@ -33,9 +33,13 @@ class NormKernels:
 
         ``y = (x - mean) * rstd * weight + bias`` in five passes over the input: the mean, the centring,
         the variance as per-channel dot products, the normalisation in place (kept for backward) and the
-        affine part into the output.
+        affine part into the output. Parameters of another dtype than ``x`` (float32 ones with a float16 ``x``:
+        mixed precision) make it compute in theirs; ``y`` has ``x``'s dtype, the statistics the parameters'.
         """
         xp = self.xp
+        out_dtype = x.dtype
+        p = next((a for a in (weight, bias, *(running or ())[:2]) if a is not None), x)
+        x = x.astype(p.dtype, copy=False)
         c = x.shape[1]
         shape = (1, c) + (1,) * (x.ndim - 2)
         mean = xp.mean(x, axis=(0, *range(2, x.ndim)))
@@ -56,7 +60,7 @@ class NormKernels:
             rm += mean * momentum
             rv *= 1 - momentum
             rv += var * (n / max(n - 1, 1)) * momentum
-        return y, mean, var, (xhat, rstd)
+        return y.astype(out_dtype, copy=False), mean, var, (xhat, rstd)
 
     def batch_norm_train_backward(
         self, g: Any, saved: Any, weight: Any, need_x: bool, need_w: bool, need_b: bool
@@ -65,6 +69,8 @@ class NormKernels:
         ``gb = sum g``, ``gw = sum g * xhat`` and ``gx = weight * rstd * (g - gb / n - xhat * gw / n)``."""
         xp = self.xp
         xhat, rstd = saved
+        out_dtype = g.dtype
+        g = g.astype(xhat.dtype, copy=False)  # (mixed precision: the gradients in float32, gx in g's dtype)
         c = xhat.shape[1]
         shape = (1, c) + (1,) * (xhat.ndim - 2)
         n = xhat.size // c
@@ -77,10 +83,12 @@ class NormKernels:
             gx += xp.reshape(gb / n, shape)
             xp.subtract(g, gx, out=gx)
             gx *= xp.reshape(k, shape)
+            gx = gx.astype(out_dtype, copy=False)
         return gx, (gw if need_w else None), (gb if need_b else None)
 
     def batch_norm_eval(self, x: Any, mean: Any, var: Any, weight: Any, bias: Any, eps: float) -> Any:
-        """``(x - mean) / sqrt(var + eps) * weight + bias`` per channel (dim 1), all arrays of one dtype.
+        """``(x - mean) / sqrt(var + eps) * weight + bias`` per channel (dim 1), the per-channel arrays of
+        ``x``'s dtype or (mixed precision: float16 ``x``) all float32, the output in ``x``'s dtype.
 
         The per-channel statistics fold into one scale and shift first (channel-sized work), so the
         input is read once and the output written in two passes instead of four.
@@ -95,4 +103,4 @@ class NormKernels:
         shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
         y = x * xp.reshape(scale, shape)
         y += xp.reshape(shift, shape)
-        return y
+        return y.astype(x.dtype, copy=False)

@@ -97,6 +97,11 @@ def _regions(
     return offset_slices(off, d, s, tuple(lo for lo, _ in pads), spatial, out, lead=2)
 
 
+def _whole_plane(spatial: Ints, k: Ints, out: Ints, pads: Pads) -> bool:
+    """Whether the one window of a pooling is the whole unpadded plane."""
+    return all(o == 1 for o in out) and tuple(k) == tuple(spatial) and not any(lo or hi for lo, hi in pads)
+
+
 class PoolKernels:
     """Pooling kernels written against ``self.xp`` (NumPy's names)."""
 
@@ -241,11 +246,16 @@ class PoolKernels:
     def avg_pool(
         self, x: Any, k: Ints, s: Ints, p: Ints, ceil_mode: bool, count_include_pad: bool, divisor_override: Any
     ) -> Any:
-        """The mean of every window (PyTorch's ``avg_pool``)."""
+        """The mean of every window (PyTorch's ``avg_pool``); a window over the whole plane (global pooling: ResNet's
+        head) is one sum over the plane rather than one add per kernel offset (49 launches on CuPy for 7x7)."""
         xp = self.xp
         spatial = tuple(x.shape[2:])
         ones = (1,) * len(k)
         pads, out = pool_geometry(spatial, k, s, p, ones, ceil_mode)
+        if _whole_plane(spatial, k, out, pads):
+            y = xp.sum(xp.reshape(x, (*x.shape[:2], -1)), axis=-1).astype(x.dtype, copy=False)
+            y /= divisor_override or math.prod(k)
+            return xp.reshape(y, x.shape[:2] + out)
         y = xp.zeros(x.shape[:2] + out, dtype=x.dtype)
         for off in ndindex(k):
             reg = _regions(off, spatial, out, s, pads, ones)
@@ -274,6 +284,9 @@ class PoolKernels:
         spatial = tuple(x_shape[2:])
         ones = (1,) * len(k)
         pads, out = pool_geometry(spatial, k, s, p, ones, ceil_mode)
+        if _whole_plane(spatial, k, out, pads):
+            gd = g / (divisor_override or math.prod(k))
+            return xp.ascontiguousarray(xp.broadcast_to(gd, x_shape))
         if divisor_override:
             gd = g / divisor_override
         else:

@@ -241,7 +241,7 @@ def _avg_pool(g: GraphBuilder, c: Call) -> list[str]:
 def _batch_norm(g: GraphBuilder, c: Call) -> list[str]:
     x, mean, var, w, b, eps = c.args[:6]
     shape = [x.shape[1]]
-    dt = x.detach().cpu().numpy().dtype
+    dt = mean.detach().cpu().numpy().dtype  # (the parameters' dtype: float32 with a float16 x in mixed precision)
     wn = g.value(w) if w is not None else g.const(np.ones(shape, dt))
     bn = g.value(b) if b is not None else g.const(np.zeros(shape, dt))
     return g.node("BatchNormalization", [g.value(x), wn, bn, g.value(mean), g.value(var)], epsilon=float(eps))

@@ -92,10 +92,21 @@ def _inplace(t: Tensor, fn: Callable[[Any, Any], Tensor], other: Any) -> Tensor:
 
 
 def _inplace_fast(t: Tensor, name: str, other: Any) -> bool:
-    """``t op= other`` straight into ``t``'s storage when no graph is recorded and no promotion is needed."""
+    """``t op= other`` straight into ``t``'s storage when no graph is recorded and no promotion is needed (a float
+    tensor; or an integer one with a Python int, e.g. BatchNorm's ``num_batches_tracked.add_(1)``: one kernel
+    where the general path made two, an add and a copy)."""
     uf = _UFUNCS.get(name)
-    if uf is None or t._data.dtype not in t._backend.float_dtypes:
+    if uf is None:
         return False
+    if t._data.dtype not in t._backend.float_dtypes:
+        if other.__class__ is not int or name == "div" or t.dtype.kind not in "iu":
+            return False
+        try:
+            uf(t._data, other)
+        except (ValueError, RuntimeError, TypeError, OverflowError):  # out of the dtype's range: the general path
+            return False
+        t._vc[0] += 1
+        return True
     if isinstance(other, Tensor):
         if (STATE.enabled and (t._requires_grad or other._requires_grad)) or other._backend is not t._backend:
             return False

@@ -303,21 +303,23 @@ class TorchKernels:
     def batch_norm_train(
         self, x: Any, weight: Any, bias: Any, eps: float, running: tuple[Any, Any, float] | None = None
     ) -> tuple[Any, Any, Any, Any]:
+        # (float16/bfloat16 x with float32 parameters: PyTorch's mixed-precision kernel, the output in x's dtype)
+        p = next((a for a in (weight, bias, *(running or ())[:2]) if a is not None), x)
         if running is not None:  # the kernel updates the running statistics itself (no extra launches)
             rm, rv, momentum = running
             y, mean, invstd = _torch().ops.aten.native_batch_norm(x, weight, bias, rm, rv, True, momentum, eps)
-            return y, mean, None, (x, mean, invstd, eps)
+            return y, mean, None, (x, mean, invstd, eps, p.dtype)
         y, mean, invstd = _torch().ops.aten.native_batch_norm(x, weight, bias, None, None, True, 0.0, eps)
-        return y, mean, invstd.pow(-2) - eps, (x, mean, invstd, eps)
+        return y, mean, invstd.pow(-2) - eps, (x, mean, invstd, eps, p.dtype)
 
     @_no_grad
     def batch_norm_train_backward(
         self, g: Any, saved: Any, weight: Any, need_x: bool, need_w: bool, need_b: bool
     ) -> tuple[Any, Any, Any]:
-        x, mean, invstd, eps = saved
+        x, mean, invstd, eps, param_dtype = saved
         need_w = need_w and weight is not None
         if weight is None:  # CUDA's kernel returns an empty bias gradient without a weight: pass ones (the same)
-            weight = _torch().ones(x.shape[1], dtype=x.dtype, device=x.device)
+            weight = _torch().ones(x.shape[1], dtype=param_dtype, device=x.device)
         gx, gw, gb = _torch().ops.aten.native_batch_norm_backward(
             g, x, weight, None, None, mean, invstd, True, eps, [need_x, need_w, need_b]
         )

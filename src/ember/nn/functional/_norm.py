@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..._dtype import DType, bfloat16, float16, float32
 from ..._errors import ShapeError
 from ..._tensor import Tensor
 from ...autograd._autocast import autocast_op
@@ -74,10 +75,13 @@ class BatchNormEval(Op):
         shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
         axes = (0,) + tuple(range(2, x.ndim))
         rstd = (var.detach() + eps).rsqrt().reshape(shape)
+        x_dtype = x.dtype
+        if var.dtype is not x_dtype:  # mixed precision: the gradients in float32, each returned in its input's dtype
+            g, x = g.to(var.dtype), x.to(var.dtype)
         need = self.needs_input_grad
         gx = gw = gb = None
         if need[0]:
-            gx = g * (rstd if weight is None else rstd * weight.reshape(shape))
+            gx = (g * (rstd if weight is None else rstd * weight.reshape(shape))).to(x_dtype)
         if weight is not None and need[3]:
             gw = _sum(g * ((x - mean.detach().reshape(shape)) * rstd), axes)
         if bias is not None and need[4]:
@@ -111,31 +115,48 @@ class BatchNormTrain(Op):
             out = self.backward_arrays(g._data)
             return tuple(None if a is None else Tensor._make(a, self.backend) for a in out)
         # create_graph: the same closed form as a graph of x, weight and g
-        x, w, _, eps, _, _ = self.inputs  # type: ignore[misc]
+        x0, w, b, eps, _, _ = self.inputs  # type: ignore[misc]
+        p = w if w is not None else b
+        x = x0 if p is None or p.dtype is x0.dtype else x0.to(p.dtype)  # mixed precision: in float32
+        g = g.to(x.dtype)
         axes = (0, *range(2, x.ndim))
         xhat, rstd = _standardize_graph(x, axes, eps)
         gx = None
         if self._req(0):
             gxhat = g if w is None else g * w.reshape((1, x.shape[1]) + (1,) * (x.ndim - 2))
-            gx = _standardize_grad(gxhat, xhat, rstd, axes)
+            gx = _standardize_grad(gxhat, xhat, rstd, axes).to(x0.dtype)
         gw = _sum(g * xhat, axes) if self._req(1) else None
         gb = _sum(g, axes) if self._req(2) else None
         return gx, gw, gb, None, None, None
 
 
-def _stats_in_kernel(x: Tensor, running_mean: Tensor, running_var: Tensor) -> bool:
-    """Whether the batch-norm kernel can update the running statistics itself: plain arrays of the input's
-    dtype and backend, without gradient."""
+def _kernel_dtype(x: Tensor, *ts: Tensor | None) -> DType | None:
+    """The dtype that the per-channel tensors ``ts`` (those given) must share for the batch-norm kernels to take
+    them with ``x``: ``x``'s own, or float32 for a float16/bfloat16 ``x`` (PyTorch's mixed precision, as under
+    autocast: float32 statistics and affine parameters, normalised in float32, the output in ``x``'s dtype);
+    None when they do not."""
+    given = [t.dtype for t in ts if t is not None]
+    if all(d is x.dtype for d in given):
+        return x.dtype
+    if x.dtype in (float16, bfloat16) and all(d is float32 for d in given):
+        return float32
+    return None
+
+
+def _stats_in_kernel(x: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor,
+                     running_var: Tensor) -> bool:  # fmt: skip
+    """Whether the batch-norm kernel can update the running statistics itself: plain arrays of the kernel's
+    dtype (``_kernel_dtype``, shared with the weight and bias) and the input's backend, without gradient."""
     be = x._backend
-    return all(
-        t.dtype == x.dtype and t._backend is be and not t.requires_grad and be.is_plain(t._data)
-        for t in (running_mean, running_var)
+    return _kernel_dtype(x, weight, bias, running_mean, running_var) is not None and all(
+        t._backend is be and not t.requires_grad and be.is_plain(t._data) for t in (running_mean, running_var)
     )
 
 
 def _fused_train(x: Tensor, weight: Tensor | None, bias: Tensor | None) -> bool:
-    """Whether training-mode batch norm can run as one node: weight and bias (if any) of the input's dtype."""
-    return all(t is None or (isinstance(t, Tensor) and t.dtype == x.dtype) for t in (weight, bias))
+    """Whether training-mode batch norm can run as one node: weight and bias (if any) of the kernel's dtype."""
+    given = all(t is None or isinstance(t, Tensor) for t in (weight, bias))
+    return given and _kernel_dtype(x, weight, bias) is not None
 
 
 def _standardize(x: Tensor, axes: tuple[int, ...], eps: float) -> tuple[Tensor, Any, Any]:
@@ -160,10 +181,9 @@ def _affine(y: Tensor, weight: Any, bias: Any, shape: tuple[int, ...]) -> Tensor
 
 
 def _fused_eval(x: Tensor, *ts: Tensor | None) -> bool:
-    """Whether evaluation-mode batch norm can run as one kernel: statistics without gradient, one dtype."""
-    return all(t is None or (t.dtype == x.dtype and not t.requires_grad) for t in ts[:2]) and all(
-        t is None or t.dtype == x.dtype for t in ts[2:]
-    )
+    """Whether evaluation-mode batch norm can run as one kernel: statistics without gradient, all of the
+    kernel's dtype (``_kernel_dtype``)."""
+    return all(t is None or not t.requires_grad for t in ts[:2]) and _kernel_dtype(x, *ts) is not None
 
 
 def batch_norm(
@@ -204,7 +224,7 @@ def batch_norm(
             else None  # fmt: skip
         if fused:
             stats: list[Any] = []
-            in_kernel = update is not None and _stats_in_kernel(x, *update)
+            in_kernel = update is not None and _stats_in_kernel(x, weight, bias, *update)
             running = (update[0]._data, update[1]._data, float(momentum)) if in_kernel and update else None
             y = BatchNormTrain.apply(x, weight, bias, float(eps), running, stats)
             if running is not None and update is not None:
