@@ -17,7 +17,8 @@ def test_accelerator_path_and_fake_device_runs_are_in_effect():
     pytest.importorskip("torch")
     # not an xdist worker either: pytest-benchmark 5.2 reads PYTEST_XDIST_WORKER at configure and warns (an error here)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("EMBER_", "PYTEST_XDIST_"))}
-    probe, planted = Path(__file__).with_name("accel_probe.py"), Path(__file__).with_name("accel_assert_probe.py")
+    probe = Path(__file__).with_name("accel_probe.py")
+    planted = probe.with_name("accel_assert_probe.py")
     args = [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:benchmark", "-rA", "--accelerator-paths",
             "--fake-device", str(probe), str(planted)]  # fmt: skip
     run = subprocess.run(args, cwd=probe.parent.parent, env=env, capture_output=True, text=True, timeout=300)
