@@ -1,30 +1,31 @@
-"""The accelerator-path run's detector of device-side asserts (loaded by ``tests/conftest.py``).
+"""The accelerator-path run's detector of device-side asserts (installed by ``tests/conftest.py``).
 
 On CUDA an out-of-range index reaching one of torch's indexing kernels (advanced indexing, ``index_put_``,
 ``index_select``, ``gather``, ``scatter*``, ``take``, ``embedding``, ``nll_loss``, ...) is no error that code can
 catch: the kernel's assert fires on the device, and every later CUDA call of the process fails ("device-side
 assert triggered"). On the CPU the same kernel raises an ``IndexError`` or a ``RuntimeError``, which a test
 expecting an error accepts. So in the accelerator-path run (``EMBER_TEST_ACCEL=1``, torch-CPU taking the
-accelerator's paths) this torch-function mode checks the index arguments of torch's indexing functions against
-the dims they index before they run; a call from Ember's code with an index out of range is recorded (the test
+accelerator's paths) torch's indexing functions (``_RULES``: as ``torch.*``, ``torch.Tensor`` methods,
+``torch.nn.functional`` and ``torch.ops.aten`` entries) are wrapped to check their index arguments against the
+dims they index before they run; a call from Ember's code with an index out of range is recorded (the test
 fails, even where it catches the error) and raised as :class:`DeviceAssert`. Calls from the tests' own PyTorch
 reference code are left to PyTorch (they run on the CPU on a GPU machine too).
 
-A function mode, not a dispatch mode: it sees the calls Ember makes (``Tensor.__getitem__``, ``torch.ops.aten.*``,
-``torch.take_along_dim``, ...) and changes nothing below them, where any ``TorchDispatchMode`` changes what some
-kernels compute (torch 2.13: complex ``linalg.pinv`` is wrong under one, its conjugate views read as plain
-transposes). Only the functions in ``_RULES`` pay for a check (a min and a max of the index); every other call
-passes straight through (about 3 us).
+Wrappers of these entry points only, so nothing else pays or changes: no mode sees every torch call (under any
+``TorchDispatchMode`` torch 2.13 computes complex ``linalg.pinv`` wrong; a ``TorchFunctionMode`` calls a test's
+monkeypatched ``Tensor.cpu`` twice). The wrapper's own frame reads as torch's, by module and by file, to code
+that tells library frames from the user's (warnings' ``stacklevel`` and the suite's ``ignore::...:torch.*``
+filters, ember.compile's capture sites).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import torch
-from torch.overrides import TorchFunctionMode
 
 
 class DeviceAssert(Exception):  # noqa: N818 - named for what it stands for; no RuntimeError, so no test catches it
@@ -177,17 +178,37 @@ _RULES: dict[str, Rule] = {
 }  # fmt: skip
 
 
-# Calls pass through a frame whose module reads as torch's: a warning torch raises in them (a C++ warning, or
-# ``warnings.warn(..., stacklevel=2)`` in a torch function) is attributed as without the mode, to torch, which
-# the suite's filters expect ("ignore::UserWarning:torch.*"), not to this file.
-_THROUGH: dict[str, Any] = {"__name__": "torch._device_asserts_passthrough"}
-exec("def through(func, args, kwargs):\n    return func(*args, **kwargs)\n", _THROUGH)
-_through = _THROUGH["through"]
+_TORCH_DIR = os.path.dirname(torch.__file__)
+# The wrapper, compiled as if it were torch's own code (see the module's doc): it calls ``check`` (this module's)
+# before the function, and nothing of this module is on the stack while the function runs.
+_WRAPPER = """
+def wrap(original, name, rule, check):
+    def call(*args, **kwargs):
+        check(name, rule, args, kwargs)
+        return original(*args, **kwargs)
+    call.__name__, call.__qualname__, call.__doc__ = name, getattr(original, "__qualname__", name), original.__doc__
+    call.__wrapped__ = original
+    return call
 
+class Packet:
+    def __init__(self, packet, name, rule, check):
+        self._packet, self._call = packet, wrap(packet, name, rule, check)
+    def __call__(self, *args, **kwargs):
+        return self._call(*args, **kwargs)
+    def __getattr__(self, attr):
+        return getattr(self._packet, attr)
+"""
+_NS: dict[str, Any] = {"__name__": "torch._ember_device_asserts"}
+exec(compile(_WRAPPER, os.path.join(_TORCH_DIR, "_ember_device_asserts.py"), "exec"), _NS)
 
-def _name(func: Any) -> str:
-    """A function's name as ``_RULES`` spells it (``aten.index_put_.default`` -> ``index_put_``)."""
-    return str(getattr(func, "__name__", "")).split(".")[0]
+_TENSOR = ("__getitem__", "__setitem__", "index_put", "index_put_", "index_select", "index_add", "index_add_",
+           "index_copy", "index_copy_", "index_fill", "index_fill_", "index_reduce", "index_reduce_", "gather",
+           "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_", "take",
+           "take_along_dim", "put", "put_")  # fmt: skip
+_FUNCTIONAL = ("embedding", "embedding_bag", "nll_loss", "cross_entropy", "one_hot", "multi_margin_loss")
+_ATEN = ("index", "index_put", "index_put_", "_index_put_impl_", "_unsafe_index", "_unsafe_index_put",
+         "nll_loss_forward", "nll_loss2d_forward", "nll_loss_backward", "nll_loss2d_backward", "nll_loss_nd",
+         "max_unpool2d", "max_unpool3d")  # fmt: skip
 
 
 def _from_ember() -> bool:
@@ -201,27 +222,43 @@ def _from_ember() -> bool:
     return False
 
 
-class DeviceAssertDetector(TorchFunctionMode):
-    """Checks the index arguments of torch's indexing functions called from Ember; ``found`` lists failures."""
+class DeviceAssertDetector:
+    """Wraps torch's indexing functions (``install``) to check the indices Ember's code hands them; ``found``
+    lists the failures since it was last emptied."""
 
     def __init__(self) -> None:
-        super().__init__()
         self.found: list[str] = []
 
-    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
-        kwargs = kwargs or {}
-        rule = _RULES.get(_name(func))
-        if rule is not None and args and isinstance(args[0], torch.Tensor):
-            try:
-                with torch._C._DisableTorchDispatch():  # the check's own kernels: unseen by a test's dispatch mode
-                    problem = rule(args, kwargs)
-            except (TypeError, ValueError, IndexError, RuntimeError, AttributeError):
-                problem = None  # arguments torch itself refuses: its own error follows
-            if problem and _from_ember():
-                message = (
-                    f"{_name(func)}: {problem}: on CUDA a device-side assert (every later CUDA call of the "
-                    "process fails); Ember must refuse it first where the host knows the index's range"
-                )
-                self.found.append(message)
-                raise DeviceAssert(message)
-        return _through(func, args, kwargs)
+    def _check(self, name: str, rule: Rule, args: tuple, kwargs: dict) -> None:
+        if not args or not isinstance(args[0], torch.Tensor):
+            return
+        try:
+            with torch._C._DisableTorchDispatch():  # the check's own kernels: unseen by a test's dispatch mode
+                problem = rule(args, kwargs)
+        except (TypeError, ValueError, IndexError, RuntimeError, AttributeError):
+            problem = None  # arguments torch itself refuses: its own error follows
+        if problem and _from_ember():
+            message = (
+                f"{name}: {problem}: on CUDA a device-side assert (every later CUDA call of the process fails); "
+                "Ember must refuse it first where the host knows the index's range"
+            )
+            self.found.append(message)
+            raise DeviceAssert(message)
+
+    def install(self) -> DeviceAssertDetector:
+        """Wrap the entry points (for the rest of the process)."""
+        wrap, packet = _NS["wrap"], _NS["Packet"]
+        owners = [(torch.Tensor, _TENSOR), (torch, [n for n in _RULES if n not in ("__getitem__", "__setitem__")]),
+                  (torch.nn.functional, _FUNCTIONAL)]  # fmt: skip
+        for owner, names in owners:
+            for name in names:
+                original = owner.__dict__.get(name) if owner is torch.Tensor else getattr(owner, name, None)
+                if original is None and owner is torch.Tensor:
+                    original = getattr(owner, name, None)
+                if callable(original):
+                    setattr(owner, name, wrap(original, name, _RULES[name], self._check))
+        for name in _ATEN:
+            op = getattr(torch.ops.aten, name, None)
+            if op is not None:
+                setattr(torch.ops.aten, name, packet(op, name, _RULES[name], self._check))
+        return self
