@@ -5,27 +5,32 @@ On CUDA an out-of-range index reaching one of torch's indexing kernels (advanced
 catch: the kernel's assert fires on the device, and every later CUDA call of the process fails ("device-side
 assert triggered"). On the CPU the same kernel raises an ``IndexError`` or a ``RuntimeError``, which a test
 expecting an error accepts. So in the accelerator-path run (``EMBER_TEST_ACCEL=1``, torch-CPU taking the
-accelerator's paths) torch's indexing functions (``_RULES``: as ``torch.*``, ``torch.Tensor`` methods,
-``torch.nn.functional`` and ``torch.ops.aten`` entries) are wrapped to check their index arguments against the
-dims they index before they run; a call from Ember's code with an index out of range is recorded (the test
-fails, even where it catches the error) and raised as :class:`DeviceAssert`. Calls from the tests' own PyTorch
-reference code are left to PyTorch (they run on the CPU on a GPU machine too).
+accelerator's paths) a ``TorchFunctionMode``, on during each test, checks the index arguments of torch's indexing
+functions (``_RULES``, by name: ``Tensor.__getitem__``, ``torch.ops.aten.index_put_``, ``torch.take_along_dim``,
+...) against the dims they index before they run; a call from Ember's code with an index out of range is
+recorded (the test fails, even where it catches the error) and raised as :class:`DeviceAssert`. Calls from the
+tests' own PyTorch reference code are left to PyTorch (they run on the CPU on a GPU machine too).
 
-Wrappers of these entry points only, so nothing else pays or changes: no mode sees every torch call (under any
-``TorchDispatchMode`` torch 2.13 computes complex ``linalg.pinv`` wrong; a ``TorchFunctionMode`` calls a test's
-monkeypatched ``Tensor.cpu`` twice). The wrapper's own frame reads as torch's, by module and by file, to code
-that tells library frames from the user's (warnings' ``stacklevel`` and the suite's ``ignore::...:torch.*``
-filters, ember.compile's capture sites).
+The mode must change nothing else. A function mode, not a dispatch mode: under any ``TorchDispatchMode`` torch
+2.13 computes complex ``linalg.pinv`` wrong (its conjugate views read as plain transposes). Not wrappers of the
+functions: a Python ``__getitem__`` on ``torch.Tensor`` makes every tensor a sequence (``torch.tensor([t])`` of
+a 0-d ``t`` then fails, as torch.onnx's exporter did). The handler is compiled as torch's own code (module and
+file), so warnings' ``stacklevel``, the suite's ``ignore::...:torch.*`` filters and ember.compile's capture
+sites see what they see without it; it runs a test's monkeypatch of a ``Tensor`` method once, not twice; the
+check's own kernels are hidden from a test's dispatch mode and from a torch.jit trace. It costs about 3 us per
+torch call, and a min and a max of the index per indexing call from Ember.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 
 class DeviceAssert(Exception):  # noqa: N818 - named for what it stands for; no RuntimeError, so no test catches it
@@ -179,36 +184,23 @@ _RULES: dict[str, Rule] = {
 
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
-# The wrapper, compiled as if it were torch's own code (see the module's doc): it calls ``check`` (this module's)
-# before the function, and nothing of this module is on the stack while the function runs.
-_WRAPPER = """
-def wrap(original, name, rule, check):
-    def call(*args, **kwargs):
-        check(name, rule, args, kwargs)
-        return original(*args, **kwargs)
-    call.__name__, call.__qualname__, call.__doc__ = name, getattr(original, "__qualname__", name), original.__doc__
-    call.__wrapped__ = original
-    return call
-
-class Packet:
-    def __init__(self, packet, name, rule, check):
-        self._packet, self._call = packet, wrap(packet, name, rule, check)
-    def __call__(self, *args, **kwargs):
-        return self._call(*args, **kwargs)
-    def __getattr__(self, attr):
-        return getattr(self._packet, attr)
+# The mode's handler, compiled as if it were torch's own code (module and file; see the module's doc).
+_HANDLER = """
+def handler(self, func, types, args=(), kwargs=None):
+    kwargs = kwargs or {}
+    rule = rules.get(getattr(func, "__name__", "").split(".")[0])
+    if rule is not None:
+        self._check(func, rule, args, kwargs)
+    if type(func) is FunctionType and not func.__module__.startswith("torch"):  # a test's patch of a Tensor
+        name = next((k for k, v in vars(Tensor).items() if v is func), None)  # method: it ran already, so the
+        original = getattr(TensorBase, name, None) if name else None  # method it wraps runs now, not it again
+        if original is not None:
+            func = original
+    return func(*args, **kwargs)
 """
-_NS: dict[str, Any] = {"__name__": "torch._ember_device_asserts"}
-exec(compile(_WRAPPER, os.path.join(_TORCH_DIR, "_ember_device_asserts.py"), "exec"), _NS)
-
-_TENSOR = ("__getitem__", "__setitem__", "index_put", "index_put_", "index_select", "index_add", "index_add_",
-           "index_copy", "index_copy_", "index_fill", "index_fill_", "index_reduce", "index_reduce_", "gather",
-           "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_", "take",
-           "take_along_dim", "put", "put_")  # fmt: skip
-_FUNCTIONAL = ("embedding", "embedding_bag", "nll_loss", "cross_entropy", "one_hot", "multi_margin_loss")
-_ATEN = ("index", "index_put", "index_put_", "_index_put_impl_", "_unsafe_index", "_unsafe_index_put",
-         "nll_loss_forward", "nll_loss2d_forward", "nll_loss_backward", "nll_loss2d_backward", "nll_loss_nd",
-         "max_unpool2d", "max_unpool3d")  # fmt: skip
+_NS: dict[str, Any] = {"__name__": "torch._ember_device_asserts", "rules": _RULES, "FunctionType": types.FunctionType,
+                       "Tensor": torch.Tensor, "TensorBase": torch._C.TensorBase}  # fmt: skip
+exec(compile(_HANDLER, os.path.join(_TORCH_DIR, "_ember_device_asserts.py"), "exec"), _NS)
 
 
 def _from_ember() -> bool:
@@ -222,43 +214,30 @@ def _from_ember() -> bool:
     return False
 
 
-class DeviceAssertDetector:
-    """Wraps torch's indexing functions (``install``) to check the indices Ember's code hands them; ``found``
-    lists the failures since it was last emptied."""
+class DeviceAssertDetector(TorchFunctionMode):
+    """Checks the index arguments of torch's indexing functions called from Ember; ``found`` lists failures."""
+
+    __torch_function__ = _NS["handler"]
 
     def __init__(self) -> None:
+        super().__init__()
         self.found: list[str] = []
 
-    def _check(self, name: str, rule: Rule, args: tuple, kwargs: dict) -> None:
-        if not args or not isinstance(args[0], torch.Tensor):
+    def _check(self, func: Any, rule: Rule, args: tuple, kwargs: dict) -> None:
+        if not args or not isinstance(args[0], torch.Tensor) or torch._C._get_tracing_state() is not None:
+            return  # (a torch.jit trace would record the check's own kernels)
+        if not _from_ember():
             return
         try:
             with torch._C._DisableTorchDispatch():  # the check's own kernels: unseen by a test's dispatch mode
                 problem = rule(args, kwargs)
         except (TypeError, ValueError, IndexError, RuntimeError, AttributeError):
             problem = None  # arguments torch itself refuses: its own error follows
-        if problem and _from_ember():
+        if problem:
+            name = str(getattr(func, "__name__", func)).split(".")[0]
             message = (
                 f"{name}: {problem}: on CUDA a device-side assert (every later CUDA call of the process fails); "
                 "Ember must refuse it first where the host knows the index's range"
             )
             self.found.append(message)
             raise DeviceAssert(message)
-
-    def install(self) -> DeviceAssertDetector:
-        """Wrap the entry points (for the rest of the process)."""
-        wrap, packet = _NS["wrap"], _NS["Packet"]
-        owners = [(torch.Tensor, _TENSOR), (torch, [n for n in _RULES if n not in ("__getitem__", "__setitem__")]),
-                  (torch.nn.functional, _FUNCTIONAL)]  # fmt: skip
-        for owner, names in owners:
-            for name in names:
-                original = owner.__dict__.get(name) if owner is torch.Tensor else getattr(owner, name, None)
-                if original is None and owner is torch.Tensor:
-                    original = getattr(owner, name, None)
-                if callable(original):
-                    setattr(owner, name, wrap(original, name, _RULES[name], self._check))
-        for name in _ATEN:
-            op = getattr(torch.ops.aten, name, None)
-            if op is not None:
-                setattr(torch.ops.aten, name, packet(op, name, _RULES[name], self._check))
-        return self

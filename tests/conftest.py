@@ -149,7 +149,7 @@ def _load_detector() -> object:
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
-    return module.DeviceAssertDetector().install()
+    return module.DeviceAssertDetector()
 
 
 def _device_asserts_found() -> None:
@@ -181,7 +181,8 @@ def _accelerator_paths() -> Iterator[None]:
     be = ember.backends.get("torch")
     old, be._cheap_sync = be._cheap_sync, False
     try:
-        yield
+        with _DETECTOR[0]:  # type: ignore[attr-defined]
+            yield
     finally:
         be._cheap_sync = old
     _device_asserts_found()  # in a fixture's setup or teardown
