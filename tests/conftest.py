@@ -14,7 +14,9 @@ Two runs check the accelerator's code paths without a GPU (``make test-accel``; 
 accelerator (``cheap_sync`` off: no host checks or host-side branches, as on CUDA); ``EMBER_TEST_FAKE_DEVICE=1``
 (or ``--fake-device``) makes torch-CPU the default device while ``"cpu"`` and ``from_numpy`` give NumPy's CPU, as
 on a GPU machine the default is cuda while ``from_numpy`` gives the host, so a tensor made on the wrong one of
-the two meets a mixed-backend error.
+the two meets a mixed-backend error. The accelerator-path run also fails any test in which Ember hands one of
+torch's indexing functions an out-of-range index (``tests/_device_asserts.py``): on CUDA a device-side assert
+that leaves the process's CUDA context unusable, on the CPU an error a test may well accept.
 """
 
 from __future__ import annotations
@@ -125,6 +127,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if _switch(config, "--accelerator-paths", "EMBER_TEST_ACCEL"):
         pytest.importorskip("torch", reason="the accelerator-path run needs torch")
         _ACCEL[0] = True
+        _DETECTOR[0] = _load_detector()
     if _switch(config, "--fake-device", "EMBER_TEST_FAKE_DEVICE"):
         pytest.importorskip("torch", reason="the fake-device run needs torch")
         _FAKE[0] = True
@@ -133,6 +136,37 @@ def pytest_configure(config: pytest.Config) -> None:
 
 _ACCEL = [False]
 _FAKE = [False]
+_DETECTOR: list = [None]  # the accelerator-path run's DeviceAssertDetector (tests/_device_asserts.py)
+
+
+def _load_detector() -> object:
+    """tests/_device_asserts.py's detector (the tests are no package: loaded from its file)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("_device_asserts", Path(__file__).with_name("_device_asserts.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module.DeviceAssertDetector()
+
+
+def _device_asserts_found() -> None:
+    """Fail the test where the detector saw an index that would fire a device-side assert on CUDA (whether or
+    not the test caught the error raised there)."""
+    detector = _DETECTOR[0]
+    if detector is not None and detector.found:
+        found, detector.found[:] = list(dict.fromkeys(detector.found)), []
+        raise pytest.fail.Exception("device-side assert on CUDA:\n  " + "\n  ".join(found), pytrace=False) from None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    try:
+        return (yield)
+    finally:
+        _device_asserts_found()
 
 
 @pytest.fixture(autouse=True)
@@ -147,9 +181,11 @@ def _accelerator_paths() -> Iterator[None]:
     be = ember.backends.get("torch")
     old, be._cheap_sync = be._cheap_sync, False
     try:
-        yield
+        with _DETECTOR[0]:  # type: ignore[attr-defined]
+            yield
     finally:
         be._cheap_sync = old
+    _device_asserts_found()  # in a fixture's setup or teardown
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

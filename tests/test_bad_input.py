@@ -90,6 +90,8 @@ CASES = [
      r"interpolate: every output size must be >= 1"),
     ("interpolate scale 0", lambda: F.interpolate(ember.ones(1, 1, 4, 4), scale_factor=0), ValueError,
      r"interpolate: scale_factor must be finite and > 0"),
+    ("interpolate from an empty dim", lambda: F.interpolate(ember.ones(1, 1, 3, 0), size=(3, 7), mode="bilinear"),
+     ValueError, r"interpolate: an empty spatial dim of input \(1, 1, 3, 0\) cannot make output size \(3, 7\)"),
     # nn, optim, data
     ("load_state_dict(list)", lambda: nn.Linear(2, 2).load_state_dict([1, 2]), TypeError,
      r"load_state_dict for Linear: expected a mapping of parameter names to tensors"),

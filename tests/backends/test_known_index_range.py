@@ -54,12 +54,26 @@ def accel(monkeypatch, torch):
         (lambda x: F.cross_entropy(x, ember.tensor([0, 4, -100])), "nll_loss: target 4 is out of range for 4"),
         (lambda x: F.one_hot(ember.tensor([5]), 3), "one_hot: class values must be in"),
         (lambda x: x.put(ember.tensor([0, 12]), ember.ones(2)), "put_: index 12 is out of range for 12 elements"),
+        (
+            lambda x: ember.take_along_dim(x, ember.tensor([[4]]), 1),  # indices broadcast to x: judged before that
+            r"take_along_dim: index out of range for dim 1 of size 4 \(got 4..4\)",
+        ),
     ],
 )
 def test_known_bad_index_is_refused_before_any_kernel(accel, call, match):
     with pytest.raises(RuntimeError, match=match) as info:  # every Ember error is also a RuntimeError
         call(accel)
     assert isinstance(info.value, OutOfRangeError if "one_hot" not in match else ValueRangeError)
+
+
+@pytest.mark.parametrize("row", [4, -5])
+def test_the_backends_row_scatter_add_refuses_a_known_bad_row(accel, row):
+    """``Backend.index_add`` (an embedding's gradient, ``add_at``): refused before torch's ``index_put_``, which
+    on CUDA would assert on the device."""
+    be = accel._backend
+    target, values = be.asarray(np.zeros((4, 3), np.float32)), be.asarray(np.ones((2, 3), np.float32))
+    with pytest.raises(OutOfRangeError, match=f"index_add: index {row} is out of range for dim 0 of size 4"):
+        be.index_add(target, (be.asarray(np.array([0, row])),), values)
 
 
 def test_good_indices_pass_and_views_keep_the_range(accel, torch):

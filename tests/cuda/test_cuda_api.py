@@ -261,3 +261,30 @@ def test_the_backend_selected_for_cuda_answers(monkeypatch):
         assert cuda._backend_name() == name
     monkeypatch.setattr(ember.backends, "available", lambda: {"torch": types.SimpleNamespace(devices=["cpu"])})
     assert cuda._backend_name() is None
+
+
+def test_streams_and_events_follow_the_devices_library(fake_torch_cuda, fake_cupy, monkeypatch):
+    """torch serving ``"cuda"``, a CuPy tensor's device: its streams, its current stream and the events they
+    record are CuPy's (the GPU run recorded a torch Event on a CuPy stream: "expected stream to be a
+    torch.Stream"); the default device's are torch's; and neither waits for the other's events."""
+    monkeypatch.setattr(cuda, "_backend_name", lambda: "torch")
+    cupy_dev = ember.device("cuda:0").served_by("cupy")
+    s, cur = cuda.Stream(cupy_dev), cuda.current_stream(cupy_dev)
+    assert (s.library, cur.library) == ("cupy", "cupy") and cur.native is sys.modules["cupy"].cuda.Stream.null
+    s.wait_stream(cur)  # a CuPy event recorded on CuPy's current stream, then waited for
+    assert fake_cupy.log[-1] == "wait_event"
+    event = s.record_event()
+    assert event.library == "cupy" and event.native.stream is s.native
+    default = cuda.Event()  # made for the default device (torch), recorded on a CuPy stream: CuPy's then
+    assert default.library == "torch"
+    default.record(s)
+    assert default.library == "cupy" and default.native.stream is s.native
+    default.wait()  # the current CuPy stream waits
+    assert fake_cupy.log[-1] == "wait_event"
+    t = cuda.Stream("cuda:0")  # the default device's: torch's
+    t.wait_stream(cuda.current_stream())
+    assert t.library == "torch" and fake_torch_cuda.calls[-1][0] == "wait_event"
+    with pytest.raises(RuntimeError, match="a torch stream cannot wait for an event recorded on a cupy stream"):
+        t.wait_stream(s)
+    with pytest.raises(RuntimeError, match="a cupy stream cannot wait for an event recorded on a torch stream"):
+        s.wait_event(t.record_event())

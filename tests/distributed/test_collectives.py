@@ -31,6 +31,16 @@ def _same(e, t):
     np.testing.assert_array_equal(e.numpy(), t.numpy())
 
 
+def _torch_gather_single(tdist):
+    """PyTorch's reference: ``all_gather_single`` in torch 2.13, ``all_gather_into_tensor`` before (2.11)."""
+    return getattr(tdist, "all_gather_single", None) or tdist.all_gather_into_tensor
+
+
+def _torch_scatter_single(tdist):
+    """``reduce_scatter_single`` in torch 2.13, ``reduce_scatter_tensor`` before."""
+    return getattr(tdist, "reduce_scatter_single", None) or tdist.reduce_scatter_tensor
+
+
 def _collectives(rank, world):
     import torch
     import torch.distributed as tdist
@@ -85,12 +95,12 @@ def _collectives(rank, world):
         _same(g, r)
     o, ro = ember.zeros(world * 2, 3, dtype=ember.float64), torch.zeros(world * 2, 3, dtype=torch.float64)
     dist.all_gather_into_tensor(o, ember.tensor(base))
-    tdist.all_gather_single(ro, torch.tensor(base))
+    _torch_gather_single(tdist)(ro, torch.tensor(base))
     _same(o, ro)
     big_in = np.arange(4 * world, dtype=np.float32) * (rank + 2)
     o, ro = ember.zeros(4, dtype=ember.float32), torch.zeros(4)
     dist.reduce_scatter_tensor(o, ember.tensor(big_in), op=dist.ReduceOp.MAX)
-    tdist.reduce_scatter_single(ro, torch.tensor(big_in), op=tdist.ReduceOp.MAX)
+    _torch_scatter_single(tdist)(ro, torch.tensor(big_in), op=tdist.ReduceOp.MAX)
     _same(o, ro)
     # gather / scatter
     gl = [ember.zeros(2, 3, dtype=ember.float64) for _ in range(world)] if rank == 0 else None

@@ -227,6 +227,19 @@ class Backend(
         if bad is not None and bool(bad):
             raise OutOfRangeError(f"index out of range for {' or '.join(sizes)} (tensor of shape {tuple(shape)})")
 
+    def check_known_index(self, shape: tuple[int, ...], index: Any, op: str = "") -> None:
+        """Raise ``OutOfRangeError`` when an index array of ``index`` (as for ``array[index]``) whose values the
+        host knows without a device sync (``known_range``) is out of range for ``shape``: on an accelerator the
+        kernel would otherwise fail on the device (a device-side assert leaves the process's CUDA context
+        unusable). An index computed on such a device is not read back: the kernel reports it."""
+        for d, n, it in index_arrays(shape, index):
+            r = self.known_range(it) if it.ndim else None
+            if r is not None and (r[0] < -n or r[1] >= n):
+                raise OutOfRangeError(
+                    f"{op + ': ' if op else ''}index {r[1] if r[1] >= n else r[0]} is out of range for dim {d} of "
+                    f"size {n} (tensor of shape {tuple(shape)})"
+                )
+
     def scatter_reduce_at(self, x: Any, index: Any, values: Any, reduce: str) -> Any:
         """A copy of ``x`` with ``values`` combined in at ``index`` by ``reduce`` (prod, amax, amin);
         repeated indices combine (NumPy's ``ufunc.at``)."""

@@ -3,6 +3,10 @@
 An Ember ``Stream`` or ``Event`` wraps the library's own object (``.native``), so Ember's kernels, which
 run on the library's current stream, follow ``with ember.cuda.stream(s):`` exactly as the library's code
 does. Without CUDA, making one raises a ``DeviceError`` that lists what is available.
+
+A stream belongs to the library serving its device (``Stream(x.device)`` of a CuPy tensor is a CuPy stream,
+whichever backend ``"cuda"`` means); an event, like PyTorch's, takes its stream's library when it is recorded.
+A stream cannot wait for an event of the other library (a ``DeviceError``).
 """
 
 from __future__ import annotations
@@ -54,12 +58,19 @@ class Stream:
 
     def record_event(self, event: Event | None = None) -> Event:
         """Record ``event`` (a new one when None) on this stream and return it."""
-        event = event if event is not None else Event()
+        event = event if event is not None else Event._of(self.library)
         event.record(self)
         return event
 
     def wait_event(self, event: Event) -> None:
         """Make future work on this stream wait for ``event``."""
+        if event.library != self.library:
+            from .._errors import DeviceError
+
+            raise DeviceError(
+                f"ember.cuda: a {self.library} stream cannot wait for an event recorded on a {event.library} "
+                "stream; use the streams of one backend (Stream(x.device), current_stream(x.device))"
+            )
         self.native.wait_event(event.native)
 
     def wait_stream(self, other: Stream) -> None:
@@ -91,21 +102,38 @@ class Event:
     """
 
     def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False) -> None:
-        self.library, _ = _library()
         self.enable_timing = enable_timing
+        self._options = (enable_timing, blocking, interprocess)
+        self._make(_library()[0])
+
+    @classmethod
+    def _of(cls, library: str) -> Event:
+        """A new event of ``library`` (a stream's own, not the default device's)."""
+        event = cls.__new__(cls)
+        event.enable_timing, event._options = False, (False, False, False)
+        event._make(library)
+        return event
+
+    def _make(self, library: str) -> None:
+        timing, blocking, interprocess = self._options
+        self.library = library
         self.native: Any
-        if self.library == "torch":
+        if library == "torch":
             import torch
 
-            self.native = torch.cuda.Event(enable_timing=enable_timing, blocking=blocking, interprocess=interprocess)
+            self.native = torch.cuda.Event(enable_timing=timing, blocking=blocking, interprocess=interprocess)
         else:
             import cupy
 
-            self.native = cupy.cuda.Event(block=blocking, disable_timing=not enable_timing, interprocess=interprocess)
+            self.native = cupy.cuda.Event(block=blocking, disable_timing=not timing, interprocess=interprocess)
 
     def record(self, stream: Stream | None = None) -> None:
-        """Record the event on ``stream`` (the current stream when None)."""
-        self.native.record((stream if stream is not None else current_stream()).native)
+        """Record the event on ``stream`` (the current stream of the event's library when None); recorded on a
+        stream of the other library, the event becomes one of that library."""
+        s = stream if stream is not None else _current(self.library, None)
+        if s.library != self.library:
+            self._make(s.library)
+        self.native.record(s.native)
 
     def synchronize(self) -> None:
         """Wait until the work recorded before this event has finished."""
@@ -116,13 +144,17 @@ class Event:
         return bool(self.native.query() if self.library == "torch" else self.native.done)
 
     def wait(self, stream: Stream | None = None) -> None:
-        """Make future work on ``stream`` (the current one when None) wait for this event."""
-        (stream if stream is not None else current_stream()).wait_event(self)
+        """Make future work on ``stream`` (the current one of the event's library when None) wait for this event."""
+        (stream if stream is not None else _current(self.library, None)).wait_event(self)
 
     def elapsed_time(self, end_event: Event) -> float:
         """Milliseconds between this event and ``end_event`` (both recorded, both with ``enable_timing``)."""
         if not (self.enable_timing and end_event.enable_timing):
             raise RuntimeError("Event.elapsed_time: both events need enable_timing=True")
+        if end_event.library != self.library:
+            from .._errors import DeviceError
+
+            raise DeviceError(f"Event.elapsed_time: events of two libraries ({self.library}, {end_event.library})")
         if self.library == "torch":
             return float(self.native.elapsed_time(end_event.native))
         import cupy
@@ -134,17 +166,32 @@ class Event:
         return f"ember.cuda.Event(enable_timing={self.enable_timing})"
 
 
-def current_stream(device: Any = None) -> Stream:
-    """The stream kernels are queued on now (on ``device``, default the current CUDA device)."""
-    library, index = _library(device)
+def _wrap(library: str, native: Any) -> Stream:
+    s = Stream.__new__(Stream)
+    s.library, s.native = library, native
+    return s
+
+
+def _current(library: str, index: int | None) -> Stream:
+    """``library``'s current stream on device ``index`` (None: the current device)."""
+    if index is None:
+        from . import current_device
+
+        index = current_device()
     if library == "torch":
         import torch
 
-        return Stream(native=torch.cuda.current_stream(index))
+        return _wrap(library, torch.cuda.current_stream(index))
     import cupy
 
     with cupy.cuda.Device(index):
-        return Stream(native=cupy.cuda.get_current_stream())
+        return _wrap(library, cupy.cuda.get_current_stream())
+
+
+def current_stream(device: Any = None) -> Stream:
+    """The stream kernels are queued on now (on ``device``, default the current CUDA device), of the library
+    serving ``device``."""
+    return _current(*_library(device))
 
 
 def default_stream(device: Any = None) -> Stream:
@@ -153,10 +200,10 @@ def default_stream(device: Any = None) -> Stream:
     if library == "torch":
         import torch
 
-        return Stream(native=torch.cuda.default_stream(index))
+        return _wrap(library, torch.cuda.default_stream(index))
     import cupy
 
-    return Stream(native=cupy.cuda.Stream.null)
+    return _wrap(library, cupy.cuda.Stream.null)
 
 
 class stream:  # noqa: N801 - PyTorch's name

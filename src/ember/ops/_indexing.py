@@ -11,7 +11,6 @@ from .._errors import DeviceError, DTypeError, OutOfRangeError, ShapeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ..autograd._views import make_view
-from ..backends._base import index_arrays
 from ._indexing_view import movedim, reshape, sum_to
 from ._util import _shape, broadcast_shapes, check_scalar, norm_dim, promote
 
@@ -46,18 +45,6 @@ def _two_stage(items: tuple[Any, ...]) -> TwoStage:
             pre.extend([slice(None)] * (it.ndim if it.dtype == bool else 1))
             post.append(it)
     return TwoStage(tuple(pre), tuple(post))
-
-
-def _check_known(shape: tuple[int, ...], idx: Any, backend: Any) -> None:
-    """Refuse an index array whose values, known on the host without a device sync (``backend.known_range``),
-    lie outside the dim it indexes: on an accelerator the kernel would otherwise fail on the device, which
-    leaves the process's CUDA context unusable. (On the CPU the array library raises itself.)"""
-    for d, n, it in index_arrays(shape, idx):
-        r = backend.known_range(it) if it.ndim else None
-        if r is not None and (r[0] < -n or r[1] >= n):
-            raise OutOfRangeError(
-                f"index {r[1] if r[1] >= n else r[0]} is out of range for dim {d} of size {n} (tensor of shape {shape})"
-            )
 
 
 def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
@@ -111,9 +98,9 @@ def check(backend: Any, x: Any, idx: Any) -> None:
     not (CuPy wraps it around); where they fail on the device (torch-CUDA), when the host knows its range."""
     if backend.kernels_check_indices:
         if isinstance(idx, TwoStage) and not backend.cheap_sync:  # (on the CPU the library raises itself)
-            _check_known(tuple(x[idx.pre].shape), idx.post, backend)
+            backend.check_known_index(tuple(x[idx.pre].shape), idx.post)
         elif not backend.cheap_sync and not _is_basic(idx):
-            _check_known(tuple(x.shape), idx, backend)
+            backend.check_known_index(tuple(x.shape), idx)
         return
     if isinstance(idx, TwoStage):
         backend.check_index(x[idx.pre].shape, idx.post)

@@ -306,9 +306,13 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     if dim is None:
         return take(input, reshape(indices, (-1,)))
     d = norm_dim(dim, input.ndim, "take_along_dim")
-    _int_index("take_along_dim", indices, input._backend)
+    idx = _int_index("take_along_dim", indices, input._backend)
     if indices.ndim != input.ndim:
         raise ShapeError(f"take_along_dim: indices rank {indices.ndim} differs from input rank {input.ndim}")
+    n = input.shape[d]
+    bad = index_out_of_range(idx, -n, n, input._backend)  # before broadcasting: a broadcast view's range is unknown
+    if bad:
+        raise OutOfRangeError(f"take_along_dim: index out of range for dim {d} of size {n} (got {bad[0]}..{bad[1]})")
     xs, ish = list(input.shape), list(indices.shape)
     xs[d] = ish[d] = 1
     common = list(broadcast_shapes(tuple(xs), tuple(ish)))

@@ -165,6 +165,8 @@ class TorchBackend(TorchKernels, TorchAttentionKernels, TorchRNNKernels, TorchAr
 
     # -- kernels -----------------------------------------------------------------------------
     def index_add(self, target: torch.Tensor, index: Any, values: Any) -> None:
+        if not self.cheap_sync:  # (on the CPU torch's kernel raises itself; on CUDA it would assert on the device)
+            self.check_known_index(tuple(target.shape), index, "index_add")
         view, idx = _split_index(target, index)
         values = values if isinstance(values, torch.Tensor) else torch.as_tensor(values, device=target.device)
         torch.ops.aten.index_put_(view, idx, values.to(target.dtype), True)

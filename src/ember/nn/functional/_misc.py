@@ -327,6 +327,8 @@ def interpolate(
         return _adaptive(input, out, sp, False, False, "interpolate")  # type: ignore[no-any-return]
     if any(o < 1 for o, n in zip(out, input.shape[2:], strict=True) if n):  # as PyTorch, except for 'area'
         raise ShapeError(f"interpolate: scale_factor={scale_factor} makes an empty output {out} from {input.shape}")
+    if any(o and not n for o, n in zip(out, input.shape[2:], strict=True)):  # no source index to take: PyTorch too
+        raise ShapeError(f"interpolate: an empty spatial dim of input {input.shape} cannot make output size {out}")
     xp = input._backend.xp
     x = input if mode.startswith("nearest") else _float(input)
     if mode.startswith("nearest"):
