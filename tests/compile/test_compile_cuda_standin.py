@@ -189,3 +189,23 @@ def test_a_training_step_with_batch_norm_statistics_is_replayed_through_the_grap
     x = ember.randn(4, 3, 8, 8)
     with ember.no_grad():
         assert _bits(m1(x)._data, m2(x)._data)
+
+
+@pytest.mark.parametrize("same_input", [False, True])
+def test_a_step_that_sets_an_inputs_gradient_replays_the_plain_program(graphs, same_input):
+    # the graph runs on static copies of the inputs: their .grad would be lost (the H200 run of 2026-11-26)
+    def step(x):
+        y = ((x + 1.0) * 0.5).tanh()
+        y.sum().backward()
+        return y
+
+    compiled = ember.compile(step)
+    x = ember.randn(8)
+    xs = [x.clone().requires_grad_(True), x.clone().requires_grad_(True)]
+    for i in range(5):
+        if not same_input:
+            x = ember.randn(8)
+            xs = [x.clone().requires_grad_(True), x.clone().requires_grad_(True)]
+        a, b = compiled(xs[0]), step(xs[1])
+        assert _bits(a._data, b._data) and _bits(xs[0].grad._data, xs[1].grad._data), i
+    assert not graphs

@@ -3,7 +3,8 @@
 A program qualifies when a graph replaying its kernels with every host value baked in does what the program
 does: torch backend on a CUDA device, no random draw (Ember seeds a torch generator from its own host generator
 per draw), no value guard, no recorded write into a gradient or a constant from outside (a tensor's memory from
-outside may be written: batch norm's running statistics, updated in place by the graph), and every opaque call
+outside may be written: batch norm's running statistics, updated in place by the graph), no input whose
+``.grad`` the program reads or sets (the graph runs on static copies of the inputs), and every opaque call
 one that has a *graph form* (``__graph_form__`` on the function: the optimizer's ``step`` and ``zero_grad``,
 ``optim/_graph_step.py``). A graph form runs the
 call's device work inside the capture with its live values (learning rate, Adam's step count) read from device
@@ -77,6 +78,8 @@ def graph_plan(tr: Tracer, leaves: list[Tensor], mode: Any) -> Plan | None:
             forms.append(form)
     reads = list({id(leaf): leaf for k, leaf in tr.slots if k == "grad"}.values())
     sets = list({id(ins.args[0]): ins.args[0] for ins in tr.instrs if ins.kind == "g"}.values())
+    if {id(t) for t in leaves} & {id(t) for t in reads + sets}:
+        return None  # an input's .grad: the graph runs on static copies of the inputs, which would receive it
     return [p for k, p in tr.slots if k == "ext"], forms, reads, sets
 
 
