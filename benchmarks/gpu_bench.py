@@ -119,7 +119,7 @@ def main() -> int:
         if args.budget and began - start + last > args.budget:
             print(f"bench-gpu: not run within the {args.budget:g} s budget: {', '.join(args.workloads[i:])}")
             break
-        row, torch_value, unit = "", None, ""
+        row, torch_value, unit, notes = "", None, "", []
         for b in cols:
             ns = argparse.Namespace(
                 backend=b, device=args.device, seconds=args.seconds, threads=0, pairs=args.pairs, compile=args.compile
@@ -134,9 +134,13 @@ def main() -> int:
             torch_value, unit = r["torch_median"], r["unit"]
             spread = f"{r['min_ratio']:.2f}-{r['max_ratio']:.2f}"
             mark = "*" if args.compile and r.get("ember_graphed") else " "
+            notes += [f"bench-gpu: {name} on {b}: {n}" for n in dict.fromkeys(
+                n for run in r.get("runs", []) for n in run["ember"].get("notes", []))]  # fmt: skip
             row += f" {r['ember_median']:11.4g}{mark} {r['median_ratio']:6.2f} {spread:>11s}"
         tv = f"{torch_value:10.4g}" if torch_value is not None else f"{'-':>10s}"
         print(f"{name:26s} {unit:>10s} {tv} {ANCHORS.get(name, '-'):>16s}{row}", flush=True)
+        for n in notes:  # e.g. why ember.compile ran a step without a CUDA graph
+            print(n, file=sys.stderr, flush=True)
         last = time.monotonic() - began
     print("ratio = Ember/PyTorch, median of the pairs (above 1 is better for samples/s and TFLOP/s, below 1 for ms)")
     return status

@@ -13,6 +13,7 @@ import os
 import resource
 import statistics
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -81,11 +82,14 @@ def report(
         import ember
 
         step = ember.compile(step)
-        for k in ("first_call_ms", "second_call_ms"):
-            t = time.perf_counter()
-            step()
-            _sync(args)
-            extra[k] = (time.perf_counter() - t) * 1e3
+        with warnings.catch_warnings(record=True) as notes:  # why a step ran eagerly or without a CUDA graph
+            warnings.simplefilter("always")
+            for k in ("first_call_ms", "second_call_ms"):
+                t = time.perf_counter()
+                step()
+                _sync(args)
+                extra[k] = (time.perf_counter() - t) * 1e3
+        extra["notes"] = [str(n.message) for n in notes]
         extra["compiled"] = not step.eager  # type: ignore[attr-defined]
         extra["graphed"] = _graphed(step)
     t0 = time.perf_counter()
