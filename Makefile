@@ -11,10 +11,12 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 # dev = the tools plus every optional extra the tests exercise (record, vision, tensorboard, data, plot, docs);
-# torch (CPU build), transformers (Hugging Face parity) and pnnx on top, each skipped cleanly if pip cannot get it.
+# torch (CPU build), expecttest (PyTorch's operator database imports it), transformers (Hugging Face parity) and
+# pnnx on top, each skipped cleanly if pip cannot get it.
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]"
 	$(PY) -m pip install -q "torch==2.13.0" || echo "torch not installed: PyTorch parity tests will be skipped"
+	$(PY) -m pip install -q "expecttest>=0.2" || echo "expecttest not installed: PyTorch operator-database tests will be skipped"
 	$(PY) -m pip install -q "transformers>=4.40" || echo "transformers not installed: Hugging Face parity tests will be skipped"
 	$(PY) -m pip install -q --no-deps "pnnx==20261020" || echo "pnnx not installed: PNNX export tests will be skipped"
 	$(PY) -m pip install -q -e ".[onnx]" || echo "onnx/onnxruntime not installed: ember.onnx tests will be skipped"
