@@ -40,6 +40,11 @@ def accel(monkeypatch, torch):
     "call, match",
     [
         (lambda x: x.gather(1, ember.tensor([[4]])), "gather: index out of range for dim 1 of size 4"),
+        (  # a uint8 index is made int64 (torch would read it as a mask): the widened array keeps the known range
+            lambda x: x.gather(1, ember.tensor([[4]], dtype=ember.uint8)),
+            "gather: index out of range for dim 1 of size 4",
+        ),
+        (lambda x: x.index_select(0, ember.tensor([3], dtype=ember.uint8)), "index_select: index out of range"),
         (lambda x: x.scatter(1, ember.tensor([[-5]]), 1.0), "scatter: index out of range for dim 1 of size 4"),
         (lambda x: x.index_select(0, ember.tensor([3])), "index_select: index out of range for dim 0 of size 3"),
         (lambda x: x.index_add(0, ember.tensor([7]), ember.ones(1, 4)), "index_add: index out of range"),

@@ -120,7 +120,13 @@ class TorchBackend(TorchKernels, TorchAttentionKernels, TorchRNNKernels, TorchAr
         return _TO_NATIVE[dtype]
 
     def astype(self, array: torch.Tensor, dtype: DType) -> torch.Tensor:
-        return array.to(_TO_NATIVE[dtype])
+        out = array.to(_TO_NATIVE[dtype])
+        if not self.cheap_sync and out is not array and _is_integer(out):  # an index widened keeps its known range
+            r = self.known_range(array)
+            info = torch.iinfo(out.dtype)
+            if r is not None and info.min <= r[0] and r[1] <= info.max:
+                setattr(out, _RANGE, (r[0], r[1], out._version))
+        return out
 
     def is_view_of(self, array: Any, base: Any) -> bool:
         return (
@@ -206,9 +212,12 @@ def _remember_range(t: torch.Tensor, host: Any) -> None:
         h = np.asarray(host)
     except (TypeError, ValueError, RuntimeError):  # e.g. a list holding device tensors: nothing known
         return
-    if h.dtype.kind not in "iub" or not np.can_cast(h.dtype, str(t.dtype).removeprefix("torch."), "safe"):
+    if h.dtype.kind not in "iub" or not h.size:
         return
-    setattr(t, _RANGE, (int(h.min()), int(h.max()), t._version))
+    lo, hi = int(h.min()), int(h.max())
+    info = torch.iinfo(t.dtype)
+    if info.min <= lo and hi <= info.max:  # the values converted exactly (a narrower dtype asked for: they fit)
+        setattr(t, _RANGE, (lo, hi, t._version))
 
 
 def _carry_range(out: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
