@@ -151,15 +151,22 @@ def log_softmax(x: np.ndarray) -> np.ndarray:
 
 @recorded
 def log_softmax_backward(g: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``g - exp(y) * sum(g)`` along the last dim."""
+    """``g - exp(y) * sum(g)`` along the last dim, with results below the dtype's smallest normal number flushed
+    to zero. A confident classifier's gradient is mostly such subnormals (``exp`` of a very negative log
+    probability, times 1/N): every product they enter then runs 10-100x slower on x86 (a GPT's tied head: 94 ms
+    instead of 0.9 ms per GEMM with OpenBLAS, 55 ms with PyTorch's), and they are below float32's resolution of
+    any sum they join with a normal number."""
     n = y.shape[-1]
     g2, y2 = g.reshape(-1, n), y.reshape(-1, n)
     out = np.empty(g2.shape, np.result_type(g2, y2))
+    tiny = np.finfo(out.dtype).tiny
 
     def part(lo: int, hi: int) -> None:
         e = np.exp(y2[lo:hi])
         e *= np.sum(g2[lo:hi], axis=-1, keepdims=True)
-        np.subtract(g2[lo:hi], e, out=out[lo:hi])
+        o = out[lo:hi]
+        np.subtract(g2[lo:hi], e, out=o)
+        np.putmask(o, np.abs(o, out=e) < tiny, 0.0)  # (e: free now, holds |o|)
 
     parallel_rows(g2.shape[0], g2.size, part)
     return out.reshape(g.shape)
