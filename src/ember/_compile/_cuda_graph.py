@@ -147,13 +147,10 @@ class CudaGraphProgram:
         # gradients read from before the call: the runs below read static copies (their .grad, for the while)
         held = [(leaf, _GRAD.__get__(leaf)) for leaf in grad_leaves]
         self.static_grads = [(leaf, g._data.clone()) for leaf, g in held]
-
-        def hold() -> None:  # (a run sets those .grad: each run starts from the static copies)
-            for (leaf, g), (_, buf) in zip(held, self.static_grads, strict=True):
-                _GRAD.__set__(leaf, Tensor._make(buf, g._backend))
-
-        hold()
-        state = _State(externals, self.forms, grad_sets)  # (runs set those .grad: put back after each)
+        for (leaf, g), (_, buf) in zip(held, self.static_grads, strict=True):
+            _GRAD.__set__(leaf, Tensor._make(buf, g._backend))
+        # runs set .grad: put back after each (those read: onto their static copies, which each run starts from)
+        state = _State(externals, self.forms, grad_sets + grad_leaves)
         self.effects: list[Any] = []
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
@@ -163,7 +160,6 @@ class CudaGraphProgram:
                     GRAPH_RUN[0] = _Run(self.forms, None)
                     program.run(*self.shells)
                     state.restore()
-                    hold()
             torch.cuda.current_stream().wait_stream(side)
             for f in self.forms:
                 f.before()

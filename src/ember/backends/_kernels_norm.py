@@ -9,6 +9,12 @@ import numpy as np
 _vecdot = getattr(np, "vecdot", None)  # NumPy >= 2
 
 
+def params_dtype(x: Any, weight: Any, bias: Any, running: tuple[Any, Any, float] | None) -> Any:
+    """The dtype training-mode batch norm computes in: its parameters' and statistics' (float32 ones with a
+    float16/bfloat16 ``x``: mixed precision), ``x``'s when it has none."""
+    return next((a for a in (weight, bias, *(running or ())[:2]) if a is not None), x).dtype
+
+
 class NormKernels:
     """Batch norm, with fixed statistics (evaluation) and over the batch (training, forward and backward).
     Mixed into ``Backend``; torch overrides them with its native kernels."""
@@ -38,8 +44,7 @@ class NormKernels:
         """
         xp = self.xp
         out_dtype = x.dtype
-        p = next((a for a in (weight, bias, *(running or ())[:2]) if a is not None), x)
-        x = x.astype(p.dtype, copy=False)
+        x = x.astype(params_dtype(x, weight, bias, running), copy=False)
         c = x.shape[1]
         shape = (1, c) + (1,) * (x.ndim - 2)
         mean = xp.mean(x, axis=(0, *range(2, x.ndim)))

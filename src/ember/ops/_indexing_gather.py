@@ -319,7 +319,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     xshape = tuple(common[:d] + [input.shape[d]] + common[d + 1 :])
     ishape = tuple(common[:d] + [indices.shape[d]] + common[d + 1 :])
     x = expand(input, *xshape) if input.shape != xshape else input
-    i = Tensor._make(input._backend.xp.broadcast_to(indices._data, ishape), input._backend)
+    i = Tensor._make(input._backend.xp.broadcast_to(idx, ishape), input._backend)
     return gather(x, d, i)
 
 

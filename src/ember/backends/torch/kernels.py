@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .._kernels_loss import REDUCTIONS
+from .._kernels_norm import params_dtype
 from .._kernels_util import Ints, Pads
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -304,13 +305,13 @@ class TorchKernels:
         self, x: Any, weight: Any, bias: Any, eps: float, running: tuple[Any, Any, float] | None = None
     ) -> tuple[Any, Any, Any, Any]:
         # (float16/bfloat16 x with float32 parameters: PyTorch's mixed-precision kernel, the output in x's dtype)
-        p = next((a for a in (weight, bias, *(running or ())[:2]) if a is not None), x)
+        pdt = params_dtype(x, weight, bias, running)
         if running is not None:  # the kernel updates the running statistics itself (no extra launches)
             rm, rv, momentum = running
             y, mean, invstd = _torch().ops.aten.native_batch_norm(x, weight, bias, rm, rv, True, momentum, eps)
-            return y, mean, None, (x, mean, invstd, eps, p.dtype)
+            return y, mean, None, (x, mean, invstd, eps, pdt)
         y, mean, invstd = _torch().ops.aten.native_batch_norm(x, weight, bias, None, None, True, 0.0, eps)
-        return y, mean, invstd.pow(-2) - eps, (x, mean, invstd, eps, p.dtype)
+        return y, mean, invstd.pow(-2) - eps, (x, mean, invstd, eps, pdt)
 
     @_no_grad
     def batch_norm_train_backward(
