@@ -89,7 +89,8 @@ def report(
                 step()
                 _sync(args)
                 extra[k] = (time.perf_counter() - t) * 1e3
-        extra["notes"] = [str(n.message) for n in notes]
+        skips = [f"no CUDA graph: {why}" for why in getattr(step, "graph_skips", [])]
+        extra["notes"] = [str(n.message) for n in notes] + skips
         extra["compiled"] = not step.eager  # type: ignore[attr-defined]
         extra["graphed"] = _graphed(step)
     t0 = time.perf_counter()

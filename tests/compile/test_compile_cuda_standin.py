@@ -4,6 +4,8 @@ their Python values baked in). Nothing here ran on a GPU; ``test_compile_cuda.py
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 import ember
@@ -209,3 +211,49 @@ def test_a_step_that_sets_an_inputs_gradient_replays_the_plain_program(graphs, s
         a, b = compiled(xs[0]), step(xs[1])
         assert _bits(a._data, b._data) and _bits(xs[0].grad._data, xs[1].grad._data), i
     assert not graphs
+    assert compiled.graph_skips == ["the step reads or sets an input's .grad (the graph runs on static copies of "
+                                    "the inputs)"]  # fmt: skip
+
+
+def _dropout_step(model, opt, x, y):
+    opt.zero_grad()
+    loss = ember.nn.functional.cross_entropy(ember.nn.functional.dropout(model(x), 0.25), y)
+    loss.backward()
+    opt.step()
+    return loss
+
+
+@pytest.mark.parametrize(
+    ("kind", "why"), [("dropout", "a random draw ("), ("rmsprop", "step as called here has no graph form")]
+)
+def test_why_a_step_has_no_graph_is_kept_and_noted_when_graphs_were_asked_for(graphs, monkeypatch, kind, why):
+    # the reason is on the compiled function (as PyTorch counts its cudagraph skips); a one-time warning only
+    # with mode="reduce-overhead", where the user asked for graphs
+    from ember._compile import _api
+
+    monkeypatch.setattr(_api, "_NOTED", set())
+    for mode in (None, "reduce-overhead"):
+        model, opt = _make("sgd", 0.125)
+        if kind == "rmsprop":
+            opt = ember.optim.RMSprop(model.parameters(), lr=0.125)
+        step = _dropout_step if kind == "dropout" else _step
+        compiled = ember.compile(lambda x, y: step(model, opt, x, y), mode=mode)  # noqa: B023
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            for _ in range(3):
+                compiled(ember.randn(6, 8), ember.randint(0, 4, (6,)))
+        assert not compiled.eager and len(compiled.graph_skips) == 1, compiled.graph_skips
+        assert compiled.graph_skips[0].startswith(why), compiled.graph_skips
+        noted = [str(w.message) for w in seen if "no CUDA graph" in str(w.message)]
+        expected = f"ember.compile: no CUDA graph for {compiled._name()}: {compiled.graph_skips[0]}"
+        assert noted == ([] if mode is None else [expected])
+    assert not graphs
+
+
+def test_no_reason_is_kept_where_graphs_are_not_in_question(graphs):
+    with ember.backends.use("numpy"):
+        model, opt = _make("sgd", 0.125)
+        compiled = ember.compile(lambda x, y: _step(model, opt, x, y), mode="reduce-overhead")
+        for _ in range(3):
+            compiled(ember.randn(6, 8), ember.randint(0, 4, (6,)))
+    assert compiled.graph_skips == [] and not graphs and not compiled.eager

@@ -69,6 +69,7 @@ class CompiledFunction:
         self.cache: list[_Entry] = []
         self.eager = backend == "eager"
         self.reason: str | None = None  # why it runs eagerly, when it does
+        self.graph_skips: list[str] = []  # why a torch-CUDA program replays without a CUDA graph
         self.stats = {"captures": 0, "replays": 0, "eager": 0, "capture_s": 0.0, "verify_s": 0.0}
         self._full_warned = False
         self.graph: Any = None  # GraphForward, once a call returned a tensor attached to a graph
@@ -158,7 +159,11 @@ class CompiledFunction:
                                  result)  # fmt: skip
         world.finish(tr, leaves)
         entry = _Entry(key, world, program, Snapshot.of(tr, leaves))
-        entry.graph = graph_plan(tr, leaves, self.mode)
+        plan = graph_plan(tr, leaves, self.mode)
+        if isinstance(plan, str):
+            self._no_graph(plan)
+        else:
+            entry.graph = plan
         self.cache.append(entry)
         return result
 
@@ -207,9 +212,17 @@ class CompiledFunction:
             try:
                 entry.program = CudaGraphProgram(entry.program, entry.graph, leaves)  # type: ignore[assignment]
             except Exception as e:
-                _note_once(f"ember.compile: no CUDA graph for {self._name()} ({type(e).__name__}: {e})")
+                self._no_graph(f"{type(e).__name__}: {e}", always=True)
             entry.graph = None
         return result
+
+    def _no_graph(self, why: str, always: bool = False) -> None:
+        """Keep why a torch-CUDA program replays without a CUDA graph (``graph_skips``, as PyTorch counts its
+        cudagraph skips); a note once when graphs were asked for (``mode="reduce-overhead"``) or capture failed."""
+        if why and why not in self.graph_skips:
+            self.graph_skips.append(why)
+            if always or self.mode == "reduce-overhead":
+                _note_once(f"ember.compile: no CUDA graph for {self._name()}: {why}")
 
     def __repr__(self) -> str:
         state = f"eager: {self.reason}" if self.eager else f"{len(self.cache)} programs"

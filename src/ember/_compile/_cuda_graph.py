@@ -33,9 +33,10 @@ from typing import Any
 from .._tensor import Tensor
 from ._instr import _DATA, _GRAD, GRAPH_RUN, TRef, _Opaque
 from ._program import MISS, Program
+from ._sites import where
 from ._tracer import Tracer
 
-__all__ = ["graphable", "graph_plan", "CudaGraphProgram"]
+__all__ = ["graphable", "graph_plan", "refusal", "CudaGraphProgram"]
 
 #: the device types whose torch programs are graphed (tests add "cpu" with a stand-in for ``torch.cuda``'s graphs)
 DEVICE_TYPES = ("cuda",)
@@ -45,41 +46,58 @@ def _form_maker(ins: Any) -> Any:
     return getattr(ins.fn.fn, "__graph_form__", None) if isinstance(ins.fn, _Opaque) and not ins.fn.n else None
 
 
-def graphable(tr: Tracer, leaves: list[Tensor], mode: Any) -> bool:
-    """Whether a recording qualifies for a CUDA graph (see the module docstring)."""
+_FORMS = "only SGD/Adam/AdamW steps with a fused multi-tensor kernel and no closure, and zero_grad(set_to_none=True)"
+
+
+def refusal(tr: Tracer, leaves: list[Tensor], mode: Any) -> str | None:
+    """Why a recording does not qualify for a CUDA graph (see the module docstring), None when it does; ""
+    when graphs are not in question (not a torch-CUDA program, or turned off by ``mode``)."""
     if mode == "max-autotune-no-cudagraphs" or (not leaves and not tr.slots):
-        return False
+        return ""
     backends = {t._backend for t in leaves} | tr.backends
     if not backends or any(b.name != "torch" or b.device.type not in DEVICE_TYPES for b in backends):
-        return False
-    if tr.value_guards or any(ins.kind == "r" or (ins.kind == "o" and _form_maker(ins) is None) for ins in tr.instrs):
-        return False
+        return ""
+    if tr.value_guards:
+        return f"a value read on the host inside Ember at {where(tr.value_guards[0][5])}"
+    for ins in tr.instrs:
+        if ins.kind == "r":
+            return f"a random draw ({getattr(ins.fn, '__name__', 'random')}): its seed would be baked in"
+        if ins.kind == "o" and _form_maker(ins) is None:
+            return f"{ins.fn.__name__} has no graph form ({_FORMS})"
     outside = {tr.roots[s] for s, (kind, _) in enumerate(tr.slots) if kind in ("grad", "const")}
-    return not any(ins.writes & outside for ins in tr.instrs)
+    if any(ins.writes & outside for ins in tr.instrs):
+        return "a write into a gradient or a constant from before the call"
+    return None
+
+
+def graphable(tr: Tracer, leaves: list[Tensor], mode: Any) -> bool:
+    """Whether a recording qualifies for a CUDA graph (see the module docstring)."""
+    return refusal(tr, leaves, mode) is None
 
 
 Plan = tuple[list[Tensor], list[Any], list[Tensor], list[Tensor]]
 
 
-def graph_plan(tr: Tracer, leaves: list[Tensor], mode: Any) -> Plan | None:
-    """What a graph of a recording needs, None when it does not qualify: the externals, a graph form per opaque
-    call in program order, the leaves whose gradient from before the call the program reads, and those whose
-    ``.grad`` it sets."""
-    if not graphable(tr, leaves, mode):
-        return None
+def graph_plan(tr: Tracer, leaves: list[Tensor], mode: Any) -> Plan | str:
+    """What a graph of a recording needs: the externals, a graph form per opaque call in program order, the
+    leaves whose gradient from before the call the program reads, and those whose ``.grad`` it sets. When it
+    does not qualify, why (``refusal``'s words; "" when graphs are not in question)."""
+    why = refusal(tr, leaves, mode)
+    if why is not None:
+        return why
     forms = []
     for ins in tr.instrs:
         if ins.kind == "o":
             if any(isinstance(a, TRef) for a in (*ins.args, *ins.kwargs.values())):
-                return None
+                return f"{ins.fn.__name__} is given a tensor the step made"
             form = _form_maker(ins)(ins.args, ins.kwargs)
             if form is None:
-                return None
+                return f"{ins.fn.__name__} as called here has no graph form ({_FORMS})"
             forms.append(form)
     reads = list({id(leaf): leaf for k, leaf in tr.slots if k == "grad"}.values())
     sets = list({id(ins.args[0]): ins.args[0] for ins in tr.instrs if ins.kind == "g"}.values())
     if {id(t) for t in leaves} & {id(t) for t in reads + sets}:
-        return None  # an input's .grad: the graph runs on static copies of the inputs, which would receive it
+        return "the step reads or sets an input's .grad (the graph runs on static copies of the inputs)"
     return [p for k, p in tr.slots if k == "ext"], forms, reads, sets
 
 
