@@ -5,18 +5,18 @@ other argument's value (numbers by value, other objects by identity) — so a Py
 arguments is recaptured when it changes. The world: the arrays of the tensors the step read from outside
 (parameters, buffers: shape, dtype, strides, ``requires_grad``), whether parameters had a gradient, the
 ``training`` flag of every module the function can reach, grad mode, anomaly mode, the default dtype, the
-backend selection, and the autocast state where there is one.
+backend selection, and the autocast state.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import sys
 from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
+from ..amp.autocast_mode import autocast_state
 from ..autograd._grad_mode import STATE
 from ._instr import _DATA, _GRAD
 from ._tracer import Tracer
@@ -100,9 +100,7 @@ class World:
             checks.append(("a module's training flag or hooks", functools.partial(_module_state, flags)))
         checks.append(("grad mode", _grad_mode))
         checks.append(("the default dtype or backend selection", _environment))
-        autocast = sys.modules.get("ember.amp") or sys.modules.get("ember.autocast_mode")
-        if autocast is not None and hasattr(autocast, "_state_key"):
-            checks.append(("autocast", autocast._state_key))
+        checks.append(("the autocast state", autocast_state))
         self.checks = checks
         self.expected = [get() for _, get in checks]
         self.input_grads: list[tuple[int, bool]] = []

@@ -54,6 +54,7 @@ class Snapshot:
         self.leaves: list[Tensor] = pick(tr_state["leaves"])
         self.optimizers: list[Any] = tr_state["optimizers"]
         self.generators: list[Any] = tr_state["generators"]
+        self.stateful: list[Any] = tr_state["stateful"]
         self.before = self._take()
 
     @staticmethod
@@ -61,7 +62,7 @@ class Snapshot:
         """What to watch, from a recording (held by the cache entry until its first replay is checked)."""
         tensors = [p for k, p in tr.slots if k == "ext"] + list(inputs)
         leaves = [leaf for leaf, _, _ in tr.grad_state.values()]
-        optimizers, generators = [], []
+        optimizers, generators, stateful = [], [], []
         for ins in tr.instrs:
             if ins.kind == "g":
                 leaves.append(ins.args[0])
@@ -74,12 +75,14 @@ class Snapshot:
                         leaves += g["params"]
                 elif isinstance(owner, list | tuple):
                     leaves += [t for t in owner if isinstance(t, Tensor)]
+                elif hasattr(owner, "_capture_state"):  # Python state a live call changes (a GradScaler's scale)
+                    stateful.append(owner)
             elif ins.kind == "r" and ins.args and hasattr(ins.args[0], "bit_generator"):  # a LiveRng
                 generators.append(ins.args[0])
         pos = {id(t): k for k, t in enumerate(inputs)}
         uniq = lambda xs: list({id(x): pos.get(id(x), x) for x in xs}.values())  # noqa: E731
         return {"tensors": uniq(tensors), "leaves": uniq(leaves), "optimizers": uniq(optimizers),
-                "generators": uniq(generators)}  # fmt: skip
+                "generators": uniq(generators), "stateful": uniq(stateful)}  # fmt: skip
 
     def _take(self) -> dict[str, Any]:
         return {
@@ -89,6 +92,7 @@ class Snapshot:
             ],
             "opt": [_copy_state(o.state) for o in self.optimizers],
             "rng": [copy.deepcopy(g.bit_generator.state) for g in self.generators],
+            "py": [o._capture_state() for o in self.stateful],
         }
 
     def restore(self) -> None:
@@ -103,6 +107,8 @@ class Snapshot:
             o.state = _copy_state(st)
         for g, st in zip(self.generators, b["rng"], strict=True):
             g.bit_generator.state = st
+        for o, st in zip(self.stateful, b["py"], strict=True):
+            o._capture_restore(st)
 
     def take(self) -> dict[str, Any]:
         return self._take()
@@ -121,6 +127,9 @@ class Snapshot:
         for x, y in zip(one["rng"], other["rng"], strict=True):
             if x != y:
                 return "the random number generator's state"
+        for o, x, y in zip(self.stateful, one["py"], other["py"], strict=True):
+            if x[0] != y[0]:
+                return f"the state of a {type(o).__name__}"
         return None
 
 

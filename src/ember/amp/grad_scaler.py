@@ -1,10 +1,13 @@
 """``GradScaler``: dynamic loss scaling for float16 training, step for step as ``torch.amp.GradScaler``.
 
-The scale and the growth tracker live on the host as float32/int values (no device tensor, no transfer per
-step); the inf/NaN check runs on the gradients' device (``Backend.unscale_grads_``) and is read back once,
-in ``step`` (as PyTorch reads ``found_inf`` there). The update rule is ``torch._amp_update_scale_``'s, in
-float32: on an inf/NaN step ``scale = float32(scale * backoff_factor)`` and the tracker restarts; after
-``growth_interval`` clean steps in a row ``scale = float32(scale * growth_factor)`` when that is finite.
+The scale and the growth tracker live on the host as float32/int values; ``scale`` multiplies by the scale as a 0-d
+float32 tensor (as PyTorch's scale is), made once per value and device, so no transfer per step. Under
+``ember.compile`` the tensor comes from a live call (``@opaque``), and ``unscale_``, ``step`` and ``update`` are
+live calls too: a replayed step reads the current scale, checks for inf/NaN and updates as eager does. The inf/NaN
+check runs on the gradients' device (``Backend.unscale_grads_``) and is read back once, in ``step`` (as PyTorch
+reads ``found_inf`` there). The update rule is ``torch._amp_update_scale_``'s, in float32: on an inf/NaN step
+``scale = float32(scale * backoff_factor)`` and the tracker restarts; after ``growth_interval`` clean steps in a row
+``scale = float32(scale * growth_factor)`` when that is finite.
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from .._dtype import float32
 from .._errors import DeviceError, DTypeError
 from .._tensor import Tensor
+from ..autograd._capture import opaque
 
 __all__ = ["GradScaler", "OptState"]
 
@@ -30,6 +35,17 @@ class OptState(Enum):
 def _f32(x: float) -> float:
     """``x`` rounded to float32, as the scale is stored."""
     return float(np.float32(x))
+
+
+@opaque
+def _scale_tensor(scaler: GradScaler, backend: Any) -> Tensor:
+    """The scaler's scale as a 0-d float32 tensor on ``backend``, made once per value (an opaque call: a compiled
+    step gets the current one at each replay)."""
+    kept = scaler._scale_tensors.get(id(backend))
+    if kept is None or kept[0] != scaler._scale:
+        kept = scaler._scale_tensors[id(backend)] = (scaler._scale, Tensor._make(
+            backend.asarray(np.float32(scaler._scale), float32), backend))  # fmt: skip
+    return kept[1]
 
 
 class GradScaler:
@@ -76,6 +92,7 @@ class GradScaler:
         self._growth_interval = int(growth_interval)
         self._growth_tracker = 0
         self._per_optimizer: dict[int, dict[str, Any]] = {}
+        self._scale_tensors: dict[int, tuple[float, Tensor]] = {}  # per backend: (scale, 0-d float32 tensor)
 
     # -- the three calls of a training step ------------------------------------------------------------
     def scale(self, outputs: Any) -> Any:
@@ -85,7 +102,7 @@ class GradScaler:
         if isinstance(outputs, Tensor):
             if outputs.ndim == 0 and outputs.dtype.name in ("float16", "bfloat16"):
                 outputs = outputs.float()  # PyTorch: a 0-d half times its 0-d float32 scale is float32
-            return outputs * self._scale
+            return outputs * _scale_tensor(self, outputs._backend)
         if isinstance(outputs, (list, tuple)):
             return type(outputs)(self.scale(o) for o in outputs)
         if isinstance(outputs, Iterable):
@@ -99,6 +116,7 @@ class GradScaler:
             st = self._per_optimizer[id(optimizer)] = {"stage": OptState.READY, "found": [], "found_value": None}
         return st
 
+    @opaque
     def unscale_(self, optimizer: Any) -> None:
         """Divide the optimizer's gradients by the scale in place and note whether any holds an inf or NaN.
 
@@ -135,6 +153,7 @@ class GradScaler:
             st["found_value"] = float(sum(float(f) for f in st["found"]))
         return st["found_value"]  # type: ignore[no-any-return]
 
+    @opaque
     def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
         """``unscale_(optimizer)`` unless already done, then ``optimizer.step()`` unless a gradient holds an
         inf or NaN (then the step is skipped and ``update`` lowers the scale). Returns what step returns."""
@@ -153,6 +172,7 @@ class GradScaler:
         st["stage"] = OptState.STEPPED
         return retval
 
+    @opaque
     def update(self, new_scale: float | Tensor | None = None) -> None:
         """Lower the scale after a skipped step, raise it after ``growth_interval`` clean ones (or set it)."""
         if not self._enabled:
@@ -236,10 +256,21 @@ class GradScaler:
         self._growth_interval = int(state_dict["growth_interval"])
         self._growth_tracker = int(state_dict["_growth_tracker"])
 
+    def _capture_state(self) -> tuple[Any, ...]:
+        """(what must match between two runs, the rest): ``ember.compile`` puts it back around its checked replay."""
+        per = {k: {**v, "found": list(v["found"])} for k, v in self._per_optimizer.items()}
+        return (self._scale, self._growth_tracker), per
+
+    def _capture_restore(self, state: tuple[Any, ...]) -> None:
+        (self._scale, self._growth_tracker), per = state
+        self._per_optimizer = {k: {**v, "found": list(v["found"])} for k, v in per.items()}
+
     def __getstate__(self) -> dict[str, Any]:
         if self._per_optimizer:
             raise RuntimeError("a GradScaler may only be pickled at the start of an iteration or after update()")
-        return self.__dict__.copy()
+        state = self.__dict__.copy()
+        state["_scale_tensors"] = {}  # remade from the scale on first use
+        return state
 
     def __repr__(self) -> str:
         return f"GradScaler(device={self._device!r}, scale={self.get_scale()}, enabled={self._enabled})"
