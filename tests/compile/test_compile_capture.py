@@ -256,3 +256,27 @@ def test_compiled_function_returning_a_graph_is_one_node() -> None:
     assert c.graph.stats == {"captures": 1, "replays": 2, "eager": 0}
     with ember.no_grad():  # without grad mode: the plain program
         assert _bits(c(ember.ones(5, 4))) == _bits(f(ember.ones(5, 4)))
+
+
+def test_the_default_device_and_dtype_are_guards() -> None:
+    # a factory inside the step makes its tensor where eager would (was: on the device of the first call, silently)
+    f = ember.compile(lambda n: ember.ones(n) * 2)
+    here = ember.zeros(1)._backend
+    if here.name == "numpy":
+        pytest.importorskip("torch")
+    other = ember.backends.get("torch" if here.name == "numpy" else "numpy").device
+    for _ in range(3):
+        assert f(3)._backend is here
+    with ember.device(other):
+        for _ in range(3):
+            out = f(3)
+            assert out._backend is (ember.ones(1) * 2)._backend and out._backend is not here
+    before = ember.get_default_dtype()
+    ember.set_default_dtype(ember.float64)
+    try:
+        for _ in range(3):
+            assert f(3).dtype == ember.float64
+    finally:
+        ember.set_default_dtype(before)
+    assert f(3).dtype == before and f(3)._backend is here
+    assert not f.eager and len(f.cache) == 3
