@@ -258,7 +258,7 @@ def test_compiled_function_returning_a_graph_is_one_node() -> None:
         assert _bits(c(ember.ones(5, 4))) == _bits(f(ember.ones(5, 4)))
 
 
-def test_the_default_device_and_dtype_are_guards() -> None:
+def test_the_default_device_dtype_and_deterministic_mode_are_guards() -> None:
     # a factory inside the step makes its tensor where eager would (was: on the device of the first call, silently)
     f = ember.compile(lambda n: ember.ones(n) * 2)
     here = ember.zeros(1)._backend
@@ -280,3 +280,9 @@ def test_the_default_device_and_dtype_are_guards() -> None:
         ember.set_default_dtype(before)
     assert f(3).dtype == before and f(3)._backend is here
     assert not f.eager and len(f.cache) == 3
+    ember.use_deterministic_algorithms(True)  # CuPy's index_add takes another kernel: another program
+    try:
+        f(3)
+    finally:
+        ember.use_deterministic_algorithms(False)
+    assert len(f.cache) == 4

@@ -99,7 +99,7 @@ class World:
         if flags:
             checks.append(("a module's training flag or hooks", functools.partial(_module_state, flags)))
         checks.append(("grad mode", _grad_mode))
-        checks.append(("the default dtype, device or backend selection", _environment))
+        checks.append(("the default dtype or device, the backend selection or deterministic mode", _environment))
         checks.append(("the autocast state", autocast_state))
         self.checks = checks
         self.expected = [get() for _, get in checks]
@@ -152,12 +152,14 @@ def _module_state(modules: list[Any]) -> tuple[Any, ...]:
 
 
 def _environment() -> Any:
+    from .._determinism import are_deterministic_algorithms_enabled
     from .._device import current_default
     from .._dtype import get_default_dtype
     from ..backends import _SELECTED
 
     d = current_default()  # (a device's equality ignores which backend serves it)
-    return get_default_dtype(), d and (str(d), d.backend), tuple(sorted(_SELECTED.items()))
+    return (get_default_dtype(), d and (str(d), d.backend), tuple(sorted(_SELECTED.items())),
+            are_deterministic_algorithms_enabled())  # (CuPy's index_add takes another kernel)  # fmt: skip
 
 
 def modules_of(fn: Any, args: tuple[Any, ...]) -> list[Any]:
