@@ -286,3 +286,20 @@ def test_the_default_device_dtype_and_deterministic_mode_are_guards() -> None:
     finally:
         ember.use_deterministic_algorithms(False)
     assert len(f.cache) == 4
+
+
+def test_a_parameter_or_sub_module_assigned_anew_is_a_guard() -> None:
+    # the program read the old parameter's tensor (was: replayed with it, silently)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    f = ember.compile(lambda x: model(x))
+    x = ember.randn(5, 3)
+    with ember.no_grad():
+        for _ in range(3):
+            assert ember.equal(f(x), model(x))
+        model[0].weight = nn.Parameter(ember.randn(4, 3))
+        assert ember.equal(f(x), model(x))
+        model[2] = nn.Linear(4, 2)
+        assert ember.equal(f(x), model(x))
+        model[0].register_buffer("unused", ember.zeros(1))  # a new buffer: recaptured, same values
+        assert ember.equal(f(x), model(x))
+    assert not f.eager and len(f.cache) == 4

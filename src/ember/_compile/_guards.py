@@ -97,7 +97,8 @@ class World:
         checks: list[tuple[str, Callable[[], Any]]] = []
         flags = [m for root in modules for m in root.modules()]
         if flags:
-            checks.append(("a module's training flag or hooks", functools.partial(_module_state, flags)))
+            what = "a module's training flag, hooks, parameters or sub-modules"
+            checks.append((what, functools.partial(_module_state, flags)))
         checks.append(("grad mode", _grad_mode))
         checks.append(("the default dtype or device, the backend selection or deterministic mode", _environment))
         checks.append(("the autocast state", autocast_state))
@@ -147,8 +148,10 @@ def _grad_meta(t: Tensor) -> Any:
 
 
 def _module_state(modules: list[Any]) -> tuple[Any, ...]:
-    """Each module's ``training`` flag and how many hooks it has (hooks added later would not be replayed)."""
-    return tuple((m.training, len(m._pre_hooks), len(m._fwd_hooks), len(m._bwd_hooks)) for m in modules)
+    """Each module's ``training`` flag, how many hooks it has (hooks added later would not be replayed), and which
+    parameters, buffers and sub-modules it holds (one assigned anew: a program would read the old one)."""
+    return tuple((m.training, len(m._pre_hooks), len(m._fwd_hooks), len(m._bwd_hooks), *map(id, m._params.values()),
+                  None, *map(id, m._modules.values())) for m in modules)  # fmt: skip
 
 
 def _environment() -> Any:
