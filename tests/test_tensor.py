@@ -101,3 +101,26 @@ def test_device_parsing():
     assert ember.device("cpu") == "cpu"
     with pytest.raises(ValueError, match="unknown device"):
         ember.device("tpu")
+
+
+def test_assigning_data_replaces_the_values_and_keeps_the_tensor():
+    # PyTorch's ``p.data = q``: any shape and dtype; identity, requires_grad and .grad stay
+    p = ember.nn.Parameter(ember.ones(2, 3))
+    (p * 2).sum().backward()
+    grad = p.grad
+    q = ember.arange(4, dtype=ember.float64)
+    p.data = q
+    assert p.shape == (4,) and p.dtype == ember.float64 and p.requires_grad and p.grad is grad
+    assert p.tolist() == [0.0, 1.0, 2.0, 3.0]
+    p.data.add_(1)  # shares q's memory, as in PyTorch
+    assert q.tolist() == [1.0, 2.0, 3.0, 4.0]
+    p.grad = None
+    (p * p).sum().backward()
+    assert p.grad.tolist() == [2.0, 4.0, 6.0, 8.0]
+    v = ember.zeros(3)
+    w = v[1:]
+    w.data = ember.ones(5)  # no longer a view: in-place writes stay out of the old base
+    w.add_(1)
+    assert v.tolist() == [0.0, 0.0, 0.0] and w.tolist() == [2.0] * 5
+    with pytest.raises(TypeError, match=r"Tensor\.data must be set to a Tensor, got list"):
+        p.data = [1.0]

@@ -328,3 +328,30 @@ def test_numpy_path_matches_the_blas_path(name, monkeypatch):
     with_blas = run()
     monkeypatch.setattr(_kernels_optim, "_blas", lambda y: None)
     np.testing.assert_allclose(run(), with_blas, rtol=1e-12, atol=1e-12)
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "opts",
+    [{"momentum": 0.9}, {"momentum": 0.9, "nesterov": True, "weight_decay": 0.01}, {"momentum": 0.5, "dampening": 0.2}],
+)
+def test_sgd_after_the_model_is_converted_to_float64_matches_torch(opts):
+    # the momentum buffers stay float32 (PyTorch's too); the fused kernel refused the mix on the torch backend
+    rng = np.random.default_rng(3)
+    w0, xs = rng.standard_normal((3, 4)).astype(np.float32), [rng.standard_normal((5, 4)) for _ in range(5)]
+    out = {}
+    for lib in (ember, torch):
+        p = (nn.Param if lib is ember else torch.nn.Parameter)(lib.tensor(w0.copy()))
+        opt = (optim if lib is ember else torch.optim).SGD([p], lr=0.125, **opts)
+        for i, x in enumerate(xs):
+            if i == 2:
+                with lib.no_grad():
+                    p.data = p.data.double()
+            opt.zero_grad()
+            (p @ lib.tensor(x, dtype=p.dtype).T).tanh().sum().backward()
+            opt.step()
+        buf = opt.state[p.id if lib is ember else p]["momentum_buffer"]
+        out[lib] = p.detach().numpy(), str(buf.dtype).endswith("float32")
+    # (float64 gradients a rounding apart become float32 buffers an ulp apart: close, not bit-equal)
+    np.testing.assert_allclose(out[ember][0], out[torch][0], rtol=1e-6, atol=1e-6)
+    assert out[ember][0].dtype == np.float64 and out[ember][1] and out[torch][1]

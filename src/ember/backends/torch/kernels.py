@@ -408,7 +408,8 @@ class TorchKernels:
         """``sgd_step`` over many parameters: one fused multi-tensor kernel per dtype (and first step or not)."""
         torch = _torch()
         out = list(bufs)
-        for (_, first), idx in _groups(ps, [momentum != 0 and b is None for b in bufs]).items():
+        mixed = [g.dtype != p.dtype or (b is not None and b.dtype != p.dtype) for p, g, b in zip(ps, gs, bufs)]
+        for (_, first), idx in _groups(ps, [momentum != 0 and b is None for b in bufs], skip=mixed).items():
             if first:
                 for i in idx:
                     out[i] = torch.empty_like(ps[i])
@@ -417,6 +418,8 @@ class TorchKernels:
                 weight_decay=weight_decay, momentum=momentum, lr=lr, dampening=dampening, nesterov=nesterov,
                 maximize=False, is_first_step=first,
             )  # fmt: skip
+        for i in (i for i, m in enumerate(mixed) if m):  # (a model converted after its first steps: model.double())
+            out[i] = _sgd_one(ps[i], gs[i], bufs[i], lr, weight_decay, momentum, dampening, nesterov)
         return out
 
     @_no_grad
@@ -456,9 +459,29 @@ def _step_tensor(step: int, device: Any) -> Any:
     return torch.full((), float(step), dtype=torch.float32, device=device)
 
 
-def _groups(arrays: list[Any], keys: list[Any]) -> dict[tuple[Any, Any], list[int]]:
-    """Indices of ``arrays`` grouped by (dtype, key), in order: the calls one multi-tensor kernel can take."""
+def _groups(arrays: list[Any], keys: list[Any], skip: list[bool] | None = None) -> dict[tuple[Any, Any], list[int]]:
+    """Indices of ``arrays`` grouped by (dtype, key), in order: the calls one multi-tensor kernel can take (those
+    marked in ``skip`` left out)."""
     out: dict[tuple[Any, Any], list[int]] = {}
     for i, (a, k) in enumerate(zip(arrays, keys, strict=True)):
-        out.setdefault((a.dtype, k), []).append(i)
+        if skip is None or not skip[i]:
+            out.setdefault((a.dtype, k), []).append(i)
     return out
+
+
+def _sgd_one(p: Any, g: Any, buf: Any, lr: float, weight_decay: float, momentum: float, dampening: float,
+             nesterov: bool) -> Any:  # fmt: skip
+    """One parameter's SGD step as PyTorch's per-tensor ops run it, for a gradient or momentum buffer whose dtype
+    is not the parameter's (the fused kernel refuses the mix; PyTorch's default path computes in the promoted
+    dtype and writes back in each tensor's own). Returns the buffer."""
+    torch = _torch()
+    if weight_decay:
+        g = g.add(p, alpha=weight_decay)
+    if momentum:
+        if buf is None:
+            buf = torch.clone(g).detach()
+        else:
+            buf.mul_(momentum).add_(g, alpha=1 - dampening)
+        g = g.add(buf, alpha=momentum) if nesterov else buf
+    p.add_(g, alpha=-lr)
+    return buf
