@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
+
+from ..autograd._capture import opaque
 
 
 def _at_least(sched: str, name: str, value: Any, low: int) -> None:
@@ -39,6 +42,24 @@ class LRScheduler:
         self._last_lr: list[float] = [g["lr"] for g in optimizer.param_groups]
         self.step()
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # every ``step`` is a live call under ember.compile (a replayed training step advances the schedule)
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not hasattr(step, "__wrapped_opaque__"):
+            cls.step = opaque(step)  # type: ignore[method-assign]
+
+    def _capture_state(self) -> tuple[Any, ...]:
+        """(what must match between two runs, the rest): ``ember.compile`` puts it back around its checked replay."""
+        groups = [{k: v for k, v in g.items() if k != "params"} for g in self.optimizer.param_groups]
+        return (self.last_epoch, [g["lr"] for g in groups]), (copy.deepcopy(self.state_dict()), groups)
+
+    def _capture_restore(self, state: tuple[Any, ...]) -> None:
+        own, groups = state[1]
+        self.load_state_dict(copy.deepcopy(own))
+        for g, saved in zip(self.optimizer.param_groups, groups, strict=True):
+            g.update(saved)
+
     def get_lr(self) -> list[float]:
         raise NotImplementedError(f"{type(self).__name__} must define get_lr()")
 
@@ -46,6 +67,7 @@ class LRScheduler:
         """The rates at ``last_epoch`` computed from the base rates (used when ``step(epoch)`` jumps)."""
         return None
 
+    @opaque
     def step(self, epoch: int | None = None) -> None:
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
         lrs = self._closed_form() if epoch is not None else None
