@@ -13,6 +13,7 @@ from ._convert import _check_fits, _numpy_dtype
 from ._dtype import as_dtype, get_default_dtype, int64, to_real
 from ._errors import DTypeError, ShapeError, ValueRangeError
 from ._tensor import Tensor, _to_array
+from .autograd._capture import opaque
 from .backends import get_backend
 
 __all__ = [
@@ -208,6 +209,7 @@ class Generator:
         self._rng = np.random.Generator(np.random.PCG64(self._seed))
         self._lock = threading.Lock()
 
+    @opaque  # (a live call under ember.compile: a step that seeds reseeds at each replay)
     def manual_seed(self, seed: int) -> Generator:
         """Seed with an integer in [-2**63, 2**64); negative seeds map to ``2**64 - 1 + seed`` as in PyTorch."""
         seed = _int_arg(seed, "manual_seed", "seed", low=None)
@@ -229,11 +231,20 @@ class Generator:
         """The generator state as plain data (JSON/MessagePack-safe)."""
         return {"seed": self._seed, "bit_generator": self._rng.bit_generator.state}
 
+    @opaque
     def set_state(self, state: dict[str, Any]) -> None:
         self._seed = int(state["seed"])
         rng = np.random.Generator(np.random.PCG64())
         rng.bit_generator.state = state["bit_generator"]
         self._rng = rng
+
+    def _capture_state(self) -> tuple[Any, ...]:
+        """(what must match between two runs, nothing else): ``ember.compile`` puts it back around its checked
+        replay."""
+        return (self.get_state(),), None
+
+    def _capture_restore(self, state: tuple[Any, ...]) -> None:
+        Generator.set_state.__wrapped_opaque__(self, state[0][0])  # type: ignore[attr-defined]
 
     @property
     def numpy(self) -> np.random.Generator:

@@ -55,3 +55,21 @@ def test_a_scheduler_stepped_inside_a_compiled_step_advances_at_each_replay(kind
         rates.append(o1.param_groups[0]["lr"])
     assert len(set(rates)) > 2  # the schedule moved while the program replayed
     assert not compiled.eager and len(compiled.cache) == 1 and compiled.stats["replays"] == 8
+
+
+def test_a_step_that_seeds_reseeds_at_each_replay():
+    # was: the checked replay found the generator's state different and the function went eager
+    gen = ember.Generator()
+
+    def step(x):
+        ember.manual_seed(7)
+        gen.manual_seed(11)
+        return nn.functional.dropout(x, 0.5) + ember.rand(3) + ember.rand(3, generator=gen)
+
+    compiled = ember.compile(step)
+    x = ember.ones(3)
+    want = step(x)
+    for _ in range(4):
+        assert ember.equal(compiled(x), want)
+        assert ember.get_rng_state() == (step(x), ember.get_rng_state())[1]
+    assert not compiled.eager and compiled.stats["replays"] == 2  # calls 3-4 (2: checked beside eager)
