@@ -34,7 +34,8 @@ def _run(compile: bool, **kw: Any) -> tuple[Learner, list[dict[str, float]]]:
     return learner, learner.fit(*_loaders(), epochs=3)
 
 
-@pytest.mark.parametrize("kw", [{}, {"grad_accumulation": 2, "grad_clip_norm": 0.5, "opt": SGD}])
+@pytest.mark.parametrize("kw", [{}, {"grad_accumulation": 2, "grad_clip_norm": 0.5, "opt": SGD},
+                                {"precision": "16-mixed", "grad_clip_norm": 0.5}])  # fmt: skip
 def test_compiled_learner_trains_exactly_as_the_eager_one(kw: dict[str, Any]) -> None:
     eager, h1 = _run(False, **dict(kw))
     compiled, h2 = _run(True, **dict(kw))
