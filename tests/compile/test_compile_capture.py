@@ -303,3 +303,18 @@ def test_a_parameter_or_sub_module_assigned_anew_is_a_guard() -> None:
         model[0].register_buffer("unused", ember.zeros(1))  # a new buffer: recaptured, same values
         assert ember.equal(f(x), model(x))
     assert not f.eager and len(f.cache) == 4
+
+    class Shift(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.by = ember.ones(2)  # a plain tensor attribute
+
+        def forward(self, x: Any) -> Any:
+            return x + self.by
+
+    shift = Shift()
+    g = ember.compile(lambda x: shift(x))
+    for _ in range(3):
+        assert ember.equal(g(ember.zeros(2)), ember.ones(2))
+    shift.by = ember.full((2,), 3.0)
+    assert ember.equal(g(ember.zeros(2)), shift.by)

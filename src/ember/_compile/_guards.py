@@ -149,9 +149,11 @@ def _grad_meta(t: Tensor) -> Any:
 
 def _module_state(modules: list[Any]) -> tuple[Any, ...]:
     """Each module's ``training`` flag, how many hooks it has (hooks added later would not be replayed), and which
-    parameters, buffers and sub-modules it holds (one assigned anew: a program would read the old one)."""
+    parameters, buffers, sub-modules and plain tensor attributes it holds (one assigned anew: a program would read
+    the old one)."""
     return tuple((m.training, len(m._pre_hooks), len(m._fwd_hooks), len(m._bwd_hooks), *map(id, m._params.values()),
-                  None, *map(id, m._modules.values())) for m in modules)  # fmt: skip
+                  None, *map(id, m._modules.values()), None,
+                  *(id(v) for v in m.__dict__.values() if isinstance(v, Tensor))) for m in modules)  # fmt: skip
 
 
 def _environment() -> Any:
