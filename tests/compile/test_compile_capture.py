@@ -318,3 +318,50 @@ def test_a_parameter_or_sub_module_assigned_anew_is_a_guard() -> None:
         assert ember.equal(g(ember.zeros(2)), ember.ones(2))
     shift.by = ember.full((2,), 3.0)
     assert ember.equal(g(ember.zeros(2)), shift.by)
+
+    old = nn.Linear(2, 2)  # a module unpickled from before its dicts counted their writes: checked at every call
+    object.__setattr__(old, "_params", dict(old._params))
+    h = ember.compile(lambda x: old(x))
+    with ember.no_grad():
+        for _ in range(3):
+            assert ember.equal(h(ember.ones(1, 2)), old(ember.ones(1, 2)))
+        old._params["bias"] = nn.Parameter(ember.full((2,), 5.0))  # (a plain dict's write: no count)
+        assert ember.equal(h(ember.ones(1, 2)), old(ember.ones(1, 2)))
+
+
+def test_a_tensor_attribute_carried_between_calls_is_read_afresh() -> None:
+    # state a module keeps between calls (self.h = ...): the recorded program read the first call's tensor
+    class Accumulate(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.h = ember.zeros(2)
+            self.last = None
+
+        def forward(self, x: Any) -> Any:
+            self.h = self.h + x
+            self.last = self.h * 2  # written only: no guard needed, no recapture
+            return self.h
+
+    acc = Accumulate()
+    f = ember.compile(lambda x: acc(x))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")  # (a new program per call, then eager with a warning past the cache)
+        outs = [f(ember.ones(2)).tolist() for _ in range(12)]
+    assert outs == [[float(i), float(i)] for i in range(1, 13)]
+    assert [str(w.message) for w in seen if "a module's tensor attribute the program reads" in str(w.message)]
+
+    class Shift(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.by = ember.ones(2)
+            self.seen = None
+
+        def forward(self, x: Any) -> Any:
+            self.seen = x * 1  # a tensor attribute written at each call: the program is still replayed
+            return x + self.by
+
+    shift = Shift()
+    g = ember.compile(lambda x: shift(x))
+    for _ in range(4):
+        assert ember.equal(g(ember.zeros(2)), ember.ones(2))
+    assert len(g.cache) == 1 and g.stats["replays"] == 2

@@ -98,13 +98,15 @@ class World:
         flags = [m for root in modules for m in root.modules()]
         if flags:
             what = "a module's training flag, hooks, parameters or sub-modules"
-            checks.append((what, functools.partial(_module_state, flags)))
+            checks.append((what, _ModuleWatch(flags)))
         checks.append(("grad mode", _grad_mode))
         checks.append(("the default dtype or device, the backend selection or deterministic mode", _environment))
         checks.append(("the autocast state", autocast_state))
         self.checks = checks
         self.expected = [get() for _, get in checks]
         self.input_grads: list[tuple[int, bool]] = []
+        # plain tensor attributes before the call: those the program reads are guarded by identity (``finish``)
+        self.attributes = [(m, k, v) for m in flags for k, v in m.__dict__.items() if isinstance(v, Tensor)]
 
     def finish(self, tr: Tracer, inputs: list[Tensor]) -> None:
         """Add what the recording read from outside, with the values it had when first read."""
@@ -116,6 +118,13 @@ class World:
                 what = f"the data of a tensor of shape {tr.metas[s][1]}" if kind == "ext" else "a .grad's layout"
                 self.checks.append((what, get))
                 self.expected.append(tr.metas[s])
+        read = {id(p) for kind, p in tr.slots if kind == "ext"}
+        held = [(m, k, v) for m, k, v in self.attributes if id(v) in read]  # (self.h = ...: recaptured)
+        if held:
+            what, get = "a module's tensor attribute the program reads", functools.partial(_attributes, held)
+            self.checks.append((what, get))
+            self.expected.append(tuple(id(v) for _, _, v in held))  # (as before the call)
+        self.attributes = []
         for leaf, was_none, when in tr.grad_state.values():
             if id(leaf) in input_ids:
                 self.input_grads += [(i, was_none) for i, t in enumerate(inputs) if t is leaf]
@@ -149,11 +158,31 @@ def _grad_meta(t: Tensor) -> Any:
 
 def _module_state(modules: list[Any]) -> tuple[Any, ...]:
     """Each module's ``training`` flag, how many hooks it has (hooks added later would not be replayed), and which
-    parameters, buffers, sub-modules and plain tensor attributes it holds (one assigned anew: a program would read
-    the old one)."""
+    parameters, buffers and sub-modules it holds (one assigned anew: a program would read the old one)."""
     return tuple((m.training, len(m._pre_hooks), len(m._fwd_hooks), len(m._bwd_hooks), *map(id, m._params.values()),
-                  None, *map(id, m._modules.values()), None,
-                  *(id(v) for v in m.__dict__.values() if isinstance(v, Tensor))) for m in modules)  # fmt: skip
+                  None, *map(id, m._modules.values())) for m in modules)  # fmt: skip
+
+
+def _attributes(held: list[tuple[Any, str, Tensor]]) -> tuple[int, ...]:
+    return tuple(id(m.__dict__.get(name)) for m, name, _ in held)
+
+
+class _ModuleWatch:
+    """``_module_state`` of some modules, recomputed only when a module changed since (``STRUCTURE`` moved), or
+    at every call when one of them holds dicts that do not count their writes (a module unpickled from before)."""
+
+    def __init__(self, modules: list[Any]) -> None:
+        from ..nn._module_slots import STRUCTURE, Slots
+
+        self.modules, self.count = modules, STRUCTURE
+        self.watched = all(type(m.__dict__.get(k)) is Slots for m in modules
+                           for k in ("_params", "_modules", "_pre_hooks", "_fwd_hooks", "_bwd_hooks"))  # fmt: skip
+        self.seen, self.state = -1, ()
+
+    def __call__(self) -> tuple[Any, ...]:
+        if not self.watched or self.seen != self.count[0]:
+            self.seen, self.state = self.count[0], _module_state(self.modules)
+        return self.state
 
 
 def _environment() -> Any:

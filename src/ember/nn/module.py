@@ -22,6 +22,7 @@ from ..autograd._grad_mode import no_grad
 from ..record import Record, load, save
 from ..record._load import IncompatibleKeys, load_values
 from ._module_hooks import _add_hook, _BackwardHookIn, _BackwardHookOut
+from ._module_slots import STRUCTURE, Slots
 
 __all__ = ["Module", "Ref", "IncompatibleKeys"]
 
@@ -54,12 +55,12 @@ class Module:
     training: bool
 
     def __init__(self) -> None:
-        object.__setattr__(self, "_params", {})
-        object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "_params", Slots())
+        object.__setattr__(self, "_modules", Slots())
         object.__setattr__(self, "_non_persistent", set())
-        object.__setattr__(self, "_pre_hooks", {})
-        object.__setattr__(self, "_fwd_hooks", {})
-        object.__setattr__(self, "_bwd_hooks", {})
+        object.__setattr__(self, "_pre_hooks", Slots())
+        object.__setattr__(self, "_fwd_hooks", Slots())
+        object.__setattr__(self, "_bwd_hooks", Slots())
         object.__setattr__(self, "training", True)
 
     # -- registration ------------------------------------------------------------------------------
@@ -94,6 +95,8 @@ class Module:
                 raise TypeError(f"cannot assign {type(value).__name__} to sub-module {name!r} (a Module or None)")
             self._modules[name] = None
         else:
+            if name == "training":
+                STRUCTURE[0] += 1  # (ember.compile's module guard)
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name: str) -> Any:
@@ -106,6 +109,7 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name: str) -> None:
+        STRUCTURE[0] += 1
         if name in self._params:
             del self._params[name]
             self._non_persistent.discard(name)
@@ -319,6 +323,7 @@ class Module:
 
     # -- modes and conversion ----------------------------------------------------------------------
     def train(self, mode: bool = True) -> Module:
+        STRUCTURE[0] += 1
         for m in self.modules():
             object.__setattr__(m, "training", bool(mode))
         return self
