@@ -1,13 +1,16 @@
 """Reference in-place optimizer updates (NumPy and CuPy): SGD and Adam steps, ``axpy`` and ``scal``, and
 the gradient unscaling of mixed-precision training (``unscale_grads_``).
 
-On NumPy, ``axpy``/``scal`` go through SciPy's BLAS when it is installed (threaded, no temporaries); other
-arrays (CuPy) use the array library's in-place operations. The torch backend overrides the steps with
-torch's fused kernels (``_fused_sgd_``, ``_fused_adam_``).
+On NumPy, ``axpy``/``scal`` are one pass without a temporary: through SciPy's BLAS when it is installed (its
+own OpenBLAS, limited to one thread), else through NumPy's own OpenBLAS by ctypes where its ILP64 CBLAS symbols are
+found (NumPy's wheels: a NumPy-only install), else NumPy's in-place operations (a temporary and two passes); other
+arrays (CuPy) use the array library's in-place operations. The torch backend overrides the steps with torch's
+fused kernels (``_fused_sgd_``, ``_fused_adam_``).
 """
 
 from __future__ import annotations
 
+import ctypes
 import math
 import os
 from typing import Any
@@ -15,6 +18,41 @@ from typing import Any
 import numpy as np
 
 _BLAS: Any = None  # None: not looked up yet; False: unavailable; else scipy.linalg.blas
+_NUMPY_BLAS: Any = None  # None: not looked up yet; False: unavailable; else {"f"/"d": (axpy, scal)}
+
+
+def _numpy_blas() -> Any:
+    """``{"f": (axpy, scal), "d": (axpy, scal)}``: NumPy's own OpenBLAS ``cblas_?axpy``/``cblas_?scal`` by ctypes,
+    called as ``axpy(y, a, x)`` and ``scal(y, a)`` on C-contiguous arrays; None when NumPy's BLAS is not an
+    OpenBLAS with ILP64 CBLAS symbols (``[scipy_]cblas_saxpy64_``: 64-bit sizes, the names say so).
+
+    The route without SciPy: one pass, where NumPy's ``y += a * x`` makes a temporary and takes two. A ctypes
+    call costs ~1-3 us more than SciPy's wrapper, and OpenBLAS splits a vector over 10,000 elements over its
+    threads, so SciPy's single-threaded copy stays first when it is installed (see ``_blas``).
+    """
+    global _NUMPY_BLAS
+    if _NUMPY_BLAS is None:
+        _NUMPY_BLAS = False
+        from ._blas_threads import _library
+
+        lib = _library()
+        for prefix in ("scipy_", ""):
+            names = {f"{t}{op}": f"{prefix}cblas_{t}{op}64_" for t in "sd" for op in ("axpy", "scal")}
+            if lib is None or not all(hasattr(lib, n) for n in names.values()):
+                continue
+            i64, ptr = ctypes.c_int64, ctypes.c_void_p
+            fns: dict[str, tuple[Any, Any]] = {}
+            for char, t, num in (("f", "s", ctypes.c_float), ("d", "d", ctypes.c_double)):
+                ax, sc = getattr(lib, names[f"{t}axpy"]), getattr(lib, names[f"{t}scal"])
+                ax.restype, ax.argtypes = None, [i64, num, ptr, i64, ptr, i64]
+                sc.restype, sc.argtypes = None, [i64, num, ptr, i64]
+                fns[char] = (
+                    lambda y, a, x, ax=ax: ax(y.size, a, x.ctypes.data, 1, y.ctypes.data, 1),
+                    lambda y, a, sc=sc: sc(y.size, a, y.ctypes.data, 1),
+                )
+            _NUMPY_BLAS = fns
+            break
+    return _NUMPY_BLAS or None
 
 
 def _scipy_blas() -> Any:
@@ -42,13 +80,24 @@ def _scipy_blas() -> Any:
 
 
 def _blas(y: Any) -> Any:
-    """BLAS level-1 routines for ``y``'s dtype when SciPy is installed and ``y`` is a contiguous NumPy array."""
-    if not isinstance(y, np.ndarray) or not y.flags.c_contiguous or y.dtype.char not in "fd":
+    """``(axpy, scal)`` for ``y``'s dtype, called as ``axpy(y, a, x)`` (``x`` C-contiguous, shaped and typed
+    like ``y``) and ``scal(y, a)``, when ``y`` is a writeable C-contiguous native float32/float64 NumPy array and a
+    BLAS is at hand: SciPy's, else NumPy's own (:func:`_numpy_blas`); else None."""
+    if (
+        not isinstance(y, np.ndarray)
+        or not y.size  # (SciPy's wrappers refuse empty vectors)
+        or not y.flags.c_contiguous
+        or not y.flags.writeable
+        or y.dtype.char not in "fd"
+        or not y.dtype.isnative
+    ):
         return None
     blas = _scipy_blas()
     if blas is None:
-        return None
-    return (blas.saxpy, blas.sscal) if y.dtype.char == "f" else (blas.daxpy, blas.dscal)
+        own = _numpy_blas()
+        return None if own is None else own[y.dtype.char]
+    axpy, scal = (blas.saxpy, blas.sscal) if y.dtype.char == "f" else (blas.daxpy, blas.dscal)
+    return (lambda y, a, x: axpy(x.reshape(-1), y.reshape(-1), a=a)), (lambda y, a: scal(a, y.reshape(-1)))
 
 
 class OptimKernels:
@@ -60,7 +109,10 @@ class OptimKernels:
         """``y += a * x`` in place, without a temporary where the library allows."""
         fns = _blas(y)
         if fns is not None and isinstance(x, np.ndarray) and x.dtype == y.dtype and x.shape == y.shape:
-            fns[0](np.ascontiguousarray(x).reshape(-1), y.reshape(-1), a=a)
+            views = x.base is not None or y.base is not None  # (only a view can overlap another array)
+            if not x.flags.c_contiguous or (views and x is not y and np.may_share_memory(x, y)):
+                x = np.array(x, order="C")  # (a copy: BLAS reads x while writing y)
+            fns[0](y, a, x)
         else:
             y += a * x
 
@@ -68,7 +120,7 @@ class OptimKernels:
         """``y *= a`` in place."""
         fns = _blas(y)
         if fns is not None:
-            fns[1](a, y.reshape(-1))
+            fns[1](y, a)
         else:
             y *= a
 
