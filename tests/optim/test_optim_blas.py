@@ -126,3 +126,50 @@ def test_optimizers_agree_across_routes(name, opts, dtype, monkeypatch):
     for route, ps in got.items():
         for a, b in zip(ps, ref, strict=True):
             np.testing.assert_allclose(a, b, rtol=tol, atol=tol, err_msg=route)
+
+
+def _steps(kind, opts, shape, dtype, transposed_grad=False):
+    """Four steps of the NumPy backend's SGD or Adam kernel on one parameter; returns every array it updates."""
+    be = get("numpy", "cpu")
+    rng = np.random.default_rng(4)
+    p = rng.standard_normal(shape).astype(dtype)
+    state = [None] if kind == "sgd" else [np.zeros_like(p), np.zeros_like(p), np.zeros_like(p), np.empty_like(p)]
+    for k in range(1, 5):
+        g = rng.standard_normal(shape[::-1] if transposed_grad else shape).astype(dtype)
+        g = g.T if transposed_grad else g
+        if kind == "sgd":
+            state[0] = be.sgd_step(p, g, state[0], 0.05, *opts)
+        else:
+            m, v, max_v, tmp = state
+            be.adam_step(p, g, m, v, max_v if opts[-1] else None, tmp, k, 0.01, 0.9, 0.999, 1e-8, *opts[:2])
+    return [p] + [a for a in state if a is not None]
+
+
+@pytest.mark.parametrize(
+    "kind,opts",
+    [
+        ("sgd", (0.0, 0.9, 0.0, False)),  # (weight_decay, momentum, dampening, nesterov)
+        ("sgd", (0.01, 0.9, 0.1, True)),
+        ("sgd", (0.01, 0.0, 0.0, False)),
+        ("adam", (0.0, False, False)),  # (weight_decay, decoupled, amsgrad)
+        ("adam", (0.1, False, True)),
+        ("adam", (0.1, True, False)),
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,transposed", [((2 * 65536 + 4099,), False), ((389, 521), False), ((389, 521), True)])
+def test_blocked_steps_are_bit_identical(kind, opts, dtype, shape, transposed, monkeypatch):
+    """A large parameter's step runs in blocks of ``_BLOCK`` elements (each block's passes stay in cache): the
+    same bits as the step on whole arrays, on every BLAS route; a transposed gradient is stepped whole."""
+    assert ko._blocks(np.zeros(shape, dtype), np.zeros(shape, dtype)) is not None
+    for route in ROUTES:
+        with monkeypatch.context() as mp:
+            try:
+                _route(mp, route)
+            except pytest.skip.Exception:
+                continue
+            blocked = _steps(kind, opts, shape, dtype, transposed)
+            mp.setattr(ko, "_BLOCK", 1 << 40)
+            whole = _steps(kind, opts, shape, dtype, transposed)
+        for a, b in zip(blocked, whole, strict=True):
+            np.testing.assert_array_equal(a, b, err_msg=route)
