@@ -24,7 +24,7 @@ def _route(monkeypatch, name):
             pytest.skip("SciPy (with threadpoolctl) not installed")
         monkeypatch.setattr(ko, "_numpy_blas", lambda: None)
     else:
-        monkeypatch.setattr(ko, "_blas", lambda y: None)
+        monkeypatch.setattr(ko, "_blas", lambda *args, **kwargs: None)
 
 
 @pytest.mark.parametrize("route", ROUTES)
@@ -173,3 +173,21 @@ def test_blocked_steps_are_bit_identical(kind, opts, dtype, shape, transposed, m
             whole = _steps(kind, opts, shape, dtype, transposed)
         for a, b in zip(blocked, whole, strict=True):
             np.testing.assert_array_equal(a, b, err_msg=route)
+
+
+def test_which_route_a_vector_takes(monkeypatch):
+    """SciPy's single-threaded BLAS first; a long vector takes NumPy's own OpenBLAS when that runs on several
+    threads, except in a blocked step; a short one, or one thread, stays with SciPy."""
+    own, scipy = ko._numpy_blas(), ko._scipy_blas()
+    if own is None or scipy is None:
+        pytest.skip("needs both NumPy's ILP64 OpenBLAS and SciPy")
+    long, short = np.zeros(ko._THREADED_AXPY + 1, np.float32), np.zeros(ko._THREADED_AXPY, np.float32)
+    monkeypatch.setattr(ko, "_blas_threads", lambda: 2)
+    assert ko._blas(long) is own["f"]
+    assert ko._blas(long, threaded=False) is not own["f"]
+    assert ko._blas(short) is not own["f"]
+    monkeypatch.setattr(ko, "_blas_threads", lambda: 1)
+    assert ko._blas(long) is not own["f"]
+    monkeypatch.setattr(ko, "_scipy_blas", lambda: None)
+    assert ko._blas(short) is own["f"] and ko._blas(np.zeros(4)) is own["d"]
+    assert ko._blas(long[::2]) is None  # not contiguous
