@@ -191,3 +191,38 @@ def test_which_route_a_vector_takes(monkeypatch):
     monkeypatch.setattr(ko, "_scipy_blas", lambda: None)
     assert ko._blas(short) is own["f"] and ko._blas(np.zeros(4)) is own["d"]
     assert ko._blas(long[::2]) is None  # not contiguous
+
+
+def test_threaded_steps_run_one_after_another(monkeypatch):
+    """A backend whose steps use the cores themselves (``threaded_steps``: NumPy's) is not put on the optimizer's
+    thread pool; one without it is, with the same results."""
+    import ember.optim.optimizer as om
+
+    if om._POOL_SIZE < 2:
+        pytest.skip("one CPU: no pool")
+    be = get("numpy", "cpu")
+    used = []
+    real_pool = om._pool
+    monkeypatch.setattr(om, "_PARALLEL_MIN", 0)
+    monkeypatch.setattr(om, "_pool", lambda: used.append(1) or real_pool())
+
+    def run():
+        rng = np.random.default_rng(5)
+        ps = [
+            nn.Param(ember.tensor(rng.standard_normal(s), dtype=ember.float32, device=be)) for s in [(300, 500), (7,)]
+        ]
+        opt = optim.Adam(ps, lr=0.01)
+        for _ in range(3):
+            for p in ps:
+                p.grad = ember.tensor(rng.standard_normal(p.shape), dtype=ember.float32, device=be)
+            opt.step()
+        return [p.detach().numpy().copy() for p in ps]
+
+    assert be.threaded_steps
+    serial = run()
+    assert not used
+    monkeypatch.setattr(be, "threaded_steps", False, raising=False)
+    pooled = run()
+    assert used
+    for a, b in zip(serial, pooled, strict=True):
+        np.testing.assert_array_equal(a, b)
