@@ -161,13 +161,15 @@ def _steps(kind, opts, shape, dtype, transposed_grad=False):
 def test_blocked_steps_are_bit_identical(kind, opts, dtype, shape, transposed, monkeypatch):
     """A large parameter's step runs in blocks of ``_BLOCK`` elements (each block's passes stay in cache): the
     same bits as the step on whole arrays, on every BLAS route; a transposed gradient is stepped whole."""
-    assert ko._blocks(np.zeros(shape, dtype), np.zeros(shape, dtype)) is not None
     for route in ROUTES:
         with monkeypatch.context() as mp:
             try:
                 _route(mp, route)
             except pytest.skip.Exception:
                 continue
+            mp.setattr(ko, "_blas_threads", lambda: 1)  # (NumPy's own BLAS on several threads: never blocked)
+            if route != "numpy-ops":
+                assert ko._blocks(np.zeros(shape, dtype), np.zeros(shape, dtype)) is not None
             blocked = _steps(kind, opts, shape, dtype, transposed)
             mp.setattr(ko, "_BLOCK", 1 << 40)
             whole = _steps(kind, opts, shape, dtype, transposed)
@@ -226,3 +228,16 @@ def test_threaded_steps_run_one_after_another(monkeypatch):
     assert used
     for a, b in zip(serial, pooled, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_no_blocks_on_numpy_blas_threads(monkeypatch):
+    """Without SciPy and with NumPy's BLAS on several threads, steps take whole arrays (each pass split over the
+    threads); with one thread, blocks."""
+    if ko._numpy_blas() is None:
+        pytest.skip("NumPy's BLAS has no ILP64 OpenBLAS CBLAS symbols")
+    monkeypatch.setattr(ko, "_scipy_blas", lambda: None)
+    a, b = np.zeros(3 * ko._BLOCK, np.float32), np.zeros(3 * ko._BLOCK, np.float32)
+    monkeypatch.setattr(ko, "_blas_threads", lambda: 2)
+    assert ko._blocks(a, b) is None
+    monkeypatch.setattr(ko, "_blas_threads", lambda: 1)
+    assert ko._blocks(a, b) is not None
