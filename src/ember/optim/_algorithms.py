@@ -2,7 +2,7 @@
 
 Update rules follow ``torch.optim`` exactly (checked by the tests); Lion and LAMB follow their papers.
 Steps update the parameter array in place where possible: SGD and Adam call their backend's fused update
-kernels (``Backend.sgd_step``/``adam_step``: BLAS ``axpy``/``scal`` through SciPy on NumPy, torch's fused
+kernels (``Backend.sgd_step``/``adam_step``: BLAS ``axpy``/``scal`` on NumPy, torch's fused
 kernels on the torch backend).
 """
 

@@ -251,10 +251,12 @@ class OptimizerAdaptor:
                 p._vc[0] += 1
                 self.state[_key(p)] = st
             return
-        # parameters are independent: large steps run on all cores (NumPy releases the GIL in its kernels);
-        # on an accelerator the kernels are queued asynchronously and host threads would only contend
+        # parameters are independent: large steps run on all cores (NumPy releases the GIL in its kernels), unless
+        # the backend's steps use the cores themselves (``threaded_steps``); on an accelerator the kernels are
+        # queued asynchronously and host threads would only contend
         size = sum(p.numel() for p, _ in live)
-        if len(live) > 1 and size >= _PARALLEL_MIN and _POOL_SIZE > 1 and be.device.type == "cpu":
+        pool = _POOL_SIZE > 1 and be.device.type == "cpu" and not getattr(be, "threaded_steps", False)
+        if len(live) > 1 and size >= _PARALLEL_MIN and pool:
             order = sorted(range(len(live)), key=lambda i: -live[i][0].numel())
             list(_pool().map(one, order))
         else:
