@@ -7,6 +7,7 @@ import pytest
 
 import ember
 import ember.backends._kernels_threads as kt
+import ember.backends._kernels_winograd as kw
 import ember.nn.functional as F
 from ember.backends._kernels_batch_last import BatchLastCols
 from ember.backends._kernels_winograd import wino_ok
@@ -32,11 +33,14 @@ SHAPES = [  # x shape, out channels, pads
 ]
 
 
+@pytest.mark.parametrize("blocks", [False, True])
 @pytest.mark.parametrize("threads", [False, True])
 @pytest.mark.parametrize("x_shape,o,pads", SHAPES)
-def test_winograd_matches_im2col(request, threads, x_shape, o, pads):
+def test_winograd_matches_im2col(request, monkeypatch, threads, blocks, x_shape, o, pads):
     if threads:
         request.getfixturevalue("split")
+    if blocks:  # the transforms one channel at a time (their passes run over a block of channels' planes flat)
+        monkeypatch.setattr(kw, "_BLOCK_ELEMS", 1)
     x = rng.standard_normal(x_shape)
     w = rng.standard_normal((o, x_shape[1], 3, 3))
     b = rng.standard_normal(o)
@@ -52,6 +56,26 @@ def test_winograd_matches_im2col(request, threads, x_shape, o, pads):
     np.testing.assert_allclose(gw2, gw_ref, rtol=1e-12, atol=1e-12)
     gx3, _ = BE.wino_backward(g, x, w, None, pads, True, False)
     np.testing.assert_allclose(gx3, gx_ref, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_winograd_of_a_non_contiguous_input_matches_torch(torch, dtype):
+    # x a transposed view (N and C swapped), odd output sizes (uneven padding), float32 and float64, several
+    # blocks of channels: values and both gradients against PyTorch's convolution
+    x = rng.standard_normal((17, 2, 33, 30)).astype(dtype).transpose(1, 0, 2, 3)
+    w = (rng.standard_normal((20, 17, 3, 3)) * 0.1).astype(dtype)
+    pads = ((1, 0), (2, 1))
+    assert wino_ok(x, w.shape, (1, 1), (1, 1), 1) and not x.flags.c_contiguous
+    y, saved = BE.wino_conv(x, w, pads, None, True)
+    g = rng.standard_normal(y.shape).astype(dtype)
+    gx, gw = BE.wino_backward(g, x, w, saved, pads, True, True)
+    xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    yt = torch.nn.functional.conv2d(torch.nn.functional.pad(xt, (2, 1, 1, 0)), wt)
+    yt.backward(torch.tensor(g))
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    for a, b in ((y, yt.detach()), (gx, xt.grad), (gw, wt.grad)):
+        assert a.dtype == dtype
+        np.testing.assert_allclose(a, b.numpy(), rtol=tol, atol=tol * float(np.abs(b.numpy()).max()))
 
 
 def test_winograd_serves_3x3_stride_1_convolutions_with_enough_work():
