@@ -22,6 +22,8 @@ def split(monkeypatch):
     """Three threads and tiny parts, so that every parallel kernel really splits its work."""
     monkeypatch.setattr(kt, "_MIN_PART", 8)
     monkeypatch.setattr(kt, "_opt_in_threads", lambda: 3)
+    monkeypatch.setattr(kt, "_MIN_ROWS_PART", 8)  # the Winograd transforms' split (parallel_blocks)
+    monkeypatch.setattr(kt, "kernel_threads", lambda: 3)
 
 
 SHAPES = [  # x shape, out channels, pads
@@ -138,14 +140,21 @@ def _kernel_results():
         for k, s, p in (((2, 2), (2, 2), (0, 0)), ((3, 3), (2, 2), (1, 1))):  # disjoint and overlapping windows
             pooled = BE.max_pool(xb, k, s, p, (1, 1), False)[0]
             res += [pooled, BE.max_pool_backward(np.sin(pooled), xb, pooled, None, k, s, p, (1, 1), False)]
+    xw = np.random.default_rng(11).standard_normal((3, 17, 9, 8)).astype(np.float32)  # Winograd, odd output
+    ww = np.random.default_rng(12).standard_normal((16, 17, 3, 3)).astype(np.float32)
+    y, saved = BE.wino_conv(xw, ww, ((1, 0), (1, 1)), None, True)
+    res += [y, *BE.wino_backward(np.cos(y), xw, ww, saved, ((1, 0), (1, 1)), True, True)]
     return res
 
 
 def test_threaded_kernels_give_the_arrays_of_one_thread(monkeypatch):
     monkeypatch.setattr(kt, "_opt_in_threads", lambda: 1)
+    monkeypatch.setattr(kt, "kernel_threads", lambda: 1)
     one = _kernel_results()
     monkeypatch.setattr(kt, "_MIN_PART", 8)
     monkeypatch.setattr(kt, "_opt_in_threads", lambda: 3)
+    monkeypatch.setattr(kt, "_MIN_ROWS_PART", 8)
+    monkeypatch.setattr(kt, "kernel_threads", lambda: 3)
     for a, b in zip(_kernel_results(), one, strict=True):
         np.testing.assert_array_equal(a, b)
 
