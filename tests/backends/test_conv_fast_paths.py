@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import ember
+import ember.backends._kernels_conv as kc
 import ember.backends._kernels_threads as kt
 import ember.backends._kernels_winograd as kw
 import ember.nn.functional as F
@@ -263,3 +264,42 @@ def test_batch_last_serves_short_output_rows_of_a_batch_with_many_columns():
     assert not BE._batch_last_ok((128, 128, 16, 16), (256, 128, 1, 1), (8, 8))  # ResNet-18's 1x1 stride 2
     assert not BE._batch_last_ok((128, 128, 16, 16), (256, 128, 3, 3), (8, 8))  # and its 3x3 stride 2
     assert not BE._batch_last_ok((4, 6, 14, 14), (16, 6, 5, 5), (0, 3))
+
+
+PER_ENTRY = [  # x shape, w shape, stride, pads, dilation: small weights, multiplied per batch entry
+    ((4, 1, 11, 9), (6, 1, 5, 5), (1, 1), ((2, 2), (2, 2)), (1, 1)),
+    ((3, 2, 9, 8), (3, 2, 3, 2), (2, 3), ((2, 0), (1, 2)), (2, 1)),
+    ((2, 3, 13), (5, 3, 4), (3,), ((1, 2),), (2,)),
+    ((2, 2, 5, 6, 4), (3, 2, 2, 3, 2), (1, 2, 1), ((1, 0), (0, 1), (1, 1)), (1, 1, 2)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("x_shape,w_shape,s,pads,d", PER_ENTRY)
+def test_per_entry_products_equal_the_whole_product(monkeypatch, dtype, x_shape, w_shape, s, pads, d):
+    # the forward (with bias) and the weight gradient per batch entry against one product over the batch;
+    # the input a non-contiguous view
+    x = rng.standard_normal((x_shape[1], x_shape[0], *x_shape[2:])).astype(dtype).swapaxes(0, 1)
+    w = rng.standard_normal(w_shape).astype(dtype)
+    b = rng.standard_normal(w_shape[0]).astype(dtype)
+    assert BE._per_entry(x.shape[0], w.shape, 1)
+
+    def run():
+        y, saved = BE.conv(x, w, s, pads, d, 1, True, b)
+        g = np.cos(y)
+        return [y, *BE.conv_backward(g, x, w, saved, s, pads, d, 1), BE.conv_backward(g, x, w, None, s, pads, d, 1)[1]]
+
+    got = run()
+    monkeypatch.setattr(kc, "_SMALL_WEIGHT", 0)
+    assert not BE._per_entry(x.shape[0], w.shape, 1)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for a, r in zip(got, run(), strict=True):
+        assert a.dtype == dtype and a.flags.c_contiguous
+        np.testing.assert_allclose(a, r, rtol=tol, atol=tol)
+
+
+def test_per_entry_products_serve_small_weights_of_a_batch():
+    assert BE._per_entry(64, (6, 1, 5, 5), 1)
+    assert not BE._per_entry(1, (6, 1, 5, 5), 1)  # a batch of one: one product anyway
+    assert not BE._per_entry(64, (6, 1, 5, 5), 2)  # grouped
+    assert not BE._per_entry(8, (64, 64, 3, 3), 1)  # large weights: one product
