@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 import ember
+import ember.backends._kernels_conv as kc
 import ember.backends._kernels_threads as kt
+import ember.backends._kernels_winograd as kw
 import ember.nn.functional as F
 from ember.backends._kernels_batch_last import BatchLastCols
 from ember.backends._kernels_winograd import wino_ok
@@ -21,6 +23,8 @@ def split(monkeypatch):
     """Three threads and tiny parts, so that every parallel kernel really splits its work."""
     monkeypatch.setattr(kt, "_MIN_PART", 8)
     monkeypatch.setattr(kt, "_opt_in_threads", lambda: 3)
+    monkeypatch.setattr(kt, "_MIN_ROWS_PART", 8)  # the Winograd transforms' split (parallel_blocks)
+    monkeypatch.setattr(kt, "kernel_threads", lambda: 3)
 
 
 SHAPES = [  # x shape, out channels, pads
@@ -32,11 +36,14 @@ SHAPES = [  # x shape, out channels, pads
 ]
 
 
+@pytest.mark.parametrize("blocks", [False, True])
 @pytest.mark.parametrize("threads", [False, True])
 @pytest.mark.parametrize("x_shape,o,pads", SHAPES)
-def test_winograd_matches_im2col(request, threads, x_shape, o, pads):
+def test_winograd_matches_im2col(request, monkeypatch, threads, blocks, x_shape, o, pads):
     if threads:
         request.getfixturevalue("split")
+    if blocks:  # the transforms one channel at a time (their passes run over a block of channels' planes flat)
+        monkeypatch.setattr(kw, "_BLOCK_ELEMS", 1)
     x = rng.standard_normal(x_shape)
     w = rng.standard_normal((o, x_shape[1], 3, 3))
     b = rng.standard_normal(o)
@@ -52,6 +59,26 @@ def test_winograd_matches_im2col(request, threads, x_shape, o, pads):
     np.testing.assert_allclose(gw2, gw_ref, rtol=1e-12, atol=1e-12)
     gx3, _ = BE.wino_backward(g, x, w, None, pads, True, False)
     np.testing.assert_allclose(gx3, gx_ref, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_winograd_of_a_non_contiguous_input_matches_torch(torch, dtype):
+    # x a transposed view (N and C swapped), odd output sizes (uneven padding), float32 and float64, several
+    # blocks of channels: values and both gradients against PyTorch's convolution
+    x = rng.standard_normal((17, 2, 33, 30)).astype(dtype).transpose(1, 0, 2, 3)
+    w = (rng.standard_normal((20, 17, 3, 3)) * 0.1).astype(dtype)
+    pads = ((1, 0), (2, 1))
+    assert wino_ok(x, w.shape, (1, 1), (1, 1), 1) and not x.flags.c_contiguous
+    y, saved = BE.wino_conv(x, w, pads, None, True)
+    g = rng.standard_normal(y.shape).astype(dtype)
+    gx, gw = BE.wino_backward(g, x, w, saved, pads, True, True)
+    xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    yt = torch.nn.functional.conv2d(torch.nn.functional.pad(xt, (2, 1, 1, 0)), wt)
+    yt.backward(torch.tensor(g))
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    for a, b in ((y, yt.detach()), (gx, xt.grad), (gw, wt.grad)):
+        assert a.dtype == dtype
+        np.testing.assert_allclose(a, b.numpy(), rtol=tol, atol=tol * float(np.abs(b.numpy()).max()))
 
 
 def test_winograd_serves_3x3_stride_1_convolutions_with_enough_work():
@@ -114,14 +141,21 @@ def _kernel_results():
         for k, s, p in (((2, 2), (2, 2), (0, 0)), ((3, 3), (2, 2), (1, 1))):  # disjoint and overlapping windows
             pooled = BE.max_pool(xb, k, s, p, (1, 1), False)[0]
             res += [pooled, BE.max_pool_backward(np.sin(pooled), xb, pooled, None, k, s, p, (1, 1), False)]
+    xw = np.random.default_rng(11).standard_normal((3, 17, 9, 8)).astype(np.float32)  # Winograd, odd output
+    ww = np.random.default_rng(12).standard_normal((16, 17, 3, 3)).astype(np.float32)
+    y, saved = BE.wino_conv(xw, ww, ((1, 0), (1, 1)), None, True)
+    res += [y, *BE.wino_backward(np.cos(y), xw, ww, saved, ((1, 0), (1, 1)), True, True)]
     return res
 
 
 def test_threaded_kernels_give_the_arrays_of_one_thread(monkeypatch):
     monkeypatch.setattr(kt, "_opt_in_threads", lambda: 1)
+    monkeypatch.setattr(kt, "kernel_threads", lambda: 1)
     one = _kernel_results()
     monkeypatch.setattr(kt, "_MIN_PART", 8)
     monkeypatch.setattr(kt, "_opt_in_threads", lambda: 3)
+    monkeypatch.setattr(kt, "_MIN_ROWS_PART", 8)
+    monkeypatch.setattr(kt, "kernel_threads", lambda: 3)
     for a, b in zip(_kernel_results(), one, strict=True):
         np.testing.assert_array_equal(a, b)
 
@@ -230,3 +264,42 @@ def test_batch_last_serves_short_output_rows_of_a_batch_with_many_columns():
     assert not BE._batch_last_ok((128, 128, 16, 16), (256, 128, 1, 1), (8, 8))  # ResNet-18's 1x1 stride 2
     assert not BE._batch_last_ok((128, 128, 16, 16), (256, 128, 3, 3), (8, 8))  # and its 3x3 stride 2
     assert not BE._batch_last_ok((4, 6, 14, 14), (16, 6, 5, 5), (0, 3))
+
+
+PER_ENTRY = [  # x shape, w shape, stride, pads, dilation: small weights, multiplied per batch entry
+    ((4, 1, 11, 9), (6, 1, 5, 5), (1, 1), ((2, 2), (2, 2)), (1, 1)),
+    ((3, 2, 9, 8), (3, 2, 3, 2), (2, 3), ((2, 0), (1, 2)), (2, 1)),
+    ((2, 3, 13), (5, 3, 4), (3,), ((1, 2),), (2,)),
+    ((2, 2, 5, 6, 4), (3, 2, 2, 3, 2), (1, 2, 1), ((1, 0), (0, 1), (1, 1)), (1, 1, 2)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("x_shape,w_shape,s,pads,d", PER_ENTRY)
+def test_per_entry_products_equal_the_whole_product(monkeypatch, dtype, x_shape, w_shape, s, pads, d):
+    # the forward (with bias) and the weight gradient per batch entry against one product over the batch;
+    # the input a non-contiguous view
+    x = rng.standard_normal((x_shape[1], x_shape[0], *x_shape[2:])).astype(dtype).swapaxes(0, 1)
+    w = rng.standard_normal(w_shape).astype(dtype)
+    b = rng.standard_normal(w_shape[0]).astype(dtype)
+    assert BE._per_entry(x.shape[0], w.shape, 1)
+
+    def run():
+        y, saved = BE.conv(x, w, s, pads, d, 1, True, b)
+        g = np.cos(y)
+        return [y, *BE.conv_backward(g, x, w, saved, s, pads, d, 1), BE.conv_backward(g, x, w, None, s, pads, d, 1)[1]]
+
+    got = run()
+    monkeypatch.setattr(kc, "_SMALL_WEIGHT", 0)
+    assert not BE._per_entry(x.shape[0], w.shape, 1)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for a, r in zip(got, run(), strict=True):
+        assert a.dtype == dtype and a.flags.c_contiguous
+        np.testing.assert_allclose(a, r, rtol=tol, atol=tol)
+
+
+def test_per_entry_products_serve_small_weights_of_a_batch():
+    assert BE._per_entry(64, (6, 1, 5, 5), 1)
+    assert not BE._per_entry(1, (6, 1, 5, 5), 1)  # a batch of one: one product anyway
+    assert not BE._per_entry(64, (6, 1, 5, 5), 2)  # grouped
+    assert not BE._per_entry(8, (64, 64, 3, 3), 1)  # large weights: one product

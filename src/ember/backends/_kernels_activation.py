@@ -24,12 +24,14 @@ from typing import Any
 import numpy as np
 
 from . import _kernels_fused as fused
-from ._kernels_threads import parallel_rows, recorded
+from ._kernels_threads import parallel_blocks, parallel_rows, recorded
 
 #: ReLU on float32 NumPy arrays runs over rows of this many elements against a row of zeros (see ``relu``)
 _RELU_ROW = 1024
 _ZEROS_F32 = np.zeros(_RELU_ROW, dtype=np.float32)
 _ZEROS_F32.flags.writeable = False
+#: ReLU's backward on NumPy runs over blocks of this many elements (its temporaries stay in the cache)
+_RELU_BLOCK = 1 << 16
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_K = math.sqrt(2.0 / math.pi)
@@ -128,7 +130,12 @@ class ActivationKernels:
         y = np.empty(x.shape, dtype=x.dtype)
         xf, yf = x.reshape(-1), y.reshape(-1)
         m = x.size - x.size % _RELU_ROW
-        np.maximum(xf[:m].reshape(-1, _RELU_ROW), _ZEROS_F32, out=yf[:m].reshape(-1, _RELU_ROW))
+        x2, y2 = xf[:m].reshape(-1, _RELU_ROW), yf[:m].reshape(-1, _RELU_ROW)
+
+        def part(a: int, b: int) -> None:  # rows a:b (elementwise: the same bits on any split)
+            np.maximum(x2[a:b], _ZEROS_F32, out=y2[a:b])
+
+        parallel_blocks(np, x2.shape[0], m, part)
         if m < x.size:
             np.maximum(xf[m:], 0, out=yf[m:])
         return y
@@ -161,10 +168,19 @@ class ActivationKernels:
             # (mispredicted branches; benchmarks/README.md): AND the gradient's bits with
             # a mask that is all ones where the gradient passes and 0 where it does not
             bits = np.dtype(f"i{g.dtype.itemsize}")
-            keep = np.less_equal(y, 0).astype(bits)
-            keep -= 1  # 0 where y <= 0, -1 (every bit set) elsewhere, NaN included
-            np.bitwise_and(g.view(bits), keep, out=keep)
-            return keep.view(g.dtype)
+            gb, yc = np.ascontiguousarray(g).view(bits).reshape(-1), np.ascontiguousarray(y).reshape(-1)
+            res = np.empty(gb.shape, dtype=bits)
+
+            def part(a: int, b: int) -> None:  # blocks of _RELU_BLOCK elements, near the cache; elementwise
+                for lo in range(a * _RELU_BLOCK, min(b * _RELU_BLOCK, res.size), _RELU_BLOCK):
+                    hi = min(lo + _RELU_BLOCK, res.size)
+                    keep = res[lo:hi]
+                    np.subtract(np.less_equal(yc[lo:hi], 0), 1, out=keep, dtype=bits, casting="unsafe")
+                    # 0 where y <= 0, -1 (every bit set) elsewhere, NaN included
+                    np.bitwise_and(gb[lo:hi], keep, out=keep)
+
+            parallel_blocks(np, -(-res.size // _RELU_BLOCK), res.size, part)
+            return res.view(g.dtype).reshape(g.shape)
         return xp.where(y <= 0, 0, g)
 
     # -- log-softmax ---------------------------------------------------------------------------------

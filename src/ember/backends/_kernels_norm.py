@@ -6,7 +6,12 @@ from typing import Any
 
 import numpy as np
 
-_vecdot = getattr(np, "vecdot", None)  # NumPy >= 2
+from ._kernels_threads import parallel_blocks
+
+_vecdot: Any = getattr(np, "vecdot", None)  # NumPy >= 2
+#: NumPy's batch norm works on blocks of channels of about this many elements (every batch entry's rows of those
+#: channels: each pass over a block runs in the cache); the blocks are fixed, so the bits do not depend on threads
+_BN_BLOCK = 1 << 17
 
 
 def params_dtype(x: Any, weight: Any, bias: Any, running: tuple[Any, Any, float] | None) -> Any:
@@ -43,6 +48,11 @@ class NormKernels:
         mixed precision) make it compute in theirs; ``y`` has ``x``'s dtype, the statistics the parameters'.
         """
         xp = self.xp
+        if _blocked(xp, x, params_dtype(x, weight, bias, running)):
+            y, mean, var, saved = _bn_train_blocks(x, weight, bias, eps)
+            if running is not None:
+                _update_running(running, mean, var, x.size // x.shape[1])
+            return y, mean, var, saved
         out_dtype = x.dtype
         x = x.astype(params_dtype(x, weight, bias, running), copy=False)
         c = x.shape[1]
@@ -59,12 +69,7 @@ class NormKernels:
             if bias is not None:
                 y += xp.reshape(bias, shape)
         if running is not None:
-            rm, rv, momentum = running
-            n = x.size // c
-            rm *= 1 - momentum
-            rm += mean * momentum
-            rv *= 1 - momentum
-            rv += var * (n / max(n - 1, 1)) * momentum
+            _update_running(running, mean, var, x.size // c)
         return y.astype(out_dtype, copy=False), mean, var, (xhat, rstd)
 
     def batch_norm_train_backward(
@@ -74,6 +79,9 @@ class NormKernels:
         ``gb = sum g``, ``gw = sum g * xhat`` and ``gx = weight * rstd * (g - gb / n - xhat * gw / n)``."""
         xp = self.xp
         xhat, rstd = saved
+        if g.dtype == xhat.dtype and _blocked(xp, xhat, xhat.dtype):
+            gx, gw, gb = _bn_backward_blocks(g, xhat, rstd, weight, need_x)
+            return gx, (gw if need_w else None), (gb if need_b else None)
         out_dtype = g.dtype
         g = g.astype(xhat.dtype, copy=False)  # (mixed precision: the gradients in float32, gx in g's dtype)
         c = xhat.shape[1]
@@ -109,3 +117,97 @@ class NormKernels:
         y = x * xp.reshape(scale, shape)
         y += xp.reshape(shift, shape)
         return y.astype(x.dtype, copy=False)
+
+
+def _update_running(running: tuple[Any, Any, float], mean: Any, var: Any, n: int) -> None:
+    """PyTorch's rule, in place: ``running = (1 - momentum) * running + momentum * batch`` (unbiased variance)."""
+    rm, rv, momentum = running
+    rm *= 1 - momentum
+    rm += mean * momentum
+    rv *= 1 - momentum
+    rv += var * (n / max(n - 1, 1)) * momentum
+
+
+def _blocked(xp: Any, x: Any, dtype: Any) -> bool:
+    """Whether batch norm takes NumPy's blocked kernels: float32/float64 ``x`` of the parameters' dtype, with a
+    spatial dim and some elements (the general passes serve the rest)."""
+    if xp is not np or _vecdot is None or x.ndim < 3 or x.size == 0 or x.dtype != dtype:
+        return False
+    return bool(x.dtype.kind == "f" and x.dtype.itemsize >= 4)
+
+
+def _blocks_of(n: int, c: int, hw: int) -> list[tuple[int, int]]:
+    cb = max(1, _BN_BLOCK // (n * hw))
+    return [(c0, min(c, c0 + cb)) for c0 in range(0, c, cb)]
+
+
+def _per_channel(a: Any, n: int, hw: int) -> Any:
+    """A per-channel vector to broadcast over (N, cc, HW): as whole rows (cc, HW) for a batch of several (ufuncs
+    with a row operand run ~1.5x faster than with a per-row scalar), else (1, cc, 1)."""
+    if n < 4:
+        return a.reshape(1, -1, 1)
+    return np.repeat(a, hw).reshape(-1, hw)
+
+
+def _bn_train_blocks(x: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any, Any]:
+    """``batch_norm_train`` on NumPy by blocks of channels (``_BN_BLOCK``): each block's statistics (per-row sums,
+    then over the batch; the variance by dot products of the centred rows), normalisation and affine part run
+    while the block is in the cache, the blocks on the kernel threads. 8x64x32x32 float32, one thread, in-process
+    A/B: forward 0.97 -> 0.75 ms, backward 0.94 -> 0.70 (blocks of 8 channels; 1-2 channels lost to the calls'
+    overhead, one block of all 64 to the memory passes)."""
+    n, c = x.shape[:2]
+    hw = x.size // (n * c)
+    m = n * hw
+    x3 = np.ascontiguousarray(x).reshape(n, c, hw)
+    xhat, y = np.empty_like(x3), np.empty_like(x3)
+    mean, var, rstd = (np.empty(c, dtype=x.dtype) for _ in range(3))
+    blocks = _blocks_of(n, c, hw)
+
+    def part(i0: int, i1: int) -> None:
+        for c0, c1 in blocks[i0:i1]:
+            xs, xh, ys = x3[:, c0:c1], xhat[:, c0:c1], y[:, c0:c1]
+            mu = np.add.reduce(xs, axis=2).sum(0) / m
+            np.subtract(xs, _per_channel(mu, n, hw), out=xh)
+            v = _vecdot(xh, xh).sum(0) / m
+            r = 1.0 / np.sqrt(v + eps)
+            xh *= _per_channel(r, n, hw)
+            if weight is not None:
+                np.multiply(xh, _per_channel(weight[c0:c1], n, hw), out=ys)
+                if bias is not None:
+                    ys += _per_channel(bias[c0:c1], n, hw)
+            elif bias is not None:
+                np.add(xh, _per_channel(bias[c0:c1], n, hw), out=ys)
+            else:
+                ys[...] = xh
+            mean[c0:c1], var[c0:c1], rstd[c0:c1] = mu, v, r
+
+    parallel_blocks(np, len(blocks), x.size, part)
+    return y.reshape(x.shape), mean, var, (xhat.reshape(x.shape), rstd)
+
+
+def _bn_backward_blocks(g: Any, xhat: Any, rstd: Any, weight: Any, need_x: bool) -> tuple[Any, Any, Any]:
+    """``batch_norm_train_backward`` on NumPy by blocks of channels (as ``_bn_train_blocks``): ``(gx or None,
+    gw, gb)``."""
+    n, c = xhat.shape[:2]
+    hw = xhat.size // (n * c)
+    m = n * hw
+    g3, xh3 = np.ascontiguousarray(g).reshape(n, c, hw), xhat.reshape(n, c, hw)
+    gx = np.empty_like(g3) if need_x else None
+    gw, gb = np.empty(c, dtype=g.dtype), np.empty(c, dtype=g.dtype)
+    k = rstd if weight is None else rstd * weight
+    blocks = _blocks_of(n, c, hw)
+
+    def part(i0: int, i1: int) -> None:
+        for c0, c1 in blocks[i0:i1]:
+            gs, xh = g3[:, c0:c1], xh3[:, c0:c1]
+            sb, sw = np.add.reduce(gs, axis=2).sum(0), _vecdot(gs, xh).sum(0)
+            gb[c0:c1], gw[c0:c1] = sb, sw
+            if gx is not None:  # gx = k (g - gb / m - xhat gw / m)
+                o = gx[:, c0:c1]
+                np.multiply(xh, _per_channel(sw / m, n, hw), out=o)
+                o += _per_channel(sb / m, n, hw)
+                np.subtract(gs, o, out=o)
+                o *= _per_channel(k[c0:c1], n, hw)
+
+    parallel_blocks(np, len(blocks), g3.size, part)
+    return (None if gx is None else gx.reshape(xhat.shape)), gw, gb
