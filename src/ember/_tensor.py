@@ -319,7 +319,10 @@ class Tensor(TensorGradFields, TensorConversions):
 
     # -- operators ---------------------------------------------------------------------------------
     # (a sparse operand makes these return NotImplemented, so Python asks the sparse tensor's __radd__ & co.)
+    # a float tensor and a Python int/float (not bool): ``_binary``'s fast path (nothing to promote or broadcast)
     def __add__(self, other: Any) -> Tensor:
+        if other.__class__ in (float, int) and self._data.dtype in self._backend.float_dtypes:
+            return _Add.apply(self, other)
         try:
             return _binary(_Add, self, other)
         except TypeError:  # a sparse operand: Python then asks its __radd__
@@ -328,6 +331,8 @@ class Tensor(TensorGradFields, TensorConversions):
             raise
 
     def __radd__(self, other: Any) -> Tensor:
+        if other.__class__ in (float, int) and self._data.dtype in self._backend.float_dtypes:
+            return _Add.apply(other, self)
         return _binary(_Add, other, self)
 
     def __sub__(self, other: Any) -> Tensor:
@@ -342,6 +347,8 @@ class Tensor(TensorGradFields, TensorConversions):
         return _ops.sub(other, self)
 
     def __mul__(self, other: Any) -> Tensor:
+        if other.__class__ in (float, int) and self._data.dtype in self._backend.float_dtypes:
+            return _Mul.apply(self, other)
         try:
             return _binary(_Mul, self, other)
         except TypeError:  # a sparse operand: Python then asks its __rmul__
@@ -350,6 +357,8 @@ class Tensor(TensorGradFields, TensorConversions):
             raise
 
     def __rmul__(self, other: Any) -> Tensor:
+        if other.__class__ in (float, int) and self._data.dtype in self._backend.float_dtypes:
+            return _Mul.apply(other, self)
         return _binary(_Mul, other, self)
 
     def __truediv__(self, other: Any) -> Tensor:
@@ -465,9 +474,8 @@ class Tensor(TensorGradFields, TensorConversions):
     def __setitem__(self, index: Any, value: Any) -> None:
         _write_inplace(self, index, value)
 
-    # No ``__getattr__`` at run time: the operator methods (``t.exp()``, ``t.sum(dim=1)``) live in ember.ops and
-    # are bound onto the class at import (``ops.bind_method``). A ``__getattr__`` hook would stop CPython 3.11
-    # from specialising every attribute read on a Tensor (``t._data``, ``t._creator`` ...): ~9% of a small op.
+    # No ``__getattr__`` at run time: operator methods (``t.exp()``) are bound at import (``ops.bind_method``); the
+    # hook would stop CPython 3.11 specialising every attribute read on a Tensor (``t._data`` ...): ~9% of a small op.
     if TYPE_CHECKING:  # for type checkers only: the methods bound at import
 
         def __getattr__(self, name: str) -> Any: ...

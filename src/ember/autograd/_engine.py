@@ -141,12 +141,16 @@ def _run(
     with set_grad_enabled(create_graph):
         node = None  # the next node, when it can run without going through the heap or ``pending``
         ngrad = None  # its gradient (such a node has one output)
+        grads: list[Any] | None  # a node's gradients from ``pending`` (None: its one gradient is ``ngrad``)
         while node is not None or heap:
             if node is None:
                 node = heapq.heappop(heap)[2]
                 grads = pending.pop(node)
+                if len(grads) == 1:
+                    ngrad = grads[0]
+                    grads = None
             else:
-                grads = [ngrad]
+                grads = None  # one output, its gradient in ``ngrad``
             inputs = node.inputs
             edges = node._edges
             # the usual node (first order, no hooks or captured gradients, its saved inputs unchanged):
@@ -163,13 +167,14 @@ def _run(
                 elif _unchanged(inputs, vs):
                     vs = ()
             if fast is not None and not vs and inputs is not None and not node._out_refs:
-                out = fast(node, *grads)
+                # (not ``fast(node, *grads)`` where one gradient: CPython 3.11 does not inline a call through *)
+                out = fast(node, ngrad) if grads is None else fast(node, *grads)
                 if out.__class__ is not tuple:
                     out = (out,)
                 if len(out) < len(edges):
                     raise RuntimeError(f"{node.name}: backward returned {len(out)} gradients for {len(inputs)} inputs")
             else:
-                out = _step(node, grads, arrays, anomaly, detached, create_graph, capture)
+                out = _step(node, [ngrad] if grads is None else grads, arrays, anomaly, detached, create_graph, capture)
             nxt = None
             for inp, e, g in zip(inputs, edges, out):
                 if g is None or e is None:

@@ -177,7 +177,17 @@ class Function:
             single, results = fn._apply_tensors(args, kwargs)
             results = fn._finish(args, results, needs_grad, rec)
             return results[0] if single else results  # type: ignore[return-value]  # several outputs: a tuple
-        out = fn.forward(*arrays, **kwargs) if kwargs else fn.forward(*arrays)
+        # forward called with its arguments spelled out where it can: a call through ``*arrays`` is
+        # CPython 3.11's CALL_FUNCTION_EX, not inlined (~0.1 µs a call more)
+        n = len(arrays)
+        if kwargs:
+            out = fn.forward(*arrays, **kwargs)
+        elif n == 2:
+            out = fn.forward(arrays[0], arrays[1])
+        elif n == 1:
+            out = fn.forward(arrays[0])
+        else:
+            out = fn.forward(*arrays)
         backend = fn.backend  # an op may move its result (ToDevice)
         oc = out.__class__
         if oc is tuple:

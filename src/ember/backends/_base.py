@@ -94,6 +94,10 @@ class Backend(
     complex_dtypes: frozenset[Any] = frozenset()
     #: the dtypes a gradient flows through (floating and complex): ``Function.apply``'s hot-path test
     grad_dtypes: frozenset[Any] = frozenset()
+    #: ``keep_number(x, v)``: the Python number ``v`` as the operand the library computes ``x (op) v`` fastest
+    #: with, to the same bits (NumPy: a 0-d array of ``x``'s dtype made once); None where the library takes
+    #: Python numbers as they are (the arithmetic operators then pass them unchanged)
+    keep_number: Any = None
 
     # -- arrays and dtypes -------------------------------------------------------------------
     def asarray(self, data: Any, dtype: DType | None = None) -> Any:

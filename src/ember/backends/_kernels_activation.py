@@ -118,6 +118,7 @@ class ActivationKernels:
 
     xp: Any
     erf: Any  # from SpecialKernels
+    keep_number: Any  # from Backend
 
     def relu(self, x: Any) -> Any:
         """``max(x, 0)`` (NaN propagates). For C-contiguous float32 NumPy arrays, against a cached row of zeros
@@ -147,11 +148,13 @@ class ActivationKernels:
 
     def tanh_backward(self, g: Any, y: Any) -> Any:
         """The gradient of ``y = tanh(x)`` from ``y``: ``g * (1 - y * y)`` (torch: its one-pass kernel)."""
-        return g * (1 - y * y)
+        keep = self.keep_number
+        return g * ((1 if keep is None else keep(y, 1)) - y * y)
 
     def sigmoid_backward(self, g: Any, y: Any) -> Any:
         """The gradient of ``y = sigmoid(x)`` from ``y``: ``g * y * (1 - y)`` (torch: its one-pass kernel)."""
-        return g * y * (1 - y)
+        keep = self.keep_number
+        return g * y * ((1 if keep is None else keep(y, 1)) - y)
 
     def relu_backward(self, g: Any, y: Any) -> Any:
         """0 where the ReLU output ``y`` is <= 0, ``g`` elsewhere: PyTorch's ``threshold_backward``, so a NaN

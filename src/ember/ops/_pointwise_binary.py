@@ -15,7 +15,7 @@ from ._indexing import where
 from ._indexing_view import sum_to
 from ._pointwise_complex import cj
 from ._pointwise_unary import exp, exp2, floor, log
-from ._util import StepOp, _binary, _float, _is_bool, _shape, promote, real_only, sum_to_array
+from ._util import NUMBERS, StepOp, _binary, _float, _is_bool, _shape, promote, real_only, sum_to_array
 
 __all__ = [
     "add",
@@ -51,7 +51,12 @@ class Add(Op):
     saves_inputs = False
 
     def forward(self, a: Any, b: Any) -> Any:
-        return self.backend.xp.add(a, b)
+        be = self.backend  # a Python number as the backend's faster operand, if it has one (NumPy: 0-d, made once)
+        if b.__class__ in NUMBERS and be.keep_number is not None:
+            b = be.keep_number(a, b)
+        elif a.__class__ in NUMBERS and be.keep_number is not None:
+            a = be.keep_number(b, a)
+        return be.xp.add(a, b)
 
     # which inputs get a gradient: the edges recorded with the node (a later ``detach_()`` of an input
     # does not cut the graph already recorded, as in PyTorch)
@@ -71,7 +76,12 @@ class Sub(Op):
     saves_inputs = False
 
     def forward(self, a: Any, b: Any) -> Any:
-        return self.backend.xp.subtract(a, b)
+        be = self.backend  # a Python number as the backend's faster operand, if it has one (NumPy: 0-d, made once)
+        if b.__class__ in NUMBERS and be.keep_number is not None:
+            b = be.keep_number(a, b)
+        elif a.__class__ in NUMBERS and be.keep_number is not None:
+            a = be.keep_number(b, a)
+        return be.xp.subtract(a, b)
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
@@ -87,7 +97,12 @@ class Sub(Op):
 
 class Mul(BilinearOp):
     def forward(self, a: Any, b: Any) -> Any:
-        return self.backend.xp.multiply(a, b)
+        be = self.backend  # a Python number as the backend's faster operand, if it has one (NumPy: 0-d, made once)
+        if b.__class__ in NUMBERS and be.keep_number is not None:
+            b = be.keep_number(a, b)
+        elif a.__class__ in NUMBERS and be.keep_number is not None:
+            a = be.keep_number(b, a)
+        return be.xp.multiply(a, b)
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
@@ -101,12 +116,13 @@ class Mul(BilinearOp):
         a, b = self.inputs  # type: ignore[misc]
         ea, eb = self._edges  # type: ignore[misc]
         ga = gb = None
+        be, kn = self.backend, self.backend.keep_number  # a number: as kn's operand where there is one (as forward)
         if ea is not None:  # a is a Tensor
-            ga = g * b._data if isinstance(b, Tensor) else self.backend.xp.multiply(g, b)  # (a number kept 0-d)
+            ga = g * b._data if isinstance(b, Tensor) else be.xp.multiply(g, kn(g, b) if kn else b)
             if ga.shape != a._data.shape:
                 ga = sum_to_array(ga, a._data.shape)
         if eb is not None:
-            gb = g * a._data if isinstance(a, Tensor) else self.backend.xp.multiply(g, a)
+            gb = g * a._data if isinstance(a, Tensor) else be.xp.multiply(g, kn(g, a) if kn else a)
             if gb.shape != b._data.shape:
                 gb = sum_to_array(gb, b._data.shape)
         return ga, gb
@@ -114,7 +130,12 @@ class Mul(BilinearOp):
 
 class Div(Op):
     def forward(self, a: Any, b: Any) -> Any:
-        return self.backend.xp.true_divide(a, b)
+        be = self.backend  # a Python number as the backend's faster operand, if it has one (NumPy: 0-d, made once)
+        if b.__class__ in NUMBERS and be.keep_number is not None:
+            b = be.keep_number(a, b)
+        elif a.__class__ in NUMBERS and be.keep_number is not None:
+            a = be.keep_number(b, a)
+        return be.xp.true_divide(a, b)
 
     def value_needed(self, i: int) -> bool:
         return i == 1 or (self._edges is not None and self._edges[1] is not None)
@@ -131,7 +152,9 @@ class Div(Op):
         ea, eb = self._edges  # type: ignore[misc]
         av = a._data if isinstance(a, Tensor) else a
         bv = b._data if isinstance(b, Tensor) else b
-        ga = None if ea is None else sum_to_array(self.backend.xp.true_divide(g, bv), _shape(a))
+        be = self.backend
+        gd = be.keep_number(g, bv) if bv.__class__ in NUMBERS and be.keep_number is not None else bv
+        ga = None if ea is None else sum_to_array(be.xp.true_divide(g, gd), _shape(a))
         gb = None if eb is None else sum_to_array(-g * av / (bv * bv), _shape(b))
         return ga, gb
 

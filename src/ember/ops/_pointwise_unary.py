@@ -216,17 +216,23 @@ class Trunc(StepOp):
 
 def exp(input: Tensor) -> Tensor:
     """Element-wise ``e ** x``."""
-    return Exp.apply(_float(input))
+    if input.__class__ is not Tensor or input._data.dtype not in input._backend.float_dtypes:  # (_float inlined)
+        input = _float(input)
+    return Exp.apply(input)
 
 
 def log(input: Tensor) -> Tensor:
     """Element-wise natural logarithm."""
-    return Log.apply(_float(input))
+    if input.__class__ is not Tensor or input._data.dtype not in input._backend.float_dtypes:  # (_float inlined)
+        input = _float(input)
+    return Log.apply(input)
 
 
 def sqrt(input: Tensor) -> Tensor:
     """Element-wise square root."""
-    return Sqrt.apply(_float(input))
+    if input.__class__ is not Tensor or input._data.dtype not in input._backend.float_dtypes:  # (_float inlined)
+        input = _float(input)
+    return Sqrt.apply(input)
 
 
 def abs(input: Tensor) -> Tensor:
@@ -242,12 +248,16 @@ def sign(input: Tensor) -> Tensor:
 
 def tanh(input: Tensor) -> Tensor:
     """Element-wise hyperbolic tangent."""
-    return Tanh.apply(_float(input))
+    if input.__class__ is not Tensor or input._data.dtype not in input._backend.float_dtypes:  # (_float inlined)
+        input = _float(input)
+    return Tanh.apply(input)
 
 
 def sigmoid(input: Tensor) -> Tensor:
     """Element-wise ``1 / (1 + exp(-x))``."""
-    return Sigmoid.apply(_float(input))
+    if input.__class__ is not Tensor or input._data.dtype not in input._backend.float_dtypes:  # (_float inlined)
+        input = _float(input)
+    return Sigmoid.apply(input)
 
 
 def relu(input: Tensor) -> Tensor:

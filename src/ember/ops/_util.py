@@ -272,6 +272,10 @@ def _binary(cls: type[Op], a: Any, b: Any) -> Tensor:
         raise
 
 
+#: Python numbers an arithmetic operator's kernel may pass as ``backend.keep_number``'s operand (not bool)
+NUMBERS = (float, int)
+
+
 Array = Any
 
 
