@@ -159,19 +159,6 @@ class Tensor(TensorGradFields, TensorConversions):
     def mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
         return _transpose(self, -2, -1)
 
-    @property
-    def data(self) -> Tensor:
-        """This tensor's values, detached from the graph (shares storage); ``p.data = q`` makes ``p`` hold ``q``'s
-        (any shape, dtype or device), keeping its identity, ``requires_grad`` and ``.grad``, as in PyTorch."""
-        return self.detach()
-
-    @data.setter
-    def data(self, value: Tensor) -> None:
-        if not isinstance(value, Tensor):
-            raise TypeError(f"Tensor.data must be set to a Tensor, got {type(value).__name__}")
-        self._data, self._backend = value._data, value._backend
-        self._view = self._vcl = None  # no longer a view of what it was; a version counter of its own
-
     def __len__(self) -> int:
         if not self._data.shape:
             raise TypeError("len() of a 0-d tensor")

@@ -1,6 +1,7 @@
-"""Tensor's autograd fields as properties: ``requires_grad`` (settable on leaves only) and ``grad`` (checked on
-assignment, a warning when read where backward never fills it). A mixin of ``Tensor`` (``_tensor.py``), kept apart
-to keep that file small; the values live in Tensor's slots ``_requires_grad`` and ``_grad``.
+"""Tensor's autograd fields as properties: ``requires_grad`` (settable on leaves only), ``grad`` (checked on
+assignment, a warning when read where backward never fills it) and ``data`` (the values outside the graph). A mixin
+of ``Tensor`` (``_tensor.py``), kept apart to keep that file small; the values live in Tensor's slots
+``_requires_grad`` and ``_grad``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ _bool = bool
 
 
 class TensorGradFields:
-    """``requires_grad``, ``requires_grad_`` and ``grad`` of ``Tensor`` (its base class)."""
+    """``requires_grad``, ``requires_grad_``, ``grad`` and ``data`` of ``Tensor`` (its base class)."""
 
     __slots__ = ("_grad", "_requires_grad")  # Tensor's other fields are its own slots (``Tensor._init`` sets all)
     _grad: Tensor | None
@@ -31,6 +32,10 @@ class TensorGradFields:
         shape: Any
         dtype: Any
         device: Any
+        _view: Any
+        _vcl: Any
+
+        def detach(self) -> Tensor: ...
 
     @property
     def requires_grad(self) -> _bool:
@@ -92,3 +97,18 @@ class TensorGradFields:
                 raise DeviceError(f"{kind}.grad: assigned a gradient on {value.device} ({value._backend.name} "
                                   f"backend) to a {noun} on {self.device} ({self._backend.name} backend)")  # fmt: skip
         self._grad = value
+
+    @property
+    def data(self) -> Tensor:
+        """This tensor's values, detached from the graph (shares storage); ``p.data = q`` makes ``p`` hold ``q``'s
+        (any shape, dtype or device), keeping its identity, ``requires_grad`` and ``.grad``, as in PyTorch."""
+        return self.detach()
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        from ._tensor import Tensor
+
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Tensor.data must be set to a Tensor, got {type(value).__name__}")
+        self._data, self._backend = value._data, value._backend
+        self._view = self._vcl = None  # no longer a view of what it was; a version counter of its own
