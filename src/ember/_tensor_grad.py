@@ -106,9 +106,7 @@ class TensorGradFields:
 
     @data.setter
     def data(self, value: Tensor) -> None:
-        from ._tensor import Tensor
-
-        if not isinstance(value, Tensor):
+        if not isinstance(value, TensorGradFields):  # (every Tensor is one; this floor cannot import Tensor)
             raise TypeError(f"Tensor.data must be set to a Tensor, got {type(value).__name__}")
         self._data, self._backend = value._data, value._backend
         self._view = self._vcl = None  # no longer a view of what it was; a version counter of its own
