@@ -47,15 +47,21 @@ METHODS = [n for n in __all__ if n not in {"rsub"}]
 
 
 # -- arithmetic -----------------------------------------------------------------------------------
+def _kept(be: Any, a: Any, b: Any) -> tuple[Any, Any]:
+    """A Python number beside an array as the backend's faster operand where it has one (NumPy: a 0-d array of
+    the array's dtype, made once: ``Backend.keep_number``)."""
+    if be.keep_number is None:
+        return a, b
+    return (a, be.keep_number(a, b)) if b.__class__ in NUMBERS else (be.keep_number(b, a), b)
+
+
 class Add(Op):
     saves_inputs = False
 
     def forward(self, a: Any, b: Any) -> Any:
-        be = self.backend  # a Python number as the backend's faster operand, if it has one (NumPy: 0-d, made once)
-        if b.__class__ in NUMBERS and be.keep_number is not None:
-            b = be.keep_number(a, b)
-        elif a.__class__ in NUMBERS and be.keep_number is not None:
-            a = be.keep_number(b, a)
+        be = self.backend
+        if b.__class__ in NUMBERS or a.__class__ in NUMBERS:
+            a, b = _kept(be, a, b)
         return be.xp.add(a, b)
 
     # which inputs get a gradient: the edges recorded with the node (a later ``detach_()`` of an input
@@ -76,11 +82,9 @@ class Sub(Op):
     saves_inputs = False
 
     def forward(self, a: Any, b: Any) -> Any:
-        be = self.backend  # a Python number as the backend's faster operand, if it has one (NumPy: 0-d, made once)
-        if b.__class__ in NUMBERS and be.keep_number is not None:
-            b = be.keep_number(a, b)
-        elif a.__class__ in NUMBERS and be.keep_number is not None:
-            a = be.keep_number(b, a)
+        be = self.backend
+        if b.__class__ in NUMBERS or a.__class__ in NUMBERS:
+            a, b = _kept(be, a, b)
         return be.xp.subtract(a, b)
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
@@ -97,11 +101,9 @@ class Sub(Op):
 
 class Mul(BilinearOp):
     def forward(self, a: Any, b: Any) -> Any:
-        be = self.backend  # a Python number as the backend's faster operand, if it has one (NumPy: 0-d, made once)
-        if b.__class__ in NUMBERS and be.keep_number is not None:
-            b = be.keep_number(a, b)
-        elif a.__class__ in NUMBERS and be.keep_number is not None:
-            a = be.keep_number(b, a)
+        be = self.backend
+        if b.__class__ in NUMBERS or a.__class__ in NUMBERS:
+            a, b = _kept(be, a, b)
         return be.xp.multiply(a, b)
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
@@ -130,11 +132,9 @@ class Mul(BilinearOp):
 
 class Div(Op):
     def forward(self, a: Any, b: Any) -> Any:
-        be = self.backend  # a Python number as the backend's faster operand, if it has one (NumPy: 0-d, made once)
-        if b.__class__ in NUMBERS and be.keep_number is not None:
-            b = be.keep_number(a, b)
-        elif a.__class__ in NUMBERS and be.keep_number is not None:
-            a = be.keep_number(b, a)
+        be = self.backend
+        if b.__class__ in NUMBERS or a.__class__ in NUMBERS:
+            a, b = _kept(be, a, b)
         return be.xp.true_divide(a, b)
 
     def value_needed(self, i: int) -> bool:
