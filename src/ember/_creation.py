@@ -244,7 +244,7 @@ class Generator:
         return (self.get_state(),), None
 
     def _capture_restore(self, state: tuple[Any, ...]) -> None:
-        Generator.set_state.__wrapped_opaque__(self, state[0][0])  # type: ignore[attr-defined]
+        self.set_state(state[0][0])
 
     @property
     def numpy(self) -> np.random.Generator:

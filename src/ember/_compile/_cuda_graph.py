@@ -36,7 +36,7 @@ from ._program import MISS, Program
 from ._sites import where
 from ._tracer import Tracer
 
-__all__ = ["graphable", "graph_plan", "refusal", "CudaGraphProgram"]
+__all__ = ["graph_plan", "refusal", "CudaGraphProgram"]
 
 #: the device types whose torch programs are graphed (tests add "cpu" with a stand-in for ``torch.cuda``'s graphs)
 DEVICE_TYPES = ("cuda",)
@@ -68,11 +68,6 @@ def refusal(tr: Tracer, leaves: list[Tensor], mode: Any) -> str | None:
     if any(ins.writes & outside for ins in tr.instrs):
         return "a write into a gradient or a constant from before the call"
     return None
-
-
-def graphable(tr: Tracer, leaves: list[Tensor], mode: Any) -> bool:
-    """Whether a recording qualifies for a CUDA graph (see the module docstring)."""
-    return refusal(tr, leaves, mode) is None
 
 
 Plan = tuple[list[Tensor], list[Any], list[Tensor], list[Tensor]]

@@ -79,10 +79,11 @@ def _complex_bilinear(f: Any, a: Any, b: Any) -> Any:
 
 class TorchKernels:
     """Native torch overrides of the reference kernels. Mix in before ``Backend`` (which supplies
-    ``tdevice``, the torch device, and ``native_dtype``)."""
+    ``tdevice``, the torch device, ``native_dtype`` and the reference ``_sgd_step``)."""
 
     tdevice: Any
     native_dtype: Callable[[Any], Any]
+    _sgd_step: Callable[..., Any]
     _gen_lock = threading.Lock()
 
     # -- random numbers, drawn on the device ---------------------------------------------------------
@@ -419,7 +420,9 @@ class TorchKernels:
                 maximize=False, is_first_step=first,
             )  # fmt: skip
         for i in (i for i, m in enumerate(mixed) if m):  # (a model converted after its first steps: model.double())
-            out[i] = _sgd_one(ps[i], gs[i], bufs[i], lr, weight_decay, momentum, dampening, nesterov)
+            out[i] = self._sgd_step(  # (the reference rule; this axpy/scal are PyTorch's add_/mul_)
+                ps[i], gs[i], bufs[i], lr, weight_decay, momentum, dampening, nesterov, self.axpy, self.scal
+            )
         return out
 
     @_no_grad
@@ -467,21 +470,3 @@ def _groups(arrays: list[Any], keys: list[Any], skip: list[bool] | None = None) 
         if skip is None or not skip[i]:
             out.setdefault((a.dtype, k), []).append(i)
     return out
-
-
-def _sgd_one(p: Any, g: Any, buf: Any, lr: float, weight_decay: float, momentum: float, dampening: float,
-             nesterov: bool) -> Any:  # fmt: skip
-    """One parameter's SGD step as PyTorch's per-tensor ops run it, for a gradient or momentum buffer whose dtype
-    is not the parameter's (the fused kernel refuses the mix; PyTorch's default path computes in the promoted
-    dtype and writes back in each tensor's own). Returns the buffer."""
-    torch = _torch()
-    if weight_decay:
-        g = g.add(p, alpha=weight_decay)
-    if momentum:
-        if buf is None:
-            buf = torch.clone(g).detach()
-        else:
-            buf.mul_(momentum).add_(g, alpha=1 - dampening)
-        g = g.add(buf, alpha=momentum) if nesterov else buf
-    p.add_(g, alpha=-lr)
-    return buf
