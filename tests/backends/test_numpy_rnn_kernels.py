@@ -3,6 +3,8 @@ computed here in float64: every output and gradient, with and without biases, on
 product) and several, inputs of any layout (transposed and strided views), either output's gradient missing,
 an empty batch, float32 and float64; and the weight and bias gradients of the GRU and Elman cells."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -111,3 +113,29 @@ def test_weight_and_bias_gradient_pieces(dtype, layout):
     for g, w in zip(got, [d @ w_ih, d @ w_hh, d.T @ x, d.T @ h, d.sum(0), d.sum(0)], strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
     assert got[4] is not got[5]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_saturated_activations_without_warnings(dtype):
+    """Pre-activations of +-1e4 (``exp`` overflows there): the cells' and layers' activations are their limits,
+    finite, and NumPy warns of nothing (the overflow to ``inf`` is expected: ``1 / (1 + inf)`` is 0)."""
+    rs = np.random.RandomState(5)
+    x, h, c = (1e4 * rs.randn(N, H)).astype(dtype), rs.randn(N, H).astype(dtype), rs.randn(N, H).astype(dtype)
+    w = {g: np.eye(g * H, H, dtype=dtype) - np.eye(g * H, H, k=-H, dtype=dtype) for g in (1, 3, 4)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        h1, c1, saved = BE.lstm_cell(x, h, c, w[4], w[4], None, None)
+        grads = BE.lstm_cell_backward(h, c, saved, x, h, c, w[4], w[4], (True,) * 7)
+        g1, _ = BE.gru_cell(x, h, w[3], w[3], None, None)
+        r1, _ = BE.rnn_cell(x, h, w[1], w[1], None, None, "tanh")
+        out, *_ = BE.lstm_layer(x[None], h, c, w[4], w[4], None, None, None, False)
+        gout, *_ = BE.gru_layer(x[None], h, w[3], w[3], None, None, False)
+    with np.errstate(over="ignore"):
+        want = _lstm_reference(x, h, c, w[4], w[4], None, h, c)
+    tol = 1e-4 if dtype == "float32" else 1e-12
+    for got, ref in zip([h1, c1, *grads], [*want, want[7]], strict=True):
+        assert np.isfinite(got).all()
+        np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * max(1.0, np.abs(ref).max()))
+    for a in (g1, r1, out, gout):
+        assert np.isfinite(a).all() and np.abs(a).max() <= 1e4
+    np.testing.assert_array_equal(out[0], h1)

@@ -39,12 +39,19 @@ class RNNKernels:
             cap = _EXP_CAPS[a.dtype] = math.floor(math.log(float(self.xp.finfo(a.dtype).max)))
         return cap
 
+    def _exp_(self, a: Any) -> Any:
+        """``a`` becomes ``exp(a)``, with no overflow warning: the argument capped below overflow here (exact to
+        the dtype's precision there); NumPy's backend lets it overflow to ``inf`` under ``errstate`` instead (the
+        callers' ``1 / (1 + inf)`` is the same 0), one pass fewer."""
+        xp = self.xp
+        xp.minimum(a, self._exp_cap(a), out=a)
+        return xp.exp(a, out=a)
+
     def _sigmoid_(self, a: Any) -> Any:
         """``a`` becomes ``sigmoid(a)``: ``1 / (1 + exp(-a))``."""
         xp = self.xp
         xp.negative(a, out=a)
-        xp.minimum(a, self._exp_cap(a), out=a)
-        xp.exp(a, out=a)
+        self._exp_(a)
         a += 1.0
         xp.reciprocal(a, out=a)
         return a
@@ -57,8 +64,7 @@ class RNNKernels:
         """``out`` (``a``'s shape and dtype, or ``a`` itself) becomes ``tanh(a)``; returns ``out``."""
         xp = self.xp
         xp.multiply(a, -2.0, out=out)
-        xp.minimum(out, self._exp_cap(out), out=out)
-        xp.exp(out, out=out)
+        self._exp_(out)
         out += 1.0
         xp.divide(2.0, out, out=out)
         out -= 1.0
@@ -175,9 +181,7 @@ class RNNKernels:
             xp.negative(zt, out=act)
         g = act[2]
         g *= 2.0  # tanh(g) = 2 sigmoid(2g) - 1: one sigmoid pass over all four gates
-        cap = self._exp_cap(act)
-        xp.minimum(act, cap, out=act)
-        xp.exp(act, out=act)
+        self._exp_(act)
         act += 1.0
         xp.reciprocal(act, out=act)
         g *= 2.0
