@@ -139,3 +139,33 @@ def test_saturated_activations_without_warnings(dtype):
     for a in (g1, r1, out, gout):
         assert np.isfinite(a).all() and np.abs(a).max() <= 1e4
     np.testing.assert_array_equal(out[0], h1)
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("batch", [97, 98, 150])
+def test_products_cut_in_halves_for_small_gemm_kernels(monkeypatch, batch, dtype, layout):
+    """Where the BLAS has small-matrix kernels (``_small_gemm``, set here on any machine), a product of up to
+    twice their size runs as two halves: the rows of ``dz w``, the inner dimension of ``dz^T x`` (a sum). Same
+    values as one product, and through a whole LSTM step the closed form's."""
+    monkeypatch.setattr(BE, "_small_gemm", 1e6)
+    rs = np.random.RandomState(batch)
+    hs = 51
+    dz = _layouts(rs.randn(batch, 4 * hs).astype(dtype), layout)
+    w, x = rs.randn(4 * hs, hs).astype(dtype), _layouts(rs.randn(batch, hs).astype(dtype), layout)
+    expect_cut = 1e6 < batch * 4 * hs * hs <= 2e6
+    assert bool(BE._halves(batch, 4 * hs, hs, dz.dtype)) == expect_cut
+    tol = 1e-4 if dtype == "float32" else 1e-12
+    d64 = dz.astype(np.float64)
+    for got, want in ((BE._mm(dz, w), d64 @ w), (BE.weight_grad(dz, x), d64.T @ x)):
+        assert got.dtype == np.dtype(dtype) and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+    h, c, gh, gc = (rs.randn(batch, hs).astype(dtype) for _ in range(4))
+    w_ih, w_hh = (0.2 * rs.randn(4 * hs, hs)).astype(dtype), (0.2 * rs.randn(4 * hs, hs)).astype(dtype)
+    _, _, saved = BE.lstm_cell(x, h, c, w_ih, w_hh, None, None)
+    got = BE.lstm_cell_backward(gh, gc, saved, x, h, c, w_ih, w_hh, (True,) * 7)
+    want = _lstm_reference(x, h, c, w_ih, w_hh, None, gh, gc)[2:]
+    for g, w_ in zip(got, [*want, want[-1]], strict=True):
+        np.testing.assert_allclose(g, w_, rtol=tol, atol=tol * max(1.0, np.abs(w_).max()))
+    monkeypatch.setattr(BE, "_small_gemm", 0.0)
+    assert not BE._halves(batch, 4 * hs, hs, dz.dtype)

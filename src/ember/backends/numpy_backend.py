@@ -111,6 +111,7 @@ class NumpyBackend(Backend):
         self.grad_dtypes = _FLOATS | _COMPLEX
         self.keep_number = keep_number
         _blas_threads.shorten_spin()  # OpenBLAS's idle threads leave the cores to the kernels' threads sooner
+        self._small_gemm = _blas_threads.small_gemm_mnk()
 
     def _exp_(self, a: Any) -> Any:
         """``a`` becomes ``exp(a)`` in place, ``inf`` past overflow without a warning (the recurrent kernels'
