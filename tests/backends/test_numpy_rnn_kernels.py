@@ -157,15 +157,17 @@ def test_products_cut_in_halves_for_small_gemm_kernels(monkeypatch, batch, dtype
     assert bool(BE._halves(batch, 4 * hs, hs, dz.dtype)) == expect_cut
     tol = 1e-4 if dtype == "float32" else 1e-12
     d64 = dz.astype(np.float64)
-    for got, want in ((BE._mm(dz, w), d64 @ w), (BE.weight_grad(dz, x), d64.T @ x)):
+    x64 = x.astype(np.float64)
+    prods = ((BE._mm(dz, w), d64 @ w), (BE.weight_grad(dz, x), d64.T @ x), (BE._mm_t(x, w), x64 @ w.T))
+    for got, want in prods:
         assert got.dtype == np.dtype(dtype) and got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
     h, c, gh, gc = (rs.randn(batch, hs).astype(dtype) for _ in range(4))
     w_ih, w_hh = (0.2 * rs.randn(4 * hs, hs)).astype(dtype), (0.2 * rs.randn(4 * hs, hs)).astype(dtype)
-    _, _, saved = BE.lstm_cell(x, h, c, w_ih, w_hh, None, None)
+    h1, c1, saved = BE.lstm_cell(x, h, c, w_ih, w_hh, None, None)  # (the forward's h w^T cut too)
     got = BE.lstm_cell_backward(gh, gc, saved, x, h, c, w_ih, w_hh, (True,) * 7)
-    want = _lstm_reference(x, h, c, w_ih, w_hh, None, gh, gc)[2:]
-    for g, w_ in zip(got, [*want, want[-1]], strict=True):
+    want = _lstm_reference(x, h, c, w_ih, w_hh, None, gh, gc)
+    for g, w_ in zip([h1, c1, *got], [*want, want[-1]], strict=True):
         np.testing.assert_allclose(g, w_, rtol=tol, atol=tol * max(1.0, np.abs(w_).max()))
     monkeypatch.setattr(BE, "_small_gemm", 0.0)
     assert not BE._halves(batch, 4 * hs, hs, dz.dtype)

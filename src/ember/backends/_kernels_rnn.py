@@ -94,8 +94,13 @@ class RNNKernels:
     def _mm_t(self, a: Any, w: Any) -> Any:
         """``a w^T`` for ``a`` of any leading dims (one input feature: a broadcast product, the same bits as the
         one-term GEMM at a fraction of its cost)."""
-        wt = self.xp.transpose(w, (1, 0))
-        return a * wt if a.shape[-1] == 1 else self.xp.matmul(a, wt)
+        xp = self.xp
+        wt = xp.transpose(w, (1, 0))
+        if a.shape[-1] == 1:
+            return a * wt
+        if a.ndim == 2 and self._halves(a.shape[0], w.shape[0], a.shape[1], a.dtype):  # (a transposed A: not taken)
+            return self._mm(a, xp.ascontiguousarray(wt))
+        return xp.matmul(a, wt)
 
     def _halves(self, m: int, n: int, k: int, dtype: Any) -> int:
         """Where to cut a product of size m * n * k in two along m (0: don't): when it is at most twice the size
