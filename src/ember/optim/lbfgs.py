@@ -228,7 +228,7 @@ class LBFGS(OptimizerAdaptor):
         max_iter, max_eval = group["max_iter"], group["max_eval"]
         tol_grad, tol_change = group["tolerance_grad"], group["tolerance_change"]
         history_size, line_search_fn = group["history_size"], group["line_search_fn"]
-        xp, be = self._xp, self._params[0]._backend
+        xp = self._xp
         state = self.state.setdefault(_key(self._params[0]), {})
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
@@ -273,17 +273,18 @@ class LBFGS(OptimizerAdaptor):
                         old_stps.append(s)
                         ro.append(1.0 / ys)
                         h_diag = ys / float(_dot(xp, y, y))
-                    # two-loop recursion: d = -H grad, updating q and r in place (PyTorch's add_: one pass
-                    # each, no temporary; q and r are new arrays of this step)
+                    # two-loop recursion: d = -H grad, updating q and r in place (q and r are new arrays of this
+                    # step): one temporary per update, not two. Not the backend's BLAS axpy: on NumPy at several
+                    # threads it is OpenBLAS's threaded one, which stalled under load (py-spy, default threads)
                     al = [0.0] * len(old_dirs)
                     q = -flat_grad
                     for i in range(len(old_dirs) - 1, -1, -1):
                         al[i] = float(_dot(xp, old_stps[i], q)) * ro[i]
-                        be.axpy(q, -al[i], old_dirs[i])
+                        q -= al[i] * old_dirs[i]
                     r = q * h_diag
                     for i in range(len(old_dirs)):
                         be_i = float(_dot(xp, old_dirs[i], r)) * ro[i]
-                        be.axpy(r, al[i] - be_i, old_stps[i])
+                        r += (al[i] - be_i) * old_stps[i]
                     d = r
                 prev_flat_grad = xp.copy(flat_grad)
                 prev_loss = loss
