@@ -178,15 +178,11 @@ def nll_loss(
     xp = be.xp
     tgt = target._data
     if be.host_checks:  # (CuPy's kernels would not report a bad target: checked, with a wait)
-        # where a read-back is cheap, the range first: all in [0, c) (the usual case) costs two reductions, not five
-        r = be.known_range(tgt) if be.cheap_sync and tgt.shape[0] else None
-        if r is None or not 0 <= r[0] <= r[1] < c:
-            bad = (tgt != ignore_index) & ((tgt < 0) | (tgt >= c))
-            if bool(xp.any(bad)):
-                pos = int(xp.argmax(bad))
-                raise OutOfRangeError(
-                    f"nll_loss: target {int(tgt[pos])} at position {pos} is out of range for {c} classes"
-                )
+        # one bool read back, not the targets' range: ember.compile guards on what is read (a range would recapture)
+        bad = (tgt != ignore_index) & ((tgt < 0) | (tgt >= c))
+        if bool(xp.any(bad)):
+            pos = int(xp.argmax(bad))
+            raise OutOfRangeError(f"nll_loss: target {int(tgt[pos])} at position {pos} is out of range for {c} classes")
     else:  # the range, when the host knows it without a sync (targets uploaded from host data)
         r = be.known_range(tgt) if tgt.shape[0] else None
         for v in r or ():
