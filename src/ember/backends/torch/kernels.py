@@ -36,18 +36,20 @@ def _aten(name: str) -> Any:
     return getattr(_torch().ops.aten, name).default._op
 
 
+_grad_enabled, _set_grad = torch._C.is_grad_enabled, torch._C._set_grad_enabled  # (bound once: ~0.15 µs a call)
+
+
 def _no_grad(fn: F) -> F:
     """``fn`` with torch's grad mode off (torch's own C switch: cheaper per call than ``with torch.no_grad()``)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        c = _torch()._C
-        prev = c.is_grad_enabled()
-        c._set_grad_enabled(False)
+        prev = _grad_enabled()
+        _set_grad(False)
         try:
             return fn(*args, **kwargs)
         finally:
-            c._set_grad_enabled(prev)
+            _set_grad(prev)
 
     return wrapper  # type: ignore[return-value]
 
