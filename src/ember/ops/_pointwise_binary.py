@@ -48,10 +48,8 @@ METHODS = [n for n in __all__ if n not in {"rsub"}]
 
 # -- arithmetic -----------------------------------------------------------------------------------
 def _kept(be: Any, a: Any, b: Any) -> tuple[Any, Any]:
-    """A Python number beside an array as the backend's faster operand where it has one (NumPy: a 0-d array of
-    the array's dtype, made once: ``Backend.keep_number``)."""
-    if be.keep_number is None:
-        return a, b
+    """A Python number beside an array as the backend's faster operand (NumPy: a 0-d array of the array's dtype,
+    made once: ``Backend.keep_number``; called where the backend has one: torch's ``xp`` keeps numbers itself)."""
     return (a, be.keep_number(a, b)) if b.__class__ in NUMBERS else (be.keep_number(b, a), b)
 
 
@@ -60,7 +58,7 @@ class Add(Op):
 
     def forward(self, a: Any, b: Any) -> Any:
         be = self.backend
-        if b.__class__ in NUMBERS or a.__class__ in NUMBERS:
+        if be.keep_number is not None and (b.__class__ in NUMBERS or a.__class__ in NUMBERS):
             a, b = _kept(be, a, b)
         return be.xp.add(a, b)
 
@@ -74,6 +72,8 @@ class Add(Op):
     def backward_arrays(self, g: Any) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
         ea, eb = self._edges  # type: ignore[misc]
+        if b.__class__ in NUMBERS or a.__class__ in NUMBERS:  # nothing broadcast: ``g`` has the tensor's shape
+            return (g, None) if eb is None else (None, g)  # (and the engine checks it)
         ga = None if ea is None else g if g.shape == a._data.shape else sum_to_array(g, a._data.shape)
         return ga, (None if eb is None else g if g.shape == b._data.shape else sum_to_array(g, b._data.shape))
 
@@ -83,7 +83,7 @@ class Sub(Op):
 
     def forward(self, a: Any, b: Any) -> Any:
         be = self.backend
-        if b.__class__ in NUMBERS or a.__class__ in NUMBERS:
+        if be.keep_number is not None and (b.__class__ in NUMBERS or a.__class__ in NUMBERS):
             a, b = _kept(be, a, b)
         return be.xp.subtract(a, b)
 
@@ -102,7 +102,7 @@ class Sub(Op):
 class Mul(BilinearOp):
     def forward(self, a: Any, b: Any) -> Any:
         be = self.backend
-        if b.__class__ in NUMBERS or a.__class__ in NUMBERS:
+        if be.keep_number is not None and (b.__class__ in NUMBERS or a.__class__ in NUMBERS):
             a, b = _kept(be, a, b)
         return be.xp.multiply(a, b)
 
@@ -119,13 +119,15 @@ class Mul(BilinearOp):
         ea, eb = self._edges  # type: ignore[misc]
         ga = gb = None
         be, kn = self.backend, self.backend.keep_number  # a number: as kn's operand where there is one (as forward)
-        if ea is not None:  # a is a Tensor
-            ga = g * b._data if isinstance(b, Tensor) else be.xp.multiply(g, kn(g, b) if kn else b)
-            if ga.shape != a._data.shape:
+        if ea is not None:  # a is a Tensor; a number ``b`` broadcasts nothing: ``g * b`` has ``a``'s shape
+            if b.__class__ in NUMBERS:
+                ga = be.xp.multiply(g, kn(g, b) if kn else b)
+            elif (ga := g * b._data if isinstance(b, Tensor) else be.xp.multiply(g, b)).shape != a._data.shape:
                 ga = sum_to_array(ga, a._data.shape)
         if eb is not None:
-            gb = g * a._data if isinstance(a, Tensor) else be.xp.multiply(g, kn(g, a) if kn else a)
-            if gb.shape != b._data.shape:
+            if a.__class__ in NUMBERS:
+                gb = be.xp.multiply(g, kn(g, a) if kn else a)
+            elif (gb := g * a._data if isinstance(a, Tensor) else be.xp.multiply(g, a)).shape != b._data.shape:
                 gb = sum_to_array(gb, b._data.shape)
         return ga, gb
 
@@ -133,7 +135,7 @@ class Mul(BilinearOp):
 class Div(Op):
     def forward(self, a: Any, b: Any) -> Any:
         be = self.backend
-        if b.__class__ in NUMBERS or a.__class__ in NUMBERS:
+        if be.keep_number is not None and (b.__class__ in NUMBERS or a.__class__ in NUMBERS):
             a, b = _kept(be, a, b)
         return be.xp.true_divide(a, b)
 

@@ -178,6 +178,7 @@ def nll_loss(
     xp = be.xp
     tgt = target._data
     if be.host_checks:  # (CuPy's kernels would not report a bad target: checked, with a wait)
+        # one bool read back, not the targets' range: ember.compile guards on what is read (a range would recapture)
         bad = (tgt != ignore_index) & ((tgt < 0) | (tgt >= c))
         if bool(xp.any(bad)):
             pos = int(xp.argmax(bad))

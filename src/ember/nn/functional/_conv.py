@@ -35,13 +35,22 @@ def _tuple(v: Any, n: int, name: str, op: str) -> tuple[int, ...]:
 
     One int, or a one-element tuple (PyTorch expands it too), stands for all ``n``.
     """
+    low = 0 if "padding" in name else 1
+    if v.__class__ is int:  # the usual cases first (a layer's stride, padding ...): ~2 µs a call less
+        if v >= low:
+            return (v,) * n
+    elif v.__class__ is tuple and len(v) == n:
+        for a in v:
+            if a.__class__ is not int or a < low:  # (not a bool either: its class is bool)
+                break
+        else:
+            return v  # type: ignore[no-any-return]
     items = [v] * n if hasattr(v, "__index__") else list(v) if isinstance(v, (tuple, list)) else None
     if items is not None and len(items) == 1:
         items = items * n
     if items is None or len(items) != n or not all(hasattr(a, "__index__") and not isinstance(a, bool) for a in items):
         raise ShapeError(f"{op}: {name} must be an int or {n} ints, got {v!r}")
     t = tuple(operator.index(a) for a in items)
-    low = 0 if "padding" in name else 1
     if any(a < low for a in t):
         raise ValueRangeError(f"{op}: {name} must be >= {low}, got {v!r}")
     return t
@@ -146,25 +155,26 @@ def _conv(
         raise ShapeError(f"{op}: expected a ({sp + 2})-d input (N, C, ...), got shape {input.shape}")
     if weight.ndim != sp + 2:
         raise ShapeError(f"{op}: expected a ({sp + 2})-d weight (out, in/groups, ...), got shape {weight.shape}")
-    if 0 in input.shape[2:]:
+    xs, ws = input.shape, weight.shape  # (each ``.shape`` makes a new tuple: read once)
+    if 0 in xs[2:]:
         raise ShapeError(f"{op}: input of shape {tuple(input.shape)} has an empty spatial dim (only an empty batch "
                          "is allowed)")  # fmt: skip
-    if input.shape[0] == 0:  # an empty batch
+    if xs[0] == 0:  # an empty batch
         return on_one_sample(lambda x: _conv(x, weight, bias, stride, padding, dilation, groups, sp, op), input)  # type: ignore[no-any-return]
-    c = input.shape[1]
-    o, cg = weight.shape[:2]
+    c = xs[1]
+    o, cg = ws[:2]
     if groups < 1 or c % groups or o % groups:
         raise ShapeError(f"{op}: groups={groups} must divide in_channels {c} and out_channels {o}")
     if cg * groups != c:
         raise ShapeError(
             f"{op}: input has {c} channels but weight {weight.shape} expects {cg * groups} (groups={groups})"
         )
-    k = tuple(weight.shape[2:])
+    k = ws[2:]
     s = _tuple(stride, sp, "stride", op)
     d = _tuple(dilation, sp, "dilation", op)
     pads = _conv_pads(padding, k, d, s, op)
     for i in range(sp):
-        if _out_size(input.shape[2 + i], k[i], s[i], *pads[i], d[i]) < 1:
+        if _out_size(xs[2 + i], k[i], s[i], *pads[i], d[i]) < 1:
             raise ShapeError(f"{op}: kernel {k} (dilation {d}) is larger than the padded input {input.shape}")
     x = _float(input)
     w = weight.to(x.dtype) if weight.dtype is not x.dtype else weight
@@ -173,7 +183,7 @@ def _conv(
             raise ShapeError(f"{op}: bias must be a tensor of shape ({o},), got {getattr(bias, 'shape', bias)!r}")
         if bias.dtype is not x.dtype:
             bias = bias.to(x.dtype)
-    cfg = (s, pads, d, groups, tuple(x.shape), tuple(w.shape))
+    cfg = (s, pads, d, groups, xs, ws)  # (x, w: ``input``, ``weight`` or their casts, of the same shapes)
     save = STATE.enabled and w.requires_grad  # keep the im2col columns for the weight gradient
     return Conv.apply(x, w, bias, cfg, save)
 
