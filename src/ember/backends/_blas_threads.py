@@ -11,6 +11,16 @@ threaded call with the shorter spin. Back-to-back products (an MLP's) still find
 OpenBLAS's default. The figures behind 22 are in ``benchmarks/README.md`` ("Measurements behind kernel
 choices"). It is done once, when Ember is imported (stopping OpenBLAS's threads while another thread runs a
 BLAS call would not be safe), and does nothing for another BLAS.
+
+**Small products on one thread** (:func:`matmul`: the products of the convolution kernels and ``linear``). OpenBLAS
+splits a GEMM over its threads from 2**19 multiply-adds (2 threads), and the caller then waits for the other
+thread's part. When the other core is busy (another process), that wait lasts a time slice. Below 2**22
+multiply-adds (LeNet-5's linear layers: at most 3.1e6) the split saved nothing even with both cores free (LeNet-5's
+first linear layer, forward, best of 15 rounds at load 4: 43 us on two threads, 42 on one; its weight gradient 32
+against 36), so such products run on one thread. LeNet-5's training step in one process at load 4-7, median of
+15 rounds of 30 steps: 110 ms with OpenBLAS's threads, 51 ms with this rule (20 ms with the rule at 2**24, which
+also takes its convolution's products of 1.5e7 off the threads: those ran 2x faster on two free cores, 224 against
+424 us, so they keep OpenBLAS's threads). The MLP's products (3.4e7 and more) and a Winograd layer's keep them.
 """
 
 from __future__ import annotations
@@ -20,6 +30,10 @@ import glob
 import os
 import threading
 from typing import Any
+
+import numpy as np
+
+from . import _kernels_threads
 
 #: OpenBLAS's spin before its idle threads sleep, log2 of CPU cycles (OpenBLAS's own default: 28)
 SPIN_LOG2 = 22
@@ -36,8 +50,6 @@ def _library() -> Any:
     global _lib
     if _lib is None:
         _lib = False
-        import numpy as np
-
         here = os.path.dirname(np.__file__)
         for path in sorted(glob.glob(f"{here}.libs/*openblas*") + glob.glob(f"{here}/.dylibs/*openblas*")):
             try:
@@ -102,3 +114,71 @@ def shorten_spin() -> bool:
                 shutdown()  # its threads start again on the next threaded call, with the new spin
                 _spin = True
         return _spin
+
+
+#: a product of fewer multiply-adds than this (M * N * K, times its batch) runs on one OpenBLAS thread (``matmul``)
+SMALL_PRODUCT = 1 << 22
+#: OpenBLAS splits one matrix's GEMM only above this many multiply-adds (its interface/gemm.c: 65536 *
+#: GEMM_MULTITHREAD_THRESHOLD (4) per thread, on 2 threads): below, it runs on one thread already
+_SPLIT_MIN = 1 << 19
+_one_lock = threading.Lock()
+_one_depth = 0  # matmul calls running with OpenBLAS set to one thread
+_one_restore = 1  # the thread count to restore when the last of them ends
+_fns: tuple[Any, ...] | None = None
+
+
+def _one_thread(enter: bool) -> None:
+    """Set NumPy's OpenBLAS to one thread on the first of overlapping calls, back on the last (a lock and a
+    depth count: two Python threads' products must not leave it at one thread)."""
+    global _one_depth, _one_restore, _fns
+    with _one_lock:
+        if _fns is None:
+            _fns = _find()
+        if not _fns:
+            return
+        get, put = _fns
+        if enter:
+            if _one_depth == 0:
+                _one_restore = int(get())
+                if _one_restore > 1:
+                    put(1)
+            _one_depth += 1
+        else:
+            _one_depth -= 1
+            if _one_depth == 0 and _one_restore > 1:
+                put(_one_restore)
+
+
+def _one_thread_matmul(a: Any, b: Any) -> Any:
+    """``np.matmul(a, b)`` (a new array) with NumPy's OpenBLAS on one thread."""
+    _one_thread(True)
+    try:
+        return np.matmul(a, b)
+    finally:
+        _one_thread(False)
+
+
+def matmul(a: Any, b: Any, out: Any = None) -> Any:
+    """``np.matmul(a, b)`` (into ``out``), on one OpenBLAS thread when OpenBLAS would split it (a floating
+    product of more than ``_SPLIT_MIN`` multiply-adds per matrix) and it has fewer than ``SMALL_PRODUCT`` in all
+    (see the module docstring). OpenBLAS's results on one and two threads can differ in their last bits (a third
+    of random float32 shapes in that range did), so ``ember.compile`` records such a product as one call that its
+    replays make on one thread too. Another Python thread's product that starts meanwhile also runs on one
+    thread."""
+    if a.ndim >= 2 and b.ndim >= 2 and a.dtype.kind in "fc":
+        m, k = a.shape[-2:]
+        mkn = m * k * b.shape[-1]
+        if mkn > _SPLIT_MIN and mkn * max(a.size // (m * k), b.size // (k * b.shape[-1])) < SMALL_PRODUCT:
+            rec = _kernels_threads.recorder
+            if rec is not None:
+                res = rec(_one_thread_matmul, (a, b), {})
+                if out is None:
+                    return res
+                out[...] = res
+                return out
+            _one_thread(True)
+            try:
+                return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
+            finally:
+                _one_thread(False)
+    return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)

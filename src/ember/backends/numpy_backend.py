@@ -112,6 +112,10 @@ class NumpyBackend(Backend):
         self.keep_number = keep_number
         _blas_threads.shorten_spin()  # OpenBLAS's idle threads leave the cores to the kernels' threads sooner
 
+    def gemm(self, a: Any, b: Any, out: Any = None) -> Any:
+        """``np.matmul``; a product OpenBLAS would split but under ``SMALL_PRODUCT`` multiply-adds on one thread."""
+        return _blas_threads.matmul(a, b, out)
+
     @functools.cached_property
     def special(self) -> Any:  # type: ignore[override]
         """``scipy.special``, imported on first use (SciPy is optional: the special kernels have host code)."""
