@@ -20,7 +20,15 @@ first linear layer, forward, best of 15 rounds at load 4: 43 us on two threads, 
 against 36), so such products run on one thread. LeNet-5's training step in one process at load 4-7, median of
 15 rounds of 30 steps: 110 ms with OpenBLAS's threads, 51 ms with this rule (20 ms with the rule at 2**24, which
 also takes its convolution's products of 1.5e7 off the threads: those ran 2x faster on two free cores, 224 against
-424 us, so they keep OpenBLAS's threads). The MLP's products (3.4e7 and more) and a Winograd layer's keep them.
+424 us, so they keep OpenBLAS's threads). The MLP's products (3.4e7 and more) keep them.
+
+**Batches of products split over Ember's threads.** A Winograd layer multiplies 16 matrices in one ``np.matmul``;
+OpenBLAS split each of them over its threads, so each waited for both threads 16 times. With OpenBLAS on one thread
+the batch is split over Ember's kernel threads instead (``parallel_blocks``: ranges taken in turn, so a thread
+that gets its core late takes fewer). The 8x64x32x32 layer's three products, 2 threads, best / median of 21 rounds
+at load 6: forward 9.46 / 152 ms on OpenBLAS's threads against 2.70 / 2.89 split, dU 5.32 / 39.1 against 2.96 /
+8.50, dV 1.35 / 13.4 against 1.38 / 3.23; the 4-layer conv-stack step at load 7-11, in one process, median 4,035
+against 157 ms (best 850 against 135).
 """
 
 from __future__ import annotations
@@ -149,36 +157,51 @@ def _one_thread(enter: bool) -> None:
                 put(_one_restore)
 
 
-def _one_thread_matmul(a: Any, b: Any) -> Any:
-    """``np.matmul(a, b)`` (a new array) with NumPy's OpenBLAS on one thread."""
+def _split_ok(a: Any, b: Any) -> bool:
+    """Whether ``a @ b`` is a batch of matrices that :func:`_one_thread_matmul` splits: a 3-d ``a`` and a 2-d ``b``
+    or a 3-d one of the same batch."""
+    return a.ndim == 3 and a.shape[0] > 1 and (b.ndim == 2 or (b.ndim == 3 and b.shape[0] == a.shape[0]))
+
+
+def _one_thread_matmul(a: Any, b: Any, out: Any = None) -> Any:
+    """``np.matmul(a, b)`` (into ``out``) with NumPy's OpenBLAS on one thread; a batch of matrices (``_split_ok``)
+    split over Ember's kernel threads (``parallel_blocks``: each matrix on one of them, one thread each, so the
+    bits do not depend on the thread count)."""
     _one_thread(True)
     try:
-        return np.matmul(a, b)
+        if not _split_ok(a, b):
+            return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
+        if out is None:
+            out = np.empty((a.shape[0], a.shape[1], b.shape[-1]), dtype=np.result_type(a, b))
+
+        def part(lo: int, hi: int) -> None:
+            np.matmul(a[lo:hi], b if b.ndim == 2 else b[lo:hi], out=out[lo:hi])
+
+        _kernels_threads.parallel_blocks(np, a.shape[0], out.size, part)
+        return out
     finally:
         _one_thread(False)
 
 
 def matmul(a: Any, b: Any, out: Any = None) -> Any:
-    """``np.matmul(a, b)`` (into ``out``), on one OpenBLAS thread when OpenBLAS would split it (a floating
-    product of more than ``_SPLIT_MIN`` multiply-adds per matrix) and it has fewer than ``SMALL_PRODUCT`` in all
-    (see the module docstring). OpenBLAS's results on one and two threads can differ in their last bits (a third
-    of random float32 shapes in that range did), so ``ember.compile`` records such a product as one call that its
-    replays make on one thread too. Another Python thread's product that starts meanwhile also runs on one
-    thread."""
+    """``np.matmul(a, b)`` (into ``out``). A floating product that OpenBLAS would split (more than ``_SPLIT_MIN``
+    multiply-adds per matrix) runs with OpenBLAS on one thread when it has fewer than ``SMALL_PRODUCT`` in all, and
+    so does a larger batch of matrices (``_split_ok``: a Winograd layer's 16 products), split over Ember's kernel
+    threads instead (see the module docstring). OpenBLAS's results on one and two threads can differ in their
+    last bits (a third of random float32 shapes in that range did), so ``ember.compile`` records such a product as
+    one call that its replays make the same way. Another Python thread's product that starts meanwhile also runs
+    on one OpenBLAS thread."""
     if a.ndim >= 2 and b.ndim >= 2 and a.dtype.kind in "fc":
         m, k = a.shape[-2:]
-        mkn = m * k * b.shape[-1]
-        if mkn > _SPLIT_MIN and mkn * max(a.size // (m * k), b.size // (k * b.shape[-1])) < SMALL_PRODUCT:
+        n = b.shape[-1]
+        mkn = m * k * n
+        if mkn > _SPLIT_MIN and (mkn * max(a.size // (m * k), b.size // (k * n)) < SMALL_PRODUCT or _split_ok(a, b)):
             rec = _kernels_threads.recorder
-            if rec is not None:
-                res = rec(_one_thread_matmul, (a, b), {})
-                if out is None:
-                    return res
-                out[...] = res
-                return out
-            _one_thread(True)
-            try:
-                return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
-            finally:
-                _one_thread(False)
+            if rec is None:
+                return _one_thread_matmul(a, b, out)
+            res = rec(_one_thread_matmul, (a, b), {})
+            if out is None:
+                return res
+            out[...] = res
+            return out
     return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
