@@ -116,12 +116,18 @@ def test_the_thread_count_is_put_back_after_errors_and_across_python_threads():
     for t in threads:
         t.join()
     res["threads"] = [ok, get(), bt._one_depth]
+    bt._fns = ()  # another BLAS (no OpenBLAS thread control): every product as NumPy makes it, not split
+    w = rng.standard_normal((16, 64, 64)).astype("f"), rng.standard_normal((16, 64, 2176)).astype("f")
+    seen.clear()
+    res["other_blas"] = [bt.matmul(a, b).tobytes() == ref, bt.matmul(*w).tobytes() == real(*w).tobytes(), seen[:]]
+    bt._fns = None
     ember.set_num_threads(1)  # the user's setting: nothing to put back
     seen.clear()
     bt.matmul(a, b)
     res["user_one"] = [seen[:], get()]
     """)
     assert r["raised"] == 2
+    assert r["other_blas"] == [True, True, [2, 2]]
     assert r["threads"] == [[True] * 4, 2, 0]
     assert r["user_one"] == [[1], 1]
 

@@ -135,16 +135,22 @@ _one_restore = 1  # the thread count to restore when the last of them ends
 _fns: tuple[Any, ...] | None = None
 
 
+def _controls() -> tuple[Any, ...]:
+    """``_find()``, asked once: ``(get, set)`` of NumPy's OpenBLAS thread count, or ``()``."""
+    global _fns
+    if _fns is None:
+        _fns = _find()
+    return _fns
+
+
 def _one_thread(enter: bool) -> None:
     """Set NumPy's OpenBLAS to one thread on the first of overlapping calls, back on the last (a lock and a
     depth count: two Python threads' products must not leave it at one thread)."""
-    global _one_depth, _one_restore, _fns
+    global _one_depth, _one_restore
     with _one_lock:
-        if _fns is None:
-            _fns = _find()
-        if not _fns:
+        if not _controls():
             return
-        get, put = _fns
+        get, put = _controls()
         if enter:
             if _one_depth == 0:
                 _one_restore = int(get())
@@ -191,7 +197,7 @@ def matmul(a: Any, b: Any, out: Any = None) -> Any:
     last bits (a third of random float32 shapes in that range did), so ``ember.compile`` records such a product as
     one call that its replays make the same way. Another Python thread's product that starts meanwhile also runs
     on one OpenBLAS thread."""
-    if a.ndim >= 2 and b.ndim >= 2 and a.dtype.kind in "fc":
+    if a.ndim >= 2 and b.ndim >= 2 and a.dtype.kind in "fc" and (_fns or _controls()):  # (another BLAS: as is)
         m, k = a.shape[-2:]
         n = b.shape[-1]
         mkn = m * k * n
