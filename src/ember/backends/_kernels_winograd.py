@@ -113,7 +113,7 @@ class WinogradKernels:
         """``U = G w G^T`` as (16, O, C): one (16, 9) by (9, O * C) product with ``kron(G, G)`` (12x faster
         than two tensordots)."""
         xp = self.xp
-        return xp.matmul(xp.asarray(kron, dtype=w.dtype), xp.reshape(w, (-1, 9)).T).reshape(16, *w.shape[:2])
+        return self.gemm(xp.asarray(kron, dtype=w.dtype), xp.reshape(w, (-1, 9)).T).reshape(16, *w.shape[:2])
 
     # -- input transform and its adjoint (per channel range) ----------------------------------------
     def _wino_input(self, x: Any, geo: _Geom) -> Any:
@@ -285,7 +285,7 @@ class WinogradKernels:
             du = self.gemm(dm, xp.permute_dims(v[:, :, : geo.cols], (0, 2, 1))).reshape(4, 4, o, c)  # dU' (dM' signs)
             ws.give(v)
             # dw = G'^T dU' G' per (o, c): (O * C, 16) by kron(G', G') (16, 9), the adjoint of _wino_weight
-            gw = xp.matmul(du.reshape(16, o * c).T, xp.asarray(_KRON_SIGNED, dtype=w.dtype)).reshape(o, c, 3, 3)
+            gw = self.gemm(du.reshape(16, o * c).T, xp.asarray(_KRON_SIGNED, dtype=w.dtype)).reshape(o, c, 3, 3)
         elif saved is not None:
             ws.give(saved.v)
         if input_grad:
