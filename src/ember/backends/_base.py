@@ -120,7 +120,7 @@ class Backend(
 
     def gemm(self, a: Any, b: Any, out: Any = None) -> Any:
         """``xp.matmul(a, b)`` (into ``out``): the product of the convolution kernels and ``linear`` (NumPy's runs
-        a small one on one OpenBLAS thread: ``_blas_threads.matmul``)."""
+        a small one on one OpenBLAS thread, and splits a batch over Ember's threads: ``_blas_threads.matmul``)."""
         return self.xp.matmul(a, b) if out is None else self.xp.matmul(a, b, out=out)
 
     def device_name(self) -> str:

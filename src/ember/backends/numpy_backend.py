@@ -113,7 +113,8 @@ class NumpyBackend(Backend):
         _blas_threads.shorten_spin()  # OpenBLAS's idle threads leave the cores to the kernels' threads sooner
 
     def gemm(self, a: Any, b: Any, out: Any = None) -> Any:
-        """``np.matmul``; a product OpenBLAS would split but under ``SMALL_PRODUCT`` multiply-adds on one thread."""
+        """``np.matmul``: a product OpenBLAS would split, but under ``SMALL_PRODUCT`` multiply-adds, on one OpenBLAS
+        thread; a batch of matrices split over Ember's kernel threads instead (``_blas_threads.matmul``)."""
         return _blas_threads.matmul(a, b, out)
 
     @functools.cached_property
