@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
+import statistics
 import subprocess
 import sys
 import time
@@ -119,7 +120,7 @@ def main() -> int:
         if args.budget and began - start + last > args.budget:
             print(f"bench-gpu: not run within the {args.budget:g} s budget: {', '.join(args.workloads[i:])}")
             break
-        row, torch_value, unit, notes = "", None, "", []
+        row, torch_values, unit, notes = "", [], "", []
         for b in cols:
             ns = argparse.Namespace(
                 backend=b, device=args.device, seconds=args.seconds, threads=0, pairs=args.pairs, compile=args.compile
@@ -131,13 +132,18 @@ def main() -> int:
                 print(f"bench-gpu: {name} on {b}: {str(e).splitlines()[0]}", file=sys.stderr)
                 status = 1
                 continue
-            torch_value, unit = r["torch_median"], r["unit"]
+            torch_values.append(r["torch_median"])
+            unit = r["unit"]
             spread = f"{r['min_ratio']:.2f}-{r['max_ratio']:.2f}"
             mark = "*" if args.compile and r.get("ember_graphed") else " "
             notes += [f"bench-gpu: {name} on {b}: {n}" for n in dict.fromkeys(
                 n for run in r.get("runs", []) for n in run["ember"].get("notes", []))]  # fmt: skip
             row += f" {r['ember_median']:11.4g}{mark} {r['median_ratio']:6.2f} {spread:>11s}"
-        tv = f"{torch_value:10.4g}" if torch_value is not None else f"{'-':>10s}"
+        # PyTorch runs beside each backend: its median over them all, and a note when it moved between them
+        tv = f"{statistics.median(torch_values):10.4g}" if torch_values else f"{'-':>10s}"
+        if len(torch_values) > 1 and max(torch_values) > 1.25 * min(torch_values):
+            notes.append(f"bench-gpu: {name}: PyTorch's own figure moved between the backends' runs: "
+                         + ", ".join(f"{b} {v:.4g}" for b, v in zip(cols, torch_values, strict=False)))  # fmt: skip
         print(f"{name:26s} {unit:>10s} {tv} {ANCHORS.get(name, '-'):>16s}{row}", flush=True)
         for n in notes:  # e.g. why ember.compile ran a step without a CUDA graph
             print(n, file=sys.stderr, flush=True)

@@ -15,11 +15,18 @@ def _lower():
     return ember.bfloat16 if ember.backends.current() == "torch" else ember.float16
 
 
+def _dev():
+    """The default device's type: autocast and the scaler follow it (``EMBER_DEVICE=cuda`` on a GPU machine)."""
+    return ember.get_default_device().type
+
+
 def _host(a):
-    """float32 NumPy values of a tensor, or of an optimizer state array (NumPy or torch)."""
+    """float32 NumPy values of a tensor, or of an optimizer state array (NumPy, torch or CuPy)."""
     if isinstance(a, ember.Tensor):
-        return a.detach().float().numpy()
-    return a.float().numpy() if hasattr(a, "float") else np.asarray(a)
+        return a.detach().float().cpu().numpy()
+    if hasattr(a, "float"):
+        return a.float().cpu().numpy()
+    return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
 def _bits(a, b):
@@ -34,7 +41,7 @@ def test_the_autocast_state_is_a_guard():
     with ember.no_grad():
         for _ in range(3):  # recorded, checked, replayed: float32
             assert _bits(f(x), lin(x))
-        with ember.autocast("cpu", dtype=_lower()):
+        with ember.autocast(_dev(), dtype=_lower()):
             for _ in range(3):  # another program (was: the float32 one replayed, silently)
                 out = f(x)
                 assert out.dtype == _lower() and _bits(out, lin(x))
@@ -46,13 +53,13 @@ def _make():
     ember.manual_seed(0)
     model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
     opt = ember.optim.SGD(model.parameters(), lr=0.125, momentum=0.9)
-    scaler = ember.amp.GradScaler("cpu", init_scale=2.0**4, growth_interval=2)
+    scaler = ember.amp.GradScaler(_dev(), init_scale=2.0**4, growth_interval=2)
     return model, opt, scaler
 
 
 def _step(model, opt, scaler, x, y, clip):
     opt.zero_grad()
-    with ember.autocast("cpu", dtype=_lower()):
+    with ember.autocast(_dev(), dtype=_lower()):
         loss = nn.functional.cross_entropy(model(x), y)
     scaler.scale(loss).backward()
     if clip:

@@ -251,7 +251,7 @@ def test_why_a_step_has_no_graph_is_kept_and_noted_when_graphs_were_asked_for(gr
 
 
 def test_no_reason_is_kept_where_graphs_are_not_in_question(graphs):
-    with ember.backends.use("numpy"):
+    with ember.device("cpu"), ember.backends.use("numpy"):  # (a GPU machine's default device is cuda)
         model, opt = _make("sgd", 0.125)
         compiled = ember.compile(lambda x, y: _step(model, opt, x, y), mode="reduce-overhead")
         for _ in range(3):

@@ -114,3 +114,17 @@ def test_bench_gpu_table_on_the_cpu():
     cells = row.split()
     assert cells[:2] == ["op_overhead_fwdbwd", "ms"] and float(cells[-2]) > 0  # a measured ratio
     assert foot.startswith("ratio = Ember/PyTorch")
+
+
+def test_thread_sweep_runs_every_cell_beside_pytorch():
+    """``benchmarks/thread_sweep.py``: one Ember process per thread setting (and the defaults), PyTorch before and
+    after; a row per cell with a measured ratio."""
+    pytest.importorskip("torch")
+    args = ("op_overhead_fwdbwd", "--kernel", "1,2", "--blas", "1", "--seconds", "0.05")
+    p = _run("benchmarks/thread_sweep.py", *args, EMBER_KERNEL_THREADS="5")
+    assert p.returncode == 0, p.stdout + p.stderr
+    head, columns, *rows = p.stdout.strip().splitlines()
+    assert head.startswith("op_overhead_fwdbwd: PyTorch ")
+    assert columns.split()[:2] == ["EMBER_KERNEL_THREADS", "OPENBLAS_NUM_THREADS"]
+    assert [r.split()[:2] for r in rows] == [["default", "default"], ["1", "1"], ["2", "1"]]
+    assert all(float(r.split()[-1]) > 0 for r in rows)

@@ -4,12 +4,22 @@ On the call after a capture the program runs, what it changed is kept, the state
 eagerly; the two results and the two states must be identical (outputs, every tensor the step read from outside,
 the gradients, the optimizers' state, the generators). The caller gets eager's result either way. A difference
 means the recording missed something (a computation NumPy could not show us): the function then stays eager.
+
+On a GPU two eager runs of one step differ already: cuDNN's convolution backward, ``index_add`` and other kernels
+sum with atomics, in an order that changes from run to run. There, unless ``use_deterministic_algorithms(True)`` is
+on, both runs of the check take torch's deterministic kernels (``deterministic_kernels``; the program replays
+with the usual ones afterwards), and a kernel that has no deterministic form is allowed the rounding of
+reordered sums: a tensor that is not bit-identical passes when what the step changed in it agrees within that
+rounding (``_close``: the change from the state before the step, so that a missed learning rate or a stale value
+still fails however small the step).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -18,7 +28,12 @@ from .._tensor import Tensor
 from ._instr import _DATA, _GRAD, _Opaque
 from ._tracer import Tracer
 
-__all__ = ["Snapshot", "same_outputs"]
+__all__ = ["Snapshot", "atomics_may_differ", "deterministic_kernels", "same_outputs"]
+
+#: how far a change may move under reordered float sums, relative to the largest change in the tensor
+_RTOL = {2: 2e-2, 4: 1e-3, 8: 1e-6}
+#: the rounding unit of a float of that many bytes (2: bfloat16's, the coarser of the two)
+_EPS = {2: 2.0**-7, 4: 2.0**-23, 8: 2.0**-52}
 
 
 def _copy(a: Any) -> Any:
@@ -44,6 +59,74 @@ def _bits_equal(a: Any, b: Any) -> bool:
     return bool(torch.equal(a, b))
 
 
+def _host(a: Any) -> np.ndarray:
+    """float64 host values (torch, CuPy or NumPy)."""
+    if hasattr(a, "untyped_storage"):
+        return a.detach().to(dtype=_torch_float(a)).cpu().numpy().astype(np.float64)
+    get = getattr(a, "get", None)
+    return np.asarray(get() if callable(get) else a, dtype=np.float64)
+
+
+def _torch_float(a: Any) -> Any:
+    import torch
+
+    return torch.float64 if a.dtype == torch.float64 else torch.float32
+
+
+def _close(a: Any, b: Any, before: Any = None) -> bool:
+    """Whether ``a`` and ``b`` (one shape and dtype) differ only as reordered float sums make them: their changes
+    from ``before`` agree within ``_RTOL`` of the largest change plus two units of rounding of each value, and
+    NaN stays NaN. Other dtypes: bit for bit."""
+    if type(a) is not type(b) or a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    fp = getattr(a.dtype, "is_floating_point", None)  # torch's dtypes; NumPy's and CuPy's are NumPy dtypes
+    if not (fp if fp is not None else np.dtype(a.dtype).kind == "f"):
+        return _bits_equal(a, b)
+    x, y = _host(a), _host(b)
+    value = np.maximum(np.abs(x), np.abs(y))
+    if before is not None and getattr(before, "shape", None) == a.shape:
+        base = _host(before)
+        x, y = x - base, y - base
+    nan = np.isnan(x)
+    if not np.array_equal(nan, np.isnan(y)):
+        return False
+    x, y, value = x[~nan], y[~nan], value[~nan]
+    if x.size == 0:
+        return True
+    scale = max(float(np.abs(x).max()), float(np.abs(y).max()))
+    bound = _RTOL.get(a.itemsize, 1e-3) * scale + 2.0 * _EPS.get(a.itemsize, 2.0**-7) * value
+    return bool(np.all(np.abs(x - y) <= bound))
+
+
+def atomics_may_differ(arrays: list[Any]) -> bool:
+    """Whether two eager runs over these arrays may differ in their last bits: GPU arrays (torch CUDA, CuPy)
+    while ``use_deterministic_algorithms(True)`` is off."""
+    from .._determinism import are_deterministic_algorithms_enabled
+
+    gpu = any(getattr(a, "is_cuda", False) or type(a).__module__.startswith("cupy") for a in arrays)
+    return gpu and not are_deterministic_algorithms_enabled()
+
+
+@contextlib.contextmanager
+def deterministic_kernels(on: bool) -> Iterator[None]:
+    """torch's deterministic kernels (cuDNN's too) while the check runs, when ``on``; kernels without a
+    deterministic form only warn, and the warnings are the check's own, so they are not shown."""
+    from ..backends import real_torch
+
+    torch = real_torch() if on else None
+    if torch is None or torch.are_deterministic_algorithms_enabled():
+        yield
+        return
+    was = torch.is_deterministic_algorithms_warn_only_enabled()
+    torch._C._set_deterministic_algorithms(True, warn_only=True)  # (torch's setter also imports its inductor)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"(?s).*deterministic", category=UserWarning)
+            yield
+    finally:
+        torch._C._set_deterministic_algorithms(False, warn_only=was)
+
+
 class Snapshot:
     """The state a program may change: taken before the replay, compared after each run, put back."""
 
@@ -56,6 +139,7 @@ class Snapshot:
         self.generators: list[Any] = tr_state["generators"]
         self.stateful: list[Any] = tr_state["stateful"]
         self.before = self._take()
+        self.inexact = 0  # how many tensors passed within rounding, not bit for bit (``differences(close=True)``)
 
     @staticmethod
     def of(tr: Tracer, inputs: list[Tensor]) -> dict[str, Any]:
@@ -113,16 +197,29 @@ class Snapshot:
     def take(self) -> dict[str, Any]:
         return self._take()
 
-    def differences(self, one: dict[str, Any], other: dict[str, Any]) -> str | None:
-        """The first thing that differs between two states taken after a run, in words."""
-        for t, a, b in zip(self.tensors, one["data"], other["data"], strict=True):
-            if not _bits_equal(a, b):
+    def arrays(self) -> list[Any]:
+        """The arrays of the tensors the program reads from outside (where it runs)."""
+        return [_DATA.__get__(t) for t in self.tensors]
+
+    def differences(self, one: dict[str, Any], other: dict[str, Any], close: bool = False) -> str | None:
+        """The first thing that differs between two states taken after a run, in words; ``close``: floating
+        tensors may differ as reordered sums make them (see the module doc)."""
+        b0 = self.before
+
+        def same(a: Any, b: Any, was: Any) -> bool:
+            if _bits_equal(a, b):
+                return True
+            self.inexact += close
+            return close and _close(a, b, was)
+
+        for t, a, b, was in zip(self.tensors, one["data"], other["data"], b0["data"], strict=True):
+            if not same(a, b, was):
                 return f"the values of a tensor of shape {tuple(t.shape)} (a parameter or buffer)"
-        for t, (_, a), (_, b) in zip(self.leaves, one["grads"], other["grads"], strict=True):
-            if (a is None) != (b is None) or (a is not None and not _bits_equal(a, b)):
+        for t, (_, a), (_, b), (_, was) in zip(self.leaves, one["grads"], other["grads"], b0["grads"], strict=True):
+            if (a is None) != (b is None) or (a is not None and not same(a, b, was)):
                 return f"the .grad of a tensor of shape {tuple(t.shape)}"
-        for x, y in zip(one["opt"], other["opt"], strict=True):
-            if not _state_equal(x, y):
+        for x, y, was in zip(one["opt"], other["opt"], b0["opt"], strict=True):
+            if not _state_equal(x, y, was, same):
                 return "the optimizer's state"
         for x, y in zip(one["rng"], other["rng"], strict=True):
             if x != y:
@@ -143,24 +240,41 @@ def _copy_state(x: Any) -> Any:
     return x
 
 
-def _state_equal(x: Any, y: Any) -> bool:
+def _state_equal(x: Any, y: Any, was: Any = None, same: Callable[[Any, Any, Any], bool] | None = None) -> bool:
+    """Optimizer states equal (arrays by ``same(a, b, before)``, bit for bit by default)."""
+    at = lambda k: was.get(k) if isinstance(was, dict) else None  # noqa: E731
     if isinstance(x, dict):
-        return isinstance(y, dict) and x.keys() == y.keys() and all(_state_equal(x[k], y[k]) for k in x)
+        return isinstance(y, dict) and x.keys() == y.keys() and all(_state_equal(x[k], y[k], at(k), same) for k in x)
     if isinstance(x, list):
-        return isinstance(y, list) and len(x) == len(y) and all(_state_equal(a, b) for a, b in zip(x, y, strict=True))
+        w = was if isinstance(was, list) and len(was) == len(x) else [None] * len(x)
+        return (
+            isinstance(y, list)
+            and len(x) == len(y)
+            and all(_state_equal(a, b, c, same) for a, b, c in zip(x, y, w, strict=True))
+        )
     if hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, Tensor):
-        return _bits_equal(x, y)
+        return same(x, y, was) if same is not None else _bits_equal(x, y)
     return bool(x == y) or x is y
 
 
-def same_outputs(a: Any, b: Any, unwrap: Callable[[Any], Any] = lambda t: _DATA.__get__(t)) -> bool:
-    """Whether two results of the function are identical (tensors bit for bit, other values equal)."""
+def same_outputs(
+    a: Any, b: Any, unwrap: Callable[[Any], Any] = lambda t: _DATA.__get__(t), close: bool = False
+) -> bool:
+    """Whether two results of the function are identical (tensors bit for bit, other values equal; ``close``:
+    floating tensors within the rounding of reordered sums)."""
     if isinstance(a, Tensor):
-        return isinstance(b, Tensor) and _bits_equal(unwrap(a), unwrap(b))
+        if not isinstance(b, Tensor):
+            return False
+        x, y = unwrap(a), unwrap(b)
+        return _bits_equal(x, y) or (close and _close(x, y))
     if isinstance(a, list | tuple):
-        return type(a) is type(b) and len(a) == len(b) and all(same_outputs(x, y) for x, y in zip(a, b, strict=True))
+        return (
+            type(a) is type(b)
+            and len(a) == len(b)
+            and all(same_outputs(x, y, unwrap, close) for x, y in zip(a, b, strict=True))
+        )
     if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(same_outputs(a[k], b[k]) for k in a)
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same_outputs(a[k], b[k], unwrap, close) for k in a)
     if isinstance(a, float) and isinstance(b, float) and a != a:
         return b != b
     return bool(a == b)

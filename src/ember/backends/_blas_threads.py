@@ -124,6 +124,27 @@ def shorten_spin() -> bool:
         return _spin
 
 
+#: OpenBLAS cores whose float32/64 GEMM has small-matrix kernels taken for M*N*K <= 1e6 (Cooperlake's and
+#: SapphireRapids' kernel lists include SkylakeX's; ``dgemm_small_kernel_permit_skylakex.c``: not for a
+#: transposed A with a plain B, column-major, unless M*N <= 1200 and K >= 32)
+_SMALL_GEMM_CORES = ("skylakex", "cooperlake", "sapphirerapids")
+
+
+def small_gemm_mnk() -> float:
+    """M*N*K up to which NumPy's OpenBLAS runs a float32/64 product on its small-matrix kernels (no packing): 1e6
+    on the cores of ``_SMALL_GEMM_CORES``, 0.0 (none known) for another core, another BLAS, or when the core
+    cannot be read. One thread, a (97, 204) x (204, 51) float64 product took 38.5 us, its two halves of rows
+    29.4 (2026-11-26, Sapphire Rapids run as SkylakeX; ``_kernels_rnn.RNNKernels._mm``)."""
+    lib = _library()
+    for name in ("scipy_openblas_get_corename64_", "openblas_get_corename64_", "openblas_get_corename"):
+        fn = None if lib is None else getattr(lib, name, None)
+        if fn is not None:
+            fn.restype = ctypes.c_char_p
+            core = (fn() or b"").decode("ascii", "replace").strip().lower()
+            return 1e6 if core in _SMALL_GEMM_CORES else 0.0
+    return 0.0
+
+
 #: a product of fewer multiply-adds than this (M * N * K, times its batch) runs on one OpenBLAS thread (``matmul``)
 SMALL_PRODUCT = 1 << 22
 #: OpenBLAS splits one matrix's GEMM only above this many multiply-adds (its interface/gemm.c: 65536 *

@@ -111,6 +111,13 @@ class NumpyBackend(Backend):
         self.grad_dtypes = _FLOATS | _COMPLEX
         self.keep_number = keep_number
         _blas_threads.shorten_spin()  # OpenBLAS's idle threads leave the cores to the kernels' threads sooner
+        self._small_gemm = _blas_threads.small_gemm_mnk()
+
+    def _exp_(self, a: Any) -> Any:
+        """``a`` becomes ``exp(a)`` in place, ``inf`` past overflow without a warning (the recurrent kernels'
+        activations; ``RNNKernels._exp_``): a context of ~1 us where the reference's cap is a pass over ``a``."""
+        with np.errstate(over="ignore"):
+            return np.exp(a, out=a)
 
     def gemm(self, a: Any, b: Any, out: Any = None) -> Any:
         """``np.matmul``: a product OpenBLAS would split, but under ``SMALL_PRODUCT`` multiply-adds, on one OpenBLAS

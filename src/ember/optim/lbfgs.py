@@ -273,16 +273,18 @@ class LBFGS(OptimizerAdaptor):
                         old_stps.append(s)
                         ro.append(1.0 / ys)
                         h_diag = ys / float(_dot(xp, y, y))
-                    # two-loop recursion: d = -H grad
+                    # two-loop recursion: d = -H grad, updating q and r in place (q and r are new arrays of this
+                    # step): one temporary per update, not two. Not the backend's BLAS axpy: on NumPy at several
+                    # threads it is OpenBLAS's threaded one, which stalled under load (py-spy, default threads)
                     al = [0.0] * len(old_dirs)
                     q = -flat_grad
                     for i in range(len(old_dirs) - 1, -1, -1):
                         al[i] = float(_dot(xp, old_stps[i], q)) * ro[i]
-                        q = q - al[i] * old_dirs[i]
+                        q -= al[i] * old_dirs[i]
                     r = q * h_diag
                     for i in range(len(old_dirs)):
                         be_i = float(_dot(xp, old_dirs[i], r)) * ro[i]
-                        r = r + (al[i] - be_i) * old_stps[i]
+                        r += (al[i] - be_i) * old_stps[i]
                     d = r
                 prev_flat_grad = xp.copy(flat_grad)
                 prev_loss = loss

@@ -109,6 +109,9 @@ class TorchRNNKernels:
         """The pre-activation's gradient from the output ``h1``: aten's ``tanh_backward``/``threshold_backward``."""
         return _tanh_bwd_new(gh, h1) if nonlinearity == "tanh" else _aten.threshold_backward(gh, h1, 0)
 
+    def _bias_grad(self, dz: Any) -> Any:
+        return dz.sum(0)
+
     def weight_grad(self, dz: Any, x: Any) -> Any:
         """``dz^T x`` as autograd lays it out: ``(x^T dz)^T``, a transposed view."""
         return torch.mm(x.t(), dz).t()
