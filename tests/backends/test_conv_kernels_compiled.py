@@ -1,5 +1,5 @@
 """LeNet-5 at full size (28x28, float32) through ``ember.compile``: the NumPy fast paths of its kernels (2x2
-max-pool planes and masks, ReLU against a zero row, the convolution layouts) replay bit for bit as eager."""
+max-pool planes and positions, ReLU against a zero row, the convolution layouts) replay bit for bit as eager."""
 
 import copy
 
@@ -7,7 +7,7 @@ import numpy as np
 
 import ember
 import ember.nn.functional as F
-from ember.backends._kernels_pool import PairMasks
+from ember.backends._kernels_pool import PairIndex
 
 
 def _bits(t):
@@ -51,11 +51,11 @@ def test_lenet5_full_size_compiled_equals_eager(monkeypatch):
         assert not seen  # another backend's own max-pool
         x = np.random.default_rng(1).standard_normal((2, 3, 4, 4))
         assert isinstance(ember.backends.get("numpy").max_pool(x, (2, 2), (2, 2), (0, 0), (1, 1), False, True)[1],
-                          PairMasks)  # fmt: skip
+                          PairIndex)  # fmt: skip
 
 
 def test_pool_nan_after_capture_recaptures_and_equals_eager():
-    # the 2x2 path reads "a NaN in the output?" on the host: a replay must notice the change, not reuse masks
+    # the 2x2 path reads "a NaN in the output?" on the host: a replay must notice the change, not reuse positions
     def step(x):
         y = F.max_pool2d(x, 2)
         (y * y).sum().backward()

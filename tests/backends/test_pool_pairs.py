@@ -1,13 +1,14 @@
 """The 2x2, stride-2 max pooling of the NumPy backend (``_kernels_pool._max_pool_pairs``): values and
 first-maximum gradients against a per-window loop (many ties, odd sizes, non-contiguous inputs, -inf), the
-masks it keeps, the general path it leaves to when a NaN is present, and gradcheck/PyTorch parity."""
+positions it keeps (cached or not), the general path it leaves to when a NaN is present, and gradcheck/PyTorch
+parity."""
 
 import numpy as np
 import pytest
 
 import ember
 import ember.nn.functional as F
-from ember.backends._kernels_pool import PairMasks
+from ember.backends._kernels_pool import PairIndex
 from ember.backends.numpy_backend import NumpyBackend
 from ember.testing import check_op
 
@@ -37,15 +38,36 @@ def test_pairs_match_a_window_loop(dtype, spatial, ceil_mode):
     x = np.maximum(np.round(rng.standard_normal((3, 4, *spatial)) * 1.5), 0).astype(dtype)  # ties: zeros, ints
     x[0, 0, :2, :2] = 0  # a whole window of zeros
     y, saved = BE.max_pool(x, K, K, (0, 0), ONE, ceil_mode, save=True)
-    assert isinstance(saved, PairMasks)
+    assert isinstance(saved, PairIndex)
     g = rng.standard_normal(y.shape).astype(dtype)
     y_ref, gx_ref = loop_pool(x, g)
     assert y.dtype == dtype and y.flags.c_contiguous
     np.testing.assert_array_equal(y, y_ref)
     gx = BE.max_pool_backward(g, x, y, saved, K, K, (0, 0), ONE, ceil_mode)
     np.testing.assert_array_equal(gx, gx_ref)
-    # the general path (no masks) agrees
+    # the general path (no positions) agrees
     np.testing.assert_array_equal(BE.max_pool_backward(g, x, y, None, K, K, (0, 0), ONE, ceil_mode), gx_ref)
+
+
+@pytest.mark.parametrize("spatial", [(6, 8), (7, 9), (4, 515)])  # (width >= 255: the int64 offsets)
+def test_pairs_positions_cached_or_not(monkeypatch, spatial):
+    import ember.backends._kernels_pool as kp
+
+    x = np.round(rng.standard_normal((2, 3, *spatial)))
+    y, saved = BE.max_pool(x, K, K, (0, 0), ONE, False, save=True)
+    monkeypatch.setattr(kp, "_CORNERS_CACHE_MAX", 0)
+    monkeypatch.setattr(kp, "_corners_cache", {})
+    y2, fresh = BE.max_pool(x, K, K, (0, 0), ONE, False, save=True)
+    assert not kp._corners_cache  # too large for the cache: computed each time
+    np.testing.assert_array_equal(y, y2)
+    np.testing.assert_array_equal(saved.idx, fresh.idx)
+    assert saved.idx.dtype == np.int64 and saved.idx.shape == y.shape
+    # each position is its window's first maximum, in the input's flat C order
+    h, w = spatial
+    n, c, i, j = np.unravel_index(np.arange(y.size), y.shape)
+    r, q = np.divmod(saved.idx.reshape(-1) - (n * 3 + c) * h * w, w)
+    assert ((r // 2 == i) & (q // 2 == j)).all()
+    np.testing.assert_array_equal(x[n, c, r, q], y.reshape(-1))
 
 
 def test_pairs_on_non_contiguous_input_and_minus_inf():
@@ -59,7 +81,7 @@ def test_pairs_on_non_contiguous_input_and_minus_inf():
     np.testing.assert_array_equal(BE.max_pool_backward(g, x, y, saved, K, K, (0, 0), ONE, False), gx_ref)
 
 
-def test_pairs_keep_masks_only_when_asked_and_without_nan():
+def test_pairs_keep_positions_only_when_asked_and_without_nan():
     x = rng.standard_normal((2, 2, 4, 4))
     assert BE.max_pool(x, K, K, (0, 0), ONE, False, save=False)[1] is None
     x[1, 0, 3, 2] = np.nan
@@ -75,7 +97,7 @@ def test_other_geometries_keep_the_general_path():
     x = rng.standard_normal((1, 2, 6, 6))
     for args in [((2, 2), (2, 2), (1, 1), ONE, False), ((2, 2), (1, 1), (0, 0), ONE, False),
                  ((3, 3), (3, 3), (0, 0), ONE, False), ((2, 2), (2, 2), (0, 0), (2, 2), False)]:  # fmt: skip
-        assert not isinstance(BE.max_pool(x, *args, save=True)[1], PairMasks)
+        assert not isinstance(BE.max_pool(x, *args, save=True)[1], PairIndex)
     assert BE.max_pool(rng.integers(0, 5, (1, 1, 4, 4)), K, K, (0, 0), ONE, False, save=True)[1] is None
 
 

@@ -178,12 +178,13 @@ def test_blocked_steps_are_bit_identical(kind, opts, dtype, shape, transposed, m
 
 
 def test_which_route_a_vector_takes(monkeypatch):
-    """SciPy's single-threaded BLAS first; a long vector takes NumPy's own OpenBLAS when that runs on several
-    threads, except in a blocked step; a short one, or one thread, stays with SciPy."""
+    """SciPy's single-threaded BLAS first; a long vector (from ``_SPLIT_AXPY_PAYS`` elements, where OpenBLAS's split
+    paid) takes NumPy's own OpenBLAS when that runs on several threads, except in a blocked step; a short one (LeNet-5's
+    48,000-element weight), or one thread, stays with SciPy."""
     own, scipy = ko._numpy_blas(), ko._scipy_blas()
     if own is None or scipy is None:
         pytest.skip("needs both NumPy's ILP64 OpenBLAS and SciPy")
-    long, short = np.zeros(ko._THREADED_AXPY + 1, np.float32), np.zeros(ko._THREADED_AXPY, np.float32)
+    long, short = np.zeros(ko._SPLIT_AXPY_PAYS, np.float32), np.zeros(ko._SPLIT_AXPY_PAYS - 1, np.float32)
     monkeypatch.setattr(ko, "_blas_threads", lambda: 2)
     assert ko._blas(long) is own["f"]
     assert ko._blas(long, threaded=False) is not own["f"]

@@ -118,6 +118,11 @@ class Backend(
     def astype(self, array: Any, dtype: DType) -> Any:
         raise NotImplementedError
 
+    def gemm(self, a: Any, b: Any, out: Any = None) -> Any:
+        """``xp.matmul(a, b)`` (into ``out``): the product of the convolution kernels and ``linear`` (NumPy's runs
+        a small one on one OpenBLAS thread, and splits a batch over Ember's threads: ``_blas_threads.matmul``)."""
+        return self.xp.matmul(a, b) if out is None else self.xp.matmul(a, b, out=out)
+
     def device_name(self) -> str:
         """A human-readable name of this backend's device (``ember.cuda.get_device_name``)."""
         return f"{self.name} {self.device}"

@@ -11,6 +11,24 @@ threaded call with the shorter spin. Back-to-back products (an MLP's) still find
 OpenBLAS's default. The figures behind 22 are in ``benchmarks/README.md`` ("Measurements behind kernel
 choices"). It is done once, when Ember is imported (stopping OpenBLAS's threads while another thread runs a
 BLAS call would not be safe), and does nothing for another BLAS.
+
+**Small products on one thread** (:func:`matmul`: the products of the convolution kernels and ``linear``). OpenBLAS
+splits a GEMM over its threads from 2**19 multiply-adds (2 threads), and the caller then waits for the other
+thread's part. When the other core is busy (another process), that wait lasts a time slice. Below 2**22
+multiply-adds (LeNet-5's linear layers: at most 3.1e6) the split saved nothing even with both cores free (LeNet-5's
+first linear layer, forward, best of 15 rounds at load 4: 43 us on two threads, 42 on one; its weight gradient 32
+against 36), so such products run on one thread. LeNet-5's training step in one process at load 4-7, median of
+15 rounds of 30 steps: 110 ms with OpenBLAS's threads, 51 ms with this rule (20 ms with the rule at 2**24, which
+also takes its convolution's products of 1.5e7 off the threads: those ran 2x faster on two free cores, 224 against
+424 us, so they keep OpenBLAS's threads). The MLP's products (3.4e7 and more) keep them.
+
+**Batches of products split over Ember's threads.** A Winograd layer multiplies 16 matrices in one ``np.matmul``;
+OpenBLAS split each of them over its threads, so each waited for both threads 16 times. With OpenBLAS on one thread
+the batch is split over Ember's kernel threads instead (``parallel_blocks``: ranges taken in turn, so a thread
+that gets its core late takes fewer). The 8x64x32x32 layer's three products, 2 threads, best / median of 21 rounds
+at load 6: forward 9.46 / 152 ms on OpenBLAS's threads against 2.70 / 2.89 split, dU 5.32 / 39.1 against 2.96 /
+8.50, dV 1.35 / 13.4 against 1.38 / 3.23; the 4-layer conv-stack step at load 7-11, in one process, median 4,035
+against 157 ms (best 850 against 135).
 """
 
 from __future__ import annotations
@@ -20,6 +38,10 @@ import glob
 import os
 import threading
 from typing import Any
+
+import numpy as np
+
+from . import _kernels_threads
 
 #: OpenBLAS's spin before its idle threads sleep, log2 of CPU cycles (OpenBLAS's own default: 28)
 SPIN_LOG2 = 22
@@ -36,8 +58,6 @@ def _library() -> Any:
     global _lib
     if _lib is None:
         _lib = False
-        import numpy as np
-
         here = os.path.dirname(np.__file__)
         for path in sorted(glob.glob(f"{here}.libs/*openblas*") + glob.glob(f"{here}/.dylibs/*openblas*")):
             try:
@@ -123,3 +143,92 @@ def small_gemm_mnk() -> float:
             core = (fn() or b"").decode("ascii", "replace").strip().lower()
             return 1e6 if core in _SMALL_GEMM_CORES else 0.0
     return 0.0
+
+
+#: a product of fewer multiply-adds than this (M * N * K, times its batch) runs on one OpenBLAS thread (``matmul``)
+SMALL_PRODUCT = 1 << 22
+#: OpenBLAS splits one matrix's GEMM only above this many multiply-adds (its interface/gemm.c: 65536 *
+#: GEMM_MULTITHREAD_THRESHOLD (4) per thread, on 2 threads): below, it runs on one thread already
+_SPLIT_MIN = 1 << 19
+_one_lock = threading.Lock()
+_one_depth = 0  # matmul calls running with OpenBLAS set to one thread
+_one_restore = 1  # the thread count to restore when the last of them ends
+_fns: tuple[Any, ...] | None = None
+
+
+def _controls() -> tuple[Any, ...]:
+    """``_find()``, asked once: ``(get, set)`` of NumPy's OpenBLAS thread count, or ``()``."""
+    global _fns
+    if _fns is None:
+        _fns = _find()
+    return _fns
+
+
+def _one_thread(enter: bool) -> None:
+    """Set NumPy's OpenBLAS to one thread on the first of overlapping calls, back on the last (a lock and a
+    depth count: two Python threads' products must not leave it at one thread)."""
+    global _one_depth, _one_restore
+    with _one_lock:
+        if not _controls():
+            return
+        get, put = _controls()
+        if enter:
+            if _one_depth == 0:
+                _one_restore = int(get())
+                if _one_restore > 1:
+                    put(1)
+            _one_depth += 1
+        else:
+            _one_depth -= 1
+            if _one_depth == 0 and _one_restore > 1:
+                put(_one_restore)
+
+
+def _split_ok(a: Any, b: Any) -> bool:
+    """Whether ``a @ b`` is a batch of matrices that :func:`_one_thread_matmul` splits: a 3-d ``a`` and a 2-d ``b``
+    or a 3-d one of the same batch."""
+    return a.ndim == 3 and a.shape[0] > 1 and (b.ndim == 2 or (b.ndim == 3 and b.shape[0] == a.shape[0]))
+
+
+def _one_thread_matmul(a: Any, b: Any, out: Any = None) -> Any:
+    """``np.matmul(a, b)`` (into ``out``) with NumPy's OpenBLAS on one thread; a batch of matrices (``_split_ok``)
+    split over Ember's kernel threads (``parallel_blocks``: each matrix on one of them, one thread each, so the
+    bits do not depend on the thread count)."""
+    _one_thread(True)
+    try:
+        if not _split_ok(a, b):
+            return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
+        if out is None:
+            out = np.empty((a.shape[0], a.shape[1], b.shape[-1]), dtype=np.result_type(a, b))
+
+        def part(lo: int, hi: int) -> None:
+            np.matmul(a[lo:hi], b if b.ndim == 2 else b[lo:hi], out=out[lo:hi])
+
+        _kernels_threads.parallel_blocks(np, a.shape[0], out.size, part)
+        return out
+    finally:
+        _one_thread(False)
+
+
+def matmul(a: Any, b: Any, out: Any = None) -> Any:
+    """``np.matmul(a, b)`` (into ``out``). A floating product that OpenBLAS would split (more than ``_SPLIT_MIN``
+    multiply-adds per matrix) runs with OpenBLAS on one thread when it has fewer than ``SMALL_PRODUCT`` in all, and
+    so does a larger batch of matrices (``_split_ok``: a Winograd layer's 16 products), split over Ember's kernel
+    threads instead (see the module docstring). OpenBLAS's results on one and two threads can differ in their
+    last bits (a third of random float32 shapes in that range did), so ``ember.compile`` records such a product as
+    one call that its replays make the same way. Another Python thread's product that starts meanwhile also runs
+    on one OpenBLAS thread."""
+    if a.ndim >= 2 and b.ndim >= 2 and a.dtype.kind in "fc" and (_fns or _controls()):  # (another BLAS: as is)
+        m, k = a.shape[-2:]
+        n = b.shape[-1]
+        mkn = m * k * n
+        if mkn > _SPLIT_MIN and (mkn * max(a.size // (m * k), b.size // (k * n)) < SMALL_PRODUCT or _split_ok(a, b)):
+            rec = _kernels_threads.recorder
+            if rec is None:
+                return _one_thread_matmul(a, b, out)
+            res = rec(_one_thread_matmul, (a, b), {})
+            if out is None:
+                return res
+            out[...] = res
+            return out
+    return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)

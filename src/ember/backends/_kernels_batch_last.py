@@ -38,6 +38,7 @@ class BatchLastKernels:
     xp: Any
     workspace: Any
     _weight_from: Any  # ConvKernels._weight_from
+    gemm: Any  # Backend.gemm
 
     def _batch_last_ok(self, x_shape: Ints, w_shape: Ints, out: Ints) -> bool:
         """NumPy, a batch, output rows shorter than 16, and columns at least 3x the elements the two
@@ -91,7 +92,7 @@ class BatchLastKernels:
         cols = self._cols_batch_last(x, tuple(w.shape[2:]), s, pads, d, out)
         m = math.prod(out) * n
         tmp = ws.take((o, m), x.dtype)
-        _gemm_groups(xp, w.reshape(o, -1), cols.reshape(-1, m), tmp, groups)
+        _gemm_groups(self.gemm, w.reshape(o, -1), cols.reshape(-1, m), tmp, groups)
         y = xp.empty((n, o, *out), dtype=x.dtype)
         t = tmp.reshape((o, *out, n)).transpose(sp + 1, *range(sp + 1))
         if bias is None:
@@ -114,7 +115,7 @@ class BatchLastKernels:
         c, kk = w.shape[1] * groups, math.prod(w.shape[1:])
         g2 = gb.reshape(o, -1)
         dcols = ws.take((c * math.prod(k), g2.shape[1]), gb.dtype)
-        _gemm_groups(xp, w.reshape(o, kk).T, g2, dcols, groups, transposed=True)
+        _gemm_groups(self.gemm, w.reshape(o, kk).T, g2, dcols, groups, transposed=True)
         dk = dcols.reshape((c, *k, *out, n))
         r = xp.zeros((c, *spatial, n), dtype=gb.dtype)
         lo = tuple(p[0] for p in pads)
@@ -139,17 +140,18 @@ class BatchLastKernels:
         return gw
 
 
-def _gemm_groups(xp: Any, a: Any, b: Any, out: Any, groups: int, transposed: bool = False) -> None:
-    """``out = a @ b`` per group: ``a`` (O, kk) with ``b`` (groups * kk, L) -> ``out`` (O, L); ``transposed``:
-    ``a`` (kk, O), the transposed weight, with ``b`` (O, L) -> ``out`` (groups * kk, L)."""
+def _gemm_groups(mm: Any, a: Any, b: Any, out: Any, groups: int, transposed: bool = False) -> None:
+    """``out = a @ b`` per group, by ``mm`` (the backend's ``gemm``): ``a`` (O, kk) with ``b`` (groups * kk, L) ->
+    ``out`` (O, L); ``transposed``: ``a`` (kk, O), the transposed weight, with ``b`` (O, L) -> ``out`` (groups * kk,
+    L)."""
     if groups == 1:
-        xp.matmul(a, b, out=out)
+        mm(a, b, out=out)
         return
     if transposed:
         kk, og = a.shape[0], a.shape[1] // groups
         for gi in range(groups):
-            xp.matmul(a[:, gi * og : (gi + 1) * og], b[gi * og : (gi + 1) * og], out=out[gi * kk : (gi + 1) * kk])
+            mm(a[:, gi * og : (gi + 1) * og], b[gi * og : (gi + 1) * og], out=out[gi * kk : (gi + 1) * kk])
         return
     og, kk = a.shape[0] // groups, a.shape[1]
     for gi in range(groups):
-        xp.matmul(a[gi * og : (gi + 1) * og], b[gi * kk : (gi + 1) * kk], out=out[gi * og : (gi + 1) * og])
+        mm(a[gi * og : (gi + 1) * og], b[gi * kk : (gi + 1) * kk], out=out[gi * og : (gi + 1) * og])

@@ -36,6 +36,7 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
     xp: Any
     pad: Any  # PadKernels.pad
     sliding_window: Any  # Backend.sliding_window
+    gemm: Any  # Backend.gemm
     _ws: Workspace | None = None
 
     @property
@@ -171,7 +172,7 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
         w2 = w.reshape(o, kk)
         if self._per_entry(n, w.shape, groups):  # the products write (N, O, *out) itself
             y = xp.empty((n, o, *out), dtype=x.dtype)
-            xp.matmul(w2, c2.reshape(kk, n, -1).transpose(1, 0, 2), out=y.reshape(n, o, -1))
+            self.gemm(w2, c2.reshape(kk, n, -1).transpose(1, 0, 2), out=y.reshape(n, o, -1))
             if bias is not None:
                 y += bias.reshape((o,) + (1,) * len(out))
             if save:
@@ -180,11 +181,11 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
             return y, None
         tmp = xp.empty((o, c2.shape[1]), dtype=x.dtype) if n == 1 else ws.take((o, c2.shape[1]), x.dtype)
         if groups == 1:
-            xp.matmul(w2, c2, out=tmp)
+            self.gemm(w2, c2, out=tmp)
         else:
             og = o // groups
             for gi in range(groups):
-                xp.matmul(w2[gi * og : (gi + 1) * og], c2[gi * kk : (gi + 1) * kk], out=tmp[gi * og : (gi + 1) * og])
+                self.gemm(w2[gi * og : (gi + 1) * og], c2[gi * kk : (gi + 1) * kk], out=tmp[gi * og : (gi + 1) * og])
         b = None if bias is None else bias.reshape((o, 1) + (1,) * len(out))
         if n == 1:
             if b is not None:
@@ -271,13 +272,12 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
         return self.conv(g, wt, (1,) * sp, full, dilation, groups)[0]
 
     def _input_cols(self, gt: Any, w: Any, groups: int) -> Any:
-        xp = self.xp
         o = w.shape[0]
         og, kk = o // groups, math.prod(w.shape[1:])
         w2 = w.reshape(o, kk)
         dcols = self.workspace.take((groups * kk, gt.shape[1]), gt.dtype)
         for gi in range(groups):
-            xp.matmul(w2[gi * og : (gi + 1) * og].T, gt[gi * og : (gi + 1) * og], out=dcols[gi * kk : (gi + 1) * kk])
+            self.gemm(w2[gi * og : (gi + 1) * og].T, gt[gi * og : (gi + 1) * og], out=dcols[gi * kk : (gi + 1) * kk])
         return dcols
 
     def _finish_input_grad(
@@ -325,10 +325,10 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
         tmp = xp.empty((kk, og), dtype=gt.dtype) if chunk < total else None
         for gi in range(groups):
             cg, gg = cols[gi * kk : (gi + 1) * kk], gt[gi * og : (gi + 1) * og]
-            xp.matmul(cg[:, :chunk], gg[:, :chunk].T, out=acc[gi])
+            self.gemm(cg[:, :chunk], gg[:, :chunk].T, out=acc[gi])
             for a in range(chunk, total, chunk):
                 b = min(total, a + chunk)
-                xp.matmul(cg[:, a:b], gg[:, a:b].T, out=tmp)
+                self.gemm(cg[:, a:b], gg[:, a:b].T, out=tmp)
                 acc[gi] += tmp
         return xp.ascontiguousarray(acc.transpose(0, 2, 1)).reshape(w_shape)
 
@@ -385,7 +385,7 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
             # layer 0.63 -> 0.23 ms (one thread); larger windows measured slower this way
             cols = saved if saved is not None else self._im2col(x, tuple(w.shape[2:]), stride, pads, dilation)[0]
             n, kk = x.shape[0], math.prod(w.shape[1:])
-            prods = self.xp.matmul(g.reshape(n, w.shape[0], -1), cols.reshape(kk, n, -1).transpose(1, 2, 0))
+            prods = self.gemm(g.reshape(n, w.shape[0], -1), cols.reshape(kk, n, -1).transpose(1, 2, 0))
             gw, weight_grad, saved = prods.sum(0).reshape(w.shape), False, None
             self.workspace.give(cols)
         if not (input_grad or weight_grad):

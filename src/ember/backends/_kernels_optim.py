@@ -79,8 +79,11 @@ def _scipy_blas() -> Any:
     return _BLAS or None
 
 
-#: elements above which OpenBLAS splits an axpy over its threads (its interface/axpy.c)
-_THREADED_AXPY = 10_000
+#: elements from which OpenBLAS's split of an axpy over its threads (from 10,000 elements: its interface/axpy.c)
+#: paid (float32, 2 threads, best of 15 rounds of 200 at load 3.4, session 10: 10,080 elements 4.3 us split against
+#: 1.6 us through SciPy's one thread, 48,000: 6.4 against 5.2, 131,072: 10.2 against 12.7); shorter vectors
+#: (LeNet-5's weights) stay on one thread and do not wake OpenBLAS's threads
+_SPLIT_AXPY_PAYS = 1 << 17
 
 
 _GET_THREADS: Any = None  # None: not looked up yet; else a callable returning NumPy's OpenBLAS thread count
@@ -102,10 +105,11 @@ def _blas(y: Any, threaded: bool = True) -> Any:
     like ``y``) and ``scal(y, a)``, when ``y`` is a writeable C-contiguous native float32/float64 NumPy array and a
     BLAS is at hand: SciPy's (one thread, the cheapest call), else NumPy's own (:func:`_numpy_blas`); else None.
 
-    ``threaded``: a vector long enough for OpenBLAS to split takes NumPy's own BLAS when that runs on several
-    threads, as PyTorch's in-place ``add_`` does (SGD's update of the MLP benchmark, 2 threads, wall, median of 21
-    rounds, load 6, boosted: 206 -> 120 us; PyTorch 101). Blocked steps (:func:`_blocks`) ask without: OpenBLAS's
-    threads, woken for each block, lost there (SGD momentum 462 -> 533 us, Adam 1,439 -> 1,745 us)."""
+    ``threaded``: a vector long enough for OpenBLAS's split to pay (``_SPLIT_AXPY_PAYS``) takes NumPy's own BLAS
+    when that runs on several threads, as PyTorch's in-place ``add_`` does (SGD's update of the MLP benchmark, 2
+    threads, wall, median of 21 rounds, load 6, boosted: 206 -> 120 us; PyTorch 101). Blocked steps
+    (:func:`_blocks`) ask without: OpenBLAS's threads, woken for each block, lost there (SGD momentum 462 -> 533
+    us, Adam 1,439 -> 1,745 us)."""
     if (
         not isinstance(y, np.ndarray)
         or not y.size  # (SciPy's wrappers refuse empty vectors)
@@ -116,7 +120,7 @@ def _blas(y: Any, threaded: bool = True) -> Any:
     ):
         return None
     blas, own = _scipy_blas(), _numpy_blas()
-    if own is not None and (blas is None or (threaded and y.size > _THREADED_AXPY and _blas_threads() > 1)):
+    if own is not None and (blas is None or (threaded and y.size >= _SPLIT_AXPY_PAYS and _blas_threads() > 1)):
         return own[y.dtype.char]
     if blas is None:
         return None

@@ -107,12 +107,13 @@ class WinogradKernels:
 
     xp: Any
     workspace: Any
+    gemm: Any  # Backend.gemm
 
     def _wino_weight(self, w: Any, kron: Any = _KRON) -> Any:
         """``U = G w G^T`` as (16, O, C): one (16, 9) by (9, O * C) product with ``kron(G, G)`` (12x faster
         than two tensordots)."""
         xp = self.xp
-        return xp.matmul(xp.asarray(kron, dtype=w.dtype), xp.reshape(w, (-1, 9)).T).reshape(16, *w.shape[:2])
+        return self.gemm(xp.asarray(kron, dtype=w.dtype), xp.reshape(w, (-1, 9)).T).reshape(16, *w.shape[:2])
 
     # -- input transform and its adjoint (per channel range) ----------------------------------------
     def _wino_input(self, x: Any, geo: _Geom) -> Any:
@@ -257,7 +258,7 @@ class WinogradKernels:
         o = w.shape[0]
         v = self._wino_input(x, geo)
         m = ws.take((16, o, geo.cols), x.dtype)
-        xp.matmul(self._wino_weight(w), v[:, :, : geo.cols], out=m)
+        self.gemm(self._wino_weight(w), v[:, :, : geo.cols], out=m)
         if bias is not None:  # M[1, 1] reaches every output of its tile with weight 1
             m[5] += bias.reshape(o, 1)
         y = xp.empty((geo.n, o, geo.oh, geo.ow), dtype=x.dtype)
@@ -281,17 +282,17 @@ class WinogradKernels:
         gx = gw = None
         if weight_grad:
             v = saved.v if saved is not None else self._wino_input(x, geo)
-            du = xp.matmul(dm, xp.permute_dims(v[:, :, : geo.cols], (0, 2, 1))).reshape(4, 4, o, c)  # dU' (dM' signs)
+            du = self.gemm(dm, xp.permute_dims(v[:, :, : geo.cols], (0, 2, 1))).reshape(4, 4, o, c)  # dU' (dM' signs)
             ws.give(v)
             # dw = G'^T dU' G' per (o, c): (O * C, 16) by kron(G', G') (16, 9), the adjoint of _wino_weight
-            gw = xp.matmul(du.reshape(16, o * c).T, xp.asarray(_KRON_SIGNED, dtype=w.dtype)).reshape(o, c, 3, 3)
+            gw = self.gemm(du.reshape(16, o * c).T, xp.asarray(_KRON_SIGNED, dtype=w.dtype)).reshape(o, c, 3, 3)
         elif saved is not None:
             ws.give(saved.v)
         if input_grad:
             dv = ws.take((16, c, geo.s), g.dtype)
             dv[:, :, geo.cols :] = 0
             ut = xp.ascontiguousarray(xp.permute_dims(self._wino_weight(w, _KRON_SIGNED), (0, 2, 1)))  # (faster)
-            xp.matmul(ut, dm, out=dv[:, :, : geo.cols])
+            self.gemm(ut, dm, out=dv[:, :, : geo.cols])
             gx = xp.empty(tuple(x.shape), dtype=g.dtype)
             parallel_blocks(xp, c, dv.size, lambda c0, c1: self._wino_input_adjoint_range(dv, geo, gx, c0, c1))
             ws.give(dv)

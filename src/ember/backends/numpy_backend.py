@@ -119,6 +119,11 @@ class NumpyBackend(Backend):
         with np.errstate(over="ignore"):
             return np.exp(a, out=a)
 
+    def gemm(self, a: Any, b: Any, out: Any = None) -> Any:
+        """``np.matmul``: a product OpenBLAS would split, but under ``SMALL_PRODUCT`` multiply-adds, on one OpenBLAS
+        thread; a batch of matrices split over Ember's kernel threads instead (``_blas_threads.matmul``)."""
+        return _blas_threads.matmul(a, b, out)
+
     @functools.cached_property
     def special(self) -> Any:  # type: ignore[override]
         """``scipy.special``, imported on first use (SciPy is optional: the special kernels have host code)."""

@@ -34,11 +34,12 @@ class _Linear(BilinearOp):
     contiguous in the weight's layout (the optimizer updates it without a copy)."""
 
     def forward(self, x: Any, w: Any, b: Any) -> Any:
-        xp = self.backend.xp
+        be = self.backend
+        xp = be.xp
         if x.ndim > 2 and x.shape[-1] and size_of(x):  # one GEMM, not one per leading index (NumPy's matmul)
-            y = xp.reshape(xp.matmul(xp.reshape(x, (-1, x.shape[-1])), w.T), (*x.shape[:-1], w.shape[0]))
+            y = xp.reshape(be.gemm(xp.reshape(x, (-1, x.shape[-1])), w.T), (*x.shape[:-1], w.shape[0]))
         else:
-            y = xp.matmul(x, w.T)
+            y = be.gemm(x, w.T)
         if b is not None:
             y += b
         return y
@@ -54,15 +55,15 @@ class _Linear(BilinearOp):
     def backward_arrays(self, g: Any) -> tuple[Any, Any, Any]:
         x, w, _ = self.inputs  # type: ignore[misc]
         e = self._edges or (None, None, None)
-        xp = self.backend.xp
+        be = self.backend
         xa = x._data
         if g.ndim == 2:  # (the usual case: no reshapes, each a call on torch)
-            gx = xp.matmul(g, w._data) if e[0] is not None else None
-            gw = xp.matmul(g.T, xa) if e[1] is not None else None
+            gx = be.gemm(g, w._data) if e[0] is not None else None
+            gw = be.gemm(g.T, xa) if e[1] is not None else None
             return gx, gw, (g.sum(0) if e[2] is not None else None)
         g2 = g.reshape(-1, g.shape[-1])
-        gx = xp.reshape(xp.matmul(g2, w._data), xa.shape) if e[0] is not None else None
-        gw = xp.matmul(g2.T, xa.reshape(-1, xa.shape[-1])) if e[1] is not None else None
+        gx = be.xp.reshape(be.gemm(g2, w._data), xa.shape) if e[0] is not None else None
+        gw = be.gemm(g2.T, xa.reshape(-1, xa.shape[-1])) if e[1] is not None else None
         return gx, gw, (g2.sum(0) if e[2] is not None else None)
 
 
