@@ -52,12 +52,14 @@ class RNNKernels:
 
     def _sigmoid_(self, a: Any) -> Any:
         """``a`` becomes ``sigmoid(a)``: ``1 / (1 + exp(-a))``."""
-        xp = self.xp
-        xp.negative(a, out=a)
+        self.xp.negative(a, out=a)
+        return self._sigmoid_neg_(a)
+
+    def _sigmoid_neg_(self, a: Any) -> Any:
+        """``a``, holding ``-x``, becomes ``sigmoid(x)``: ``1 / (1 + exp(a))``."""
         self._exp_(a)
         a += 1.0
-        xp.reciprocal(a, out=a)
-        return a
+        return self.xp.reciprocal(a, out=a)
 
     def _tanh_(self, a: Any) -> Any:
         """``a`` becomes ``tanh(a)``: ``2 / (1 + exp(-2a)) - 1``."""
@@ -84,9 +86,14 @@ class RNNKernels:
     def _lstm_gates_(self, act: Any) -> None:
         """The LSTM's pre-activations (N, 4H or gate-major 4, N, H) become ``[sigmoid i, sigmoid f, tanh g,
         sigmoid o]`` in place."""
+        self.xp.negative(act, out=act)
+        self._lstm_gates_neg_(act)
+
+    def _lstm_gates_neg_(self, act: Any) -> None:
+        """``_lstm_gates_`` from the pre-activations negated (``-z``, the argument of the sigmoid's ``exp``)."""
         g = self._gates(act)[2]
         g *= 2.0  # tanh(g) = 2 sigmoid(2g) - 1: one sigmoid pass over all four gates
-        self._sigmoid_(act)
+        self._sigmoid_neg_(act)
         g *= 2.0
         g -= 1.0
 
@@ -165,36 +172,46 @@ class RNNKernels:
     def _lstm_act(self, act: Any, c: Any) -> tuple[Any, Any, Any]:
         """From the pre-activations ``act`` (made the activations in place) and ``c``: ``(o tanh c', c', tanh c')``."""
         self._lstm_gates_(act)
+        return self._lstm_state(act, c)
+
+    def _lstm_state(self, act: Any, c: Any) -> tuple[Any, Any, Any]:
+        """From the gate activations ``act`` and ``c``: ``(o tanh c', c', tanh c')`` (``tanh c'`` written into the
+        array of ``i g``)."""
         i, f, g, o = self._gates(act)
         c1 = f * c
-        c1 += i * g
-        tc = self._tanh_(self.xp.copy(c1))
-        return o * tc, c1, tc
+        tc = i * g
+        c1 += tc
+        return o * self._tanh_to(c1, tc), c1, tc
 
     def _lstm_dz(self, dz: Any, gh: Any, gc: Any, act: Any, tc: Any, c: Any) -> Any:
-        """Fill ``dz`` (the layout of ``act``) with the pre-activations' gradient; return the gradient of ``c'``
-        (total)."""
+        """Fill ``dz`` with the pre-activations' gradient, in the layout of ``act`` or (N, 4H) beside a gate-major
+        ``act`` (the cell's: each gate's last product written straight into its columns, no copy to transpose);
+        return the gradient of ``c'`` (total)."""
         xp = self.xp
         i, _, g, o = self._gates(act)
+        q = dz if dz.shape == act.shape else xp.empty_like(act)  # the activations' derivatives, in act's layout
+        xp.subtract(1.0, act, out=q)
+        q *= act  # sigmoid'; the cell gate's block becomes tanh' below
+        qi, qf, qg, qo = self._gates(q)
+        xp.multiply(g, g, out=qg)
+        xp.subtract(1.0, qg, out=qg)
         di, df, dg, do = self._gates(dz)
-        xp.subtract(1.0, act, out=dz)
-        dz *= act  # sigmoid'; the cell gate's block becomes tanh' below
-        xp.multiply(g, g, out=dg)
-        xp.subtract(1.0, dg, out=dg)
         if gh is not None:
             dc = gh * o
-            t = tc * tc
+            t = xp.multiply(tc, tc)
             xp.subtract(1.0, t, out=t)
             dc *= t
             if gc is not None:
                 dc += gc
-            do *= gh * tc
+            xp.multiply(gh, tc, out=t)
+            xp.multiply(t, qo, out=do)
         else:
             dc = xp.copy(gc) if gc is not None else xp.zeros_like(tc)
+            t = xp.empty_like(tc)
             do[...] = 0.0
-        di *= dc * g
-        df *= dc * c
-        dg *= dc * i
+        for d, qk, a in ((di, qi, g), (df, qf, c), (dg, qg, i)):  # di = dc g i', df = dc c f', dg = dc i g'
+            xp.multiply(dc, a, out=t)
+            xp.multiply(t, qk, out=d)
         return dc
 
     def lstm_cell(self, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any) -> tuple[Any, Any, Any]:
@@ -215,48 +232,9 @@ class RNNKernels:
             xp.subtract(nb.reshape((4, 1, hs)), zt, out=act)
         else:
             xp.negative(zt, out=act)
-        g = act[2]
-        g *= 2.0  # tanh(g) = 2 sigmoid(2g) - 1: one sigmoid pass over all four gates
-        self._exp_(act)
-        act += 1.0
-        xp.reciprocal(act, out=act)
-        g *= 2.0
-        g -= 1.0
-        c1 = act[1] * c
-        tc = act[0] * g
-        c1 += tc
-        return act[3] * self._tanh_to(c1, tc), c1, (act, tc)
-
-    def _lstm_cell_dz(self, gh: Any, gc: Any, act: Any, tc: Any, c: Any) -> tuple[Any, Any]:
-        """``(dz, dc)``: the pre-activations' gradient (N, 4H), each gate's last product written straight into
-        its columns (no gate-major copy to transpose), and the gradient of ``c'`` (total), from those of ``h'``
-        and ``c'`` (either may be None) and the saved gate-major activations."""
-        xp = self.xp
-        n, hs = act.shape[1], act.shape[2]
-        i, g, o = act[0], act[2], act[3]
-        q = xp.subtract(1.0, act)
-        q *= act  # sigmoid'; the cell gate's block becomes tanh' below
-        xp.multiply(g, g, out=q[2])
-        xp.subtract(1.0, q[2], out=q[2])
-        dz = xp.empty((n, 4 * hs), dtype=act.dtype)
-        d = dz.reshape((n, 4, hs))
-        if gh is not None:
-            dc = gh * o
-            t = xp.multiply(tc, tc)
-            xp.subtract(1.0, t, out=t)
-            dc *= t
-            if gc is not None:
-                dc += gc
-            xp.multiply(gh, tc, out=t)
-            xp.multiply(t, q[3], out=d[:, 3])
-        else:
-            dc = xp.copy(gc) if gc is not None else xp.zeros_like(tc)
-            t = xp.empty_like(tc)
-            d[:, 3] = 0.0
-        for k, a in ((0, g), (1, c), (2, i)):  # di = dc g i', df = dc c f', dg = dc i g'
-            xp.multiply(dc, a, out=t)
-            xp.multiply(t, q[k], out=d[:, k])
-        return dz, dc
+        self._lstm_gates_neg_(act)
+        h1, c1, tc = self._lstm_state(act, c)
+        return h1, c1, (act, tc)
 
     def lstm_cell_backward(
         self, gh: Any, gc: Any, saved: Any, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, need: tuple[bool, ...],
@@ -266,7 +244,8 @@ class RNNKernels:
         has one flag per input in that order) from the gradients of ``h'`` and ``c'`` (either may be None).
         ``lazy``: the weights' gradients may be ``WeightGrad``s (the torch backend's are; arrays here)."""
         act, tc = saved  # gate-major (4, N, H)
-        dz, dc = self._lstm_cell_dz(gh, gc, act, tc, c)
+        dz = self.xp.empty((act.shape[1], 4 * act.shape[2]), dtype=act.dtype)
+        dc = self._lstm_dz(dz, gh, gc, act, tc, c)
         gc0 = dc * act[1] if need[2] else None
         gx, gw_ih, gb_ih = self._linear_grads(dz, x, w_ih, need[0], need[3], need[5])
         gh0, gw_hh, _ = self._linear_grads(dz, h, w_hh, need[1], need[4], False)

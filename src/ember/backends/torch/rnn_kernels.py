@@ -50,6 +50,9 @@ class TorchRNNKernels:
     def _tanh_(self, a: Any) -> Any:
         return a.tanh_()
 
+    def _tanh_to(self, a: Any, out: Any) -> Any:
+        return torch.tanh(a, out=out)
+
     def _lstm_gates_(self, act: Any) -> None:
         i, f, g, o = act.unsafe_chunk(4, 1)
         i.sigmoid_()
