@@ -164,6 +164,12 @@ def _controls() -> tuple[Any, ...]:
     return _fns
 
 
+def threads() -> int:
+    """NumPy's OpenBLAS thread count (1 when it cannot be read)."""
+    fns = _controls()
+    return int(fns[0]()) if fns else 1
+
+
 def _one_thread(enter: bool) -> None:
     """Set NumPy's OpenBLAS to one thread on the first of overlapping calls, back on the last (a lock and a
     depth count: two Python threads' products must not leave it at one thread)."""

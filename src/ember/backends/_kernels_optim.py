@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ._blas_threads import _library, threads
+
 _BLAS: Any = None  # None: not looked up yet; False: unavailable; else scipy.linalg.blas
 _NUMPY_BLAS: Any = None  # None: not looked up yet; False: unavailable; else {"f"/"d": (axpy, scal)}
 
@@ -33,8 +35,6 @@ def _numpy_blas() -> Any:
     global _NUMPY_BLAS
     if _NUMPY_BLAS is None:
         _NUMPY_BLAS = False
-        from ._blas_threads import _library
-
         lib = _library()
         for prefix in ("scipy_", ""):
             names = {f"{t}{op}": f"{prefix}cblas_{t}{op}64_" for t in "sd" for op in ("axpy", "scal")}
@@ -86,18 +86,9 @@ def _scipy_blas() -> Any:
 _SPLIT_AXPY_PAYS = 1 << 17
 
 
-_GET_THREADS: Any = None  # None: not looked up yet; else a callable returning NumPy's OpenBLAS thread count
-
-
 def _blas_threads() -> int:
-    """NumPy's OpenBLAS thread count (1 when it cannot be read)."""
-    global _GET_THREADS
-    if _GET_THREADS is None:
-        from ._blas_threads import _find
-
-        fns = _find()
-        _GET_THREADS = fns[0] if fns else (lambda: 1)
-    return int(_GET_THREADS())
+    """NumPy's OpenBLAS thread count (1 when it cannot be read): ``_blas_threads.threads``."""
+    return threads()
 
 
 def _blas(y: Any, threaded: bool = True) -> Any:
