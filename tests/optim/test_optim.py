@@ -350,7 +350,7 @@ def test_sgd_after_the_model_is_converted_to_float64_matches_torch(opts):
             opt.zero_grad()
             (p @ lib.tensor(x, dtype=p.dtype).T).tanh().sum().backward()
             opt.step()
-        buf = opt.state[p.id if lib is ember else p]["momentum_buffer"]
+        buf = opt.state[p]["momentum_buffer"]
         out[lib] = p.detach().numpy(), str(buf.dtype).endswith("float32")
     # (float64 gradients a rounding apart become float32 buffers an ulp apart: close, not bit-equal)
     np.testing.assert_allclose(out[ember][0], out[torch][0], rtol=1e-6, atol=1e-6)

@@ -13,6 +13,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd._grad_mode import enable_grad, no_grad
+from ._state import OptimizerState
 from .optimizer import OptimizerAdaptor, SimpleOptimizer, _key
 
 __all__ = ["LBFGS"]
@@ -360,7 +361,7 @@ class LBFGS(OptimizerAdaptor):
                 raise ValueError(f"load_state_dict: LBFGS state {name!r} has shape {v.shape}, expected ({total},)")
             return p0._backend.xp.copy(v.to(device=p0.device)._data)
 
-        self.state = {}
+        self.state = OptimizerState()
         for s in state_dict["state"].values():
             self.state[_key(p0)] = {
                 n: [array(a, n) if isinstance(a, Tensor) else float(a) for a in v] if isinstance(v, list)

@@ -32,6 +32,8 @@ from ..backends import namespace_of
 from ..nn.utils import clip_arrays_by_norm_
 from ..record import record_to_state, state_to_record
 from ._graph_step import step_form, zero_grad_form
+from ._state import OptimizerState, _is_array
+from ._state import param_key as _key
 
 __all__ = ["Optimizer", "OptimizerAdaptor", "SimpleOptimizer", "WeightDecay"]
 
@@ -110,7 +112,7 @@ class OptimizerAdaptor:
         self._check(self.defaults)
         self.grad_clip_norm, self.grad_clip_value = grad_clip_norm, grad_clip_value
         self.param_groups: list[dict[str, Any]] = []
-        self.state: dict[str, dict[str, Any]] = {}
+        self.state: dict[str, dict[str, Any]] = OptimizerState()
         self._hooks: dict[int, Callable[..., Any]] = {}
         if hasattr(params, "parameters") and callable(params.parameters):
             params = params.parameters()
@@ -319,7 +321,7 @@ class OptimizerAdaptor:
             for k, v in sg.items():
                 if k != "params":
                     g[k] = tuple(v) if k == "betas" else v
-        self.state = {}
+        self.state = OptimizerState()
         for k, s in state_dict["state"].items():
             p = mapping.get(str(k))
             if p is None:
@@ -351,15 +353,6 @@ Optimizer = OptimizerAdaptor
 # how a CUDA graph replays the two opaque calls (ember.compile on torch-CUDA; _graph_step.py)
 setattr(OptimizerAdaptor.step.__wrapped_opaque__, "__graph_form__", step_form)  # type: ignore[attr-defined]  # noqa: B010
 setattr(OptimizerAdaptor.zero_grad.__wrapped_opaque__, "__graph_form__", zero_grad_form)  # type: ignore[attr-defined]  # noqa: B010
-
-
-def _key(p: Tensor) -> str:
-    pid = getattr(p, "id", None)
-    return pid if pid is not None else f"tensor-{id(p)}"
-
-
-def _is_array(v: Any) -> bool:
-    return hasattr(v, "shape") and hasattr(v, "dtype") and not isinstance(v, Tensor)
 
 
 def _to_backend(state: dict[str, Any], p: Tensor) -> dict[str, Any]:
