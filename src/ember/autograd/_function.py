@@ -79,15 +79,18 @@ class Function(Node):
         zero = True
         slow: Any = kwargs or not 0 < n < 3 or not cls._array_io
         if not slow:
-            # the usual op: one or two arguments, its Tensors unwritten since made and on one backend; the
-            # general pass below in straight lines (a loop, a list of arrays and its appends cost ~0.15 µs)
+            # the usual op, one or two positional arguments: the general pass below in straight lines (a loop, a
+            # list of arrays and its appends cost ~0.15 µs); the same steps for each argument
             a = args[0]
             e0: Any = None
             e1: Any = None
             x1 = None
             if isinstance(a, Tensor):
                 vcl = a._vcl
-                slow = vcl is not None and vcl[0]
+                if vcl is not None and vcl[0]:  # written in place since it was made (a view: since its history)
+                    zero = False
+                    if a._view is not None and a._view[2] != vcl[0]:
+                        _refresh_view(a)
                 backend = a._backend
                 x0 = a._data
                 if a._requires_grad:
@@ -103,10 +106,15 @@ class Function(Node):
             if n == 2:
                 b = args[1]
                 if isinstance(b, Tensor):
+                    if b._backend is not backend:
+                        if backend is not None:
+                            raise _device_error(cls.__name__, args)
+                        backend = b._backend
                     vcl = b._vcl
-                    if (vcl is not None and vcl[0]) or (b._backend is not backend and backend is not None):
-                        slow = True
-                    backend = b._backend
+                    if vcl is not None and vcl[0]:
+                        zero = False
+                        if b._view is not None and b._view[2] != vcl[0]:
+                            _refresh_view(b)
                     x1 = b._data
                     if b._requires_grad:
                         c = b._creator
@@ -118,7 +126,7 @@ class Function(Node):
                                 generation = c.generation + 1
                 else:
                     x1 = b
-            slow = slow or backend is None
+            slow = backend is None  # numbers only: the general pass finds the default backend
         if not slow:
             needs_grad = e0 is not None or e1 is not None
             fn = _new_object(cls)
