@@ -1,0 +1,199 @@
+"""A graph node's state, and what it saved for backward with the checks that refuse a stale saved value.
+
+``Node`` is the base of :class:`~ember.autograd._function.Function`: ``Function.apply`` fills the state below when
+it records a node; the engine reads it, and the checks here run when a saved value was changed in place (or
+detached in place) before backward.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from .._tensor import Tensor
+
+__all__ = ["Node"]
+
+
+class _AllZero:
+    """``Function._versions`` when every Tensor input was at version 0 (the usual case: nothing stored)."""
+
+    def __repr__(self) -> str:
+        return "<all inputs at version 0>"
+
+
+_ZERO: Any = _AllZero()
+_V0 = (0,)
+
+
+def _edges_of(args: tuple[Any, ...]) -> tuple[list[Any], int, Any]:
+    """A node's record of its inputs, taken now: ``(edges, generation, versions)``.
+
+    Per input its edge: ``None`` (no gradient), the creator node (output 0), ``(creator, index)``, or
+    ``(None, leaf)``. An in-place op later gives the tensor a new history; the node keeps the edge to
+    the version it consumed. ``versions``: ``_ZERO``, or per input its version (-1: not a Tensor).
+    """
+    edges: list[Any] = []
+    generation = 0
+    zero = True
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._vcl and a._vcl[0]:
+                zero = False
+            if a._requires_grad:
+                c = a._creator
+                if c is None:
+                    edges.append((None, a))
+                    continue
+                edges.append(c if a._out_idx == 0 else (c, a._out_idx))
+                if c.generation >= generation:
+                    generation = c.generation + 1
+                continue
+        edges.append(None)
+    return edges, generation, _versions(args, zero)
+
+
+def _versions(args: tuple[Any, ...], zero: bool) -> Any:
+    """A node's record of its inputs' versions: ``_ZERO`` when all were at 0, else per input (-1: not a Tensor)."""
+    if zero:
+        return _ZERO
+    return tuple([(a._vcl[0] if a._vcl is not None else 0) if isinstance(a, Tensor) else -1 for a in args])
+
+
+class Node:
+    """A recorded operation: its inputs and their edges, its saved values and their versions."""
+
+    #: Built-in ops (``Op``) work on arrays; user Functions work on Tensors.
+    _array_io: bool = False
+
+    # Node state, set by ``apply`` when the graph is recorded.
+    inputs: tuple[Any, ...] | None
+    generation: int
+    backend: Any
+    n_out: int = 1
+    _out_refs: dict[int, Any] | None = None
+    _trace: list[str] | None = None
+    _versions: Any = ()  # saves_inputs: _ZERO or per input its version then (-1: not a Tensor)
+    #: saves_output: per output its version counter and the version its saved value belongs to
+    _out_vcs: tuple[list[int], ...] = ()
+    _out_vs: tuple[int, ...] = ()
+    _outs: tuple[Any, ...] = ()
+    _saved: tuple[Any, ...]  # user Functions: ``save_for_backward``
+    #: where each input's gradient goes, captured when the node was recorded (an in-place op later
+    #: gives the tensor a new history; this node keeps the edge to the version it consumed)
+    _edges: list[Any] | None = None
+
+    #: backward reads the inputs' values: an in-place change to them before backward is an error.
+    saves_inputs: bool = True
+    #: set per class: ``value_needed`` is overridden (backward reads only some inputs' values)
+    _reads_some: bool = False
+    #: backward reads the outputs' values through ``self.output(i)``.
+    saves_output: bool = False
+
+    # -- PyTorch-style context (for user Functions) ---------------------------------------------
+    def save_for_backward(self, *tensors: Any) -> None:
+        self._saved = tuple(tensors)
+        self._saved_versions = tuple(t._vc[0] if isinstance(t, Tensor) else 0 for t in tensors)
+
+    @property
+    def saved_tensors(self) -> tuple[Any, ...]:
+        for i, (t, v) in enumerate(zip(self._saved, self._saved_versions, strict=True)):
+            if isinstance(t, Tensor) and t._vc[0] != v:
+                raise RuntimeError(
+                    f"{type(self).__name__}: saved tensor {i} of shape {t.shape} was modified in place "
+                    f"(version {t._vc[0]}, saved at version {v}) before backward"
+                )
+        return self._saved
+
+    @property
+    def needs_input_grad(self) -> tuple[bool, ...]:
+        return tuple(e is not None for e in self._edges or ())
+
+    def _req(self, i: int) -> bool:
+        """Whether input ``i`` gets a gradient: the edge recorded with the node, not the input's
+        ``requires_grad`` now (a later ``detach_()`` does not cut the recorded graph, as in PyTorch)."""
+        edges = self._edges
+        return edges is not None and edges[i] is not None
+
+    # -- node helpers ----------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        n = type(self).__name__
+        return n if n.endswith("Backward") else n + "Backward"
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+    #: optional first-order rule on arrays: ``backward_arrays(self, *grad_arrays) -> arrays or None``; the
+    #: engine uses it when no graph of the backward pass is wanted (``backward`` stays the reference).
+    backward_arrays: Any = None
+
+    def _saved_output_check(self, i: int) -> None:
+        vc, v = self._out_vcs[i], self._out_vs[i]
+        if vc[0] != v:
+            raise RuntimeError(
+                f"{type(self).__name__}: its output {i} was modified in place (version {vc[0]}, "
+                f"expected {v}) before backward; use an out-of-place operation instead"
+            )
+
+    def out_array(self, i: int = 0) -> Any:
+        """Output ``i`` as an array for ``backward_arrays`` (checked against in-place changes)."""
+        if self._out_vcs[i][0] != self._out_vs[i]:
+            self._saved_output_check(i)
+        return self._outs[i]
+
+    def output(self, i: int = 0) -> Tensor:
+        """Output ``i`` as a Tensor for use in backward (connected to this node for higher order)."""
+        self._saved_output_check(i)
+        ref = self._out_refs.get(i) if self._out_refs else None
+        t = ref() if ref is not None else None
+        if t is None:
+            t = Tensor._make(self.backend.asarray(self._outs[i]), self.backend)
+            t._vc = self._out_vcs[i]
+            t._requires_grad = True
+            t._creator = self
+            t._out_idx = i
+        return t
+
+    def _ref_output(self, t: Tensor) -> None:
+        if self._out_refs is None:
+            self._out_refs = {}
+        self._out_refs[t._out_idx] = weakref.ref(t)
+
+    def value_needed(self, i: int) -> bool:
+        """Whether backward reads input ``i``'s value (so a later in-place change to it is an error).
+
+        All saved inputs by default; an operator whose gradients need only some of them says which
+        (``a * b`` needs ``a`` only for ``b``'s gradient), as PyTorch saves only what it uses.
+        """
+        return True
+
+    def _check_versions(self) -> None:
+        if not self.saves_inputs or self.inputs is None:
+            return
+        vs = self._versions
+        if vs is _ZERO:
+            vs = [0 if isinstance(a, Tensor) else -1 for a in self.inputs]
+        for i, (a, v) in enumerate(zip(self.inputs, vs, strict=True)):
+            if v >= 0 and a._vc[0] != v and self.value_needed(i):
+                raise RuntimeError(
+                    f"{type(self).__name__}: input {i} of shape {a.shape} was modified by an in-place "
+                    f"operation (it is at version {a._vc[0]}, the graph saved version {v}); its value "
+                    "is needed for the gradient. Use an out-of-place operation or clone() it first"
+                )
+
+    #: False where PyTorch saves views of the inputs (composite ops such as einsum), which ``detach_()``
+    #: of an input does not reach: backward then runs on the unchanged values
+    _detach_check: bool = True
+
+    def _check_detached(self) -> None:
+        """Refuse a saved input that was detached in place (``detach_()``) after this node used it."""
+        if self._array_io and self._detach_check:
+            for i, (a, e) in enumerate(zip(self.inputs or (), self._edges or (), strict=False)):
+                leaf_edge = e.__class__ is tuple and e[0] is None
+                if e is not None and not leaf_edge and a._creator is None and self.value_needed(i):
+                    raise RuntimeError(
+                        "Trying to use a saved tensor that has been detached in-place: input "
+                        f"{i} of {type(self).__name__} (shape {a.shape}) was saved for the gradient and "
+                        "then detached with detach_(); use the out-of-place detach() instead"
+                    )
