@@ -184,3 +184,29 @@ def test_compiled_float64_replays_match_eager():
     """)
     assert r["compiled"][0] == [True] * 10
     assert r["compiled"][1] >= 2 and r["compiled"][2] is True and r["compiled"][3] == 2
+
+
+def test_a_batch_with_small_outputs_and_long_sums_is_split_by_its_work(monkeypatch):
+    # Winograd's dU = dM V^T: (36, 64, 576) by (36, 576, 64), outputs of 147K elements but 8.5e7 multiply-adds;
+    # parallel_blocks sees its work (K / _MACS_PER_ELEMENT elements per output), so it splits over the kernel
+    # threads, every matrix still one single-threaded product: the bits of the whole batch on one thread
+    import numpy as np
+
+    import ember.backends._blas_threads as bt
+    import ember.backends._kernels_threads as kt
+
+    sizes = []
+    real = kt.parallel_blocks
+    monkeypatch.setattr(kt, "parallel_blocks", lambda xp, n, size, fn: sizes.append(size) or real(xp, n, size, fn))
+    monkeypatch.setattr(kt, "kernel_threads", lambda: 2)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((36, 64, 576)).astype(np.float32)
+    b = np.ascontiguousarray(rng.standard_normal((36, 64, 576)).astype(np.float32)).transpose(0, 2, 1)
+    y = bt._one_thread_matmul(a, b)
+    assert sizes == [36 * 64 * 64 * (576 // bt._MACS_PER_ELEMENT)] and sizes[0] >= 2 * kt._MIN_ROWS_PART
+    bt._one_thread(True)
+    try:
+        ref = np.stack([np.matmul(a[i], b[i]) for i in range(36)])
+    finally:
+        bt._one_thread(False)
+    np.testing.assert_array_equal(y, ref)
