@@ -140,16 +140,16 @@ def parallel(xp: Any, n: int, size: int, fn: Callable[[int, int], None]) -> None
         fn(0, n)
 
 
-def parallel_blocks(xp: Any, n: int, size: int, fn: Callable[[int, int], None]) -> None:
+def parallel_blocks(xp: Any, n: int, size: int, fn: Callable[[int, int], None], chunks: int = _CHUNKS) -> None:
     """Call ``fn(lo, hi)`` over a partition of ``range(n)`` (parts must write disjoint results) on up to
     :func:`kernel_threads` threads (on by default, as :func:`parallel_rows`) when ``xp`` is NumPy, at least
-    ``_MIN_ROWS_PART`` elements a part (``size`` in all), ``_CHUNKS`` ranges per thread taken in turn: the
+    ``_MIN_ROWS_PART`` elements a part (``size`` in all), ``chunks`` ranges per thread taken in turn: the
     Winograd transforms, whose blocks of channels are long contiguous passes."""
     if getattr(xp, "__name__", "") != "numpy" or size < 2 * _MIN_ROWS_PART or n < 2:
         fn(0, n)
         return
     threads = kernel_threads()
-    _split(threads, n, min(threads, n, size // _MIN_ROWS_PART), fn, _CHUNKS)
+    _split(threads, n, min(threads, n, size // _MIN_ROWS_PART), fn, chunks)
 
 
 def parallel_rows(n: int, size: int, fn: Callable[[int, int], None]) -> None:
