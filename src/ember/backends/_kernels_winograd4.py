@@ -62,6 +62,11 @@ class Winograd4Kernels:
     workspace: Any
     gemm: Any  # Backend.gemm
 
+    def _wino4_mm(self, a: Any, b: Any, out: Any) -> None:
+        """``out[i] = a @ b[i]`` for a small 2-d ``a``: one batched product (one NumPy call, not one per matrix:
+        the transforms run on two Python threads, and calls of a few us each passed the GIL back and forth)."""
+        self.gemm(self.xp.broadcast_to(a, (b.shape[0], *a.shape)), b, out=out)
+
     def _wino4_weight(self, w: Any) -> Any:
         """``U = G w G^T`` as (36, O, C): one (36, 9) by (9, O * C) product with ``kron(G, G)``."""
         xp = self.xp
@@ -82,7 +87,7 @@ class Winograd4Kernels:
             self._wino4_input_block(x, geo, v, b0, b1)
 
     def _wino4_input_block(self, x: Any, geo: _Geom, v: Any, c0: int, c1: int) -> None:
-        xp, gemm = self.xp, self.gemm
+        xp = self.xp
         cc, r = c1 - c0, geo.r
         ln = cc * geo.s  # every product runs over the channels' planes flat, one long row
         bt = xp.asarray(_BT, dtype=x.dtype)
@@ -95,14 +100,13 @@ class Winograd4Kernels:
                 (pr, pc), (xr, xc) = geo.phase_slices(a, b)
                 geo.planes(pl[b, a], cc)[:, pr, :, pc] = xt[:, xr, :, xc]
         pl[:, 4:, : ln + 1] = pl[:, :2, r : r + ln + 1]
-        # rows: rp[k, b] = sum_i B^T[k, i] pl[b, i]; rows 4, 5 of rp[k]: rp[k, 0] and rp[k, 1] one column right
-        rp = xp.empty((6, 6, ln + 1), dtype=x.dtype)
-        for b in range(4):
-            gemm(bt, pl[b, :, : ln + 1], out=rp[:, b])
-        rp[:, 4:, :ln] = rp[:, :2, 1:]
-        # columns: V[6 k + l] = sum_j B^T[l, j] rp[k, j]
-        for k in range(6):
-            gemm(bt, rp[k, :, :ln], out=v[6 * k : 6 * k + 6, c0:c1].reshape(6, ln))
+        # rows: rp[b, k] = sum_i B^T[k, i] pl[b, i]; rp[4 + b]: rp[b] one column right (b < 2)
+        rp = xp.empty((6, 6, ln + 1), dtype=x.dtype)  # [j, k]
+        self._wino4_mm(bt, pl[:, :, : ln + 1], rp[:4])
+        rp[4:, :, :ln] = rp[:2, :, 1:]
+        # columns: V[6 k + l] = sum_j B^T[l, j] rp[j, k]
+        vb = v.reshape(6, 6, -1)[:, :, c0 * geo.s : c1 * geo.s]  # (k, l, ln): a view
+        self._wino4_mm(bt, rp[:, :, :ln].transpose(1, 0, 2), vb)
 
     def _wino4_input_adjoint_range(self, dv: Any, geo: _Geom, gx: Any, c0: int, c1: int) -> None:
         """``gx[:, c0:c1]`` from dV: the adjoint of :meth:`_wino4_input_range`."""
@@ -111,18 +115,16 @@ class Winograd4Kernels:
 
     def _wino4_input_adjoint_block(self, dv: Any, geo: _Geom, gx: Any, c0: int, c1: int) -> None:
         """(``dv``'s scratch columns must be zero: the flat products carry them into the planes.)"""
-        xp, gemm = self.xp, self.gemm
+        xp = self.xp
         cc, r = c1 - c0, geo.r
         ln = cc * geo.s
         btt = xp.asarray(_BT.T, dtype=gx.dtype)
-        drp = xp.empty((6, 6, ln + 1), dtype=gx.dtype)  # the adjoint of _wino4_input_block's rp
-        for k in range(6):
-            gemm(btt, dv[6 * k : 6 * k + 6, c0:c1].reshape(6, ln), out=drp[k, :, :ln])
+        drp = xp.empty((6, 6, ln + 1), dtype=gx.dtype)  # [k, j]: the adjoint of _wino4_input_block's rp
+        self._wino4_mm(btt, dv.reshape(6, 6, -1)[:, :, c0 * geo.s : c1 * geo.s], drp[:, :, :ln])
         drp[:, :4, ln] = 0
         drp[:, :2, 1:] += drp[:, 4:, :ln]
         dpl = xp.empty((4, 6, ln + r + 1), dtype=gx.dtype)  # the adjoint of its pl
-        for b in range(4):
-            gemm(btt, drp[:, b], out=dpl[b, :, : ln + 1])
+        self._wino4_mm(btt, drp[:, :4].transpose(1, 0, 2), dpl[:, :, : ln + 1])
         dpl[:, :2, ln + 1 :] = 0
         dpl[:, :2, r : r + ln + 1] += dpl[:, 4:, : ln + 1]
         gxt = gx[:, c0:c1].transpose(1, 2, 0, 3)  # (cc, H, N, W)
@@ -138,17 +140,16 @@ class Winograd4Kernels:
             self._wino4_output_block(m, geo, y, b0, b1)
 
     def _wino4_output_block(self, m: Any, geo: _Geom, y: Any, o0: int, o1: int) -> None:
-        xp, gemm = self.xp, self.gemm
+        xp = self.xp
         oo = o1 - o0
         nx = oo * geo.cols
         at = xp.asarray(_AT, dtype=y.dtype)
         s = xp.empty((6, 4, nx), dtype=y.dtype)  # s[b, p] = sum_a A^T[p, a] M[6 a + b]
-        for b in range(6):
-            gemm(at, m[b::6, o0:o1].reshape(6, nx), out=s[b])
+        self._wino4_mm(at, m[:, o0:o1].reshape(6, 6, nx).transpose(1, 0, 2), s)
         # z[p] holds output row 4 ty + p of every image, columns 4 tx + q interleaved: (oo, th, N, 4 * W2)
         z = xp.empty((4, nx, 4), dtype=y.dtype)
+        self.gemm(s.transpose(1, 2, 0), xp.broadcast_to(at.T, (4, 6, 4)), out=z)
         for p in range(4):
-            gemm(s[:, p].T, at.T, out=z[p])
             rows = len(range(p, geo.oh, 4))
             zp = geo.pairs(z[p].reshape(oo, -1))[:, :rows, :, : geo.ow]  # (oo, rows, N, ow)
             y[:, o0:o1, p::4, :] = zp.transpose(2, 0, 1, 3)
@@ -159,7 +160,7 @@ class Winograd4Kernels:
             self._wino4_grad_block(g, geo, dm, b0, b1)
 
     def _wino4_grad_block(self, g: Any, geo: _Geom, dm: Any, o0: int, o1: int) -> None:
-        xp, gemm = self.xp, self.gemm
+        xp = self.xp
         oo = o1 - o0
         nx = oo * geo.cols
         att = xp.asarray(_AT.T, dtype=g.dtype)
@@ -169,10 +170,9 @@ class Winograd4Kernels:
             zp = geo.pairs(z[p].reshape(oo, -1))[:, :rows, :, : geo.ow]
             zp[...] = g[:, o0:o1, p::4, :].transpose(1, 2, 0, 3)
         h = xp.empty((6, 4, nx), dtype=g.dtype)  # h[b, p] = sum_q A^T[q, b] dY[p, q]
-        for p in range(4):
-            gemm(att, z[p].T, out=h[:, p])
-        for b in range(6):  # dM[6 a + b] = sum_p A^T[p, a] h[b, p]
-            gemm(att, h[b], out=dm[b::6, o0:o1].reshape(6, nx))
+        self._wino4_mm(att, z.transpose(0, 2, 1), h.transpose(1, 0, 2))
+        # dM[6 a + b] = sum_p A^T[p, a] h[b, p]
+        self._wino4_mm(att, h, dm[:, o0:o1].reshape(6, 6, nx).transpose(1, 0, 2))
 
     # -- the operators ------------------------------------------------------------------------------
     def wino4_conv(self, x: Any, w: Any, pads: Pads, bias: Any, save: bool) -> tuple[Any, Any]:
