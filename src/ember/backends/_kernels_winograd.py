@@ -30,7 +30,7 @@ from ._kernels_util import Ints, Pads
 _BLOCK_ELEMS = 1 << 20
 #: ranges per thread of the transforms' split (``parallel_blocks``): each range's block makes ~40 NumPy calls, and
 #: ranges of 8 of 64 channels (4 a thread) made calls so short that two threads ran the F(4x4, 3x3) transforms
-#: slower than one (the GIL handed back and forth between calls of a few us); 2 a thread: 46 -> 37 ms a
+#: slower than one (the GIL handed back and forth between calls of a few us); 2 a thread: 46 -> 36 ms a
 #: conv-stack step (benchmarks/README.md, session 11)
 _TRANSFORM_CHUNKS = 2
 
