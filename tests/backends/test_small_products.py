@@ -21,6 +21,7 @@ fns = bt._find()
 get = fns[0] if fns else (lambda: 0)
 real = np.matmul
 seen = []
+big = []  # the same, for products that OpenBLAS would split (over bt._SPLIT_MIN multiply-adds a matrix)
 
 class Spy:  # the module's NumPy, with a matmul that notes OpenBLAS's thread count at each product
     def __getattr__(self, name):
@@ -29,6 +30,8 @@ class Spy:  # the module's NumPy, with a matmul that notes OpenBLAS's thread cou
     @staticmethod
     def matmul(a, b, out=None):
         seen.append(int(get()))
+        if a.ndim >= 2 and b.ndim >= 2 and a.shape[-2] * a.shape[-1] * b.shape[-1] > bt._SPLIT_MIN:
+            big.append(int(get()))
         return real(a, b) if out is None else real(a, b, out=out)
 
 bt.np = Spy()
@@ -139,13 +142,15 @@ def test_convolution_and_linear_products_go_through_it():
     x, y = ember.randn(64, 1, 28, 28), ember.randint(0, 10, (64,))
     F.cross_entropy(model(x), y).backward()
     res["lenet"] = [sorted(set(seen)), len(seen), get()]
-    seen.clear()
-    conv = ember.nn.Conv2d(64, 64, 3, padding=1, bias=False)  # Winograd: batches of 16 products, split
-    conv(ember.randn(8, 64, 32, 32, requires_grad=True)).sum().backward()
-    res["winograd"] = [sorted(set(seen)), len(seen), get()]
+    for shape in ((8, 64, 32, 32), (1, 128, 32, 32)):  # Winograd F(4x4, 3x3) and F(2x2, 3x3): batches of 36 or
+        big.clear()  # 16 products, split; the transforms' small products (under _SPLIT_MIN) run on one thread anyway
+        conv = ember.nn.Conv2d(shape[1], shape[1], 3, padding=1, bias=False)
+        conv(ember.randn(*shape, requires_grad=True)).sum().backward()
+        res[f"winograd {shape[0]}"] = [sorted(set(big)), len(big), get()]
     """)
     assert r["lenet"][0] == [1, 2] and r["lenet"][1] >= 9 and r["lenet"][2] == 2  # the linear layers' on one
-    assert r["winograd"][0] == [1] and r["winograd"][1] >= 3 and r["winograd"][2] == 2  # (a part per range)
+    for n in (8, 1):
+        assert r[f"winograd {n}"][0] == [1] and r[f"winograd {n}"][1] >= 3 and r[f"winograd {n}"][2] == 2
 
 
 def test_compiled_float64_replays_match_eager():
@@ -179,3 +184,29 @@ def test_compiled_float64_replays_match_eager():
     """)
     assert r["compiled"][0] == [True] * 10
     assert r["compiled"][1] >= 2 and r["compiled"][2] is True and r["compiled"][3] == 2
+
+
+def test_a_batch_with_small_outputs_and_long_sums_is_split_by_its_work(monkeypatch):
+    # Winograd's dU = dM V^T: (36, 64, 576) by (36, 576, 64), outputs of 147K elements but 8.5e7 multiply-adds;
+    # parallel_blocks sees its work (K / _MACS_PER_ELEMENT elements per output), so it splits over the kernel
+    # threads, every matrix still one single-threaded product: the bits of the whole batch on one thread
+    import numpy as np
+
+    import ember.backends._blas_threads as bt
+    import ember.backends._kernels_threads as kt
+
+    sizes = []
+    real = kt.parallel_blocks
+    monkeypatch.setattr(kt, "parallel_blocks", lambda xp, n, size, fn: sizes.append(size) or real(xp, n, size, fn))
+    monkeypatch.setattr(kt, "kernel_threads", lambda: 2)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((36, 64, 576)).astype(np.float32)
+    b = np.ascontiguousarray(rng.standard_normal((36, 64, 576)).astype(np.float32)).transpose(0, 2, 1)
+    y = bt._one_thread_matmul(a, b)
+    assert sizes == [36 * 64 * 64 * (576 // bt._MACS_PER_ELEMENT)] and sizes[0] >= 2 * kt._MIN_ROWS_PART
+    bt._one_thread(True)
+    try:
+        ref = np.stack([np.matmul(a[i], b[i]) for i in range(36)])
+    finally:
+        bt._one_thread(False)
+    np.testing.assert_array_equal(y, ref)

@@ -28,7 +28,9 @@ the batch is split over Ember's kernel threads instead (``parallel_blocks``: ran
 that gets its core late takes fewer). The 8x64x32x32 layer's three products, 2 threads, best / median of 21 rounds
 at load 6: forward 9.46 / 152 ms on OpenBLAS's threads against 2.70 / 2.89 split, dU 5.32 / 39.1 against 2.96 /
 8.50, dV 1.35 / 13.4 against 1.38 / 3.23; the 4-layer conv-stack step at load 7-11, in one process, median 4,035
-against 157 ms (best 850 against 135).
+against 157 ms (best 850 against 135). The split weighs a batch by its work (``_MACS_PER_ELEMENT``), not its
+output alone: Winograd F(4x4, 3x3)'s ``dU`` (outputs of (36, 64, 64), sums over 576 tiles) ran on the calling
+thread only.
 """
 
 from __future__ import annotations
@@ -150,6 +152,11 @@ SMALL_PRODUCT = 1 << 22
 #: OpenBLAS splits one matrix's GEMM only above this many multiply-adds (its interface/gemm.c: 65536 *
 #: GEMM_MULTITHREAD_THRESHOLD (4) per thread, on 2 threads): below, it runs on one thread already
 _SPLIT_MIN = 1 << 19
+#: a batch of products counts as ``K / _MACS_PER_ELEMENT`` elements per output element when ``parallel_blocks``
+#: decides whether to split it (one-thread sgemm here: ~16 multiply-adds in the time of one element of a ufunc
+#: pass), so that a batch with small outputs and long sums (Winograd's ``dU = dM V^T``: (64, 64) outputs, K = 576
+#: tiles) is split by its work too
+_MACS_PER_ELEMENT = 16
 _one_lock = threading.Lock()
 _one_depth = 0  # matmul calls running with OpenBLAS set to one thread
 _one_restore = 1  # the thread count to restore when the last of them ends
@@ -210,7 +217,7 @@ def _one_thread_matmul(a: Any, b: Any, out: Any = None) -> Any:
         def part(lo: int, hi: int) -> None:
             np.matmul(a[lo:hi], b if b.ndim == 2 else b[lo:hi], out=out[lo:hi])
 
-        _kernels_threads.parallel_blocks(np, a.shape[0], out.size, part)
+        _kernels_threads.parallel_blocks(np, a.shape[0], out.size * max(1, a.shape[-1] // _MACS_PER_ELEMENT), part)
         return out
     finally:
         _one_thread(False)

@@ -18,7 +18,8 @@ import numpy as np
 from ._kernels_batch_last import BatchLastCols, BatchLastKernels
 from ._kernels_threads import parallel
 from ._kernels_util import Ints, Pads, Workspace, _shift, ndindex, out_shape
-from ._kernels_winograd import WinogradKernels, WinoSaved, wino_ok
+from ._kernels_winograd import WinogradKernels, WinoSaved, wino_ok, wino_tile
+from ._kernels_winograd4 import Winograd4Kernels
 
 #: a weight gradient with fewer elements per group than this sums its product over chunks of _K_CHUNK columns
 _FEW_OUTPUTS = 1024
@@ -29,9 +30,10 @@ _SMALL_WEIGHT = 4096
 _SMALL_WINDOW = 32
 
 
-class ConvKernels(WinogradKernels, BatchLastKernels):
+class ConvKernels(WinogradKernels, Winograd4Kernels, BatchLastKernels):
     """Convolution kernels written against ``self.xp`` (NumPy's names); 3x3 stride-1 convolutions with
-    enough channels and pixels go through Winograd F(2x2, 3x3) (``_kernels_winograd``)."""
+    enough channels and pixels go through Winograd F(2x2, 3x3) or F(4x4, 3x3) (``_kernels_winograd``,
+    ``_kernels_winograd4``; ``wino_tile`` picks)."""
 
     xp: Any
     pad: Any  # PadKernels.pad
@@ -153,6 +155,8 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
         """Cross-correlation of ``x`` with ``w`` (plus ``bias`` per output channel): ``(y, saved)``;
         ``saved`` feeds :meth:`conv_backward` (the im2col columns or Winograd tiles when ``save``, else ``None``)."""
         if wino_ok(x, w.shape, stride, dilation, groups):
+            if wino_tile(x.shape, w.shape[0], pads) == 4:
+                return self.wino4_conv(x, w, pads, bias, save)
             return self.wino_conv(x, w, pads, bias, save)
         return self._conv_im2col(x, w, stride, pads, dilation, groups, save, bias)
 
@@ -347,7 +351,9 @@ class ConvKernels(WinogradKernels, BatchLastKernels):
     ) -> tuple[Any, Any]:
         """Both gradients of :meth:`conv` at once, ``(dL/dx or None, dL/dw or None)``; consumes ``saved``."""
         if isinstance(saved, WinoSaved) or (saved is None and wino_ok(x, w.shape, stride, dilation, groups)):
-            return self.wino_backward(g, x, w, saved, pads, input_grad, weight_grad)
+            m = saved.m if saved is not None else wino_tile(x.shape, w.shape[0], pads)
+            backward = self.wino4_backward if m == 4 else self.wino_backward
+            return backward(g, x, w, saved, pads, input_grad, weight_grad)
         return self._conv_backward_im2col(g, x, w, saved, stride, pads, dilation, groups, input_grad, weight_grad)
 
     def _conv_backward_im2col(

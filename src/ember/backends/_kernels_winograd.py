@@ -28,6 +28,11 @@ from ._kernels_util import Ints, Pads
 
 #: elements of scratch per block of channels in the transforms (4 MB of float32: near the cache)
 _BLOCK_ELEMS = 1 << 20
+#: ranges per thread of the transforms' split (``parallel_blocks``): each range's block makes ~40 NumPy calls, and
+#: ranges of 8 of 64 channels (4 a thread) made calls so short that two threads ran the F(4x4, 3x3) transforms
+#: slower than one (the GIL handed back and forth between calls of a few us); 2 a thread: 46 -> 36 ms a
+#: conv-stack step (benchmarks/README.md, session 11)
+_TRANSFORM_CHUNKS = 2
 
 # the weight transform G (4x3) of F(2x2, 3x3), and its sign-flipped variant G' (last row negated): the
 # backward pass works on dM' = dM with row and column 3 negated, which saves four negations per tile
@@ -38,12 +43,12 @@ _KRON, _KRON_SIGNED = np.kron(_G, _G), np.kron(_G_SIGNED, _G_SIGNED)
 
 
 class WinoSaved:
-    """What the forward pass keeps for the weight gradient: the transformed input tiles ``V``."""
+    """What the forward pass keeps for the weight gradient: the transformed input tiles ``V`` of F(m x m, 3x3)."""
 
-    __slots__ = ("v",)
+    __slots__ = ("m", "v")
 
-    def __init__(self, v: Any) -> None:
-        self.v = v
+    def __init__(self, v: Any, m: int = 2) -> None:
+        self.v, self.m = v, m
 
 
 def wino_ok(x: Any, w_shape: Ints, stride: Ints, dilation: Ints, groups: int) -> bool:
@@ -63,12 +68,30 @@ def wino_ok(x: Any, w_shape: Ints, stride: Ints, dilation: Ints, groups: int) ->
     return groups == 1 and c >= 16 and w_shape[0] >= 16 and n * h * w >= 1024
 
 
+def wino_tile(x_shape: Ints, out_channels: int, pads: Pads) -> int:
+    """The output tile ``m`` of the Winograd variant that pays for a convolution :func:`wino_ok` accepts: 4
+    (F(4x4, 3x3), ``_kernels_winograd4``) when the output is at least 8x8 with at least ``16 * max(C, O)`` pixels
+    over the batch and ``2^16`` pixels times input channels, else 2. Measured at one thread against F(2x2, 3x3),
+    forward + backward: 0.78x the time at 8x64x32x32, 0.72x at 2x64x112x112, 0.78x at 8x128x28x28, 0.92x at
+    8x128x16x16, 0.93x at 32x64x8x8; but 1.1x at 8x256x14x14, 1.6x at 1x256x14x14, 1.2x at 8x256x8x8 (few pixels
+    per weight: the products over tiles shrink, the weight transforms and ``dU``'s short products grow 2.25x),
+    1.15x at 1x16x32x32 and 1.35x at 2x16x12x12 (small: the transforms' fixed costs)."""
+    n, c, h, w = x_shape
+    (pt, pb), (pl, pr) = pads
+    oh, ow = h + pt + pb - 2, w + pl + pr - 2
+    px = n * oh * ow
+    return 4 if min(oh, ow) >= 8 and px >= 16 * max(c, out_channels) and px * c >= 1 << 16 else 2
+
+
 class _Geom:
-    def __init__(self, x_shape: Ints, pads: Pads) -> None:
+    """Tile geometry of F(m x m, 3x3) (``m`` = 2 or 4: the input's ``m`` x ``m`` stride-m phases as flat planes)."""
+
+    def __init__(self, x_shape: Ints, pads: Pads, m: int = 2) -> None:
         self.n, self.c, self.h, self.w = x_shape
         (self.pt, pb), (self.pl, pr) = pads
+        self.m = m
         self.oh, self.ow = self.h + self.pt + pb - 2, self.w + self.pl + pr - 2
-        self.th, self.tw = -(-self.oh // 2), -(-self.ow // 2)
+        self.th, self.tw = -(-self.oh // m), -(-self.ow // m)
         self.w2 = self.tw + 1  # one scratch tile per row of tiles
         self.rows = self.th + 1  # plane rows the tiles reach
         self.r = self.n * self.w2  # one plane row (every image's)
@@ -78,12 +101,12 @@ class _Geom:
 
     def phase_slices(self, a: int, b: int) -> tuple[tuple[slice, slice], tuple[slice, slice]]:
         """For phase (a, b): (plane rows and columns, input rows and columns) of the input it holds."""
-        res = []
+        res, m = [], self.m
         for off, pad, size, cap in ((a, self.pt, self.h, self.rows), (b, self.pl, self.w, self.w2)):
-            r0 = max(0, (pad - off + 1) // 2)
-            r1 = max(r0, min(cap, (size - 1 + pad - off) // 2 + 1))
-            first = 2 * r0 + off - pad
-            res.append((slice(r0, r1), slice(first, first + 2 * (r1 - r0 - 1) + 1, 2) if r1 > r0 else slice(0, 0)))
+            r0 = max(0, (pad - off + m - 1) // m)
+            r1 = max(r0, min(cap, (size - 1 + pad - off) // m + 1))
+            first = m * r0 + off - pad
+            res.append((slice(r0, r1), slice(first, first + m * (r1 - r0 - 1) + 1, m) if r1 > r0 else slice(0, 0)))
         return (res[0][0], res[1][0]), (res[0][1], res[1][1])
 
     def planes(self, flat: Any, cc: int) -> Any:
@@ -91,8 +114,8 @@ class _Geom:
         return flat[: cc * self.s].reshape(cc, self.s)[:, : self.s - 1].reshape(cc, self.rows, self.n, self.w2)
 
     def pairs(self, a: Any) -> Any:
-        """(..., cols * 2), tile column and output column parity q last, as (..., th, N, 2 * W2)."""
-        return a.reshape((*a.shape[:-1], self.th, self.n, 2 * self.w2))
+        """(..., cols * m), tile column and output column phase q last, as (..., th, N, m * W2)."""
+        return a.reshape((*a.shape[:-1], self.th, self.n, self.m * self.w2))
 
 
 def _blocks(per_item: int, c0: int, c1: int) -> list[tuple[int, int]]:
@@ -120,7 +143,9 @@ class WinogradKernels:
         """``V = B^T d B`` of every tile, (16, C, S) from the workspace: tile columns ``[:cols]`` of each channel,
         the rest scratch."""
         v = self.workspace.take((16, geo.c, geo.s), x.dtype)
-        parallel_blocks(self.xp, geo.c, v.size, lambda c0, c1: self._wino_input_range(x, geo, v, c0, c1))
+        parallel_blocks(
+            self.xp, geo.c, v.size, lambda c0, c1: self._wino_input_range(x, geo, v, c0, c1), _TRANSFORM_CHUNKS
+        )
         return v
 
     def _wino_input_range(self, x: Any, geo: _Geom, v: Any, c0: int, c1: int) -> None:
@@ -262,7 +287,7 @@ class WinogradKernels:
         if bias is not None:  # M[1, 1] reaches every output of its tile with weight 1
             m[5] += bias.reshape(o, 1)
         y = xp.empty((geo.n, o, geo.oh, geo.ow), dtype=x.dtype)
-        parallel_blocks(xp, o, m.size, lambda o0, o1: self._wino_output_range(m, geo, y, o0, o1))
+        parallel_blocks(xp, o, m.size, lambda o0, o1: self._wino_output_range(m, geo, y, o0, o1), _TRANSFORM_CHUNKS)
         ws.give(m)
         if save:
             return y, WinoSaved(v)
@@ -278,7 +303,7 @@ class WinogradKernels:
         o, c = w.shape[:2]
         dm = ws.take((16, o, geo.cols), g.dtype)
         f = dm.reshape(4, 4, o, geo.cols)
-        parallel_blocks(xp, o, dm.size, lambda o0, o1: self._wino_grad_range(g, geo, f, o0, o1))
+        parallel_blocks(xp, o, dm.size, lambda o0, o1: self._wino_grad_range(g, geo, f, o0, o1), _TRANSFORM_CHUNKS)
         gx = gw = None
         if weight_grad:
             v = saved.v if saved is not None else self._wino_input(x, geo)
@@ -294,7 +319,9 @@ class WinogradKernels:
             ut = xp.ascontiguousarray(xp.permute_dims(self._wino_weight(w, _KRON_SIGNED), (0, 2, 1)))  # (faster)
             self.gemm(ut, dm, out=dv[:, :, : geo.cols])
             gx = xp.empty(tuple(x.shape), dtype=g.dtype)
-            parallel_blocks(xp, c, dv.size, lambda c0, c1: self._wino_input_adjoint_range(dv, geo, gx, c0, c1))
+            parallel_blocks(
+                xp, c, dv.size, lambda c0, c1: self._wino_input_adjoint_range(dv, geo, gx, c0, c1), _TRANSFORM_CHUNKS
+            )
             ws.give(dv)
         ws.give(dm)
         return gx, gw

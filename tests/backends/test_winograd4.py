@@ -1,0 +1,207 @@
+"""Winograd F(4x4, 3x3) (``_kernels_winograd4``) against the plain im2col kernels and PyTorch: forward, both
+gradients, saved or recomputed tiles, padding even/odd/uneven, outputs narrower than a tile, bias, blocks of one
+channel, threads (the same bits as one thread), float32 accuracy, the choice of variant (``wino_tile``) and
+``ember.compile`` replays."""
+
+import copy
+
+import numpy as np
+import pytest
+
+import ember
+import ember.backends._kernels_threads as kt
+import ember.backends._kernels_winograd as kw
+import ember.backends._kernels_winograd4 as kw4
+import ember.nn.functional as F
+from ember.backends._kernels_winograd import WinoSaved, wino_ok, wino_tile
+from ember.backends.numpy_backend import NumpyBackend
+
+BE = NumpyBackend()
+rng = np.random.default_rng(4)
+
+SHAPES = [  # x shape, out channels, pads
+    ((2, 3, 7, 6), 4, ((1, 1), (1, 1))),  # outputs of 7x6: partial tiles in both directions
+    ((1, 2, 5, 8), 3, ((0, 0), (0, 0))),  # 3x6: narrower than one tile
+    ((2, 3, 6, 6), 2, ((2, 1), (0, 2))),  # uneven padding
+    ((3, 4, 9, 9), 5, ((1, 1), (1, 1))),  # 9x9: one output past two tiles
+    ((1, 2, 4, 3), 2, ((1, 1), (1, 1))),
+    ((2, 3, 10, 13), 3, ((2, 2), (0, 1))),  # padding wider than the kernel's reach on one side
+]
+
+
+def _split(monkeypatch):
+    monkeypatch.setattr(kt, "_MIN_ROWS_PART", 8)  # the transforms' and products' split (parallel_blocks)
+    monkeypatch.setattr(kt, "kernel_threads", lambda: 3)
+
+
+@pytest.mark.parametrize("blocks", [False, True])
+@pytest.mark.parametrize("threads", [False, True])
+@pytest.mark.parametrize("x_shape,o,pads", SHAPES)
+def test_winograd4_matches_im2col(monkeypatch, threads, blocks, x_shape, o, pads):
+    if threads:
+        _split(monkeypatch)
+    if blocks:  # the transforms one channel at a time (their products run over a block of channels' planes flat)
+        monkeypatch.setattr(kw, "_BLOCK_ELEMS", 1)
+    x = rng.standard_normal(x_shape)
+    w = rng.standard_normal((o, x_shape[1], 3, 3))
+    b = rng.standard_normal(o)
+    y_ref = BE._conv_im2col(x, w, (1, 1), pads, (1, 1), 1, False, b)[0]
+    y, saved = BE.wino4_conv(x, w, pads, b, True)
+    assert saved.m == 4 and saved.v.shape[0] == 36
+    np.testing.assert_allclose(y, y_ref, rtol=1e-12, atol=1e-12)
+    g = rng.standard_normal(y.shape)
+    gx_ref, gw_ref = BE._conv_backward_im2col(g, x, w, None, (1, 1), pads, (1, 1), 1, True, True)
+    gx, gw = BE.wino4_backward(g, x, w, saved, pads, True, True)
+    np.testing.assert_allclose(gx, gx_ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gw, gw_ref, rtol=1e-12, atol=1e-12)
+    _, gw2 = BE.wino4_backward(g, x, w, None, pads, False, True)  # the tiles recomputed
+    np.testing.assert_allclose(gw2, gw_ref, rtol=1e-12, atol=1e-12)
+    gx3, _ = BE.wino4_backward(g, x, w, None, pads, True, False)
+    np.testing.assert_allclose(gx3, gx_ref, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_winograd4_of_a_non_contiguous_input_matches_torch(torch, dtype):
+    # x a transposed view (N and C swapped), odd output sizes (uneven padding), several blocks of channels
+    x = rng.standard_normal((17, 2, 33, 30)).astype(dtype).transpose(1, 0, 2, 3)
+    w = (rng.standard_normal((20, 17, 3, 3)) * 0.1).astype(dtype)
+    pads = ((1, 0), (2, 1))
+    assert not x.flags.c_contiguous
+    y, saved = BE.wino4_conv(x, w, pads, None, True)
+    g = rng.standard_normal(y.shape).astype(dtype)
+    gx, gw = BE.wino4_backward(g, x, w, saved, pads, True, True)
+    xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    yt = torch.nn.functional.conv2d(torch.nn.functional.pad(xt, (2, 1, 1, 0)), wt)
+    yt.backward(torch.tensor(g))
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    for a, b in ((y, yt.detach()), (gx, xt.grad), (gw, wt.grad)):
+        assert a.dtype == dtype
+        np.testing.assert_allclose(a, b.numpy(), rtol=tol, atol=tol * float(np.abs(b.numpy()).max()))
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_winograd4_float32_error_is_small(relu):
+    # the conv stack's layer (8x64x32x32): float32 results against float64, on normal inputs and on
+    # post-BN/ReLU ones (non-negative, half zeros); measured max errors ~7e-6 of the largest |value|
+    x = rng.standard_normal((8, 64, 32, 32))
+    if relu:
+        x = np.maximum(x, 0)
+    w = rng.standard_normal((64, 64, 3, 3)) * (2 / (9 * 64)) ** 0.5
+    g = rng.standard_normal((8, 64, 32, 32))
+    y64, _ = BE._conv_im2col(x, w, (1, 1), ((1, 1), (1, 1)), (1, 1), 1, False, None)
+    gx64, gw64 = BE._conv_backward_im2col(g, x, w, None, (1, 1), ((1, 1), (1, 1)), (1, 1), 1, True, True)
+    f = [a.astype(np.float32) for a in (x, w, g)]
+    y, saved = BE.wino4_conv(f[0], f[1], ((1, 1), (1, 1)), None, True)
+    gx, gw = BE.wino4_backward(f[2], f[0], f[1], saved, ((1, 1), (1, 1)), True, True)
+    for a, b in ((y, y64), (gx, gx64), (gw, gw64)):
+        assert a.dtype == np.float32
+        assert np.abs(a - b).max() <= 2e-5 * np.abs(b).max()
+
+
+def _results():
+    x = np.random.default_rng(5).standard_normal((3, 17, 13, 11)).astype(np.float32)
+    w = np.random.default_rng(6).standard_normal((18, 17, 3, 3)).astype(np.float32)
+    y, saved = BE.wino4_conv(x, w, ((1, 0), (1, 1)), None, True)
+    return [y, *BE.wino4_backward(np.cos(y), x, w, saved, ((1, 0), (1, 1)), True, True)]
+
+
+def test_winograd4_threads_give_the_arrays_of_one_thread(monkeypatch):
+    monkeypatch.setattr(kt, "kernel_threads", lambda: 1)
+    one = _results()
+    _split(monkeypatch)
+    for a, b in zip(_results(), one, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_wino_tile_picks_f4_where_it_paid():
+    one = ((1, 1), (1, 1))
+    assert wino_tile((8, 64, 32, 32), 64, one) == 4  # the conv stack
+    assert wino_tile((8, 128, 28, 28), 128, one) == 4
+    assert wino_tile((32, 64, 8, 8), 64, one) == 4
+    assert wino_tile((8, 256, 14, 14), 256, one) == 2  # few pixels per weight
+    assert wino_tile((8, 256, 8, 8), 256, one) == 2
+    assert wino_tile((4, 16, 32, 32), 16, one) == 4
+    assert wino_tile((4, 16, 32, 32), 512, one) == 2  # (the wider of C and O counts)
+    assert wino_tile((1, 16, 32, 32), 16, one) == 2  # small
+    assert wino_tile((64, 16, 7, 7), 16, one) == 2  # outputs under 8x8
+    assert wino_tile((64, 16, 8, 8), 16, one) == 4
+    assert wino_tile((64, 16, 8, 8), 16, ((0, 0), (0, 0))) == 2  # 6x6 outputs
+
+
+def test_conv_dispatches_to_f4_and_its_backward_follows(monkeypatch):
+    calls = []
+    for name in ("wino4_conv", "wino4_backward", "wino_conv", "wino_backward"):
+        real = getattr(BE, name)
+        monkeypatch.setattr(BE, name, lambda *a, _r=real, _n=name, **k: calls.append(_n) or _r(*a, **k))
+    x = rng.standard_normal((4, 16, 32, 32)).astype(np.float32)
+    w = rng.standard_normal((16, 16, 3, 3)).astype(np.float32)
+    geo = ((1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    assert wino_ok(x, w.shape, (1, 1), (1, 1), 1) and wino_tile(x.shape, 16, ((1, 1), (1, 1))) == 4
+    y, saved = BE.conv(x, w, *geo, True)
+    assert isinstance(saved, WinoSaved) and saved.m == 4
+    g = rng.standard_normal(y.shape).astype(np.float32)
+    gx, gw = BE.conv_backward(g, x, w, saved, *geo)
+    gx2, gw2 = BE.conv_backward(g, x, w, None, *geo)  # nothing saved: the same rule picks F(4x4, 3x3)
+    assert calls == ["wino4_conv", "wino4_backward", "wino4_backward"]
+    np.testing.assert_array_equal(gx, gx2)
+    np.testing.assert_array_equal(gw, gw2)
+    BE.conv(x[:1], w, *geo)  # 1024 pixels: F(2x2, 3x3)
+    assert calls[-1] == "wino_conv"
+
+
+def _bits(t):
+    return np.ascontiguousarray(t.detach().numpy()).tobytes()
+
+
+def test_conv_stack_with_f4_compiled_equals_eager(monkeypatch):
+    seen = []
+    real = kw4.Winograd4Kernels.wino4_conv
+    monkeypatch.setattr(kw4.Winograd4Kernels, "wino4_conv", lambda *a: seen.append(1) or real(*a))
+    ember.manual_seed(0)
+    m1 = ember.nn.Sequential(
+        ember.nn.Conv2d(16, 16, 3, padding=1, bias=True), ember.nn.BatchNorm2d(16), ember.nn.ReLU()
+    )
+    m2 = copy.deepcopy(m1)
+    o1, o2 = (ember.optim.SGD(m.parameters(), lr=0.05, momentum=0.9) for m in (m1, m2))
+
+    def make(m, o):
+        def step(x):
+            o.zero_grad()
+            loss = (m(x) * m(x)).mean()
+            loss.backward()
+            o.step()
+            return loss
+
+        return step
+
+    eager, compiled = make(m1, o1), ember.compile(make(m2, o2))
+    data = np.random.default_rng(0).standard_normal((5, 4, 16, 32, 32)).astype(np.float32)
+    for i in range(5):
+        x = ember.tensor(data[i])
+        assert _bits(eager(x)) == _bits(compiled(x)), i
+        assert [_bits(p) for p in m1.parameters()] == [_bits(p) for p in m2.parameters()], i
+    assert compiled.stats["replays"] >= 2
+    if next(m1.parameters())._backend.name == "numpy":
+        assert seen  # the F(4x4, 3x3) path ran
+
+
+def test_conv2d_f4_gradients_by_finite_differences():
+    # float64, a shape that takes F(4x4, 3x3) through F.conv2d: directional finite differences for x, w and b
+    x = rng.standard_normal((4, 16, 32, 32))
+    w = rng.standard_normal((16, 16, 3, 3)) * 0.1
+    b = rng.standard_normal(16)
+    assert wino_tile(x.shape, 16, ((1, 1), (1, 1))) == 4
+    r = rng.standard_normal((4, 16, 32, 32))
+    xe, we, be = (ember.tensor(a, requires_grad=True) for a in (x, w, b))
+    (F.conv2d(xe, we, be, padding=1) * ember.tensor(r)).sum().backward()
+
+    def value(*args):
+        return float((F.conv2d(*(ember.tensor(a) for a in args), padding=1) * ember.tensor(r)).sum())
+
+    for grad, arg in ((xe.grad, 0), (we.grad, 1), (be.grad, 2)):
+        base = [x, w, b]
+        v = rng.standard_normal(base[arg].shape)
+        hi = [a + 1e-6 * v if i == arg else a for i, a in enumerate(base)]
+        lo = [a - 1e-6 * v if i == arg else a for i, a in enumerate(base)]
+        fd = (value(*hi) - value(*lo)) / 2e-6
+        np.testing.assert_allclose(fd, float((grad.numpy() * v).sum()), rtol=1e-6)
