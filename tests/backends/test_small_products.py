@@ -21,6 +21,7 @@ fns = bt._find()
 get = fns[0] if fns else (lambda: 0)
 real = np.matmul
 seen = []
+small = []  # per product: one OpenBLAS would split but for its unthreaded small-matrix kernels (made as is)
 
 class Spy:  # the module's NumPy, with a matmul that notes OpenBLAS's thread count at each product
     def __getattr__(self, name):
@@ -29,6 +30,8 @@ class Spy:  # the module's NumPy, with a matmul that notes OpenBLAS's thread cou
     @staticmethod
     def matmul(a, b, out=None):
         seen.append(int(get()))
+        mkn = a.shape[-2] * a.shape[-1] * b.shape[-1] if a.ndim >= 2 and b.ndim >= 2 else 0
+        small.append(bool(mkn > bt._SPLIT_MIN and bt._small_kernel(a, b, mkn)))
         return real(a, b) if out is None else real(a, b, out=out)
 
 bt.np = Spy()
@@ -67,6 +70,12 @@ def test_which_products_run_on_one_thread_and_their_bits():
         "large": ((512, 512), (512, 128), "f"),  # 3.4e7: keeps OpenBLAS's threads
         "broadcast": ((64, 64), (16, 64, 2176), "f"),  # a batch other than _split_ok's: OpenBLAS's threads
         "ints": ((64, 400), (400, 120), "l"),
+        # 6.5e5: OpenBLAS's small-matrix kernels (unthreaded) take these on SkylakeX-type cores, but not a
+        # transposed b when M*N > 1200 (small_bt: LeNet-5's x @ W^T), which OpenBLAS would split
+        "small_nn": ((64, 84), (84, 120), "f"),
+        "small_nn_d": ((64, 84), (84, 120), "d"),
+        "small_at": ((84, 64), (64, 120), "f"),
+        "small_bt": ((64, 120), (120, 84), "f"),
         "empty": ((0, 400), (400, 120), "f"),
         "vector": ((4000, 400), (400,), "f"),
     }
@@ -77,9 +86,14 @@ def test_which_products_run_on_one_thread_and_their_bits():
             a, b = a + 1j * rng.standard_normal(sa).astype("f"), b - 2j * rng.standard_normal(sb).astype("f")
         if name == "winograd_view":
             b = np.ascontiguousarray(b.transpose(0, 2, 1)).transpose(0, 2, 1)
+        if name == "small_bt":
+            b = np.ascontiguousarray(b.T).T
+        if name == "small_at":
+            a = np.ascontiguousarray(a.T).T
         ops[name] = a, b
         b1[name] = real(a, b).tobytes()
     fns[1](2)
+    res["small_mnk"] = bt.small_gemm_mnk() >= 1e6
     for name, (a, b) in ops.items():
         ref2 = real(a, b).tobytes()
         seen.clear()
@@ -89,12 +103,18 @@ def test_which_products_run_on_one_thread_and_their_bits():
         bits = "one" if y.tobytes() == b1[name] else "two" if y.tobytes() == ref2 else "other"
         res[name] = [sorted(set(seen)), bits, z is out and out.tobytes() == y.tobytes(), get(), b1[name] == ref2]
     """)
-    for name in ("small", "float64", "complex", "batched", "winograd", "winograd_2d", "winograd_view"):
+    for name in ("small", "float64", "complex", "batched", "winograd", "winograd_2d", "winograd_view", "small_bt"):
         assert r[name][:4] == [[1], "one", True, 2], name  # one OpenBLAS thread: the bits of OpenBLAS on one
+    for name in ("small_nn", "small_nn_d", "small_at"):
+        if r["small_mnk"]:  # made as is: OpenBLAS's small-matrix kernel, the same bits on one thread and two
+            assert r[name] == [[2], "one", True, 2, True], name
+        else:
+            assert r[name][:4] == [[1], "one", True, 2], name
     for name in ("tiny", "unsplit", "conv2", "large", "broadcast", "ints", "empty", "vector"):
         assert r[name][0] == [2] and r[name][2:4] == [True, 2], name
         assert r[name][1] == "two" or (r[name][1] == "one" and r[name][4]), name
-    assert not all(r[name][4] for name in r if name != "openblas")  # (some shapes do differ between the two)
+    # (some shapes do differ between the two)
+    assert not all(r[name][4] for name in r if name not in ("openblas", "small_mnk"))
 
 
 def test_the_thread_count_is_put_back_after_errors_and_across_python_threads():
@@ -138,14 +158,19 @@ def test_convolution_and_linear_products_go_through_it():
     model = ember.models.LeNet5Config().init()
     x, y = ember.randn(64, 1, 28, 28), ember.randint(0, 10, (64,))
     F.cross_entropy(model(x), y).backward()
-    res["lenet"] = [sorted(set(seen)), len(seen), get()]
+    res["lenet"] = [sorted(set(seen)), len(seen), get(), sum(small)]
     seen.clear()
+    small.clear()
     conv = ember.nn.Conv2d(64, 64, 3, padding=1, bias=False)  # Winograd: batches of 16 products, split
     conv(ember.randn(8, 64, 32, 32, requires_grad=True)).sum().backward()
-    res["winograd"] = [sorted(set(seen)), len(seen), get()]
+    res["winograd"] = [sorted({t for t, sm in zip(seen, small) if not sm}), len(seen), get()]
+    res["small_mnk"] = bt.small_gemm_mnk() >= 1e6
     """)
+    # LeNet-5's (64, 84) x (84, 120) and (84, 64) x (64, 120): on OpenBLAS's small-matrix kernels where it has them
+    assert r["lenet"][3] == (2 if r["small_mnk"] else 0)
     assert r["lenet"][0] == [1, 2] and r["lenet"][1] >= 9 and r["lenet"][2] == 2  # the linear layers' on one
-    assert r["winograd"][0] == [1] and r["winograd"][1] >= 3 and r["winograd"][2] == 2  # (a part per range)
+    # (a part per range; the weight transform's (16, 9) x (9, 4096) on the small-matrix kernels as is)
+    assert r["winograd"][0] == [1] and r["winograd"][1] >= 3 and r["winograd"][2] == 2
 
 
 def test_compiled_float64_replays_match_eager():
