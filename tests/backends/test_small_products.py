@@ -173,13 +173,33 @@ def test_convolution_and_linear_products_go_through_it():
     assert r["winograd"][0] == [1] and r["winograd"][1] >= 3 and r["winograd"][2] == 2
 
 
-def test_compiled_float64_replays_match_eager():
+_MATMUL_NET = """
+    class MatMulNet(ember.nn.Module):  # a product by ``@`` (ops/_blas.MatMul): (64, 120) x (120, 300), 2.3e6
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = ember.nn.Linear(400, 120), ember.nn.Linear(300, 10)
+            self.q = ember.nn.Parameter(ember.randn(120, 300) * 0.1)
+
+        def forward(self, x):
+            return self.fc2(ember.relu(ember.relu(self.fc1(x)) @ self.q))
+"""
+
+
+@pytest.mark.parametrize("model", ["linear", "matmul"])
+def test_compiled_float64_replays_match_eager(model):
     # OpenBLAS's one- and two-thread products differ in float64: a replay must run the product on one thread too
-    r = _run("""
+    make_model = (
+        "ember.nn.Sequential(ember.nn.Linear(400, 120), ember.nn.ReLU(), ember.nn.Linear(120, 10))"
+        if model == "linear"
+        else "MatMulNet()"
+    )
+    r = _run(
+        _MATMUL_NET
+        + f"""
     import copy
     import ember.nn.functional as F
     ember.manual_seed(0)
-    m1 = ember.nn.Sequential(ember.nn.Linear(400, 120), ember.nn.ReLU(), ember.nn.Linear(120, 10)).double()
+    m1 = {make_model}.double()
     m2 = copy.deepcopy(m1)
     o1, o2 = (ember.optim.SGD(m.parameters(), lr=0.1) for m in (m1, m2))
 
@@ -201,6 +221,13 @@ def test_compiled_float64_replays_match_eager():
         pairs = zip(m1.parameters(), m2.parameters())
         same.append(all((p.detach().numpy() == q.detach().numpy()).all() for p, q in pairs))
     res["compiled"] = [same, compiled.stats["replays"], 1 in seen, get()]
-    """)
+    seen.clear()
+    h = ember.tensor(rng.standard_normal((64, 120)), requires_grad=True)
+    q = ember.tensor(rng.standard_normal((120, 300)), requires_grad=True)
+    (h @ q).sum().backward()  # forward, h.grad (a transposed b) and q.grad (a transposed a): one thread each
+    res["matmul"] = seen[:]
+    """
+    )
+    assert r["matmul"] == [1, 1, 1]
     assert r["compiled"][0] == [True] * 10
     assert r["compiled"][1] >= 2 and r["compiled"][2] is True and r["compiled"][3] == 2
