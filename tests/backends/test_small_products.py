@@ -22,6 +22,7 @@ get = fns[0] if fns else (lambda: 0)
 real = np.matmul
 seen = []
 big = []  # the same, for products that OpenBLAS would split (over bt._SPLIT_MIN multiply-adds a matrix)
+small = []  # per product: one OpenBLAS would split but for its unthreaded small-matrix kernels (made as is)
 
 class Spy:  # the module's NumPy, with a matmul that notes OpenBLAS's thread count at each product
     def __getattr__(self, name):
@@ -30,7 +31,9 @@ class Spy:  # the module's NumPy, with a matmul that notes OpenBLAS's thread cou
     @staticmethod
     def matmul(a, b, out=None):
         seen.append(int(get()))
-        if a.ndim >= 2 and b.ndim >= 2 and a.shape[-2] * a.shape[-1] * b.shape[-1] > bt._SPLIT_MIN:
+        mkn = a.shape[-2] * a.shape[-1] * b.shape[-1] if a.ndim >= 2 and b.ndim >= 2 else 0
+        small.append(bool(mkn > bt._SPLIT_MIN and bt._small_kernel(a, b, mkn)))
+        if mkn > bt._SPLIT_MIN and not small[-1]:
             big.append(int(get()))
         return real(a, b) if out is None else real(a, b, out=out)
 
@@ -70,6 +73,12 @@ def test_which_products_run_on_one_thread_and_their_bits():
         "large": ((512, 512), (512, 128), "f"),  # 3.4e7: keeps OpenBLAS's threads
         "broadcast": ((64, 64), (16, 64, 2176), "f"),  # a batch other than _split_ok's: OpenBLAS's threads
         "ints": ((64, 400), (400, 120), "l"),
+        # 6.5e5: OpenBLAS's small-matrix kernels (unthreaded) take these on SkylakeX-type cores, but not a
+        # transposed b when M*N > 1200 (small_bt: LeNet-5's x @ W^T), which OpenBLAS would split
+        "small_nn": ((64, 84), (84, 120), "f"),
+        "small_nn_d": ((64, 84), (84, 120), "d"),
+        "small_at": ((84, 64), (64, 120), "f"),
+        "small_bt": ((64, 120), (120, 84), "f"),
         "empty": ((0, 400), (400, 120), "f"),
         "vector": ((4000, 400), (400,), "f"),
     }
@@ -80,9 +89,14 @@ def test_which_products_run_on_one_thread_and_their_bits():
             a, b = a + 1j * rng.standard_normal(sa).astype("f"), b - 2j * rng.standard_normal(sb).astype("f")
         if name == "winograd_view":
             b = np.ascontiguousarray(b.transpose(0, 2, 1)).transpose(0, 2, 1)
+        if name == "small_bt":
+            b = np.ascontiguousarray(b.T).T
+        if name == "small_at":
+            a = np.ascontiguousarray(a.T).T
         ops[name] = a, b
         b1[name] = real(a, b).tobytes()
     fns[1](2)
+    res["small_mnk"] = bt.small_gemm_mnk() >= 1e6
     for name, (a, b) in ops.items():
         ref2 = real(a, b).tobytes()
         seen.clear()
@@ -92,12 +106,18 @@ def test_which_products_run_on_one_thread_and_their_bits():
         bits = "one" if y.tobytes() == b1[name] else "two" if y.tobytes() == ref2 else "other"
         res[name] = [sorted(set(seen)), bits, z is out and out.tobytes() == y.tobytes(), get(), b1[name] == ref2]
     """)
-    for name in ("small", "float64", "complex", "batched", "winograd", "winograd_2d", "winograd_view"):
+    for name in ("small", "float64", "complex", "batched", "winograd", "winograd_2d", "winograd_view", "small_bt"):
         assert r[name][:4] == [[1], "one", True, 2], name  # one OpenBLAS thread: the bits of OpenBLAS on one
+    for name in ("small_nn", "small_nn_d", "small_at"):
+        if r["small_mnk"]:  # made as is: OpenBLAS's small-matrix kernel, the same bits on one thread and two
+            assert r[name] == [[2], "one", True, 2, True], name
+        else:
+            assert r[name][:4] == [[1], "one", True, 2], name
     for name in ("tiny", "unsplit", "conv2", "large", "broadcast", "ints", "empty", "vector"):
         assert r[name][0] == [2] and r[name][2:4] == [True, 2], name
         assert r[name][1] == "two" or (r[name][1] == "one" and r[name][4]), name
-    assert not all(r[name][4] for name in r if name != "openblas")  # (some shapes do differ between the two)
+    # (some shapes do differ between the two)
+    assert not all(r[name][4] for name in r if name not in ("openblas", "small_mnk"))
 
 
 def test_the_thread_count_is_put_back_after_errors_and_across_python_threads():
@@ -141,25 +161,48 @@ def test_convolution_and_linear_products_go_through_it():
     model = ember.models.LeNet5Config().init()
     x, y = ember.randn(64, 1, 28, 28), ember.randint(0, 10, (64,))
     F.cross_entropy(model(x), y).backward()
-    res["lenet"] = [sorted(set(seen)), len(seen), get()]
+    res["lenet"] = [sorted(set(seen)), len(seen), get(), sum(small)]
     for shape in ((8, 64, 32, 32), (1, 128, 32, 32)):  # Winograd F(4x4, 3x3) and F(2x2, 3x3): batches of 36 or
-        big.clear()  # 16 products, split; the transforms' small products (under _SPLIT_MIN) run on one thread anyway
-        conv = ember.nn.Conv2d(shape[1], shape[1], 3, padding=1, bias=False)
+        big.clear()  # 16 products, split; the transforms' small products run on one thread or on OpenBLAS's
+        conv = ember.nn.Conv2d(shape[1], shape[1], 3, padding=1, bias=False)  # small-matrix kernels
         conv(ember.randn(*shape, requires_grad=True)).sum().backward()
         res[f"winograd {shape[0]}"] = [sorted(set(big)), len(big), get()]
+    res["small_mnk"] = bt.small_gemm_mnk() >= 1e6
     """)
+    # LeNet-5's (64, 84) x (84, 120) and (84, 64) x (64, 120): on OpenBLAS's small-matrix kernels where it has them
+    assert r["lenet"][3] == (2 if r["small_mnk"] else 0)
     assert r["lenet"][0] == [1, 2] and r["lenet"][1] >= 9 and r["lenet"][2] == 2  # the linear layers' on one
-    for n in (8, 1):
+    for n in (8, 1):  # (a part per range)
         assert r[f"winograd {n}"][0] == [1] and r[f"winograd {n}"][1] >= 3 and r[f"winograd {n}"][2] == 2
 
 
-def test_compiled_float64_replays_match_eager():
+_MATMUL_NET = """
+    class MatMulNet(ember.nn.Module):  # a product by ``@`` (ops/_blas.MatMul): (64, 120) x (120, 300), 2.3e6
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = ember.nn.Linear(400, 120), ember.nn.Linear(300, 10)
+            self.q = ember.nn.Parameter(ember.randn(120, 300) * 0.1)
+
+        def forward(self, x):
+            return self.fc2(ember.relu(ember.relu(self.fc1(x)) @ self.q))
+"""
+
+
+@pytest.mark.parametrize("model", ["linear", "matmul"])
+def test_compiled_float64_replays_match_eager(model):
     # OpenBLAS's one- and two-thread products differ in float64: a replay must run the product on one thread too
-    r = _run("""
+    make_model = (
+        "ember.nn.Sequential(ember.nn.Linear(400, 120), ember.nn.ReLU(), ember.nn.Linear(120, 10))"
+        if model == "linear"
+        else "MatMulNet()"
+    )
+    r = _run(
+        _MATMUL_NET
+        + f"""
     import copy
     import ember.nn.functional as F
     ember.manual_seed(0)
-    m1 = ember.nn.Sequential(ember.nn.Linear(400, 120), ember.nn.ReLU(), ember.nn.Linear(120, 10)).double()
+    m1 = {make_model}.double()
     m2 = copy.deepcopy(m1)
     o1, o2 = (ember.optim.SGD(m.parameters(), lr=0.1) for m in (m1, m2))
 
@@ -181,7 +224,14 @@ def test_compiled_float64_replays_match_eager():
         pairs = zip(m1.parameters(), m2.parameters())
         same.append(all((p.detach().numpy() == q.detach().numpy()).all() for p, q in pairs))
     res["compiled"] = [same, compiled.stats["replays"], 1 in seen, get()]
-    """)
+    seen.clear()
+    h = ember.tensor(rng.standard_normal((64, 120)), requires_grad=True)
+    q = ember.tensor(rng.standard_normal((120, 300)), requires_grad=True)
+    (h @ q).sum().backward()  # forward, h.grad (a transposed b) and q.grad (a transposed a): one thread each
+    res["matmul"] = seen[:]
+    """
+    )
+    assert r["matmul"] == [1, 1, 1]
     assert r["compiled"][0] == [True] * 10
     assert r["compiled"][1] >= 2 and r["compiled"][2] is True and r["compiled"][3] == 2
 

@@ -119,8 +119,9 @@ class Backend(
         raise NotImplementedError
 
     def gemm(self, a: Any, b: Any, out: Any = None) -> Any:
-        """``xp.matmul(a, b)`` (into ``out``): the product of the convolution kernels and ``linear`` (NumPy's runs
-        a small one on one OpenBLAS thread, and splits a batch over Ember's threads: ``_blas_threads.matmul``)."""
+        """``xp.matmul(a, b)`` (into ``out``): the product of the convolution kernels, ``linear`` and ``matmul``
+        (NumPy's runs a small one on one OpenBLAS thread, and splits a batch over Ember's threads:
+        ``_blas_threads.matmul``)."""
         return self.xp.matmul(a, b) if out is None else self.xp.matmul(a, b, out=out)
 
     def device_name(self) -> str:
