@@ -33,45 +33,51 @@ SHAPES = [  # x shape, out channels, pads
     ((2, 3, 6, 6), 2, ((2, 1), (0, 2))),
     ((3, 4, 9, 9), 5, ((1, 1), (1, 1))),
     ((1, 2, 4, 3), 2, ((1, 1), (1, 1))),
+    ((2, 3, 10, 13), 3, ((2, 2), (0, 1))),  # padding wider than the kernel's reach on one side
 ]
 
 
+@pytest.mark.parametrize("m", [2, 4])  # F(2x2, 3x3) (_kernels_winograd) and F(4x4, 3x3) (_kernels_winograd4)
 @pytest.mark.parametrize("blocks", [False, True])
 @pytest.mark.parametrize("threads", [False, True])
 @pytest.mark.parametrize("x_shape,o,pads", SHAPES)
-def test_winograd_matches_im2col(request, monkeypatch, threads, blocks, x_shape, o, pads):
+def test_winograd_matches_im2col(request, monkeypatch, threads, blocks, x_shape, o, pads, m):
     if threads:
         request.getfixturevalue("split")
-    if blocks:  # the transforms one channel at a time (their passes run over a block of channels' planes flat)
+    if blocks:  # the transforms one channel at a time (they run over a block of channels' planes flat)
         monkeypatch.setattr(kw, "_BLOCK_ELEMS", 1)
+    conv, backward = (BE.wino_conv, BE.wino_backward) if m == 2 else (BE.wino4_conv, BE.wino4_backward)
     x = rng.standard_normal(x_shape)
     w = rng.standard_normal((o, x_shape[1], 3, 3))
     b = rng.standard_normal(o)
     y_ref = BE._conv_im2col(x, w, (1, 1), pads, (1, 1), 1, False, b)[0]
-    y, saved = BE.wino_conv(x, w, pads, b, True)
+    y, saved = conv(x, w, pads, b, True)
+    assert saved.m == m and saved.v.shape[0] == (m + 2) ** 2
     np.testing.assert_allclose(y, y_ref, rtol=1e-12, atol=1e-12)
     g = rng.standard_normal(y.shape)
     gx_ref, gw_ref = BE._conv_backward_im2col(g, x, w, None, (1, 1), pads, (1, 1), 1, True, True)
-    gx, gw = BE.wino_backward(g, x, w, saved, pads, True, True)
+    gx, gw = backward(g, x, w, saved, pads, True, True)
     np.testing.assert_allclose(gx, gx_ref, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(gw, gw_ref, rtol=1e-12, atol=1e-12)
-    _, gw2 = BE.wino_backward(g, x, w, None, pads, False, True)  # the tiles recomputed
+    _, gw2 = backward(g, x, w, None, pads, False, True)  # the tiles recomputed
     np.testing.assert_allclose(gw2, gw_ref, rtol=1e-12, atol=1e-12)
-    gx3, _ = BE.wino_backward(g, x, w, None, pads, True, False)
+    gx3, _ = backward(g, x, w, None, pads, True, False)
     np.testing.assert_allclose(gx3, gx_ref, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("m", [2, 4])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_winograd_of_a_non_contiguous_input_matches_torch(torch, dtype):
+def test_winograd_of_a_non_contiguous_input_matches_torch(torch, dtype, m):
     # x a transposed view (N and C swapped), odd output sizes (uneven padding), float32 and float64, several
-    # blocks of channels: values and both gradients against PyTorch's convolution
+    # blocks of channels: values and both gradients against PyTorch's convolution, F(2x2, 3x3) and F(4x4, 3x3)
     x = rng.standard_normal((17, 2, 33, 30)).astype(dtype).transpose(1, 0, 2, 3)
     w = (rng.standard_normal((20, 17, 3, 3)) * 0.1).astype(dtype)
     pads = ((1, 0), (2, 1))
     assert wino_ok(x, w.shape, (1, 1), (1, 1), 1) and not x.flags.c_contiguous
-    y, saved = BE.wino_conv(x, w, pads, None, True)
+    conv, backward = (BE.wino_conv, BE.wino_backward) if m == 2 else (BE.wino4_conv, BE.wino4_backward)
+    y, saved = conv(x, w, pads, None, True)
     g = rng.standard_normal(y.shape).astype(dtype)
-    gx, gw = BE.wino_backward(g, x, w, saved, pads, True, True)
+    gx, gw = backward(g, x, w, saved, pads, True, True)
     xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
     yt = torch.nn.functional.conv2d(torch.nn.functional.pad(xt, (2, 1, 1, 0)), wt)
     yt.backward(torch.tensor(g))

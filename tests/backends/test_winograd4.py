@@ -1,7 +1,8 @@
-"""Winograd F(4x4, 3x3) (``_kernels_winograd4``) against the plain im2col kernels and PyTorch: forward, both
-gradients, saved or recomputed tiles, padding even/odd/uneven, outputs narrower than a tile, bias, blocks of one
-channel, threads (the same bits as one thread), float32 accuracy, the choice of variant (``wino_tile``) and
-``ember.compile`` replays."""
+"""Winograd F(4x4, 3x3) (``_kernels_winograd4``): threads (the same bits as one thread), float32 accuracy, the
+choice of variant (``wino_tile``), the dispatch, ``ember.compile`` replays and finite differences. Its forward and
+both gradients against the im2col kernels and PyTorch (saved or recomputed tiles, padding, outputs narrower than a
+tile, bias, blocks of one channel, threads, non-contiguous input) are ``test_conv_fast_paths``' Winograd tests,
+run for both tile sizes."""
 
 import copy
 
@@ -10,7 +11,6 @@ import pytest
 
 import ember
 import ember.backends._kernels_threads as kt
-import ember.backends._kernels_winograd as kw
 import ember.backends._kernels_winograd4 as kw4
 import ember.nn.functional as F
 from ember.backends._kernels_winograd import WinoSaved, wino_ok, wino_tile
@@ -19,64 +19,10 @@ from ember.backends.numpy_backend import NumpyBackend
 BE = NumpyBackend()
 rng = np.random.default_rng(4)
 
-SHAPES = [  # x shape, out channels, pads
-    ((2, 3, 7, 6), 4, ((1, 1), (1, 1))),  # outputs of 7x6: partial tiles in both directions
-    ((1, 2, 5, 8), 3, ((0, 0), (0, 0))),  # 3x6: narrower than one tile
-    ((2, 3, 6, 6), 2, ((2, 1), (0, 2))),  # uneven padding
-    ((3, 4, 9, 9), 5, ((1, 1), (1, 1))),  # 9x9: one output past two tiles
-    ((1, 2, 4, 3), 2, ((1, 1), (1, 1))),
-    ((2, 3, 10, 13), 3, ((2, 2), (0, 1))),  # padding wider than the kernel's reach on one side
-]
-
 
 def _split(monkeypatch):
     monkeypatch.setattr(kt, "_MIN_ROWS_PART", 8)  # the transforms' and products' split (parallel_blocks)
     monkeypatch.setattr(kt, "kernel_threads", lambda: 3)
-
-
-@pytest.mark.parametrize("blocks", [False, True])
-@pytest.mark.parametrize("threads", [False, True])
-@pytest.mark.parametrize("x_shape,o,pads", SHAPES)
-def test_winograd4_matches_im2col(monkeypatch, threads, blocks, x_shape, o, pads):
-    if threads:
-        _split(monkeypatch)
-    if blocks:  # the transforms one channel at a time (their products run over a block of channels' planes flat)
-        monkeypatch.setattr(kw, "_BLOCK_ELEMS", 1)
-    x = rng.standard_normal(x_shape)
-    w = rng.standard_normal((o, x_shape[1], 3, 3))
-    b = rng.standard_normal(o)
-    y_ref = BE._conv_im2col(x, w, (1, 1), pads, (1, 1), 1, False, b)[0]
-    y, saved = BE.wino4_conv(x, w, pads, b, True)
-    assert saved.m == 4 and saved.v.shape[0] == 36
-    np.testing.assert_allclose(y, y_ref, rtol=1e-12, atol=1e-12)
-    g = rng.standard_normal(y.shape)
-    gx_ref, gw_ref = BE._conv_backward_im2col(g, x, w, None, (1, 1), pads, (1, 1), 1, True, True)
-    gx, gw = BE.wino4_backward(g, x, w, saved, pads, True, True)
-    np.testing.assert_allclose(gx, gx_ref, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(gw, gw_ref, rtol=1e-12, atol=1e-12)
-    _, gw2 = BE.wino4_backward(g, x, w, None, pads, False, True)  # the tiles recomputed
-    np.testing.assert_allclose(gw2, gw_ref, rtol=1e-12, atol=1e-12)
-    gx3, _ = BE.wino4_backward(g, x, w, None, pads, True, False)
-    np.testing.assert_allclose(gx3, gx_ref, rtol=1e-12, atol=1e-12)
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_winograd4_of_a_non_contiguous_input_matches_torch(torch, dtype):
-    # x a transposed view (N and C swapped), odd output sizes (uneven padding), several blocks of channels
-    x = rng.standard_normal((17, 2, 33, 30)).astype(dtype).transpose(1, 0, 2, 3)
-    w = (rng.standard_normal((20, 17, 3, 3)) * 0.1).astype(dtype)
-    pads = ((1, 0), (2, 1))
-    assert not x.flags.c_contiguous
-    y, saved = BE.wino4_conv(x, w, pads, None, True)
-    g = rng.standard_normal(y.shape).astype(dtype)
-    gx, gw = BE.wino4_backward(g, x, w, saved, pads, True, True)
-    xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
-    yt = torch.nn.functional.conv2d(torch.nn.functional.pad(xt, (2, 1, 1, 0)), wt)
-    yt.backward(torch.tensor(g))
-    tol = 1e-4 if dtype == np.float32 else 1e-10
-    for a, b in ((y, yt.detach()), (gx, xt.grad), (gw, wt.grad)):
-        assert a.dtype == dtype
-        np.testing.assert_allclose(a, b.numpy(), rtol=tol, atol=tol * float(np.abs(b.numpy()).max()))
 
 
 @pytest.mark.parametrize("relu", [False, True])
