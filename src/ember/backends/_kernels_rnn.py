@@ -186,32 +186,40 @@ class RNNKernels:
     def _lstm_dz(self, dz: Any, gh: Any, gc: Any, act: Any, tc: Any, c: Any) -> Any:
         """Fill ``dz`` with the pre-activations' gradient, in the layout of ``act`` or (N, 4H) beside a gate-major
         ``act`` (the cell's: each gate's last product written straight into its columns, no copy to transpose);
-        return the gradient of ``c'`` (total)."""
+        return the gradient of ``c'`` (total). The input and forget gates' ``dc sigmoid'`` is one pass over both
+        blocks each (they are adjacent in either layout); no derivative is computed for a gate that needs none."""
         xp = self.xp
         i, _, g, o = self._gates(act)
-        q = dz if dz.shape == act.shape else xp.empty_like(act)  # the activations' derivatives, in act's layout
-        xp.subtract(1.0, act, out=q)
-        q *= act  # sigmoid'; the cell gate's block becomes tanh' below
-        qi, qf, qg, qo = self._gates(q)
-        xp.multiply(g, g, out=qg)
-        xp.subtract(1.0, qg, out=qg)
         di, df, dg, do = self._gates(dz)
         if gh is not None:
-            dc = gh * o
-            t = xp.multiply(tc, tc)
+            dc = xp.multiply(gh, o)
+            t = xp.subtract(1.0, o)
+            t *= tc
+            xp.multiply(t, dc, out=do)  # do = gh tc o (1 - o)
+            xp.multiply(tc, tc, out=t)
             xp.subtract(1.0, t, out=t)
-            dc *= t
+            dc *= t  # gh o (1 - tanh(c')^2)
             if gc is not None:
                 dc += gc
-            xp.multiply(gh, tc, out=t)
-            xp.multiply(t, qo, out=do)
         else:
             dc = xp.copy(gc) if gc is not None else xp.zeros_like(tc)
             t = xp.empty_like(tc)
             do[...] = 0.0
-        for d, qk, a in ((di, qi, g), (df, qf, c), (dg, qg, i)):  # di = dc g i', df = dc c f', dg = dc i g'
-            xp.multiply(dc, a, out=t)
-            xp.multiply(t, qk, out=d)
+        xp.multiply(g, g, out=t)
+        xp.subtract(1.0, t, out=t)
+        t *= i
+        xp.multiply(t, dc, out=dg)  # dg = dc i (1 - g^2)
+        n, hs = tc.shape
+        if act.ndim == 3:  # (2, N, H): i and f
+            a2, dc2 = act[:2], dc
+        else:  # (N, 2, H)
+            a2, dc2 = act[:, : 2 * hs].reshape((n, 2, hs)), dc.reshape((n, 1, hs))
+        q = xp.subtract(1.0, a2)
+        q *= a2
+        q *= dc2  # dc i (1 - i), dc f (1 - f)
+        qi, qf = (q[0], q[1]) if act.ndim == 3 else (q[:, 0], q[:, 1])
+        xp.multiply(qi, g, out=di)
+        xp.multiply(qf, c, out=df)
         return dc
 
     def lstm_cell(self, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any) -> tuple[Any, Any, Any]:
