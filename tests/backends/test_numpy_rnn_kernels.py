@@ -209,3 +209,24 @@ def test_lstm_cell_gate_major_products(monkeypatch, batch, features, bias, dtype
         np.testing.assert_allclose(g, w_, rtol=tol, atol=tol * max(1.0, np.abs(w_).max(initial=0.0)))
     monkeypatch.setattr(BE, "_small_gemm", 0.0)
     assert BE._lstm_gate_major(x, h, w_ih, w_hh, b_ih, b_hh) is None
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_tanh_either_way(dtype):
+    """The NumPy backend's ``_tanh_to`` (NumPy's own ``tanh`` where it has SIMD loops: ``_TANH_SIMD``) and the
+    reference's ``2 sigmoid(2a) - 1`` agree with ``tanh`` in float64, into another array and in place, with
+    saturated arguments and no warning."""
+    from ember.backends._kernels_rnn_pieces import RNNPieces
+
+    a = np.concatenate([np.linspace(-30, 30, 601), [-1e4, 1e4, 0.0, -0.0, 1e-8]]).astype(dtype).reshape(2, 303)
+    want = np.tanh(a.astype(np.float64))
+    tol = 4e-7 if dtype == "float32" else 1e-15
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for fn in (BE._tanh_to, lambda a, out: RNNPieces._tanh_to(BE, a, out)):
+            out = np.empty_like(a)
+            assert fn(a, out) is out and out.dtype == a.dtype
+            np.testing.assert_allclose(out, want, rtol=0, atol=tol)
+            b = a.copy()
+            fn(b, b)
+            np.testing.assert_array_equal(b, out)
