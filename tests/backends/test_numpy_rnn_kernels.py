@@ -171,3 +171,62 @@ def test_products_cut_in_halves_for_small_gemm_kernels(monkeypatch, batch, dtype
         np.testing.assert_allclose(g, w_, rtol=tol, atol=tol * max(1.0, np.abs(w_).max()))
     monkeypatch.setattr(BE, "_small_gemm", 0.0)
     assert not BE._halves(batch, 4 * hs, hs, dz.dtype)
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize(("batch", "features"), [(0, 1), (7, 6), (97, 1), (97, 51), (150, 51), (200, 51)])
+def test_lstm_cell_gate_major_products(monkeypatch, batch, features, bias, dtype, layout):
+    """Where each gate's product runs on the BLAS's small-matrix kernels (``_small_gemm``, set here on any
+    machine), the cell's ``-(z + b)`` (cell gate doubled) comes gate-major from one product per gate of
+    ``[h | x | 1]`` (``_lstm_gate_major``): its values, and the whole step's against the closed form, for inputs
+    and weights of any layout. Batch 200 at 51 features is over the kernels' size: the (N, 4H) path."""
+    monkeypatch.setattr(BE, "_small_gemm", 1e6)
+    rs = np.random.RandomState(batch + features)
+    hs = 51
+    x, h, c, gh, gc = (_layouts(rs.randn(batch, s).astype(dtype), layout) for s in (features, hs, hs, hs, hs))
+    w_ih = _layouts((0.2 * rs.randn(4 * hs, features)).astype(dtype), layout)
+    w_hh = _layouts((0.2 * rs.randn(4 * hs, hs)).astype(dtype), layout)
+    b_ih, b_hh = (rs.randn(4 * hs).astype(dtype) for _ in range(2)) if bias else (None, None)
+    tol = 1e-4 if dtype == "float32" else 1e-12
+    act = BE._lstm_gate_major(x, h, w_ih, w_hh, b_ih, b_hh)
+    assert (act is None) == (batch * hs * (hs + features + bias) > 1e6)
+    if act is not None:
+        z = x.astype(np.float64) @ w_ih.T.astype(np.float64) + h.astype(np.float64) @ w_hh.T.astype(np.float64)
+        z += 0.0 if b_ih is None else b_ih.astype(np.float64) + b_hh
+        want = -z.reshape(batch, 4, hs).transpose(1, 0, 2) * np.array([1.0, 1.0, 2.0, 1.0]).reshape(4, 1, 1)
+        assert act.dtype == np.dtype(dtype) and act.shape == (4, batch, hs) and act.flags.c_contiguous
+        np.testing.assert_allclose(act, want, rtol=tol, atol=tol * max(1.0, np.abs(want).max(initial=0.0)))
+    h1, c1, saved = BE.lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh)
+    grads = BE.lstm_cell_backward(gh, gc, saved, x, h, c, w_ih, w_hh, (True,) * 5 + (bias, bias))
+    ref = _lstm_reference(x, h, c, w_ih, w_hh, None if b_ih is None else b_ih + b_hh, gh, gc)
+    for g, w_ in zip([h1, c1, *grads], [*ref, ref[-1]] if bias else [*ref[:-1], None, None], strict=True):
+        if w_ is None:
+            assert g is None
+            continue
+        assert g.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(g, w_, rtol=tol, atol=tol * max(1.0, np.abs(w_).max(initial=0.0)))
+    monkeypatch.setattr(BE, "_small_gemm", 0.0)
+    assert BE._lstm_gate_major(x, h, w_ih, w_hh, b_ih, b_hh) is None
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_tanh_either_way(dtype):
+    """The NumPy backend's ``_tanh_to`` (NumPy's own ``tanh`` where it has SIMD loops: ``_TANH_SIMD``) and the
+    reference's ``2 sigmoid(2a) - 1`` agree with ``tanh`` in float64, into another array and in place, with
+    saturated arguments and no warning."""
+    from ember.backends._kernels_rnn_pieces import RNNPieces
+
+    a = np.concatenate([np.linspace(-30, 30, 601), [-1e4, 1e4, 0.0, -0.0, 1e-8]]).astype(dtype).reshape(2, 303)
+    want = np.tanh(a.astype(np.float64))
+    tol = 4e-7 if dtype == "float32" else 1e-15
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for fn in (BE._tanh_to, lambda a, out: RNNPieces._tanh_to(BE, a, out)):
+            out = np.empty_like(a)
+            assert fn(a, out) is out and out.dtype == a.dtype
+            np.testing.assert_allclose(out, want, rtol=0, atol=tol)
+            b = a.copy()
+            fn(b, b)
+            np.testing.assert_array_equal(b, out)

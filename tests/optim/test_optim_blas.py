@@ -242,3 +242,36 @@ def test_no_blocks_on_numpy_blas_threads(monkeypatch):
     assert ko._blocks(a, b) is None
     monkeypatch.setattr(ko, "_blas_threads", lambda: 1)
     assert ko._blocks(a, b) is not None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [0, 7, 10_000, 10_001, 32_284])
+def test_dot_on_one_blas_thread(n, dtype, monkeypatch):
+    """``dot`` (L-BFGS's inner products): the value of the sum, and past OpenBLAS's split (``_SPLIT_DOT``) the
+    same bits whether NumPy's OpenBLAS runs on one thread or two (it then runs on one); NumPy's thread count is
+    back as it was after each call."""
+    from ember.backends import _blas_threads as bt
+
+    be = get("numpy", "cpu")
+    rng = np.random.default_rng(n)
+    a, b = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
+    want = float(np.sum(a.astype(np.float64) * b))
+    got = be.dot(a, b)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    assert got.dtype == dtype and abs(float(got) - want) <= tol * max(1.0, float(np.abs(a) @ np.abs(b)))
+    fns = bt._controls()
+    if not fns:
+        pytest.skip("NumPy's OpenBLAS thread controls not found")
+    get_n, set_n = fns
+    before = int(get_n())
+    try:
+        bits = []
+        for t in (1, 2):
+            set_n(t)
+            monkeypatch.setattr(ko, "_blas_threads", lambda t=t: t)
+            bits.append(be.dot(a, b).tobytes())
+            assert int(get_n()) == t
+        if n > ko._SPLIT_DOT:
+            assert bits[0] == bits[1]
+    finally:
+        set_n(before)

@@ -136,7 +136,7 @@ def small_gemm_mnk() -> float:
     """M*N*K up to which NumPy's OpenBLAS runs a float32/64 product on its small-matrix kernels (no packing): 1e6
     on the cores of ``_SMALL_GEMM_CORES``, 0.0 (none known) for another core, another BLAS, or when the core
     cannot be read. One thread, a (97, 204) x (204, 51) float64 product took 38.5 us, its two halves of rows
-    29.4 (2026-11-26, Sapphire Rapids run as SkylakeX; ``_kernels_rnn.RNNKernels._mm``)."""
+    29.4 (2026-11-26, Sapphire Rapids run as SkylakeX; ``_kernels_rnn_pieces.RNNPieces._mm``)."""
     lib = _library()
     for name in ("scipy_openblas_get_corename64_", "openblas_get_corename64_", "openblas_get_corename"):
         fn = None if lib is None else getattr(lib, name, None)

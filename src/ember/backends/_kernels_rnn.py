@@ -7,73 +7,21 @@ order (LSTM: input, forget, cell, output; GRU: reset, update, new); an LSTM laye
 ``h``. A forward returns its outputs and a ``saved`` tuple (the gate activations) that its backward reads
 beside the inputs. A layer runs its steps in one call: the input products of all steps are one matrix
 product before the loop, and in backward the weight gradients of all steps are one product after it (the
-loop itself multiplies by ``w_hh`` once per step).
-
-On NumPy the activations come from ``exp`` alone: ``sigmoid(a) = 1 / (1 + exp(-a))`` and
-``tanh(a) = 2 sigmoid(2a) - 1``, in place over all gates at once. NumPy's ``tanh`` has no SIMD loop for
-float64 on AVX2 machines and costs 4-5 times its ``exp`` there (measured on this project's 2-core Haswell
-VM), which made a cell's forward dominated by it. The argument of ``exp`` is capped below its overflow (no
-warning; the result is exact to the dtype's precision there); ``tanh``'s error is a few units in the last
-place *of 1* (absolute), so for ``|a|`` far below 1 its relative error grows past ``tanh``'s own (float64:
-~1e-16 absolute).
+loop itself multiplies by ``w_hh`` once per step). The activations and the products they share are
+``RNNPieces`` (``_kernels_rnn_pieces.py``).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-_EXP_CAPS: dict[Any, float] = {}
+from ._kernels_rnn_pieces import RNNPieces
+
+_GATE_SIGNS: dict[Any, Any] = {}  # per dtype: the gates' factors of ``-(z + b)`` (never handed out)
 
 
-class RNNKernels:
+class RNNKernels(RNNPieces):
     """Recurrent steps and layers, forward and backward. Mixed into ``Backend``."""
-
-    xp: Any
-    #: M*N*K up to which the BLAS runs a float32/64 product on small-matrix kernels, 0.0 for none known (the
-    #: NumPy backend reads its OpenBLAS's core: ``_blas_threads.small_gemm_mnk``)
-    _small_gemm = 0.0
-
-    # -- activations in place (backends with native ones override these three) --------------------------
-    def _exp_cap(self, a: Any) -> float:
-        """The largest argument whose ``exp`` is finite in ``a``'s dtype, rounded down."""
-        cap = _EXP_CAPS.get(a.dtype)
-        if cap is None:
-            cap = _EXP_CAPS[a.dtype] = math.floor(math.log(float(self.xp.finfo(a.dtype).max)))
-        return cap
-
-    def _exp_(self, a: Any) -> Any:
-        """``a`` becomes ``exp(a)``, with no overflow warning: the argument capped below overflow here (exact to
-        the dtype's precision there); NumPy's backend lets it overflow to ``inf`` under ``errstate`` instead (the
-        callers' ``1 / (1 + inf)`` is the same 0), one pass fewer."""
-        xp = self.xp
-        xp.minimum(a, self._exp_cap(a), out=a)
-        return xp.exp(a, out=a)
-
-    def _sigmoid_(self, a: Any) -> Any:
-        """``a`` becomes ``sigmoid(a)``: ``1 / (1 + exp(-a))``."""
-        self.xp.negative(a, out=a)
-        return self._sigmoid_neg_(a)
-
-    def _sigmoid_neg_(self, a: Any) -> Any:
-        """``a``, holding ``-x``, becomes ``sigmoid(x)``: ``1 / (1 + exp(a))``."""
-        self._exp_(a)
-        a += 1.0
-        return self.xp.reciprocal(a, out=a)
-
-    def _tanh_(self, a: Any) -> Any:
-        """``a`` becomes ``tanh(a)``: ``2 / (1 + exp(-2a)) - 1``."""
-        return self._tanh_to(a, a)
-
-    def _tanh_to(self, a: Any, out: Any) -> Any:
-        """``out`` (``a``'s shape and dtype, or ``a`` itself) becomes ``tanh(a)``; returns ``out``."""
-        xp = self.xp
-        xp.multiply(a, -2.0, out=out)
-        self._exp_(out)
-        out += 1.0
-        xp.divide(2.0, out, out=out)
-        out -= 1.0
-        return out
 
     def _gates(self, a: Any) -> tuple[Any, Any, Any, Any]:
         """Views of the four gate blocks (input, forget, cell, output) of ``a``: (N, 4H) as the products give
@@ -89,84 +37,45 @@ class RNNKernels:
         self.xp.negative(act, out=act)
         self._lstm_gates_neg_(act)
 
-    def _lstm_gates_neg_(self, act: Any) -> None:
-        """``_lstm_gates_`` from the pre-activations negated (``-z``, the argument of the sigmoid's ``exp``)."""
+    def _lstm_gates_neg_(self, act: Any, doubled: bool = False) -> None:
+        """``_lstm_gates_`` from the pre-activations negated (``-z``, the argument of the sigmoid's ``exp``; the
+        cell gate's already doubled where ``doubled``)."""
         g = self._gates(act)[2]
-        g *= 2.0  # tanh(g) = 2 sigmoid(2g) - 1: one sigmoid pass over all four gates
+        if not doubled:
+            g *= 2.0  # tanh(g) = 2 sigmoid(2g) - 1: one sigmoid pass over all four gates
         self._sigmoid_neg_(act)
         g *= 2.0
         g -= 1.0
 
-    # -- shared pieces ------------------------------------------------------------------------------
-    def _mm_t(self, a: Any, w: Any) -> Any:
-        """``a w^T`` for ``a`` of any leading dims (one input feature: a broadcast product, the same bits as the
-        one-term GEMM at a fraction of its cost)."""
+    def _lstm_gate_major(self, x: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any) -> Any:
+        """The cell's ``-(z + b)`` (the sigmoid's ``exp`` argument; the cell gate's doubled for its tanh), gate-major
+        (4, N, H), as the product of ``[h | x | 1]`` (N, K) with the gates' weights and biases copied transposed
+        and scaled (4, K, H): one BLAS product per gate, each written into its block. Only where each runs on the
+        BLAS's small-matrix kernels (``_small_gemm``); None elsewhere (the weights' copy would then cost more).
+        No (N, 4H) product to transpose, no sum of two products, no bias pass: rnn_time_sequence's whole cell
+        forward (batch 97, hidden 51, float64, OpenBLAS SkylakeX, one thread) 118.8 -> 86.0 us with one input
+        feature, 129.6 -> 111.2 with 51."""
+        n, hs, ni = h.shape[0], h.shape[1], x.shape[1]
+        k = hs + ni + (b_ih is not None)
+        dt, small = h.dtype, self._small_gemm
+        if not small or n * hs * k > small or dt.char not in "fd" or not dt == x.dtype == w_ih.dtype == w_hh.dtype:
+            return None
+        if b_ih is not None and not dt == b_ih.dtype == b_hh.dtype:
+            return None
         xp = self.xp
-        wt = xp.transpose(w, (1, 0))
-        if a.shape[-1] == 1:
-            return a * wt
-        if a.ndim == 2 and self._halves(a.shape[0], w.shape[0], a.shape[1], a.dtype):  # (a transposed A: not taken)
-            return self._mm(a, xp.ascontiguousarray(wt))
-        return xp.matmul(a, wt)
-
-    def _halves(self, m: int, n: int, k: int, dtype: Any) -> int:
-        """Where to cut a product of size m * n * k in two along m (0: don't): when it is at most twice the size
-        the BLAS's small-matrix kernels take (``_small_gemm``), each half is. OpenBLAS SkylakeX, one thread,
-        float64: (97, 204) x (204, 51) 38.5 -> 29.4 us in two halves of rows; (51, 97) x (97, 204) 30.2 -> 25.2
-        in two halves of the inner dimension, their sum added (measured 2026-11-26, Sapphire Rapids)."""
-        small = self._small_gemm
-        if small and small < m * n * k <= 2 * small and m > 1 and dtype.char in "fd":
-            return (m + 1) // 2
-        return 0
-
-    def _mm(self, a: Any, b: Any) -> Any:
-        """``a b`` (2-d, ``a`` row-major: the products with a weight of the gradients), in two products of half
-        the rows where the BLAS's small-matrix kernels then take them (``_halves``)."""
-        xp = self.xp
-        cut = self._halves(a.shape[0], b.shape[1], a.shape[1], a.dtype)
-        if not cut or b.dtype != a.dtype:
-            return xp.matmul(a, b)
-        out = xp.empty((a.shape[0], b.shape[1]), dtype=a.dtype)
-        xp.matmul(a[:cut], b, out=out[:cut])
-        xp.matmul(a[cut:], b, out=out[cut:])
-        return out
-
-    def _linear_grads(self, dz: Any, x: Any, w: Any, need_x: bool, need_w: bool, need_b: bool) -> tuple[Any, ...]:
-        """For ``z = x w^T + b`` (``dz`` and ``x`` 2-d): ``(gx, gw, gb)`` (None where not needed)."""
-        gx = self._mm(dz, w) if need_x else None
-        gw = self.weight_grad(dz, x) if need_w else None
-        gb = self._bias_grad(dz) if need_b else None
-        return gx, gw, gb
-
-    def _bias_grad(self, dz: Any) -> Any:
-        """``dz`` (M, O) summed over its rows: for float32/64 a matrix-vector product with ones (BLAS's GEMV: 2.4
-        us for the (97, 204) gradients of the recurrent benchmark on NumPy, where ``sum(axis=0)`` took 9.8)."""
-        xp = self.xp
-        if dz.dtype.char in "fd":
-            return xp.matmul(xp.ones((dz.shape[0],), dtype=dz.dtype), dz)
-        return xp.sum(dz, axis=0)
-
-    def weight_grad(self, dz: Any, x: Any) -> Any:
-        """``dz^T x``: the gradient of the weight of ``z = x w^T`` (a ``WeightGrad``'s value), as the transposed
-        view of the product ``x^T dz`` (OpenBLAS on NumPy: 29.6 us for the recurrent benchmark's (51, 97) x
-        (97, 204) float64 product against 34.6 for ``dz^T x``, one thread; the engine hands a leaf a C-contiguous
-        ``.grad``)."""
-        xp = self.xp
-        xt = xp.transpose(x, (1, 0))
-        cut = self._halves(dz.shape[0], xt.shape[0], dz.shape[1], dz.dtype)  # (the inner dimension cut: a sum)
-        if not cut or x.dtype != dz.dtype:
-            return xp.transpose(xp.matmul(xt, dz), (1, 0))
-        g = xp.matmul(xt[:, :cut], dz[:cut])
-        g += xp.matmul(xt[:, cut:], dz[cut:])
-        return xp.transpose(g, (1, 0))
-
-    def weight_grad_add_(self, s: Any, dz: Any, x: Any) -> Any:
-        """``s += dz^T x`` in place; returns ``s``."""
-        s += self.weight_grad(dz, x)
-        return s
-
-    def _flat(self, a: Any) -> Any:
-        return a.reshape((a.shape[0] * a.shape[1], a.shape[2]))
+        hx, w = xp.empty((n, k), dtype=dt), xp.empty((4, k, hs), dtype=dt)
+        hx[:, :hs] = h
+        hx[:, hs : hs + ni] = x
+        w[:, :hs] = xp.transpose(w_hh.reshape((4, hs, hs)), (0, 2, 1))
+        w[:, hs : hs + ni] = xp.transpose(w_ih.reshape((4, hs, ni)), (0, 2, 1))
+        if b_ih is not None:
+            hx[:, -1] = 1.0
+            xp.add(b_ih.reshape((4, hs)), b_hh.reshape((4, hs)), out=w[:, -1])
+        signs = _GATE_SIGNS.get(dt)
+        if signs is None:
+            signs = _GATE_SIGNS[dt] = xp.asarray([-1.0, -1.0, -2.0, -1.0], dtype=dt).reshape((4, 1, 1))
+        w *= signs
+        return xp.matmul(hx, w)
 
     # -- LSTM ---------------------------------------------------------------------------------------
     def _lstm_act(self, act: Any, c: Any) -> tuple[Any, Any, Any]:
@@ -186,53 +95,66 @@ class RNNKernels:
     def _lstm_dz(self, dz: Any, gh: Any, gc: Any, act: Any, tc: Any, c: Any) -> Any:
         """Fill ``dz`` with the pre-activations' gradient, in the layout of ``act`` or (N, 4H) beside a gate-major
         ``act`` (the cell's: each gate's last product written straight into its columns, no copy to transpose);
-        return the gradient of ``c'`` (total)."""
+        return the gradient of ``c'`` (total). The input and forget gates' ``dc sigmoid'`` is one pass over both
+        blocks each (they are adjacent in either layout); no derivative is computed for a gate that needs none."""
         xp = self.xp
         i, _, g, o = self._gates(act)
-        q = dz if dz.shape == act.shape else xp.empty_like(act)  # the activations' derivatives, in act's layout
-        xp.subtract(1.0, act, out=q)
-        q *= act  # sigmoid'; the cell gate's block becomes tanh' below
-        qi, qf, qg, qo = self._gates(q)
-        xp.multiply(g, g, out=qg)
-        xp.subtract(1.0, qg, out=qg)
         di, df, dg, do = self._gates(dz)
         if gh is not None:
-            dc = gh * o
-            t = xp.multiply(tc, tc)
+            dc = xp.multiply(gh, o)
+            t = xp.subtract(1.0, o)
+            t *= tc
+            xp.multiply(t, dc, out=do)  # do = gh tc o (1 - o)
+            xp.multiply(tc, tc, out=t)
             xp.subtract(1.0, t, out=t)
-            dc *= t
+            dc *= t  # gh o (1 - tanh(c')^2)
             if gc is not None:
                 dc += gc
-            xp.multiply(gh, tc, out=t)
-            xp.multiply(t, qo, out=do)
         else:
             dc = xp.copy(gc) if gc is not None else xp.zeros_like(tc)
             t = xp.empty_like(tc)
             do[...] = 0.0
-        for d, qk, a in ((di, qi, g), (df, qf, c), (dg, qg, i)):  # di = dc g i', df = dc c f', dg = dc i g'
-            xp.multiply(dc, a, out=t)
-            xp.multiply(t, qk, out=d)
+        xp.multiply(g, g, out=t)
+        xp.subtract(1.0, t, out=t)
+        t *= i
+        xp.multiply(t, dc, out=dg)  # dg = dc i (1 - g^2)
+        n, hs = tc.shape
+        if act.ndim == 3:  # (2, N, H): i and f
+            a2, dc2 = act[:2], dc
+        else:  # (N, 2, H)
+            a2, dc2 = act[:, : 2 * hs].reshape((n, 2, hs)), dc.reshape((n, 1, hs))
+        q = xp.subtract(1.0, a2)
+        q *= a2
+        q *= dc2  # dc i (1 - i), dc f (1 - f)
+        qi, qf = (q[0], q[1]) if act.ndim == 3 else (q[:, 0], q[:, 1])
+        xp.multiply(qi, g, out=di)
+        xp.multiply(qf, c, out=df)
         return dc
 
     def lstm_cell(self, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any) -> tuple[Any, Any, Any]:
         """``(h', c', saved)``: ``c' = f c + i g``, ``h' = o tanh(c')``. The gates are kept gate-major (4, N, H),
-        so every gate's elementwise pass runs over a contiguous block instead of N strided rows. The products'
-        (N, 4H) go there in one pass that also adds both biases and negates: ``-(z + b)``, the argument of the
-        sigmoid's ``exp`` (a separate broadcast add per bias over the (4, N, H) blocks cost more than the
-        copy itself: 51-element inner loops)."""
+        so every gate's elementwise pass runs over a contiguous block instead of N strided rows: written there by
+        the gates' products (``_lstm_gate_major``), or else the products' (N, 4H) copied there in one pass that
+        also adds both biases and negates: ``-(z + b)``, the argument of the sigmoid's ``exp`` (a separate
+        broadcast add per bias over the (4, N, H) blocks cost more than the copy itself: 51-element inner
+        loops)."""
         xp = self.xp
-        z = self._mm_t(h, w_hh)
-        z += self._mm_t(x, w_ih)
-        n, hs = z.shape[0], c.shape[-1]
-        act = xp.empty((4, n, hs), dtype=z.dtype)
-        zt = xp.transpose(z.reshape((n, 4, hs)), (1, 0, 2))
-        if b_ih is not None:
-            nb = xp.add(b_ih, b_hh)
-            xp.negative(nb, out=nb)
-            xp.subtract(nb.reshape((4, 1, hs)), zt, out=act)
+        act = self._lstm_gate_major(x, h, w_ih, w_hh, b_ih, b_hh)
+        if act is not None:
+            self._lstm_gates_neg_(act, doubled=True)
         else:
-            xp.negative(zt, out=act)
-        self._lstm_gates_neg_(act)
+            z = self._mm_t(h, w_hh)
+            z += self._mm_t(x, w_ih)
+            n, hs = z.shape[0], c.shape[-1]
+            act = xp.empty((4, n, hs), dtype=z.dtype)
+            zt = xp.transpose(z.reshape((n, 4, hs)), (1, 0, 2))
+            if b_ih is not None:
+                nb = xp.add(b_ih, b_hh)
+                xp.negative(nb, out=nb)
+                xp.subtract(nb.reshape((4, 1, hs)), zt, out=act)
+            else:
+                xp.negative(zt, out=act)
+            self._lstm_gates_neg_(act)
         h1, c1, tc = self._lstm_state(act, c)
         return h1, c1, (act, tc)
 

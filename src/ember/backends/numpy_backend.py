@@ -29,6 +29,20 @@ _NDARRAY = np.ndarray
 _PY_NUMBERS = (float, int)
 
 
+def _cpu_has(feature: str) -> bool:
+    """Whether NumPy found ``feature`` on this CPU (its dispatch table; False where it has none)."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:  # (a private module)
+        return False
+    return bool(__cpu_features__.get(feature))
+
+
+#: NumPy's ``tanh`` has SIMD loops for float64 on AVX-512 (SkylakeX on): 5.8 us for 97 x 51 float64 against 10.7
+#: for the recurrent kernels' ``2 sigmoid(2a) - 1`` (Sapphire Rapids, 2026-11-26); on AVX2 it costs 4-5 times ``exp``
+_TANH_SIMD = _cpu_has("AVX512_SKX")
+
+
 def keep_number(x: Any, v: Any) -> Any:
     """``v`` (a Python int or float) beside the array ``x`` as a read-only 0-d array of ``x``'s floating dtype,
     made once; else ``v`` itself.
@@ -118,6 +132,13 @@ class NumpyBackend(Backend):
         activations; ``RNNKernels._exp_``): a context of ~1 us where the reference's cap is a pass over ``a``."""
         with np.errstate(over="ignore"):
             return np.exp(a, out=a)
+
+    if _TANH_SIMD:
+
+        def _tanh_to(self, a: Any, out: Any) -> Any:
+            """``out`` becomes ``tanh(a)`` by NumPy's own ``tanh`` (SIMD on this CPU: ``_TANH_SIMD``; its error is
+            relative, where the reference's ``exp`` formula's is absolute)."""
+            return np.tanh(a, out=out)
 
     def gemm(self, a: Any, b: Any, out: Any = None) -> Any:
         """``np.matmul``: a product OpenBLAS would split, but under ``SMALL_PRODUCT`` multiply-adds, on one OpenBLAS

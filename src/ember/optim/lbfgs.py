@@ -31,9 +31,9 @@ class _LBFGSOptions(SimpleOptimizer):
     }
 
 
-def _dot(xp: Any, a: Any, b: Any) -> Any:
-    """The inner product of two flat vectors (``matmul`` of 1-d arrays: NumPy's and torch's names agree)."""
-    return xp.matmul(a, b)
+def _dot(be: Any, a: Any, b: Any) -> float:
+    """The inner product of two flat vectors: the backend's ``dot`` (on NumPy one OpenBLAS thread)."""
+    return float(be.dot(a, b))
 
 
 def _cubic_interpolate(
@@ -55,7 +55,7 @@ def _cubic_interpolate(
 
 def _strong_wolfe(
     obj_func: Callable[[float], tuple[float, Any]],
-    xp: Any,
+    be: Any,
     t: float,
     d: Any,
     f: float,
@@ -70,10 +70,11 @@ def _strong_wolfe(
 
     Returns ``(loss, flat_grad, t, function_evaluations)`` at the chosen step.
     """
+    xp = be.xp
     d_norm = float(xp.max(xp.abs(d)))
     f_new, g_new = obj_func(t)
     evals = 1
-    gtd_new = float(_dot(xp, g_new, d))
+    gtd_new = _dot(be, g_new, d)
     t_prev, f_prev, g_prev, gtd_prev = 0.0, f, g, gtd
     done = False
     ls_iter = 0
@@ -100,7 +101,7 @@ def _strong_wolfe(
         f_prev, g_prev, gtd_prev = f_new, g_new, gtd_new
         f_new, g_new = obj_func(t)
         evals += 1
-        gtd_new = float(_dot(xp, g_new, d))
+        gtd_new = _dot(be, g_new, d)
         ls_iter += 1
     if ls_iter == max_ls:  # reached the limit: bracket [0, t]
         bracket, bracket_f, bracket_g = [0.0, t], [f, f_new], [g, g_new]
@@ -124,7 +125,7 @@ def _strong_wolfe(
             insuf_progress = False
         f_new, g_new = obj_func(t)
         evals += 1
-        gtd_new = float(_dot(xp, g_new, d))
+        gtd_new = _dot(be, g_new, d)
         ls_iter += 1
         if f_new > f + c1 * t * gtd or f_new >= bracket_f[low]:
             bracket[high], bracket_f[high], bracket_g[high], bracket_gtd[high] = t, f_new, g_new, gtd_new
@@ -229,7 +230,8 @@ class LBFGS(OptimizerAdaptor):
         max_iter, max_eval = group["max_iter"], group["max_eval"]
         tol_grad, tol_change = group["tolerance_grad"], group["tolerance_change"]
         history_size, line_search_fn = group["history_size"], group["line_search_fn"]
-        xp = self._xp
+        be = self._params[0]._backend
+        xp = be.xp
         state = self.state.setdefault(_key(self._params[0]), {})
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
@@ -264,7 +266,7 @@ class LBFGS(OptimizerAdaptor):
                     # update the curvature pairs when the curvature condition holds
                     y = flat_grad - prev_flat_grad
                     s = d * t
-                    ys = float(_dot(xp, y, s))
+                    ys = _dot(be, y, s)
                     if ys > 1e-10:
                         if len(old_dirs) == history_size:
                             old_dirs.pop(0)
@@ -273,25 +275,25 @@ class LBFGS(OptimizerAdaptor):
                         old_dirs.append(y)
                         old_stps.append(s)
                         ro.append(1.0 / ys)
-                        h_diag = ys / float(_dot(xp, y, y))
+                        h_diag = ys / _dot(be, y, y)
                     # two-loop recursion: d = -H grad, updating q and r in place (q and r are new arrays of this
                     # step): one temporary per update, not two. Not the backend's BLAS axpy: on NumPy at several
                     # threads it is OpenBLAS's threaded one, which stalled under load (py-spy, default threads)
                     al = [0.0] * len(old_dirs)
                     q = -flat_grad
                     for i in range(len(old_dirs) - 1, -1, -1):
-                        al[i] = float(_dot(xp, old_stps[i], q)) * ro[i]
+                        al[i] = _dot(be, old_stps[i], q) * ro[i]
                         q -= al[i] * old_dirs[i]
                     r = q * h_diag
                     for i in range(len(old_dirs)):
-                        be_i = float(_dot(xp, old_dirs[i], r)) * ro[i]
+                        be_i = _dot(be, old_dirs[i], r) * ro[i]
                         r += (al[i] - be_i) * old_stps[i]
                     d = r
                 prev_flat_grad = xp.copy(flat_grad)
                 prev_loss = loss
                 # the step length: scaled down on the very first iteration
                 t = min(1.0, 1.0 / float(xp.sum(xp.abs(flat_grad)))) * rate if state["n_iter"] == 1 else rate
-                gtd = float(_dot(xp, flat_grad, d))
+                gtd = _dot(be, flat_grad, d)
                 if gtd > -tol_change:  # not a descent direction
                     break
                 ls_evals = 0
@@ -301,7 +303,7 @@ class LBFGS(OptimizerAdaptor):
                     def obj_func(step: float, x_init: list[Any] = x_init, d: Any = d) -> tuple[float, Any]:
                         return self._directional_evaluate(closure, x_init, step, d)
 
-                    loss, flat_grad, t, ls_evals = _strong_wolfe(obj_func, xp, t, d, loss, flat_grad, gtd)
+                    loss, flat_grad, t, ls_evals = _strong_wolfe(obj_func, be, t, d, loss, flat_grad, gtd)
                     self._add_grad(t, d)
                     opt_cond = float(xp.max(xp.abs(flat_grad))) <= tol_grad
                 else:
