@@ -95,6 +95,30 @@ def test_conv_dispatches_to_f4_and_its_backward_follows(monkeypatch):
     assert calls[-1] == "wino_conv"
 
 
+class _OtherArrays:
+    """NumPy under another name: how ``ConvKernels`` sees CuPy's module (anything but NumPy itself)."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+def test_f4_serves_numpy_only_until_it_has_run_on_a_gpu(monkeypatch):
+    # CuPy keeps F(2x2, 3x3) (run on a GPU in earlier sessions), forward and a recomputing backward alike
+    calls = []
+    for name in ("wino4_conv", "wino4_backward", "wino_conv", "wino_backward"):
+        real = getattr(BE, name)
+        monkeypatch.setattr(BE, name, lambda *a, _r=real, _n=name, **k: calls.append(_n) or _r(*a, **k))
+    x = rng.standard_normal((4, 16, 32, 32))
+    w = rng.standard_normal((16, 16, 3, 3))
+    geo = ((1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    y_ref = BE._conv_im2col(x, w, (1, 1), ((1, 1), (1, 1)), (1, 1), 1, False, None)[0]
+    monkeypatch.setattr(BE, "xp", _OtherArrays())
+    y, saved = BE.conv(x, w, *geo, True)
+    BE.conv_backward(np.ones_like(y), x, w, None, *geo)
+    assert saved.m == 2 and calls == ["wino_conv", "wino_backward"]
+    np.testing.assert_allclose(y, y_ref, rtol=1e-12, atol=1e-12)
+
+
 def _bits(t):
     return np.ascontiguousarray(t.detach().numpy()).tobytes()
 

@@ -141,6 +141,11 @@ class ConvKernels(WinogradKernels, Winograd4Kernels, BatchLastKernels):
         return res
 
     # -- convolution ---------------------------------------------------------------------------
+    def _wino_m(self, x: Any, w: Any, pads: Pads) -> int:
+        """The Winograd output tile for this convolution: ``wino_tile``'s on NumPy, where its rule was measured;
+        F(2x2, 3x3) elsewhere (CuPy), which alone of the two has run on a GPU so far."""
+        return wino_tile(x.shape, w.shape[0], pads) if self.xp is np else 2
+
     def conv(
         self,
         x: Any,
@@ -155,7 +160,7 @@ class ConvKernels(WinogradKernels, Winograd4Kernels, BatchLastKernels):
         """Cross-correlation of ``x`` with ``w`` (plus ``bias`` per output channel): ``(y, saved)``;
         ``saved`` feeds :meth:`conv_backward` (the im2col columns or Winograd tiles when ``save``, else ``None``)."""
         if wino_ok(x, w.shape, stride, dilation, groups):
-            if wino_tile(x.shape, w.shape[0], pads) == 4:
+            if self._wino_m(x, w, pads) == 4:
                 return self.wino4_conv(x, w, pads, bias, save)
             return self.wino_conv(x, w, pads, bias, save)
         return self._conv_im2col(x, w, stride, pads, dilation, groups, save, bias)
@@ -351,7 +356,7 @@ class ConvKernels(WinogradKernels, Winograd4Kernels, BatchLastKernels):
     ) -> tuple[Any, Any]:
         """Both gradients of :meth:`conv` at once, ``(dL/dx or None, dL/dw or None)``; consumes ``saved``."""
         if isinstance(saved, WinoSaved) or (saved is None and wino_ok(x, w.shape, stride, dilation, groups)):
-            m = saved.m if saved is not None else wino_tile(x.shape, w.shape[0], pads)
+            m = saved.m if saved is not None else self._wino_m(x, w, pads)
             backward = self.wino4_backward if m == 4 else self.wino_backward
             return backward(g, x, w, saved, pads, input_grad, weight_grad)
         return self._conv_backward_im2col(g, x, w, saved, stride, pads, dilation, groups, input_grad, weight_grad)
