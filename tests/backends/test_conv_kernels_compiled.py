@@ -14,6 +14,30 @@ def _bits(t):
     return np.ascontiguousarray(t.detach().numpy()).tobytes()
 
 
+def _assert_compiled_equals_eager(m1, loss_of, batches):
+    """Train ``m1`` eagerly and a copy of it through ``ember.compile`` (SGD with momentum), ``loss_of(m, *batch)``
+    per step: losses and parameters bit for bit equal after each step, and the compiled step replayed."""
+    m2 = copy.deepcopy(m1)
+    o1, o2 = (ember.optim.SGD(m.parameters(), lr=0.05, momentum=0.9) for m in (m1, m2))
+
+    def make(m, o):
+        def step(*batch):
+            o.zero_grad()
+            loss = loss_of(m, *batch)
+            loss.backward()
+            o.step()
+            return loss
+
+        return step
+
+    eager, compiled = make(m1, o1), ember.compile(make(m2, o2))
+    for i, batch in enumerate(batches):
+        batch = tuple(ember.tensor(a) for a in batch)
+        assert _bits(eager(*batch)) == _bits(compiled(*batch)), i
+        assert [_bits(p) for p in m1.parameters()] == [_bits(p) for p in m2.parameters()], i
+    assert compiled.stats["replays"] >= 2
+
+
 def test_lenet5_full_size_compiled_equals_eager(monkeypatch):
     seen = []
     import ember.backends._kernels_pool as kp
@@ -22,27 +46,9 @@ def test_lenet5_full_size_compiled_equals_eager(monkeypatch):
     monkeypatch.setattr(kp, "_max_pool_pairs", lambda *a: seen.append(1) or real(*a))
     ember.manual_seed(0)
     m1 = ember.models.LeNet5Config().init()
-    m2 = copy.deepcopy(m1)
-    o1, o2 = (ember.optim.SGD(m.parameters(), lr=0.05, momentum=0.9) for m in (m1, m2))
-
-    def make(m, o):
-        def step(x, y):
-            o.zero_grad()
-            loss = F.cross_entropy(m(x), y)
-            loss.backward()
-            o.step()
-            return loss
-
-        return step
-
-    eager, compiled = make(m1, o1), ember.compile(make(m2, o2))
     rng = np.random.default_rng(0)
-    for i in range(5):
-        x = ember.tensor(rng.standard_normal((8, 1, 28, 28)).astype(np.float32))
-        y = ember.tensor(rng.integers(0, 10, 8))
-        assert _bits(eager(x, y)) == _bits(compiled(x, y)), i
-        assert [_bits(p) for p in m1.parameters()] == [_bits(p) for p in m2.parameters()], i
-    assert compiled.stats["replays"] >= 2
+    batches = [(rng.standard_normal((8, 1, 28, 28)).astype(np.float32), rng.integers(0, 10, 8)) for _ in range(5)]
+    _assert_compiled_equals_eager(m1, lambda m, x, y: F.cross_entropy(m(x), y), batches)
     # the 2x2 path is NumPy's (_pairs_ok): asked of the backend the model ran on, not backends.current(), which
     # names the CPU's (numpy also when the default device is cuda on cupy, or torch-CPU in the fake-device run)
     if next(m1.parameters())._backend.name == "numpy":
@@ -73,3 +79,20 @@ def test_pool_nan_after_capture_recaptures_and_equals_eager():
         assert _bits(xe.grad) == _bits(xc.grad), i
     if xe._backend.name == "numpy":  # (the backend it ran on: backends.current() names the CPU's)
         assert compiled.stats["captures"] == 2 and compiled.stats["replays"] >= 2
+
+
+def test_conv_stack_with_f4_compiled_equals_eager(monkeypatch):
+    # Winograd F(4x4, 3x3) (_kernels_winograd4) with batch norm and ReLU
+    import ember.backends._kernels_winograd4 as kw4
+
+    seen = []
+    real = kw4.Winograd4Kernels.wino4_conv
+    monkeypatch.setattr(kw4.Winograd4Kernels, "wino4_conv", lambda *a: seen.append(1) or real(*a))
+    ember.manual_seed(0)
+    m1 = ember.nn.Sequential(
+        ember.nn.Conv2d(16, 16, 3, padding=1, bias=True), ember.nn.BatchNorm2d(16), ember.nn.ReLU()
+    )
+    data = np.random.default_rng(0).standard_normal((5, 4, 16, 32, 32)).astype(np.float32)
+    _assert_compiled_equals_eager(m1, lambda m, x: (m(x) * m(x)).mean(), [(d,) for d in data])
+    if next(m1.parameters())._backend.name == "numpy":
+        assert seen  # the F(4x4, 3x3) path ran

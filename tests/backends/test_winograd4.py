@@ -1,17 +1,14 @@
 """Winograd F(4x4, 3x3) (``_kernels_winograd4``): threads (the same bits as one thread), float32 accuracy, the
-choice of variant (``wino_tile``), the dispatch, ``ember.compile`` replays and finite differences. Its forward and
-both gradients against the im2col kernels and PyTorch (saved or recomputed tiles, padding, outputs narrower than a
-tile, bias, blocks of one channel, threads, non-contiguous input) are ``test_conv_fast_paths``' Winograd tests,
-run for both tile sizes."""
-
-import copy
+choice of variant (``wino_tile``), the dispatch and finite differences. Its forward and both gradients against the
+im2col kernels and PyTorch (saved or recomputed tiles, padding, outputs narrower than a tile, bias, blocks of one
+channel, threads, non-contiguous input) are ``test_conv_fast_paths``' Winograd tests, run for both tile sizes; its
+``ember.compile`` replays are ``test_conv_kernels_compiled``'s."""
 
 import numpy as np
 import pytest
 
 import ember
 import ember.backends._kernels_threads as kt
-import ember.backends._kernels_winograd4 as kw4
 import ember.nn.functional as F
 from ember.backends._kernels_winograd import WinoSaved, wino_ok, wino_tile
 from ember.backends.numpy_backend import NumpyBackend
@@ -117,42 +114,6 @@ def test_f4_serves_numpy_only_until_it_has_run_on_a_gpu(monkeypatch):
     BE.conv_backward(np.ones_like(y), x, w, None, *geo)
     assert saved.m == 2 and calls == ["wino_conv", "wino_backward"]
     np.testing.assert_allclose(y, y_ref, rtol=1e-12, atol=1e-12)
-
-
-def _bits(t):
-    return np.ascontiguousarray(t.detach().numpy()).tobytes()
-
-
-def test_conv_stack_with_f4_compiled_equals_eager(monkeypatch):
-    seen = []
-    real = kw4.Winograd4Kernels.wino4_conv
-    monkeypatch.setattr(kw4.Winograd4Kernels, "wino4_conv", lambda *a: seen.append(1) or real(*a))
-    ember.manual_seed(0)
-    m1 = ember.nn.Sequential(
-        ember.nn.Conv2d(16, 16, 3, padding=1, bias=True), ember.nn.BatchNorm2d(16), ember.nn.ReLU()
-    )
-    m2 = copy.deepcopy(m1)
-    o1, o2 = (ember.optim.SGD(m.parameters(), lr=0.05, momentum=0.9) for m in (m1, m2))
-
-    def make(m, o):
-        def step(x):
-            o.zero_grad()
-            loss = (m(x) * m(x)).mean()
-            loss.backward()
-            o.step()
-            return loss
-
-        return step
-
-    eager, compiled = make(m1, o1), ember.compile(make(m2, o2))
-    data = np.random.default_rng(0).standard_normal((5, 4, 16, 32, 32)).astype(np.float32)
-    for i in range(5):
-        x = ember.tensor(data[i])
-        assert _bits(eager(x)) == _bits(compiled(x)), i
-        assert [_bits(p) for p in m1.parameters()] == [_bits(p) for p in m2.parameters()], i
-    assert compiled.stats["replays"] >= 2
-    if next(m1.parameters())._backend.name == "numpy":
-        assert seen  # the F(4x4, 3x3) path ran
 
 
 def test_conv2d_f4_gradients_by_finite_differences():

@@ -167,7 +167,7 @@ def test_blocked_steps_are_bit_identical(kind, opts, dtype, shape, transposed, m
                 _route(mp, route)
             except pytest.skip.Exception:
                 continue
-            mp.setattr(ko, "_blas_threads", lambda: 1)  # (NumPy's own BLAS on several threads: never blocked)
+            mp.setattr(ko, "threads", lambda: 1)  # (NumPy's own BLAS on several threads: never blocked)
             if route != "numpy-ops":
                 assert ko._blocks(np.zeros(shape, dtype), np.zeros(shape, dtype)) is not None
             blocked = _steps(kind, opts, shape, dtype, transposed)
@@ -185,11 +185,11 @@ def test_which_route_a_vector_takes(monkeypatch):
     if own is None or scipy is None:
         pytest.skip("needs both NumPy's ILP64 OpenBLAS and SciPy")
     long, short = np.zeros(ko._SPLIT_AXPY_PAYS, np.float32), np.zeros(ko._SPLIT_AXPY_PAYS - 1, np.float32)
-    monkeypatch.setattr(ko, "_blas_threads", lambda: 2)
+    monkeypatch.setattr(ko, "threads", lambda: 2)
     assert ko._blas(long) is own["f"]
     assert ko._blas(long, threaded=False) is not own["f"]
     assert ko._blas(short) is not own["f"]
-    monkeypatch.setattr(ko, "_blas_threads", lambda: 1)
+    monkeypatch.setattr(ko, "threads", lambda: 1)
     assert ko._blas(long) is not own["f"]
     monkeypatch.setattr(ko, "_scipy_blas", lambda: None)
     assert ko._blas(short) is own["f"] and ko._blas(np.zeros(4)) is own["d"]
@@ -238,9 +238,9 @@ def test_no_blocks_on_numpy_blas_threads(monkeypatch):
         pytest.skip("NumPy's BLAS has no ILP64 OpenBLAS CBLAS symbols")
     monkeypatch.setattr(ko, "_scipy_blas", lambda: None)
     a, b = np.zeros(3 * ko._BLOCK, np.float32), np.zeros(3 * ko._BLOCK, np.float32)
-    monkeypatch.setattr(ko, "_blas_threads", lambda: 2)
+    monkeypatch.setattr(ko, "threads", lambda: 2)
     assert ko._blocks(a, b) is None
-    monkeypatch.setattr(ko, "_blas_threads", lambda: 1)
+    monkeypatch.setattr(ko, "threads", lambda: 1)
     assert ko._blocks(a, b) is not None
 
 
@@ -268,7 +268,7 @@ def test_dot_on_one_blas_thread(n, dtype, monkeypatch):
         bits = []
         for t in (1, 2):
             set_n(t)
-            monkeypatch.setattr(ko, "_blas_threads", lambda t=t: t)
+            monkeypatch.setattr(ko, "threads", lambda t=t: t)
             bits.append(be.dot(a, b).tobytes())
             assert int(get_n()) == t
         if n > ko._SPLIT_DOT:

@@ -36,6 +36,7 @@ thread only.
 from __future__ import annotations
 
 import ctypes
+import functools
 import glob
 import os
 import threading
@@ -132,6 +133,7 @@ def shorten_spin() -> bool:
 _SMALL_GEMM_CORES = ("skylakex", "cooperlake", "sapphirerapids")
 
 
+@functools.cache
 def small_gemm_mnk() -> float:
     """M*N*K up to which NumPy's OpenBLAS runs a float32/64 product on its small-matrix kernels (no packing): 1e6
     on the cores of ``_SMALL_GEMM_CORES``, 0.0 (none known) for another core, another BLAS, or when the core
@@ -157,8 +159,6 @@ _SPLIT_MIN = 1 << 19
 #: pass), so that a batch with small outputs and long sums (Winograd's ``dU = dM V^T``: (64, 64) outputs, K = 576
 #: tiles) is split by its work too
 _MACS_PER_ELEMENT = 16
-#: ``small_gemm_mnk()``, read once (None: not yet)
-_small_mnk: float | None = None
 _one_lock = threading.Lock()
 _one_depth = 0  # matmul calls running with OpenBLAS set to one thread
 _one_restore = 1  # the thread count to restore when the last of them ends
@@ -212,10 +212,7 @@ def _small_kernel(a: Any, b: Any, mkn: int) -> bool:
     ``b^T a^T`` and, on the cores of ``_SMALL_GEMM_CORES``, permits M*N*K <= 1e6 unless that product's first operand
     (``b``) is transposed and the second too, or M*N > 1200, or K < 32 (``sgemm_small_kernel_permit_skylakex.c``).
     LeNet-5's (64, 84) x (84, 120) at 2 OpenBLAS threads: 10.3 us through the one-thread setting, 7.7 plain."""
-    global _small_mnk
-    if _small_mnk is None:
-        _small_mnk = small_gemm_mnk()
-    if mkn > _small_mnk or a.ndim != 2 or b.ndim != 2 or a.dtype.char not in "fd" or b.dtype != a.dtype:
+    if mkn > small_gemm_mnk() or a.ndim != 2 or b.ndim != 2 or a.dtype.char not in "fd" or b.dtype != a.dtype:
         return False
     if _row_major(b):
         return True

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ._blas_threads import _library, _one_thread, threads
+from ._blas_threads import _library, _one_thread_matmul, threads
 
 _BLAS: Any = None  # None: not looked up yet; False: unavailable; else scipy.linalg.blas
 _NUMPY_BLAS: Any = None  # None: not looked up yet; False: unavailable; else {"f"/"d": (axpy, scal)}
@@ -89,11 +89,6 @@ _SPLIT_AXPY_PAYS = 1 << 17
 _SPLIT_DOT = 10_000
 
 
-def _blas_threads() -> int:
-    """NumPy's OpenBLAS thread count (1 when it cannot be read): ``_blas_threads.threads``."""
-    return threads()
-
-
 def _blas(y: Any, threaded: bool = True) -> Any:
     """``(axpy, scal)`` for ``y``'s dtype, called as ``axpy(y, a, x)`` (``x`` C-contiguous, shaped and typed
     like ``y``) and ``scal(y, a)``, when ``y`` is a writeable C-contiguous native float32/float64 NumPy array and a
@@ -114,7 +109,7 @@ def _blas(y: Any, threaded: bool = True) -> Any:
     ):
         return None
     blas, own = _scipy_blas(), _numpy_blas()
-    if own is not None and (blas is None or (threaded and y.size >= _SPLIT_AXPY_PAYS and _blas_threads() > 1)):
+    if own is not None and (blas is None or (threaded and y.size >= _SPLIT_AXPY_PAYS and threads() > 1)):
         return own[y.dtype.char]
     if blas is None:
         return None
@@ -150,7 +145,7 @@ def _blocks(*arrays: Any) -> tuple[list[tuple[Any, ...]], Any] | None:
         ):
             return None
     fns, own = _blas(first, threaded=False), _numpy_blas()
-    if fns is None or (own is not None and fns is own[first.dtype.char] and _blas_threads() > 1):
+    if fns is None or (own is not None and fns is own[first.dtype.char] and threads() > 1):
         return None  # (NumPy's BLAS on several threads: whole arrays, each pass split over them, measured faster)
     g = arrays[1]
     if any(a is not None and np.may_share_memory(a, g) for a in arrays[:1] + arrays[2:]):
@@ -187,12 +182,8 @@ class OptimKernels:
         runs on one, so the bits do not depend on the thread count: L-BFGS's 32,284-element float64 dots of
         rnn_time_sequence, 2 threads, wall, median of 15 rounds of 200 at load 3.9: 24.3 us split, 7.1 on one
         thread (the best split round, both cores free: 3.9)."""
-        if a.__class__ is np.ndarray and a.size > _SPLIT_DOT and a.dtype.char in "fd" and _blas_threads() > 1:
-            _one_thread(True)
-            try:
-                return np.matmul(a, b)
-            finally:
-                _one_thread(False)
+        if a.__class__ is np.ndarray and a.size > _SPLIT_DOT and a.dtype.char in "fd" and threads() > 1:
+            return _one_thread_matmul(a, b)
         return self.xp.matmul(a, b)
 
     def scal(self, y: Any, a: float) -> None:

@@ -42,9 +42,11 @@ _MAX_THREADS = 8
 #: ranges per thread of a row split, taken in turn (see ``_split``)
 _CHUNKS = 4
 #: ranges per thread of a ``parallel_blocks`` split: fewer, longer NumPy calls on each thread (two Python threads
-#: of short calls pass the GIL back and forth); the conv-stack step (product batches, batch norm and ReLU) at 2
-#: threads with the other sessions' processes reniced below it, 4 -> 2: 35.3 -> 33.9, 36.7 -> 35.5, 36.3 -> 35.6
-#: ms median; under load 4.3 the same (49.2 / 49.3)
+#: of short calls pass the GIL back and forth). The Winograd transforms' blocks make ~40 NumPy calls each, and with
+#: 4 ranges a thread (8 of 64 channels) two threads ran F(4x4, 3x3)'s transforms slower than one; with 2 the
+#: conv-stack step went 46 -> 36 ms (benchmarks/README.md, session 11); the product batches, batch norm and ReLU
+#: too, 4 -> 2 at 2 threads with the other sessions' processes reniced below it: 35.3 -> 33.9, 36.7 -> 35.5, 36.3
+#: -> 35.6 ms median; under load 4.3 the same (49.2 / 49.3)
 _BLOCK_CHUNKS = 2
 
 #: ``ember.compile``'s ``(fn, args, kwargs) -> result`` while it records (set and reset by its hooks), else None
@@ -145,16 +147,16 @@ def parallel(xp: Any, n: int, size: int, fn: Callable[[int, int], None]) -> None
         fn(0, n)
 
 
-def parallel_blocks(xp: Any, n: int, size: int, fn: Callable[[int, int], None], chunks: int = _BLOCK_CHUNKS) -> None:
+def parallel_blocks(xp: Any, n: int, size: int, fn: Callable[[int, int], None]) -> None:
     """Call ``fn(lo, hi)`` over a partition of ``range(n)`` (parts must write disjoint results) on up to
     :func:`kernel_threads` threads (on by default, as :func:`parallel_rows`) when ``xp`` is NumPy, at least
-    ``_MIN_ROWS_PART`` elements a part (``size`` in all), ``chunks`` ranges per thread taken in turn: the
+    ``_MIN_ROWS_PART`` elements a part (``size`` in all), ``_BLOCK_CHUNKS`` ranges per thread taken in turn: the
     Winograd transforms, whose blocks of channels are long contiguous passes."""
     if getattr(xp, "__name__", "") != "numpy" or size < 2 * _MIN_ROWS_PART or n < 2:
         fn(0, n)
         return
     threads = kernel_threads()
-    _split(threads, n, min(threads, n, size // _MIN_ROWS_PART), fn, chunks)
+    _split(threads, n, min(threads, n, size // _MIN_ROWS_PART), fn, _BLOCK_CHUNKS)
 
 
 def parallel_rows(n: int, size: int, fn: Callable[[int, int], None]) -> None:

@@ -28,11 +28,6 @@ from ._kernels_util import Ints, Pads
 
 #: elements of scratch per block of channels in the transforms (4 MB of float32: near the cache)
 _BLOCK_ELEMS = 1 << 20
-#: ranges per thread of the transforms' split (``parallel_blocks``): each range's block makes ~40 NumPy calls, and
-#: ranges of 8 of 64 channels (4 a thread) made calls so short that two threads ran the F(4x4, 3x3) transforms
-#: slower than one (the GIL handed back and forth between calls of a few us); 2 a thread: 46 -> 36 ms a
-#: conv-stack step (benchmarks/README.md, session 11)
-_TRANSFORM_CHUNKS = 2
 
 # the weight transform G (4x3) of F(2x2, 3x3), and its sign-flipped variant G' (last row negated): the
 # backward pass works on dM' = dM with row and column 3 negated, which saves four negations per tile
@@ -143,9 +138,7 @@ class WinogradKernels:
         """``V = B^T d B`` of every tile, (16, C, S) from the workspace: tile columns ``[:cols]`` of each channel,
         the rest scratch."""
         v = self.workspace.take((16, geo.c, geo.s), x.dtype)
-        parallel_blocks(
-            self.xp, geo.c, v.size, lambda c0, c1: self._wino_input_range(x, geo, v, c0, c1), _TRANSFORM_CHUNKS
-        )
+        parallel_blocks(self.xp, geo.c, v.size, lambda c0, c1: self._wino_input_range(x, geo, v, c0, c1))
         return v
 
     def _wino_input_range(self, x: Any, geo: _Geom, v: Any, c0: int, c1: int) -> None:
@@ -287,7 +280,7 @@ class WinogradKernels:
         if bias is not None:  # M[1, 1] reaches every output of its tile with weight 1
             m[5] += bias.reshape(o, 1)
         y = xp.empty((geo.n, o, geo.oh, geo.ow), dtype=x.dtype)
-        parallel_blocks(xp, o, m.size, lambda o0, o1: self._wino_output_range(m, geo, y, o0, o1), _TRANSFORM_CHUNKS)
+        parallel_blocks(xp, o, m.size, lambda o0, o1: self._wino_output_range(m, geo, y, o0, o1))
         ws.give(m)
         if save:
             return y, WinoSaved(v)
@@ -303,7 +296,7 @@ class WinogradKernels:
         o, c = w.shape[:2]
         dm = ws.take((16, o, geo.cols), g.dtype)
         f = dm.reshape(4, 4, o, geo.cols)
-        parallel_blocks(xp, o, dm.size, lambda o0, o1: self._wino_grad_range(g, geo, f, o0, o1), _TRANSFORM_CHUNKS)
+        parallel_blocks(xp, o, dm.size, lambda o0, o1: self._wino_grad_range(g, geo, f, o0, o1))
         gx = gw = None
         if weight_grad:
             v = saved.v if saved is not None else self._wino_input(x, geo)
@@ -319,9 +312,7 @@ class WinogradKernels:
             ut = xp.ascontiguousarray(xp.permute_dims(self._wino_weight(w, _KRON_SIGNED), (0, 2, 1)))  # (faster)
             self.gemm(ut, dm, out=dv[:, :, : geo.cols])
             gx = xp.empty(tuple(x.shape), dtype=g.dtype)
-            parallel_blocks(
-                xp, c, dv.size, lambda c0, c1: self._wino_input_adjoint_range(dv, geo, gx, c0, c1), _TRANSFORM_CHUNKS
-            )
+            parallel_blocks(xp, c, dv.size, lambda c0, c1: self._wino_input_adjoint_range(dv, geo, gx, c0, c1))
             ws.give(dv)
         ws.give(dm)
         return gx, gw

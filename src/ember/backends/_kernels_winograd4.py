@@ -26,7 +26,7 @@ import numpy as np
 
 from ._kernels_threads import parallel_blocks
 from ._kernels_util import Pads
-from ._kernels_winograd import _TRANSFORM_CHUNKS, WinoSaved, _blocks, _Geom
+from ._kernels_winograd import WinoSaved, _blocks, _Geom
 
 _G4 = np.array(
     [
@@ -77,9 +77,7 @@ class Winograd4Kernels:
         """``V = B^T d B`` of every tile, (36, C, S) from the workspace: tile columns ``[:cols]`` of each channel,
         the rest scratch."""
         v = self.workspace.take((36, geo.c, geo.s), x.dtype)
-        parallel_blocks(
-            self.xp, geo.c, v.size, lambda c0, c1: self._wino4_input_range(x, geo, v, c0, c1), _TRANSFORM_CHUNKS
-        )
+        parallel_blocks(self.xp, geo.c, v.size, lambda c0, c1: self._wino4_input_range(x, geo, v, c0, c1))
         return v
 
     def _wino4_input_range(self, x: Any, geo: _Geom, v: Any, c0: int, c1: int) -> None:
@@ -186,7 +184,7 @@ class Winograd4Kernels:
         if bias is not None:  # M[1, 1] reaches every output of its tile with weight 1 (A^T's column 1 is all ones)
             m[7] += bias.reshape(o, 1)
         y = xp.empty((geo.n, o, geo.oh, geo.ow), dtype=x.dtype)
-        parallel_blocks(xp, o, m.size, lambda o0, o1: self._wino4_output_range(m, geo, y, o0, o1), _TRANSFORM_CHUNKS)
+        parallel_blocks(xp, o, m.size, lambda o0, o1: self._wino4_output_range(m, geo, y, o0, o1))
         ws.give(m)
         if save:
             return y, WinoSaved(v, 4)
@@ -201,7 +199,7 @@ class Winograd4Kernels:
         geo = _Geom(tuple(x.shape), pads, 4)
         o, c = w.shape[:2]
         dm = ws.take((36, o, geo.cols), g.dtype)
-        parallel_blocks(xp, o, dm.size, lambda o0, o1: self._wino4_grad_range(g, geo, dm, o0, o1), _TRANSFORM_CHUNKS)
+        parallel_blocks(xp, o, dm.size, lambda o0, o1: self._wino4_grad_range(g, geo, dm, o0, o1))
         gx = gw = None
         if weight_grad:
             v = saved.v if saved is not None else self._wino4_input(x, geo)
@@ -217,9 +215,7 @@ class Winograd4Kernels:
             ut = xp.ascontiguousarray(xp.permute_dims(self._wino4_weight(w), (0, 2, 1)))
             self.gemm(ut, dm, out=dv[:, :, : geo.cols])
             gx = xp.empty(tuple(x.shape), dtype=g.dtype)
-            parallel_blocks(
-                xp, c, dv.size, lambda c0, c1: self._wino4_input_adjoint_range(dv, geo, gx, c0, c1), _TRANSFORM_CHUNKS
-            )
+            parallel_blocks(xp, c, dv.size, lambda c0, c1: self._wino4_input_adjoint_range(dv, geo, gx, c0, c1))
             ws.give(dv)
         ws.give(dm)
         return gx, gw
