@@ -92,3 +92,35 @@ def test_refusal_is_catchable_as_pytorch_code_catches_it():
     with pytest.raises(RuntimeError, match=r"Use \.reshape\(\.\.\.\) instead"):
         x.view(12)
     assert x.reshape(12).tolist() == x.contiguous().view(12).tolist()
+
+
+def _memory_cases(lib):
+    """(base, name -> tensor): views, an in-place result and copies of one base, made the same way."""
+    base = lib.tensor(np.arange(60, dtype=np.float64).reshape(3, 4, 5))
+    return base, {
+        "base": base,
+        "slice": base[1:],
+        "select": base[2, 1],
+        "narrow": base.narrow(2, 2, 3),
+        "transpose": base.transpose(0, 2),
+        "view": base.view(12, 5),
+        "split_last": base.split(2, dim=2)[2],
+        "in_place": base.add_(1),
+        "clone": base.clone(),
+        "contiguous_copy": base.transpose(0, 2).contiguous(),
+    }
+
+
+def _memory_facts(base, t):
+    """Where ``t``'s first element lies, in elements from ``base``'s, or None outside ``base``; and its offset."""
+    delta = t.data_ptr() - base.data_ptr()
+    inside = 0 <= delta < base.numel() * base.element_size()
+    return (delta // t.element_size() if inside else None), t.storage_offset()
+
+
+def test_data_ptr_and_storage_offset_match_torch():
+    (t_base, t_cases), (e_base, e_cases) = _memory_cases(torch), _memory_cases(ember)
+    for name in t_cases:
+        assert _memory_facts(e_base, e_cases[name]) == _memory_facts(t_base, t_cases[name]), name
+    assert isinstance(e_base.data_ptr(), int) and e_base.data_ptr() != 0
+    assert e_cases["split_last"].storage_offset() == 4

@@ -141,6 +141,17 @@ class Backend(
         item = array.dtype.itemsize
         return tuple(s // item for s in array.strides)
 
+    def data_ptr(self, array: Any) -> int:
+        """The address of ``array``'s first element."""
+        return int(array.__array_interface__["data"][0])
+
+    def storage_offset(self, array: Any) -> int:
+        """How many elements ``array``'s first element lies past the start of the memory it views."""
+        root = array
+        while isinstance(root.base, type(array)):
+            root = root.base
+        return (self.data_ptr(array) - self.data_ptr(root)) // array.dtype.itemsize
+
     def as_strided(self, array: Any, shape: tuple[int, ...], strides: tuple[int, ...]) -> Any:
         """A view of ``array``'s memory (from its first element) with ``shape`` and ``strides`` in elements."""
         item = array.dtype.itemsize

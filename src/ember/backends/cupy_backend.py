@@ -122,6 +122,12 @@ class CupyBackend(Backend):
         # complex arrays
         return isinstance(array, self._cp.ndarray) and bool(self._cp.may_share_memory(array, base))
 
+    def data_ptr(self, array: Any) -> int:
+        return int(array.data.ptr)
+
+    def storage_offset(self, array: Any) -> int:
+        return (int(array.data.ptr) - int(array.data.mem.ptr)) // array.dtype.itemsize
+
     def is_plain(self, array: Any) -> bool:
         return bool(array.flags.c_contiguous)
 

@@ -32,7 +32,7 @@ __all__ = [
     "unsqueeze",
     "view",
 ]
-METHODS = list(__all__) + ["reshape_as", "stride", "view_as"]
+METHODS = list(__all__) + ["data_ptr", "reshape_as", "storage_offset", "stride", "view_as"]
 
 
 class ViewOp(Op):
@@ -184,10 +184,18 @@ def view_as(input: Tensor, other: Tensor) -> Tensor:
 
 def stride(input: Tensor, dim: int | None = None) -> Any:
     """Steps in elements between neighbours along each dim (a tuple), or along ``dim``."""
-    arr = input._data
-    item = arr.dtype.itemsize
-    st = tuple(s // item for s in arr.strides) if hasattr(arr, "strides") else tuple(arr.stride())
+    st = input._backend.strides(input._data)
     return st if dim is None else st[norm_dim(dim, input.ndim, "stride")]
+
+
+def storage_offset(input: Tensor) -> int:
+    """How many elements ``input``'s first element lies past the start of the memory it views."""
+    return input._backend.storage_offset(input._data)
+
+
+def data_ptr(input: Tensor) -> int:
+    """The address of ``input``'s first element (equal for views that start at the same element)."""
+    return input._backend.data_ptr(input._data)
 
 
 class Permute(ViewOp):

@@ -141,6 +141,12 @@ class TorchBackend(TorchKernels, TorchAttentionKernels, TorchRNNKernels, TorchAr
     def strides(self, array: Any) -> tuple[int, ...]:
         return tuple(array.stride())
 
+    def data_ptr(self, array: Any) -> int:
+        return int(array.data_ptr())
+
+    def storage_offset(self, array: Any) -> int:
+        return int(array.storage_offset())
+
     def as_strided(self, array: Any, shape: tuple[int, ...], strides: tuple[int, ...]) -> Any:
         return array.as_strided(shape, strides)
 
