@@ -1,8 +1,9 @@
 """A leaf reached along several paths of one first-order backward: the engine sums its gradients in a buffer of
 its own and hands the sum to the leaf once (``autograd/_engine.py``), never writing into an array someone else
-holds; leaves with hooks still see one gradient per path."""
+holds; a leaf's hooks see that sum, once, as PyTorch's do."""
 
 import numpy as np
+import pytest
 
 import ember
 
@@ -43,12 +44,30 @@ def test_zero_d_leaf_and_weights_shared_by_steps():
     assert w._backend.is_plain(w._data)  # private, contiguous: the optimizers update it in place
 
 
-def test_hooks_see_each_path_and_grad_returns_the_sum():
+def _hook_run(lib, create_graph):
+    """A leaf on two paths whose hook clips its gradient: what the hook saw, the leaf's grad, another leaf's."""
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    w = lib.tensor([0.5, -1.0], requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(g.detach().numpy().copy()) or g.clamp(-4.0, 4.0))
+    (x * 2.0 + x * w * 3.0 + (x * x).sum()).sum().backward(create_graph=create_graph)
+    return [s.tolist() for s in seen], x.grad.detach().numpy().tolist(), w.grad.detach().numpy().tolist()
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_hooks_see_the_sum_of_paths_once_as_in_torch(create_graph):
+    torch = pytest.importorskip("torch")
+    got, want = _hook_run(ember, create_graph), _hook_run(torch, create_graph)
+    assert got == want
+    assert len(got[0]) == 1 and got[1] == [4.0, 4.0]  # one call, on the sum (5.5, 5.0), clipped
+
+
+def test_hooks_on_a_leaf_and_grad_returns_the_sum():
     x = ember.tensor([1.0, 2.0], requires_grad=True)
     seen = []
     x.register_hook(lambda g: seen.append(g.numpy().copy()))
     (x * 2.0 + x * 3.0).sum().backward()
-    assert len(seen) == 2 and sorted(s[0] for s in seen) == [2.0, 3.0]
+    assert len(seen) == 1 and seen[0].tolist() == [5.0, 5.0]
     np.testing.assert_array_equal(x.grad.numpy(), [5.0, 5.0])
     y = ember.tensor([1.0, 2.0], requires_grad=True)
     (gy,) = ember.autograd.grad((y * y + y).sum(), y)

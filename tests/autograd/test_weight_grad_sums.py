@@ -100,13 +100,13 @@ def test_a_weight_that_is_not_a_leaf_gets_arrays():
         _close(p.grad.numpy(), r.grad)
 
 
-def test_a_leaf_with_a_hook_sees_each_step_computed():
+def test_a_leaf_with_a_hook_sees_the_steps_summed_once():
     seen = []
     ref, ps, loss = _pair()
     ps[1].register_hook(lambda g: seen.append(g) or g * 1.0)
     loss.backward()
-    assert len(seen) == STEPS and all(isinstance(g, ember.Tensor) for g in seen)
-    _close(sum(g.numpy() for g in seen), ref[1].grad)
+    assert len(seen) == 1 and isinstance(seen[0], ember.Tensor)  # PyTorch's hook runs once, on the sum
+    _close(seen[0].numpy(), ref[1].grad)
     _close(ps[1].grad.numpy(), ref[1].grad)
 
 

@@ -133,6 +133,7 @@ def _run(
 
     quick = arrays and capture is None
     leaf_sums: dict[int, list[Any]] = {}  # first order, leaves without hooks: as PyTorch before AccumulateGrad
+    hooked: dict[int, list[Any]] = {}  # leaves with hooks: [leaf, the sum of its paths' gradients]
     with set_grad_enabled(create_graph):
         node = None  # the next node, when it can run without going through the heap or ``pending``
         ngrad = None  # its gradient (such a node has one output)
@@ -203,8 +204,13 @@ def _run(
                             continue
                         if arrays:
                             g = _wrap(g, i._backend)  # the input's backend (ToDevice changes it)
-                        if i._hooks:
-                            g = _run_hooks(i._hooks, g)
+                        if i._hooks:  # the hooks see the leaf's whole gradient, once (as PyTorch's)
+                            acc = hooked.get(id(i))
+                            if acc is None:
+                                hooked[id(i)] = [i, g]
+                            else:
+                                acc[1] = acc[1] + g
+                            continue
                         on_leaf(i, g)
                         continue
                 else:
@@ -240,6 +246,8 @@ def _run(
             node = nxt
         for acc in leaf_sums.values():
             on_leaf(acc[0], leaf_sum(acc))
+        for leaf, g in hooked.values():
+            on_leaf(leaf, _run_hooks(leaf._hooks, g))
 
 
 def _root_grads(roots: Sequence[Tensor], grads: Sequence[Any], op: str) -> list[Tensor]:
