@@ -6,15 +6,35 @@ of ``Tensor`` (``_tensor.py``), kept apart to keep that file small; the values l
 
 from __future__ import annotations
 
+import functools
 import warnings
+import weakref
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Self
 
 from ._errors import DeviceError, DTypeError, ShapeError
+from ._hooks import RemovableHandle
 
 if TYPE_CHECKING:
     from ._tensor import Tensor
 
 _bool = bool
+
+#: id(leaf) -> (a weak reference to the leaf, its post-accumulate-grad hooks); an entry leaves with its tensor
+_POST_HOOKS: dict[int, tuple[weakref.ref[Any], list[Callable[[Any], None]]]] = {}
+
+
+def _forget(entries: dict[int, Any], key: int, _ref: Any) -> None:
+    entries.pop(key, None)  # (the dict is bound, not looked up: this may run at interpreter exit)
+
+
+def run_post_accumulate_hooks(leaves: Iterable[Any]) -> None:
+    """Call each leaf's post-accumulate-grad hooks with the leaf (its ``.grad`` now holds this backward's sum)."""
+    for leaf in leaves:
+        entry = _POST_HOOKS.get(id(leaf))
+        if entry is not None and entry[0]() is leaf:
+            for hook in list(entry[1]):
+                hook(leaf)
 
 
 class TensorGradFields:
@@ -97,6 +117,19 @@ class TensorGradFields:
                 raise DeviceError(f"{kind}.grad: assigned a gradient on {value.device} ({value._backend.name} "
                                   f"backend) to a {noun} on {self.device} ({self._backend.name} backend)")  # fmt: skip
         self._grad = value
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Any], None]) -> RemovableHandle:
+        """Call ``hook(tensor)`` after a backward pass has accumulated this leaf's gradient into ``.grad``."""
+        if self._creator is not None:
+            raise RuntimeError("register_post_accumulate_grad_hook: hooks can only be registered on leaf tensors")
+        if not self._requires_grad:
+            raise RuntimeError("register_post_accumulate_grad_hook: the tensor does not require grad")
+        key = id(self)
+        entry = _POST_HOOKS.get(key)
+        if entry is None or entry[0]() is not self:
+            entry = _POST_HOOKS[key] = (weakref.ref(self, functools.partial(_forget, _POST_HOOKS, key)), [])
+        entry[1].append(hook)
+        return RemovableHandle(entry[1], hook)
 
     @property
     def data(self) -> Tensor:

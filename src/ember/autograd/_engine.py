@@ -17,6 +17,7 @@ from typing import Any
 from .._errors import DeviceError
 from .._hooks import RemovableHandle
 from .._tensor import Tensor
+from .._tensor_grad import _POST_HOOKS, run_post_accumulate_hooks
 from ..backends._weight_grad import WeightGrad
 from ._engine_checks import _complex_to_input, _shape_error, _unchanged
 from ._engine_step import _run_hooks, _step, _wrap
@@ -324,6 +325,9 @@ def backward(
     _CALLBACKS.queued = queued
     try:
         _run(tensors, roots, bool(retain_graph) or create_graph, create_graph, on_leaf)
+        if _POST_HOOKS:
+            with set_grad_enabled(create_graph):  # as the engine runs hooks (PyTorch's too)
+                run_post_accumulate_hooks(leaf for leaf, _ in list(result._items.values()))
     finally:
         _CALLBACKS.queued = outer
     for fn in queued:
