@@ -167,12 +167,18 @@ METHODS.update(
 
 #: Operators that also have an in-place ``name_`` method (``t.clamp_(0, 1)``, ``t.masked_fill_(m, 0)``).
 INPLACE = {
-    "abs", "acos", "add", "addcdiv", "addcmul", "asin", "atan", "atan2", "bitwise_and", "bitwise_not", "bitwise_or",
-    "bitwise_xor", "ceil", "clamp", "clamp_max", "clamp_min", "cos", "cosh", "cumsum", "div", "erf", "erfinv", "exp",
-    "expm1", "fill_diagonal", "floor", "frac", "index_add", "lerp", "log", "log10", "log1p", "log2", "logical_and",
-    "logical_not", "logical_or", "logical_xor", "logit", "masked_fill", "mul", "nan_to_num", "neg", "pow",
-    "reciprocal", "relu", "remainder", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sigmoid",
-    "sign", "sin", "sinh", "sqrt", "square", "sub", "tan", "tanh", "tril", "triu", "trunc",
+    "abs", "absolute", "acos", "acosh", "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "arccos",
+    "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh",
+    "baddbmm", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift",
+    "bitwise_xor", "ceil", "clamp", "clamp_max", "clamp_min", "clip", "copysign", "cos", "cosh", "cumprod", "cumsum",
+    "deg2rad", "digamma", "div", "divide", "eq", "erf", "erfc", "erfinv", "exp", "exp2", "expm1",
+    "fix", "float_power", "floor", "floor_divide", "fmod", "frac", "gcd", "ge", "greater", "greater_equal", "gt",
+    "heaviside", "hypot", "i0", "index_add", "index_copy", "index_fill", "lcm", "ldexp", "le", "lerp", "less",
+    "less_equal", "lgamma", "log", "log10", "log1p", "log2", "logical_and", "logical_not", "logical_or",
+    "logical_xor", "logit", "lt", "masked_fill", "masked_scatter", "mul", "multiply", "mvlgamma", "nan_to_num", "ne",
+    "neg", "negative", "nextafter", "not_equal", "polygamma", "pow", "rad2deg", "reciprocal", "relu", "remainder",
+    "renorm", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sgn", "sigmoid", "sign", "sin", "sinc",
+    "sinh", "sqrt", "square", "sub", "subtract", "tan", "tanh", "tril", "triu", "true_divide", "trunc", "xlogy",
 }  # fmt: skip
 
 

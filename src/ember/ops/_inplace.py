@@ -18,7 +18,7 @@ from .._tensor import Tensor
 from ..autograd._grad_mode import STATE
 from ..autograd._views import _refresh_view, keep_hooks_on_old_version, move_retained, rebase_through_view
 from ._indexing import IndexPut, check, read, to_index, write
-from ._util import _CATEGORY
+from ._util import _CATEGORY, StepOp
 
 
 def _check_leaf(t: Tensor, op: str) -> None:
@@ -127,15 +127,31 @@ def _inplace_fast(t: Tensor, name: str, other: Any) -> bool:
     return True
 
 
+class Overwritten(StepOp):
+    """``t``'s new value, a comparison's result in ``t``'s dtype: zero gradient to ``t`` (PyTorch's ``eq_``)."""
+
+    def forward(self, x: Any, value: Any) -> Any:
+        return self.backend.astype(value, self.backend.dtype_of(x))
+
+
+#: In-place comparisons: the result does not depend differentiably on ``t``, but ``t`` keeps requiring grad.
+_COMPARISONS = {"eq", "ne", "not_equal", "gt", "greater", "ge", "greater_equal", "lt", "less", "le", "less_equal"}
+
+
 def inplace_method(t: Tensor, fn: Callable[..., Tensor], *args: Any, **kwargs: Any) -> Tensor:
     """``t.<fn>_(*args)``: the out-of-place operator ``fn`` written back into ``t``."""
     if t._view is not None:
         _refresh_view(t)
-    if len(args) == 1 and not kwargs and _inplace_fast(t, fn.__name__, args[0]):
+    name = fn.__name__
+    if len(args) == 1 and not kwargs and _inplace_fast(t, name, args[0]):
         return t
-    op = f"{fn.__name__}_"
+    op = f"{name}_"
     _check_leaf(t, op)
-    return _commit(t, fn(_alias(t), *args, **kwargs), op)
+    a = _alias(t)
+    r = fn(a, *args, **kwargs)
+    if name in _COMPARISONS and t._requires_grad and STATE.enabled:
+        r = Overwritten.apply(a, r)
+    return _commit(t, r, op)
 
 
 def _write_inplace(t: Tensor, index: Any, value: Any) -> None:

@@ -31,7 +31,7 @@ __all__ = [
     "triu",
     "triu_indices",
 ]
-METHODS = [n for n in __all__ if n not in {"block_diag", "tril_indices", "triu_indices"}]
+METHODS = [n for n in __all__ if n not in {"block_diag", "tril_indices", "triu_indices"}] + ["fill_diagonal_"]
 
 
 class _Tri(Op):
@@ -159,3 +159,23 @@ def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, devi
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None) -> Tensor:
     """Row and column indices of the upper triangle of a ``row x col`` matrix, as a (2, n) tensor."""
     return _tri_indices("triu_indices", row, col, offset, True, device, dtype)
+
+
+def fill_diagonal_(input: Tensor, fill_value: Any, wrap: builtins.bool = False) -> Tensor:
+    """Write ``fill_value`` on the main diagonal of ``input`` (2-d, or n-d with equal sizes) in place.
+
+    A tall matrix's diagonal stops at its last column unless ``wrap=True``, which starts it again ``cols + 1``
+    rows further down, as NumPy's and PyTorch's do.
+    """
+    shape = input.shape
+    if len(shape) < 2 or (len(shape) > 2 and len(set(shape)) != 1):
+        raise ShapeError(f"fill_diagonal_: needs a 2-d tensor or one whose dims all have the same size, got {shape}")
+    import numpy as np
+
+    step = shape[1] + 1 if len(shape) == 2 else 1 + int(np.cumprod(shape[:-1]).sum())
+    end = input.numel() if wrap or len(shape) > 2 else min(shape[0], shape[1]) * shape[1]
+    flat = np.arange(0, end, step)
+    from ._inplace import _write_inplace
+
+    _write_inplace(input, tuple(tensor(i) for i in np.unravel_index(flat, shape)), fill_value)
+    return input
