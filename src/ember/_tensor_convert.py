@@ -5,6 +5,7 @@ kept apart to keep that file small; every method goes through ``Tensor.to`` or t
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -24,13 +25,14 @@ _bool = bool
 
 
 class TensorConversions:
-    """The conversion methods of ``Tensor`` (its base class)."""
+    """The conversion methods of ``Tensor`` (its base class), and its facts: device and kind flags, sizes."""
 
     __slots__ = ()
 
     if TYPE_CHECKING:  # what the methods use of Tensor
         _data: Any
         _backend: Any
+        _out_idx: int
         requires_grad: _bool
 
         @property
@@ -104,6 +106,45 @@ class TensorConversions:
     @property
     def is_cpu(self) -> _bool:
         return self._backend.device.type == "cpu"
+
+    @property
+    def is_mps(self) -> _bool:
+        return self._backend.device.type == "mps"
+
+    # Kinds of tensor Ember does not have (PyTorch programs test for them).
+    is_meta = is_xpu = is_quantized = is_nested = is_mkldnn = False
+
+    def is_inference(self) -> _bool:
+        """False: ``ember.inference_mode`` is ``no_grad``; it makes no tensors of a kind of their own."""
+        return False
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element (``element_size()``)."""
+        return self.dtype.itemsize
+
+    def ndimension(self) -> int:
+        return len(self._data.shape)
+
+    def is_signed(self) -> _bool:
+        """Whether the dtype holds negative values (every float and complex dtype, the signed integers)."""
+        return self.dtype.kind not in "bu"
+
+    def is_same_size(self, other: Tensor) -> _bool:
+        return tuple(self._data.shape) == tuple(other._data.shape)
+
+    def is_nonzero(self) -> _bool:
+        """The one element's truth; a tensor of any other size is refused, as in PyTorch."""
+        if math.prod(self._data.shape) != 1:
+            raise RuntimeError(
+                f"is_nonzero: a Tensor with {math.prod(self._data.shape)} elements cannot be converted to a bool"
+            )
+        return _bool(self._backend.to_numpy(self._data).reshape(()) != 0)
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 for leaves)."""
+        return int(self._out_idx)
 
     def get_device(self) -> int:
         """The CUDA device index, or -1 on the CPU (PyTorch's convention)."""

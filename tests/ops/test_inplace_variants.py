@@ -183,3 +183,49 @@ def test_fill_diagonal_matches_torch(shape, wrap):
         np.testing.assert_array_equal(got, want)
     with pytest.raises(RuntimeError, match="fill_diagonal_"):
         ember.zeros(2, 3, 4).fill_diagonal_(1.0)
+
+
+def _facts(lib):
+    x = lib.tensor(np.array([[1.5, -2.0, 0.0], [3.0, 4.0, -1.0]]))
+    y = lib.tensor(np.array([[0.5, 1.0, 2.0], [1.0, 0.0, -3.0]]))
+    u = lib.tensor(np.array([1, 2], dtype=np.uint8))
+    a, b = x.unbind(0)
+    return {
+        "kinds": (x.is_meta, x.is_xpu, x.is_quantized, x.is_nested, x.is_mkldnn, x.is_mps, x.is_inference()),
+        "sizes": (x.itemsize, u.itemsize, x.ndimension(), x.is_same_size(y), x.is_same_size(a)),
+        "signed": (x.is_signed(), u.is_signed(), lib.tensor([True]).is_signed(), lib.tensor([1]).is_signed()),
+        "nonzero": (
+            lib.tensor([0.0]).is_nonzero(),
+            lib.tensor([[2]]).is_nonzero(),
+            lib.tensor(float("nan")).is_nonzero(),
+        ),
+        "output_nr": (a.output_nr, b.output_nr, x.output_nr),
+        "dist": [round(float(x.dist(y, p)), 10) for p in (2, 1, 0, 3.5, float("inf"))],
+        "msort": x.msort().tolist(),
+        "hardshrink": x.hardshrink(1.6).tolist(),
+        "prelu": x.prelu(lib.tensor(np.array([0.25]))).tolist(),
+        "unsafe": [
+            t.tolist() for t in (*x.unsafe_chunk(2, 1), *x.unsafe_split(2), *x.unsafe_split_with_sizes([1, 2], 1))
+        ],
+        "const_data_ptr": x.const_data_ptr() == x.data_ptr(),
+    }
+
+
+def test_tensor_facts_and_small_methods_match_torch():
+    got, want = _facts(ember), _facts(torch)
+    assert got == want
+    with pytest.raises(RuntimeError, match="is_nonzero"):
+        ember.ones(2).is_nonzero()
+    with pytest.raises(RuntimeError):
+        torch.ones(2).is_nonzero()
+
+
+def test_dist_gradient_matches_torch():
+    res = []
+    for lib in (torch, ember):
+        x = lib.tensor(np.array([[1.5, -2.0, 0.25], [3.0, 4.0, -1.0]]), requires_grad=True)
+        y = lib.tensor(np.array([0.5, 1.0, 2.0]), requires_grad=True)
+        x.dist(y, 3.0).backward()
+        res.append((x.grad.numpy(), y.grad.numpy()))
+    for g, t in zip(res[1], res[0], strict=True):
+        np.testing.assert_allclose(g, t, rtol=1e-12)

@@ -162,6 +162,10 @@ METHODS.update(
         "where": _indexing.where_method,
         "resize_": _resize.resize_,
         "resize_as_": _resize.resize_as_,
+        "const_data_ptr": _indexing_view.data_ptr,
+        "unsafe_chunk": _indexing_join.chunk,  # (PyTorch's unchecked forms: Ember's views are always checked)
+        "unsafe_split": _indexing_join.split,
+        "unsafe_split_with_sizes": _indexing_copies.split_with_sizes,
     }
 )
 

@@ -49,7 +49,7 @@ __all__ = [
     "sort",
     "topk",
 ]
-METHODS = [n for n in __all__ if n not in {"isin", "msort"}]
+METHODS = [n for n in __all__ if n != "isin"]
 
 
 class Maximum(Op):

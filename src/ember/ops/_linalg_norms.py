@@ -26,7 +26,7 @@ from ._reduction import amax, amin
 from ._reduction import sum as _sum
 from ._util import _float, norm_dims
 
-__all__ = ["pinverse"]
+__all__ = ["dist", "pinverse"]
 METHODS = list(__all__)
 
 
@@ -289,3 +289,8 @@ def pinv(
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """``torch.pinverse``: the pseudo-inverse with singular values below ``rcond * s_max`` cut."""
     return pinv(input, rtol=rcond)
+
+
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    """The ``p``-norm of ``input - other`` (broadcast), a 0-d tensor (``torch.dist``)."""
+    return vector_norm(input - other, p)

@@ -251,7 +251,9 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return a * sigmoid(b)
 
 
-for _name in ("relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "softplus", "hardswish"):
+_METHODS = ("relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "softplus", "hardswish", "hardshrink",
+            "prelu")  # fmt: skip
+for _name in _METHODS:
     register_method(_name, globals()[_name])
 
 
