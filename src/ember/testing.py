@@ -26,7 +26,7 @@ from .autograd import gradcheck, gradgradcheck
 __all__ = ["assert_close", "check_op", "torch_differentiates", "torch_or_none", "TOLERANCES"]
 
 #: (rtol, atol) for forward/backward parity by dtype.
-TOLERANCES = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
+TOLERANCES = {"float32": (1e-4, 1e-5), "float64": (1e-10, 1e-12)}
 
 
 def torch_or_none() -> Any:

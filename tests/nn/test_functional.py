@@ -107,8 +107,8 @@ NORMS = [
      __import__("torch").tensor([1.5, 0.5], dtype=x.dtype)), [r(2, 2, 3, 3)]),
     ("batch_norm_eval_f32_stats", lambda x, w: F.batch_norm(x, ember.tensor([0.1, -0.2], dtype=ember.float32),
      ember.tensor([1.5, 0.5], dtype=ember.float32), w),
-     lambda x, w: TF().batch_norm(x, __import__("torch").tensor([0.1, -0.2], dtype=x.dtype),
-     __import__("torch").tensor([1.5, 0.5], dtype=x.dtype), w), [r(3, 2), r(2)]),
+     lambda x, w: TF().batch_norm(x, __import__("torch").tensor([0.1, -0.2]).to(x.dtype),
+     __import__("torch").tensor([1.5, 0.5]).to(x.dtype), w), [r(3, 2), r(2)]),
     ("batch_norm_train", lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
      lambda x, w, b: TF().batch_norm(x, None, None, w, b, training=True), [r(4, 3, 2, 2), r(3), r(3)]),
     ("batch_norm_train_weight_only", lambda x, w: F.batch_norm(x, None, None, w, training=True),
@@ -178,12 +178,15 @@ LOSSES = [
     same("nll_sum", "nll_loss", [r(4, 5), np.array([0, 4, 2, 1])], reduction="sum"),
 ]  # fmt: skip
 CASES = ACTIVATIONS + CONV + NORMS + MISC + LOSSES
+# PyTorch computes these float64 results through a float32 constant (hardsigmoid_backward's 1/6): Ember's are the
+# exact ones, ~3e-8 away
+TORCH_ROUNDS = {"hardsigmoid": 1e-7}
 
 
 @pytest.mark.filterwarnings("ignore:Using padding='same'")  # torch's note about even kernels
 @pytest.mark.parametrize("name,fn,tfn,args", CASES, ids=[c[0] for c in CASES])
 def test_functional(name, fn, tfn, args):
-    check_op(fn, *args, torch_fn=tfn, name=name)
+    check_op(fn, *args, torch_fn=tfn, name=name, rtol=TORCH_ROUNDS.get(name))
 
 
 @pytest.mark.parametrize(

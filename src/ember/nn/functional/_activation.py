@@ -84,7 +84,7 @@ def _silu_grad(x: Tensor, y: Any) -> Tensor:
 LeakyRelu = pointwise_op(
     "leaky_relu",
     lambda xp, x, a: xp.where(x > 0, x, x * a),
-    lambda x, y, a: where(x > 0, 1.0, a).to(x.dtype),
+    lambda x, y, a: where(x > 0, 1.0, x.new_full((), a)),  # the slope in x's dtype (a Python float gave float32)
 )
 Elu = pointwise_op(
     "elu",
