@@ -84,6 +84,8 @@ from ._legacy import (
 )
 from ._tensor import Tensor
 from ._threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
+from ._torch_names import *  # noqa: F403 - PyTorch's top-level names served by what Ember has: finfo, pi, clone
+from ._torch_names import __all__ as _names_all
 from ._version import __version__
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision
@@ -95,11 +97,15 @@ _SUBMODULES = frozenset({"data", "distributed", "models", "nn", "optim", "pnnx",
 if not TYPE_CHECKING:  # hidden from mypy, which would otherwise accept any ``ember.<typo>``
 
     def __getattr__(name: str) -> object:
-        """``ember.models``, ``ember.pnnx``, ... after a plain ``import ember`` (imported on first use)."""
-        if name in _SUBMODULES:
-            import importlib
+        """``ember.models``, ``ember.pnnx``, ... after a plain ``import ember`` (imported on first use), and
+        PyTorch's top-level functionals (``ember.conv2d``: ``nn/functional/_toplevel.py``)."""
+        import importlib
 
+        if name in _SUBMODULES:
             return importlib.import_module(f"{__name__}.{name}")
+        fn = None if name[0] == "_" else importlib.import_module(f"{__name__}.nn.functional._toplevel").NAMES.get(name)
+        if fn is not None:
+            return fn
         raise AttributeError(f"module 'ember' has no attribute {name!r}")
 
 
@@ -226,6 +232,7 @@ __all__ = [
     "sparse_coo_tensor",
     "spmm",
     *_ops_all,
+    *_names_all,
 ]
 
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
