@@ -44,3 +44,23 @@ def test_grad_state_shown():
 def test_large_tensor_summarised():
     s = str(ember.arange(5000))
     assert "..." in s and s.startswith("[0, 1, 2, ...") and s.endswith("4999]")
+
+
+def test_set_printoptions_precision_summary_and_notation():
+    x = ember.tensor([3.14159265, 2.0, 1e-5], dtype=ember.float64)
+    big = ember.arange(20, dtype=ember.float32)
+    try:
+        assert str(x).startswith("[3.142, 2.0, 1e-05]")
+        ember.set_printoptions(precision=6)
+        assert str(x).startswith("[3.14159, 2.0, 1e-05]")
+        ember.set_printoptions(sci_mode=False, precision=3)
+        assert str(x).startswith("[3.142, 2.000, 0.000]")
+        ember.set_printoptions(sci_mode=True, precision=2)
+        assert str(x).startswith("[3.14e+00, 2.00e+00, 1.00e-05]")
+        ember.set_printoptions(profile="default", threshold=10, edgeitems=2)
+        assert str(big) == "[0.0, 1.0, ..., 18.0, 19.0]"
+        ember.set_printoptions(profile="full")
+        assert "..." not in str(ember.arange(2000))
+    finally:
+        ember.set_printoptions(profile="default")
+    assert str(x).startswith("[3.142, 2.0, 1e-05]") and "..." in str(ember.arange(2000))

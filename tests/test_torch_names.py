@@ -208,3 +208,71 @@ def test_integer_reduction_is_checked():
     assert math.isclose(
         ember.kl_div(x, x.exp(), 1).item(), ember.nn.functional.kl_div(x, x.exp(), reduction="mean").item()
     )
+
+
+def _promotions(lib):
+    f32, i32, u8, c64 = (lib.ones(2, dtype=d) for d in (lib.float32, lib.int32, lib.uint8, lib.complex64))
+    i64_0, f64_0, b = lib.tensor(3), lib.tensor(1.0, dtype=lib.float64), lib.tensor([True])
+    pairs = [(f32, i32), (i32, i64_0), (i32, 2.5), (1, 2.0), (1, 2), (True, False), (b, b), (b, 1), (u8, -1),
+             (i32, f64_0), (f32, f64_0), (c64, 1.0), (True, 2), (b, 2.5), (u8, True)]  # fmt: skip
+    kinds = (lib.float64, lib.int32, lib.bool, lib.complex64, lib.uint8)
+    return (
+        [str(lib.result_type(a, c)).split(".")[-1] for a, c in pairs],
+        [lib.can_cast(x, y) for x in kinds for y in (lib.float16, lib.int8, lib.bool, lib.complex128)],
+        list(lib.broadcast_shapes((2, 1, 3), (4, 1), 3)),
+    )
+
+
+def _creation_and_state(lib):
+    x = lib.ones(2, 3)
+    lib.fill_(x, 2.5)
+    filled = x.tolist()
+    v = lib.tensor(1.5, requires_grad=True)
+    y = lib.fill(lib.ones(2, 2), v)
+    (y * lib.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    a = np.ones(3, dtype=np.float32)
+    shared, copied = lib.asarray(a), lib.asarray(a, copy=True)
+    a[0] = 5.0
+    anomaly = [lib.is_anomaly_enabled()]
+    lib.set_anomaly_enabled(True)
+    anomaly.append(lib.is_anomaly_enabled())
+    lib.set_anomaly_enabled(False)
+    return {
+        "range": [lib.range(0, 1, 0.25).tolist(), lib.range(1, 4).tolist(), lib.range(5, 1, -1.5).tolist()],
+        "range_dtype": str(lib.range(0, 2).dtype).split(".")[-1],
+        "scalar_tensor": (str(lib.scalar_tensor(3).dtype).split(".")[-1], lib.scalar_tensor(3, dtype=lib.int64).item()),
+        "empty_strided": lib.empty_strided((2, 3), (1, 2)).stride(),
+        "fill": (filled, lib.zero_(x).tolist(), lib.fill(x, 7).tolist(), y.tolist(), v.grad.item()),
+        "asarray": (shared.tolist(), copied.tolist()),
+        "anomaly": anomaly + [lib.is_anomaly_enabled()],
+    }
+
+
+@pytest.mark.filterwarnings("ignore:torch.range is deprecated")
+def test_promotion_creation_and_state_functions_match_torch():
+    assert _promotions(ember) == _promotions(torch)
+    assert _creation_and_state(ember) == _creation_and_state(torch)
+    with pytest.raises(RuntimeError, match="broadcast"):
+        ember.broadcast_shapes((2, 3), (4,))
+
+
+@pytest.mark.filterwarnings("ignore:invalid value")
+def test_top_level_in_place_functions_match_torch():
+    from ember.nn.functional._toplevel import INPLACE
+
+    extra = {"clamp_": (0.4, 0.8), "clamp_max_": (0.5,), "clamp_min_": (0.5,), "clip_": (0.4, 0.8),
+             "threshold_": (0.5, -1.0), "rrelu_": (0.1, 0.3, False)}  # fmt: skip
+    for name in INPLACE:
+        res = []
+        for lib in (torch, ember):
+            x = lib.tensor(np.array([0.3, 0.6, 1.9]))
+            args = extra.get(name, ())
+            if name in ("gcd_", "lcm_"):
+                x, args = lib.tensor(np.array([4, 6, 9])), (lib.tensor(np.array([6, 4, 3])),)
+            elif name in ("ldexp_", "xlogy_"):
+                args = (lib.tensor([1.0, 2.0, 3.0]),)
+            elif name == "addmv_":
+                args = (lib.ones(3, 2, dtype=lib.float64), lib.tensor([0.5, 2.0], dtype=lib.float64))
+            assert getattr(lib, name)(x, *args) is x, name
+            res.append(x.detach().numpy())
+        np.testing.assert_allclose(res[1], res[0], rtol=1e-12, err_msg=name)

@@ -7,12 +7,41 @@ shape, dtype and device. Large tensors show their first and last ``EDGE`` entrie
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-THRESHOLD = 1000
-EDGE = 3
+#: ``set_printoptions``'s state: significant digits, the element count above which a tensor is summarized, the
+#: entries kept at each end of a summarized dim, and scientific notation (None: chosen per value)
+OPTIONS: dict[str, Any] = {"precision": 4, "threshold": 1000, "edgeitems": 3, "sci_mode": None}
+_PROFILES = {"default": (4, 1000, 3), "short": (2, 1000, 2), "full": (4, math.inf, 3)}
+
+
+def set_printoptions(
+    precision: int | None = None, threshold: float | None = None, edgeitems: int | None = None,
+    linewidth: int | None = None, profile: str | None = None, sci_mode: bool | None = None,
+) -> None:  # fmt: skip
+    """How tensors print: ``precision`` significant digits (PyTorch: digits after the point), ``threshold``
+    elements before summarizing with ``...``, ``edgeitems`` kept at each end, ``sci_mode`` True/False to force or
+    forbid scientific notation, ``profile`` "default", "short" or "full" (no summarizing). ``linewidth`` is taken
+    for PyTorch's signature: Ember's format never wraps a row."""
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"set_printoptions: profile must be 'default', 'short' or 'full', got {profile!r}")
+        OPTIONS["precision"], OPTIONS["threshold"], OPTIONS["edgeitems"] = _PROFILES[profile]
+    for key, value in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems)):
+        if value is not None:
+            OPTIONS[key] = value
+    OPTIONS["sci_mode"] = sci_mode
+
+
+def _number(f: float, short: str) -> str:
+    """``f`` with ``precision`` digits: in ``short`` form ("g"), or as ``sci_mode`` forces it."""
+    p, sci = OPTIONS["precision"], OPTIONS["sci_mode"]
+    if sci is None:
+        return format(f, f".{p}{short}")
+    return format(f, f".{p}e" if sci else f".{p}f")
 
 
 def _complex(v: Any, fmt: Any) -> str:
@@ -31,7 +60,7 @@ def _fmt(v: Any, kind: str) -> str:
         f = float(v)
         if np.isnan(f) or np.isinf(f):
             return str(f)
-        return f"{f:.1f}" if f.is_integer() and abs(f) < 1e16 else f"{f:.4g}"
+        return f"{f:.1f}" if f.is_integer() and abs(f) < 1e16 and OPTIONS["sci_mode"] is None else _number(f, "g")
     return str(int(v))
 
 
@@ -40,13 +69,16 @@ def _fmt_block(v: Any, kind: str) -> str:
         return _complex(v, _fmt_block)
     if kind == "f":
         f = float(v)
-        return f"{f:g}" if f.is_integer() or not np.isfinite(f) else f"{f:.4g}"
+        if not np.isfinite(f) or (f.is_integer() and OPTIONS["sci_mode"] is None):
+            return f"{f:g}"
+        return _number(f, "g")
     return _fmt(v, kind)
 
 
 def _edges(n: int, summarize: bool) -> list[int | None]:
-    if summarize and n > 2 * EDGE:
-        return [*range(EDGE), None, *range(n - EDGE, n)]
+    edge = OPTIONS["edgeitems"]
+    if summarize and n > 2 * edge:
+        return [*range(edge), None, *range(n - edge, n)]
     return list(range(n))
 
 
@@ -66,7 +98,7 @@ def _suffix(t: Any) -> str:
 def format_tensor(t: Any) -> str:
     arr = np.asarray(t._backend.to_numpy(t._data))
     kind = arr.dtype.kind
-    summarize = arr.size > THRESHOLD
+    summarize = arr.size > OPTIONS["threshold"]
     if arr.ndim == 0:
         return f"({_fmt(arr.item(), kind)})" + _suffix(t)
     if arr.ndim == 1:
@@ -81,7 +113,8 @@ def format_tensor(t: Any) -> str:
     width = 6
     blocks: list[tuple[int, ...] | None] = []
     for idx in np.ndindex(*arr.shape[:-2]):
-        if summarize and any(EDGE <= k < n - EDGE for k, n in zip(idx, arr.shape[:-2], strict=True) if n > 2 * EDGE):
+        edge = OPTIONS["edgeitems"]
+        if summarize and any(edge <= k < n - edge for k, n in zip(idx, arr.shape[:-2], strict=True) if n > 2 * edge):
             if not blocks or blocks[-1] is not None:
                 blocks.append(None)
             continue

@@ -9,11 +9,30 @@ from typing import Any
 
 import numpy as np
 
-from ._dtype import as_dtype, get_default_dtype
+from ._creation import arange, as_tensor, empty, full_like, tensor
+from ._dtype import DType, as_dtype, get_default_dtype
+from ._errors import ShapeError
+from ._printing import set_printoptions
 from ._tensor import Tensor
+from .autograd._anomaly import is_anomaly_enabled, set_detect_anomaly
+from .ops._util import _CATEGORY, promote
+from .ops._util import broadcast_shapes as _broadcast_shapes
 
 __all__ = [
     "Size",
+    "asarray",
+    "broadcast_shapes",
+    "can_cast",
+    "empty_strided",
+    "fill",
+    "fill_",
+    "is_anomaly_enabled",
+    "range",
+    "result_type",
+    "scalar_tensor",
+    "set_anomaly_enabled",
+    "set_printoptions",
+    "zero_",
     "clone",
     "detach",
     "e",
@@ -145,3 +164,94 @@ def typename(obj: Any) -> str:
         return str(obj.type())
     t = type(obj)
     return t.__qualname__ if t.__module__ in {"builtins", "__builtin__", None} else f"{t.__module__}.{t.__qualname__}"
+
+
+def fill_(input: Tensor, value: Any) -> Tensor:
+    return _tensor("fill_", input).fill_(value)
+
+
+def zero_(input: Tensor) -> Tensor:
+    return _tensor("zero_", input).zero_()
+
+
+def fill(input: Tensor, value: Any) -> Tensor:
+    """A new tensor like ``input`` holding ``value`` (a number, or a 0-d tensor, whose gradient it passes on)."""
+    x = _tensor("fill", input)
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise ShapeError(f"fill: value must be a number or a 0-d tensor, got shape {value.shape}")
+        return value.to(x.dtype).expand(x.shape).clone()
+    return full_like(x, value)
+
+
+def broadcast_shapes(*shapes: Any) -> Size:
+    """The shape that tensors of ``shapes`` broadcast to (an int is a 1-d shape); incompatible shapes raise."""
+    return Size(_broadcast_shapes(*shapes))
+
+
+def can_cast(from_: Any, to: Any) -> bool:
+    """Whether PyTorch's in-place ops may write a ``from_`` result into a ``to`` tensor: never to a lower kind
+    (complex > floating > integer > bool); any width within a kind."""
+    return _CATEGORY[as_dtype(from_).kind] <= _CATEGORY[as_dtype(to).kind]
+
+
+def result_type(tensor1: Any, tensor2: Any) -> DType:
+    """The dtype of an arithmetic operation on the two (tensors or numbers), by Ember's (PyTorch's) promotion."""
+
+    def probe(v: Any) -> Any:  # an empty stand-in: the same dtype, and 0-d or not
+        return empty((0,) if v.ndim else (), dtype=v.dtype) if isinstance(v, Tensor) else v
+
+    a, b = probe(tensor1), probe(tensor2)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = tensor(a)  # two numbers: the first as a 0-d tensor
+    a, b = promote("result_type", a, b)
+    return a.dtype if isinstance(a, Tensor) else b.dtype  # type: ignore[no-any-return]
+
+
+def scalar_tensor(
+    s: Any, *, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False, **_: Any
+) -> Tensor:
+    """A 0-d tensor of ``s``, in the default floating dtype unless ``dtype`` says otherwise."""
+    return tensor(s, dtype=dtype or get_default_dtype(), device=device, requires_grad=requires_grad)
+
+
+def empty_strided(
+    size: Any, stride: Any, *, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False, **_: Any
+) -> Tensor:
+    """An uninitialised tensor of ``size`` laid out with ``stride`` (in elements) over fresh memory."""
+    t = empty(0, dtype=dtype, device=device).new_empty_strided(tuple(size), tuple(stride))
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def asarray(
+    obj: Any, *, dtype: Any = None, device: Any = None, copy: builtins.bool | None = None,
+    requires_grad: builtins.bool = False,
+) -> Tensor:  # fmt: skip
+    """``obj`` as a tensor, sharing its memory where it can (``copy=True``: never; NumPy arrays and tensors)."""
+    t = as_tensor(obj, dtype=dtype, device=device)
+    if copy and (t is obj or isinstance(obj, np.ndarray)):
+        t = t.clone()
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def range(
+    start: float = 0, end: float | None = None, step: float = 1, *, dtype: Any = None, device: Any = None,
+    requires_grad: builtins.bool = False,
+) -> Tensor:  # fmt: skip
+    """``start, start + step, ...`` up to and including ``end`` (PyTorch's deprecated ``torch.range``; the default
+    floating dtype)."""
+    if end is None:
+        start, end = 0, start
+    if step == 0 or (end - start) * step < 0:
+        raise ValueError(f"range: step {step} does not lead from {start} to {end}")
+    n = math.floor((end - start) / step + 1e-9) + 1
+    d = dtype or get_default_dtype()
+    t = (arange(n, dtype=as_dtype("float64")) * step + start).to(d)
+    if device is not None:
+        t = t.to(device)
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def set_anomaly_enabled(enabled: builtins.bool, check_nan: builtins.bool = True) -> None:
+    """Turn anomaly detection on or off for this thread (``ember.autograd.set_detect_anomaly`` as a call)."""
+    set_detect_anomaly(enabled, check_nan)

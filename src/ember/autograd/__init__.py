@@ -1,7 +1,7 @@
 """Reverse-mode autodiff: the engine, user-defined Functions, gradient checks, anomaly detection."""
 
 from . import functional
-from ._anomaly import AnomalyError, detect_anomaly
+from ._anomaly import AnomalyError, detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from ._complex_ops import COMPLEX_GRAD_OPS
 from ._engine import Gradients, RemovableHandle, backward, grad, is_nonfinite_check_enabled, set_nonfinite_check
 from ._function import Function, FunctionCtx, Op
@@ -24,9 +24,11 @@ __all__ = [
     "gradcheck",
     "gradgradcheck",
     "inference_mode",
+    "is_anomaly_enabled",
     "is_grad_enabled",
     "is_nonfinite_check_enabled",
     "no_grad",
+    "set_detect_anomaly",
     "set_grad_enabled",
     "set_nonfinite_check",
 ]

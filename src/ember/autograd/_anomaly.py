@@ -10,7 +10,7 @@ from typing import Any
 
 from ._grad_mode import ANOMALY_USED, STATE
 
-__all__ = ["detect_anomaly", "AnomalyError"]
+__all__ = ["detect_anomaly", "AnomalyError", "is_anomaly_enabled", "set_detect_anomaly"]
 
 
 class AnomalyError(FloatingPointError):
@@ -100,3 +100,25 @@ class detect_anomaly:  # noqa: N801 - PyTorch's name
 
     def __exit__(self, *exc: object) -> None:
         STATE.anomaly = self._prev.pop()
+
+
+class set_detect_anomaly:  # noqa: N801 - PyTorch's name
+    """Turn anomaly detection on or off from here (this thread); as a context manager, until the block ends."""
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self._prev = STATE.anomaly
+        on = bool(mode) and check_nan
+        if on:
+            ANOMALY_USED[0] = True
+        STATE.anomaly = on
+
+    def __enter__(self) -> set_detect_anomaly:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        STATE.anomaly = self._prev
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on in this thread."""
+    return bool(STATE.anomaly)

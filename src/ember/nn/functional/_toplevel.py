@@ -154,3 +154,26 @@ NAMES = {
                                binary_cross_entropy_with_logits, cosine_embedding_loss, margin_ranking_loss,
                                hinge_embedding_loss, poisson_nll_loss, triplet_margin_loss, ctc_loss)},
 }  # fmt: skip
+
+
+# PyTorch's top-level in-place functions: ``torch.relu_(x)`` is ``x.relu_()`` (the functional's, where it has one)
+INPLACE = (
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_",
+    "asin_", "asinh_", "atan_", "atanh_", "ceil_", "celu_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_",
+    "cosh_", "deg2rad_", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fix_", "floor_", "frac_", "gcd_",
+    "i0_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_",
+    "rad2deg_", "reciprocal_", "relu_", "round_", "rrelu_", "rsqrt_", "selu_", "sigmoid_", "sin_", "sinc_", "sinh_",
+    "sqrt_", "square_", "tan_", "tanh_", "threshold_", "trunc_", "xlogy_",
+)  # fmt: skip
+
+
+def _method(name: str) -> Any:
+    def call(input: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return getattr(input, name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"``input.{name}(...)``."
+    return call
+
+
+NAMES.update({name: getattr(F, name, None) or _method(name) for name in INPLACE})
