@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .._creation import empty, zeros
+from .._creation import empty, tensor, zeros
 from .._tensor import Tensor
 from ..ops._indexing_join import cat, stack
 from . import functional as F
@@ -16,6 +16,7 @@ from ._rnn_ops import gru_cell, lstm_cell, rnn_cell
 from .config import config_for
 from .module import Module
 from .parameter import Param
+from .utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
 
@@ -100,7 +101,9 @@ class RNNBase(Module):
             return (h[..., : self.proj_size] if self.proj_size else h.clone(), h)
         return h
 
-    def forward(self, input: Tensor, hx: Any = None) -> tuple[Tensor, Any]:
+    def forward(self, input: Any, hx: Any = None) -> tuple[Any, Any]:
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         name = type(self).__name__
         unbatched = input.ndim == 2
         if input.ndim not in (2, 3):
@@ -117,6 +120,15 @@ class RNNBase(Module):
             state = tuple(h.unsqueeze(1) for h in hx) if unbatched and isinstance(hx, tuple) else hx
             if unbatched and not isinstance(hx, tuple):
                 state = hx.unsqueeze(1)
+        x, h_n = self._run(x, state)
+        out = x.transpose(0, 1) if self.batch_first else x
+        if unbatched:
+            out = out.squeeze(1 if not self.batch_first else 0)
+            h_n = tuple(h.squeeze(1) for h in h_n) if isinstance(h_n, tuple) else h_n.squeeze(1)
+        return out, h_n
+
+    def _run(self, x: Tensor, state: Any) -> tuple[Tensor, Any]:
+        """Every layer and direction over ``x`` (time-major) from ``state``: ``(outputs, final states)``."""
         dirs = 2 if self.bidirectional else 1
         finals: list[Any] = []
         for layer in range(self.num_layers):
@@ -130,15 +142,46 @@ class RNNBase(Module):
             x = cat(outs, -1) if dirs == 2 else outs[0]
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
-        out = x.transpose(0, 1) if self.batch_first else x
         if isinstance(finals[0], tuple):
-            h_n: Any = tuple(stack([f[i] for f in finals], 0) for i in range(2))
+            return x, tuple(stack([f[i] for f in finals], 0) for i in range(2))
+        return x, stack(finals, 0)
+
+    def _forward_packed(self, input: PackedSequence, hx: Any) -> tuple[PackedSequence, Any]:
+        """A packed batch: the sequences of each length run together, cut to that length (the batch entries of a
+        recurrent layer are independent), and are put back in place. ``hx`` and the final states are in the
+        original batch order, as PyTorch's."""
+        if input.data.shape[-1] != self.input_size:
+            raise ValueError(
+                f"{type(self).__name__}: expected input features {self.input_size}, got shape {input.data.shape}"
+            )
+        padded, lengths = pad_packed_sequence(input)  # (T, B, F), original order
+        n = [int(k) for k in lengths.tolist()]
+        state = self._init_state(len(n), padded) if hx is None else hx
+        steps = padded.shape[0]
+        outs, hs, order = [], [], []
+        for length in sorted(set(n), reverse=True):
+            idx = [i for i, k in enumerate(n) if k == length]
+            pick = tensor(idx, dtype="int64", device=padded.device)
+            sub = (
+                tuple(s.index_select(1, pick) for s in state)
+                if isinstance(state, tuple)
+                else state.index_select(1, pick)
+            )
+            out, h = self._run(padded[:length].index_select(1, pick), sub)
+            outs.append(F.pad(out, (0, 0, 0, 0, 0, steps - length)) if length < steps else out)
+            hs.append(h)
+            order += idx
+        back = tensor(sorted(range(len(order)), key=order.__getitem__), dtype="int64", device=padded.device)
+        out = cat(outs, 1).index_select(1, back)
+        if isinstance(hs[0], tuple):
+            h_n: Any = tuple(cat([h[i] for h in hs], 1).index_select(1, back) for i in range(2))
         else:
-            h_n = stack(finals, 0)
-        if unbatched:
-            out = out.squeeze(1 if not self.batch_first else 0)
-            h_n = tuple(h.squeeze(1) for h in h_n) if isinstance(h_n, tuple) else h_n.squeeze(1)
-        return out, h_n
+            h_n = cat(hs, 1).index_select(1, back)
+        if input.sorted_indices is not None:  # packed in the input's order (ties among equal lengths included)
+            out = out.index_select(1, input.sorted_indices)
+            n = [n[i] for i in input.sorted_indices.tolist()]
+        data = pack_padded_sequence(out, n).data
+        return PackedSequence(data, input.batch_sizes, input.sorted_indices, input.unsorted_indices), h_n
 
     def flatten_parameters(self) -> None:
         """Accepted for PyTorch code (cuDNN's weight packing); Ember's weights need no flattening."""

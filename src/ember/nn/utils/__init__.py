@@ -7,11 +7,11 @@ import numbers
 from collections.abc import Iterable
 from typing import Any
 
-from .._creation import tensor
-from .._tensor import Tensor
-from ..autograd._capture import opaque
-from ..autograd._grad_mode import no_grad
-from ..ops._indexing_join import cat
+from ..._creation import tensor
+from ..._tensor import Tensor
+from ...autograd._capture import opaque
+from ...autograd._grad_mode import no_grad
+from ...ops._indexing_join import cat
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
 
