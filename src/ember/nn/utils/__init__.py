@@ -1,9 +1,11 @@
-"""Gradient clipping and parameter-vector helpers (PyTorch's ``torch.nn.utils``)."""
+"""PyTorch's ``torch.nn.utils``: gradient clipping and norms, parameter vectors, and (in the submodules) packed
+sequences (``rnn``), weight and spectral norm (``weight_norm``), BatchNorm folding (``fusion``)."""
 
 from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -11,9 +13,28 @@ from ..._creation import tensor
 from ..._tensor import Tensor
 from ...autograd._capture import opaque
 from ...autograd._grad_mode import no_grad
-from ...ops._indexing_join import cat
+from ...ops._indexing_join import cat, stack
+from ...ops._linalg_norms import vector_norm
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
+__all__ = [
+    "clip_grad_norm",
+    "clip_grad_norm_",
+    "clip_grad_value_",
+    "clip_grads_with_norm_",
+    "fuse_conv_bn_eval",
+    "fuse_conv_bn_weights",
+    "fuse_linear_bn_eval",
+    "fuse_linear_bn_weights",
+    "get_total_norm",
+    "parameters_to_vector",
+    "remove_spectral_norm",
+    "remove_weight_norm",
+    "rnn",
+    "skip_init",
+    "spectral_norm",
+    "vector_to_parameters",
+    "weight_norm",
+]
 
 
 def _params(parameters: Any) -> list[Tensor]:
@@ -102,3 +123,50 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
             n = p.numel()
             p.copy_(vec[i : i + n].reshape(p.shape))
             i += n
+
+
+def clip_grad_norm(
+    parameters: Iterable[Tensor] | Tensor, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False
+) -> Tensor:
+    """PyTorch's deprecated name of ``clip_grad_norm_``."""
+    warnings.warn("clip_grad_norm is deprecated: use clip_grad_norm_", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
+
+
+def get_total_norm(
+    tensors: Iterable[Tensor] | Tensor, norm_type: float = 2.0, error_if_nonfinite: bool = False, foreach: Any = None
+) -> Tensor:
+    """The ``norm_type`` norm of all ``tensors`` together (the norm of their norms), without gradient."""
+    ts = [t for t in _params(tensors) if t is not None]
+    if not ts:
+        return tensor(0.0)
+    with no_grad():
+        total = vector_norm(stack([vector_norm(t, norm_type) for t in ts]), norm_type)
+    if error_if_nonfinite and not math.isfinite(total.item()):
+        raise RuntimeError(
+            f"get_total_norm: the total norm of order {norm_type} is {total.item()}; set error_if_nonfinite=False"
+        )
+    return total
+
+
+def clip_grads_with_norm_(
+    parameters: Iterable[Tensor] | Tensor, max_norm: float, total_norm: Tensor, foreach: Any = None
+) -> None:
+    """Scale the gradients by ``max_norm / (total_norm + 1e-6)`` where that is below 1 (``total_norm`` as
+    ``get_total_norm`` gave it)."""
+    grads = [p.grad for p in _params(parameters) if p.grad is not None]
+    with no_grad():
+        coef = (max_norm / (total_norm + 1e-6)).clamp(max=1.0)
+        for g in grads:
+            g.mul_(coef.to(g.dtype))
+
+
+def skip_init(module_cls: Any, *args: Any, **kwargs: Any) -> Any:
+    """``module_cls(*args, **kwargs)``. PyTorch leaves such parameters uninitialised (made on its meta device);
+    Ember has no meta device, so they hold the constructor's values, which callers overwrite anyway."""
+    return module_cls(*args, **kwargs)
+
+
+from . import rnn  # noqa: E402
+from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights  # noqa: E402
+from .weight_norm import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm  # noqa: E402
