@@ -92,11 +92,12 @@ class Winograd4Kernels:
         # pl[b, i]: phase (i, b) for i < 4; rows 4, 5: phases (0, b), (1, b) one plane row down (the tile's rows
         # 4 and 5), so that each column phase's six rows are one (6, ln + 1) matrix
         pl = xp.zeros((4, 6, ln + r + 1), dtype=x.dtype)
-        xt = x[:, c0:c1].transpose(1, 2, 0, 3)  # (cc, H, N, W)
-        for a in range(4):
-            for b in range(4):
-                (pr, pc), (xr, xc) = geo.phase_slices(a, b)
-                geo.planes(pl[b, a], cc)[:, pr, :, pc] = xt[:, xr, :, xc]
+        # the 16 phases in two copies: the block zero-padded to the planes' reach, (cc, 4 rows, N, 4 W2), then one
+        # transposing copy of its (row, row phase, column, column phase) split into the planes
+        # (4 rows >= 4 th + 4 >= H + the padding + 2, and as many columns: the padded block holds the whole input)
+        xpad = xp.zeros((cc, 4 * geo.rows, geo.n, 4 * geo.w2), dtype=x.dtype)
+        xpad[:, geo.pt : geo.pt + geo.h, :, geo.pl : geo.pl + geo.w] = x[:, c0:c1].transpose(1, 2, 0, 3)
+        _phases(pl, geo, cc)[...] = _split_phases(xpad, geo)
         pl[:, 4:, : ln + 1] = pl[:, :2, r : r + ln + 1]
         # rows: rp[b, k] = sum_i B^T[k, i] pl[b, i]; rp[4 + b]: rp[b] one column right (b < 2)
         rp = xp.empty((6, 6, ln + 1), dtype=x.dtype)  # [j, k]
@@ -125,11 +126,10 @@ class Winograd4Kernels:
         self._wino4_mm(btt, drp[:, :4].transpose(1, 0, 2), dpl[:, :, : ln + 1])
         dpl[:, :2, ln + 1 :] = 0
         dpl[:, :2, r : r + ln + 1] += dpl[:, 4:, : ln + 1]
-        gxt = gx[:, c0:c1].transpose(1, 2, 0, 3)  # (cc, H, N, W)
-        for a in range(4):
-            for b in range(4):
-                (pr, pc), (xr, xc) = geo.phase_slices(a, b)
-                gxt[:, xr, :, xc] = geo.planes(dpl[b, a], cc)[:, pr, :, pc]
+        # the planes back into the padded block in one transposing copy, then its input part into gx
+        gpad = xp.empty((cc, 4 * geo.rows, geo.n, 4 * geo.w2), dtype=gx.dtype)
+        _split_phases(gpad, geo)[...] = _phases(dpl, geo, cc)
+        gx[:, c0:c1].transpose(1, 2, 0, 3)[...] = gpad[:, geo.pt : geo.pt + geo.h, :, geo.pl : geo.pl + geo.w]
 
     # -- output transform and its adjoint (per output-channel range) ----------------------------------
     def _wino4_output_range(self, m: Any, geo: _Geom, y: Any, o0: int, o1: int) -> None:
@@ -219,3 +219,15 @@ class Winograd4Kernels:
             ws.give(dv)
         ws.give(dm)
         return gx, gw
+
+
+def _split_phases(xpad: Any, geo: _Geom) -> Any:
+    """A padded block (cc, 4 rows, N, 4 W2) as (column phase b, row phase a, cc, rows, N, W2): a view."""
+    cc = xpad.shape[0]
+    return xpad.reshape(cc, geo.rows, 4, geo.n, geo.w2, 4).transpose(5, 2, 0, 1, 3, 4)
+
+
+def _phases(pl: Any, geo: _Geom, cc: int) -> Any:
+    """The 16 phases' flat planes ``pl[b, a]`` (rows a < 4) as (b, a, cc, rows, N, W2): a view."""
+    s = geo.s
+    return pl[:, :4, : cc * s].reshape(4, 4, cc, s)[..., : s - 1].reshape(4, 4, cc, geo.rows, geo.n, geo.w2)
