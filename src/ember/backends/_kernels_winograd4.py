@@ -147,10 +147,8 @@ class Winograd4Kernels:
         # z[p] holds output row 4 ty + p of every image, columns 4 tx + q interleaved: (oo, th, N, 4 * W2)
         z = xp.empty((4, nx, 4), dtype=y.dtype)
         self.gemm(s.transpose(1, 2, 0), xp.broadcast_to(at.T, (4, 6, 4)), out=z)
-        for p in range(4):
-            rows = len(range(p, geo.oh, 4))
-            zp = geo.pairs(z[p].reshape(oo, -1))[:, :rows, :, : geo.ow]  # (oo, rows, N, ow)
-            y[:, o0:o1, p::4, :] = zp.transpose(2, 0, 1, 3)
+        for (t0, t1, p), yv in _row_groups(y[:, o0:o1], geo):  # one copy (two when 4 does not divide oh)
+            yv[...] = _tiles(z, geo, oo)[:p, :, t0:t1, :, : geo.ow].transpose(3, 1, 2, 0, 4)
 
     def _wino4_grad_range(self, g: Any, geo: _Geom, dm: Any, o0: int, o1: int) -> None:
         """``dM`` rows o0:o1 (``A dY A^T`` per tile), zero on scratch tiles."""
@@ -163,10 +161,8 @@ class Winograd4Kernels:
         nx = oo * geo.cols
         att = xp.asarray(_AT.T, dtype=g.dtype)
         z = xp.zeros((4, nx, 4), dtype=g.dtype)  # as in _wino4_output_block, zero beyond the output
-        for p in range(4):
-            rows = len(range(p, geo.oh, 4))
-            zp = geo.pairs(z[p].reshape(oo, -1))[:, :rows, :, : geo.ow]
-            zp[...] = g[:, o0:o1, p::4, :].transpose(1, 2, 0, 3)
+        for (t0, t1, p), gv in _row_groups(g[:, o0:o1], geo):
+            _tiles(z, geo, oo)[:p, :, t0:t1, :, : geo.ow] = gv.transpose(3, 1, 2, 0, 4)
         h = xp.empty((6, 4, nx), dtype=g.dtype)  # h[b, p] = sum_q A^T[q, b] dY[p, q]
         self._wino4_mm(att, z.transpose(0, 2, 1), h.transpose(1, 0, 2))
         # dM[6 a + b] = sum_p A^T[p, a] h[b, p]
@@ -231,3 +227,20 @@ def _phases(pl: Any, geo: _Geom, cc: int) -> Any:
     """The 16 phases' flat planes ``pl[b, a]`` (rows a < 4) as (b, a, cc, rows, N, W2): a view."""
     s = geo.s
     return pl[:, :4, : cc * s].reshape(4, 4, cc, s)[..., : s - 1].reshape(4, 4, cc, geo.rows, geo.n, geo.w2)
+
+
+def _tiles(z: Any, geo: _Geom, oo: int) -> Any:
+    """The output transform's (4, oo * cols, 4) product as (output row phase p, oo, th, N, 4 W2): a view."""
+    return z.reshape(4, oo, geo.th, geo.n, 4 * geo.w2)
+
+
+def _row_groups(y: Any, geo: _Geom) -> list[tuple[tuple[int, int, int], Any]]:
+    """``y`` (N, oo, oh, ow) as its rows of tiles ``t0:t1`` with their first ``p`` output rows each: ``((t0, t1, p),
+    (N, oo, t1 - t0, p, ow) view)``, the full rows of tiles then a last partial one."""
+    full = geo.oh // 4
+    groups = []
+    if full:
+        groups.append(((0, full, 4), y[:, :, : 4 * full].reshape(*y.shape[:2], full, 4, geo.ow)))
+    if geo.oh % 4:
+        groups.append(((full, full + 1, geo.oh % 4), y[:, :, 4 * full :, None].transpose(0, 1, 3, 2, 4)))
+    return groups
