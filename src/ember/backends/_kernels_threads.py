@@ -61,7 +61,8 @@ _pool_key: tuple[int, int] = (0, 0)  # (pid, workers) of the pool: a forked chil
 class _Crew:
     """The kernel threads: each sleeps on its own lock until :meth:`submit` hands it a task and releases the lock.
     Leaner than a ``ThreadPoolExecutor`` (no future, work item or queue; the caller's join is one lock): a split of
-    4 ranges of 28 us on 2 threads took ~95-115 us against its ~120-155 (serial: ~125-150; benchmarks/README.md)."""
+    4 ranges of 28 us on 2 threads took ~95-115 us against its ~120-155 (serial: ~125-150; benchmarks/README.md,
+    session 12)."""
 
     def __init__(self, workers: int) -> None:
         self._slots = [_Slot() for _ in range(workers)]
