@@ -116,5 +116,8 @@ def test_numpy_backend_splits_batches_of_small_matrices_over_threads(monkeypatch
         for g, w in zip(got, want, strict=True):
             assert g.shape == w.shape and g.dtype == w.dtype and np.array_equal(g, w), (name, args)
     monkeypatch.setattr(np.linalg, "qr", qr)
-    b.qr(a, False)
+    for _ in range(50):  # (a kernel thread that wakes after the caller took every part takes none: try again)
+        b.qr(a, False)
+        if len(seen) >= 2:
+            break
     assert len(seen) >= 2 and any(n.startswith("ember-kernel") for n in seen)  # the pool took parts

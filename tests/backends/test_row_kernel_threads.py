@@ -3,6 +3,8 @@ one (tiny parts, odd sizes, strided inputs), the reference formulas' values, flo
 through the operators, ``ember.compile`` capture and replay, a forked child, and the thread setting."""
 
 import multiprocessing
+import threading
+import time
 import types
 
 import numpy as np
@@ -294,3 +296,33 @@ def test_a_split_raises_a_ranges_error_after_all_ranges(monkeypatch):
     with pytest.raises(ValueError, match="range 3"):
         kt._split(2, 6, 2, fn, 3)
     assert sorted(seen) == list(range(6))  # the other ranges still ran (they write disjoint results)
+
+
+def test_the_pool_thread_runs_the_newest_task_it_was_handed_and_survives_an_error():
+    """``_Crew``: a thread busy with a task runs, once free, the last task handed to it (an earlier one not yet
+    started is dropped: a split's caller takes every range no thread took); a task's error leaves the thread."""
+    crew = kt._Crew(1)
+    started, gate, failed, ran = threading.Event(), threading.Event(), threading.Event(), []
+
+    def first():
+        started.set()
+        gate.wait(10)
+        ran.append(1)
+
+    def fails():
+        failed.set()
+        raise ValueError("task")
+
+    crew.submit(first)
+    assert started.wait(10)
+    crew.submit(lambda: ran.append(2))
+    crew.submit(fails)  # the thread is still busy: replaces the task above
+    gate.set()
+    assert failed.wait(10)
+    crew.submit(lambda: ran.append(3))
+    for _ in range(1000):
+        if len(ran) == 2:
+            break
+        time.sleep(0.01)
+    assert ran == [1, 3]
+    crew.shutdown()

@@ -22,12 +22,12 @@ recording. While a capture runs (``recorder`` is set), a kernel marked :func:`re
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from .. import _threads
@@ -54,8 +54,60 @@ recorder: Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any] |
 
 _state = threading.local()  # .busy: this thread is running a part (then nested calls run serially)
 _lock = threading.Lock()
-_pool: ThreadPoolExecutor | None = None
+_pool: _Crew | None = None
 _pool_key: tuple[int, int] = (0, 0)  # (pid, workers) of the pool: a forked child, or a new count, makes another
+
+
+class _Crew:
+    """The kernel threads: each sleeps on its own lock until :meth:`submit` hands it a task and releases the lock.
+    Leaner than a ``ThreadPoolExecutor`` (no future, work item or queue; the caller's join is one lock): a split of
+    4 ranges of 28 us on 2 threads took ~95-115 us against its ~120-155 (serial: ~125-150; benchmarks/README.md,
+    session 12)."""
+
+    def __init__(self, workers: int) -> None:
+        self._slots = [_Slot() for _ in range(workers)]
+        self._next = 0
+        for slot in self._slots:
+            threading.Thread(target=slot.run, name="ember-kernel", daemon=True).start()
+
+    def submit(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on the next thread, in turn. A thread still busy, or not yet awake for an earlier task,
+        runs the newest task it was handed once free (so a task can be dropped: a split's tasks only take
+        ranges the caller has not, and the caller waits for taken ranges only)."""
+        slot = self._slots[self._next % len(self._slots)]
+        self._next += 1
+        slot.task = fn
+        slot.wake()
+
+    def shutdown(self, wait: bool = False) -> None:
+        """Let the threads end (``wait`` is ignored: a thread ends once it is free)."""
+        for slot in self._slots:
+            slot.task = None
+            slot.wake()
+
+
+class _Slot:
+    """One kernel thread's task and the lock it sleeps on (held while there is nothing to do)."""
+
+    def __init__(self) -> None:
+        self.task: Callable[[], None] | None = None
+        self.lock = threading.Lock()
+        self.lock.acquire()
+
+    def wake(self) -> None:
+        try:  # noqa: SIM105 (on every split: a try costs less than contextlib.suppress)
+            self.lock.release()
+        except RuntimeError:  # already released: the thread has not woken for an earlier task yet
+            pass
+
+    def run(self) -> None:
+        while True:
+            self.lock.acquire()
+            task = self.task
+            if task is None:  # shut down
+                return
+            with contextlib.suppress(BaseException):  # (a split's task hands its errors to the caller)
+                task()
 
 
 def _env_count(name: str) -> int | None:
@@ -82,14 +134,14 @@ def _opt_in_threads() -> int:
     return min(_env_count("EMBER_KERNEL_THREADS") or 1, _MAX_THREADS)
 
 
-def _get_pool(workers: int) -> ThreadPoolExecutor:
+def _get_pool(workers: int) -> _Crew:
     global _pool, _pool_key
     key = (os.getpid(), workers)
     with _lock:
         if _pool is None or _pool_key != key:
             if _pool is not None and _pool_key[0] == key[0]:
                 _pool.shutdown(wait=False)
-            _pool = ThreadPoolExecutor(workers, thread_name_prefix="ember-kernel")
+            _pool = _Crew(workers)
             _pool_key = key
         return _pool
 
@@ -105,25 +157,22 @@ def _split(threads: int, n: int, parts: int, fn: Callable[[int, int], None], chu
         return
     k = min(n, parts * chunks)
     bounds = [n * i // k for i in range(k + 1)]
-    order = itertools.count()
-    lock = threading.Lock()
-    done = threading.Event()
-    finished = [0]
+    order, finished = itertools.count(), itertools.count(1)  # (next on a count is atomic under the GIL)
+    done = threading.Lock()  # released by whichever thread finishes the last range
+    done.acquire()
     errors: list[BaseException] = []
 
     def take() -> None:
         _state.busy = True
         try:
-            while (i := next(order)) < k:  # (next on a count is atomic under the GIL)
+            while (i := next(order)) < k:
                 try:
                     fn(bounds[i], bounds[i + 1])
                 except BaseException as e:  # raised again on the calling thread
                     errors.append(e)
                 finally:
-                    with lock:
-                        finished[0] += 1
-                        if finished[0] == k:
-                            done.set()
+                    if next(finished) == k:
+                        done.release()
         finally:
             _state.busy = False
 
@@ -131,7 +180,7 @@ def _split(threads: int, n: int, parts: int, fn: Callable[[int, int], None], chu
     for _ in range(1, parts):
         pool.submit(take)
     take()
-    done.wait()
+    done.acquire()
     if errors:
         raise errors[0]
 

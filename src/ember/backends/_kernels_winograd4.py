@@ -92,11 +92,12 @@ class Winograd4Kernels:
         # pl[b, i]: phase (i, b) for i < 4; rows 4, 5: phases (0, b), (1, b) one plane row down (the tile's rows
         # 4 and 5), so that each column phase's six rows are one (6, ln + 1) matrix
         pl = xp.zeros((4, 6, ln + r + 1), dtype=x.dtype)
-        xt = x[:, c0:c1].transpose(1, 2, 0, 3)  # (cc, H, N, W)
-        for a in range(4):
-            for b in range(4):
-                (pr, pc), (xr, xc) = geo.phase_slices(a, b)
-                geo.planes(pl[b, a], cc)[:, pr, :, pc] = xt[:, xr, :, xc]
+        # the 16 phases in two copies: the block zero-padded to the planes' reach, (cc, 4 rows, N, 4 W2), then one
+        # transposing copy of its (row, row phase, column, column phase) split into the planes
+        # (4 rows >= 4 th + 4 >= H + the padding + 2, and as many columns: the padded block holds the whole input)
+        xpad = xp.zeros((cc, 4 * geo.rows, geo.n, 4 * geo.w2), dtype=x.dtype)
+        xpad[:, geo.pt : geo.pt + geo.h, :, geo.pl : geo.pl + geo.w] = x[:, c0:c1].transpose(1, 2, 0, 3)
+        _phases(pl, geo, cc)[...] = _split_phases(xpad, geo)
         pl[:, 4:, : ln + 1] = pl[:, :2, r : r + ln + 1]
         # rows: rp[b, k] = sum_i B^T[k, i] pl[b, i]; rp[4 + b]: rp[b] one column right (b < 2)
         rp = xp.empty((6, 6, ln + 1), dtype=x.dtype)  # [j, k]
@@ -125,11 +126,10 @@ class Winograd4Kernels:
         self._wino4_mm(btt, drp[:, :4].transpose(1, 0, 2), dpl[:, :, : ln + 1])
         dpl[:, :2, ln + 1 :] = 0
         dpl[:, :2, r : r + ln + 1] += dpl[:, 4:, : ln + 1]
-        gxt = gx[:, c0:c1].transpose(1, 2, 0, 3)  # (cc, H, N, W)
-        for a in range(4):
-            for b in range(4):
-                (pr, pc), (xr, xc) = geo.phase_slices(a, b)
-                gxt[:, xr, :, xc] = geo.planes(dpl[b, a], cc)[:, pr, :, pc]
+        # the planes back into the padded block in one transposing copy, then its input part into gx
+        gpad = xp.empty((cc, 4 * geo.rows, geo.n, 4 * geo.w2), dtype=gx.dtype)
+        _split_phases(gpad, geo)[...] = _phases(dpl, geo, cc)
+        gx[:, c0:c1].transpose(1, 2, 0, 3)[...] = gpad[:, geo.pt : geo.pt + geo.h, :, geo.pl : geo.pl + geo.w]
 
     # -- output transform and its adjoint (per output-channel range) ----------------------------------
     def _wino4_output_range(self, m: Any, geo: _Geom, y: Any, o0: int, o1: int) -> None:
@@ -147,10 +147,8 @@ class Winograd4Kernels:
         # z[p] holds output row 4 ty + p of every image, columns 4 tx + q interleaved: (oo, th, N, 4 * W2)
         z = xp.empty((4, nx, 4), dtype=y.dtype)
         self.gemm(s.transpose(1, 2, 0), xp.broadcast_to(at.T, (4, 6, 4)), out=z)
-        for p in range(4):
-            rows = len(range(p, geo.oh, 4))
-            zp = geo.pairs(z[p].reshape(oo, -1))[:, :rows, :, : geo.ow]  # (oo, rows, N, ow)
-            y[:, o0:o1, p::4, :] = zp.transpose(2, 0, 1, 3)
+        for (t0, t1, p), yv in _row_groups(y[:, o0:o1], geo):  # one copy (two when 4 does not divide oh)
+            yv[...] = _tiles(z, geo, oo)[:p, :, t0:t1, :, : geo.ow].transpose(3, 1, 2, 0, 4)
 
     def _wino4_grad_range(self, g: Any, geo: _Geom, dm: Any, o0: int, o1: int) -> None:
         """``dM`` rows o0:o1 (``A dY A^T`` per tile), zero on scratch tiles."""
@@ -163,10 +161,8 @@ class Winograd4Kernels:
         nx = oo * geo.cols
         att = xp.asarray(_AT.T, dtype=g.dtype)
         z = xp.zeros((4, nx, 4), dtype=g.dtype)  # as in _wino4_output_block, zero beyond the output
-        for p in range(4):
-            rows = len(range(p, geo.oh, 4))
-            zp = geo.pairs(z[p].reshape(oo, -1))[:, :rows, :, : geo.ow]
-            zp[...] = g[:, o0:o1, p::4, :].transpose(1, 2, 0, 3)
+        for (t0, t1, p), gv in _row_groups(g[:, o0:o1], geo):
+            _tiles(z, geo, oo)[:p, :, t0:t1, :, : geo.ow] = gv.transpose(3, 1, 2, 0, 4)
         h = xp.empty((6, 4, nx), dtype=g.dtype)  # h[b, p] = sum_q A^T[q, b] dY[p, q]
         self._wino4_mm(att, z.transpose(0, 2, 1), h.transpose(1, 0, 2))
         # dM[6 a + b] = sum_p A^T[p, a] h[b, p]
@@ -219,3 +215,32 @@ class Winograd4Kernels:
             ws.give(dv)
         ws.give(dm)
         return gx, gw
+
+
+def _split_phases(xpad: Any, geo: _Geom) -> Any:
+    """A padded block (cc, 4 rows, N, 4 W2) as (column phase b, row phase a, cc, rows, N, W2): a view."""
+    cc = xpad.shape[0]
+    return xpad.reshape(cc, geo.rows, 4, geo.n, geo.w2, 4).transpose(5, 2, 0, 1, 3, 4)
+
+
+def _phases(pl: Any, geo: _Geom, cc: int) -> Any:
+    """The 16 phases' flat planes ``pl[b, a]`` (rows a < 4) as (b, a, cc, rows, N, W2): a view."""
+    s = geo.s
+    return pl[:, :4, : cc * s].reshape(4, 4, cc, s)[..., : s - 1].reshape(4, 4, cc, geo.rows, geo.n, geo.w2)
+
+
+def _tiles(z: Any, geo: _Geom, oo: int) -> Any:
+    """The output transform's (4, oo * cols, 4) product as (output row phase p, oo, th, N, 4 W2): a view."""
+    return z.reshape(4, oo, geo.th, geo.n, 4 * geo.w2)
+
+
+def _row_groups(y: Any, geo: _Geom) -> list[tuple[tuple[int, int, int], Any]]:
+    """``y`` (N, oo, oh, ow) as its rows of tiles ``t0:t1`` with their first ``p`` output rows each: ``((t0, t1, p),
+    (N, oo, t1 - t0, p, ow) view)``, the full rows of tiles then a last partial one."""
+    full = geo.oh // 4
+    groups = []
+    if full:
+        groups.append(((0, full, 4), y[:, :, : 4 * full].reshape(*y.shape[:2], full, 4, geo.ow)))
+    if geo.oh % 4:
+        groups.append(((full, full + 1, geo.oh % 4), y[:, :, 4 * full :, None].transpose(0, 1, 3, 2, 4)))
+    return groups

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import sys
 from typing import Any
@@ -16,7 +15,7 @@ from .._dtype import ALL_DTYPES, DType, bfloat16
 from .._errors import DTypeError
 from . import _blas_threads
 from ._base import Backend
-from ._kernels_threads import _get_pool
+from ._kernels_threads import _split
 
 _TO_NATIVE: dict[DType, Any] = {d: np.dtype(d.name) for d in ALL_DTYPES if d is not bfloat16}
 _FROM_NATIVE: dict[Any, DType] = {v: k for k, v in _TO_NATIVE.items()}
@@ -101,11 +100,14 @@ def _split_batch(a: np.ndarray, fn: Any, n_out: int) -> Any:
     n = min(get_num_threads(), batch)
     if n < 2 or a.size < _SPLIT_MIN:
         return fn(a)
-    pool = _get_pool(n - 1)  # the kernels' pool: made again in a forked child
     flat = a.reshape(batch, *a.shape[-2:])
-    cuts = [batch * k // n for k in range(n + 1)]
-    futures = [pool.submit(fn, flat[lo:hi]) for lo, hi in itertools.pairwise(cuts[1:])]
-    parts = [fn(flat[: cuts[1]])] + [f.result() for f in futures]
+    found: dict[int, Any] = {}
+
+    def part(lo: int, hi: int) -> None:
+        found[lo] = fn(flat[lo:hi])
+
+    _split(n, batch, n, part)  # on the kernels' threads (made again in a forked child), n ranges
+    parts = [found[lo] for lo in sorted(found)]
     return tuple(np.concatenate([p[i] for p in parts]).reshape(*a.shape[:-2], *parts[0][i].shape[1:])
                  for i in range(n_out))  # fmt: skip
 
