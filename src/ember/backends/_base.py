@@ -141,7 +141,7 @@ class Backend(
         item = array.dtype.itemsize
         return tuple(s // item for s in array.strides)
 
-    def data_ptr(self, array: Any) -> int:
+    def address(self, array: Any) -> int:
         """The address of ``array``'s first element."""
         return int(array.__array_interface__["data"][0])
 
@@ -150,7 +150,7 @@ class Backend(
         root = array
         while isinstance(root.base, type(array)):
             root = root.base
-        return (self.data_ptr(array) - self.data_ptr(root)) // array.dtype.itemsize
+        return (self.address(array) - self.address(root)) // array.dtype.itemsize
 
     def as_strided(self, array: Any, shape: tuple[int, ...], strides: tuple[int, ...]) -> Any:
         """A view of ``array``'s memory (from its first element) with ``shape`` and ``strides`` in elements."""

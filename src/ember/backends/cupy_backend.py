@@ -122,7 +122,7 @@ class CupyBackend(Backend):
         # complex arrays
         return isinstance(array, self._cp.ndarray) and bool(self._cp.may_share_memory(array, base))
 
-    def data_ptr(self, array: Any) -> int:
+    def address(self, array: Any) -> int:
         return int(array.data.ptr)
 
     def storage_offset(self, array: Any) -> int:

@@ -195,7 +195,7 @@ def storage_offset(input: Tensor) -> int:
 
 def data_ptr(input: Tensor) -> int:
     """The address of ``input``'s first element (equal for views that start at the same element)."""
-    return input._backend.data_ptr(input._data)
+    return input._backend.address(input._data)
 
 
 class Permute(ViewOp):

@@ -170,12 +170,20 @@ def fill_diagonal_(input: Tensor, fill_value: Any, wrap: builtins.bool = False) 
     shape = input.shape
     if len(shape) < 2 or (len(shape) > 2 and len(set(shape)) != 1):
         raise ShapeError(f"fill_diagonal_: needs a 2-d tensor or one whose dims all have the same size, got {shape}")
-    import numpy as np
-
-    step = shape[1] + 1 if len(shape) == 2 else 1 + int(np.cumprod(shape[:-1]).sum())
-    end = input.numel() if wrap or len(shape) > 2 else min(shape[0], shape[1]) * shape[1]
-    flat = np.arange(0, end, step)
+    n = 1
+    for size in shape:
+        n *= size
+    if len(shape) == 2:
+        step, end = shape[1] + 1, n if wrap else min(shape[0], shape[1]) * shape[1]
+    else:
+        step, end = builtins.sum(shape[0] ** k for k in builtins.range(len(shape))), n
+    rows: list[list[int]] = [[] for _ in shape]
+    for flat in builtins.range(0, end, step):  # the diagonal's flat positions, as one index per dim
+        rest = flat
+        for d in builtins.range(len(shape) - 1, -1, -1):
+            rest, r = divmod(rest, shape[d])
+            rows[d].append(r)
     from ._inplace import _write_inplace
 
-    _write_inplace(input, tuple(tensor(i) for i in np.unravel_index(flat, shape)), fill_value)
+    _write_inplace(input, tuple(tensor(r, dtype=int64) for r in rows), fill_value)
     return input

@@ -141,7 +141,7 @@ class TorchBackend(TorchKernels, TorchAttentionKernels, TorchRNNKernels, TorchAr
     def strides(self, array: Any) -> tuple[int, ...]:
         return tuple(array.stride())
 
-    def data_ptr(self, array: Any) -> int:
+    def address(self, array: Any) -> int:
         return int(array.data_ptr())
 
     def storage_offset(self, array: Any) -> int:
