@@ -13,6 +13,7 @@ from typing import Any
 
 from ... import _errors
 from ..._tensor import Tensor
+from ...func import vmap
 from .. import functional as F
 
 # The functionals PyTorch also exposes at the top level, with the same arguments.
@@ -177,3 +178,4 @@ def _method(name: str) -> Any:
 
 
 NAMES.update({name: getattr(F, name, None) or _method(name) for name in INPLACE})
+NAMES["vmap"] = vmap  # (torch.vmap is torch.func.vmap)

@@ -1,0 +1,250 @@
+"""PyTorch's ``torch.func`` function transforms, built on Ember's tape: ``grad``, ``grad_and_value``, ``vjp``,
+``jvp``, ``jacrev``/``jacfwd``, ``hessian``, ``vmap`` and ``functional_call``.
+
+The transforms differentiate by running the function on the tape (``create_graph=True``, so they nest:
+``grad(grad(f))``); a transform at the outermost level hands back results cut from the graph, as PyTorch's do.
+Arguments may be tensors or dicts, lists and tuples of them (``grad(loss)(params)`` with ``params`` a dict).
+``vmap`` maps by running the function once per batch entry and stacking the results: the same values as PyTorch's
+batching rules, with the cost of a loop; random operations inside draw per entry (PyTorch's
+``randomness="different"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ._tensor import Tensor
+from .autograd import functional as _functional
+from .autograd._engine import grad as _grad
+from .autograd._grad_mode import enable_grad
+from .ops import stack
+
+__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "vjp", "vmap"]
+
+
+def _flatten(tree: Any) -> tuple[list[Any], Callable[[list[Any]], Any]]:
+    """The leaves of a dict/list/tuple tree, and a function rebuilding the tree from new leaves."""
+    if isinstance(tree, dict):
+        keys = list(tree)
+        parts = [_flatten(tree[k]) for k in keys]
+    elif isinstance(tree, (list, tuple)):
+        keys = None
+        parts = [_flatten(v) for v in tree]
+    else:
+        return [tree], lambda leaves: leaves[0]
+    sizes = [len(p[0]) for p in parts]
+
+    def rebuild(leaves: list[Any]) -> Any:
+        out, i = [], 0
+        for (_, build), n in zip(parts, sizes, strict=True):
+            out.append(build(leaves[i : i + n]))
+            i += n
+        if keys is not None:
+            return dict(zip(keys, out, strict=True))
+        return type(tree)(out) if isinstance(tree, list) else tuple(out)
+
+    return [leaf for p in parts for leaf in p[0]], rebuild
+
+
+def _argnums(argnums: int | tuple[int, ...], n: int) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums or any(not -n <= a < n for a in nums):
+        raise ValueError(f"argnums {argnums!r} out of range for a function given {n} positional arguments")
+    return tuple(a % n for a in nums)
+
+
+def _track(leaves: list[Any]) -> tuple[list[Any], bool]:
+    """The leaves ready to differentiate against, and whether any was already on an outer transform's tape."""
+    outer = any(isinstance(x, Tensor) and x.requires_grad for x in leaves)
+    tracked = [x if not isinstance(x, Tensor) or x.requires_grad else x.detach().requires_grad_() for x in leaves]
+    return tracked, outer
+
+
+def grad_and_value(
+    func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
+    """``func``'s gradient with respect to the arguments ``argnums`` (a tree like them), and its value."""
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        nums = _argnums(argnums, len(args))
+        given = list(args)
+        rebuilds, flat, outer = [], [], False
+        for a in nums:
+            leaves, rebuild = _flatten(given[a])
+            leaves, was = _track(leaves)
+            outer = outer or was
+            given[a] = rebuild(leaves)
+            rebuilds.append((rebuild, len(leaves)))
+            flat += leaves
+        with enable_grad():
+            result = func(*given, **kwargs)
+        out, aux = result if has_aux else (result, None)
+        if not isinstance(out, Tensor) or out.numel() != 1:
+            raise RuntimeError(f"grad: the function must return one number (a 1-element tensor), got {out!r:.80}")
+        inputs = [x for x in flat if isinstance(x, Tensor)]
+        found = iter(_grad(out, inputs, create_graph=True, allow_unused=True))
+        grads = [next(found) if isinstance(x, Tensor) else None for x in flat]
+        grads = [
+            g if g is not None or not isinstance(x, Tensor) else x.new_zeros(x.shape)
+            for g, x in zip(grads, flat, strict=True)
+        ]
+        if not outer:  # the outermost transform: plain results
+            grads = [g.detach() if isinstance(g, Tensor) else g for g in grads]
+            out = out.detach()
+        trees, i = [], 0
+        for rebuild, n in rebuilds:
+            trees.append(rebuild(grads[i : i + n]))
+            i += n
+        g = trees[0] if isinstance(argnums, int) else tuple(trees)
+        return (g, (out, aux)) if has_aux else (g, out)
+
+    return wrapped
+
+
+def grad(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable[..., Any]:
+    """``func``'s gradient with respect to the arguments ``argnums`` (``func`` returns one number)."""
+    both = grad_and_value(func, argnums, has_aux)
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        g, rest = both(*args, **kwargs)
+        return (g, rest[1]) if has_aux else g
+
+    return wrapped
+
+
+def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """``(func(*primals), vjp_fn)``: ``vjp_fn(cotangents)`` gives the vector-Jacobian product for each primal."""
+    flat, rebuild = _flatten(list(primals))
+    tracked, outer = _track(flat)
+    with enable_grad():
+        result = func(*rebuild(tracked))
+    out, aux = result if has_aux else (result, None)
+    outs, _ = _flatten(out)
+
+    def vjp_fn(cotangents: Any) -> tuple[Any, ...]:
+        cots, _ = _flatten(cotangents)
+        inputs = [x for x in tracked if isinstance(x, Tensor)]
+        found = iter(_grad(outs, inputs, cots, retain_graph=True, create_graph=outer, allow_unused=True))
+        gs = [next(found) if isinstance(x, Tensor) else None for x in tracked]
+        gs = [
+            x.new_zeros(x.shape) if g is None and isinstance(x, Tensor) else g for g, x in zip(gs, tracked, strict=True)
+        ]
+        return tuple(rebuild(gs))
+
+    shown = out if outer else _flatten(out)[1]([o.detach() for o in outs])
+    return (shown, vjp_fn, aux) if has_aux else (shown, vjp_fn)
+
+
+def jvp(func: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any]:
+    """``(func(*primals), J @ tangents)``."""
+    return _functional.jvp(func, tuple(primals), tuple(tangents))  # type: ignore[no-any-return]
+
+
+def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
+    """The Jacobian of ``func`` with respect to the arguments ``argnums`` (tensors): ``out.shape + in.shape``."""
+
+    def wrapped(*args: Any) -> Any:
+        nums = _argnums(argnums, len(args))
+        tracked, outer = _track([args[a] for a in nums])
+        full = list(args)
+        for a, v in zip(nums, tracked, strict=True):
+            full[a] = v
+        with enable_grad():
+            out = func(*full)
+        n = out.numel()
+        rows: list[list[Tensor]] = [[] for _ in tracked]
+        for i in range(n):
+            e = out.new_zeros(n)
+            e[i] = 1.0
+            gs = _grad([out], tracked, [e.reshape(out.shape)], retain_graph=True, create_graph=True, allow_unused=True)
+            for k, (g, x) in enumerate(zip(gs, tracked, strict=True)):
+                rows[k].append(x.new_zeros(x.shape) if g is None else g)
+        jac = [
+            stack(r).reshape(out.shape + x.shape) if r else x.new_zeros(out.shape + x.shape)
+            for r, x in zip(rows, tracked, strict=True)
+        ]
+        if not outer:
+            jac = [j.detach() for j in jac]
+        return jac[0] if isinstance(argnums, int) else tuple(jac)
+
+    return wrapped
+
+
+jacfwd = jacrev  # the same Jacobian (Ember has no forward mode: computed by rows, in reverse)
+
+
+def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
+    """The Hessian of ``func`` (one number) with respect to the argument ``argnums``."""
+    return jacrev(jacrev(func, argnums), argnums)
+
+
+def vmap(
+    func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
+    chunk_size: int | None = None,
+) -> Callable[..., Any]:  # fmt: skip
+    """``func`` mapped over dim ``in_dims`` of its arguments (None: an argument not mapped; a tuple: one entry per
+    argument), its results stacked along ``out_dims``."""
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        dims = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
+        if len(dims) != len(args):
+            raise ValueError(f"vmap: in_dims has {len(dims)} entries for {len(args)} positional arguments")
+        sizes = {a.shape[d] for a, d in zip(args, dims, strict=True) if d is not None and isinstance(a, Tensor)}
+        if len(sizes) != 1:
+            raise ValueError(f"vmap: the mapped dims must have one size, got {sorted(sizes) or 'no mapped tensor'}")
+        (n,) = sizes
+        results = []
+        for i in range(n):
+            picked = [a if d is None else a.select(d, i) for a, d in zip(args, dims, strict=True)]
+            results.append(func(*picked, **kwargs))
+        leaves0, rebuild = _flatten(results[0])
+        columns = [[_flatten(r)[0][k] for r in results] for k in range(len(leaves0))]
+        outs = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(columns)
+        return rebuild([stack(col, d) for col, d in zip(columns, outs, strict=True)])
+
+    return wrapped
+
+
+def functional_call(
+    module: Any, parameter_and_buffer_dicts: Any, args: Any = None, kwargs: dict[str, Any] | None = None, *,
+    tie_weights: bool = True, strict: bool = False,
+) -> Any:  # fmt: skip
+    """Call ``module`` with some of its parameters and buffers replaced by the given tensors (by dotted name), for
+    this call only; gradients flow to the given tensors."""
+    given: dict[str, Any] = {}
+    for d in (
+        parameter_and_buffer_dicts
+        if isinstance(parameter_and_buffer_dicts, (tuple, list))
+        else [parameter_and_buffer_dicts]
+    ):
+        for k, v in d.items():
+            if k in given:
+                raise ValueError(f"functional_call: {k!r} appears in more than one of the dicts")
+            given[k] = v
+    names = {n for n, _ in module.named_parameters()} | {n for n, _ in module.named_buffers()}
+    unknown = sorted(set(given) - names)
+    if strict and (unknown or names - set(given)):
+        raise RuntimeError(
+            f"functional_call: strict: unexpected keys {unknown}, missing keys {sorted(names - set(given))}"
+        )
+    if unknown:
+        raise ValueError(f"functional_call: {type(module).__name__} has no parameter or buffer {unknown}")
+    places: dict[int, list[tuple[Any, str]]] = {}  # each parameter's places (a tied weight has several)
+    for m in module.modules():
+        for leaf, p in m._params.items():
+            if p is not None:
+                places.setdefault(id(p), []).append((m, leaf))
+    saved = []
+    for name, value in given.items():
+        owner, _, leaf = name.rpartition(".")
+        m = module.get_submodule(owner) if owner else module
+        for pm, pleaf in places.get(id(m._params[leaf]), [(m, leaf)]) if tie_weights else [(m, leaf)]:
+            saved.append((pm, pleaf, pm._params[pleaf]))
+            pm._params[pleaf] = value  # (read through Module.__getattr__ as the parameter was)
+    try:
+        call_args = args if isinstance(args, tuple) else (() if args is None else (args,))
+        return module(*call_args, **(kwargs or {}))
+    finally:
+        for m, leaf, old in reversed(saved):
+            m._params[leaf] = old
