@@ -60,8 +60,8 @@ SPECIAL: dict[str, Any] = {
     "mH": lambda x: x.mH,
 }
 #: OpInfos whose values are random or uninitialised: only shapes and dtypes are compared
-UNDEFINED_VALUES = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "randn", "randn_like", "rand_like",
-                    "normal", "uniform", "nn.functional.feature_alpha_dropout"}  # fmt: skip
+UNDEFINED_VALUES = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "randn", "randn_like",
+                    "rand_like", "normal", "uniform", "nn.functional.feature_alpha_dropout"}  # fmt: skip
 #: OpInfo keys (``name`` or ``name.variant``) not run, with the reason
 SKIP: dict[str, str] = {}
 
