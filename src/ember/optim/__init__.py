@@ -2,10 +2,11 @@
 
 from . import lr_scheduler
 from ._algorithms import LAMB, SGD, Adadelta, Adagrad, Adam, Adamax, AdamW, Lion, NAdam, RAdam, RMSprop
+from ._algorithms_more import ASGD, Rprop
 from .lbfgs import LBFGS
 from .optimizer import Optimizer, OptimizerAdaptor, SimpleOptimizer, WeightDecay
 
 __all__ = [
-    "LAMB", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Lion", "NAdam", "Optimizer",
-    "OptimizerAdaptor", "RAdam", "RMSprop", "SimpleOptimizer", "WeightDecay", "lr_scheduler",
+    "ASGD", "LAMB", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Lion", "NAdam", "Optimizer",
+    "OptimizerAdaptor", "RAdam", "RMSprop", "Rprop", "SimpleOptimizer", "WeightDecay", "lr_scheduler",
 ]  # fmt: skip
