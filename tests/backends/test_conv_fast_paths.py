@@ -351,3 +351,24 @@ def test_per_entry_products_serve_small_weights_of_a_batch():
     assert not BE._per_entry(1, (6, 1, 5, 5), 1)  # a batch of one: one product anyway
     assert not BE._per_entry(64, (6, 1, 5, 5), 2)  # grouped
     assert not BE._per_entry(8, (64, 64, 3, 3), 1)  # large weights: one product
+
+
+@pytest.mark.parametrize(
+    "shape,dtype",
+    [
+        ((64, 6, 28, 28), np.float32),  # LeNet-5's first layer
+        ((3, 4, 5), np.float64),  # 1-d
+        ((2, 3, 4, 5, 3), np.float64),  # 3-d
+        ((1, 5, 7, 7), np.float32),  # a batch of one: one sum over the axes
+        ((4, 3, 2, 2), np.complex128),
+    ],
+)
+def test_conv_bias_grad_sums_all_but_the_channels(shape, dtype):
+    g = rng.standard_normal((shape[1], shape[0], *shape[2:])).astype(dtype).swapaxes(0, 1)  # non-contiguous
+    if np.iscomplexobj(g):
+        g = g + 1j * rng.standard_normal(g.shape)
+    got = BE.conv_bias_grad(g)
+    want = g.astype(np.complex128 if np.iscomplexobj(g) else np.float64).sum(axis=(0, *range(2, g.ndim)))
+    assert got.shape == (shape[1],) and got.dtype == dtype
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
