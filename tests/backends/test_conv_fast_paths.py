@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import ember
+import ember.backends._kernels_batch_last as kbl
 import ember.backends._kernels_conv as kc
 import ember.backends._kernels_threads as kt
 import ember.backends._kernels_winograd as kw
@@ -193,6 +194,7 @@ def test_im2col_window_copy_equals_the_copy_per_offset(request, threads, x_shape
 
 BATCH_LAST = [  # x shape, weight shape, stride, pads, dilation, groups: input gradients by col2im
     ((4, 6, 14, 14), (16, 6, 5, 5), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),  # LeNet-5's second layer
+    ((64, 6, 14, 14), (16, 6, 5, 5), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),  # at batch 64: planes of >= _PLANE
     ((3, 4, 9, 8), (6, 2, 3, 2), (2, 3), ((2, 0), (1, 2)), (2, 1), 2),  # strided, dilated, uneven pads, groups
     ((2, 3, 11), (4, 3, 4), (3,), ((1, 2),), (2,), 1),
     ((2, 2, 5, 6, 4), (3, 2, 2, 3, 2), (1, 2, 1), ((1, 0), (0, 1), (1, 1)), (1, 1, 2), 1),
@@ -236,6 +238,35 @@ def test_input_grad_batch_last_matches_torch(x_shape, w_shape, s, pads, d, group
     np.testing.assert_allclose(gw, wt.grad.numpy(), rtol=1e-10, atol=1e-10)
 
 
+SHIFTED = [  # x shape, weight shape, stride, pads, dilation: one group, stride 1 along the last axis
+    ((4, 6, 14, 14), (16, 6, 5, 5), (1, 1), ((0, 0), (0, 0)), (1, 1)),  # LeNet-5's second layer
+    ((3, 2, 9, 7), (3, 2, 3, 2), (2, 1), ((2, 0), (1, 2)), (2, 3)),  # strided first axis, dilated, uneven pads
+    ((2, 3, 11), (4, 3, 4), (1,), ((1, 2),), (2,)),  # 1-d
+    ((2, 2, 5, 6, 7), (3, 2, 2, 3, 2), (1, 2, 1), ((1, 0), (0, 1), (1, 1)), (1, 1, 2)),
+    ((2, 2, 3, 3), (2, 2, 3, 3), (1, 1), ((3, 3), (3, 3)), (2, 2)),  # windows that see only padding
+    ((3, 1, 5, 4), (2, 1, 1, 4), (1, 1), ((0, 0), (0, 0)), (1, 1)),  # the kernel as wide as the input
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("x_shape,w_shape,s,pads,d", SHIFTED)
+def test_input_grad_shifted_equals_col2im(dtype, x_shape, w_shape, s, pads, d):
+    # the shifted-rows input gradient against the (C, *k, N, *out) col2im (the output gradient a
+    # non-contiguous view), and the path _input_grad_batch_last takes for these geometries
+    x = rng.standard_normal(x_shape).astype(dtype)
+    w = rng.standard_normal(w_shape).astype(dtype)
+    y = BE.conv(x, w, s, pads, d, 1)[0]
+    g = rng.standard_normal((y.shape[1], y.shape[0], *y.shape[2:])).astype(dtype).swapaxes(0, 1)
+    gt = BE._rows(g)[0]
+    want = BE._finish_input_grad(BE._input_cols(gt, w, 1), w, g.shape, s, pads, d, 1, x_shape)
+    got = BE._input_grad_shifted(BE._batch_last_t(g), w, s, pads, d, x_shape)
+    assert got.shape == tuple(x_shape) and got.dtype == dtype and got.flags.c_contiguous
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    via = BE._input_grad_batch_last(BE._batch_last_t(g), w, s, pads, d, 1, x_shape)
+    np.testing.assert_array_equal(via, got)
+
+
 @pytest.mark.parametrize("x_shape,w_shape,s,pads,d,groups", BATCH_LAST)
 def test_batch_last_convolution_equals_im2col(monkeypatch, x_shape, w_shape, s, pads, d, groups):
     # forward (with bias), both gradients from the kept batch-last columns or recomputed ones, and the
@@ -261,6 +292,17 @@ def test_batch_last_convolution_equals_im2col(monkeypatch, x_shape, w_shape, s, 
     for a, want in zip(got, [y_ref, gx_ref, gw_ref, gw_ref, gw_ref], strict=True):
         assert a.shape == want.shape and a.flags.c_contiguous
         np.testing.assert_allclose(a, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_batch_first_equals_one_transposed_copy(monkeypatch, per_channel):
+    monkeypatch.setattr(kbl, "_PLANE", 1 if per_channel else 1 << 30)
+    r = rng.standard_normal((6, 14, 16, 64)).astype(np.float32)
+    cases = [r, r[:, :, 1:15], rng.standard_normal((3, 5, 7)), rng.standard_normal((2, 4, 3, 2, 5)), r[:1, :1, :1]]
+    for a in cases:  # (the second a non-contiguous crop, as the shifted input gradient's)
+        got = kbl._batch_first(a)
+        assert got.flags.c_contiguous and got.dtype == a.dtype
+        np.testing.assert_array_equal(got, np.moveaxis(a, -1, 0))
 
 
 def test_batch_last_serves_short_output_rows_of_a_batch_with_many_columns():
@@ -309,3 +351,24 @@ def test_per_entry_products_serve_small_weights_of_a_batch():
     assert not BE._per_entry(1, (6, 1, 5, 5), 1)  # a batch of one: one product anyway
     assert not BE._per_entry(64, (6, 1, 5, 5), 2)  # grouped
     assert not BE._per_entry(8, (64, 64, 3, 3), 1)  # large weights: one product
+
+
+@pytest.mark.parametrize(
+    "shape,dtype",
+    [
+        ((64, 6, 28, 28), np.float32),  # LeNet-5's first layer
+        ((3, 4, 5), np.float64),  # 1-d
+        ((2, 3, 4, 5, 3), np.float64),  # 3-d
+        ((1, 5, 7, 7), np.float32),  # a batch of one: one sum over the axes
+        ((4, 3, 2, 2), np.complex128),
+    ],
+)
+def test_conv_bias_grad_sums_all_but_the_channels(shape, dtype):
+    g = rng.standard_normal((shape[1], shape[0], *shape[2:])).astype(dtype).swapaxes(0, 1)  # non-contiguous
+    if np.iscomplexobj(g):
+        g = g + 1j * rng.standard_normal(g.shape)
+    got = BE.conv_bias_grad(g)
+    want = g.astype(np.complex128 if np.iscomplexobj(g) else np.float64).sum(axis=(0, *range(2, g.ndim)))
+    assert got.shape == (shape[1],) and got.dtype == dtype
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)

@@ -93,6 +93,18 @@ def test_pairs_keep_positions_only_when_asked_and_without_nan():
     assert gx[1, 0, 3, 2] == g[1, 0, 1, 1] and gx[1, 0, 2:4, 2:4].sum() == g[1, 0, 1, 1]
 
 
+def test_infinities_of_both_signs_keep_the_pairs_path():
+    # +inf and -inf together (their sum would be NaN) but no NaN: the positions are kept, and are right
+    x = rng.standard_normal((2, 3, 4, 6))
+    x[0, 0, 0, 1], x[0, 0, 1, 0], x[1, 2, 3, 5], x[1, 1, 0, :2] = np.inf, np.inf, -np.inf, -np.inf
+    y, saved = BE.max_pool(x, K, K, (0, 0), ONE, False, save=True)
+    assert isinstance(saved, PairIndex)
+    g = rng.standard_normal(y.shape)
+    y_ref, gx_ref = loop_pool(x, g)
+    np.testing.assert_array_equal(y, y_ref)
+    np.testing.assert_array_equal(BE.max_pool_backward(g, x, y, saved, K, K, (0, 0), ONE, False), gx_ref)
+
+
 def test_other_geometries_keep_the_general_path():
     x = rng.standard_normal((1, 2, 6, 6))
     for args in [((2, 2), (2, 2), (1, 1), ONE, False), ((2, 2), (1, 1), (0, 0), ONE, False),

@@ -85,20 +85,17 @@ class BatchLastKernels:
     def _conv_batch_last(
         self, x: Any, w: Any, s: Ints, pads: Pads, d: Ints, groups: int, save: bool, bias: Any, out: Ints
     ) -> tuple[Any, Any]:
-        """``conv`` by batch-last columns: one product per group, then the (O, *out, N) result transposed
-        into (N, O, *out) with the bias added on the way."""
-        xp, ws = self.xp, self.workspace
-        n, o, sp = x.shape[0], w.shape[0], len(out)
+        """``conv`` by batch-last columns: one product per group, the bias added, then the (O, *out, N) result
+        transposed into (N, O, *out)."""
+        ws = self.workspace
+        n, o = x.shape[0], w.shape[0]
         cols = self._cols_batch_last(x, tuple(w.shape[2:]), s, pads, d, out)
         m = math.prod(out) * n
         tmp = ws.take((o, m), x.dtype)
         _gemm_groups(self.gemm, w.reshape(o, -1), cols.reshape(-1, m), tmp, groups)
-        y = xp.empty((n, o, *out), dtype=x.dtype)
-        t = tmp.reshape((o, *out, n)).transpose(sp + 1, *range(sp + 1))
-        if bias is None:
-            y[...] = t
-        else:
-            xp.add(t, bias.reshape((o,) + (1,) * sp), out=y)
+        if bias is not None:
+            tmp += bias.reshape(o, 1)
+        y = _batch_first(tmp.reshape((o, *out, n)))
         ws.give(tmp)
         if save:
             return y, BatchLastCols(cols)
@@ -108,8 +105,9 @@ class BatchLastKernels:
     def _input_grad_batch_last(self, gb: Any, w: Any, s: Ints, pads: Pads, d: Ints, groups: int, x_shape: Ints) -> Any:
         """``dL/dx`` from ``gb`` (the output gradient as (O, *out, N)): one product per group into batch-last
         input-gradient columns, added into a (C, *spatial, N) sum (col2im), transposed back."""
+        if groups == 1 and s[-1] == 1:
+            return self._input_grad_shifted(gb, w, s, pads, d, x_shape)
         xp, ws = self.xp, self.workspace
-        sp = len(pads)
         o, n = gb.shape[0], gb.shape[-1]
         k, out, spatial = tuple(w.shape[2:]), tuple(gb.shape[1:-1]), tuple(x_shape[2:])
         c, kk = w.shape[1] * groups, math.prod(w.shape[1:])
@@ -125,7 +123,47 @@ class BatchLastKernels:
                 view = r[(slice(None), *reg[1])]
                 view += dk[(slice(None), *off, *reg[0])]
         ws.give(dcols)
-        return xp.ascontiguousarray(r.transpose(sp + 1, 0, *range(1, sp + 1)))
+        return _batch_first(r)
+
+    def _input_grad_shifted(self, gb: Any, w: Any, s: Ints, pads: Pads, d: Ints, x_shape: Ints) -> Any:
+        """``dL/dx`` as ``_input_grad_batch_last`` for one group and stride 1 along the last spatial axis: the sum
+        over that axis's kernel offsets goes into the product. ``gb`` is copied once per such offset, shifted
+        along the padded input's last axis (zeros elsewhere), and one product gives, per channel and offset along
+        the other axes, whole padded rows of the sum (C, *spatial[:-1], padded width, N); the adds of col2im then
+        run over whole contiguous rows (the (C, *k, *out, N) columns' adds ran over rows of out[-1] * N elements:
+        LeNet-5's second layer, one thread, about 0.84 -> 0.72 ms; benchmarks/README.md)."""
+        xp, ws = self.xp, self.workspace
+        sp = len(pads)
+        o, n, c = gb.shape[0], gb.shape[-1], w.shape[1]
+        k, out, spatial = tuple(w.shape[2:]), tuple(gb.shape[1:-1]), tuple(x_shape[2:])
+        kl, dl, ol = k[-1], d[-1], out[-1]
+        wp = ol + dl * (kl - 1)  # the padded input's last axis (stride 1 along it)
+        lead = out[:-1]
+        gs = ws.take((o, kl, *lead, wp, n), gb.dtype)  # rows (O, last kernel offset)
+        for j in range(kl):  # gs[:, j, ..., q, :] = gb[..., q - j * dl, :], 0 outside
+            blk, a, b = gs[:, j], j * dl, j * dl + ol
+            if a:
+                blk[..., :a, :] = 0
+            if b < wp:
+                blk[..., b:, :] = 0
+            blk[..., a:b, :] = gb
+        kf = math.prod(k[:-1])
+        w2 = w.reshape(o, c, kf, kl).transpose(1, 2, 0, 3).reshape(c * kf, o * kl)  # rows (C, other offsets)
+        m = math.prod(lead) * wp * n
+        rows = ws.take((c * kf, m), gb.dtype)
+        self.gemm(w2, gs.reshape(o * kl, m), out=rows)
+        ws.give(gs)
+        rk = rows.reshape((c, *k[:-1], *lead, wp, n))
+        r = xp.zeros((c, *spatial[:-1], wp, n), dtype=gb.dtype)
+        lo = tuple(p[0] for p in pads[:-1])
+        for off in ndindex(k[:-1]):
+            reg = offset_slices(off, d[:-1], s[:-1], lo, spatial[:-1], lead)
+            if reg is not None:
+                view = r[(slice(None), *reg[1])]
+                view += rk[(slice(None), *off, *reg[0])]
+        ws.give(rows)
+        inner = r[(slice(None),) * sp + (slice(pads[-1][0], pads[-1][0] + spatial[-1]),)]
+        return _batch_first(inner)
 
     def _weight_batch_last(
         self, gb: Any, x: Any, saved: Any, s: Ints, pads: Pads, d: Ints, groups: int, w_shape: Ints
@@ -155,3 +193,23 @@ def _gemm_groups(mm: Any, a: Any, b: Any, out: Any, groups: int, transposed: boo
     og, kk = a.shape[0] // groups, a.shape[1]
     for gi in range(groups):
         mm(a[gi * og : (gi + 1) * og], b[gi * kk : (gi + 1) * kk], out=out[gi * og : (gi + 1) * og])
+
+
+#: channels of at least this many elements are transposed one at a time by ``_batch_first``
+_PLANE = 4096
+
+
+def _batch_first(a: Any) -> Any:
+    """(C, *sp, N) -> a new C-contiguous (N, C, *sp) array. A channel of at least ``_PLANE`` elements at a time:
+    each is a 2-d transpose that stays in the cache, where one copy of the whole array reads it down columns
+    of C * prod(sp) elements (LeNet-5's second layer, one thread: the output 89 -> 34 us, the input gradient
+    74 -> 30 us; benchmarks/README.md)."""
+    c, n, sp = a.shape[0], a.shape[-1], a.ndim - 2
+    res = np.empty((n, *a.shape[:-1]), dtype=a.dtype)
+    if a[0].size < _PLANE:
+        res[...] = a.transpose(sp + 1, *range(sp + 1))
+        return res
+    perm = (sp, *range(sp))  # (np.moveaxis costs ~3 us a call)
+    for i in range(c):
+        res[:, i] = a[i].transpose(perm)
+    return res

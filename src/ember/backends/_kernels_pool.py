@@ -89,7 +89,8 @@ def _max_pool_pairs(x: Any, out: Ints, save: bool) -> tuple[Any, Any]:
     top = np.maximum(p[0, 0], p[0, 1])
     bottom = np.maximum(p[1, 0], p[1, 1])
     y = np.maximum(top, bottom)  # NaN propagates, as in PyTorch
-    if not save or np.isnan(y.sum()):  # (a NaN anywhere: the backward finds the maxima the general way)
+    if not save or (y.size and np.isnan(y.max())):  # a NaN anywhere: the backward finds the maxima the general
+        # way (the maximum: 4.4 against 14.3 us for the sum of LeNet-5's first pool, and no overflow warning)
         return y, None
     right = np.greater(p[0, 1], p[0, 0])  # strict: a tie goes to the first element
     right_b = np.greater(p[1, 1], p[1, 0])

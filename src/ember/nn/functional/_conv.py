@@ -87,7 +87,7 @@ class Conv(Op):
         saved, self.saved = self.saved, None
         s, pads, d, groups = self.cfg[:4]
         gx, gw = self.backend.conv_backward(g, x._data, w._data, saved, s, pads, d, groups, self._req(0), self._req(1))
-        gb = self.backend.xp.sum(g, axis=self._bias_axes()) if self._req(2) else None
+        gb = self.backend.conv_bias_grad(g) if self._req(2) else None
         return gx, gw, gb, None, None
 
 
