@@ -131,30 +131,37 @@ def _tensor(op: str, x: Any) -> Tensor:
 
 
 def numel(input: Tensor) -> int:
+    """The number of elements of ``input``."""
     return _tensor("numel", input).numel()
 
 
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
+    """A copy of ``input`` that gradients flow through (``input.clone()``)."""
     return _tensor("clone", input).clone()
 
 
 def detach(input: Tensor) -> Tensor:
+    """``input`` cut from the graph, sharing its storage (``input.detach()``)."""
     return _tensor("detach", input).detach()
 
 
 def is_floating_point(input: Tensor) -> bool:
+    """Whether ``input``'s dtype is a floating one."""
     return _tensor("is_floating_point", input).is_floating_point()
 
 
 def is_nonzero(input: Tensor) -> bool:
+    """The truth of a one-element tensor; any other size is refused."""
     return _tensor("is_nonzero", input).is_nonzero()
 
 
 def is_same_size(input: Tensor, other: Tensor) -> bool:
+    """Whether the two tensors have the same shape."""
     return _tensor("is_same_size", input).is_same_size(other)
 
 
 def is_signed(input: Tensor) -> bool:
+    """Whether ``input``'s dtype holds negative values."""
     return _tensor("is_signed", input).is_signed()
 
 
@@ -167,10 +174,12 @@ def typename(obj: Any) -> str:
 
 
 def fill_(input: Tensor, value: Any) -> Tensor:
+    """Fill ``input`` with ``value`` in place."""
     return _tensor("fill_", input).fill_(value)
 
 
 def zero_(input: Tensor) -> Tensor:
+    """Fill ``input`` with zeros in place."""
     return _tensor("zero_", input).zero_()
 
 
