@@ -15,6 +15,7 @@ __all__ = [
     "OutOfRangeError",
     "ValueRangeError",
     "DivisionByZeroError",
+    "LinAlgError",
 ]
 
 
@@ -44,3 +45,8 @@ class ValueRangeError(EmberError, ValueError):
 
 class DivisionByZeroError(EmberError, ZeroDivisionError):
     """Integer division or remainder by zero (PyTorch raises a ``RuntimeError`` saying ZeroDivisionError)."""
+
+
+class LinAlgError(ValueRangeError):
+    """A linear-algebra routine failed on its input: a singular matrix, one that is not positive-definite, a
+    decomposition that did not converge (PyTorch's ``torch.linalg.LinAlgError``, also a ``RuntimeError``)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._errors import LinAlgError
 from .ops._blas import matmul
 from .ops._lapack import cholesky, cross, det, inv, matrix_power, multi_dot, slogdet, solve, solve_triangular
 from .ops._linalg_decomp import eig, eigh, eigvals, eigvalsh, svdvals
@@ -26,7 +27,7 @@ from .ops._linalg_solvers import (
 )
 
 __all__ = [
-    "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh",
+    "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh",
     "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor",
     "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
     "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv",

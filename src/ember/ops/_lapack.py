@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
-from .._errors import ShapeError, ValueRangeError
+from .._errors import LinAlgError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._autocast import autocast_op
 from ..autograd._function import Op
@@ -45,7 +45,7 @@ class Inv(Op):
         try:
             y = xp.linalg.inv(a)
         except Exception as e:  # the array library's LinAlgError
-            raise ValueRangeError(f"inv: the matrix is singular ({e})") from None
+            raise LinAlgError(f"inv: the matrix is singular ({e})") from None
         self.keep(y)
         return y
 
@@ -115,11 +115,14 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803 -
     a = _square("solve", A)
     if not left:
         return _mT(solve(_mT(a), _mT(B)))
-    if B.ndim == 1 or (B.ndim == a.ndim - 1 and B.shape == a.shape[:-1]):
-        return matmul(inv(a), unsqueeze(B, -1)).squeeze(-1)
-    if B.shape[-2] != a.shape[-1]:
+    vector = B.ndim == 1 or (B.ndim == a.ndim - 1 and B.shape == a.shape[:-1])
+    if not vector and B.shape[-2] != a.shape[-1]:
         raise ShapeError(f"solve: A of shape {A.shape} and B of shape {B.shape} do not match")
-    return matmul(inv(a), B)
+    try:
+        a_inv = inv(a)
+    except LinAlgError as e:
+        raise LinAlgError(f"solve: the matrix A is singular ({e})") from None
+    return matmul(a_inv, unsqueeze(B, -1)).squeeze(-1) if vector else matmul(a_inv, B)
 
 
 def matrix_power(input: Tensor, n: int) -> Tensor:
@@ -179,9 +182,9 @@ class Cholesky(Op):
         try:
             out = xp.linalg.cholesky(a)
         except Exception as e:  # NumPy's LinAlgError, torch's error
-            raise ValueRangeError(f"cholesky: the input is not positive-definite ({e})") from None
+            raise LinAlgError(f"cholesky: the input is not positive-definite ({e})") from None
         if bool(xp.isnan(out).any()):
-            raise ValueRangeError("cholesky: the input is not positive-definite")
+            raise LinAlgError("cholesky: the input is not positive-definite")
         self.keep(out)
         return out
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
-from .._errors import ShapeError, ValueRangeError
+from .._errors import LinAlgError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._blas import matmul
@@ -49,7 +49,7 @@ def _square(op: str, A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
 
 
 def _linalg_error(op: str, e: Exception) -> Exception:
-    return ValueRangeError(f"{op}: the decomposition did not converge or the input is invalid ({e})")
+    return LinAlgError(f"{op}: the decomposition did not converge or the input is invalid ({e})")
 
 
 def _unit_diagonal(e: Tensor) -> Tensor:

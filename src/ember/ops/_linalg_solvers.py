@@ -13,7 +13,7 @@ from collections import namedtuple
 from typing import Any
 
 from .._dtype import to_real
-from .._errors import ShapeError, ValueRangeError
+from .._errors import LinAlgError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._blas import matmul
@@ -110,7 +110,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvExResult:  # noqa: N8
     a = _square("linalg.inv_ex", A)
     info = _batch_info(a, _singular_info)
     if check_errors and bool((info != 0).any()):
-        raise ValueRangeError("linalg.inv_ex: the matrix is singular")
+        raise LinAlgError("linalg.inv_ex: the matrix is singular")
     good = (info == 0).unsqueeze(-1).unsqueeze(-1)
     safe = where(good, a, _eye_like(a))
     return InvExResult(where(good, inv(safe), math.nan), info)
@@ -121,7 +121,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     a = _square("linalg.solve_ex", A)
     info = _batch_info(a, _singular_info)
     if check_errors and bool((info != 0).any()):
-        raise ValueRangeError("linalg.solve_ex: the matrix is singular")
+        raise LinAlgError("linalg.solve_ex: the matrix is singular")
     if bool((info == 0).all()):
         return SolveExResult(solve(a, B, left=left), info)
     X, _ = inv_ex(a)
