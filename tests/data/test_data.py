@@ -82,7 +82,7 @@ def test_collate_nested_structures_and_shape_errors():
     batch = [({"img": np.zeros((2, 2)), "name": "a"}, [1, 2.5]), ({"img": np.ones((2, 2)), "name": "b"}, [3, 4.5])]
     out = default_collate(batch)
     assert out[0]["img"].shape == (2, 2, 2) and out[0]["name"] == ["a", "b"]
-    assert out[1][0].dtype == ember.int64 and out[1][1].dtype == ember.float32
+    assert out[1][0].dtype == ember.int64 and out[1][1].dtype == ember.float64  # Python floats: PyTorch's float64
     with pytest.raises(ValueError, match=r"sample 1 has shape \(3,\) but sample 0 has \(2,\)"):
         default_collate([np.zeros(2), np.zeros(3)])
 
@@ -288,3 +288,63 @@ def test_process_workers_run_on_one_thread_as_pytorchs_do(monkeypatch):
 
     loader = torch.utils.data.DataLoader(TorchThreads(), 1, num_workers=2, multiprocessing_context="fork")
     assert [b.tolist() for b in loader] == [[1], [1]]
+
+
+def test_collate_dtypes_match_torch():
+    tdata = pytest.importorskip("torch.utils.data")
+
+    def kinds(v):
+        if hasattr(v, "dtype"):
+            return str(v.dtype).split(".")[-1]
+        if isinstance(v, dict):
+            return {k: kinds(x) for k, x in v.items()}
+        return [kinds(x) for x in v] if isinstance(v, (list, tuple)) else type(v).__name__
+
+    for batch in ([1.5, 2.5], [1, 2], [True, False], [np.float32(1), np.float32(2)], [(1.0, 2)], [{"x": 1.0}]):
+        assert kinds(default_collate(batch)) == kinds(tdata.default_collate(batch)), batch
+
+
+def _structure(v):
+    """A sample's structure: types, dtypes and values, comparable across the two libraries."""
+    if hasattr(v, "dtype") and hasattr(v, "shape"):
+        return ("tensor", str(v.dtype).split(".")[-1], np.asarray(v).tolist())
+    if isinstance(v, dict):
+        return {k: _structure(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__, [_structure(x) for x in v])
+    return (type(v).__name__, v)
+
+
+class _Stream(ember.data.IterableDataset):
+    def __iter__(self):
+        yield from ({"x": np.full(2, i, dtype=np.float32), "y": float(i)} for i in range(3))
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_unbatched_loading_matches_torch(workers):
+    tdata = pytest.importorskip("torch.utils.data")
+
+    class TStream(tdata.IterableDataset):
+        __iter__ = _Stream.__iter__
+
+    samples = [(np.ones(2), 3.0, "a"), (np.zeros(2), 1.0, "b")]
+    for ds, tds in ((samples, samples), (_Stream(), TStream())):
+        for collate in (None, lambda s: s[1] if isinstance(s, tuple) else s["y"]):
+            kw = {"batch_size": None, "collate_fn": collate}
+            got = [_structure(b) for b in ember.data.DataLoader(ds, num_workers=workers if ds is samples else 0, **kw)]
+            want = [_structure(b) for b in tdata.DataLoader(tds, **kw)]
+            assert got == want
+
+
+def test_default_convert_stack_and_chain_datasets_match_torch():
+    tdata = pytest.importorskip("torch.utils.data")
+    data = {"a": np.ones(2), "b": [np.int64(3), "x", (np.float32(1.5),)], "c": 2.5}
+    assert _structure(ember.data.default_convert(data)) == _structure(tdata.default_convert(data))
+    for lib in (ember.data, tdata):
+        s = lib.StackDataset([1, 2, 3], [4, 5, 6])
+        n = lib.StackDataset(x=[1, 2], y=["a", "b"])
+        assert (s[1], len(s), n[1], len(n)) == ((2, 5), 3, {"x": 2, "y": "b"}, 2)
+        with pytest.raises(ValueError):
+            lib.StackDataset([1, 2], [3])
+    chain = ember.data.ChainDataset([_Stream(), _Stream()])
+    assert [float(s["y"]) for s in chain] == [0.0, 1.0, 2.0] * 2

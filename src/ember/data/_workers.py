@@ -53,16 +53,16 @@ def fetch(dataset: Any, collate_fn: Callable[[list[Any]], Any], use_get_batch: b
 
 
 def stream_batches(it: Iterator[Any], batch_size: int | None, drop_last: bool, collate_fn: Any) -> Iterator[Any]:
-    """Batches of an iterable dataset's stream (``batch_size=None``: the samples themselves)."""
+    """Batches of an iterable dataset's stream (``batch_size=None``: one sample each, given to ``collate_fn``)."""
     size = batch_size or 1
     buf = []
     for x in it:
         buf.append(x)
         if len(buf) == size:
-            yield collate_fn(buf) if batch_size is not None else buf[0]
+            yield collate_fn(buf)
             buf = []
     if buf and not drop_last:
-        yield collate_fn(buf) if batch_size is not None else buf[0]
+        yield collate_fn(buf)
 
 
 def _error(e: Exception) -> str:

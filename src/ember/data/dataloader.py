@@ -21,13 +21,14 @@ from typing import Any
 import numpy as np
 
 from .. import accelerator
+from .._creation import from_numpy
 from .._tensor import Tensor
 from ._threads import ThreadWorkers
 from ._workers import ProcessPool, fetch, stream_batches
 from .dataset import IterableDataset, WorkerInfo, _worker_local
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
-__all__ = ["DataLoader", "default_collate"]
+__all__ = ["DataLoader", "default_collate", "default_convert"]
 
 
 def default_collate(batch: Sequence[Any]) -> Any:
@@ -45,8 +46,8 @@ def default_collate(batch: Sequence[Any]) -> Any:
         return Tensor(np.array(batch, dtype=bool))
     if isinstance(first, int):
         return Tensor(np.array(batch, dtype=np.int64))
-    if isinstance(first, float):
-        return Tensor(np.array(batch, dtype=np.float32))
+    if isinstance(first, float):  # float64, as PyTorch's (a Python float is a double)
+        return Tensor(np.array(batch, dtype=np.float64))
     if isinstance(first, (str, bytes)):
         return list(batch)
     if isinstance(first, Mapping):
@@ -64,6 +65,22 @@ def default_collate(batch: Sequence[Any]) -> Any:
             else tuple(default_collate(list(s)) for s in zip(*batch, strict=True))
         )
     raise TypeError(f"default_collate: cannot batch samples of type {type(first).__name__}")
+
+
+def default_convert(data: Any) -> Any:
+    """What ``DataLoader`` does to each sample when it does not batch (``batch_size=None``): NumPy arrays and
+    scalars become tensors (sharing memory), mappings and sequences recurse (tuples become lists), as PyTorch's."""
+    if isinstance(data, np.ndarray) and data.dtype.kind not in "SUO":
+        return from_numpy(data)
+    if isinstance(data, np.generic) and not isinstance(data, (np.str_, np.bytes_)):
+        return Tensor(np.asarray(data))
+    if isinstance(data, Mapping):
+        return {k: default_convert(v) for k, v in data.items()}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, (tuple, list)):
+        return [default_convert(d) for d in data]
+    return data
 
 
 class DataLoader:
@@ -101,8 +118,12 @@ class DataLoader:
             raise ValueError(f"DataLoader: timeout must be >= 0 seconds (0 waits forever), got {timeout!r}")
         self.dataset, self.num_workers = dataset, num_workers
         self.prefetch_factor = prefetch_factor if prefetch_factor is not None else (2 if num_workers else None)
-        self.collate_fn = collate_fn or default_collate
-        self._default_collate = collate_fn is None
+        if batch_size is None:  # unbatched: the collate function (default_convert) gets each sample alone
+            self.collate_fn: Callable[[list[Any]], Any] = _OneSample(collate_fn or default_convert)
+            self._default_collate = False
+        else:
+            self.collate_fn = collate_fn or default_collate
+            self._default_collate = collate_fn is None
         self.persistent_workers, self.worker_init_fn = persistent_workers, worker_init_fn
         self.batch_size, self.drop_last = batch_size, drop_last
         self._iterable = isinstance(dataset, IterableDataset)
@@ -172,15 +193,14 @@ class DataLoader:
             self._procs.close()
             self._procs = None
 
-    def _iter_processes(self, batches: Iterator[Any] | None, unbatched: bool) -> Iterator[Any]:
+    def _iter_processes(self, batches: Iterator[Any] | None) -> Iterator[Any]:
         if self._procs is None:
             self._procs = ProcessPool(self, self.multiprocessing_context)
         try:
             if batches is None:  # an IterableDataset
                 yield from self._procs.stream(self.batch_size, self.drop_last)
                 return
-            for out in self._procs.run(list(b) for b in batches):
-                yield _unbatch(out) if unbatched else out
+            yield from self._procs.run(list(b) for b in batches)
         finally:
             self._close()
 
@@ -199,14 +219,12 @@ class DataLoader:
         batches: Iterator[Any] = (
             iter(self.batch_sampler) if self.batch_sampler is not None else ([i] for i in self.sampler)
         )
-        unbatched = self.batch_sampler is None
         if self.num_workers == 0:
             for b in batches:
-                out = self._fetch(list(b))
-                yield _unbatch(out) if unbatched else out
+                yield self._fetch(list(b))
             return
         if self.multiprocessing_context is not None:
-            yield from self._iter_processes(batches, unbatched)
+            yield from self._iter_processes(batches)
             return
         pool = self._executor()
         pending: collections.deque[Any] = collections.deque()
@@ -241,7 +259,7 @@ class DataLoader:
             yield from batches(iter(self.dataset))
             return
         if self.multiprocessing_context is not None:
-            yield from self._iter_processes(None, False)
+            yield from self._iter_processes(None)
             return
         # each worker iterates its own shard; batches are interleaved round-robin
         q: queue.Queue[Any] = queue.Queue(maxsize=self.num_workers * (self.prefetch_factor or 2))
@@ -302,14 +320,12 @@ def _pin_batch(x: Any) -> Any:
     return x
 
 
-def _unbatch(x: Any) -> Any:
-    """``batch_size=None``: return the single sample without a batch dim."""
-    if isinstance(x, Tensor):
-        return x[0]
-    if isinstance(x, tuple):
-        return tuple(_unbatch(v) for v in x)
-    if isinstance(x, list):
-        return [_unbatch(v) for v in x]
-    if isinstance(x, dict):
-        return {k: _unbatch(v) for k, v in x.items()}
-    return x
+class _OneSample:
+    """``batch_size=None``: ``fn`` applied to the one sample each fetch loads (PyTorch's unbatched mode, whose
+    default is ``default_convert``); a class, so that process workers can pickle it."""
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+
+    def __call__(self, samples: list[Any]) -> Any:
+        return self.fn(samples[0])

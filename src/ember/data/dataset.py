@@ -15,8 +15,8 @@ from .._tensor import Tensor
 from .sampler import _rng
 
 __all__ = [
-    "ConcatDataset", "Dataset", "InMemoryDataset", "IterableDataset", "MapDataset", "ShuffledDataset", "Subset",
-    "TensorDataset", "get_worker_info", "random_split",
+    "ChainDataset", "ConcatDataset", "Dataset", "InMemoryDataset", "IterableDataset", "MapDataset", "ShuffledDataset",
+    "StackDataset", "Subset", "TensorDataset", "get_worker_info", "random_split",
 ]  # fmt: skip
 
 
@@ -217,3 +217,44 @@ def random_split(dataset: Any, lengths: Sequence[float], generator: Any = None, 
         out.append(Subset(dataset, perm[start : start + s].tolist()))
         start += s
     return out
+
+
+class StackDataset(Dataset):
+    """Datasets of one length side by side: ``StackDataset(a, b)[i]`` is ``(a[i], b[i])``, ``StackDataset(x=a,
+    y=b)[i]`` is ``{"x": a[i], "y": b[i]}``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args and kwargs:
+            raise ValueError("StackDataset: give the datasets either by position (tuples) or by name (dicts), not both")
+        parts = list(args) or list(kwargs.values())
+        if not parts:
+            raise ValueError("StackDataset: give at least one dataset")
+        lengths = [len(d) for d in parts]
+        if len(set(lengths)) != 1:
+            raise ValueError(f"StackDataset: the datasets' lengths differ: {lengths}")
+        self.datasets: Any = args if args else dict(kwargs)
+        self._length = lengths[0]
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index: int) -> Any:
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+
+class ChainDataset(IterableDataset):
+    """Iterable datasets one after another."""
+
+    def __init__(self, datasets: Sequence[Any]) -> None:
+        self.datasets = datasets
+
+    def __iter__(self) -> Iterator[Any]:
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise TypeError(f"ChainDataset only chains IterableDatasets, got {type(d).__name__}")
+            yield from d
+
+    def __len__(self) -> int:
+        return sum(len(d) for d in self.datasets)
