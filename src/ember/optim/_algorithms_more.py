@@ -27,7 +27,7 @@ class _Rprop(SimpleOptimizer):
         st["step"] += 1
         s = xp.sign(g * st["prev"])
         size = st["step_size"]
-        one = xp.ones_like(size)  # (the factors in the step sizes' dtype: a bare 1.2 is float32 to torch's where)
+        one = xp.full_like(size, 1.0)  # (the factors in the step sizes' dtype: a bare 1.2 is float32 to torch's where)
         size[...] = xp.clip(size * xp.where(s > 0, one * eta_plus, xp.where(s < 0, one * eta_minus, one)), low, high)
         g = xp.where(s < 0, 0, g)  # a sign change: no step, and it is forgotten
         p -= xp.sign(g) * size
