@@ -31,11 +31,12 @@ from ..autograd._grad_mode import enable_grad, no_grad
 from ..backends import namespace_of
 from ..nn.utils import clip_arrays_by_norm_
 from ..record import record_to_state, state_to_record
+from ._base import Optimizer, required
 from ._graph_step import step_form, zero_grad_form
 from ._state import OptimizerState, _is_array
 from ._state import param_key as _key
 
-__all__ = ["Optimizer", "OptimizerAdaptor", "SimpleOptimizer", "WeightDecay"]
+__all__ = ["Optimizer", "OptimizerAdaptor", "SimpleOptimizer", "WeightDecay", "required"]
 
 _hook_ids = itertools.count()
 _PARALLEL_MIN = 1 << 20  # elements: below this a thread pool costs more than it saves
@@ -98,8 +99,10 @@ class WeightDecay:
             g += self.penalty * p
 
 
-class OptimizerAdaptor:
+class OptimizerAdaptor(Optimizer):
     """Runs a SimpleOptimizer over parameter groups: PyTorch's optimizer API plus Burn's ``step(lr, grads)``."""
+
+    _wrap_step = False  # (its step calls the step hooks itself, inside the call ember.compile replays)
 
     def __init__(self, simple: SimpleOptimizer, params: Any, *, grad_clip_norm: float | None = None,
                  grad_clip_value: float | None = None, **options: Any) -> None:  # fmt: skip
@@ -114,18 +117,8 @@ class OptimizerAdaptor:
         self.param_groups: list[dict[str, Any]] = []
         self.state: dict[str, dict[str, Any]] = OptimizerState()
         self._hooks: dict[int, Callable[..., Any]] = {}
-        if hasattr(params, "parameters") and callable(params.parameters):
-            params = params.parameters()
-        if isinstance(params, (Tensor, dict)) or not hasattr(params, "__iter__"):
-            kind = f"a single {type(params).__name__}; wrap it in a list" if isinstance(params, Tensor) else \
-                f"a {type(params).__name__}"  # fmt: skip
-            raise TypeError(f"{type(self).__name__}: params must be an iterable of Tensors or of dicts "
-                            f"(e.g. model.parameters() or [m.weight]), got {kind}")  # fmt: skip
-        params = list(params)
-        if not params:
-            raise ValueError(f"{type(self).__name__}: got an empty parameter list")
-        groups = params if isinstance(params[0], dict) else [{"params": params}]
-        for g in groups:
+        self._init_hooks()
+        for g in self._groups(params):
             self.add_param_group(g)
 
     def _check(self, opts: dict[str, Any]) -> None:
@@ -143,23 +136,7 @@ class OptimizerAdaptor:
 
     def add_param_group(self, group: dict[str, Any]) -> None:
         """Add parameters with their own options (PyTorch convention)."""
-        ps = group["params"]
-        ps = [ps] if isinstance(ps, Tensor) else list(ps)
-        for p in ps:
-            if not isinstance(p, Tensor):
-                raise TypeError(f"{type(self).__name__}: parameters must be Tensors, got {type(p).__name__}")
-            if not p.is_leaf:
-                raise ValueError(f"{type(self).__name__}: can only optimize leaf tensors (got one with grad_fn)")
-        first: dict[int, int] = {}
-        for i, p in enumerate(ps):
-            if id(p) in first:
-                raise ValueError(f"{type(self).__name__}: the same parameter (shape {tuple(p.shape)}) is given twice, "
-                                 f"at positions {first[id(p)]} and {i}; pass each parameter once "
-                                 "(model.parameters() already does)")  # fmt: skip
-            first[id(p)] = i
-        seen = {id(p) for g in self.param_groups for p in g["params"]}
-        if any(id(p) in seen for p in ps):
-            raise ValueError(f"{type(self).__name__}: a parameter appears in more than one group")
+        ps = self._checked_params(group)
         g = {**self.defaults, **{k: v for k, v in group.items() if k != "params"}, "params": ps}
         self._check(g)
         self.param_groups.append(g)
@@ -184,6 +161,8 @@ class OptimizerAdaptor:
     @opaque
     def step(self, closure: Callable[[], Any] | None = None, *, lr: float | None = None, grads: Any = None) -> Any:
         """Update every parameter that has a gradient; ``lr``/``grads`` override the scheduled rate and ``.grad``."""
+        if self._step_pre_hooks or self._step_post_hooks:
+            return self._hooked_step(closure, lr, grads)
         loss = None
         if closure is not None:
             with enable_grad():
@@ -192,6 +171,24 @@ class OptimizerAdaptor:
             for group in self.param_groups:
                 self._step_group(group, lr, grads)
         return loss
+
+    def _hooked_step(self, closure: Any, lr: Any, grads: Any) -> Any:
+        """``step`` between the step hooks (PyTorch's ``register_step_pre_hook``/``register_step_post_hook``)."""
+        args: tuple[Any, ...] = () if closure is None else (closure,)
+        kwargs = {k: v for k, v in (("lr", lr), ("grads", grads)) if v is not None}
+        pre, post = self._step_pre_hooks, self._step_post_hooks
+        self._step_pre_hooks, self._step_post_hooks = {}, {}
+        try:
+            for hook in list(pre.values()):
+                changed = hook(self, args, kwargs)
+                if changed is not None:
+                    args, kwargs = changed
+            out = type(self).step.__wrapped_opaque__(self, *args, **kwargs)  # type: ignore[attr-defined]
+            for hook in list(post.values()):
+                hook(self, args, kwargs)
+        finally:
+            self._step_pre_hooks, self._step_post_hooks = pre, post
+        return out
 
     def _grad_of(self, p: Tensor, grads: Any) -> Tensor | None:
         if grads is None:
@@ -340,16 +337,7 @@ class OptimizerAdaptor:
     def load_record(self, record: Any) -> None:
         self.load_state_dict(record_to_state(record))
 
-    def __repr__(self) -> str:
-        lines = [f"{type(self).__name__} ("]
-        for i, g in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
-            lines += [f"    {k}: {v}" for k, v in sorted(g.items()) if k != "params"]
-        return "\n".join(lines) + "\n)"
 
-
-#: PyTorch's name for the base class
-Optimizer = OptimizerAdaptor
 # how a CUDA graph replays the two opaque calls (ember.compile on torch-CUDA; _graph_step.py)
 setattr(OptimizerAdaptor.step.__wrapped_opaque__, "__graph_form__", step_form)  # type: ignore[attr-defined]  # noqa: B010
 setattr(OptimizerAdaptor.zero_grad.__wrapped_opaque__, "__graph_form__", zero_grad_form)  # type: ignore[attr-defined]  # noqa: B010
