@@ -21,6 +21,7 @@ from .._tensor import Tensor, _is_device
 from ..autograd._grad_mode import no_grad
 from ..record import Record, load, save
 from ..record._load import IncompatibleKeys, load_values
+from ._module_extras import ModuleExtras
 from ._module_hooks import _add_hook, _BackwardHookIn, _BackwardHookOut
 from ._module_slots import STRUCTURE, Slots
 
@@ -42,7 +43,7 @@ class Ref:
         return Ref(self.module)  # not owned: a copy of the owner refers to the same module
 
 
-class Module:
+class Module(ModuleExtras):
     """Base class of layers and models.
 
     Subclasses assign parameters and sub-modules as attributes in ``__init__`` and usually define

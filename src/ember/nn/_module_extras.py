@@ -1,0 +1,57 @@
+"""``Module`` methods PyTorch code calls that the core of ``module.py`` does without: buffer and sub-module lookup
+by dotted path, in-place compilation, ``to_empty`` and ``type``. A mixin of ``Module`` (kept apart for its size)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .._param import Param
+
+if TYPE_CHECKING:
+    from .module import Module
+
+
+class ModuleExtras:
+    """``get_buffer``, ``set_submodule``, ``compile``, ``to_empty`` and ``type`` of ``Module`` (its base class)."""
+
+    if TYPE_CHECKING:
+        _params: dict[str, Param | None]
+        _modules: dict[str, Module | None]
+
+        def get_submodule(self, target: str) -> Module: ...
+        def to(self, *args: Any, **kwargs: Any) -> Module: ...
+        def forward(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def get_buffer(self, target: str) -> Param:
+        """The buffer at dotted path ``target`` (``"bn.running_mean"``)."""
+        mod, _, name = target.rpartition(".")
+        owner = self.get_submodule(mod)
+        b = owner._params.get(name)
+        if b is None or not b.is_buffer:
+            raise AttributeError(f"{type(owner).__name__} has no buffer {name!r} (looking up {target!r})")
+        return b
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at dotted path ``target`` (its parent must exist; ``strict``: the name too)."""
+        if not target:
+            raise ValueError("set_submodule: cannot set the module itself (an empty target)")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and name not in parent._modules:
+            raise AttributeError(f"{type(parent).__name__} has no sub-module {name!r} (strict set of {target!r})")
+        setattr(parent, name, module)
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Compile this module's forward in place (``ember.compile``'s arguments); later calls run the capture."""
+        compiled = importlib.import_module("ember._compile").compile  # (a floor above nn: loaded when called)
+        object.__setattr__(self, "forward", compiled(self.forward, *args, **kwargs))
+
+    def to_empty(self, *, device: Any = None, recurse: bool = True) -> Module:
+        """Move the parameters and buffers to ``device``. PyTorch leaves their values uninitialised; Ember moves
+        them as they are (any values will do for a caller that fills them next)."""
+        return self.to(device=device)
+
+    def type(self, dst_type: Any) -> Module:
+        """Cast every parameter and buffer to ``dst_type``."""
+        return self.to(dst_type)

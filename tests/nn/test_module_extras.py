@@ -1,0 +1,39 @@
+"""``Module.get_buffer``, ``set_submodule``, ``compile`` (in place), ``to_empty`` and ``type``, beside PyTorch's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def _model(lib):
+    lib.manual_seed(0)
+    return lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.BatchNorm1d(4), lib.nn.Linear(4, 2))
+
+
+def test_lookup_and_replacement_match_torch():
+    for lib in (ember, torch):
+        m = _model(lib)
+        assert tuple(m.get_buffer("1.running_var").shape) == (4,)
+        with pytest.raises(AttributeError):
+            m.get_buffer("0.weight")  # a parameter, not a buffer
+        m.set_submodule("2", lib.nn.Linear(4, 5))
+        assert m[2].out_features == 5
+        with pytest.raises(AttributeError):
+            m.set_submodule("9.x", lib.nn.ReLU())
+        m.type(lib.float64)
+        assert m[0].weight.dtype == lib.float64 and m[1].running_mean.dtype == lib.float64
+        assert m.to_empty(device="cpu") is m
+
+
+def test_compile_in_place_equals_eager():
+    m = _model(ember).eval()
+    x = ember.tensor(np.random.RandomState(0).randn(5, 3).astype(np.float32))
+    eager = m(x).detach().numpy()
+    assert m.compile() is None
+    for _ in range(3):
+        np.testing.assert_array_equal(m(x).detach().numpy(), eager)
