@@ -7,12 +7,13 @@ that ``register_kl`` extends. Arguments are validated as in PyTorch (``validate_
 
 from __future__ import annotations
 
-from . import constraints
+from . import constraints, transforms
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .constraint_registry import biject_to, transform_to
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
@@ -25,10 +26,34 @@ from .log_normal import LogNormal
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .poisson import Poisson
+from .transformed_distribution import TransformedDistribution
+from .transforms import (
+    AbsTransform,
+    AffineTransform,
+    ComposeTransform,
+    CumulativeDistributionTransform,
+    ExpTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    PowerTransform,
+    ReshapeTransform,
+    SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StickBreakingTransform,
+    TanhTransform,
+    Transform,
+)  # fmt: skip
 from .uniform import Uniform
 
 __all__ = [
-    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Dirichlet", "Distribution", "Exponential", "Gamma",
-    "Geometric", "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal", "Poisson", "Uniform",
-    "constraints", "kl_divergence", "register_kl",
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy",
+    "ComposeTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution", "ExpTransform",
+    "Exponential", "Gamma", "Geometric", "Independent",
+    "IndependentTransform", "Laplace", "LogNormal", "LowerCholeskyTransform",
+    "MultivariateNormal", "Normal", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
+    "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
+    "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "biject_to",
+    "constraints", "kl_divergence", "register_kl", "transform_to", "transforms",
 ]  # fmt: skip
