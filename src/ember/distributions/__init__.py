@@ -13,19 +13,28 @@ from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .chi2 import Chi2
 from .constraint_registry import biject_to, transform_to
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
+from .fishersnedecor import FisherSnedecor
 from .gamma import Gamma
 from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
+from .half_normal import HalfNormal
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .pareto import Pareto
 from .poisson import Poisson
+from .student_t import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (
     AbsTransform,
@@ -46,14 +55,15 @@ from .transforms import (
     Transform,
 )  # fmt: skip
 from .uniform import Uniform
+from .weibull import Weibull
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy",
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
     "ComposeTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution", "ExpTransform",
-    "Exponential", "Gamma", "Geometric", "Independent",
-    "IndependentTransform", "Laplace", "LogNormal", "LowerCholeskyTransform",
-    "MultivariateNormal", "Normal", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
+    "Exponential", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
+    "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LowerCholeskyTransform",
+    "MultivariateNormal", "Normal", "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
     "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
-    "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "biject_to",
+    "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "Weibull", "biject_to",
     "constraints", "kl_divergence", "register_kl", "transform_to", "transforms",
 ]  # fmt: skip
