@@ -30,8 +30,12 @@ from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .pareto import Pareto
 from .poisson import Poisson
 from .student_t import StudentT
@@ -62,7 +66,8 @@ __all__ = [
     "ComposeTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution", "ExpTransform",
     "Exponential", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
     "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LowerCholeskyTransform",
-    "MultivariateNormal", "Normal", "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
+    "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+    "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
     "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
     "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "Weibull", "biject_to",
     "constraints", "kl_divergence", "register_kl", "transform_to", "transforms",

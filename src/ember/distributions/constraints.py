@@ -11,10 +11,10 @@ from typing import Any
 from .._tensor import Tensor
 
 __all__ = [
-    "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
-    "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
-    "nonnegative_integer", "positive", "positive_definite", "positive_integer", "real", "real_vector", "simplex",
-    "unit_interval",
+    "Constraint", "MixtureSameFamilyConstraint", "boolean", "dependent", "dependent_property", "greater_than",
+    "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval", "is_dependent",
+    "less_than", "lower_cholesky", "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive",
+    "positive_definite", "positive_integer", "real", "real_vector", "simplex", "unit_interval",
 ]  # fmt: skip
 
 
@@ -164,6 +164,53 @@ class _Simplex(Constraint):
         return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
+class _OneHot(Constraint):
+    """One-hot vectors: 0/1 entries summing to 1 along the last dim."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value: Tensor) -> Tensor:
+        return ((value == 0) | (value == 1)).all(-1) & (value.sum(-1) == 1)
+
+
+class _Multinomial(Constraint):
+    """Nonnegative integer counts summing to at most ``upper_bound`` (PyTorch's weaker check)."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound: Any) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """A component distribution's support, checked with the mixture's component dim added back."""
+
+    def __init__(self, base_constraint: Constraint) -> None:
+        if not isinstance(base_constraint, Constraint):
+            raise TypeError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return self.base_constraint.event_dim
+
+    def check(self, value: Tensor) -> Tensor:
+        if value.ndim < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.ndim}")
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        keep = value.ndim - self.event_dim
+        return result.reshape(*result.shape[:keep], -1).all(-1)
+
+
 class _LowerCholesky(Constraint):
     event_dim = 2
 
@@ -208,5 +255,7 @@ unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
+one_hot = _OneHot()
+multinomial = _Multinomial
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
