@@ -7,7 +7,11 @@ that ``register_kl`` extends. Arguments are validated as in PyTorch (``validate_
 
 from __future__ import annotations
 
-from . import constraints, transforms
+from . import (
+    _kl_more,  # noqa: F401 - registers the KL pairs of the families added after kl.py
+    constraints,
+    transforms,
+)
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
