@@ -42,6 +42,8 @@ from .normal import Normal
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .pareto import Pareto
 from .poisson import Poisson
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
 from .student_t import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (
@@ -72,7 +74,8 @@ __all__ = [
     "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LowerCholeskyTransform",
     "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
     "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
-    "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
-    "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "Weibull", "biject_to",
-    "constraints", "kl_divergence", "register_kl", "transform_to", "transforms",
+    "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+    "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
+    "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl",
+    "transform_to", "transforms",
 ]  # fmt: skip
