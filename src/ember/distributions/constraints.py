@@ -11,10 +11,10 @@ from typing import Any
 from .._tensor import Tensor
 
 __all__ = [
-    "Constraint", "MixtureSameFamilyConstraint", "boolean", "dependent", "dependent_property", "greater_than",
-    "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval", "is_dependent",
-    "less_than", "lower_cholesky", "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive",
-    "positive_definite", "positive_integer", "real", "real_vector", "simplex", "unit_interval",
+    "Constraint", "MixtureSameFamilyConstraint", "boolean", "corr_cholesky", "dependent", "dependent_property",
+    "greater_than", "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval",
+    "is_dependent", "less_than", "lower_cholesky", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",
+    "positive", "positive_definite", "positive_integer", "real", "real_vector", "simplex", "unit_interval",
 ]  # fmt: skip
 
 
@@ -219,6 +219,18 @@ class _LowerCholesky(Constraint):
         return lower & (value.diagonal(0, -2, -1) > 0).all(-1)
 
 
+class _CorrCholesky(Constraint):
+    """Lower-triangular matrices with a positive diagonal and rows of unit length (Cholesky factors of
+    correlation matrices)."""
+
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        tol = float(value._backend.xp.finfo(value._data.dtype).eps) * value.shape[-1] * 10
+        row_norm = (value.detach() ** 2).sum(-1).sqrt()
+        return _LowerCholesky().check(value) & ((row_norm - 1.0).abs() <= tol).all(-1)
+
+
 class _PositiveDefinite(Constraint):
     event_dim = 2
 
@@ -258,4 +270,5 @@ simplex = _Simplex()
 one_hot = _OneHot()
 multinomial = _Multinomial
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 positive_definite = _PositiveDefinite()
