@@ -41,6 +41,13 @@ TRANSFORMS = {
     "Softmax": (lambda d, t: d.SoftmaxTransform(), [], X_REAL),
     "LowerCholesky": (lambda d, t: d.LowerCholeskyTransform(), [], X_MAT),
     "PositiveDefinite": (lambda d, t: d.PositiveDefiniteTransform(), [], X_MAT),
+    "Cat": (lambda d, t: d.CatTransform([d.ExpTransform(), d.AffineTransform(0.5, -2.0)], dim=-1, lengths=[1, 2]),
+            [], X_REAL),
+    "Cat_event": (lambda d, t: d.CatTransform([d.IndependentTransform(d.ExpTransform(), 1), d.SoftmaxTransform()],
+                                              dim=-1, lengths=[1, 2]), [], X_REAL),
+    "Stack": (lambda d, t: d.StackTransform([d.ExpTransform(), d.TanhTransform(), d.SigmoidTransform()], dim=-1),
+              [], X_REAL),
+    "CorrCholesky": (lambda d, t: d.CorrCholeskyTransform(), [], X_REAL),
 }  # fmt: skip
 
 
@@ -135,6 +142,8 @@ def test_inverse_cache_and_identity():
         lambda c: c.greater_than_eq(-2.0), lambda c: c.less_than(0.5), lambda c: c.unit_interval,
         lambda c: c.interval(-1.0, 3.0), lambda c: c.half_open_interval(0.0, 2.0), lambda c: c.simplex,
         lambda c: c.independent(c.positive, 1), lambda c: c.real_vector,
+        lambda c: c.cat([c.positive, c.real, c.interval(-1.0, 2.0)], dim=-1),
+        lambda c: c.stack([c.positive, c.real, c.unit_interval], dim=-1), lambda c: c.corr_cholesky,
     ],
 )  # fmt: skip
 def test_biject_to_and_transform_to_match_torch(make):
@@ -142,9 +151,12 @@ def test_biject_to_and_transform_to_match_torch(make):
     for reg in ("biject_to", "transform_to"):
         e = getattr(D, reg)(make(D.constraints))
         t = getattr(torch.distributions, reg)(make(torch.distributions.constraints))
+        if make(D.constraints) is D.constraints.corr_cholesky:
+            x = X_REAL  # 3 entries make 3 x 3 factors
         ye, yt = e(ember.tensor(x)), t(torch.tensor(x))
         assert_close(ye, yt, rtol=1e-10, atol=1e-12, msg=reg)
         assert bool(make(D.constraints).check(ye).all())
+        assert_close(make(D.constraints).check(ye), make(torch.distributions.constraints).check(yt))
         if e.bijective:
             assert_close(e.log_abs_det_jacobian(ember.tensor(x), ye), t.log_abs_det_jacobian(torch.tensor(x), yt),
                          rtol=1e-10, atol=1e-12)  # fmt: skip

@@ -11,10 +11,12 @@ from typing import Any
 from .._tensor import Tensor
 
 __all__ = [
-    "Constraint", "MixtureSameFamilyConstraint", "boolean", "corr_cholesky", "dependent", "dependent_property",
-    "greater_than", "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval",
-    "is_dependent", "less_than", "lower_cholesky", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",
-    "positive", "positive_definite", "positive_integer", "real", "real_vector", "simplex", "unit_interval",
+    "Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky", "dependent",
+    "dependent_property", "greater_than", "greater_than_eq", "half_open_interval", "independent",
+    "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
+    "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
+    "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex", "square", "stack", "symmetric",
+    "unit_interval",
 ]  # fmt: skip
 
 
@@ -231,6 +233,41 @@ class _CorrCholesky(Constraint):
         return _LowerCholesky().check(value) & ((row_norm - 1.0).abs() <= tol).all(-1)
 
 
+class _LowerTriangular(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value.tril() == value).all(-1).all(-1)
+
+
+class _Square(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        xp = value._backend.xp
+        ok = xp.full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1], dtype=bool)
+        return Tensor._make(xp.asarray(ok), value._backend)
+
+
+class _Symmetric(_Square):
+    def check(self, value: Tensor) -> Tensor:
+        square = super().check(value)
+        if not bool(square.all()):
+            return square
+        xp = value._backend.xp
+        a = value._data
+        return Tensor._make(xp.asarray(xp.isclose(a, xp.swapaxes(a, -1, -2), atol=1e-6).all((-2, -1))), value._backend)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value: Tensor) -> Tensor:
+        sym = super().check(value)
+        if not bool(sym.all()):
+            return sym
+        xp = value._backend.xp
+        return Tensor._make(xp.asarray(xp.all(xp.linalg.eigvalsh(value._data) >= 0, axis=-1)), value._backend)
+
+
 class _PositiveDefinite(Constraint):
     event_dim = 2
 
@@ -247,6 +284,60 @@ class _RealVector(Constraint):
 
     def check(self, value: Tensor) -> Tensor:
         return (value == value).all(-1)
+
+
+class _Cat(Constraint):
+    """``cseq[i]`` on consecutive slices of ``lengths[i]`` along ``dim`` (as ``cat`` joins them)."""
+
+    def __init__(self, cseq: Any, dim: int = 0, lengths: Any = None) -> None:
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise TypeError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
+        if len(self.lengths) != len(self.cseq):
+            raise ValueError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
+        self.dim = dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value: Tensor) -> Tensor:
+        from ..ops import cat  # here: this module's own `cat` and `stack` are the constraints
+
+        checks, start = [], 0
+        for constr, length in zip(self.cseq, self.lengths, strict=True):
+            checks.append(constr.check(value.narrow(self.dim, start, length)))
+            start += length
+        return cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """``cseq[i]`` on the ``i``-th slice along ``dim`` (as ``stack`` joins them)."""
+
+    def __init__(self, cseq: Any, dim: int = 0) -> None:
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise TypeError("All elements of cseq must be Constraint instances")
+        self.cseq, self.dim = list(cseq), dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value: Tensor) -> Tensor:
+        from ..ops import stack
+
+        vs = [value.select(self.dim, i) for i in range(value.shape[self.dim])]
+        return stack([c.check(v) for v, c in zip(vs, self.cseq, strict=True)], self.dim)
 
 
 dependent = _Dependent()
@@ -270,5 +361,11 @@ simplex = _Simplex()
 one_hot = _OneHot()
 multinomial = _Multinomial
 lower_cholesky = _LowerCholesky()
+lower_triangular = _LowerTriangular()
+square = _Square()
+symmetric = _Symmetric()
+positive_semidefinite = _PositiveSemidefinite()
 corr_cholesky = _CorrCholesky()
+cat = _Cat
+stack = _Stack
 positive_definite = _PositiveDefinite()

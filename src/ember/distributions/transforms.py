@@ -18,13 +18,15 @@ from ..linalg import cholesky
 from ..nn.functional import logsigmoid, pad, softplus
 from . import constraints
 from ._transform_base import ComposeTransform, IndependentTransform, ReshapeTransform, Transform, identity_transform
+from ._transforms_joined import CatTransform, CorrCholeskyTransform, StackTransform
 from .utils import broadcast_all, broadcast_shapes, finfo, lazy_property
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform", "ExpTransform",
-    "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
-    "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
-    "TanhTransform", "Transform", "identity_transform",
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+    "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+    "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+    "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
+    "identity_transform",
 ]  # fmt: skip
 
 
