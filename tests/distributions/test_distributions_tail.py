@@ -1,4 +1,6 @@
-"""GeneralizedPareto and LogisticNormal against torch.distributions and against their definitions."""
+"""GeneralizedPareto, LogisticNormal and VonMises against torch.distributions and against their definitions."""
+
+import math
 
 import numpy as np
 import pytest
@@ -136,3 +138,46 @@ def test_validation_and_expand():
         big = d.expand((3, *d.batch_shape))
         assert type(big) is type(d) and big.batch_shape == (3, *d.batch_shape) and big.event_shape == d.event_shape
         assert big.sample((2,)).shape == (2, 3, *d.batch_shape, *d.event_shape)
+
+
+VM_K = np.array([1e-6, 0.3, 2.0, 3.74, 3.76, 10.0, 50.0])  # both sides of the Bessel branches' switch at 3.75
+VM_LOC = np.linspace(-3.0, 3.0, 7)
+
+
+@needs_torch
+def test_von_mises_parity_with_torch():
+    v = np.linspace(-3.1, 3.1, 14).reshape(2, 7)
+    res = {}
+    for lib, mk in ((D, ember.tensor), (torch.distributions, torch.tensor)):
+        loc, k = mk(VM_LOC, requires_grad=True), mk(VM_K, requires_grad=True)
+        d = lib.VonMises(loc, k)
+        out = [d.log_prob(mk(v)), d.mean, d.mode, d.variance]
+        with pytest.raises(NotImplementedError):
+            d.entropy()
+        w = [np.random.default_rng(i).standard_normal(tuple(o.shape)) for i, o in enumerate(out)]
+        g = (ember.autograd.grad if lib is D else torch.autograd.grad)(
+            sum((o * mk(wi)).sum() for o, wi in zip(out, w, strict=True)), [loc, k]
+        )
+        res[lib] = (out, g)
+    for k, (a, b) in enumerate(zip(res[D][0], res[torch.distributions][0], strict=True)):
+        assert_close(a, b, rtol=1e-10, atol=1e-12, msg=f"output {k}")
+    for a, b in zip(res[D][1], res[torch.distributions][1], strict=True):
+        assert_close(a, b, rtol=1e-9, atol=1e-11)
+
+
+def test_von_mises_samples():
+    """E[cos(x - loc)] = I1(k) / I0(k) = 1 - variance, E[sin(x - loc)] = 0, values in [-pi, pi]."""
+    ember.manual_seed(12)
+    d = D.VonMises(ember.tensor(VM_LOC), ember.tensor(VM_K))
+    n = 20000
+    x = d.sample((n,))
+    assert x.shape == (n, 7) and not x.requires_grad and not d.has_rsample
+    xs = x.numpy()
+    assert xs.min() >= -math.pi and xs.max() <= math.pi
+    c, s = np.cos(xs - VM_LOC), np.sin(xs - VM_LOC)
+    assert np.all(np.abs(c.mean(0) - (1 - d.variance.numpy())) < 5 * c.std(0) / np.sqrt(n) + 1e-12)
+    assert np.all(np.abs(s.mean(0)) < 5 * s.std(0) / np.sqrt(n) + 1e-12)
+    big = d.expand((3, 7))
+    assert big.batch_shape == (3, 7) and big.sample((2,)).shape == (2, 3, 7)
+    with pytest.raises(ValueError, match="concentration"):
+        D.VonMises(0.0, ember.tensor([-1.0]))

@@ -74,6 +74,7 @@ from .transforms import (
     Transform,
 )  # fmt: skip
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Weibull
 
 __all__ = [
@@ -87,5 +88,5 @@ __all__ = [
     "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
     "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
     "StickBreakingTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
-    "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to", "transforms",
+    "VonMises", "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to", "transforms",
 ]  # fmt: skip
