@@ -1,4 +1,4 @@
-"""ContinuousBernoulli (and ExponentialFamily), LowRankMultivariateNormal and LKJCholesky against
+"""ContinuousBernoulli (and ExponentialFamily), LowRankMultivariateNormal, LKJCholesky and Wishart against
 torch.distributions and against their definitions."""
 
 import math
@@ -176,3 +176,85 @@ def test_validation_and_expand():
         assert_close(big.log_prob(v), d.log_prob(v).expand(4, *d.batch_shape), rtol=1e-12)
     one = ember.tensor(1.0, dtype=ember.float64)
     assert math.isclose(D.LKJCholesky(2, one).log_prob(ember.eye(2, dtype=ember.float64)).item(), -math.log(2))
+
+
+def _spd(n, *batch, seed=0):
+    a = np.random.default_rng(seed).standard_normal((*batch, n, n))
+    return a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+
+
+W = {"df": np.array([3.5, 6.0]), "cov": _spd(3, 2)}
+W["tril"], W["prec"] = np.linalg.cholesky(W["cov"]), np.linalg.inv(W["cov"])
+WISHART = {
+    "cov": lambda d, t: d.Wishart(t["df"], covariance_matrix=t["cov"]),
+    "tril": lambda d, t: d.Wishart(t["df"], scale_tril=t["tril"]),
+    "prec": lambda d, t: d.Wishart(t["df"], precision_matrix=t["prec"]),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("form", sorted(WISHART))
+def test_wishart_parity_with_torch(form):
+    value = np.stack([_spd(3, 2, seed=s) for s in range(1, 4)])  # (3, 2, 3, 3)
+    res = {}
+    for lib, mk in ((D, ember.tensor), (torch.distributions, torch.tensor)):
+        ts = {k: mk(W[k], requires_grad=True) for k in ("df", form)}
+        d = WISHART[form](lib, ts)
+        out = [d.log_prob(mk(value)), d.entropy(), d.mean, d.variance, d.mode, d.covariance_matrix,
+               d.precision_matrix, d.scale_tril]  # fmt: skip
+        ws = [np.random.default_rng(i).standard_normal(tuple(o.shape)) for i, o in enumerate(out)]
+        keep = [np.isfinite(o.detach().numpy()) for o in out]  # the NaN mode of df <= p + 1
+        mask = (lambda o, k: ember.where(ember.tensor(k), o, 0.0)) if lib is D else (
+            lambda o, k: torch.where(torch.tensor(k), o, 0.0))  # fmt: skip
+        loss = sum((mask(o, k) * mk(w)).sum() for o, w, k in zip(out, ws, keep, strict=True))
+        res[lib] = (d, out, (ember.autograd.grad if lib is D else torch.autograd.grad)(loss, list(ts.values())))
+    (e, eo, eg), (t, to, tg) = res[D], res[torch.distributions]
+    assert e.batch_shape == tuple(t.batch_shape) and e.event_shape == tuple(t.event_shape)
+    for k, (a, b) in enumerate(zip(eo, to, strict=True)):
+        assert_close(a, b, rtol=1e-10, atol=1e-12, msg=f"{form} output {k}")
+    for a, b in zip(eg, tg, strict=True):
+        assert_close(a, b, rtol=1e-9, atol=1e-10, msg=f"{form} grads")
+    assert_close(D.ExponentialFamily.entropy(e), e.entropy(), rtol=1e-9)
+
+
+def test_wishart_samples_and_pathwise_gradient():
+    ember.manual_seed(6)
+    df = ember.tensor(W["df"], requires_grad=True)
+    tril = ember.tensor(W["tril"], requires_grad=True)
+    d = D.Wishart(df, scale_tril=tril)
+    n = 20000
+    x = d.rsample((n,))
+    assert x.shape == (n, 2, 3, 3) and bool(d.support.check(x.detach()).all())
+    xs, mean, var = x.detach().numpy(), d.mean.detach().numpy(), d.variance.detach().numpy()
+    assert np.all(np.abs(xs.mean(0) - mean) < 5 * np.sqrt(var / n)), (xs.mean(0), mean)
+    w = ember.tensor(np.random.default_rng(3).standard_normal((2, 3, 3)))
+    g_mc = ember.autograd.grad((x.mean(0) * w).sum(), [df, tril], retain_graph=True)
+    g_ex = ember.autograd.grad((d.mean * w).sum(), [df, tril])
+    for a, b in zip(g_mc, g_ex, strict=True):
+        assert np.abs(a.numpy() - b.numpy()).max() < 0.1 * (np.abs(b.numpy()).max() + 1.0), (a, b)
+    with pytest.raises(ValueError, match="df"):
+        D.Wishart(ember.tensor([1.5]), covariance_matrix=ember.eye(3))
+    with pytest.raises(ValueError, match="Exactly one"):
+        D.Wishart(4.0)
+    big = d.expand((5, 2))
+    assert big.batch_shape == (5, 2) and big.sample((2,)).shape == (2, 5, 2, 3, 3)
+
+
+def test_wishart_redraws_singular_samples():
+    d = D.Wishart(4.0, covariance_matrix=ember.eye(3, dtype=ember.float64))
+    real = d._bartlett_sampling
+    calls, zero_first = [], True
+
+    def first_singular(sample_shape=()):
+        calls.append(1)
+        x = real(sample_shape)
+        return x * 0 if len(calls) == 1 and zero_first else x  # the zero matrix is singular
+
+    d._bartlett_sampling = first_singular
+    with pytest.warns(UserWarning, match="Singular"):
+        x = d.rsample((4,))
+    assert len(calls) == 2 and bool(d.support.check(x).all())
+    calls.clear()
+    zero_first = False
+    d.rsample((4,))  # a valid first draw is kept: no redraw (PyTorch 2.x redraws the valid ones)
+    assert len(calls) == 1

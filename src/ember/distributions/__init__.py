@@ -76,6 +76,7 @@ from .transforms import (
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical", "Cauchy",
@@ -88,5 +89,6 @@ __all__ = [
     "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
     "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
     "StickBreakingTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
-    "VonMises", "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to", "transforms",
+    "VonMises", "Weibull", "Wishart", "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to",
+    "transforms",
 ]  # fmt: skip
