@@ -243,3 +243,20 @@ def test_transformed_distribution_checks():
         d.log_prob(ember.tensor([1.0, -1.0, 2.0]))
     with pytest.raises(NotImplementedError):
         _ = d.mean
+
+
+@needs_torch
+def test_log_normal_is_a_transformed_distribution():
+    """As in PyTorch: LogNormal is exp of its base Normal, and KL(LogNormal || LogNormal) is the Normals' KL."""
+    loc, scale = rng.standard_normal(3), rng.uniform(0.5, 1.5, 3)
+    e = D.LogNormal(ember.tensor(loc), ember.tensor(scale))
+    assert isinstance(e, D.TransformedDistribution) and e.transforms == [D.ExpTransform()]
+    assert isinstance(e.expand((2, 3)), D.LogNormal) and e.expand((2, 3)).batch_shape == (2, 3)
+    eq = D.LogNormal(ember.tensor(loc + 0.3), ember.tensor(scale * 1.2))
+    t = torch.distributions.LogNormal(torch.tensor(loc), torch.tensor(scale))
+    tq = torch.distributions.LogNormal(torch.tensor(loc + 0.3), torch.tensor(scale * 1.2))
+    assert_close(D.kl_divergence(e, eq), torch.distributions.kl_divergence(t, tq), rtol=1e-12)
+    v = rng.uniform(0.1, 3.0, (4, 3))
+    generic = D.TransformedDistribution.log_prob(e, ember.tensor(v))  # the change of variables, not the override
+    assert_close(e.log_prob(ember.tensor(v)), generic, rtol=1e-12)
+    assert_close(generic, t.log_prob(torch.tensor(v)), rtol=1e-12)

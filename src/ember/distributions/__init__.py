@@ -72,6 +72,7 @@ from .transforms import (
     StickBreakingTransform,
     TanhTransform,
     Transform,
+    identity_transform,
 )  # fmt: skip
 from .uniform import Uniform
 from .von_mises import VonMises
@@ -89,6 +90,6 @@ __all__ = [
     "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
     "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
     "StickBreakingTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
-    "VonMises", "Weibull", "Wishart", "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to",
-    "transforms",
+    "VonMises", "Weibull", "Wishart", "biject_to", "constraints", "identity_transform", "kl_divergence",
+    "register_kl", "transform_to", "transforms",
 ]  # fmt: skip
