@@ -1,25 +1,34 @@
-"""KL closed forms PyTorch registers for Gumbel, HalfNormal, Pareto, OneHotCategorical and
-TransformedDistribution (imported by the package ``__init__``, which registers them)."""
+"""KL closed forms PyTorch registers for Gumbel, HalfNormal, Pareto, OneHotCategorical, TransformedDistribution,
+ContinuousBernoulli, LowRankMultivariateNormal and ExponentialFamily (imported by the package ``__init__``, which
+registers them)."""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from .._creation import full_like
 from .._tensor import Tensor
+from ..autograd import grad
+from ..linalg import solve_triangular
 from ..ops import digamma, lgamma, where
 from .beta import Beta
+from .continuous_bernoulli import ContinuousBernoulli
+from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .gumbel import Gumbel, euler_constant
 from .half_normal import HalfNormal
 from .kl import _kl_categorical_categorical, _kl_normal_normal, kl_divergence, register_kl
 from .laplace import Laplace
+from .lowrank_multivariate_normal import LowRankMultivariateNormal, _batch_lowrank_logdet, _batch_lowrank_mahalanobis
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .pareto import Pareto
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
+from .utils import broadcast_shapes, sum_rightmost
 
 __all__: list[str] = []
 
@@ -146,6 +155,130 @@ def _kl_uniform_pareto(p: Uniform, q: Pareto) -> Tensor:
     return where(p.low < q.scale, _INF, t2 * (q.alpha + 1) - t1)
 
 
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p: ExponentialFamily, q: ExponentialFamily) -> Tensor:
+    """The Bregman divergence of the log-normaliser between the natural parameters (same family only)."""
+    if type(p) is not type(q):
+        raise NotImplementedError(
+            "The cross KL-divergence between different exponential families cannot be computed using Bregman "
+            "divergences"
+        )
+    p_nparams = [t.detach().requires_grad_() for t in p._natural_params]
+    q_nparams = q._natural_params
+    lg_normal = p._log_normalizer(*p_nparams)
+    gradients = grad(lg_normal.sum(), p_nparams, create_graph=True)
+    result = q._log_normalizer(*q_nparams) - lg_normal
+    for pnp, qnp, g in zip(p_nparams, q_nparams, gradients, strict=True):
+        result = result - sum_rightmost((qnp - pnp) * g, len(q.event_shape))
+    return result
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p: ContinuousBernoulli, q: ContinuousBernoulli) -> Tensor:
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + (-p.probs).log1p()
+    t3 = -q._cont_bern_log_norm() - (-q.probs).log1p()
+    return t1 + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p: ContinuousBernoulli, q: Exponential) -> Tensor:
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p: ContinuousBernoulli, q: Normal) -> Tensor:
+    t2 = 0.5 * (math.log(2.0 * math.pi) + (q.loc / q.scale).square()) + q.scale.log()
+    t3 = (p.variance + p.mean.square() - 2.0 * q.loc * p.mean) / (2.0 * q.scale.square())
+    return -p.entropy() + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p: ContinuousBernoulli, q: Uniform) -> Tensor:
+    # inf where q does not cover [0, 1] (PyTorch also says inf when q's bounds equal 0 or 1 exactly)
+    result = -p.entropy() + (q.high - q.low).log()
+    return where((q.low > 0) | (q.high < 1), _INF, result)
+
+
+def _kl_to_continuous_bernoulli(p: Beta | Uniform, q: ContinuousBernoulli) -> Tensor:
+    return -p.entropy() - p.mean * q.logits - (-q.probs).log1p() - q._cont_bern_log_norm()
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p: Beta, q: ContinuousBernoulli) -> Tensor:
+    return _kl_to_continuous_bernoulli(p, q)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p: Uniform, q: ContinuousBernoulli) -> Tensor:
+    # inf where p reaches outside [0, 1] (PyTorch also says inf when p's bounds equal 0 or 1 exactly)
+    return where((p.high > 1) | (p.low < 0), _INF, _kl_to_continuous_bernoulli(p, q))
+
+
+def _trace_xxt(x: Tensor) -> Tensor:
+    """``trace(X X^T)`` over the last two dims: the sum of squares."""
+    return x.pow(2).sum((-2, -1))
+
+
+def _check_events(p: Any, q: Any) -> None:
+    if p.event_shape != q.event_shape:
+        raise ValueError(
+            "KL-divergence between two (Low Rank) Multivariate Normals with different event shapes cannot be computed"
+        )
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_lowrank(p: LowRankMultivariateNormal, q: LowRankMultivariateNormal) -> Tensor:
+    _check_events(p, q)
+    pw, pd, qw, qd = (
+        p._unbroadcasted_cov_factor,
+        p._unbroadcasted_cov_diag,
+        q._unbroadcasted_cov_factor,
+        q._unbroadcasted_cov_diag,
+    )
+    term1 = _batch_lowrank_logdet(qd, q._capacitance_tril) - _batch_lowrank_logdet(pd, p._capacitance_tril)
+    term3 = _batch_lowrank_mahalanobis(qw, qd, q.loc - p.loc, q._capacitance_tril)
+    a = solve_triangular(q._capacitance_tril, qw.mT / qd.unsqueeze(-2), upper=False)
+    term2 = (
+        (pd / qd).sum(-1)
+        + _trace_xxt(pw * qd.rsqrt().unsqueeze(-1))
+        - _trace_xxt(a * pd.sqrt().unsqueeze(-2))
+        - _trace_xxt(a @ pw)
+    )
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_mvn(p: LowRankMultivariateNormal, q: MultivariateNormal) -> Tensor:
+    _check_events(p, q)
+    q_tril = q._unbroadcasted_scale_tril
+    term1 = 2 * q_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) - _batch_lowrank_logdet(
+        p._unbroadcasted_cov_diag, p._capacitance_tril
+    )
+    term3 = _batch_mahalanobis(q_tril, q.loc - p.loc)
+    batch = broadcast_shapes(tuple(q_tril.shape[:-2]), tuple(p._unbroadcasted_cov_factor.shape[:-2]))
+    n = p.event_shape[0]
+    q_tril = q_tril.expand(*batch, n, n)
+    p_cov_factor = p._unbroadcasted_cov_factor.expand(*batch, n, p.cov_factor.shape[-1])
+    p_cov_diag = p._unbroadcasted_cov_diag.sqrt().diag_embed().expand(*batch, n, n)
+    term2 = _trace_xxt(solve_triangular(q_tril, p_cov_factor, upper=False)) + _trace_xxt(
+        solve_triangular(q_tril, p_cov_diag, upper=False)
+    )
+    return 0.5 * (term1 + term2 + term3 - n)
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_mvn_lowrank(p: MultivariateNormal, q: LowRankMultivariateNormal) -> Tensor:
+    _check_events(p, q)
+    qw, qd = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag
+    p_tril = p._unbroadcasted_scale_tril
+    term1 = _batch_lowrank_logdet(qd, q._capacitance_tril) - 2 * p_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    term3 = _batch_lowrank_mahalanobis(qw, qd, q.loc - p.loc, q._capacitance_tril)
+    a = solve_triangular(q._capacitance_tril, qw.mT / qd.unsqueeze(-2), upper=False)
+    term2 = _trace_xxt(p_tril * qd.rsqrt().unsqueeze(-1)) - _trace_xxt(a @ p_tril)
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
 def _kl_infinity_loc(p: Gumbel, q: object) -> Tensor:
     return _infinite_like(p.loc)
 
@@ -155,10 +288,15 @@ def _kl_infinity_scale(p: Pareto, q: object) -> Tensor:
 
 
 # p's support is unbounded where q's is not (or the other way round): PyTorch returns inf for these pairs
-for _q in (Beta, Exponential, Gamma, Pareto, Uniform):
+for _q in (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform):
     register_kl(Gumbel, _q)(_kl_infinity_loc)
-for _q in (Beta, Uniform):
+for _q in (Beta, ContinuousBernoulli, Uniform):
     register_kl(Pareto, _q)(_kl_infinity_scale)
+register_kl(ContinuousBernoulli, Pareto)(lambda p, q: _infinite_like(p.probs))
+register_kl(Exponential, ContinuousBernoulli)(lambda p, q: _infinite_like(p.rate))
+register_kl(Gamma, ContinuousBernoulli)(lambda p, q: _infinite_like(p.concentration))
+register_kl(Laplace, ContinuousBernoulli)(lambda p, q: _infinite_like(p.loc))
+register_kl(Normal, ContinuousBernoulli)(lambda p, q: _infinite_like(p.loc))
 register_kl(Beta, Pareto)(lambda p, q: _infinite_like(p.concentration1))
 register_kl(Exponential, Pareto)(lambda p, q: _infinite_like(p.rate))
 register_kl(Gamma, Pareto)(lambda p, q: _infinite_like(p.concentration))
