@@ -6,17 +6,18 @@ from typing import Any, ClassVar
 
 from .._tensor import Tensor
 from . import constraints
-from .distribution import Distribution
 from .normal import Normal
+from .transformed_distribution import TransformedDistribution
+from .transforms import ExpTransform
 
 __all__ = ["LogNormal"]
 
 
-class LogNormal(Distribution):
+class LogNormal(TransformedDistribution):
     """LogNormal(loc, scale): ``exp(Normal(loc, scale))``; ``loc`` and ``scale`` are those of the logarithm.
 
-    PyTorch builds it as a ``TransformedDistribution``; here it is written out, with the same values, gradients
-    and ``base_dist``.
+    A ``TransformedDistribution`` of ``base_dist`` by ``ExpTransform`` as in PyTorch, with ``log_prob``,
+    ``cdf``/``icdf`` and the moments written out (the same values and gradients).
     """
 
     arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
@@ -26,16 +27,15 @@ class LogNormal(Distribution):
     support = constraints.positive
     has_rsample = True
 
+    base_dist: Normal
+
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        self.base_dist = Normal(loc, scale, validate_args=validate_args)
-        super().__init__(self.base_dist.batch_shape, validate_args=validate_args)
+        base = Normal(loc, scale, validate_args=validate_args)
+        super().__init__(base, ExpTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> LogNormal:
         new = self._get_checked_instance(LogNormal, _instance)
-        new.base_dist = self.base_dist.expand(batch_shape)
-        Distribution.__init__(new, tuple(batch_shape), validate_args=False)
-        new._validate_args = self._validate_args
-        return new  # type: ignore[no-any-return]
+        return super().expand(batch_shape, _instance=new)  # type: ignore[return-value]
 
     @property
     def loc(self) -> Tensor:

@@ -1,0 +1,54 @@
+"""The Pareto (type I) distribution."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from .._tensor import Tensor
+from . import constraints
+from .exponential import Exponential
+from .transformed_distribution import TransformedDistribution
+from .transforms import AffineTransform, ExpTransform
+from .utils import broadcast_all
+
+__all__ = ["Pareto"]
+
+
+class Pareto(TransformedDistribution):
+    """Pareto(scale, alpha): ``scale * exp(E)`` for ``E ~ Exponential(alpha)``; support ``[scale, inf)``."""
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
+        "alpha": constraints.positive,
+        "scale": constraints.positive,
+    }
+
+    def __init__(self, scale: Any, alpha: Any, validate_args: bool | None = None) -> None:
+        self.scale, self.alpha = broadcast_all(scale, alpha)
+        base = Exponential(self.alpha, validate_args=validate_args)
+        super().__init__(base, [ExpTransform(), AffineTransform(loc=0, scale=self.scale)], validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Pareto:
+        new = self._get_checked_instance(Pareto, _instance)
+        new.scale, new.alpha = self.scale.expand(*batch_shape), self.alpha.expand(*batch_shape)
+        return super().expand(batch_shape, _instance=new)  # type: ignore[return-value]
+
+    @property
+    def mean(self) -> Tensor:
+        a = self.alpha.clamp(min=1)  # inf for alpha <= 1
+        return a * self.scale / (a - 1)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.scale
+
+    @property
+    def variance(self) -> Tensor:
+        a = self.alpha.clamp(min=2)  # inf for alpha <= 2
+        return self.scale.pow(2) * a / ((a - 1).pow(2) * (a - 2))
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self) -> Any:
+        return constraints.greater_than_eq(self.scale)
+
+    def entropy(self) -> Tensor:
+        return (self.scale / self.alpha).log() + (1 + self.alpha.reciprocal())
