@@ -1,5 +1,5 @@
-"""``ember.utils``: the paths PyTorch programs import from (``torch.utils.data``)."""
+"""``ember.utils``: the paths PyTorch programs import from (``torch.utils.data``, ``torch.utils.checkpoint``)."""
 
-from . import data
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]
