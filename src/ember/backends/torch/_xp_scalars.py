@@ -54,12 +54,19 @@ def _keep(dtype: Any, v: Any) -> Any:
     return t
 
 
+# torch's functions, not the operators: ``VF.mul(a, t)`` runs the same ``aten::mul`` as ``a * t`` (the same argument
+# parser and kernel, so the same bits) without the operator's number-protocol wrapper, ~50-60 ns a call less
+# ((8,) float32 and a 0-d tensor, thread CPU time, torch 2.13); used where ``a`` is known to be a plain tensor
+_VF = torch._C._VariableFunctions
+_add, _sub, _mul, _div = _VF.add, _VF.sub, _VF.mul, _VF.div
+
+
 # (the usual case, a dimensioned tensor and a number after it, inlined: a call to ``_wrapped`` costs ~5% of it)
 def add(a: Any, b: Any) -> Any:
     if b.__class__ in _PY_NUMBERS:
         if a.__class__ is _TENSOR and a.ndim:
             t = _SCALARS.get((a.dtype, b))
-            return a + (t if t is not None else _keep(a.dtype, b))
+            return _add(a, t if t is not None else _keep(a.dtype, b))
         return a + b
     if a.__class__ in _PY_NUMBERS:
         return b + _wrapped(b, a)
@@ -68,7 +75,10 @@ def add(a: Any, b: Any) -> Any:
 
 def subtract(a: Any, b: Any) -> Any:
     if b.__class__ in _PY_NUMBERS:
-        return a - _wrapped(a, b)
+        if a.__class__ is _TENSOR and a.ndim:
+            t = _SCALARS.get((a.dtype, b))
+            return _sub(a, t if t is not None else _keep(a.dtype, b))
+        return a - b
     if a.__class__ in _PY_NUMBERS:
         return _wrapped(b, a) - b
     return a - b
@@ -78,7 +88,7 @@ def multiply(a: Any, b: Any) -> Any:
     if b.__class__ in _PY_NUMBERS:
         if a.__class__ is _TENSOR and a.ndim:
             t = _SCALARS.get((a.dtype, b))
-            return a * (t if t is not None else _keep(a.dtype, b))
+            return _mul(a, t if t is not None else _keep(a.dtype, b))
         return a * b
     if a.__class__ in _PY_NUMBERS:
         return b * _wrapped(b, a)
@@ -86,4 +96,9 @@ def multiply(a: Any, b: Any) -> Any:
 
 
 def true_divide(a: Any, b: Any) -> Any:
-    return a / _wrapped(a, b) if b.__class__ in _PY_NUMBERS else a / b
+    if b.__class__ in _PY_NUMBERS:
+        if a.__class__ is _TENSOR and a.ndim:
+            t = _SCALARS.get((a.dtype, b))
+            return _div(a, t if t is not None else _keep(a.dtype, b))
+        return a / b
+    return a / b
