@@ -20,7 +20,7 @@ from ..backends import get_backend
 from ._autocast import ACTIVE as _AUTOCAST
 from ._autocast import cast_args
 from ._complex_ops import COMPLEX_GRAD_OPS
-from ._grad_mode import ANOMALY_USED, STATE, no_grad
+from ._grad_mode import ANOMALY_USED, GRAD_OFF, STATE, no_grad
 from ._node import _V0, _ZERO, Node, _edges_of, _versions
 from ._release import RELEASE_MIN_BYTES, _release_unread
 
@@ -198,7 +198,7 @@ class Function(Node):
         if oc is tuple:
             atype = backend.array_type
             results = tuple([Tensor._make(o if o.__class__ is atype else backend.asarray(o), backend) for o in out])
-            recording = needs_grad and differentiable and STATE.enabled
+            recording = needs_grad and differentiable and (not GRAD_OFF or STATE.enabled)
             if recording and not (ANOMALY_USED[0] and STATE.anomaly):
                 versions = _versions(args, zero) if saves_inputs else _ZERO  # (read only when saved)
                 return fn._record_outputs(args, results, edges, generation, versions)  # type: ignore[return-value]
@@ -214,7 +214,8 @@ class Function(Node):
         r._grad = r._creator = r._hooks = r._view = r._vcl = None
         r._out_idx = 0
         r._retain = False
-        if needs_grad and differentiable and STATE.enabled:
+        # (the per-thread grad mode read only while some thread has it off: ``GRAD_OFF``)
+        if needs_grad and differentiable and (not GRAD_OFF or STATE.enabled):
             if ANOMALY_USED[0] and STATE.anomaly:
                 return fn._finish(args, (r,), needs_grad, (edges, generation, _versions(args, zero)))[0]
             fn.inputs = args
