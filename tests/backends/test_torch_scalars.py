@@ -77,7 +77,7 @@ def test_numbers_are_kept_once_and_bounded():
     assert S._wrapped(x, 0.25) is t and S._wrapped(x.double(), 0.25).dtype == torch.float64
     for v in (0.0, -0.0, math.nan, 2**30):  # left to torch's wrapping
         assert S._wrapped(x, v) is v
-    assert S._wrapped(x.half(), 0.25) == 0.25 and S._wrapped(torch.tensor(1.0), 0.25) == 0.25
+    assert S._wrapped(x.half(), 0.25) == 0.25 and S._wrapped(torch.tensor(1.0), 0.25) is t  # (a 0-d one too)
     for k in range(S._MAX_KEPT + 10):  # a number changing every call (a decaying rate) does not pile up
         S._wrapped(x, 1.0 + k / 4096)
     assert len(S._SCALARS) <= S._MAX_KEPT

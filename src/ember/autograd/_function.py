@@ -20,7 +20,7 @@ from ..backends import get_backend
 from ._autocast import ACTIVE as _AUTOCAST
 from ._autocast import cast_args
 from ._complex_ops import COMPLEX_GRAD_OPS
-from ._grad_mode import ANOMALY_USED, STATE, no_grad
+from ._grad_mode import ANOMALY_USED, GRAD_OFF, STATE, no_grad
 from ._node import _V0, _ZERO, Node, _edges_of, _versions
 from ._release import RELEASE_MIN_BYTES, _release_unread
 
@@ -61,6 +61,9 @@ class Function(Node):
 
     #: False for operators whose results never carry a gradient (comparisons, argmax ...).
     differentiable: bool = True
+    #: ``(_array_io, differentiable, saves_inputs, saves_output)``, taken per class when it is made (apply reads
+    #: one tuple, not four class attributes): these are set in the class body, never changed later
+    _apply_flags: tuple[bool, bool, bool, bool]
 
     # (the node state: ``Node``)
 
@@ -72,12 +75,13 @@ class Function(Node):
         """
         if _AUTOCAST[0]:  # some thread has an ember.autocast block open
             args = cast_args(cls, args)
+        array_io, differentiable, saves_inputs, saves_output = cls._apply_flags  # (one read, not four)
         n = len(args)
         # the node's record of its inputs, taken before forward (a user Function may write its inputs): per
         # input its edge (see ``_edges_of``), the generation, whether all inputs are at version 0
         generation = 0
         zero = True
-        slow: Any = kwargs or not 0 < n < 3 or not cls._array_io
+        slow: Any = kwargs or not 0 < n < 3 or not array_io
         if not slow:
             # the usual op, one or two positional arguments: the general pass below in straight lines (a loop, a
             # list of arrays and its appends cost ~0.15 µs); the same steps for each argument
@@ -173,7 +177,7 @@ class Function(Node):
                 backend = get_backend(kwargs.pop("device", None))
             fn = _new_object(cls)
             fn.backend = backend
-            if not cls._array_io:
+            if not array_io:
                 rec = (edges, generation, _versions(args, zero))
                 single, results = fn._apply_tensors(args, kwargs)
                 results = fn._finish(args, results, needs_grad, rec)
@@ -194,9 +198,9 @@ class Function(Node):
         if oc is tuple:
             atype = backend.array_type
             results = tuple([Tensor._make(o if o.__class__ is atype else backend.asarray(o), backend) for o in out])
-            state = STATE
-            if needs_grad and cls.differentiable and state.enabled and not (ANOMALY_USED[0] and state.anomaly):
-                versions = _versions(args, zero) if cls.saves_inputs else _ZERO  # (read only when saved)
+            recording = needs_grad and differentiable and (not GRAD_OFF or STATE.enabled)
+            if recording and not (ANOMALY_USED[0] and STATE.anomaly):
+                versions = _versions(args, zero) if saves_inputs else _ZERO  # (read only when saved)
                 return fn._record_outputs(args, results, edges, generation, versions)  # type: ignore[return-value]
             rec = (edges, generation, _versions(args, zero))
             return fn._finish(args, results, needs_grad, rec)  # type: ignore[return-value]  # a tuple, as above
@@ -210,33 +214,32 @@ class Function(Node):
         r._grad = r._creator = r._hooks = r._view = r._vcl = None
         r._out_idx = 0
         r._retain = False
-        if needs_grad and cls.differentiable:
-            state = STATE
-            if state.enabled:
-                if ANOMALY_USED[0] and state.anomaly:
-                    return fn._finish(args, (r,), needs_grad, (edges, generation, _versions(args, zero)))[0]
-                fn.inputs = args
-                fn._edges = edges
-                fn.generation = generation
-                if cls.saves_inputs:
-                    fn._versions = _ZERO if zero else _versions(args, zero)
-                # large inputs whose values backward never reads need not stay alive through the node
-                # (``_release.py``); a large result, or a reduction to one number, is the sign of large inputs
-                nbytes = out.nbytes
-                if nbytes >= RELEASE_MIN_BYTES[0] or nbytes <= 16:
-                    _release_unread(fn, args)
-                if out.dtype in backend.float_dtypes:
-                    r._requires_grad = True
-                    r._creator = fn
-                elif out.dtype in backend.complex_dtypes:
-                    fn.__class__ = complex_node_class(cls)
-                    r._requires_grad = True
-                    r._creator = fn
-                if cls.saves_output:
-                    r._vcl = vc = [0]
-                    fn._out_vcs = (vc,)
-                    fn._out_vs = _V0
-                return r
+        # (the per-thread grad mode read only while some thread has it off: ``GRAD_OFF``)
+        if needs_grad and differentiable and (not GRAD_OFF or STATE.enabled):
+            if ANOMALY_USED[0] and STATE.anomaly:
+                return fn._finish(args, (r,), needs_grad, (edges, generation, _versions(args, zero)))[0]
+            fn.inputs = args
+            fn._edges = edges
+            fn.generation = generation
+            if saves_inputs:
+                fn._versions = _ZERO if zero else _versions(args, zero)
+            # large inputs whose values backward never reads need not stay alive through the node
+            # (``_release.py``); a large result, or a reduction to one number, is the sign of large inputs
+            nbytes = out.nbytes
+            if nbytes >= RELEASE_MIN_BYTES[0] or nbytes <= 16:
+                _release_unread(fn, args)
+            if out.dtype in backend.float_dtypes:
+                r._requires_grad = True
+                r._creator = fn
+            elif out.dtype in backend.complex_dtypes:
+                fn.__class__ = complex_node_class(cls)
+                r._requires_grad = True
+                r._creator = fn
+            if saves_output:
+                r._vcl = vc = [0]
+                fn._out_vcs = (vc,)
+                fn._out_vs = _V0
+            return r
         if ANOMALY_USED[0] and STATE.anomaly:
             from ._anomaly import check_forward
 
@@ -304,6 +307,7 @@ class Function(Node):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._reads_some = cls.value_needed is not Node.value_needed
+        cls._apply_flags = (cls._array_io, cls.differentiable, cls.saves_inputs, cls.saves_output)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} defines no forward")
@@ -311,6 +315,8 @@ class Function(Node):
     def backward(self, *grads: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} defines no backward")
 
+
+Function._apply_flags = (Function._array_io, Function.differentiable, Function.saves_inputs, Function.saves_output)
 
 _COMPLEX_NODES: dict[type[Function], type[Function]] = {}
 
