@@ -128,8 +128,8 @@ class TorchArrayKernels:
     def pad(self, x: Any, widths: Widths, mode: str, value: Any = 0) -> Any:
         torch = _torch()
         lead, flat = _padded_dims(x, widths)
-        if mode == "constant":
-            return torch.nn.functional.pad(x, flat, value=value).contiguous()
+        if mode == "constant":  # (aten's constant_pad_nd: F.pad refuses a complex value)
+            return torch.constant_pad_nd(x, flat, value).contiguous()
         k = x.ndim - lead
         if not 1 <= k <= 3 or x.dtype == torch.bool:
             return super().pad(x, widths, mode, value)  # type: ignore[misc]
