@@ -119,3 +119,29 @@ def test_compiled_step_with_a_custom_optimizer_equals_eager():
     (el, ew), (cl, cw) = run(False), run(True)
     assert el == cl
     np.testing.assert_array_equal(ew, cw)
+
+
+def _hook_calls(opt, w):
+    calls = []
+    opt.register_step_pre_hook(lambda o, a, k: calls.append("pre"))
+    opt.register_step_post_hook(lambda o, a, k: calls.append("post"))
+
+    def closure():
+        opt.zero_grad()
+        loss = (w * w).sum()
+        loss.backward()
+        return loss
+
+    closure()
+    opt.step(closure)
+    return calls
+
+
+def test_step_hooks_run_once_for_subclasses_and_lbfgs():
+    class Inner(ember.optim.SGD):
+        def step(self, closure=None):
+            return super().step(closure)
+
+    w = ember.tensor([1.0, 2.0], requires_grad=True)
+    for opt in (Inner([w], lr=0.1), ember.optim.LBFGS([w], max_iter=2), _momentum_class(ember)([w])):
+        assert _hook_calls(opt, w) == ["pre", "post"], type(opt).__name__

@@ -33,13 +33,19 @@ required = _Required()
 def _with_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(step)
     def run(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
-        for hook in list(self._step_pre_hooks.values()):
-            changed = hook(self, args, kwargs)
-            if changed is not None:
-                args, kwargs = changed
-        out = step(self, *args, **kwargs)
-        for hook in list(self._step_post_hooks.values()):
-            hook(self, args, kwargs)
+        if self._in_step or not (self._step_pre_hooks or self._step_post_hooks):
+            return step(self, *args, **kwargs)  # (a subclass's step calling its parent's: the hooks run once)
+        self._in_step = True
+        try:
+            for hook in list(self._step_pre_hooks.values()):
+                changed = hook(self, args, kwargs)
+                if changed is not None:
+                    args, kwargs = changed
+            out = step(self, *args, **kwargs)
+            for hook in list(self._step_post_hooks.values()):
+                hook(self, args, kwargs)
+        finally:
+            self._in_step = False
         return out
 
     run.__ember_step_hooks__ = True  # type: ignore[attr-defined]
@@ -50,13 +56,19 @@ class Optimizer:
     """Base class of optimizers: ``Optimizer(params, defaults)`` builds ``param_groups`` (each group's options
     default to ``defaults``) and an empty ``state`` keyed by parameter; subclasses define ``step``."""
 
-    #: wrap a subclass's ``step`` with the step hooks (the built-in optimizers call them themselves)
+    #: set False in a class body whose own ``step`` calls the step hooks itself (``OptimizerAdaptor``'s, inside the
+    #: call ``ember.compile`` replays); every other class defining ``step`` has it wrapped with them
     _wrap_step = True
+    _in_step = False  # (set on the instance while the hooks' step runs)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         step = cls.__dict__.get("step")
-        if cls._wrap_step and step is not None and not getattr(step, "__ember_step_hooks__", False):
+        if (
+            cls.__dict__.get("_wrap_step", True)
+            and step is not None
+            and not getattr(step, "__ember_step_hooks__", False)
+        ):
             cls.step = _with_hooks(step)  # type: ignore[method-assign]
 
     def __init__(self, params: Any, defaults: dict[str, Any]) -> None:

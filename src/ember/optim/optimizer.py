@@ -161,7 +161,7 @@ class OptimizerAdaptor(Optimizer):
     @opaque
     def step(self, closure: Callable[[], Any] | None = None, *, lr: float | None = None, grads: Any = None) -> Any:
         """Update every parameter that has a gradient; ``lr``/``grads`` override the scheduled rate and ``.grad``."""
-        if self._step_pre_hooks or self._step_post_hooks:
+        if (self._step_pre_hooks or self._step_post_hooks) and not self._in_step:
             return self._hooked_step(closure, lr, grads)
         loss = None
         if closure is not None:
@@ -176,18 +176,17 @@ class OptimizerAdaptor(Optimizer):
         """``step`` between the step hooks (PyTorch's ``register_step_pre_hook``/``register_step_post_hook``)."""
         args: tuple[Any, ...] = () if closure is None else (closure,)
         kwargs = {k: v for k, v in (("lr", lr), ("grads", grads)) if v is not None}
-        pre, post = self._step_pre_hooks, self._step_post_hooks
-        self._step_pre_hooks, self._step_post_hooks = {}, {}
+        self._in_step = True
         try:
-            for hook in list(pre.values()):
+            for hook in list(self._step_pre_hooks.values()):
                 changed = hook(self, args, kwargs)
                 if changed is not None:
                     args, kwargs = changed
-            out = type(self).step.__wrapped_opaque__(self, *args, **kwargs)  # type: ignore[attr-defined]
-            for hook in list(post.values()):
+            out = OptimizerAdaptor.step.__wrapped_opaque__(self, *args, **kwargs)  # type: ignore[attr-defined]
+            for hook in list(self._step_post_hooks.values()):
                 hook(self, args, kwargs)
         finally:
-            self._step_pre_hooks, self._step_post_hooks = pre, post
+            self._in_step = False
         return out
 
     def _grad_of(self, p: Tensor, grads: Any) -> Tensor | None:
