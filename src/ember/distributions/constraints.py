@@ -265,7 +265,7 @@ class _PositiveSemidefinite(_Symmetric):
         if not bool(sym.all()):
             return sym
         xp = value._backend.xp
-        return Tensor._make(xp.asarray(xp.all(xp.linalg.eigvalsh(value._data) >= 0, axis=-1)), value._backend)
+        return Tensor._make(xp.asarray(xp.all(xp.linalg.eigh(value._data)[0] >= 0, axis=-1)), value._backend)
 
 
 class _PositiveDefinite(Constraint):
