@@ -134,7 +134,7 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                 elif p.grad is not None:
-                    p.grad = p.grad.detach().zero_()
+                    p.grad._data[...] = 0
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter (subclasses define it)."""

@@ -143,14 +143,7 @@ class OptimizerAdaptor(Optimizer):
 
     # -- the step (opaque to ember.compile: replayed as calls, so group values stay live; _graph_step.py: as
     # a CUDA graph replays them) ----------------------------------------------------------------------------
-    @opaque
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        for g in self.param_groups:
-            for p in g["params"]:
-                if set_to_none:
-                    p.grad = None
-                elif p.grad is not None:
-                    p.grad._data[...] = 0
+    zero_grad = opaque(Optimizer.zero_grad)
 
     def register_hook(self, hook: Callable[[list[Any], list[Any]], Any]) -> RemovableHandle:
         """``hook(params, grads)`` on the arrays about to be updated, before the per-parameter steps."""
