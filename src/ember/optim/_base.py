@@ -30,23 +30,30 @@ class _Required:
 required = _Required()
 
 
+def call_with_step_hooks(
+    opt: Optimizer, step: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """``step(opt, *args, **kwargs)`` between ``opt``'s step hooks (a pre-hook may return new args and kwargs)."""
+    opt._in_step = True
+    try:
+        for hook in list(opt._step_pre_hooks.values()):
+            changed = hook(opt, args, kwargs)
+            if changed is not None:
+                args, kwargs = changed
+        out = step(opt, *args, **kwargs)
+        for hook in list(opt._step_post_hooks.values()):
+            hook(opt, args, kwargs)
+    finally:
+        opt._in_step = False
+    return out
+
+
 def _with_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(step)
     def run(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
         if self._in_step or not (self._step_pre_hooks or self._step_post_hooks):
             return step(self, *args, **kwargs)  # (a subclass's step calling its parent's: the hooks run once)
-        self._in_step = True
-        try:
-            for hook in list(self._step_pre_hooks.values()):
-                changed = hook(self, args, kwargs)
-                if changed is not None:
-                    args, kwargs = changed
-            out = step(self, *args, **kwargs)
-            for hook in list(self._step_post_hooks.values()):
-                hook(self, args, kwargs)
-        finally:
-            self._in_step = False
-        return out
+        return call_with_step_hooks(self, step, args, kwargs)
 
     run.__ember_step_hooks__ = True  # type: ignore[attr-defined]
     return run

@@ -31,7 +31,7 @@ from ..autograd._grad_mode import enable_grad, no_grad
 from ..backends import namespace_of
 from ..nn.utils import clip_arrays_by_norm_
 from ..record import record_to_state, state_to_record
-from ._base import Optimizer, required
+from ._base import Optimizer, call_with_step_hooks, required
 from ._graph_step import step_form, zero_grad_form
 from ._state import OptimizerState, _is_array
 from ._state import param_key as _key
@@ -169,18 +169,7 @@ class OptimizerAdaptor(Optimizer):
         """``step`` between the step hooks (PyTorch's ``register_step_pre_hook``/``register_step_post_hook``)."""
         args: tuple[Any, ...] = () if closure is None else (closure,)
         kwargs = {k: v for k, v in (("lr", lr), ("grads", grads)) if v is not None}
-        self._in_step = True
-        try:
-            for hook in list(self._step_pre_hooks.values()):
-                changed = hook(self, args, kwargs)
-                if changed is not None:
-                    args, kwargs = changed
-            out = OptimizerAdaptor.step.__wrapped_opaque__(self, *args, **kwargs)  # type: ignore[attr-defined]
-            for hook in list(self._step_post_hooks.values()):
-                hook(self, args, kwargs)
-        finally:
-            self._in_step = False
-        return out
+        return call_with_step_hooks(self, OptimizerAdaptor.step.__wrapped_opaque__, args, kwargs)  # type: ignore[attr-defined]
 
     def _grad_of(self, p: Tensor, grads: Any) -> Tensor | None:
         if grads is None:
