@@ -37,3 +37,23 @@ def test_compile_in_place_equals_eager():
     assert m.compile() is None
     for _ in range(3):
         np.testing.assert_array_equal(m(x).detach().numpy(), eager)
+
+
+def _backward_pre_hooks(lib):
+    lib.manual_seed(0)
+    m = lib.nn.Linear(3, 2).double()
+    with lib.no_grad():
+        m.weight.copy_(lib.tensor(np.array([[1.0, -2.0, 0.5], [0.3, 0.2, -1.0]])))
+    seen = []
+    m.register_full_backward_pre_hook(lambda mod, g: seen.append(g[0].numpy().copy()) or (g[0] * 2,))
+    m.register_full_backward_hook(lambda mod, gi, go: seen.append(go[0].numpy().copy()))
+    x = lib.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    (m(x) * lib.tensor(np.array([1.0, 3.0]))).sum().backward()
+    return seen + [x.grad.numpy(), m.weight.grad.numpy()]
+
+
+def test_full_backward_pre_hook_matches_torch():
+    got, want = _backward_pre_hooks(ember), _backward_pre_hooks(torch)
+    assert len(got) == len(want) == 4
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-12)

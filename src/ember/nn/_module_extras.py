@@ -1,12 +1,16 @@
-"""``Module`` methods PyTorch code calls that the core of ``module.py`` does without: buffer and sub-module lookup
-by dotted path, in-place compilation, ``to_empty`` and ``type``. A mixin of ``Module`` (kept apart for its size)."""
+"""``Module`` methods PyTorch code calls that the core of ``module.py`` does without: backward pre-hooks, buffer and
+sub-module lookup by dotted path, in-place compilation, ``to_empty`` and ``type``. A mixin of ``Module`` (kept
+apart for its size)."""
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._hooks import RemovableHandle
 from .._param import Param
+from ._module_hooks import PreHook, _add_hook
 
 if TYPE_CHECKING:
     from .module import Module
@@ -18,10 +22,16 @@ class ModuleExtras:
     if TYPE_CHECKING:
         _params: dict[str, Param | None]
         _modules: dict[str, Module | None]
+        _bwd_hooks: dict[int, Any]
 
         def get_submodule(self, target: str) -> Module: ...
         def to(self, *args: Any, **kwargs: Any) -> Module: ...
         def forward(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(module, grad_output)`` before the module's input gradients are computed; it may return a new
+        ``grad_output``."""
+        return _add_hook(self._bwd_hooks, PreHook(hook))
 
     def get_buffer(self, target: str) -> Param:
         """The buffer at dotted path ``target`` (``"bn.running_mean"``)."""
