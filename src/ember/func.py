@@ -47,6 +47,21 @@ def _flatten(tree: Any) -> tuple[list[Any], Callable[[list[Any]], Any]]:
     return [leaf for p in parts for leaf in p[0]], rebuild
 
 
+def _leaf_grads(outs: list[Any], flat: list[Any], cotangents: Any, create_graph: bool) -> list[Any]:
+    """The gradient of ``outs`` for each entry of ``flat``: zeros for a tensor they do not use, None for what is
+    not a tensor."""
+    found = iter(_grad(outs, [x for x in flat if isinstance(x, Tensor)], cotangents, retain_graph=True,
+                       create_graph=create_graph, allow_unused=True))  # fmt: skip
+    grads = []
+    for x in flat:
+        if isinstance(x, Tensor):
+            g = next(found)
+            grads.append(x.new_zeros(x.shape) if g is None else g)
+        else:
+            grads.append(None)
+    return grads
+
+
 def _argnums(argnums: int | tuple[int, ...], n: int) -> tuple[int, ...]:
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     if not nums or any(not -n <= a < n for a in nums):
@@ -82,13 +97,7 @@ def grad_and_value(
         out, aux = result if has_aux else (result, None)
         if not isinstance(out, Tensor) or out.numel() != 1:
             raise RuntimeError(f"grad: the function must return one number (a 1-element tensor), got {out!r:.80}")
-        inputs = [x for x in flat if isinstance(x, Tensor)]
-        found = iter(_grad(out, inputs, create_graph=True, allow_unused=True))
-        grads = [next(found) if isinstance(x, Tensor) else None for x in flat]
-        grads = [
-            g if g is not None or not isinstance(x, Tensor) else x.new_zeros(x.shape)
-            for g, x in zip(grads, flat, strict=True)
-        ]
+        grads = _leaf_grads([out], flat, None, create_graph=True)
         if not outer:  # the outermost transform: plain results
             grads = [g.detach() if isinstance(g, Tensor) else g for g in grads]
             out = out.detach()
@@ -123,13 +132,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     outs, _ = _flatten(out)
 
     def vjp_fn(cotangents: Any) -> tuple[Any, ...]:
-        cots, _ = _flatten(cotangents)
-        inputs = [x for x in tracked if isinstance(x, Tensor)]
-        found = iter(_grad(outs, inputs, cots, retain_graph=True, create_graph=outer, allow_unused=True))
-        gs = [next(found) if isinstance(x, Tensor) else None for x in tracked]
-        gs = [
-            x.new_zeros(x.shape) if g is None and isinstance(x, Tensor) else g for g, x in zip(gs, tracked, strict=True)
-        ]
+        gs = _leaf_grads(outs, tracked, _flatten(cotangents)[0], create_graph=outer)
         return tuple(rebuild(gs))
 
     shown = out if outer else _flatten(out)[1]([o.detach() for o in outs])
@@ -152,18 +155,7 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Call
             full[a] = v
         with enable_grad():
             out = func(*full)
-        n = out.numel()
-        rows: list[list[Tensor]] = [[] for _ in tracked]
-        for i in range(n):
-            e = out.new_zeros(n)
-            e[i] = 1.0
-            gs = _grad([out], tracked, [e.reshape(out.shape)], retain_graph=True, create_graph=True, allow_unused=True)
-            for k, (g, x) in enumerate(zip(gs, tracked, strict=True)):
-                rows[k].append(x.new_zeros(x.shape) if g is None else g)
-        jac = [
-            stack(r).reshape(out.shape + x.shape) if r else x.new_zeros(out.shape + x.shape)
-            for r, x in zip(rows, tracked, strict=True)
-        ]
+        jac = list(_functional.jacobian_of(out, tuple(tracked), create_graph=True))  # (create_graph: they nest)
         if not outer:
             jac = [j.detach() for j in jac]
         return jac[0] if isinstance(argnums, int) else tuple(jac)

@@ -58,10 +58,8 @@ def jvp(func: Callable[..., Tensor], inputs: Any, v: Any = None, create_graph: b
     return (out if create_graph else out.detach()), (jv if create_graph else jv.detach())
 
 
-def jacobian(func: Callable[..., Tensor], inputs: Any, create_graph: bool = False) -> Any:
-    """The Jacobian, of shape ``out.shape + in.shape`` for each input."""
-    xs, single = _prep(inputs)
-    out = func(*xs)
+def jacobian_of(out: Tensor, xs: tuple[Tensor, ...], create_graph: bool) -> tuple[Tensor, ...]:
+    """The Jacobian of ``out`` (already computed from ``xs``) for each of ``xs``, by rows: ``out.shape + x.shape``."""
     n = out.numel()
     rows: list[list[Tensor]] = [[] for _ in xs]
     for i in range(n):
@@ -70,11 +68,16 @@ def jacobian(func: Callable[..., Tensor], inputs: Any, create_graph: bool = Fals
         gs = _grads(out, xs, e.reshape(out.shape), create_graph)
         for k, g in enumerate(gs):
             rows[k].append(g)
-
-    jac = tuple(
+    return tuple(
         stack(r).reshape(out.shape + x.shape) if r else x.new_zeros(out.shape + x.shape)
         for r, x in zip(rows, xs, strict=True)
     )
+
+
+def jacobian(func: Callable[..., Tensor], inputs: Any, create_graph: bool = False) -> Any:
+    """The Jacobian, of shape ``out.shape + in.shape`` for each input."""
+    xs, single = _prep(inputs)
+    jac = jacobian_of(func(*xs), xs, create_graph)
     return jac[0] if single else jac
 
 

@@ -11,7 +11,7 @@ from ...ops import mv
 from ..functional import normalize
 from ..module import Module
 from .parametrize import register_parametrization
-from .weight_norm import norm_except_dim
+from .weight_norm import norm_except_dim, weight_matrix
 
 __all__ = ["spectral_norm", "weight_norm"]
 
@@ -54,9 +54,7 @@ class _SpectralNorm(Module):
             self._power_method(mat, 15)
 
     def _matrix(self, w: Tensor) -> Tensor:
-        if self.dim != 0:
-            w = w.permute(self.dim, *[d for d in range(w.ndim) if d != self.dim])
-        return w.flatten(1)
+        return weight_matrix(w, self.dim)
 
     def _power_method(self, mat: Tensor, n: int) -> None:
         with no_grad():

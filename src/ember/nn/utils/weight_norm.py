@@ -56,10 +56,7 @@ def weight_norm(module: M, name: str = "weight", dim: int | None = 0) -> M:
     module.register_parameter(name + "_g", Param(norm_except_dim(w, 2, -1 if dim is None else dim).detach()))
     module.register_parameter(name + "_v", Param(w.detach()))
     object.__setattr__(module, name, fn.compute(module))
-    module._ember_norm_hooks = {
-        **getattr(module, "_ember_norm_hooks", {}),
-        name: (fn, module.register_forward_pre_hook(fn)),
-    }
+    _remember(module, name, fn)
     return module
 
 
@@ -69,12 +66,14 @@ def remove_weight_norm(module: M, name: str = "weight") -> M:
     if fn is None:
         raise ValueError(f"remove_weight_norm: weight_norm of {name!r} not found in {type(module).__name__}")
     w = fn.compute(module).detach()
-    _forget(module, name)
-    for part in ("_g", "_v"):
-        del module._params[name + part]
-    module.__dict__.pop(name, None)
-    module.register_parameter(name, Param(w))
-    return module
+    return _restore(module, name, ("_g", "_v"), w)
+
+
+def weight_matrix(w: Tensor, dim: int) -> Tensor:
+    """``w`` as a matrix with its dim ``dim`` as the rows (spectral norm's view of a weight)."""
+    if dim != 0:
+        w = w.permute(dim, *[d for d in range(w.ndim) if d != dim])
+    return w.reshape(w.shape[0], -1)
 
 
 class _SpectralNorm:
@@ -82,9 +81,7 @@ class _SpectralNorm:
         self.name, self.n, self.dim, self.eps = name, n_power_iterations, dim, eps
 
     def matrix(self, w: Tensor) -> Tensor:
-        if self.dim != 0:
-            w = w.permute(self.dim, *[d for d in range(w.ndim) if d != self.dim])
-        return w.reshape(w.shape[0], -1)
+        return weight_matrix(w, self.dim)
 
     def compute(self, module: Module, do_power_iteration: bool) -> Tensor:
         w = getattr(module, self.name + "_orig")
@@ -125,10 +122,7 @@ def spectral_norm(
     module.register_buffer(name + "_u", u)
     module.register_buffer(name + "_v", v)
     object.__setattr__(module, name, w.detach())
-    module._ember_norm_hooks = {
-        **getattr(module, "_ember_norm_hooks", {}),
-        name: (fn, module.register_forward_pre_hook(fn)),
-    }
+    _remember(module, name, fn)
     return module
 
 
@@ -139,12 +133,7 @@ def remove_spectral_norm(module: M, name: str = "weight") -> M:
         raise ValueError(f"remove_spectral_norm: spectral_norm of {name!r} not found in {type(module).__name__}")
     with no_grad():
         w = fn.compute(module, do_power_iteration=False)
-    _forget(module, name)
-    for part in ("_orig", "_u", "_v"):
-        del module._params[name + part]
-    module.__dict__.pop(name, None)
-    module.register_parameter(name, Param(w.detach()))
-    return module
+    return _restore(module, name, ("_orig", "_u", "_v"), w.detach())
 
 
 def _find(module: Module, name: str, kind: Any) -> Any:
@@ -152,7 +141,21 @@ def _find(module: Module, name: str, kind: Any) -> Any:
     return entry[0] if entry is not None and isinstance(entry[0], kind) else None
 
 
-def _forget(module: Module, name: str) -> None:
+def _remember(module: Module, name: str, fn: Any) -> None:
+    """Keep ``fn`` as ``name``'s reparametrization and run it before each forward."""
+    module._ember_norm_hooks = {
+        **getattr(module, "_ember_norm_hooks", {}),
+        name: (fn, module.register_forward_pre_hook(fn)),
+    }
+
+
+def _restore(module: M, name: str, parts: tuple[str, ...], w: Tensor) -> M:
+    """Drop ``name``'s hook and its parts (``name + part``): ``name`` is one parameter again, holding ``w``."""
     hooks = dict(module._ember_norm_hooks)
     hooks.pop(name)[1].remove()
     module._ember_norm_hooks = hooks
+    for part in parts:
+        del module._params[name + part]
+    module.__dict__.pop(name, None)
+    module.register_parameter(name, Param(w))
+    return module
