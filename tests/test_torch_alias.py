@@ -51,6 +51,22 @@ torch.backends.cuda.matmul.allow_tf32 = True
 torch.backends.cudnn.allow_tf32 = True
 torch.set_float32_matmul_precision("high")
 
+import torch.nn as nn  # submodules by import statement: Ember's own modules, never a second copy of Ember
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+import torch.optim.lr_scheduler
+copies = [k for k in sys.modules if k.startswith("torch.") and sys.modules[k] is not sys.modules.get("ember." + k[6:])]
+assert not copies, copies
+assert nn is ember.nn and F is ember.nn.functional and DataLoader is ember.utils.data.DataLoader
+assert isinstance(nn.Conv2d(1, 1, 1).weight, ember.Tensor)
+assert F.conv2d(torch.rand(1, 1, 3, 3), nn.Conv2d(1, 2, 3).weight).shape == (1, 2, 1, 1)
+assert ember.nn.__spec__.name == "ember.nn"
+try:
+    import torch.no_such_module
+    raise SystemExit("a module Ember lacks imported")
+except ModuleNotFoundError as e:
+    assert "torch.no_such_module" in str(e), e
+
 sd = {{"w": torch.arange(6.0).reshape(2, 3), "step": 3}}
 torch.save(sd, "own.pt")
 back = torch.load("own.pt")

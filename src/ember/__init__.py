@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from . import (
     _memory,  # first: tunes the process's malloc (opt out: EMBER_MALLOC_TUNING=0)
+    _torch_alias,
     accelerator,
     autograd,
     backends,
@@ -247,4 +248,5 @@ from ._compile import CaptureError, compile  # noqa: E402 - PyTorch's name
 from . import amp, cpu  # noqa: E402
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 
+_torch_alias.install()  # `import torch.nn` with torch aliased to Ember: Ember's own modules, not a second copy
 _memory.freeze_gc()  # last: the objects made by importing Ember leave the GC's walks (EMBER_GC_FREEZE=0)
