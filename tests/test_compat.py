@@ -283,3 +283,35 @@ def _torch_older_than(version: tuple[int, int]) -> bool:
     import torch
 
     return tuple(int(p) for p in torch.__version__.split(".")[:2]) < version
+
+
+# -- inf/NaN without warnings ------------------------------------------------------------------------
+
+_SILENT = """
+import warnings
+import ember
+x = ember.tensor([0.0, 1.0], requires_grad=True)
+y = ember.log(x) + ember.tensor([0.0, 1.0]) / 0 + ember.exp(ember.tensor([1000.0, 0.0])) + ember.sqrt(x) * 0
+y.sum().backward()
+import numpy as np
+try:
+    np.log(np.zeros(1))
+except RuntimeWarning:
+    print("OK")
+"""
+
+
+def test_inf_and_nan_results_warn_as_torch_does_not_at_all(tmp_path):
+    """log(0), 0/0, overflow: -inf/NaN/inf silently (PyTorch), even under ``-W error``; a user's NumPy still warns."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = str(Path(ember.__file__).resolve().parents[1])
+    prog = tmp_path / "silent.py"
+    prog.write_text(_SILENT)
+    r = subprocess.run(
+        [sys.executable, "-W", "error", str(prog)], env={"PYTHONPATH": src, "EMBER_BACKEND": "numpy"},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0 and r.stdout.strip() == "OK", r.stdout + r.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
+import warnings
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,12 @@ from .._errors import DTypeError
 from . import _blas_threads
 from ._base import Backend
 from ._kernels_threads import _split
+
+# PyTorch's kernels give inf/NaN silently (log(0), 0/0, overflow); NumPy's warn on each. Its floating-point
+# warnings raised inside Ember's own code are not shown (a user's NumPy code keeps them).
+warnings.filterwarnings(
+    "ignore", r"(divide by zero|invalid value|overflow|underflow) encountered", RuntimeWarning, r"ember\."
+)
 
 _TO_NATIVE: dict[DType, Any] = {d: np.dtype(d.name) for d in ALL_DTYPES if d is not bfloat16}
 _FROM_NATIVE: dict[Any, DType] = {v: k for k, v in _TO_NATIVE.items()}
