@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from .._tensor import Tensor
 from . import functional as F
+from .functional._basic import legacy_reduction
 from .module import Module
 
 __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
     "LinearCrossEntropyLoss", "MSELoss", "MarginRankingLoss", "NLLLoss", "NLLLoss2d", "SmoothL1Loss",
 ]  # fmt: skip
-
-
-def legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
-    """PyTorch's deprecated ``size_average``/``reduce`` pair as a ``reduction`` (``reduction`` when both are None)."""
-    if size_average is None and reduce is None:
-        return reduction
-    warnings.warn("size_average and reduce args will be deprecated, please use reduction instead.", UserWarning,
-                  stacklevel=3)  # fmt: skip
-    if reduce is False:
-        return "none"
-    return "sum" if size_average is False else "mean"
 
 
 class _Loss(Module):
@@ -64,7 +53,14 @@ class CrossEntropyLoss(_Weighted):
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.cross_entropy(input, target, self.weight, self.ignore_index, self.reduction, self.label_smoothing)
+        return F.cross_entropy(
+            input,
+            target,
+            self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
+        )
 
 
 class NLLLoss(_Weighted):
@@ -74,7 +70,7 @@ class NLLLoss(_Weighted):
         self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
+        return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
 
 
 class NLLLoss2d(NLLLoss):
@@ -83,7 +79,7 @@ class NLLLoss2d(NLLLoss):
 
 class BCELoss(_Weighted):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.binary_cross_entropy(input, target, self.weight, self.reduction)
+        return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Weighted):
@@ -96,17 +92,19 @@ class BCEWithLogitsLoss(_Weighted):
             self.pos_weight = None
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.binary_cross_entropy_with_logits(input, target, self.weight, self.reduction, self.pos_weight)
+        return F.binary_cross_entropy_with_logits(
+            input, target, self.weight, reduction=self.reduction, pos_weight=self.pos_weight
+        )
 
 
 class MSELoss(_Loss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.mse_loss(input, target, self.reduction)
+        return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class L1Loss(_Loss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.l1_loss(input, target, self.reduction)
+        return F.l1_loss(input, target, reduction=self.reduction)
 
 
 class SmoothL1Loss(_Loss):
@@ -116,7 +114,7 @@ class SmoothL1Loss(_Loss):
         self.beta = beta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.smooth_l1_loss(input, target, self.reduction, self.beta)
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
 
 class HuberLoss(_Loss):
@@ -135,7 +133,7 @@ class KLDivLoss(_Loss):
         self.log_target = log_target
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.kl_div(input, target, self.reduction, self.log_target)
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
 class CosineEmbeddingLoss(_Loss):
@@ -145,12 +143,12 @@ class CosineEmbeddingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-        return F.cosine_embedding_loss(input1, input2, target, self.margin, self.reduction)
+        return F.cosine_embedding_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
 
 class MarginRankingLoss(CosineEmbeddingLoss):
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-        return F.margin_ranking_loss(input1, input2, target, self.margin, self.reduction)
+        return F.margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
 
 class LinearCrossEntropyLoss(Module):

@@ -39,7 +39,7 @@ class PoissonNLLLoss(_Loss):
         self.log_input, self.full, self.eps = log_input, full, eps
 
     def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
-        return F.poisson_nll_loss(log_input, target, self.log_input, self.full, self.eps, self.reduction)
+        return F.poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps, reduction=self.reduction)
 
 
 class CTCLoss(_Loss):

@@ -24,7 +24,7 @@ class HingeEmbeddingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.hinge_embedding_loss(input, target, self.margin, self.reduction)
+        return F.hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
 
 
 class SoftMarginLoss(_Loss):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Any
 
@@ -134,6 +135,21 @@ class NLLLossGrad(Op):
         return NLLLoss.apply(h, target, weight, reduction, ignore_index), None
 
 
+def legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
+    """PyTorch's deprecated ``size_average``/``reduce`` pair as a ``reduction`` (``reduction`` when both are None)."""
+    if size_average is None and reduce is None:
+        return reduction
+    level: int = 1  # the warning names the first caller outside Ember (wrappers vary)
+    frame: Any = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("ember."):
+        level, frame = level + 1, frame.f_back
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction instead.", UserWarning,
+                  stacklevel=level + 1)  # fmt: skip
+    if reduce is False:
+        return "none"
+    return "sum" if size_average is False else "mean"
+
+
 def _reduce(loss: Tensor, reduction: str, op: str, weight_sum: Tensor | None = None) -> Tensor:
     if reduction == "none":
         return loss
@@ -166,9 +182,11 @@ def _class_target(op: str, input: Tensor, target: Tensor) -> tuple[Tensor, Tenso
 
 @autocast_op("nll_loss")
 def nll_loss(
-    input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean"
-) -> Tensor:
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None, ignore_index: int = -100,
+    reduce: Any = None, reduction: str = "mean",
+) -> Tensor:  # fmt: skip
     """Negative log-likelihood of class indices ``target`` under log-probabilities ``input`` (N, C, ...)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if reduction not in REDUCTIONS:
         raise ValueRangeError(f"nll_loss: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
     tshape = tuple(target.shape)
@@ -219,11 +237,14 @@ def cross_entropy(
     input: Tensor,
     target: Tensor,
     weight: Tensor | None = None,
+    size_average: Any = None,
     ignore_index: int = -100,
+    reduce: Any = None,
     reduction: str = "mean",
     label_smoothing: float = 0.0,
 ) -> Tensor:
     """Cross entropy of logits ``input`` (N, C, ...) with class indices or class probabilities."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     cdim = 1 if input.ndim > 1 else 0
     c = input.shape[cdim] if input.ndim else 0
     logp = log_softmax(input, cdim)
@@ -239,7 +260,7 @@ def cross_entropy(
         lw = logp * weight.reshape(wshape) if weight is not None else logp
         loss = -_sum(lw * target, cdim)
         return _reduce(loss, reduction, "cross_entropy")
-    nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if not label_smoothing:
         return nll
     # PyTorch's rule: the smoothing term -sum_c w_c log p_c is zero at ignored targets and, for 'mean',
@@ -281,13 +302,31 @@ def _broadcast_pair(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
     return tuple(t if t.shape == shape else expand(t, *shape) for t in (input, target))  # type: ignore[return-value]
 
 
+def _reduce_weighted(
+    loss: Tensor, weight: Tensor | None, reduction: str, op: str, shape: Any, weighted_mean: bool = True
+) -> Tensor:
+    """A pointwise loss scaled by ``weight`` (of the input's ``shape``), whose 'mean' divides by the weights' sum
+    (PyTorch's mse/l1 ``weight``), or by the element count where ``weighted_mean`` is False (its huber's)."""
+    if weight is None:
+        return _reduce(loss, reduction, op)
+    if tuple(weight.shape) != tuple(shape):
+        raise ShapeError(f"{op}: weight of shape {tuple(weight.shape)} must have the input's shape {tuple(shape)}")
+    loss = loss * weight
+    return _reduce(loss, reduction, op, _sum(weight) if reduction == "mean" and weighted_mean else None)
+
+
 @autocast_op("mse_loss")
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean squared error."""
+def mse_loss(
+    input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:  # fmt: skip
+    """Mean squared error; ``weight`` (the input's shape) scales each term, and 'mean' divides by its sum."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _check_target_shape("mse_loss", input, target)
+    shape = input.shape
     input, target = _broadcast_pair(input, target)
     d = input - target
-    return _reduce(d * d, reduction, "mse_loss")
+    return _reduce_weighted(d * d, weight, reduction, "mse_loss", shape)
 
 
 register_method("softmax", softmax)
@@ -309,8 +348,8 @@ def linear_cross_entropy(
         logits = logits + linear_bias
     if len(classes) > 1 and input.ndim > 1:  # (N, C, d_1, ...) as cross_entropy takes it
         logits = logits.movedim(input.ndim - 1, 1)
-    return cross_entropy(logits, target, weight, -100 if ignore_index is None else ignore_index, reduction,
-                         label_smoothing)  # fmt: skip
+    return cross_entropy(logits, target, weight, ignore_index=-100 if ignore_index is None else ignore_index,
+                         reduction=reduction, label_smoothing=label_smoothing)  # fmt: skip
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:

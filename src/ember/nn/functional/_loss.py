@@ -15,7 +15,7 @@ from ...ops._pointwise_special import xlogy
 from ...ops._pointwise_unary import clamp, exp, log
 from ...ops._util import _float
 from ._activation import softplus
-from ._basic import _broadcast_pair, _check_target_shape, _reduce
+from ._basic import _broadcast_pair, _check_target_shape, _reduce, _reduce_weighted, legacy_reduction
 from ._distance import pairwise_distance
 
 __all__ = [
@@ -72,9 +72,11 @@ class BinaryCrossEntropy(Op):
 
 @autocast_op("binary_cross_entropy")
 def binary_cross_entropy(
-    input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
-) -> Tensor:
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None, reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:  # fmt: skip
     """``-(t log p + (1 - t) log(1 - p))`` for probabilities ``input``; logs clamped at -100 as in PyTorch."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _same_shape("binary_cross_entropy", input, target)
     _check_probabilities("binary_cross_entropy", target)
     xp = input._backend.xp
@@ -96,10 +98,13 @@ def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
     weight: Tensor | None = None,
+    size_average: Any = None,
+    reduce: Any = None,
     reduction: str = "mean",
     pos_weight: Tensor | None = None,
 ) -> Tensor:
     """Sigmoid + binary cross entropy in one stable expression; ``pos_weight`` scales the positive term."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _same_shape("binary_cross_entropy_with_logits", input, target)
     _check_probabilities("binary_cross_entropy_with_logits", target)
     for name, t_ in (("weight", weight), ("pos_weight", pos_weight)):
@@ -118,16 +123,25 @@ def binary_cross_entropy_with_logits(
 
 
 @autocast_op("l1_loss")
-def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean absolute error."""
+def l1_loss(
+    input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:  # fmt: skip
+    """Mean absolute error; ``weight`` (the input's shape) scales each term, and 'mean' divides by its sum."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _check_target_shape("l1_loss", input, target)
+    shape = input.shape
     input, target = _broadcast_pair(input, target)
-    return _reduce((input - target).abs(), reduction, "l1_loss")
+    return _reduce_weighted((input - target).abs(), weight, reduction, "l1_loss", shape)
 
 
 @autocast_op("smooth_l1_loss")
-def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+def smooth_l1_loss(
+    input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+    beta: float = 1.0,
+) -> Tensor:  # fmt: skip
     """Quadratic below ``beta`` (``0.5 d^2 / beta``), linear above (``|d| - beta / 2``)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _check_target_shape("smooth_l1_loss", input, target)
     input, target = _broadcast_pair(input, target)
     d = (input - target).abs()
@@ -139,18 +153,26 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta:
 
 
 @autocast_op("huber_loss")
-def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
-    """Quadratic below ``delta`` (``0.5 d^2``), linear above (``delta (|d| - delta / 2)``)."""
+def huber_loss(
+    input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0, weight: Tensor | None = None
+) -> Tensor:
+    """Quadratic below ``delta`` (``0.5 d^2``), linear above (``delta (|d| - delta / 2)``); ``weight`` scales each
+    term, and 'mean' divides by the element count (PyTorch's rule here; mse/l1 divide by the weights' sum)."""
     _check_target_shape("huber_loss", input, target)
     d = (input - target).abs()
     small = d < delta
     q = where(small, d, 0.0)  # (see smooth_l1_loss)
-    return _reduce(where(small, 0.5 * q * q, delta * (d - 0.5 * delta)), reduction, "huber_loss")
+    loss = where(small, 0.5 * q * q, delta * (d - 0.5 * delta))
+    return _reduce_weighted(loss, weight, reduction, "huber_loss", input.shape, weighted_mean=False)
 
 
 @autocast_op("kl_div")
-def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:
+def kl_div(
+    input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:  # fmt: skip
     """KL(target || exp(input)) pointwise: ``target * (log target - input)``; ``reduction='batchmean'`` divides by N."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if log_target:
         loss = exp(target) * (target - input)
     else:  # 0 log 0 = 0 (PyTorch's xlogy); a negative target gives NaN, as there
@@ -168,9 +190,11 @@ def _margin_target(op: str, y: Tensor) -> None:
 
 @autocast_op("cosine_embedding_loss")
 def cosine_embedding_loss(
-    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
-) -> Tensor:
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average: Any = None,
+    reduce: Any = None, reduction: str = "mean",
+) -> Tensor:  # fmt: skip
     """``1 - cos`` for target 1, ``max(0, cos - margin)`` for target -1."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _margin_target("cosine_embedding_loss", target)
     eps = 1e-12
     dim = input1.ndim - 1
@@ -183,23 +207,32 @@ def cosine_embedding_loss(
 
 @autocast_op("margin_ranking_loss")
 def margin_ranking_loss(
-    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
-) -> Tensor:
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average: Any = None,
+    reduce: Any = None, reduction: str = "mean",
+) -> Tensor:  # fmt: skip
     """``max(0, -target * (input1 - input2) + margin)``."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _margin_target("margin_ranking_loss", target)
     return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction, "margin_ranking_loss")
 
 
 @autocast_op("hinge_embedding_loss")
-def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction: str = "mean") -> Tensor:
+def hinge_embedding_loss(
+    input: Tensor, target: Tensor, margin: float = 1.0, size_average: Any = None, reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:  # fmt: skip
     """``x`` for target 1, ``max(0, margin - x)`` for target -1."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _margin_target("hinge_embedding_loss", target)
     return _reduce(where(target == 1, input, (margin - input).clamp(min=0)), reduction, "hinge_embedding_loss")
 
 
 @autocast_op("soft_margin_loss")
-def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+def soft_margin_loss(
+    input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
+) -> Tensor:
     """``log(1 + exp(-y x))``."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _fits("soft_margin_loss", "target", target, input)
     return _reduce(softplus(-target * input), reduction, "soft_margin_loss")
 
@@ -213,9 +246,12 @@ def triplet_margin_loss(
     p: float = 2.0,
     eps: float = 1e-6,
     swap: bool = False,
+    size_average: Any = None,
+    reduce: Any = None,
     reduction: str = "mean",
 ) -> Tensor:
     """``max(d(a, p) - d(a, n) + margin, 0)`` with p-norm distances."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     dp = pairwise_distance(anchor, positive, p, eps)
     dn = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -229,10 +265,13 @@ def poisson_nll_loss(
     target: Tensor,
     log_input: bool = True,
     full: bool = False,
+    size_average: Any = None,
     eps: float = 1e-8,
+    reduce: Any = None,
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log-likelihood of a Poisson target with rate ``exp(input)`` (or ``input``)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     loss = exp(input) - target * input if log_input else input - target * log(input + eps)
     if full:
         t = target

@@ -11,7 +11,7 @@ from ..._tensor import Tensor
 from ...ops import minimum, where
 from ...ops._util import _float
 from ._activation import logsigmoid
-from ._basic import _reduce
+from ._basic import _reduce, legacy_reduction
 
 __all__ = [
     "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss", "triplet_margin_with_distance_loss",
@@ -34,7 +34,6 @@ def multi_margin_loss(
     size_average: Any = None, reduce: Any = None, reduction: str = "mean",
 ) -> Tensor:  # fmt: skip
     """``sum_{i != y} max(0, margin - x[y] + x[i])^p / C`` per sample (weighted by ``weight[y]``)."""
-    from ...nn.loss import legacy_reduction
 
     reduction = legacy_reduction(size_average, reduce, reduction)
     if p not in (1, 2):
@@ -57,7 +56,6 @@ def multilabel_margin_loss(
     input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
 ) -> Tensor:
     """``sum_{j in y} sum_{i not in y} max(0, 1 - (x[j] - x[i])) / C``; ``y`` is ``target`` up to its first -1."""
-    from ...nn.loss import legacy_reduction
 
     reduction = legacy_reduction(size_average, reduce, reduction)
     x, t = _classes("multilabel_margin_loss", input, target, 1)
@@ -79,7 +77,6 @@ def multilabel_soft_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:  # fmt: skip
     """``-mean_c(y log sigmoid(x) + (1 - y) log sigmoid(-x))`` per sample (weighted per class by ``weight``)."""
-    from ...nn.loss import legacy_reduction
 
     reduction = legacy_reduction(size_average, reduce, reduction)
     x = _float(input)
