@@ -25,6 +25,7 @@ from ._guards import World, describe_change, flatten, modules_of
 from ._hooks import install, uninstall
 from ._instr import _DATA, _GRAD, Ref, TRef, tensors_in
 from ._program import MISS, NotHoistableError, Program, build
+from ._registry import LIVE, SETTINGS
 from ._tracer import CaptureError, Tracer, where
 from ._verify import Snapshot, atomics_may_differ, deterministic_kernels, same_outputs
 
@@ -33,7 +34,6 @@ __all__ = ["compile", "CompiledFunction", "CaptureError"]
 _KNOWN_MODES = {None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"}
 _KNOWN_BACKENDS = {None, "ember", "eager", "inductor", "cudagraphs", "aot_eager"}
 _NOTED: set[str] = set()
-CACHE_SIZE = 8
 
 
 def _note_once(msg: str) -> None:
@@ -58,14 +58,14 @@ class CompiledFunction:
 
     def __init__(self, fn: Callable[..., Any], *, fullgraph: bool = False, dynamic: Any = None, mode: Any = None,
                  backend: Any = None, static_argnums: Any = (), static_argnames: Any = (),
-                 cache_size: int = CACHE_SIZE) -> None:  # fmt: skip
+                 cache_size: int | None = None) -> None:  # fmt: skip
         self.fn = fn
         self.fullgraph = fullgraph
         self.mode, self.backend, self.dynamic = mode, backend, dynamic
         nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
         names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
         self.static = frozenset(nums) | frozenset(names)
-        self.cache_size = cache_size
+        self._cache_size = cache_size  # None: the process's setting (``_dynamo.config.cache_size_limit``), live
         self.cache: list[_Entry] = []
         self.eager = backend == "eager"
         self.reason: str | None = None  # why it runs eagerly, when it does
@@ -82,6 +82,22 @@ class CompiledFunction:
         self.graph: Any = None  # GraphForward, once a call returned a tensor attached to a graph
         self._last_key: Any = None
         functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        LIVE.add(self)
+
+    @property
+    def cache_size(self) -> int:
+        """Programs kept before calls that match none run eagerly."""
+        return int(SETTINGS["cache_size"] if self._cache_size is None else self._cache_size)
+
+    @cache_size.setter
+    def cache_size(self, n: int) -> None:
+        self._cache_size = n
+
+    def reset(self) -> None:
+        """Forget the captured programs (``ember.compiler.reset``): the next call captures again."""
+        self.cache.clear()
+        self.eager, self.reason = self.backend == "eager", None
+        self.graph, self._last_key, self._full_warned = None, None, False
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:  # decorating a method
         return self if obj is None else functools.partial(self, obj)

@@ -21,6 +21,7 @@ from ._guards import World, flatten, modules_of
 from ._hooks import install, uninstall
 from ._instr import _DATA, Ref, tensors_in
 from ._program import MISS, NotHoistableError, Program, build
+from ._registry import LIVE, SETTINGS
 from ._tracer import Tracer, where
 
 __all__ = ["GraphForward", "CompiledForward"]
@@ -60,12 +61,28 @@ class _Entry:
 class GraphForward:
     """The grad-mode calls of one compiled forward (a cache of split programs, as ``CompiledFunction``)."""
 
-    def __init__(self, fn: Any, fullgraph: bool, cache_size: int = 8) -> None:
-        self.mod, self.fullgraph, self.cache_size = fn, fullgraph, cache_size
+    def __init__(self, fn: Any, fullgraph: bool, cache_size: int | None = None) -> None:
+        self.mod, self.fullgraph = fn, fullgraph
+        self._cache_size = cache_size  # None: the process's setting (``_dynamo.config.cache_size_limit``), live
         self.cache: list[_Entry] = []
         self.eager = False
         self.reason: str | None = None
         self.stats = {"captures": 0, "replays": 0, "eager": 0}
+        LIVE.add(self)
+
+    @property
+    def cache_size(self) -> int:
+        """Programs kept before calls that match none run eagerly."""
+        return int(SETTINGS["cache_size"] if self._cache_size is None else self._cache_size)
+
+    @cache_size.setter
+    def cache_size(self, n: int) -> None:
+        self._cache_size = n
+
+    def reset(self) -> None:
+        """Forget the captured programs (``ember.compiler.reset``)."""
+        self.cache.clear()
+        self.eager, self.reason = False, None
 
     def __call__(self, *args: Any) -> Any:
         if self.eager:

@@ -1,6 +1,6 @@
 """Neural-network building blocks: Module, Param, Config, layers, losses, init (PyTorch's ``torch.nn`` names)."""
 
-from . import functional, init, modules, parallel, utils  # noqa: F401
+from . import attention, functional, init, modules, parallel, utils  # noqa: F401
 from .activation import *  # noqa: F403
 from .config import Config, config_for  # noqa: F401
 from .container import *  # noqa: F403

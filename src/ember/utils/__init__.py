@@ -1,5 +1,5 @@
-"""``ember.utils``: the paths PyTorch programs import from (``torch.utils.data``, ``torch.utils.checkpoint``)."""
+"""``ember.utils``: the paths PyTorch programs import from (``torch.utils.data``, ``torch.utils.checkpoint``, ...)."""
 
-from . import checkpoint, data
+from . import checkpoint, data, hooks
 
-__all__ = ["checkpoint", "data"]
+__all__ = ["checkpoint", "data", "hooks"]

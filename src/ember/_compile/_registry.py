@@ -1,0 +1,16 @@
+"""The compiled callables alive in this process, and the settings they share (``ember.compiler``/``_dynamo``)."""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+#: programs kept per compiled function before calls that match none run eagerly (``_dynamo.config.cache_size_limit``)
+SETTINGS: dict[str, Any] = {"cache_size": 8}
+LIVE: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def reset_all() -> None:
+    """Every compiled function and forward forgets its programs (and why it ran eagerly): captured anew."""
+    for f in list(LIVE):
+        f.reset()

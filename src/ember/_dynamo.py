@@ -1,0 +1,43 @@
+"""``ember._dynamo`` (PyTorch's ``torch._dynamo``): the names training scripts touch, served by ``ember.compile``.
+
+``config.cache_size_limit`` is the number of programs a compiled function keeps (new ones read it);
+``config.suppress_errors`` and the other flags are kept for the scripts that set them. ``mark_dynamic`` and
+``mark_static`` take a hint Ember does not need: a new shape is captured anew.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._compile._registry import SETTINGS
+from .compiler import disable, is_compiling, reset
+
+__all__ = ["config", "disable", "is_compiling", "mark_dynamic", "mark_static", "reset"]
+
+
+class _Config:
+    """Settings: ``cache_size_limit`` is live; other attributes are stored as set."""
+
+    suppress_errors = False
+    verbose = False
+
+    @property
+    def cache_size_limit(self) -> int:
+        return int(SETTINGS["cache_size"])
+
+    @cache_size_limit.setter
+    def cache_size_limit(self, n: int) -> None:
+        if not isinstance(n, int) or n < 1:
+            raise ValueError(f"_dynamo.config.cache_size_limit must be a positive int, got {n!r}")
+        SETTINGS["cache_size"] = n
+
+
+config = _Config()
+
+
+def mark_dynamic(t: Any, index: Any, *, min: Any = None, max: Any = None) -> None:
+    """A hint that ``t``'s dim ``index`` varies: Ember captures each new shape anew, so nothing is needed."""
+
+
+def mark_static(t: Any, index: Any = None) -> None:
+    """A hint that ``t``'s shape does not vary: Ember's programs guard on shapes already."""
