@@ -140,9 +140,7 @@ class Tracer:
         if t is not None:
             return t
         self.keep.append(a)
-        base = getattr(a, "base", None)
-        while base is not None and not (base.__class__ is TracedArray and base._g == self.gen):
-            base = getattr(base, "base", None)
+        base = self._traced_base(a)
         if base is not None:  # a view of traced memory made where NumPy could not see it
             if _ptr(a) == _ptr(base) and a.shape == base.shape and a.strides == base.strides and a.dtype == base.dtype:
                 t = self.wrap(a, base._s)
@@ -275,7 +273,24 @@ class Tracer:
                     # made from an untraced array (a constant): not recorded, still a constant
                     return res
                 return self.call(orig, args, kwargs, kind="k")
+            if hasattr(p, "__array_interface__") and self._traced_base(p) is not None:
+                # NumPy's own view-maker (``as_strided``, ``sliding_window_view``): an object exposing traced
+                # memory; its result is a view of that memory, replayed as one (a recorded call would keep the
+                # captured memory and replay stale values)
+                self.suspended += 1
+                try:
+                    res = orig(*args, **kwargs)
+                finally:
+                    self.suspended -= 1
+                return self.adopt(res, None) if isinstance(res, np.ndarray) else res
         return self.call(orig, args, kwargs, kind="c")
+
+    def _traced_base(self, a: Any) -> Any:
+        """The traced array of this capture whose memory ``a`` (through its ``.base`` chain) is a view of."""
+        base = getattr(a, "base", None)
+        while base is not None and not (base.__class__ is TracedArray and base._g == self.gen):
+            base = getattr(base, "base", None)
+        return base
 
     def opaque(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """An ``@opaque`` call: run it as is, record it to be called again at replay."""
