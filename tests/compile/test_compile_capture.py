@@ -213,14 +213,14 @@ def test_compiled_module_under_grad_mode_is_one_node_with_the_recorded_backward(
         ember.set_rng_state(state)
         y2 = body2c(stem2(x))
         assert _bits(y1) == _bits(y2)
-        if i:
+        if i >= 2:  # (the second call is checked: replayed beside eager, eager's result returned)
             assert y2.grad_fn.name == "CompiledForwardBackward"
         (y1 * y1).sum().backward()
         (y2 * y2).sum().backward()
         for p, q in zip([*stem1.parameters(), *body1.parameters()], [*stem2.parameters(), *body2.parameters()],
                         strict=True):  # fmt: skip
             assert _bits(p.grad) == _bits(q.grad)
-    assert body2c._graph.stats == {"captures": 1, "replays": 3, "eager": 0}
+    assert body2c._graph.stats == {"captures": 1, "checked": 1, "replays": 2, "eager": 0}
     with pytest.raises(RuntimeError, match="no differentiable backward"):
         y = body2c(stem2(ember.randn(5, 3)))
         ember.autograd.grad(y.sum(), stem2.weight, create_graph=True)
@@ -253,7 +253,7 @@ def test_compiled_function_returning_a_graph_is_one_node() -> None:
         g1 = ember.autograd.grad((y1 * y1).sum(), [x, w, b])
         g2 = ember.autograd.grad((y2 * y2).sum(), [x2, w, b])
         assert [_bits(g) for g in g1] == [_bits(g) for g in g2]
-    assert c.graph.stats == {"captures": 1, "replays": 2, "eager": 0}
+    assert c.graph.stats == {"captures": 1, "checked": 1, "replays": 1, "eager": 0}
     with ember.no_grad():  # without grad mode: the plain program
         assert _bits(c(ember.ones(5, 4))) == _bits(f(ember.ones(5, 4)))
 

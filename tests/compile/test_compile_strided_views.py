@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 
 import numpy as np
+import pytest
 
 import ember
 import ember.nn as nn
@@ -87,3 +88,40 @@ def test_sliding_window_and_as_strided_in_a_compiled_step_replay_on_fresh_memory
             for a, b in zip(g(x), f(x), strict=True):
                 assert _bits(a) == _bits(b)
     assert g.stats["replays"] >= 2
+
+
+def _corrupt(program, what):
+    run = program.run
+
+    def bad(*a):
+        res = run(*a)
+        if what == "fwd":
+            outs, saved = res
+            return (outs[0] + 1, *outs[1:]), saved
+        return tuple(None if r is None else r * 2 for r in res)
+
+    program.run = bad
+
+
+@pytest.mark.parametrize("what", ["fwd", "bwd"])
+def test_a_grad_mode_forward_is_checked_beside_eager_on_its_first_replay(what):
+    """Defence in depth: had a capture bug like the one above slipped through, the first replay of a compiled
+    forward under grad mode (forward outputs, state, and the backward's gradients) is compared with eager."""
+    ember.manual_seed(0)
+    m = nn.Sequential(nn.Linear(4, 6), nn.Tanh(), nn.Linear(6, 2))
+    ref = copy.deepcopy(m)
+    cm = ember.compile(m)
+    x = ember.randn(3, 4)
+    cm(x).sum().backward()
+    _corrupt(getattr(cm._graph.cache[0], what), what)
+    with pytest.warns(UserWarning, match="forward" if what == "fwd" else "backward's gradients"):
+        y = cm(x)
+    for _ in range(2):
+        m.zero_grad()
+        ref.zero_grad()
+        y, r = cm(x), ref(x)
+        assert _bits(y) == _bits(r)
+        y.sum().backward()
+        r.sum().backward()
+        assert all(_bits(p.grad) == _bits(q.grad) for p, q in zip(m.parameters(), ref.parameters(), strict=True))
+    assert cm._graph.eager and cm._graph.stats["replays"] == 0

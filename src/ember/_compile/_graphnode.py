@@ -23,6 +23,7 @@ from ._instr import _DATA, Ref, tensors_in
 from ._program import MISS, NotHoistableError, Program, build
 from ._registry import LIVE, SETTINGS
 from ._tracer import Tracer, where
+from ._verify import Snapshot, _bits_equal, _close, _copy, atomics_may_differ, deterministic_kernels
 
 __all__ = ["GraphForward", "CompiledForward"]
 
@@ -52,10 +53,12 @@ class CompiledForward(Op):
 
 
 class _Entry:
-    __slots__ = ("bwd", "fwd", "key", "params", "template", "world")
+    __slots__ = ("bwd", "fwd", "key", "params", "template", "verified", "watch", "world")
 
-    def __init__(self, key: Any, world: World, fwd: Program, bwd: Program, params: list[Tensor], template: Any):
+    def __init__(self, key: Any, world: World, fwd: Program, bwd: Program, params: list[Tensor], template: Any,
+                 watch: dict[str, Any]) -> None:  # fmt: skip
         self.key, self.world, self.fwd, self.bwd, self.params, self.template = key, world, fwd, bwd, params, template
+        self.watch, self.verified = watch, False
 
 
 class GraphForward:
@@ -67,7 +70,7 @@ class GraphForward:
         self.cache: list[_Entry] = []
         self.eager = False
         self.reason: str | None = None
-        self.stats = {"captures": 0, "replays": 0, "eager": 0}
+        self.stats = {"captures": 0, "checked": 0, "replays": 0, "eager": 0}
         LIVE.add(self)
 
     @property
@@ -91,6 +94,8 @@ class GraphForward:
         leaves, key = flatten(args, {}, frozenset())
         for e in self.cache:
             if e.key == key and e.world.check(leaves) is None:
+                if not e.verified:
+                    return self._checked(e, args, leaves)
                 res = e.fwd.run(*leaves)
                 if res is MISS:
                     break
@@ -162,8 +167,52 @@ class GraphForward:
                           UserWarning, stacklevel=4)  # fmt: skip
             return result
         world.finish(tr, leaves)
-        self.cache.append(_Entry(key, world, fwd, bwd, params, _template(result)))
+        self.cache.append(_Entry(key, world, fwd, bwd, params, _template(result), Snapshot.of(tr, leaves)))
         return result
+
+    def _checked(self, e: _Entry, args: tuple[Any, ...], leaves: list[Tensor]) -> Any:
+        """An entry's first replay, run beside eager: the forward program's outputs and state changes, then the
+        backward program's gradients (for seed gradients equal to the outputs) must equal eager's bit for bit.
+        The call returns eager's result; a difference makes the forward run eagerly from now on."""
+        from ..autograd import grad
+
+        self.stats["checked"] += 1
+        targets = [t for t in leaves if t.requires_grad] + e.params
+        snap = Snapshot(e.watch, leaves)
+        close = atomics_may_differ(snap.arrays())  # a GPU's atomics: eager differs from eager in the last bits
+        with deterministic_kernels(close):
+            res = e.fwd.run(*leaves)
+            if res is MISS:
+                return self.mod(*args)
+            after_replay = snap.take()
+            snap.restore()
+            result = self.mod(*args)
+        diff = snap.differences(after_replay, snap.take(), close)
+        outs, saved = res
+        eager_outs = tensors_in(result)
+        if diff is None and not (len(outs) == len(eager_outs) and all(
+                _same(a, _DATA.__get__(t), close) for a, t in zip(outs, eager_outs, strict=True))):  # fmt: skip
+            diff = "the forward's result"
+        if diff is None:
+            seeds = [_copy(_DATA.__get__(o)) for o in eager_outs]
+            replayed = e.bwd.run(*saved, *seeds)
+            seed_t = [Tensor._make(a, o._backend) for a, o in zip(seeds, eager_outs, strict=True)]
+            eager_g = grad(eager_outs, targets, grad_outputs=seed_t, retain_graph=True, allow_unused=True)
+            for r, g in zip(replayed, eager_g, strict=True):
+                if (r is None) != (g is None) or not (r is None or _same(r, _DATA.__get__(g), close)):
+                    diff = "the backward's gradients"
+                    break
+        if diff is not None:
+            self.eager, self.reason = True, f"its replay differed from eager ({diff})"
+            warnings.warn(f"ember.compile: {self._name()}'s forward under grad mode runs eagerly: its replay differed "
+                          f"from eager ({diff}); please report this", UserWarning, stacklevel=4)  # fmt: skip
+        e.verified = True
+        return result
+
+
+def _same(a: Any, b: Any, close: bool) -> bool:
+    """Two arrays bit for bit (``close``: within the rounding of reordered sums, as ``_verify`` allows)."""
+    return _bits_equal(a, b) or (close and _close(a, b))
 
 
 def _saved_slots(tr: Tracer, split: int, seeds: set[int]) -> list[int]:
