@@ -1,4 +1,4 @@
-"""Property: random small programs (a menu of 40 operations: arithmetic, views, indexing, in-place writes,
+"""Property: random small programs (a menu of 43 operations: arithmetic, views, indexing, in-place writes,
 reductions, a backward pass) captured by ``ember.compile`` and replayed with fresh inputs equal eager, bit for bit."""
 
 from __future__ import annotations
@@ -93,6 +93,10 @@ OPS: list[tuple[str, Callable[[T, T], T]]] = [
     ("clamp_", _clamp_),
     ("copy_transpose", _copy_into_transpose),
     ("dropout", lambda a, b: ember.nn.functional.dropout(a, 0.3) + b),
+    # views NumPy makes through as_strided (a non-contiguous slice viewed, nanoGPT's split-then-view)
+    ("split_view", lambda a, b: ember.cat([k.view(3, 1, 2).reshape(3, 2) for k in (a * 1).split(2, 1)][::-1], 1)),
+    ("as_strided", lambda a, b: ember.as_strided(a * 1, (3, 4), (1, 3)) + b),
+    ("unfold", lambda a, b: a.unfold(1, 2, 2).reshape(3, 4) * b),
 ]
 
 step = st.tuples(st.integers(0, len(OPS) - 1), st.integers(0, 9), st.integers(0, 9))
