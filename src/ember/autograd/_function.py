@@ -315,6 +315,8 @@ class Function(Node):
         cls._reads_some = cls.value_needed is not Node.value_needed
         cls._apply_flags = (cls._array_io, cls.differentiable, cls.saves_inputs, cls.saves_output)
         _bind_apply(cls)
+        if "shaped_grads" not in cls.__dict__:  # a claim about the class's own rule: never inherited
+            cls.shaped_grads = False
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} defines no forward")
