@@ -80,7 +80,8 @@ def test_numbers_are_kept_once_and_bounded():
     assert S._wrapped(x.half(), 0.25) == 0.25 and S._wrapped(torch.tensor(1.0), 0.25) is t  # (a 0-d one too)
     for k in range(S._MAX_KEPT + 10):  # a number changing every call (a decaying rate) does not pile up
         S._wrapped(x, 1.0 + k / 4096)
-    assert len(S._SCALARS) <= S._MAX_KEPT
+    assert len(S._SCALARS[torch.float32]) <= S._MAX_KEPT and set(S._SCALARS) == {torch.float32, torch.float64}
+    assert S._NONE == {}
 
 
 def test_cuda_namespace_keeps_torchs_operators():

@@ -152,7 +152,8 @@ def _run(
             edges = node._edges
             # the usual node (first order, no hooks or captured gradients, its saved inputs unchanged):
             # its array rule, called here; any other goes through ``_step``
-            fast = type(node).backward_arrays if quick else None
+            cls = type(node)
+            fast = cls.backward_arrays if quick else None
             vs = node._versions
             if vs and inputs is not None and not detached:  # saved inputs all at their recorded versions?
                 if vs is _ZERO:
@@ -170,8 +171,10 @@ def _run(
                     out = (out,)
                 if len(out) < len(edges):
                     raise RuntimeError(f"{node.name}: backward returned {len(out)} gradients for {len(inputs)} inputs")
+                shaped = cls.shaped_grads  # its rule keeps the shapes: the check below is skipped (``Node``)
             else:
                 out = _step(node, [ngrad] if grads is None else grads, arrays, anomaly, detached, create_graph, capture)
+                shaped = False
             nxt = None
             k = -1
             for e in edges:  # (with an index, not a zip of inputs, edges and results: ~0.1 µs a node less)
@@ -183,7 +186,7 @@ def _run(
                     continue
                 inp = inputs[k]
                 if arrays:
-                    if g.shape != inp._data.shape:
+                    if not shaped and g.shape != inp._data.shape:
                         raise _shape_error(node, g.shape, inp)
                     if g.__class__ is WeightGrad and (e.__class__ is not tuple or e[0] is not None or e[1]._hooks):
                         g = g.value()  # only a leaf's sum takes it as it is
@@ -271,15 +274,16 @@ def _root_grads(roots: Sequence[Tensor], grads: Sequence[Any], op: str) -> list[
             if _NONFINITE_CHECK[0] or STATE.anomaly:
                 _check_nonfinite_root(r)
             g = Tensor._make(r._backend.xp.ones(r._data.shape, dtype=r._data.dtype), r._backend)
-        elif not isinstance(g, Tensor):
-            g = Tensor(g, dtype=r.dtype, device=r.device)
-        elif g.shape != r.shape:
-            raise RuntimeError(f"{op}: gradient of shape {g.shape} given for an output of shape {r.shape}")
-        elif g._backend is not r._backend:
-            raise DeviceError(
-                f"{op}: gradient on {g.device} ({g._backend.name} backend) given for an output on {r.device} "
-                f"({r._backend.name} backend); make it with device=output.device"
-            )
+        else:
+            if not isinstance(g, Tensor):  # (a list or array: its shape is checked too, as a Tensor's)
+                g = Tensor(g, dtype=r.dtype, device=r.device)
+            if g.shape != r.shape:
+                raise RuntimeError(f"{op}: gradient of shape {g.shape} given for an output of shape {r.shape}")
+            if g._backend is not r._backend:
+                raise DeviceError(
+                    f"{op}: gradient on {g.device} ({g._backend.name} backend) given for an output on {r.device} "
+                    f"({r._backend.name} backend); make it with device=output.device"
+                )
         out.append(g)
     return out
 

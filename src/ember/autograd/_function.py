@@ -12,6 +12,7 @@ someone asks for them (``retain_grad``, hooks) — weak references to its output
 from __future__ import annotations
 
 import traceback
+from types import MethodType
 from typing import Any
 
 from .._errors import DeviceError, DTypeError
@@ -27,6 +28,9 @@ from ._release import RELEASE_MIN_BYTES, _release_unread
 __all__ = ["Function", "Op", "FunctionCtx"]
 
 _new_tensor = _new_object = object.__new__
+#: ``[recorder]`` while ``ember.onnx`` traces a forward pass (``onnx/_trace.py``), else ``[None]``: ``apply`` hands
+#: each call to it (the recorder runs the call with this emptied, so the operators that one runs are not recorded)
+TRACE: list[Any] = [None]
 
 
 def _device_error(name: str, args: tuple[Any, ...]) -> RuntimeError:
@@ -73,7 +77,9 @@ class Function(Node):
 
         Returns the output Tensor (a tuple of Tensors for an operator with several outputs).
         """
-        if _AUTOCAST[0]:  # some thread has an ember.autocast block open
+        if _AUTOCAST[0] or TRACE[0] is not None:  # some thread has an ember.autocast block open, or a trace runs
+            if TRACE[0] is not None:
+                return TRACE[0](cls, args, kwargs)  # type: ignore[no-any-return]
             args = cast_args(cls, args)
         array_io, differentiable, saves_inputs, saves_output = cls._apply_flags  # (one read, not four)
         n = len(args)
@@ -308,6 +314,9 @@ class Function(Node):
         super().__init_subclass__(**kwargs)
         cls._reads_some = cls.value_needed is not Node.value_needed
         cls._apply_flags = (cls._array_io, cls.differentiable, cls.saves_inputs, cls.saves_output)
+        _bind_apply(cls)
+        if "shaped_grads" not in cls.__dict__:  # a claim about the class's own rule: never inherited
+            cls.shaped_grads = False
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} defines no forward")
@@ -317,6 +326,30 @@ class Function(Node):
 
 
 Function._apply_flags = (Function._array_io, Function.differentiable, Function.saves_inputs, Function.saves_output)
+
+
+def _bind_apply(cls: type[Function]) -> None:
+    """Give ``cls`` its own ``apply`` bound to it, when it inherits the classmethod: ``Op.apply`` read from the
+    class is then one dictionary read, where a classmethod makes a bound method on every read (~30 ns a call).
+
+    A class that defines ``apply`` itself keeps it, and its bases lose their bound ones: its ``super().apply``
+    would find a base's and run the base's operator (with the classmethod, as before, it binds ``cls``).
+    """
+    own = cls.__dict__.get("apply")
+    if own is not None:
+        for base in cls.__mro__[1:]:
+            b = base.__dict__.get("apply")
+            if b.__class__ is MethodType and b.__self__ is base:
+                delattr(base, "apply")
+        return
+    for base in cls.__mro__[1:]:
+        b = base.__dict__.get("apply")
+        if b is None:
+            continue
+        if isinstance(b, classmethod) or (b.__class__ is MethodType and b.__self__ is base):
+            cls.apply = MethodType(b.__func__, cls)  # type: ignore[method-assign]
+        return
+
 
 _COMPLEX_NODES: dict[type[Function], type[Function]] = {}
 

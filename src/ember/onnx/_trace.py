@@ -1,7 +1,8 @@
 """Recording one forward pass as the sequence of Ember operators it ran (for ``ember.onnx.export``).
 
-Every built-in operator runs through ``Function.apply``; while tracing, ``apply`` is wrapped to record
-``(operator class, arguments, keyword arguments, outputs)``. Nothing about the model is executed twice
+Every built-in operator runs through ``Function.apply``; while tracing, ``apply`` hands each call to a recorder
+(``_function.TRACE``, one read per call when not tracing) that runs it and records ``(operator class, arguments,
+keyword arguments, outputs)``. Nothing about the model is executed twice
 and no operator changes: the trace is the operators' own inputs and results, kept alive until export ends.
 """
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._tensor import Tensor
-from ..autograd._function import Function
+from ..autograd._function import TRACE, Function
 
 __all__ = ["Call", "trace", "tracing"]
 
@@ -41,25 +42,25 @@ class Call:
 def trace() -> Iterator[list[Call]]:
     """Record every operator applied inside the block (one thread at a time; others wait)."""
     calls: list[Call] = []
-    original = Function.__dict__["apply"]
-    depth = [0]
+    run = Function.__dict__["apply"].__func__  # apply itself, called with the hook emptied
 
-    def apply(cls: type, *args: Any, **kwargs: Any) -> Any:
-        depth[0] += 1
+    def record(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        # the outermost call only: the operators it runs itself (a view op's apply calling Function.apply, a
+        # user Function's forward) find the hook empty
+        TRACE[0] = None
         try:
-            out = original.__func__(cls, *args, **kwargs)
+            out = run(cls, *args, **kwargs)
         finally:
-            depth[0] -= 1
-        if depth[0] == 0:  # the outermost call (a view op's apply calls Function.apply again)
-            outs = out if isinstance(out, tuple) else (out,)
-            calls.append(Call(cls.__name__, args, dict(kwargs), tuple(o for o in outs if isinstance(o, Tensor))))
+            TRACE[0] = record
+        outs = out if isinstance(out, tuple) else (out,)
+        calls.append(Call(cls.__name__, args, dict(kwargs), tuple(o for o in outs if isinstance(o, Tensor))))
         return out
 
     with _LOCK:
-        Function.apply = classmethod(apply)  # type: ignore[assignment,method-assign]
+        TRACE[0] = record
         _ACTIVE[0] += 1
         try:
             yield calls
         finally:
             _ACTIVE[0] -= 1
-            Function.apply = original  # type: ignore[method-assign]
+            TRACE[0] = None

@@ -18,31 +18,10 @@ from ._pointwise_unary import exp, exp2, floor, log
 from ._util import NUMBERS, StepOp, _binary, _float, _is_bool, _shape, promote, real_only, sum_to_array
 
 __all__ = [
-    "add",
-    "addcdiv",
-    "addcmul",
-    "arctan2",
-    "atan2",
-    "copysign",
-    "div",
-    "divide",
-    "float_power",
-    "floor_divide",
-    "fmod",
-    "hypot",
-    "ldexp",
-    "lerp",
-    "logaddexp",
-    "logaddexp2",
-    "mul",
-    "multiply",
-    "pow",
-    "remainder",
-    "rsub",
-    "sub",
-    "subtract",
-    "true_divide",
-]
+    "add", "addcdiv", "addcmul", "arctan2", "atan2", "copysign", "div", "divide", "float_power", "floor_divide",
+    "fmod", "hypot", "ldexp", "lerp", "logaddexp", "logaddexp2", "mul", "multiply", "pow", "remainder", "rsub", "sub",
+    "subtract", "true_divide",
+]  # fmt: skip
 METHODS = [n for n in __all__ if n not in {"rsub"}]
 
 
@@ -54,6 +33,7 @@ def _kept(be: Any, a: Any, b: Any) -> tuple[Any, Any]:
 
 
 class Add(Op):
+    shaped_grads = True  # (``Node.shaped_grads``: a broadcast gradient reduced by ``sum_to_array``)
     saves_inputs = False
 
     def forward(self, a: Any, b: Any) -> Any:
@@ -73,12 +53,13 @@ class Add(Op):
         a, b = self.inputs  # type: ignore[misc]
         ea, eb = self._edges  # type: ignore[misc]
         if b.__class__ in NUMBERS or a.__class__ in NUMBERS:  # nothing broadcast: ``g`` has the tensor's shape
-            return (g, None) if eb is None else (None, g)  # (and the engine checks it)
+            return (g, None) if eb is None else (None, g)  # (g has the output's shape, the tensor's: shaped_grads)
         ga = None if ea is None else g if g.shape == a._data.shape else sum_to_array(g, a._data.shape)
         return ga, (None if eb is None else g if g.shape == b._data.shape else sum_to_array(g, b._data.shape))
 
 
 class Sub(Op):
+    shaped_grads = True  # (``Node.shaped_grads``: a broadcast gradient reduced by ``sum_to_array``)
     saves_inputs = False
 
     def forward(self, a: Any, b: Any) -> Any:
@@ -100,6 +81,8 @@ class Sub(Op):
 
 
 class Mul(BilinearOp):
+    shaped_grads = True  # (``Node.shaped_grads``: a broadcast gradient reduced by ``sum_to_array``)
+
     def forward(self, a: Any, b: Any) -> Any:
         be = self.backend
         if be.keep_number is not None and (b.__class__ in NUMBERS or a.__class__ in NUMBERS):
@@ -133,6 +116,8 @@ class Mul(BilinearOp):
 
 
 class Div(Op):
+    shaped_grads = True  # (``Node.shaped_grads``: a broadcast gradient reduced by ``sum_to_array``)
+
     def forward(self, a: Any, b: Any) -> Any:
         be = self.backend
         if be.keep_number is not None and (b.__class__ in NUMBERS or a.__class__ in NUMBERS):

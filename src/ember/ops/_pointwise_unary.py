@@ -73,6 +73,7 @@ METHODS = list(__all__)
 
 
 class Neg(Op):
+    shaped_grads = True
     saves_inputs = False
 
     def forward(self, a: Any) -> Any:
@@ -97,6 +98,7 @@ negative = neg
 
 # -- unary ----------------------------------------------------------------------------------------
 class Exp(Op):
+    shaped_grads = True
     saves_inputs = False
     saves_output = True
 
@@ -113,6 +115,8 @@ class Exp(Op):
 
 
 class Log(Op):
+    shaped_grads = True
+
     def forward(self, x: Any) -> Any:
         return self.backend.xp.log(x)
 
@@ -152,6 +156,7 @@ class Sign(StepOp):
 
 
 class Tanh(Op):
+    shaped_grads = True
     saves_inputs = False
     saves_output = True
 
@@ -169,6 +174,7 @@ class Tanh(Op):
 
 
 class Sigmoid(Op):
+    shaped_grads = True
     saves_inputs = False
     saves_output = True
 
@@ -189,6 +195,7 @@ class Sigmoid(Op):
 
 
 class Relu(Op):
+    shaped_grads = True
     saves_inputs = False
     saves_output = True
 

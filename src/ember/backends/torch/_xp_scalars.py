@@ -27,10 +27,12 @@ import torch
 __all__ = ["add", "subtract", "multiply", "true_divide"]
 
 _PY_NUMBERS = (int, float)
-_KEPT_DTYPES = (torch.float32, torch.float64)
 _EXACT_INT = 2**24  # ints converted to float32 exactly (larger ones: torch's own wrapping and its rounding)
-_SCALARS: dict[tuple[Any, Any], torch.Tensor] = {}  # (dtype, number): an int and a float of equal value share one
-_MAX_KEPT = 1024  # numbers that change every call (a decaying rate) must not pile up
+# per kept dtype, number -> its 0-d tensor (an int and a float of equal value share one); one table per dtype, not
+# one keyed by ``(dtype, number)``: building and hashing that tuple cost ~30 ns a call more
+_SCALARS: dict[Any, dict[Any, torch.Tensor]] = {torch.float32: {}, torch.float64: {}}
+_NONE: dict[Any, torch.Tensor] = {}  # (the other dtypes' table: never written)
+_MAX_KEPT = 1024  # numbers that change every call (a decaying rate) must not pile up, per dtype
 _TENSOR = torch.Tensor
 
 
@@ -38,21 +40,22 @@ def _wrapped(x: Any, v: Any) -> Any:
     """``v`` (a Python int or float) as a 0-d tensor of ``x``'s dtype, made once, where that gives what torch's
     wrapping of ``v`` gives; else ``v`` itself."""
     if x.__class__ is _TENSOR:
-        t = _SCALARS.get((x.dtype, v))  # (zero and NaN are never kept: a NaN key is never found)
+        t = _SCALARS.get(x.dtype, _NONE).get(v)  # (zero and NaN are never kept: a NaN key is never found)
         return t if t is not None else _keep(x.dtype, v)
     return v
 
 
 def _keep(dtype: Any, v: Any) -> Any:
-    if dtype not in _KEPT_DTYPES or not v or v != v or (v.__class__ is int and not -_EXACT_INT <= v <= _EXACT_INT):
+    kept = _SCALARS.get(dtype)
+    if kept is None or not v or v != v or (v.__class__ is int and not -_EXACT_INT <= v <= _EXACT_INT):
         return v
     try:
         t = torch.tensor(v, dtype=dtype, device="cpu")
     except (OverflowError, RuntimeError):  # not expected for these numbers; torch's own wrapping then
         return v
-    if len(_SCALARS) >= _MAX_KEPT:
-        _SCALARS.clear()
-    _SCALARS[(dtype, v)] = t
+    if len(kept) >= _MAX_KEPT:
+        kept.clear()
+    kept[v] = t
     return t
 
 
@@ -67,7 +70,7 @@ _add, _sub, _mul, _div = _VF.add, _VF.sub, _VF.mul, _VF.div
 def add(a: Any, b: Any) -> Any:
     if b.__class__ in _PY_NUMBERS:
         if a.__class__ is _TENSOR:
-            t = _SCALARS.get((a.dtype, b))
+            t = _SCALARS.get(a.dtype, _NONE).get(b)
             return _add(a, t if t is not None else _keep(a.dtype, b))
         return a + b
     if a.__class__ in _PY_NUMBERS:
@@ -78,7 +81,7 @@ def add(a: Any, b: Any) -> Any:
 def subtract(a: Any, b: Any) -> Any:
     if b.__class__ in _PY_NUMBERS:
         if a.__class__ is _TENSOR:
-            t = _SCALARS.get((a.dtype, b))
+            t = _SCALARS.get(a.dtype, _NONE).get(b)
             return _sub(a, t if t is not None else _keep(a.dtype, b))
         return a - b
     if a.__class__ in _PY_NUMBERS:
@@ -89,7 +92,7 @@ def subtract(a: Any, b: Any) -> Any:
 def multiply(a: Any, b: Any) -> Any:
     if b.__class__ in _PY_NUMBERS:
         if a.__class__ is _TENSOR:
-            t = _SCALARS.get((a.dtype, b))
+            t = _SCALARS.get(a.dtype, _NONE).get(b)
             return _mul(a, t if t is not None else _keep(a.dtype, b))
         return a * b
     if a.__class__ in _PY_NUMBERS:
@@ -100,7 +103,7 @@ def multiply(a: Any, b: Any) -> Any:
 def true_divide(a: Any, b: Any) -> Any:
     if b.__class__ in _PY_NUMBERS:
         if a.__class__ is _TENSOR:
-            t = _SCALARS.get((a.dtype, b))
+            t = _SCALARS.get(a.dtype, _NONE).get(b)
             return _div(a, t if t is not None else _keep(a.dtype, b))
         return a / b
     return a / b
