@@ -1,6 +1,6 @@
 """Reverse-mode autodiff: the engine, user-defined Functions, gradient checks, anomaly detection."""
 
-from . import functional
+from . import functional, profiler  # noqa: F401 - ember.autograd.profiler, as PyTorch's
 from ._anomaly import AnomalyError, detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from ._complex_ops import COMPLEX_GRAD_OPS
 from ._engine import Gradients, RemovableHandle, backward, grad, is_nonfinite_check_enabled, set_nonfinite_check

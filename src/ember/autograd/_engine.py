@@ -11,6 +11,7 @@ import heapq
 import itertools
 import math
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -39,6 +40,8 @@ __all__ = [
 
 
 _NONFINITE_CHECK = [False]
+#: ``[recorder]`` while ``ember.profiler`` records: called as ``recorder(node, start_ns, end_ns)`` for each node's step
+PROFILE: list[Any] = [None]
 _CALLBACKS = threading.local()
 
 
@@ -132,7 +135,8 @@ def _run(
             g = g._data
         slot[i] = g if slot[i] is None else slot[i] + g
 
-    quick = arrays and capture is None
+    prof = PROFILE[0]  # ember.profiler records each node's step (through ``_step``, timed)
+    quick = arrays and capture is None and prof is None
     leaf_sums: dict[int, list[Any]] = {}  # first order, leaves without hooks: as PyTorch before AccumulateGrad
     hooked: dict[int, list[Any]] = {}  # leaves with hooks: [leaf, the sum of its paths' gradients]
     with set_grad_enabled(create_graph):
@@ -173,7 +177,10 @@ def _run(
                     raise RuntimeError(f"{node.name}: backward returned {len(out)} gradients for {len(inputs)} inputs")
                 shaped = cls.shaped_grads  # its rule keeps the shapes: the check below is skipped (``Node``)
             else:
+                t0 = 0 if prof is None else time.perf_counter_ns()
                 out = _step(node, [ngrad] if grads is None else grads, arrays, anomaly, detached, create_graph, capture)
+                if prof is not None:
+                    prof(node, t0, time.perf_counter_ns())
                 shaped = False
             nxt = None
             k = -1
