@@ -1,6 +1,6 @@
 """Reverse-mode autodiff: the engine, user-defined Functions, gradient checks, anomaly detection."""
 
-from . import functional
+from . import functional, graph
 from ._anomaly import AnomalyError, detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from ._complex_ops import COMPLEX_GRAD_OPS
 from ._engine import Gradients, RemovableHandle, backward, grad, is_nonfinite_check_enabled, set_nonfinite_check
@@ -21,6 +21,7 @@ __all__ = [
     "enable_grad",
     "functional",
     "grad",
+    "graph",
     "gradcheck",
     "gradgradcheck",
     "inference_mode",

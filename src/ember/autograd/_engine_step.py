@@ -9,6 +9,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ._node import _ZERO
+from ._saved_hooks import run_special
 
 __all__: list[str] = []
 
@@ -27,6 +28,7 @@ def _step(
     detached: bool,
     create_graph: bool,
     capture: dict[tuple[int, int], Any] | None,
+    retain_graph: bool = True,
 ) -> tuple[Any, ...]:
     """One node's step: ``grads`` (its outputs' gradients) in, the gradients for its inputs out.
 
@@ -61,6 +63,21 @@ def _step(
                     break
         if detached:
             node._check_detached()
+    ex = node._extra
+    if ex is not None:  # hooks of its own, or saved values packed by saved_tensors_hooks (``_saved_hooks.py``)
+        out = run_special(node, grads, arrays, lambda gs: _rule(node, gs, arrays, anomaly))
+        if not retain_graph and ex.packed is not None and node._array_io:
+            ex.packed = None  # the graph is freed: so are the packed values
+    else:
+        out = _rule(node, grads, arrays, anomaly)
+    if len(out) < len(node._edges):
+        raise RuntimeError(f"{node.name}: backward returned {len(out)} gradients for {len(inputs)} inputs")
+    return out
+
+
+def _rule(node: Any, grads: list[Any], arrays: bool, anomaly: bool) -> tuple[Any, ...]:
+    """The node's rule: ``backward_arrays`` on arrays (first order; else ``backward`` wrapped), or ``backward``."""
+    be = node.backend
     if arrays:
         fast = type(node).backward_arrays
         if fast is not None:
@@ -78,8 +95,6 @@ def _step(
             from ._anomaly import check_backward
 
             check_backward(node, out)
-    if len(out) < len(node._edges):
-        raise RuntimeError(f"{node.name}: backward returned {len(out)} gradients for {len(inputs)} inputs")
     return out
 
 
