@@ -2,10 +2,18 @@
 
 from . import functional, graph
 from ._anomaly import AnomalyError, detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from ._compat import Variable, is_multithreading_enabled, is_view_replay_enabled, set_multithreading_enabled
 from ._complex_ops import COMPLEX_GRAD_OPS
 from ._engine import Gradients, RemovableHandle, backward, grad, is_nonfinite_check_enabled, set_nonfinite_check
 from ._function import Function, FunctionCtx, Op
-from ._grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from ._grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from ._gradcheck import gradcheck, gradgradcheck
 
 __all__ = [
@@ -15,6 +23,7 @@ __all__ = [
     "FunctionCtx",
     "Gradients",
     "Op",
+    "Variable",
     "RemovableHandle",
     "backward",
     "detect_anomaly",
@@ -27,9 +36,13 @@ __all__ = [
     "inference_mode",
     "is_anomaly_enabled",
     "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "is_multithreading_enabled",
     "is_nonfinite_check_enabled",
+    "is_view_replay_enabled",
     "no_grad",
     "set_detect_anomaly",
     "set_grad_enabled",
+    "set_multithreading_enabled",
     "set_nonfinite_check",
 ]

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
+from ._engine_checks import _complex_to_input
 from ._node import _ZERO
 from ._saved_hooks import run_special
 
@@ -99,11 +100,20 @@ def _rule(node: Any, grads: list[Any], arrays: bool, anomaly: bool) -> tuple[Any
 
 
 def _unwrap(node: Any, out: tuple[Any, ...]) -> tuple[Any, ...]:
-    res = []
-    for g in out:
-        if g is not None and not isinstance(g, Tensor):
+    """A Tensor rule's gradients as arrays, each in its input's dtype (PyTorch's engine casts them too: a user
+    Function's backward may compute in another precision, e.g. under ``custom_bwd``'s autocast)."""
+    res: list[Any] = []
+    ins = node.inputs or ()
+    for k, g in enumerate(out):
+        if g is None:
+            res.append(None)
+            continue
+        if not isinstance(g, Tensor):
             raise TypeError(f"{node.name}: backward must return Tensors or None, got {type(g).__name__}")
-        res.append(None if g is None else g._data)
+        inp = ins[k] if k < len(ins) else None
+        if isinstance(inp, Tensor) and g._data.dtype is not inp._data.dtype:
+            g = _complex_to_input(g, inp)
+        res.append(g._data)
     return tuple(res)
 
 
