@@ -16,6 +16,16 @@ from ._grad_mode import (
 )
 from ._gradcheck import gradcheck, gradgradcheck
 
+
+def __getattr__(name: str) -> object:
+    """``ember.autograd.forward_ad`` on first use (it sits above the operators, which this package sits under)."""
+    if name == "forward_ad":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.forward_ad")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "COMPLEX_GRAD_OPS",
     "AnomalyError",
