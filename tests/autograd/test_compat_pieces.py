@@ -55,11 +55,23 @@ def _flags(lib):
     out.append(ag.is_multithreading_enabled())
     ag.set_multithreading_enabled(True)
     out.append(ag.is_multithreading_enabled())
+
+    @ag.set_multithreading_enabled(False)
+    def inside():
+        return ag.is_multithreading_enabled()
+
+    out += [ag.is_multithreading_enabled(), inside(), ag.is_multithreading_enabled()]
     return out
 
 
 def test_multithreading_flag_matches_torch():
-    assert _flags(ember) == _flags(torch)
+    got, want = _flags(ember), _flags(torch)
+    assert got[:5] == want[:5]
+    # Divergence (a PyTorch bug): as a decorator, PyTorch's set_multithreading_enabled(False) turns the flag off
+    # for the whole process when the function is decorated (torch 2.13: want[5:] is all False); Ember's sets it
+    # only while the decorated function runs
+    assert got[5:] == [True, False, True]
+    torch.autograd.set_multithreading_enabled(True)
 
 
 def test_view_replay_is_always_on():

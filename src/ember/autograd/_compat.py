@@ -8,8 +8,10 @@ PyTorch's device threads off runs unchanged, with the same gradients.
 
 from __future__ import annotations
 
+import functools
 import warnings
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from .._tensor import Tensor
 
@@ -43,6 +45,7 @@ class Variable(metaclass=_VariableMeta):
 
 
 _MULTITHREADING = [True]
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def is_multithreading_enabled() -> bool:
@@ -67,6 +70,18 @@ class set_multithreading_enabled:  # noqa: N801 - PyTorch's name
     def clone(self) -> set_multithreading_enabled:
         """A new block with the same mode."""
         return self.__class__(self.mode)
+
+    def __call__(self, fn: F) -> F:
+        """As a decorator: ``fn`` runs with the flag set to this mode (the flag set by the call is undone)."""
+        mode = self.mode
+        _MULTITHREADING[0] = self.prev
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with set_multithreading_enabled(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
 
 
 def is_view_replay_enabled() -> bool:
