@@ -279,3 +279,24 @@ def test_batch_norm_module_updates_its_statistics_once():
     got, want = _batch_norm_module(ember), _batch_norm_module(torch)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+def _with_saved_hooks(lib):
+    fw = lib.autograd.forward_ad
+    packed = []
+    x = lib.tensor([0.5, 1.0], dtype=lib.float64, requires_grad=True)
+    hooks = lib.autograd.graph.saved_tensors_hooks(lambda t: packed.append(tuple(t.shape)) or t, lambda t: t)
+    with hooks, fw.dual_level():
+        d = fw.make_dual(x, lib.ones(2, dtype=lib.float64))
+        y = d.sin()
+        _, t = fw.unpack_dual(y)
+    y.sum().backward()
+    return packed, t.tolist(), x.grad.tolist()
+
+
+def test_saved_tensor_hooks_see_only_the_programs_operators():
+    """The operators Ember runs to compute tangents save nothing through the program's hooks."""
+    got, want = _with_saved_hooks(ember), _with_saved_hooks(torch)
+    assert len(got[0]) == 1
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-12)

@@ -279,3 +279,18 @@ def test_packed_values_are_dropped_with_the_graph():
     assert node._extra.packed is None
     with pytest.raises(RuntimeError, match="second time"):
         y.sum().backward()
+
+
+def _double_backward_non_leaf(lib):
+    x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t.detach().clone() * 1, lambda t: t):
+        a = x * 2
+        y = (a**3).sum() + (a.exp() * x).sum()
+    (g,) = lib.autograd.grad(y, x, create_graph=True)
+    g.sum().backward()
+    return g.tolist(), x.grad.tolist()
+
+
+def test_unpacked_copies_of_non_leaves_keep_their_history_for_double_backward():
+    got, want = _double_backward_non_leaf(ember), _double_backward_non_leaf(torch)
+    np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -32,6 +32,7 @@ from ..ops import _inplace
 from ._engine import grad as _grad
 from ._function import Function
 from ._grad_mode import STATE, enable_grad, no_grad
+from ._saved_hooks import LOCAL as _SAVED
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual"]
 
@@ -93,12 +94,16 @@ def _tracked_view(base_tan: Tensor, replay: Any) -> Tensor:
 
 
 class _Off:
+    """No propagation inside (a tangent run, a primal view made here), and no saved-tensor hooks: the
+    operators run to compute tangents are Ember's own business, not the program's."""
+
     def __enter__(self) -> None:
-        self.prev = _LOCAL.off
+        self.prev = _LOCAL.off, _SAVED.stack
         _LOCAL.off = True
+        _SAVED.stack = []
 
     def __exit__(self, *exc: object) -> None:
-        _LOCAL.off = self.prev
+        _LOCAL.off, _SAVED.stack = self.prev
 
 
 def _floating(t: Any) -> bool:
