@@ -93,7 +93,9 @@ from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_prec
 from .ops import *  # noqa: F403 - the operator functions: ember.exp, ember.matmul, ...
 from .ops import __all__ as _ops_all
 
-_SUBMODULES = frozenset({"data", "distributed", "func", "models", "nn", "optim", "pnnx", "record", "train"})
+_SUBMODULES = frozenset(
+    {"data", "distributed", "func", "models", "nn", "optim", "pnnx", "random", "record", "testing", "train"}
+)
 
 if not TYPE_CHECKING:  # hidden from mypy, which would otherwise accept any ``ember.<typo>``
 

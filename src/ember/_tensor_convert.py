@@ -115,7 +115,8 @@ class TensorConversions:
     is_meta = is_xpu = is_quantized = is_nested = is_mkldnn = False
 
     def is_inference(self) -> _bool:
-        """False: ``ember.inference_mode`` is ``no_grad``; it makes no tensors of a kind of their own."""
+        """False: ``ember.inference_mode`` records no graph but makes no tensors of a kind of their own (a PyTorch
+        tensor made inside one answers True)."""
         return False
 
     @property

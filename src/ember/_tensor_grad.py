@@ -58,6 +58,12 @@ class TensorGradFields:
         def detach(self) -> Tensor: ...
 
     @property
+    def _version(self) -> int:
+        """The version counter: how many in-place writes this tensor's storage has had (PyTorch's ``_version``)."""
+        vcl = self._vcl
+        return vcl[0] if vcl is not None else 0
+
+    @property
     def requires_grad(self) -> _bool:
         """Whether gradients flow to this tensor; settable on leaves only (floating dtypes), as in PyTorch."""
         return self._requires_grad

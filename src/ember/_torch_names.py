@@ -15,6 +15,7 @@ from ._errors import ShapeError
 from ._printing import set_printoptions
 from ._tensor import Tensor
 from .autograd._anomaly import is_anomaly_enabled, set_detect_anomaly
+from .autograd._grad_mode import is_inference_mode_enabled
 from .ops._util import _CATEGORY, promote
 from .ops._util import broadcast_shapes as _broadcast_shapes
 
@@ -40,6 +41,8 @@ __all__ = [
     "iinfo",
     "inf",
     "is_floating_point",
+    "is_inference",
+    "is_inference_mode_enabled",
     "is_nonzero",
     "is_same_size",
     "is_signed",
@@ -122,6 +125,11 @@ class iinfo:  # noqa: N801 - PyTorch's name
 def is_tensor(obj: Any) -> bool:
     """Whether ``obj`` is an Ember tensor."""
     return isinstance(obj, Tensor)
+
+
+def is_inference(input: Tensor) -> bool:
+    """Whether ``input`` is an inference tensor: False, Ember makes none (see ``Tensor.is_inference``)."""
+    return _tensor("is_inference", input).is_inference()
 
 
 def _tensor(op: str, x: Any) -> Tensor:

@@ -163,7 +163,7 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Call
     return wrapped
 
 
-jacfwd = jacrev  # the same Jacobian (Ember has no forward mode: computed by rows, in reverse)
+jacfwd = jacrev  # the same Jacobian, computed by rows in reverse (forward mode: ember.autograd.forward_ad)
 
 
 def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:

@@ -20,10 +20,19 @@ from typing import Any
 import numpy as np
 
 from ._tensor import Tensor
+from ._testing_make import assert_allclose, make_tensor  # (PyTorch's torch.testing helpers)
 from .autograd import grad as _grad
 from .autograd import gradcheck, gradgradcheck
 
-__all__ = ["assert_close", "check_op", "torch_differentiates", "torch_or_none", "TOLERANCES"]
+__all__ = [
+    "assert_allclose",
+    "assert_close",
+    "check_op",
+    "make_tensor",
+    "torch_differentiates",
+    "torch_or_none",
+    "TOLERANCES",
+]
 
 #: (rtol, atol) for forward/backward parity by dtype.
 TOLERANCES = {"float32": (1e-4, 1e-5), "float64": (1e-10, 1e-12)}

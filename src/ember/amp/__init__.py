@@ -3,7 +3,15 @@ and ``GradScaler`` (loss scaling for float16 training)."""
 
 from __future__ import annotations
 
-from .autocast_mode import autocast, autocast_state, get_autocast_dtype, is_autocast_available, is_autocast_enabled
+from .autocast_mode import (
+    autocast,
+    autocast_state,
+    custom_bwd,
+    custom_fwd,
+    get_autocast_dtype,
+    is_autocast_available,
+    is_autocast_enabled,
+)
 from .grad_scaler import GradScaler, OptState
 
 __all__ = [
@@ -11,6 +19,8 @@ __all__ = [
     "OptState",
     "autocast",
     "autocast_state",
+    "custom_bwd",
+    "custom_fwd",
     "get_autocast_dtype",
     "is_autocast_available",
     "is_autocast_enabled",

@@ -13,12 +13,21 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .._dtype import DType, as_dtype, bfloat16, float16
+from .._dtype import DType, as_dtype, bfloat16, float16, float64
 from .._errors import DeviceError, DTypeError
+from .._tensor import Tensor
 from ..autograd._autocast import ACTIVE, Region
 from ..autograd._grad_mode import STATE
 
-__all__ = ["autocast", "autocast_state", "get_autocast_dtype", "is_autocast_available", "is_autocast_enabled"]
+__all__ = [
+    "autocast",
+    "autocast_state",
+    "custom_bwd",
+    "custom_fwd",
+    "get_autocast_dtype",
+    "is_autocast_available",
+    "is_autocast_enabled",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _DEFAULT_DTYPE = {"cuda": float16, "cpu": bfloat16}
@@ -141,3 +150,66 @@ class autocast:  # noqa: N801 - PyTorch's name
 
     def __repr__(self) -> str:
         return f"ember.autocast({self.device_type!r}, dtype={self.fast_dtype}, enabled={self._enabled})"
+
+
+def _cast(value: Any, device_type: str, dtype: Any) -> Any:
+    """``value`` with its floating tensors on ``device_type`` (not float64) cast to ``dtype``, through lists,
+    tuples and dicts (PyTorch's ``custom_fwd`` rule)."""
+    if isinstance(value, Tensor):
+        eligible = value.is_floating_point() and value.device.type == device_type and value.dtype is not float64
+        return value.to(dtype) if eligible else value
+    if isinstance(value, (str, bytes)):
+        return value
+    if isinstance(value, dict):
+        return {_cast(k, device_type, dtype): _cast(v, device_type, dtype) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(v, device_type, dtype) for v in value)
+    return value
+
+
+def custom_fwd(fwd: Any = None, *, device_type: str, cast_inputs: Any = None) -> Any:
+    """Decorator for a custom ``Function``'s ``forward`` under autocast.
+
+    ``cast_inputs=None``: forward runs in the caller's autocast state, and ``custom_bwd`` runs backward in the
+    same state. ``cast_inputs=dtype``: inside an autocast block on ``device_type``, floating tensors (not
+    float64) are cast to ``dtype`` and forward runs with autocast off; outside one it runs as is.
+    """
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args: Any, **kwargs: Any) -> Any:
+        ctx = args[0]
+        ctx._dtype = get_autocast_dtype(device_type)
+        if cast_inputs is None:
+            ctx._fwd_used_autocast = is_autocast_enabled(device_type)
+            return fwd(*args, **kwargs)
+        ctx._fwd_used_autocast = False
+        if is_autocast_enabled(device_type):
+            with autocast(device_type, enabled=False):
+                return fwd(*_cast(args, device_type, cast_inputs), **_cast(kwargs, device_type, cast_inputs))
+        return fwd(*args, **kwargs)
+
+    return decorate_fwd
+
+
+def custom_bwd(bwd: Any = None, *, device_type: str) -> Any:
+    """Decorator for a custom ``Function``'s ``backward``: it runs in the autocast state its ``forward``
+    (decorated with ``custom_fwd``) ran in."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args: Any, **kwargs: Any) -> Any:
+        ctx = args[0]
+        used = getattr(ctx, "_fwd_used_autocast", None)
+        if used is None:
+            raise RuntimeError("custom_bwd: the Function's forward is not decorated with custom_fwd")
+        with autocast(device_type, enabled=used, dtype=ctx._dtype):
+            return bwd(*args, **kwargs)
+
+    return decorate_bwd

@@ -25,7 +25,7 @@ from ._engine_step import _run_hooks, _step, _wrap
 from ._grad_mode import STATE, set_grad_enabled
 from ._gradients import Gradients
 from ._leaf_sums import add_leaf_grad, leaf_sum
-from ._node import _ZERO
+from ._node import _ZERO, AccumulateGrad
 from ._views import _refresh_view
 
 __all__ = [
@@ -178,7 +178,8 @@ def _run(
                 shaped = cls.shaped_grads  # its rule keeps the shapes: the check below is skipped (``Node``)
             else:
                 t0 = 0 if prof is None else time.perf_counter_ns()
-                out = _step(node, [ngrad] if grads is None else grads, arrays, anomaly, detached, create_graph, capture)
+                g_in = [ngrad] if grads is None else grads
+                out = _step(node, g_in, arrays, anomaly, detached, create_graph, capture, retain_graph)
                 if prof is not None:
                     prof(node, t0, time.perf_counter_ns())
                 shaped = False
@@ -356,7 +357,16 @@ def grad(
 ) -> tuple[Tensor | None, ...]:
     """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is left untouched)."""
     outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
-    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    ins = [inputs] if isinstance(inputs, Tensor) or _is_edge(inputs) else list(inputs)
+    # a GradientEdge (``graph.get_gradient_edge``) of a leaf stands for the leaf; of a node, for that output
+    edge_keys: dict[int, tuple[int, int]] = {}
+    for i, t in enumerate(ins):
+        if _is_edge(t):
+            node = t[0]
+            if isinstance(node, AccumulateGrad):
+                ins[i] = node.variable
+            else:
+                edge_keys[i] = (id(node), int(t[1]))
     gouts = (
         [grad_outputs]
         if isinstance(grad_outputs, Tensor)
@@ -364,16 +374,19 @@ def grad(
     )
     roots = _root_grads(outs, gouts, "grad")
     for i, t in enumerate(ins):
-        if not isinstance(t, Tensor) or not t.requires_grad:
+        if i not in edge_keys and (not isinstance(t, Tensor) or not t.requires_grad):
             raise RuntimeError(f"grad: input {i} does not require grad")
-    for t in ins:
-        if t._view is not None:
+    for i, t in enumerate(ins):
+        if i not in edge_keys and t._view is not None:
             _refresh_view(t)
-    leaf_ids = {id(t): i for i, t in enumerate(ins) if t._creator is None}
+    leaf_ids = {id(t): i for i, t in enumerate(ins) if i not in edge_keys and t._creator is None}
     capture: dict[tuple[int, int], Any] = {}
-    for t in ins:
-        if t._creator is not None:
-            capture[(id(t._creator), t._out_idx)] = None
+    for i, t in enumerate(ins):
+        key = edge_keys.get(i)
+        if key is None and t._creator is not None:
+            key = (id(t._creator), t._out_idx)
+        if key is not None:
+            capture[key] = None
     found: dict[int, Tensor] = {}
 
     def on_leaf(leaf: Tensor, g: Tensor) -> None:
@@ -381,30 +394,50 @@ def grad(
         if i is not None:
             found[i] = g if i not in found else found[i] + g
 
-    _run(
-        outs,
-        roots,
-        bool(retain_graph) if retain_graph is not None else create_graph,
-        create_graph,
-        on_leaf,
-        capture or None,
-    )
+    outer = getattr(_CALLBACKS, "queued", None)
+    queued: list[Callable[[], Any]] = []
+    _CALLBACKS.queued = queued
+    try:
+        _run(
+            outs,
+            roots,
+            bool(retain_graph) if retain_graph is not None else create_graph,
+            create_graph,
+            on_leaf,
+            capture or None,
+        )
+    finally:
+        _CALLBACKS.queued = outer
+    for cb in queued:
+        cb()
     result: list[Tensor | None] = []
     for i, t in enumerate(ins):
-        g = found.get(i) if t._creator is None else capture.get((id(t._creator), t._out_idx))
-        if g is None and i in found:
-            g = found[i]
-        # a non-leaf input that is itself an output gets its seed gradient
-        if g is None:
-            for o, r in zip(outs, roots, strict=True):
-                if o is t:
-                    g = r
+        key = edge_keys.get(i)
+        if key is not None:
+            g = capture.get(key)
+            if g is None:  # the edge of an output: its seed gradient
+                for o, r in zip(outs, roots, strict=True):
+                    if (id(o._creator), o._out_idx) == key:
+                        g = r
+        else:
+            g = found.get(i) if t._creator is None else capture.get((id(t._creator), t._out_idx))
+            if g is None and i in found:
+                g = found[i]
+            # a non-leaf input that is itself an output gets its seed gradient
+            if g is None:
+                for o, r in zip(outs, roots, strict=True):
+                    if o is t:
+                        g = r
         if g is None and not allow_unused:
-            raise RuntimeError(
-                f"grad: input {i} (shape {t.shape}) was not used to compute the outputs; pass allow_unused=True"
-            )
+            shape = f" (shape {t.shape})" if key is None else ""
+            raise RuntimeError(f"grad: input {i}{shape} was not used to compute the outputs; pass allow_unused=True")
         result.append(g if g is None or create_graph else g.detach())
     return tuple(result)
+
+
+def _is_edge(x: Any) -> bool:
+    """Whether ``x`` is a ``graph.GradientEdge`` (a named pair ``(node, output_nr)``)."""
+    return isinstance(x, tuple) and hasattr(x, "output_nr") and len(x) == 2
 
 
 def _iter_tensors(x: Any) -> Iterable[Tensor]:

@@ -19,7 +19,8 @@ def _unchanged(inputs: tuple[Any, ...], vs: tuple[int, ...]) -> bool:
 
 
 def _complex_to_input(g: Tensor, inp: Tensor) -> Tensor:
-    """A gradient whose dtype is complex where its input is real (or the reverse) in the input's dtype.
+    """A gradient whose dtype is not its input's, in the input's dtype (complex where the input is real, or the
+    reverse; or another precision).
 
     PyTorch's engine does the same: the gradient of a real input that met complex values is the real part of
     the complex gradient (a real perturbation sees only it). Operators meet real and complex operands through
@@ -28,8 +29,8 @@ def _complex_to_input(g: Tensor, inp: Tensor) -> Tensor:
     """
     be = inp._backend
     cg, ci = g._data.dtype in be.complex_dtypes, inp._data.dtype in be.complex_dtypes
-    if cg == ci:
-        return g
+    if cg == ci:  # another precision (a user Function's backward under autocast): the input's, as PyTorch's engine
+        return g.to(inp.dtype) if g._data.dtype in be.grad_dtypes and inp._data.dtype in be.grad_dtypes else g
     return g.real if cg else g.to(inp.dtype)  # (the property: the engine sits under the operators)
 
 

@@ -8,7 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
+from ._engine_checks import _complex_to_input
 from ._node import _ZERO
+from ._saved_hooks import run_special
 
 __all__: list[str] = []
 
@@ -27,6 +29,7 @@ def _step(
     detached: bool,
     create_graph: bool,
     capture: dict[tuple[int, int], Any] | None,
+    retain_graph: bool = True,
 ) -> tuple[Any, ...]:
     """One node's step: ``grads`` (its outputs' gradients) in, the gradients for its inputs out.
 
@@ -61,6 +64,21 @@ def _step(
                     break
         if detached:
             node._check_detached()
+    ex = node._extra
+    if ex is not None:  # hooks of its own, or saved values packed by saved_tensors_hooks (``_saved_hooks.py``)
+        out = run_special(node, grads, arrays, lambda gs: _rule(node, gs, arrays, anomaly))
+        if not retain_graph and ex.packed is not None and node._array_io:
+            ex.packed = None  # the graph is freed: so are the packed values
+    else:
+        out = _rule(node, grads, arrays, anomaly)
+    if len(out) < len(node._edges):
+        raise RuntimeError(f"{node.name}: backward returned {len(out)} gradients for {len(inputs)} inputs")
+    return out
+
+
+def _rule(node: Any, grads: list[Any], arrays: bool, anomaly: bool) -> tuple[Any, ...]:
+    """The node's rule: ``backward_arrays`` on arrays (first order; else ``backward`` wrapped), or ``backward``."""
+    be = node.backend
     if arrays:
         fast = type(node).backward_arrays
         if fast is not None:
@@ -78,17 +96,24 @@ def _step(
             from ._anomaly import check_backward
 
             check_backward(node, out)
-    if len(out) < len(node._edges):
-        raise RuntimeError(f"{node.name}: backward returned {len(out)} gradients for {len(inputs)} inputs")
     return out
 
 
 def _unwrap(node: Any, out: tuple[Any, ...]) -> tuple[Any, ...]:
-    res = []
-    for g in out:
-        if g is not None and not isinstance(g, Tensor):
+    """A Tensor rule's gradients as arrays, each in its input's dtype (PyTorch's engine casts them too: a user
+    Function's backward may compute in another precision, e.g. under ``custom_bwd``'s autocast)."""
+    res: list[Any] = []
+    ins = node.inputs or ()
+    for k, g in enumerate(out):
+        if g is None:
+            res.append(None)
+            continue
+        if not isinstance(g, Tensor):
             raise TypeError(f"{node.name}: backward must return Tensors or None, got {type(g).__name__}")
-        res.append(None if g is None else g._data)
+        inp = ins[k] if k < len(ins) else None
+        if isinstance(inp, Tensor) and g._data.dtype is not inp._data.dtype:
+            g = _complex_to_input(g, inp)
+        res.append(g._data)
     return tuple(res)
 
 

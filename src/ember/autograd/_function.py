@@ -24,6 +24,7 @@ from ._complex_ops import COMPLEX_GRAD_OPS
 from ._grad_mode import ANOMALY_USED, GRAD_OFF, STATE, no_grad
 from ._node import _V0, _ZERO, Node, _edges_of, _versions
 from ._release import RELEASE_MIN_BYTES, _release_unread
+from ._saved_hooks import SAVED_ON, pack_node
 
 __all__ = ["Function", "Op", "FunctionCtx"]
 
@@ -245,6 +246,8 @@ class Function(Node):
                 r._vcl = vc = [0]
                 fn._out_vcs = (vc,)
                 fn._out_vs = _V0
+            if SAVED_ON[0]:  # some thread has saved_tensors_hooks open
+                pack_node(fn, (r,))
             return r
         if ANOMALY_USED[0] and STATE.anomaly:
             from ._anomaly import check_forward
@@ -287,6 +290,8 @@ class Function(Node):
         if cls.saves_output:
             self._out_vcs = tuple(r._vc for r in results)
             self._out_vs = (0,) * len(results)
+        if SAVED_ON[0]:  # some thread has saved_tensors_hooks open
+            pack_node(self, results)
         return results
 
     def _finish(

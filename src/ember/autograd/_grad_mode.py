@@ -15,7 +15,14 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode"]
+__all__ = [
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "inference_mode",
+    "is_inference_mode_enabled",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -36,6 +43,7 @@ class _Token:
 
 class _State(threading.local):
     enabled = True
+    inference = False  # inside an ``inference_mode`` block (grad mode is then off too)
     anomaly = False
     autocast: Any = None  # the innermost ember.autocast region of this thread (autograd/_autocast.py)
 
@@ -118,7 +126,48 @@ class enable_grad(_GradMode):  # noqa: N801 - PyTorch's name
     _mode = True
 
 
-inference_mode = no_grad
+class inference_mode(_GradMode):  # noqa: N801 - PyTorch's name
+    """Context manager / decorator (also bare, ``@inference_mode``): operations inside record no graph, and
+    ``is_inference_mode_enabled()`` is True. ``inference_mode(False)`` leaves inference mode: grad mode on.
+
+    Ember makes no tensors of a kind of their own here (``Tensor.is_inference()`` is False): inside the block
+    this is ``no_grad``.
+    """
+
+    def __new__(cls, mode: Any = True) -> Any:
+        if callable(mode):  # ``@inference_mode`` without parentheses
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True) -> None:
+        super().__init__()
+        self._inference = bool(mode)
+        self._mode = not self._inference
+        self._prev_inference: list[bool] = []
+
+    def __enter__(self) -> None:
+        self._prev_inference.append(STATE.inference)
+        STATE.inference = self._inference
+        super().__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        super().__exit__(*exc)
+        STATE.inference = self._prev_inference.pop()
+
+    def __call__(self, fn: F) -> F:
+        mode = self._inference
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+def is_inference_mode_enabled() -> bool:
+    """True inside an ``inference_mode`` block on this thread."""
+    return STATE.inference
 
 
 class set_grad_enabled(_GradMode):  # noqa: N801 - PyTorch's name

@@ -7,10 +7,14 @@ detached in place) before backward.
 
 from __future__ import annotations
 
+import functools
 import weakref
+from collections.abc import Callable
 from typing import Any
 
+from .._hooks import RemovableHandle
 from .._tensor import Tensor
+from ._saved_hooks import extra_of, unpack_saved
 
 __all__ = ["Node"]
 
@@ -97,6 +101,9 @@ class Node:
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
+        ex = self._extra
+        if ex is not None and ex.packed is not None:  # saved through ``saved_tensors_hooks``: unpacked now
+            return unpack_saved(self)
         for i, (t, v) in enumerate(zip(self._saved, self._saved_versions, strict=True)):
             if isinstance(t, Tensor) and t._vc[0] != v:
                 raise RuntimeError(
@@ -115,11 +122,55 @@ class Node:
         edges = self._edges
         return edges is not None and edges[i] is not None
 
-    # -- node helpers ----------------------------------------------------------------------------
+    # -- node helpers (PyTorch's ``torch.autograd.graph.Node``) ------------------------------------
+    #: hooks and saved values packed by ``saved_tensors_hooks`` (``_saved_hooks.Extra``), made on first use
+    _extra: Any = None
+
     @property
-    def name(self) -> str:
+    def name(self) -> _Name:
+        """The node's name, ``MulBackward``; also callable, ``name()``, as PyTorch's method is."""
         n = type(self).__name__
-        return n if n.endswith("Backward") else n + "Backward"
+        return _Name(n if n.endswith("Backward") else n + "Backward")
+
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        """Per Tensor input ``(node, output index)`` its gradient goes to: ``AccumulateGrad`` for a leaf, ``(None, 0)``
+        for an input that needs none (empty once backward freed the graph). Arguments that are not Tensors (dims,
+        Python numbers) have no entry."""
+        res: list[tuple[Any, int]] = []
+        ins = getattr(self, "inputs", None) or ()
+        for i, e in enumerate(self._edges or ()):
+            if e is None and not (i < len(ins) and isinstance(ins[i], Tensor)):
+                continue
+            if e is None:
+                res.append((None, 0))
+            elif e.__class__ is tuple:
+                res.append((accumulate_grad(e[1]), 0) if e[0] is None else (e[0], e[1]))
+            else:
+                res.append((e, 0))
+        return tuple(res)
+
+    @property
+    def metadata(self) -> dict[Any, Any]:
+        """A dict kept with the node for the user's own data."""
+        md: dict[Any, Any] | None = self.__dict__.get("_metadata")
+        if md is None:
+            md = {}
+            self.__dict__["_metadata"] = md
+        return md
+
+    def register_hook(self, fn: Callable[..., Any]) -> RemovableHandle:
+        """Call ``fn(grad_inputs, grad_outputs)`` after this node's backward; a returned tuple replaces
+        ``grad_inputs``."""
+        hooks = extra_of(self).hooks
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+    def register_prehook(self, fn: Callable[..., Any]) -> RemovableHandle:
+        """Call ``fn(grad_outputs)`` before this node's backward; a returned tuple replaces ``grad_outputs``."""
+        hooks = extra_of(self).prehooks
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
 
     def __repr__(self) -> str:
         return f"<{self.name}>"
@@ -203,3 +254,70 @@ class Node:
                         f"{i} of {type(self).__name__} (shape {a.shape}) was saved for the gradient and "
                         "then detached with detach_(); use the out-of-place detach() instead"
                     )
+
+
+class _Name(str):
+    """A node's name: a ``str`` (``node.name == "MulBackward"``) that is also callable (``node.name()``)."""
+
+    def __call__(self) -> str:
+        return str(self)
+
+
+class AccumulateGrad(Node):
+    """The node a leaf's gradient reaches (``next_functions``, ``get_gradient_edge``); ``variable`` is the leaf."""
+
+    inputs = ()
+
+    def __init__(self, variable: Tensor) -> None:
+        self._ref = weakref.ref(variable, functools.partial(_forget, id(variable)))
+
+    @property
+    def variable(self) -> Tensor:
+        """The leaf (held weakly: the node does not keep it alive)."""
+        t = self._ref()
+        if t is None:
+            raise RuntimeError("AccumulateGrad: its leaf tensor no longer exists")
+        return t
+
+    @property
+    def name(self) -> _Name:
+        return _Name("torch::autograd::AccumulateGrad")
+
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        return ()
+
+    def register_hook(self, fn: Callable[..., Any]) -> RemovableHandle:
+        """Call ``fn((), (grad,))`` when the leaf's gradient arrives (its return value is ignored)."""
+
+        def hook(g: Tensor) -> None:
+            fn((), (g,))
+
+        return self.variable.register_hook(hook)
+
+    def register_prehook(self, fn: Callable[..., Any]) -> RemovableHandle:
+        """Call ``fn((grad,))`` before the leaf's gradient is accumulated; a returned tuple replaces it."""
+
+        def hook(g: Tensor) -> Any:
+            r = fn((g,))
+            return None if r is None else r[0]
+
+        return self.variable.register_hook(hook)
+
+
+#: per live leaf (by id) its ``AccumulateGrad``, dropped when the leaf goes
+_ACCUMULATORS: dict[int, AccumulateGrad] = {}
+
+
+def _forget(key: int, ref: Any) -> None:
+    acc = _ACCUMULATORS.get(key)
+    if acc is not None and acc._ref is ref:
+        del _ACCUMULATORS[key]
+
+
+def accumulate_grad(leaf: Tensor) -> AccumulateGrad:
+    """The leaf's ``AccumulateGrad`` node: the same object for as long as the leaf lives, as in PyTorch."""
+    acc = _ACCUMULATORS.get(id(leaf))
+    if acc is None or acc._ref() is not leaf:
+        acc = _ACCUMULATORS[id(leaf)] = AccumulateGrad(leaf)
+    return acc

@@ -52,6 +52,8 @@ def _alias(t: Tensor) -> Tensor:
         a = Tensor._make(t._data, t._backend)
         a._vc = t._vc
     a._requires_grad, a._creator, a._out_idx = t._requires_grad, t._creator, t._out_idx
+    if FWD[0] is not None:
+        FWD[0].alias(t, a)
     return a
 
 
@@ -80,8 +82,14 @@ def _commit(t: Tensor, r: Tensor, op: str) -> Tensor:
             keep_hooks_on_old_version(t)
             t._creator, t._out_idx, t._requires_grad = c, r._out_idx, True
         move_retained(t)
+    if FWD[0] is not None:
+        FWD[0].commit(t, r)
     return t
 
+
+#: while a forward-AD dual level is open, its in-place hooks (``autograd/forward_ad._InplaceHooks``): in-place
+#: writes then carry tangents (and take the recorded path for dual tensors); None otherwise
+FWD: list[Any] = [None]
 
 _UFUNCS = {"add": operator.iadd, "sub": operator.isub, "mul": operator.imul, "div": operator.itruediv}
 
@@ -143,7 +151,8 @@ def inplace_method(t: Tensor, fn: Callable[..., Tensor], *args: Any, **kwargs: A
     if t._view is not None:
         _refresh_view(t)
     name = fn.__name__
-    if len(args) == 1 and not kwargs and _inplace_fast(t, name, args[0]):
+    fast = FWD[0] is None or not FWD[0].involved(t, args)
+    if fast and len(args) == 1 and not kwargs and _inplace_fast(t, name, args[0]):
         return t
     op = f"{name}_"
     _check_leaf(t, op)
@@ -160,6 +169,8 @@ def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
     if t._view is not None:
         _refresh_view(t)
     track = STATE.enabled and (t._requires_grad or (isinstance(value, Tensor) and value.requires_grad))
+    if FWD[0] is not None and FWD[0].involved(t, (value,)):
+        track = True  # (the recorded path: the operator's call gives the written value's tangent)
     if isinstance(value, Tensor) and value._backend is not t._backend:
         raise DeviceError(
             f"{op}: value on {value.device} ({value._backend.name} backend), tensor on {t.device} "

@@ -98,6 +98,11 @@ class BatchNormTrain(Op):
     def value_needed(self, i: int) -> bool:  # x and weight (as PyTorch saves them); the bias never
         return i < 2
 
+    @staticmethod
+    def tangent_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The arguments for forward AD's second run: no running statistics to update, a fresh ``stats``."""
+        return (*args[:4], None, [])
+
     def forward(self, x: Any, weight: Any, bias: Any, eps: float, running: Any, stats: list[Any]) -> Any:
         y, mean, var, self.saved = self.backend.batch_norm_train(x, weight, bias, eps, running)
         stats += (mean, var)
