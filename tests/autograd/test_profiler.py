@@ -114,7 +114,7 @@ def test_one_profile_at_a_time_and_hooks_removed_on_errors():
         ember.ones(2) * 2
         1 / 0
     assert TRACE[0] is None and PROFILE[0] is None
-    with profile(), pytest.raises(RuntimeError, match="already recording"), profile():
+    with profile(), pytest.raises(RuntimeError, match="already intercepted"), profile():
         pass
     assert TRACE[0] is None
 

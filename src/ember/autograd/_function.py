@@ -11,7 +11,10 @@ someone asks for them (``retain_grad``, hooks) — weak references to its output
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import traceback
+from collections.abc import Iterator
 from types import MethodType
 from typing import Any
 
@@ -29,9 +32,35 @@ from ._saved_hooks import SAVED_ON, pack_node
 __all__ = ["Function", "Op", "FunctionCtx"]
 
 _new_tensor = _new_object = object.__new__
-#: ``[recorder]`` while ``ember.onnx`` traces a forward pass (``onnx/_trace.py``), else ``[None]``: ``apply`` hands
-#: each call to it (the recorder runs the call with this emptied, so the operators that one runs are not recorded)
+#: ``[hook]`` while something intercepts operator calls (``ember.onnx``'s trace, ``ember.profiler``, a forward-AD
+#: dual level), else ``[None]``: ``apply`` hands each call to ``hook(cls, args, kwargs)``, which runs it inside
+#: ``bypass()`` (so the operators that call runs are not handed over again, on this thread only). One at a time.
 TRACE: list[Any] = [None]
+
+
+class _Bypass(threading.local):
+    on = False
+
+
+BYPASS = _Bypass()
+
+
+@contextlib.contextmanager
+def bypass() -> Iterator[None]:
+    """Operator calls on this thread skip the ``TRACE`` hook inside the block."""
+    was, BYPASS.on = BYPASS.on, True
+    try:
+        yield
+    finally:
+        BYPASS.on = was
+
+
+def install_trace(hook: Any, who: str) -> None:
+    """Make ``hook`` intercept operator calls; only one interceptor at a time."""
+    if TRACE[0] is not None:
+        raise RuntimeError(f"{who}: operator calls are already intercepted (an ONNX export's trace, a profile or a "
+                           "forward-AD dual level); run one at a time")  # fmt: skip
+    TRACE[0] = hook
 
 
 def _device_error(name: str, args: tuple[Any, ...]) -> RuntimeError:
@@ -78,9 +107,10 @@ class Function(Node):
 
         Returns the output Tensor (a tuple of Tensors for an operator with several outputs).
         """
-        if _AUTOCAST[0] or TRACE[0] is not None:  # some thread has an ember.autocast block open, or a trace runs
-            if TRACE[0] is not None:
-                return TRACE[0](cls, args, kwargs)  # type: ignore[no-any-return]
+        if _AUTOCAST[0] or TRACE[0] is not None:  # some thread has an ember.autocast block open, or a hook runs
+            hook = TRACE[0]
+            if hook is not None and not BYPASS.on:
+                return hook(cls, args, kwargs)  # type: ignore[no-any-return]
             args = cast_args(cls, args)
         array_io, differentiable, saves_inputs, saves_output = cls._apply_flags  # (one read, not four)
         n = len(args)

@@ -3,7 +3,8 @@
 Inside ``with dual_level():``, ``make_dual(primal, tangent)`` gives a tensor carrying ``tangent``; every operator
 applied to such a tensor gives its results their tangents (``unpack_dual(y).tangent``: ``J @ tangent``).
 
-How: while a level is open ``Function.apply`` is wrapped (nothing is paid outside one). An operator call with a
+How: while a level is open ``Function.apply`` hands each call to a hook (``_function.TRACE``; nothing is paid
+outside one; one interceptor at a time, so not during a profile or an ONNX export). An operator call with a
 dual input runs as usual, then its tangents come from the operator's own backward by the double-vjp trick, exact
 for every differentiable operator: with ``u`` a cotangent of the outputs, ``g(u) = J^T u`` is linear in ``u``, so
 ``d/du <g(u), t> = J t``. The tangent run re-runs the operator on aliases of the inputs with the same random state
@@ -30,7 +31,7 @@ from .._errors import DTypeError
 from .._tensor import Tensor
 from ..ops import _inplace
 from ._engine import grad as _grad
-from ._function import Function
+from ._function import TRACE, Function, bypass, install_trace
 from ._grad_mode import STATE, enable_grad, no_grad
 from ._saved_hooks import LOCAL as _SAVED
 
@@ -39,7 +40,16 @@ __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_le
 #: per dual tensor (by id): (weak reference to it, its tangent)
 _TANGENTS: dict[int, tuple[Any, Tensor]] = {}
 _LEVEL: list[int | None] = [None]
-_ORIGINAL_APPLY: list[Any] = []
+_RUN = Function.__dict__["apply"].__func__  # apply itself; called through ``_raw`` (the hook skipped)
+
+
+def _raw(cls: Any, *args: Any, **kwargs: Any) -> Any:
+    with bypass():
+        return _RUN(cls, *args, **kwargs)
+
+
+def _hook(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return _apply(cls, *args, **kwargs)
 
 
 class _Local(threading.local):
@@ -112,9 +122,8 @@ def _floating(t: Any) -> bool:
 
 def _apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
     """``Function.apply`` while a dual level is open: the call, then its outputs' tangents."""
-    orig = _ORIGINAL_APPLY[0]
     if _LOCAL.off or not _TANGENTS or not cls.differentiable:
-        return orig.__func__(cls, *args, **kwargs)
+        return _raw(cls, *args, **kwargs)
     duals = {}
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
@@ -122,10 +131,10 @@ def _apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
             if t is not None:
                 duals[i] = t
     if not duals:
-        return orig.__func__(cls, *args, **kwargs)
+        return _raw(cls, *args, **kwargs)
     gen = _creation.default_generator
     before = gen.get_state()
-    out = orig.__func__(cls, *args, **kwargs)
+    out = _raw(cls, *args, **kwargs)
     outs = out if isinstance(out, tuple) else (out,)
     if not any(_floating(o) for o in outs):
         return out
@@ -143,7 +152,6 @@ def _apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
 
 def _tangents(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any], duals: dict[int, Tensor]) -> list[Any]:
     """The outputs' tangents of ``cls`` at ``args`` along ``duals`` (input index -> tangent): double vjp."""
-    orig = _ORIGINAL_APPLY[0]
     track = STATE.enabled and (
         any(isinstance(a, Tensor) and a._requires_grad for a in args) or any(t._requires_grad for t in duals.values())
     )
@@ -159,7 +167,7 @@ def _tangents(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any], duals: di
                 hats.append(a * 1 if (track and a._requires_grad) else a.detach().requires_grad_())
             else:
                 hats.append(a if track else a.detach())
-        res = orig.__func__(cls, *hats, **kwargs)
+        res = _raw(cls, *hats, **kwargs)
         res_t = res if isinstance(res, tuple) else (res,)
         live = [k for k, r in enumerate(res_t) if isinstance(r, Tensor) and r._requires_grad and _floating(r)]
         tangents: list[Any] = [None] * len(res_t)
@@ -228,8 +236,7 @@ def enter_dual_level() -> int:
     if _LEVEL[0] is not None:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     _LEVEL[0] = 0
-    _ORIGINAL_APPLY.append(Function.__dict__["apply"])
-    Function.apply = classmethod(_apply)  # type: ignore[assignment,method-assign]
+    install_trace(_hook, "forward_ad.enter_dual_level")
     _inplace.FWD[0] = _InplaceHooks
     return 0
 
@@ -238,7 +245,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     """Close the dual level: the tangents made in it are dropped."""
     if _LEVEL[0] is None or (level is not None and level != _LEVEL[0]):
         raise RuntimeError(f"exit_dual_level: no dual level {level if level is not None else ''} is open".strip())
-    Function.apply = _ORIGINAL_APPLY.pop()  # type: ignore[method-assign]
+    TRACE[0] = None
     _inplace.FWD[0] = None
     _TANGENTS.clear()
     _LEVEL[0] = None

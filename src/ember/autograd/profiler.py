@@ -17,7 +17,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ._engine import PROFILE
-from ._function import TRACE, Function
+from ._function import TRACE, Function, bypass, install_trace
 from ._profiler_events import EventList, FunctionEvent, FunctionEventAvg, nest
 
 __all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "emit_nvtx", "profile", "record_function"]
@@ -45,10 +45,8 @@ class Recorder:
 
     def start(self) -> None:
         with _LOCK:
-            if _ACTIVE or TRACE[0] is not None:
-                raise RuntimeError("profiler: another profile (or an ONNX export's trace) is already recording")
+            install_trace(self._op, "profiler")
             _ACTIVE.append(self)
-            TRACE[0] = self._op
             PROFILE[0] = self._node
 
     def stop(self) -> None:
@@ -59,13 +57,9 @@ class Recorder:
                 PROFILE[0] = None
 
     def _op(self, cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        TRACE[0] = None  # the operators this one runs are part of its event
         t0 = time.perf_counter_ns()
-        try:
+        with bypass():  # the operators this one runs are part of its event
             out = self._run(cls, *args, **kwargs)
-        finally:
-            if _ACTIVE and _ACTIVE[-1] is self:
-                TRACE[0] = self._op
         t1 = time.perf_counter_ns()
         self.events.append(FunctionEvent(
             cls.__name__.lstrip("_"), t0, t1, threading.get_ident(), "op", _shapes(args) if self.record_shapes else [],

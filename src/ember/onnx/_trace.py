@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._tensor import Tensor
-from ..autograd._function import TRACE, Function
+from ..autograd._function import TRACE, Function, bypass, install_trace
 
 __all__ = ["Call", "trace", "tracing"]
 
@@ -46,18 +46,15 @@ def trace() -> Iterator[list[Call]]:
 
     def record(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         # the outermost call only: the operators it runs itself (a view op's apply calling Function.apply, a
-        # user Function's forward) find the hook empty
-        TRACE[0] = None
-        try:
+        # user Function's forward) skip the hook
+        with bypass():
             out = run(cls, *args, **kwargs)
-        finally:
-            TRACE[0] = record
         outs = out if isinstance(out, tuple) else (out,)
         calls.append(Call(cls.__name__, args, dict(kwargs), tuple(o for o in outs if isinstance(o, Tensor))))
         return out
 
     with _LOCK:
-        TRACE[0] = record
+        install_trace(record, "onnx.export")
         _ACTIVE[0] += 1
         try:
             yield calls
