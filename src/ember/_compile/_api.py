@@ -25,7 +25,7 @@ from ._guards import World, describe_change, flatten, modules_of
 from ._hooks import install, uninstall
 from ._instr import _DATA, _GRAD, Ref, TRef, tensors_in
 from ._program import MISS, NotHoistableError, Program, build
-from ._registry import LIVE, SETTINGS
+from ._registry import LIVE, ProgramCache
 from ._tracer import CaptureError, Tracer, where
 from ._verify import Snapshot, atomics_may_differ, deterministic_kernels, same_outputs
 
@@ -53,7 +53,7 @@ class _Entry:
         self.graph: Any = None  # ``_cuda_graph.graph_plan``'s, when the program may become a CUDA graph
 
 
-class CompiledFunction:
+class CompiledFunction(ProgramCache):
     """A function (or a module's call) that replays its captured programs; made by :func:`ember.compile`."""
 
     def __init__(self, fn: Callable[..., Any], *, fullgraph: bool = False, dynamic: Any = None, mode: Any = None,
@@ -83,15 +83,6 @@ class CompiledFunction:
         self._last_key: Any = None
         functools.update_wrapper(self, fn)  # type: ignore[arg-type]
         LIVE.add(self)
-
-    @property
-    def cache_size(self) -> int:
-        """Programs kept before calls that match none run eagerly."""
-        return int(SETTINGS["cache_size"] if self._cache_size is None else self._cache_size)
-
-    @cache_size.setter
-    def cache_size(self, n: int) -> None:
-        self._cache_size = n
 
     def reset(self) -> None:
         """Forget the captured programs (``ember.compiler.reset``): the next call captures again."""

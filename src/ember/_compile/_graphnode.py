@@ -21,7 +21,7 @@ from ._guards import World, flatten, modules_of
 from ._hooks import install, uninstall
 from ._instr import _DATA, Ref, tensors_in
 from ._program import MISS, NotHoistableError, Program, build
-from ._registry import LIVE, SETTINGS
+from ._registry import LIVE, ProgramCache
 from ._tracer import Tracer, where
 from ._verify import Snapshot, _bits_equal, _close, _copy, atomics_may_differ, deterministic_kernels
 
@@ -61,7 +61,7 @@ class _Entry:
         self.watch, self.verified = watch, False
 
 
-class GraphForward:
+class GraphForward(ProgramCache):
     """The grad-mode calls of one compiled forward (a cache of split programs, as ``CompiledFunction``)."""
 
     def __init__(self, fn: Any, fullgraph: bool, cache_size: int | None = None) -> None:
@@ -72,15 +72,6 @@ class GraphForward:
         self.reason: str | None = None
         self.stats = {"captures": 0, "checked": 0, "replays": 0, "eager": 0}
         LIVE.add(self)
-
-    @property
-    def cache_size(self) -> int:
-        """Programs kept before calls that match none run eagerly."""
-        return int(SETTINGS["cache_size"] if self._cache_size is None else self._cache_size)
-
-    @cache_size.setter
-    def cache_size(self, n: int) -> None:
-        self._cache_size = n
 
     def reset(self) -> None:
         """Forget the captured programs (``ember.compiler.reset``)."""
