@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
+from ._fold import fold
 from ._instr import Instr, LiveRng, Ref, TRef, _Opaque
 from ._tracer import Tracer
 
@@ -174,8 +175,11 @@ def build(
         if i in front or ins.kind in "rog" or ins.writes or any(s in needed for s in _outs(ins.outs)):
             live[i] = True
             needed |= ins.reads
-    order = [i for i in front if live[i]] + [i for i in span if live[i] and i not in set(front)]
-    n_front = sum(1 for i in front if live[i])
+    # calls made of constants only run now, once (``_fold.py``); the program reads their results
+    folded, values = fold(tr, [i for i in sorted(set(span) | set(front)) if live[i]], outputs, arrays)
+    order = [i for i in front if live[i] and i not in folded]
+    n_front = len(order)
+    order += [i for i in span if live[i] and i not in set(front) and i not in folded]
     # where each slot is used last, to release arrays as soon as they are dead
     last: dict[int, int] = {}
     for k, i in enumerate(order):
@@ -200,6 +204,8 @@ def build(
             lines.append(f"    s{s} = {gen.expr(payload)}.grad._data")
         elif kind == "const":
             gen.env[f"s{s}"] = payload
+    for s in {s for i in order for s in instrs[i].reads if s in values}:
+        gen.env[f"s{s}"] = values[s]
     draws = [instrs[i] for i in front if live[i] and instrs[i].kind == "r"]
     miss = "return MISS"
     if draws:  # a failed guard puts the generators back: the eager run that follows draws the same numbers
@@ -216,7 +222,7 @@ def build(
         dead = [
             s
             for s in instrs[i].reads
-            if last.get(s) == k and s not in keep and (s in arrays or tr.slots[s][0] != "const")
+            if last.get(s) == k and s not in keep and s not in values and (s in arrays or tr.slots[s][0] != "const")
         ]
         if dead:
             lines.append(f"    del {', '.join(f's{s}' for s in sorted(set(dead)))}")
