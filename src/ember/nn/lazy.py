@@ -66,6 +66,14 @@ class _Lazy(Module):
         self.initialize_parameters(size)
         return self.load_state_dict(state_dict, strict, assign)  # now the real module's method
 
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
+        """As a child of the module being loaded: become the real module if the state holds its weights."""
+        size = self._in_from_state({k[len(prefix) :]: v for k, v in state_dict.items() if k.startswith(prefix)})
+        if size is not None:
+            self.initialize_parameters(size)
+            return self._load_from_state_dict(state_dict, prefix, *args)  # now the real module's method
+        super()._load_from_state_dict(state_dict, prefix, *args)
+
 
 class LazyLinear(_Lazy):
     """``Linear`` whose ``in_features`` is the last dim of the first input."""
