@@ -409,6 +409,7 @@ class TorchKernels:
     ) -> list[Any]:
         """``sgd_step`` over many parameters: one fused multi-tensor kernel per dtype (and first step or not)."""
         torch = _torch()
+        gs = _like_params(ps, gs)
         out = list(bufs)
         mixed = [g.dtype != p.dtype or (b is not None and b.dtype != p.dtype) for p, g, b in zip(ps, gs, bufs)]
         for (_, first), idx in _groups(ps, [momentum != 0 and b is None for b in bufs], skip=mixed).items():
@@ -444,6 +445,7 @@ class TorchKernels:
     ) -> None:
         """``adam_step`` over many parameters: one fused multi-tensor kernel per dtype, step and amsgrad."""
         torch = _torch()
+        gs = _like_params(ps, gs)
         fused = torch._fused_adamw_ if decoupled else torch._fused_adam_
         keys = [(s, mv is not None) for s, mv in zip(steps, max_vs, strict=True)]
         for (_, (step, ams)), idx in _groups(ps, keys).items():
@@ -454,6 +456,12 @@ class TorchKernels:
                 [max_vs[i] for i in idx] if ams else [], [t] * len(idx), lr=lr, beta1=beta1, beta2=beta2,
                 weight_decay=weight_decay, eps=eps, amsgrad=ams, maximize=False,
             )  # fmt: skip
+
+
+def _like_params(ps: list[Any], gs: list[Any]) -> list[Any]:
+    """Each gradient in its parameter's memory layout: the fused kernels walk both as flat memory, so a contiguous
+    gradient of a transposed (non-contiguous) parameter would land on the wrong elements."""
+    return [g if g.stride() == p.stride() else _torch().empty_like(p).copy_(g) for p, g in zip(ps, gs, strict=True)]
 
 
 def _step_tensor(step: int, device: Any) -> Any:
