@@ -411,7 +411,8 @@ class TorchKernels:
         torch = _torch()
         gs = _like_params(ps, gs)
         out = list(bufs)
-        mixed = [g.dtype != p.dtype or (b is not None and b.dtype != p.dtype) for p, g, b in zip(ps, gs, bufs)]
+        mixed = [g.dtype != p.dtype or (b is not None and b.dtype != p.dtype) or p.is_complex()  # (no fused kernel)
+                 for p, g, b in zip(ps, gs, bufs)]  # fmt: skip
         for (_, first), idx in _groups(ps, [momentum != 0 and b is None for b in bufs], skip=mixed).items():
             if first:
                 for i in idx:
@@ -421,7 +422,7 @@ class TorchKernels:
                 weight_decay=weight_decay, momentum=momentum, lr=lr, dampening=dampening, nesterov=nesterov,
                 maximize=False, is_first_step=first,
             )  # fmt: skip
-        for i in (i for i, m in enumerate(mixed) if m):  # (a model converted after its first steps: model.double())
+        for i in (i for i, m in enumerate(mixed) if m):  # (a model converted after its first steps, or complex)
             out[i] = self._sgd_step(  # (the reference rule; this axpy/scal are PyTorch's add_/mul_)
                 ps[i], gs[i], bufs[i], lr, weight_decay, momentum, dampening, nesterov, self.axpy, self.scal
             )
