@@ -27,6 +27,7 @@ from .._tensor import Tensor
 from ..autograd._grad_mode import no_grad
 from ..record._load import IncompatibleKeys, store_value
 from ._module_hooks import _add_hook
+from ._uninitialized import is_lazy
 
 if TYPE_CHECKING:
     from .module import Module
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 __all__ = ["ModuleState"]
 
 _EXTRA = "_extra_state"
+_LAZY_COPY = ('While copying the parameter named "{}": an uninitialized parameter or buffer cannot be copied to or '
+              "from an initialized one; call forward first")  # fmt: skip
 
 
 class _WrappedHook:
@@ -139,7 +142,7 @@ class ModuleState:
     def _save_to_state_dict(self, destination: Any, prefix: str, keep_vars: bool) -> None:
         """Put this module's own state (not its children's) into ``destination``."""
         for name, p in self._local_state().items():
-            destination[prefix + name] = p if keep_vars else p.detach()
+            destination[prefix + name] = p if keep_vars or is_lazy(p) else p.detach()
         if _has_own(self, "get_extra_state"):
             destination[prefix + _EXTRA] = self.get_extra_state()
 
@@ -195,6 +198,10 @@ class ModuleState:
             if key not in state_dict:
                 if strict:
                     missing_keys.append(key)
+                continue
+            if is_lazy(p) or is_lazy(state_dict[key]):
+                if not (is_lazy(p) and is_lazy(state_dict[key])):  # (both placeholders: nothing to copy)
+                    error_msgs.append(_LAZY_COPY.format(key))
                 continue
             v = _as_tensor(state_dict[key])
             if v is None:

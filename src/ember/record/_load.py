@@ -18,7 +18,18 @@ from ..autograd._grad_mode import no_grad
 
 __all__ = ["IncompatibleKeys", "load_values", "store_value"]
 
-IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """``(missing_keys, unexpected_keys)`` of a load (PyTorch's ``_IncompatibleKeys``, its repr too)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
 
 
 def load_values(
