@@ -85,6 +85,8 @@ from ._legacy import (
 )
 from ._tensor import Tensor
 from ._threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
+from ._torch_extras import *  # noqa: F403 - more of PyTorch's names: lu, frombuffer, strided, set_warn_always ...
+from ._torch_extras import __all__ as _extras_all
 from ._torch_names import *  # noqa: F403 - PyTorch's top-level names served by what Ember has: finfo, pi, clone
 from ._torch_names import __all__ as _names_all
 from ._version import __version__
@@ -236,6 +238,7 @@ __all__ = [
     "spmm",
     *_ops_all,
     *_names_all,
+    *_extras_all,
 ]
 
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)

@@ -16,6 +16,7 @@ __all__ = [
     "ValueRangeError",
     "DivisionByZeroError",
     "LinAlgError",
+    "OutOfMemoryError",
 ]
 
 
@@ -50,3 +51,8 @@ class DivisionByZeroError(EmberError, ZeroDivisionError):
 class LinAlgError(ValueRangeError):
     """A linear-algebra routine failed on its input: a singular matrix, one that is not positive-definite, a
     decomposition that did not converge (PyTorch's ``torch.linalg.LinAlgError``, also a ``RuntimeError``)."""
+
+
+class OutOfMemoryError(EmberError, MemoryError):
+    """A device ran out of memory (PyTorch's ``torch.OutOfMemoryError``, a ``RuntimeError``; also a ``MemoryError``,
+    what NumPy raises)."""

@@ -111,12 +111,12 @@ def test_state_dict_round_trip_and_errors():
     sd = a.state_dict()
     del sd["bn.bias"]
     sd["stray.weight"] = ember.zeros(1)
-    with pytest.raises(KeyError, match=r"missing keys \['bn.bias'\], unexpected keys \['stray.weight'\]"):
+    with pytest.raises(RuntimeError, match=r'Missing key\(s\) in state_dict: "bn.bias". \n\tUnexpected key'):
         b.load_state_dict(sd)
     assert b.load_state_dict(sd, strict=False) == (["bn.bias"], ["stray.weight"])
     sd = a.state_dict()
     sd["body.0.weight"] = ember.zeros(2, 2)
-    with pytest.raises(ValueError, match=r"body.0.weight: checkpoint shape \(2, 2\), model shape \(8, 4\)"):
+    with pytest.raises(RuntimeError, match=r"size mismatch for body.0.weight: copying a param with shape \(2, 2\)"):
         b.load_state_dict(sd)
 
 

@@ -35,13 +35,18 @@ def make_view(out: Tensor, x: Tensor, replay: Replay) -> None:
         out._view = (xv[0], lambda a: replay(parent(a)), x._vc[0])
 
 
+def _root(base: Tensor) -> Tensor:
+    """A view's root base. ``make_view`` points at the root, but a root may later become a view of its old self
+    (``t_``, ``squeeze_`` ... in place: ``ops/_inplace_view.py``); views taken before replay on that old self."""
+    return base if base._view is None else base._view[0]
+
+
 def _refresh_view(t: Tensor) -> None:
     """Give view ``t`` a history on its base's current one when its storage was written since."""
     base, replay, version = t._view
     if t._vc[0] == version or not STATE.enabled:
         return
-    if base._view is not None:  # never: make_view always points at the root base
-        raise AssertionError("a view's base is itself a view")
+    base = _root(base)
     t._view = (base, replay, t._vc[0])
     if base._requires_grad:
         node = AsView.__new__(AsView)
@@ -57,6 +62,7 @@ def _refresh_view(t: Tensor) -> None:
 def rebase_through_view(t: Tensor, r: Tensor) -> None:
     """After ``r``'s value was written into view ``t``: the base's new history, then ``t``'s."""
     base, replay, _ = t._view
+    base = _root(base)
     old = Tensor._make(base._data, base._backend)  # the base's previous version (no values are saved)
     old._requires_grad, old._creator, old._out_idx = base._requires_grad, base._creator, base._out_idx
     node = CopySlices.__new__(CopySlices)

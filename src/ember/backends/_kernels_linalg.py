@@ -91,6 +91,13 @@ class LinalgKernels:
         """``(Q, R)`` of (a batch of) matrices: ``complete`` gives square Q, else the reduced factors."""
         return self.xp.linalg.qr(a, mode="complete" if complete else "reduced")  # type: ignore[no-any-return]
 
+    def geqrf(self, a: Any) -> tuple[Any, Any]:
+        """LAPACK's ``geqrf`` of (a batch of) matrices: R on and above the diagonal, the Householder vectors below
+        it, and their scalars ``tau`` (``torch.geqrf``)."""
+        xp = self.xp
+        h, tau = xp.linalg.qr(a, mode="raw")  # (NumPy's h is the Fortran result: transposed)
+        return xp.ascontiguousarray(xp.swapaxes(h, -1, -2)).astype(a.dtype), tau.astype(a.dtype)
+
     def eigh(self, a: Any, upper: bool) -> tuple[Any, Any]:
         """Ascending eigenvalues and eigenvectors of Hermitian matrices, read from one triangle."""
         return self.xp.linalg.eigh(a, UPLO="U" if upper else "L")  # type: ignore[no-any-return]

@@ -28,9 +28,33 @@ from ._memory import (
     reset_max_memory_allocated,
     reset_peak_memory_stats,
 )
+from ._queries import (
+    OutOfMemoryError,
+    get_device_capability,
+    get_device_properties,
+    get_rng_state,
+    get_rng_state_all,
+    initial_seed,
+    memory_stats,
+    seed,
+    seed_all,
+    set_rng_state,
+    set_rng_state_all,
+)
 from ._streams import Event, Stream, current_stream, default_stream, stream
 
 __all__ = [
+    "OutOfMemoryError",
+    "get_device_capability",
+    "get_device_properties",
+    "get_rng_state",
+    "get_rng_state_all",
+    "initial_seed",
+    "memory_stats",
+    "seed",
+    "seed_all",
+    "set_rng_state",
+    "set_rng_state_all",
     "Event",
     "Stream",
     "current_stream",

@@ -14,7 +14,8 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .._creation import default_generator
@@ -22,8 +23,10 @@ from .._dtype import float64
 from .._tensor import Tensor
 
 __all__ = [
-    "calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",
-    "orthogonal_", "skip_init", "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_",
+    "calculate_gain", "constant", "constant_", "dirac", "dirac_", "eye", "eye_", "kaiming_normal", "kaiming_normal_",
+    "kaiming_uniform", "kaiming_uniform_", "normal", "normal_", "ones_", "orthogonal", "orthogonal_", "skip_init",
+    "sparse", "sparse_", "trunc_normal_", "uniform", "uniform_", "xavier_normal", "xavier_normal_", "xavier_uniform",
+    "xavier_uniform_", "zeros_",
 ]  # fmt: skip
 
 _local = threading.local()
@@ -222,6 +225,34 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
     return _write(tensor, xp.reshape(gain * q, tuple(tensor.shape)))
 
 
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any = None) -> Tensor:
+    """A sparse 2-d matrix (Martens 2010): N(0, std²) samples with ``ceil(sparsity * rows)`` zeros at random rows
+    of each column. The rows are drawn with ``generator`` too (PyTorch draws them from its global generator)."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    if _skipping():
+        return tensor
+    xp = tensor._backend.xp
+    rows = tensor.shape[0]
+    num_zeros = math.ceil(sparsity * rows)
+    values = std * _draw(tensor, "normal", generator)
+    rank = xp.argsort(xp.argsort(_draw(tensor, "uniform", generator), axis=0), axis=0)  # a permutation per column
+    return _write(tensor, xp.where(rank < num_zeros, xp.zeros_like(values), values))
+
+
+def _deprecated(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """PyTorch's old name without the underscore: the same initializer, with PyTorch's FutureWarning."""
+    new, old = fn.__name__, fn.__name__[:-1]
+
+    def deprecated_init(*args: Any, **kwargs: Any) -> Tensor:
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new}`.", FutureWarning, stacklevel=2)
+        return fn(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old
+    deprecated_init.__doc__ = f"Deprecated: ``{new}`` (warns as PyTorch does)."
+    return deprecated_init
+
+
 def reset_like_torch_(weight: Tensor, bias: Tensor | None) -> None:
     """PyTorch's default for Linear and Conv: weight Kaiming-uniform (a=sqrt(5)), bias uniform +-1/sqrt(fan_in)."""
     if weight.numel() == 0:  # a 0-sized layer: nothing to draw (PyTorch warns and skips too)
@@ -230,3 +261,16 @@ def reset_like_torch_(weight: Tensor, bias: Tensor | None) -> None:
     if bias is not None:
         bound = 1 / math.sqrt(_fans(weight)[0])
         uniform_(bias, -bound, bound)
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .._creation import tensor
+from .._dtype import int64
 from .._tensor import Tensor
+from ._uninitialized import UninitializedBuffer, UninitializedParameter, _Uninitialized, is_lazy
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .linear import Linear
 from .module import Module
@@ -31,9 +34,32 @@ class _Lazy(Module):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__()
         self._lazy_kwargs = kwargs
+        dd: dict[str, Any] = {"device": kwargs.get("device"), "dtype": kwargs.get("dtype")}
+        affine = kwargs.get("affine", True)  # (norms have it; layers always have a weight)
+        if affine:
+            self.weight = UninitializedParameter(**dd)
+            self.bias = UninitializedParameter(**dd) if kwargs.get("bias", True) else None
+        if kwargs.get("track_running_stats"):
+            self.register_buffer("running_mean", UninitializedBuffer(**dd))
+            self.register_buffer("running_var", UninitializedBuffer(**dd))
+            self.register_buffer("num_batches_tracked", tensor(0, dtype=int64, device=dd["device"]))
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        if isinstance(tensor, UninitializedBuffer):  # (kept as it is: the placeholder object itself)
+            self._check_name(name)
+            self._params[name] = tensor
+            return
+        super().register_buffer(name, tensor, persistent)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if value is None and name == "bias" and "bias" not in self._params:
+            self._params["bias"] = None  # (a lazy layer without bias: PyTorch's registered None)
+            return
+        super().__setattr__(name, value)
 
     def has_uninitialized_params(self) -> bool:
-        return True
+        """Whether a parameter or buffer is still a placeholder (True until the first call)."""
+        return any(is_lazy(p) for p in self._params.values())
 
     def _in_size(self, input: Tensor) -> int:
         """The channel (or feature) count of ``input``."""
@@ -47,11 +73,17 @@ class _Lazy(Module):
         target = self.cls_to_become
         kwargs = self._lazy_kwargs
         training = self.training
+        placeholders = {k: p for k, p in self._params.items() if isinstance(p, _Uninitialized)}
         object.__setattr__(self, "__class__", target)
         for k in list(self.__dict__):
             del self.__dict__[k]
         target.__init__(self, size, **kwargs)  # type: ignore[misc, call-arg]
         self.train(training)
+        for k, old in placeholders.items():  # the placeholders become the parameters (PyTorch's materialize)
+            new = self._params.get(k)
+            if new is not None:
+                old._become(new)
+                self._params[k] = old
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if args and isinstance(args[0], Tensor):
@@ -59,12 +91,23 @@ class _Lazy(Module):
         return self(*args, **kwargs)
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
-        size = self._in_from_state(state_dict)
+        size = self._in_from_state({k: v for k, v in state_dict.items() if not is_lazy(v)})
+        if size is None and any(is_lazy(v) for v in state_dict.values()):
+            return super().load_state_dict(state_dict, strict, assign)  # a lazy module's state: it stays lazy
         if size is None:
             raise RuntimeError(f"{type(self).__name__}: cannot read the input size from a state_dict with keys "
                                f"{list(state_dict)}; call the module on an input first")  # fmt: skip
         self.initialize_parameters(size)
         return self.load_state_dict(state_dict, strict, assign)  # now the real module's method
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
+        """As a child of the module being loaded: become the real module if the state holds its weights."""
+        own = {k[len(prefix) :]: v for k, v in state_dict.items() if k.startswith(prefix) and not is_lazy(v)}
+        size = self._in_from_state(own)
+        if size is not None:
+            self.initialize_parameters(size)
+            return self._load_from_state_dict(state_dict, prefix, *args)  # now the real module's method
+        super()._load_from_state_dict(state_dict, prefix, *args)
 
 
 class LazyLinear(_Lazy):

@@ -8,11 +8,8 @@ attribute and never saved.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any
-
-import numpy as np
 
 from .._dtype import as_dtype
 from .._hooks import RemovableHandle
@@ -20,10 +17,11 @@ from .._param import Param
 from .._tensor import Tensor, _is_device
 from ..autograd._grad_mode import no_grad
 from ..record import Record, load, save
-from ..record._load import IncompatibleKeys, load_values
+from ..record._load import IncompatibleKeys
 from ._module_extras import ModuleExtras
 from ._module_hooks import _add_hook, _BackwardHookIn, _BackwardHookOut
 from ._module_slots import STRUCTURE, Slots
+from ._module_state import ModuleState
 
 __all__ = ["Module", "Ref", "IncompatibleKeys"]
 
@@ -43,7 +41,7 @@ class Ref:
         return Ref(self.module)  # not owned: a copy of the owner refers to the same module
 
 
-class Module(ModuleExtras):
+class Module(ModuleExtras, ModuleState):
     """Base class of layers and models.
 
     Subclasses assign parameters and sub-modules as attributes in ``__init__`` and usually define
@@ -418,24 +416,6 @@ class Module(ModuleExtras):
                 if p is not None and name not in m._non_persistent:
                     yield (f"{mname}.{name}" if mname else name), p
 
-    def state_dict(self, prefix: str = "", keep_vars: bool = False) -> OrderedDict[str, Tensor]:
-        """Parameters and persistent buffers by dotted name (PyTorch's keys: ``layer1.0.conv1.weight``)."""
-        return OrderedDict((prefix + k, p if keep_vars else p.detach()) for k, p in self._persistent_state())
-
-    def load_state_dict(
-        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
-    ) -> IncompatibleKeys:
-        """Copy values (Tensors, NumPy arrays, or anything with ``.numpy()``) into the parameters in place.
-
-        Values are converted to each parameter's dtype and device; a shape mismatch names the key and
-        both shapes. With ``strict``, missing or unexpected keys are an error listing them.
-        """
-        if not isinstance(state_dict, Mapping):
-            raise TypeError(f"load_state_dict for {type(self).__name__}: expected a mapping of parameter names to "
-                            f"tensors (what state_dict() returns), got {type(state_dict).__name__}")  # fmt: skip
-        source = f"load_state_dict for {type(self).__name__}"
-        return load_values(self, state_dict, source, strict, convert=_as_tensor, report_all=True)
-
     # -- records -----------------------------------------------------------------------------------
     def into_record(self) -> Any:
         """This module's parameters and buffers as a Record (tensors by reference, with their ids)."""
@@ -471,16 +451,3 @@ class Module(ModuleExtras):
             return f"{type(self).__name__}({extra})"
         head = f"{type(self).__name__}(" + (f"{extra}" if extra else "")
         return head + "\n" + "\n".join(lines) + "\n)"
-
-
-def _as_tensor(v: Any, key: str) -> Tensor:
-    if isinstance(v, Tensor):
-        return v
-    if hasattr(v, "detach") and hasattr(v, "numpy"):  # a torch tensor
-        v = v.detach().cpu()
-        if str(getattr(v, "dtype", "")) == "torch.bfloat16":
-            v = v.float()
-        v = v.numpy()
-    if isinstance(v, (np.ndarray, np.generic, list, float, int)):
-        return Tensor(np.asarray(v))
-    raise TypeError(f"load_state_dict: value for {key!r} is a {type(v).__name__}, expected a tensor or array")

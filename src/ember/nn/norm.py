@@ -18,6 +18,7 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "CrossMapLRN2d", "GroupN
 
 class _BatchNorm(Module):
     _dims: tuple[int, ...] = (2, 3)
+    _version = 2  # (PyTorch's: version 2 added num_batches_tracked)
 
     def __init__(
         self,
@@ -66,6 +67,14 @@ class _BatchNorm(Module):
         rm = self.running_mean if not self.training or self.track_running_stats else None
         rv = self.running_var if not self.training or self.track_running_stats else None
         return F.batch_norm(input, rm, rv, self.weight, self.bias, use_batch, momentum, self.eps)
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, local_metadata: dict[str, Any],
+                              *args: Any) -> None:  # fmt: skip
+        """A state dict older than version 2 (or without metadata) may lack ``num_batches_tracked``: keep ours."""
+        version = local_metadata.get("version")
+        if (version is None or version < 2) and self.track_running_stats:
+            state_dict.setdefault(prefix + "num_batches_tracked", self.num_batches_tracked)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, *args)
 
     def reset_running_stats(self) -> None:
         if self.track_running_stats:

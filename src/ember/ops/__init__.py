@@ -25,6 +25,7 @@ from . import (
     _indexing_gather,
     _indexing_join,
     _indexing_view,
+    _inplace_view,
     _lapack,
     _linalg_decomp,
     _linalg_lu,
@@ -58,6 +59,7 @@ from ._indexing_gather import *  # noqa: F403
 from ._indexing_join import *  # noqa: F403
 from ._indexing_view import *  # noqa: F403
 from ._inplace import inplace_method
+from ._inplace_view import *  # noqa: F403
 from ._lapack import *  # noqa: F403
 from ._linalg_decomp import *  # noqa: F403
 from ._linalg_lu import *  # noqa: F403
@@ -91,6 +93,7 @@ _MODULES = (
     _indexing_gather,
     _indexing_join,
     _indexing_view,
+    _inplace_view,
     _lapack,
     _linalg_decomp,
     _linalg_lu,

@@ -16,7 +16,7 @@ from typing import Any
 from .._errors import DeviceError, DTypeError, ShapeError
 from .._tensor import Tensor
 from ..autograd._grad_mode import STATE
-from ..autograd._views import _refresh_view, keep_hooks_on_old_version, move_retained, rebase_through_view
+from ..autograd._views import _refresh_view, _root, keep_hooks_on_old_version, move_retained, rebase_through_view
 from ._indexing import IndexPut, check, read, to_index, write
 from ._util import _CATEGORY, StepOp
 
@@ -32,7 +32,7 @@ def _check_leaf(t: Tensor, op: str) -> None:
             "do it inside `with ember.no_grad():` or on a clone()"
         )
     if t._view is not None:
-        base = t._view[0]
+        base = _root(t._view[0])
         if base._requires_grad and base._creator is None:
             raise RuntimeError(
                 f"{op}: a view of a leaf tensor (shape {base.shape}) that requires grad cannot be modified "

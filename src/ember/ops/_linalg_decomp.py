@@ -21,7 +21,7 @@ from ._lapack import solve
 from ._other_diagonal import diag_embed, diagonal, tril
 from ._util import _float
 
-__all__ = ["qr", "svd"]
+__all__ = ["geqrf", "qr", "svd"]
 METHODS = list(__all__)
 
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
@@ -210,6 +210,27 @@ def linalg_qr(A: Tensor, mode: str = "reduced") -> QRResult:  # noqa: N803 - PyT
 def qr(input: Tensor, some: bool = True) -> QRResult:
     """``torch.qr``: ``some=False`` is ``mode='complete'``."""
     return linalg_qr(input, "reduced" if some else "complete")
+
+
+class Geqrf(Op):
+    n_out = 2
+    saves_inputs = False
+
+    def forward(self, a: Any) -> Any:
+        try:
+            return self.backend.geqrf(a)
+        except Exception as e:
+            raise _linalg_error("geqrf", e) from None
+
+    def backward(self, *grads: Any) -> tuple[Any]:
+        raise RuntimeError("the derivative for 'geqrf' is not implemented (as in PyTorch); use linalg.qr")
+
+
+def geqrf(input: Tensor) -> tuple[Tensor, Tensor]:
+    """LAPACK's ``geqrf`` (``torch.geqrf``): ``(a, tau)``, R on and above ``a``'s diagonal and the Householder
+    vectors below it (``linalg.householder_product(a, tau)`` is Q). Not differentiable, as in PyTorch."""
+    a = _matrices("geqrf", input)
+    return Geqrf.apply(a)  # type: ignore[return-value]
 
 
 class Eigh(Op):

@@ -2,12 +2,12 @@
 
 from . import lr_scheduler
 from ._algorithms import LAMB, SGD, Adadelta, Adagrad, Adam, Adamax, AdamW, Lion, NAdam, RAdam, RMSprop
-from ._algorithms_more import ASGD, Rprop
+from ._algorithms_more import ASGD, Adafactor, Rprop
 from ._base import Optimizer
 from .lbfgs import LBFGS
 from .optimizer import OptimizerAdaptor, SimpleOptimizer, WeightDecay
 
 __all__ = [
-    "ASGD", "LAMB", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Lion", "NAdam", "Optimizer",
-    "OptimizerAdaptor", "RAdam", "RMSprop", "Rprop", "SimpleOptimizer", "WeightDecay", "lr_scheduler",
+    "ASGD", "Adafactor", "LAMB", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Lion", "NAdam",
+    "Optimizer", "OptimizerAdaptor", "RAdam", "RMSprop", "Rprop", "SimpleOptimizer", "WeightDecay", "lr_scheduler",
 ]  # fmt: skip

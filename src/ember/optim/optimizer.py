@@ -126,7 +126,7 @@ class OptimizerAdaptor(Optimizer):
         if lr is not None and not (isinstance(lr, (int, float)) and lr >= 0):
             raise ValueError(f"{type(self).__name__}: invalid learning rate {lr!r}")
         for k in ("eps", "weight_decay", "momentum"):
-            if k in opts and opts[k] < 0:
+            if k in opts and isinstance(opts[k], (int, float)) and opts[k] < 0:  # (Adafactor's eps is a pair)
                 raise ValueError(f"{type(self).__name__}: {k} must be non-negative, got {opts[k]}")
         if opts.get("nesterov") and (opts.get("momentum", 0) <= 0 or opts.get("dampening", 0) != 0):
             raise ValueError(f"{type(self).__name__}: Nesterov momentum requires a momentum and zero dampening")
@@ -298,14 +298,14 @@ class OptimizerAdaptor(Optimizer):
                 mapping[str(saved)] = p
             for k, v in sg.items():
                 if k != "params":
-                    g[k] = tuple(v) if k == "betas" else v
+                    g[k] = tuple(v) if k in ("betas", "eps", "etas", "step_sizes") and isinstance(v, list) else v
         self.state = OptimizerState()
         for k, s in state_dict["state"].items():
             p = mapping.get(str(k))
             if p is None:
                 continue
             for n, v in s.items():
-                if isinstance(v, Tensor) and v.shape not in (p.shape, ()):
+                if isinstance(v, Tensor) and v.shape != () and not _fits(v.shape, p.shape):
                     raise ValueError(f"load_state_dict: state {n!r} of param {k} has shape {v.shape}, "
                                      f"but the parameter has shape {p.shape}")  # fmt: skip
             self.state[_key(p)] = {n: (p._backend.xp.copy(v.to(p.device)._data) if isinstance(v, Tensor) else v)
@@ -336,3 +336,8 @@ def _to_backend(state: dict[str, Any], p: Tensor) -> dict[str, Any]:
             v = dst.asarray(v)
         out[k] = v
     return out
+
+
+def _fits(state: tuple[int, ...], param: tuple[int, ...]) -> bool:
+    """A state of the parameter's shape, or of it with some dims 1 (Adafactor's factored row and column)."""
+    return len(state) == len(param) and all(a in (b, 1) for a, b in zip(state, param, strict=True))

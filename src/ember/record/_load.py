@@ -1,26 +1,35 @@
-"""The one load routine: values by dotted name copied into a module's parameters and persistent buffers.
+"""Loading values by dotted name into a module's parameters and persistent buffers.
 
-``Module.load_state_dict`` and ``Record.load_into`` (records, files, checkpoints) both call ``load_values``.
-The rules they share: keys are matched by dotted name, ``strict`` makes a missing or unexpected key an error
-listing both, a shape mismatch is an error naming the key and both shapes, values are converted to each
-parameter's dtype and device and copied in place under ``no_grad``. Where a state dict and a record differ,
-the caller says so: a state dict reports every size mismatch at once (as PyTorch does) and converts any number
-kind; a record stops at the first mismatch, refuses a float/int mismatch, restores ids, and with ``assign``
-adopts its arrays instead of copying them.
+``load_values`` is ``Record.load_into``'s routine (records, files, checkpoints): keys are matched by dotted
+name, ``strict`` makes a missing or unexpected key an error listing both, a shape mismatch is an error naming
+the key and both shapes, a float/int mismatch is refused, ids are restored. ``store_value`` puts one value
+into one parameter (converted to its dtype and device, in place; ``assign`` adopts the array instead) for
+both it and ``Module.load_state_dict`` (which walks the module tree itself, as PyTorch's does).
 """
 
 from __future__ import annotations
 
 from collections import namedtuple
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from .._tensor import Tensor
 from ..autograd._grad_mode import no_grad
 
-__all__ = ["IncompatibleKeys", "load_values"]
+__all__ = ["IncompatibleKeys", "load_values", "store_value"]
 
-IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """``(missing_keys, unexpected_keys)`` of a load (PyTorch's ``_IncompatibleKeys``, its repr too)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
 
 
 def load_values(
@@ -29,8 +38,6 @@ def load_values(
     source: str,
     strict: bool = True,
     *,
-    convert: Callable[[Any, str], Tensor] | None = None,
-    report_all: bool = False,
     same_kind: bool = False,
     ids: Mapping[str, str | None] | None = None,
     assign: bool = False,
@@ -38,9 +45,8 @@ def load_values(
 ) -> IncompatibleKeys:
     """Copy ``values`` into ``module``'s parameters and buffers; errors start with ``source``.
 
-    ``convert(value, key)``: the value as a Tensor (state dicts take arrays too). ``report_all``: collect
-    every size mismatch into one error (state dicts). ``same_kind``: a float value for an integer parameter
-    (or the reverse) is an error (records). ``ids``: parameter ids to restore.
+    ``same_kind``: a float value for an integer parameter (or the reverse) is an error. ``ids``: parameter ids
+    to restore.
     ``assign``: a parameter adopts the value's array instead of copying it, when the array is ours to give:
     the values are ``owned`` (read from a file), or the value had to be converted (a new array anyway).
     """
@@ -49,27 +55,30 @@ def load_values(
     unexpected = [k for k in values if k not in own]
     if strict and (missing or unexpected):
         raise KeyError(f"{source}: missing keys {missing}, unexpected keys {unexpected}")
-    errors = []
     with no_grad():
         for k, p in own.items():
             if k not in values:
                 continue
-            v = values[k] if convert is None else convert(values[k], k)
+            v = values[k]
             if tuple(v.shape) != p.shape:
-                if report_all:
-                    errors.append(f"{k}: checkpoint shape {tuple(v.shape)}, model shape {p.shape}")
-                    continue
                 raise ValueError(f"{source}: {k!r} has shape {tuple(v.shape)} but the module expects {p.shape}")
             if same_kind and v.dtype.is_floating_point != p.dtype.is_floating_point:
                 raise TypeError(f"{source}: {k!r} holds {v.dtype} but the module's {k!r} is {p.dtype}")
-            t = v.to(device=p.device, dtype=p.dtype)
-            if assign and (owned or t is not v):
-                p._data = t._data
-                p._vc[0] += 1
-            else:
-                p.copy_(t)
+            store_value(p, v, assign, owned)
             if ids and ids.get(k):
                 p.id = ids[k]
-    if errors:
-        raise ValueError(f"{source}: size mismatch for " + "; ".join(errors))
     return IncompatibleKeys(missing, unexpected)
+
+
+def store_value(p: Any, v: Tensor, assign: bool = False, owned: bool = False) -> None:
+    """Put ``v`` (shape already checked) into parameter ``p`` in place, converted to its dtype and device.
+
+    ``assign``: ``p`` adopts the converted array instead of copying it, when the array is ours to give
+    (``owned``, or the conversion made a new one). Call under ``no_grad``.
+    """
+    t = v.to(device=p.device, dtype=p.dtype)
+    if assign and (owned or t is not v):
+        p._data = t._data
+        p._vc[0] += 1
+    else:
+        p.copy_(t)

@@ -102,6 +102,10 @@ class TorchArrayKernels:
         return P.argmax(-2)  # P[perm[i], i] = 1
 
     @_no_grad
+    def geqrf(self, a: Any) -> tuple[Any, Any]:
+        return tuple(_torch().geqrf(a))
+
+    @_no_grad
     def matrix_exp(self, a: Any) -> Any:
         return _torch().linalg.matrix_exp(a)
 

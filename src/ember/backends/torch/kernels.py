@@ -409,8 +409,10 @@ class TorchKernels:
     ) -> list[Any]:
         """``sgd_step`` over many parameters: one fused multi-tensor kernel per dtype (and first step or not)."""
         torch = _torch()
+        gs = _like_params(ps, gs)
         out = list(bufs)
-        mixed = [g.dtype != p.dtype or (b is not None and b.dtype != p.dtype) for p, g, b in zip(ps, gs, bufs)]
+        mixed = [g.dtype != p.dtype or (b is not None and b.dtype != p.dtype) or p.is_complex()  # (no fused kernel)
+                 for p, g, b in zip(ps, gs, bufs)]  # fmt: skip
         for (_, first), idx in _groups(ps, [momentum != 0 and b is None for b in bufs], skip=mixed).items():
             if first:
                 for i in idx:
@@ -420,7 +422,7 @@ class TorchKernels:
                 weight_decay=weight_decay, momentum=momentum, lr=lr, dampening=dampening, nesterov=nesterov,
                 maximize=False, is_first_step=first,
             )  # fmt: skip
-        for i in (i for i, m in enumerate(mixed) if m):  # (a model converted after its first steps: model.double())
+        for i in (i for i, m in enumerate(mixed) if m):  # (a model converted after its first steps, or complex)
             out[i] = self._sgd_step(  # (the reference rule; this axpy/scal are PyTorch's add_/mul_)
                 ps[i], gs[i], bufs[i], lr, weight_decay, momentum, dampening, nesterov, self.axpy, self.scal
             )
@@ -444,6 +446,7 @@ class TorchKernels:
     ) -> None:
         """``adam_step`` over many parameters: one fused multi-tensor kernel per dtype, step and amsgrad."""
         torch = _torch()
+        gs = _like_params(ps, gs)
         fused = torch._fused_adamw_ if decoupled else torch._fused_adam_
         keys = [(s, mv is not None) for s, mv in zip(steps, max_vs, strict=True)]
         for (_, (step, ams)), idx in _groups(ps, keys).items():
@@ -454,6 +457,12 @@ class TorchKernels:
                 [max_vs[i] for i in idx] if ams else [], [t] * len(idx), lr=lr, beta1=beta1, beta2=beta2,
                 weight_decay=weight_decay, eps=eps, amsgrad=ams, maximize=False,
             )  # fmt: skip
+
+
+def _like_params(ps: list[Any], gs: list[Any]) -> list[Any]:
+    """Each gradient in its parameter's memory layout: the fused kernels walk both as flat memory, so a contiguous
+    gradient of a transposed (non-contiguous) parameter would land on the wrong elements."""
+    return [g if g.stride() == p.stride() else _torch().empty_like(p).copy_(g) for p, g in zip(ps, gs, strict=True)]
 
 
 def _step_tensor(step: int, device: Any) -> Any:

@@ -15,6 +15,7 @@ from ... import _errors
 from ..._tensor import Tensor
 from ...func import vmap
 from .. import functional as F
+from ._toplevel_native import NAMES as NATIVE
 
 # The functionals PyTorch also exposes at the top level, with the same arguments.
 SAME = {
@@ -179,3 +180,4 @@ def _method(name: str) -> Any:
 
 NAMES.update({name: getattr(F, name, None) or _method(name) for name in INPLACE})
 NAMES["vmap"] = vmap  # (torch.vmap is torch.func.vmap)
+NAMES.update(NATIVE)  # (native_layer_norm ..., lstm_cell ...: ``_toplevel_native.py``)

@@ -38,12 +38,18 @@ def cached() -> Iterator[None]:
 class ParametrizationList(ModuleList):
     """The parametrizations of one tensor, applied in order, and the tensor's ``original`` parameter(s)."""
 
+    is_tensor: bool
+    ntensors: int
+
     def __init__(self, modules: list[Module], original: Tensor, unsafe: bool = False) -> None:
         super().__init__(modules)
         self.unsafe = unsafe
-        first = modules[0]
         with no_grad():
-            new = first.right_inverse(original) if hasattr(first, "right_inverse") else original
+            new = original
+            for p in reversed(modules):
+                if hasattr(p, "right_inverse"):
+                    with contextlib.suppress(NotImplementedError):  # (as PyTorch: the original is kept)
+                        new = p.right_inverse(new)
         if isinstance(new, (tuple, list)):
             self.is_tensor = False
             self.ntensors = len(new)
@@ -61,10 +67,18 @@ class ParametrizationList(ModuleList):
         """Store ``value`` through the parametrizations' right inverses, last first."""
         with no_grad():
             for p in reversed(list(self)):
-                if hasattr(p, "right_inverse"):
-                    value = p.right_inverse(value)
-                elif not self.unsafe and p is not self[0]:
-                    raise RuntimeError(f"parametrization {type(p).__name__} has no right_inverse")
+                if not hasattr(p, "right_inverse"):
+                    raise RuntimeError(f"parametrization {type(p).__name__} does not implement right_inverse.")
+                value = p.right_inverse(value)
+            if self.is_tensor:
+                if not isinstance(value, Tensor):
+                    raise ValueError(f"`right_inverse` should return a tensor. Got {type(value).__name__}")
+                if value.dtype != self.original.dtype:
+                    raise ValueError(f"The tensor returned by `right_inverse` has dtype {value.dtype} while "
+                                     f"`original` has dtype {self.original.dtype}")  # fmt: skip
+            elif len(value) != self.ntensors:
+                raise ValueError(f"'right_inverse' must return a sequence of tensors of length {self.ntensors}. "
+                                 f"Got a sequence of length {len(value)}.")  # fmt: skip
             parts = (value,) if self.is_tensor else tuple(value)
             for i, part in enumerate(parts):
                 target = self.original if self.is_tensor else getattr(self, f"original{i}")
