@@ -138,12 +138,6 @@ class TensorGradFields:
         return RemovableHandle(entry[1], hook)
 
     @property
-    def _version(self) -> int:
-        """How many times this tensor's storage was written in place (shared with its views), as PyTorch's."""
-        vc = self._vcl
-        return 0 if vc is None else int(vc[0])
-
-    @property
     def data(self) -> Tensor:
         """This tensor's values, detached from the graph (shares storage); ``p.data = q`` makes ``p`` hold ``q``'s
         (any shape, dtype or device), keeping its identity, ``requires_grad`` and ``.grad``, as in PyTorch."""
