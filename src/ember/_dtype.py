@@ -150,8 +150,8 @@ def set_default_dtype(dtype: Any) -> None:
     _default[0] = d
 
 
-class memory_format:  # noqa: N801 - PyTorch's name
-    """PyTorch's memory-format tags, accepted where PyTorch takes them; Ember's arrays are always row-major."""
+class NamedTag:
+    """A named singleton tag (``ember.contiguous_format``, ``ember.strided``), pickled by name."""
 
     __slots__ = ("name",)
 
@@ -163,6 +163,12 @@ class memory_format:  # noqa: N801 - PyTorch's name
 
     def __reduce__(self) -> str:
         return self.name
+
+
+class memory_format(NamedTag):  # noqa: N801 - PyTorch's name
+    """PyTorch's memory-format tags, accepted where PyTorch takes them; Ember's arrays are always row-major."""
+
+    __slots__ = ()
 
 
 contiguous_format = memory_format("contiguous_format")

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import backends
 from ._creation import from_numpy, full
-from ._dtype import as_dtype, int64
+from ._dtype import NamedTag, as_dtype, int64
 from ._errors import OutOfMemoryError
 from ._tensor import Tensor
 from .ops import cat, chunk, nonzero, split
@@ -28,19 +28,10 @@ __all__ = [
 ]  # fmt: skip
 
 
-class layout:  # noqa: N801 - PyTorch's name
+class layout(NamedTag):  # noqa: N801 - PyTorch's name
     """A memory layout (``ember.strided``: every dense tensor's; the sparse ones name PyTorch's)."""
 
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"ember.{self.name}"
-
-    def __reduce__(self) -> str:
-        return self.name
+    __slots__ = ()
 
 
 strided, sparse_coo, sparse_csr = layout("strided"), layout("sparse_coo"), layout("sparse_csr")
