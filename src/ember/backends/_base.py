@@ -152,6 +152,19 @@ class Backend(
             root = root.base
         return (self.address(array) - self.address(root)) // array.dtype.itemsize
 
+    def diagonal(self, array: Any, offset: int, dim1: int, dim2: int) -> Any:
+        """A writable view of the diagonal of dims ``dim1`` < ``dim2`` as a new last dim (NumPy's own is read-only:
+        PyTorch's ``x.diagonal().fill_(0)`` writes into ``x``)."""
+        n_dims = array.ndim
+        start = [slice(None)] * n_dims
+        start[dim2 if offset >= 0 else dim1] = slice(abs(offset), None)
+        corner = array[tuple(start)]  # the diagonal's first element is this view's
+        n = max(0, min(corner.shape[dim1], corner.shape[dim2]))
+        st = self.strides(corner)
+        keep = [d for d in range(n_dims) if d not in (dim1, dim2)]
+        shape = tuple(corner.shape[d] for d in keep) + (n,)
+        return self.as_strided(corner, shape, tuple(st[d] for d in keep) + (st[dim1] + st[dim2],))
+
     def as_strided(self, array: Any, shape: tuple[int, ...], strides: tuple[int, ...]) -> Any:
         """A view of ``array``'s memory (from its first element) with ``shape`` and ``strides`` in elements."""
         item = array.dtype.itemsize

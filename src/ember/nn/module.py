@@ -41,6 +41,14 @@ class Ref:
         return Ref(self.module)  # not owned: a copy of the owner refers to the same module
 
 
+def _null_buffers(m: Module) -> set[str]:
+    """The names registered as buffers that hold None now (made on first use: most modules have none)."""
+    d = m.__dict__
+    if "_null_buffers" not in d:
+        object.__setattr__(m, "_null_buffers", set())
+    return d["_null_buffers"]  # type: ignore[no-any-return]
+
+
 class Module(ModuleExtras, ModuleState):
     """Base class of layers and models.
 
@@ -83,12 +91,17 @@ class Module(ModuleExtras, ModuleState):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign {type(value).__name__} to parameter {name!r} (a Param or None)")
             old = self._params[name]
+            nulls = d.get("_null_buffers", ())
+            buf = old.is_buffer if old is not None else name in nulls
             if isinstance(value, Tensor):
-                buf = old.is_buffer if old is not None else False
                 pid = old.id if old is not None else None
                 self._params[name] = Param(value.detach() if buf else value, id=pid, is_buffer=buf)
+                if buf and name in nulls:
+                    nulls.discard(name)  # type: ignore[attr-defined]
             else:
                 self._params[name] = None
+                if buf:
+                    _null_buffers(self).add(name)
         elif "_modules" in d and name in self._modules:
             if value is not None:
                 raise TypeError(f"cannot assign {type(value).__name__} to sub-module {name!r} (a Module or None)")
@@ -112,6 +125,7 @@ class Module(ModuleExtras, ModuleState):
         if name in self._params:
             del self._params[name]
             self._non_persistent.discard(name)
+            self.__dict__.get("_null_buffers", set()).discard(name)
         elif name in self._modules:
             del self._modules[name]
         else:
@@ -132,6 +146,7 @@ class Module(ModuleExtras, ModuleState):
         self._check_name(name)
         if tensor is None:
             self._params[name] = None
+            _null_buffers(self).add(name)  # a tensor assigned to it later is a buffer (PyTorch)
         else:
             if not isinstance(tensor, Tensor):
                 raise TypeError(f"register_buffer: {name!r} must be a Tensor or None, got {type(tensor).__name__}")

@@ -63,7 +63,8 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
 class Diagonal(ViewOp):
     def forward(self, x: Any, offset: int, d1: int, d2: int) -> Any:
         self.args, self.shape = (offset, d1, d2), x.shape
-        return self.backend.xp.diagonal(x, offset, d1, d2)
+        lo, hi = (d1, d2) if d1 < d2 else (d2, d1)
+        return self.backend.diagonal(x, offset if d1 < d2 else -offset, lo, hi)
 
     def backward(self, g: Tensor) -> tuple[Tensor, None, None, None]:
         return DiagonalBackward.apply(g, self.shape, *self.args), None, None, None

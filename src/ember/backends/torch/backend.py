@@ -150,6 +150,9 @@ class TorchBackend(TorchKernels, TorchAttentionKernels, TorchRNNKernels, TorchAr
     def as_strided(self, array: Any, shape: tuple[int, ...], strides: tuple[int, ...]) -> Any:
         return array.as_strided(shape, strides)
 
+    def diagonal(self, array: Any, offset: int, dim1: int, dim2: int) -> Any:
+        return array.diagonal(offset, dim1, dim2)  # (torch's is a writable view)
+
     def is_contiguous(self, array: Any) -> bool:
         return bool(array.is_contiguous())
 
