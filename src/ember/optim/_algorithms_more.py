@@ -86,11 +86,10 @@ class _Adafactor(SimpleOptimizer):
     defaults: ClassVar[dict[str, Any]] = dict(
         lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0, weight_decay=0.0, maximize=False, foreach=None
     )
+    complex_params = False  # (as torch.optim.Adafactor)
 
     def init_state(self, p: Any, group: dict[str, Any]) -> dict[str, Any]:
         xp = self.xp(p)
-        if "complex" in str(p.dtype):
-            raise RuntimeError("Adafactor does not support complex parameters")
         if p.ndim > 1:  # factored: a row and a column of second moments
             return {"step": 0.0, "row_var": xp.zeros((*p.shape[:-1], 1), dtype=p.dtype),
                     "col_var": xp.zeros((*p.shape[:-2], 1, p.shape[-1]), dtype=p.dtype)}  # fmt: skip

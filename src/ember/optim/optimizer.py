@@ -32,6 +32,7 @@ from ..backends import namespace_of
 from ..nn.utils import clip_arrays_by_norm_
 from ..record import record_to_state, state_to_record
 from ._base import Optimizer, call_with_step_hooks, required
+from ._complex_params import as_complex_state, as_real, as_real_state, is_complex
 from ._graph_step import step_form, zero_grad_form
 from ._state import OptimizerState, _is_array
 from ._state import param_key as _key
@@ -56,6 +57,8 @@ class SimpleOptimizer:
 
     #: option names and defaults (PyTorch's per-group options)
     defaults: ClassVar[dict[str, Any]] = {}
+    #: whether complex parameters are taken (updated as pairs of reals, PyTorch's rule); False: they are refused
+    complex_params: ClassVar[bool] = True
 
     def init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
         """The state of a parameter before its first step (arrays shaped like ``param``, counters)."""
@@ -209,31 +212,40 @@ class OptimizerAdaptor(Optimizer):
             hook(parrs, garrs)
         self._clip(garrs, be)
         rate = group["lr"] if lr is None else lr
+        cplx = [i for i, a in enumerate(parrs) if is_complex(be, a)]  # updated as pairs of reals (PyTorch's rule)
+        if cplx and not self.simple.complex_params:
+            raise RuntimeError(f"{type(self).__name__} does not support complex parameters")
+        for i in cplx:
+            parrs[i], garrs[i] = as_real(be, parrs[i]), as_real(be, garrs[i])
 
-        def state_of(p: Tensor) -> dict[str, Any]:
+        def state_of(i: int) -> dict[str, Any]:
+            p = live[i][0]
             st = self.state.get(_key(p))
             if st is None:
-                st = self.simple.init_state(p._data, group)
+                st = self.simple.init_state(parrs[i], group)
             elif st.get("_backend") is not p._backend:  # loaded, or the param moved: bring the state along
                 st = _to_backend(st, p)
             st["_backend"] = p._backend
-            return st
+            return as_real_state(be, st) if i in cplx else st
+
+        def keep(i: int, st: dict[str, Any]) -> None:
+            p = live[i][0]
+            p._vc[0] += 1
+            self.state[_key(p)] = as_complex_state(be, st, tuple(parrs[i].shape)) if i in cplx else st
 
         def one(i: int) -> None:
-            p, ga = live[i][0], garrs[i]
-            new_p, new_st = self.simple.step(rate, p._data, ga, state_of(p), group)
-            if new_p is not p._data:
-                p._data[...] = new_p
-            p._vc[0] += 1
-            self.state[_key(p)] = new_st
+            pa = parrs[i]
+            new_p, new_st = self.simple.step(rate, pa, garrs[i], state_of(i), group)
+            if new_p is not pa:
+                pa[...] = new_p
+            keep(i, new_st)
 
         many = self.simple.many_kernel
         if many and hasattr(be, many) and len(live) > 1 and all(p._backend is be for p, _ in live):
-            states = [state_of(p) for p, _ in live]  # one multi-tensor update
+            states = [state_of(i) for i in range(len(live))]  # one multi-tensor update
             self.simple.step_many(rate, parrs, garrs, states, group, be)
-            for (p, _), st in zip(live, states, strict=True):
-                p._vc[0] += 1
-                self.state[_key(p)] = st
+            for i, st in enumerate(states):
+                keep(i, st)
             return
         # parameters are independent: large steps run on all cores (NumPy releases the GIL in its kernels), unless
         # the backend's steps use the cores themselves (``threaded_steps``); on an accelerator the kernels are
