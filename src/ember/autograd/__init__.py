@@ -4,8 +4,9 @@ from . import functional, graph, profiler  # noqa: F401 - ember.autograd.profile
 from ._anomaly import AnomalyError, detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from ._compat import Variable, is_multithreading_enabled, is_view_replay_enabled, set_multithreading_enabled
 from ._complex_ops import COMPLEX_GRAD_OPS
-from ._engine import Gradients, RemovableHandle, backward, grad, is_nonfinite_check_enabled, set_nonfinite_check
+from ._engine import Gradients, RemovableHandle, backward, is_nonfinite_check_enabled, set_nonfinite_check
 from ._function import Function, FunctionCtx, Op
+from ._grad_api import grad
 from ._grad_mode import (
     enable_grad,
     inference_mode,
