@@ -3,7 +3,8 @@
 ``tests/programs/`` holds small-data versions of the programs people learn PyTorch from (pytorch/examples' MNIST,
 ImageNet (a small ResNet: channels_last, GradScaler, checkpoint and resume), DCGAN, word language model, VAE,
 actor-critic, super-resolution, fast neural style; the tutorials' DQN, spatial transformer, seq2seq with attention,
-custom autograd Function; a WGAN-GP with spectral norm, a UNet with checkpointing and grid_sample, masked attention;
+custom autograd Function, text classification with EmbeddingBag; PPO with a Gaussian policy; a bidirectional LSTM
+tagger on packed sequences; a WGAN-GP with spectral norm, a UNet with checkpointing and grid_sample, masked attention;
 nanoGPT; a LLaMA-style model with rotary embeddings and a KV cache; a BERT-style classifier with a DataLoader of
 workers). Each runs in a subprocess where ``sys.modules["torch"]`` is Ember, and must finish as under PyTorch
 (``EMBER_TEST_PROGRAMS_TORCH=1`` runs them under PyTorch, to check a program).
