@@ -50,6 +50,7 @@ assert not ember.backends.available()["torch"], ember.backends.available()["torc
 torch.backends.cuda.matmul.allow_tf32 = True
 torch.backends.cudnn.allow_tf32 = True
 torch.set_float32_matmul_precision("high")
+torch.set_num_threads(torch.get_num_threads())  # (it called "torch".set_num_threads: itself, forever)
 
 import torch.nn as nn  # submodules by import statement: Ember's own modules, never a second copy of Ember
 import torch.nn.functional as F

@@ -39,7 +39,7 @@ def set_num_threads(n: int) -> None:
     else:
         threadpool_limits(limits=n)  # stays in force (not used as a context manager)
     torch = sys.modules.get("torch")
-    if torch is not None:
+    if torch is not None and hasattr(torch, "_C"):  # PyTorch itself (with torch aliased to Ember, this function)
         torch.set_num_threads(n)
 
 
