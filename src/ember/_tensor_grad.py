@@ -28,6 +28,16 @@ def _forget(entries: dict[int, Any], key: int, _ref: Any) -> None:
     entries.pop(key, None)  # (the dict is bound, not looked up: this may run at interpreter exit)
 
 
+def clear_grads(param_groups: Iterable[dict[str, Any]], set_to_none: bool = True) -> None:
+    """An optimizer's ``zero_grad``: each parameter's gradient dropped (``set_to_none``) or filled with zeros."""
+    for g in param_groups:
+        for p in g["params"]:
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
+                p.grad._data[...] = 0
+
+
 def run_post_accumulate_hooks(leaves: Iterable[Any]) -> None:
     """Call each leaf's post-accumulate-grad hooks with the leaf (its ``.grad`` now holds this backward's sum)."""
     for leaf in leaves:

@@ -15,6 +15,7 @@ from typing import Any
 
 from .._hooks import RemovableHandle
 from .._tensor import Tensor
+from .._tensor_grad import clear_grads
 
 __all__ = ["Optimizer", "required"]
 
@@ -136,12 +137,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear every parameter's gradient (``set_to_none=False``: fill it with zeros)."""
-        for g in self.param_groups:
-            for p in g["params"]:
-                if set_to_none:
-                    p.grad = None
-                elif p.grad is not None:
-                    p.grad._data[...] = 0
+        clear_grads(self.param_groups, set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter (subclasses define it)."""

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..._tensor import Tensor
+from ..._tensor_grad import clear_grads
 from .._coalesced import broadcast_coalesced, check_same_across_ranks
 from .._group import DistUsageError, backend_error, require
 
@@ -101,12 +102,7 @@ class ZeroRedundancyOptimizer:
         return self.optim.state if self.optim is not None else {}
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        for g in self.param_groups:
-            for p in g["params"]:
-                if set_to_none:
-                    p.grad = None
-                elif p.grad is not None:
-                    p.grad._data[...] = 0
+        clear_grads(self.param_groups, set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None, **kwargs: Any) -> Any:
         """Step this rank's shard, then broadcast every shard from its owner."""
