@@ -53,7 +53,6 @@ _ENTRIES = [  # (case, variants, reason)
     ("registry_utility:trapezoid_x", "emptyN", _NONE_GRAD),
     ("registry_utility:trapezoid_x", "one0", _LENIENT),
     ("functional:group_norm", "empty-1", "weight gradient over empty groups: Ember 0 (an empty sum), PyTorch NaN"),
-    ("functional:batch_norm_eval_f32_stats", "empty-1", _EMPTY_BN),
     ("functional:batch_norm_train_bias_only", "empty-1", _EMPTY_BN),
     ("functional:bilinear", "drop0 one0 drop1 one1 drop3 one3", _LENIENT),
     *[(f"functional:{n}", "empty-1", _EMPTY_SPATIAL)

@@ -9,6 +9,7 @@ from typing import Any
 from .._creation import empty, tensor, zeros
 from .._tensor import Tensor
 from ..ops._indexing_join import cat, stack
+from ..ops._util import same_dtype
 from . import functional as F
 from . import init
 from ._rnn_layers import gru_layer, lstm_layer, rnn_layer
@@ -113,6 +114,10 @@ class RNNBase(Module):
             x = x.transpose(0, 1)  # (T, N, F)
         if x.shape[-1] != self.input_size:
             raise ValueError(f"{name}: expected input features {self.input_size}, got shape {input.shape}")
+        wd = self.weight_ih_l0.dtype
+        if x.dtype is not wd:  # PyTorch's ValueError: no silent promotion of the whole layer
+            raise ValueError(f"{name}: input dtype ({x.dtype}) does not match weight dtype ({wd}); convert the input: "
+                             f"input.to({wd})")  # fmt: skip
         batch = x.shape[1]
         if hx is None:
             state = self._init_state(batch, x)
@@ -120,6 +125,7 @@ class RNNBase(Module):
             state = tuple(h.unsqueeze(1) for h in hx) if unbatched and isinstance(hx, tuple) else hx
             if unbatched and not isinstance(hx, tuple):
                 state = hx.unsqueeze(1)
+            same_dtype(name, "input and hidden state", x, *(state if isinstance(state, tuple) else (state,)))
         x, h_n = self._run(x, state)
         out = x.transpose(0, 1) if self.batch_first else x
         if unbatched:
@@ -295,6 +301,7 @@ class RNNCellBase(Module):
         unbatched = input.ndim == 1
         x = input.unsqueeze(0) if unbatched else input
         states = hx if isinstance(hx, tuple) else (hx,)
+        same_dtype(name, "input, hidden state and weights", x, *states, self.weight_ih)
         out = []
         for h in states:
             if h is None:

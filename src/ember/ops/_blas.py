@@ -15,7 +15,7 @@ from ._indexing_view import _transpose, reshape, sum_to, unsqueeze
 from ._other_cumulative import diff
 from ._pointwise_complex import cj
 from ._reduction import sum
-from ._util import broadcast_shapes, norm_dim, promote, sum_to_array
+from ._util import broadcast_shapes, norm_dim, same_dtype, sum_to_array
 
 __all__ = [
     "addbmm",
@@ -65,9 +65,11 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         input, other = autocast_inputs("matmul", input, other)
     if getattr(input, "is_sparse", False):  # a sparse COO matrix times a dense one (ember.sparse)
         return input.mm(other)  # type: ignore[no-any-return]
-    a, b = promote("matmul", input, other)
+    a, b = input, other
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
-        raise TypeError("matmul: both operands must be tensors")
+        raise TypeError(f"matmul: both operands must be tensors, got {type(a).__name__} and {type(b).__name__}")
+    if a._data.dtype != b._data.dtype:
+        same_dtype("matmul", "both operands", a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError(f"matmul: both operands need at least one dim, got shapes {a.shape} and {b.shape}")
     ka = a.shape[-1]
@@ -94,6 +96,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Matrix product of an (n, m) and an (m, p) tensor (no broadcasting; see ``matmul``)."""
+    same_dtype("mm", "both operands", input, mat2)
     if getattr(input, "is_sparse", False):
         return input.mm(mat2)  # type: ignore[no-any-return]
     if input.ndim != 2 or mat2.ndim != 2:
@@ -103,6 +106,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched matrix product of (B, n, m) and (B, m, p) tensors."""
+    same_dtype("bmm", "both operands", input, mat2)
     if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
         raise ShapeError(f"bmm: expected (b,n,m) and (b,m,p) tensors, got {input.shape} and {mat2.shape}")
     return matmul(input, mat2)
@@ -111,6 +115,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 @autocast_op("mv")
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Matrix-vector product of an (n, m) matrix and an (m,) vector."""
+    same_dtype("mv", "both operands", input, vec)
     if input.ndim != 2 or vec.ndim != 1:
         raise ShapeError(f"mv: expected a matrix and a vector, got shapes {input.shape} and {vec.shape}")
     return matmul(input, vec)
@@ -119,6 +124,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
 @autocast_op("dot")
 def dot(input: Tensor, other: Tensor) -> Tensor:
     """The inner product of two 1-d tensors of the same size."""
+    same_dtype("dot", "both operands", input, other)
     if input.ndim != 1 or other.ndim != 1 or input.shape != other.shape:
         raise ShapeError(f"dot: expected two 1-d tensors of the same size, got {input.shape} and {other.shape}")
     return matmul(input, other)
@@ -133,6 +139,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
     """Sum over the last dims of both (a scalar operand multiplies)."""
     if input.ndim == 0 or other.ndim == 0:
         return input * other
+    same_dtype("inner", "both operands", input, other)
     return _inner(input, other)
 
 
@@ -164,7 +171,10 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alp
 
 
 def _scaled_sum(op: str, input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:
-    """``beta * input + alpha * prod``: ``input`` broadcasts to the product's shape, never the other way."""
+    """``beta * input + alpha * prod``: ``input`` broadcasts to the product's shape, never the other way; it has the
+    product's dtype (no promotion, as in PyTorch)."""
+    if isinstance(input, Tensor):
+        same_dtype(op, "input and the product's operands", input, prod)
     shape = tuple(getattr(input, "shape", ()))
     if broadcast_shapes(shape, prod.shape, op=op) != tuple(prod.shape):
         raise ShapeError(f"{op}: input of shape {shape} does not broadcast to the product's shape {tuple(prod.shape)}")

@@ -20,7 +20,7 @@ from ._indexing_gather import scatter_reduce
 from ._indexing_join import split, unbind
 from ._indexing_view import ViewOp, expand, permute, squeeze, t, transpose, unsqueeze, view
 from ._other_diagonal import diagonal
-from ._util import as_shape, index_out_of_range, norm_dim
+from ._util import as_shape, index_out_of_range, norm_dim, same_dtype
 
 __all__ = [
     "alias_copy", "as_strided", "as_strided_copy", "as_strided_scatter", "detach_copy", "diagonal_copy",
@@ -227,6 +227,7 @@ def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False
 
 def index_put_(input: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Tensor:
     """``input[indices] = values`` in place (``+=`` with ``accumulate``, duplicate indices summed)."""
+    same_dtype("index_put", "input and values", input, values)
     key = tuple(builtins.slice(None) if i is None else i for i in indices)  # None: the whole dim (TorchScript)
     if not accumulate:
         input[key] = values
@@ -248,6 +249,7 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 
 def put_(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """``put`` in place."""
+    same_dtype("put_", "input and source", input, source)
     if index.numel() != source.numel():
         raise ShapeError(f"put_(): Expected source and index to have the same number of elements, but got "
                          f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")  # fmt: skip

@@ -13,7 +13,7 @@ from ..autograd._autocast import autocast_op
 from ..autograd._function import Op
 from ._indexing import GetItem, IndexBackward, IndexPut, where
 from ._indexing_view import expand, reshape
-from ._util import broadcast_shapes, index_out_of_range, norm_dim
+from ._util import broadcast_shapes, index_out_of_range, norm_dim, same_dtype
 
 __all__ = [
     "gather",
@@ -247,6 +247,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
         src1 = reshape(source, (1,)) if isinstance(source, Tensor) and not source.ndim else source
         return reshape(index_add(reshape(input, (1,)), 0, index, src1, alpha=alpha), ())
     d = norm_dim(dim, input.ndim, "index_add")
+    same_dtype("index_add", "input and source", input, source)
     idx = _int_index("index_add", index, input._backend).reshape(-1)
     expect = input.shape[:d] + (idx.shape[0],) + input.shape[d + 1 :]
     if source.shape != expect:

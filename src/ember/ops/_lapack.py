@@ -17,7 +17,7 @@ from ._indexing_view import _transpose, sum_to, unsqueeze
 from ._other_diagonal import diag_embed, diagonal, tril, triu
 from ._other_math import cross as _cross
 from ._pointwise_complex import cj
-from ._util import _float, broadcast_shapes, promote_tensors
+from ._util import _float, broadcast_shapes, same_dtype
 
 __all__ = ["det", "inverse", "logdet", "matrix_power", "slogdet"]
 METHODS = list(__all__)
@@ -142,7 +142,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803 -
     b = unsqueeze(B, -1) if vector else B
     if b.ndim < 2 or b.shape[-2] != a.shape[-1]:
         raise ShapeError(f"solve: A of shape {A.shape} and B of shape {B.shape} do not match")
-    a, b = promote_tensors([a, b])
+    same_dtype("linalg.solve", "A and B", a, b)
     x = Solve.apply(a, b)
     return x.squeeze(-1) if vector else x  # type: ignore[no-any-return]
 

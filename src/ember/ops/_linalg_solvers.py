@@ -27,6 +27,7 @@ from ._other_cumulative import cumprod
 from ._other_diagonal import diagonal as _diagonal
 from ._pointwise_complex import cj
 from ._reduction import sum as _sum
+from ._util import same_dtype
 
 __all__ = ["cholesky_inverse", "cholesky_solve", "matrix_exp", "triangular_solve"]
 METHODS = list(__all__)
@@ -162,6 +163,7 @@ def _sum_to_batch(g: Tensor, shape: tuple[int, ...]) -> Tensor:
 def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
     """``X`` with ``A X = B`` for ``A = L L^T`` given its Cholesky factor (``torch.cholesky_solve(B, L, upper)``)."""
     b, lf = _matrices("cholesky_solve", input), _square("cholesky_solve", input2)
+    same_dtype("cholesky_solve", "B and L", b, lf)
     if b.shape[-2] != lf.shape[-1]:
         raise ShapeError(f"cholesky_solve: B of shape {tuple(b.shape)} and L of shape {tuple(lf.shape)} do not match")
     return CholeskySolve.apply(b, lf, bool(upper))  # type: ignore[no-any-return]
@@ -213,6 +215,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
         raise ValueRangeError(f"linalg.lstsq: driver must be one of gels, gelsy, gelsd, gelss, got {driver!r}")
     a = _matrices("linalg.lstsq", A)
+    same_dtype("linalg.lstsq", "A and B", a, B)
     vec = B.ndim == a.ndim - 1
     b = B.unsqueeze(-1) if vec else B
     if b.shape[-2] != a.shape[-2]:

@@ -23,7 +23,7 @@ from ._pointwise_binary import _integers
 from ._pointwise_complex import cj
 from ._pointwise_complex import complex as _complex
 from ._reduction import mean, sum
-from ._util import _binary, _float, _nodiff, broadcast_shapes, norm_dim, norm_dims, promote_tensors
+from ._util import _binary, _float, _nodiff, broadcast_shapes, norm_dim, norm_dims, same_dtype
 
 __all__ = [
     "bincount",
@@ -164,12 +164,14 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     else:
         counts = "".join(subs)
         out = ell + "".join(sorted(c for c in set(counts) if counts.count(c) == 1 and c not in ell))
-    return Einsum.apply(*promote_tensors(ops_), subs=tuple(subs), out=out)
+    same_dtype("einsum", "all operands", *ops_)
+    return Einsum.apply(*ops_, subs=tuple(subs), out=out)
 
 
 @autocast_op("cross")
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """Cross product of 3-vectors along ``dim`` (the first dim of size 3 when None)."""
+    same_dtype("cross", "both operands", input, other)
     if input.ndim != other.ndim:
         raise ShapeError(f"cross: inputs must have the same number of dims, got {input.shape} and {other.shape}")
     if dim is not None:
@@ -208,6 +210,7 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
 @autocast_op("tensordot")
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     """Sum over ``dims`` (an int: the last dims of ``a`` with the first of ``b``; or two lists of dims)."""
+    same_dtype("tensordot", "both operands", a, b)
     if isinstance(dims, int):
         if dims < 0 or dims > builtins.min(a.ndim, b.ndim):
             raise ShapeError(f"tensordot: dims={dims} is out of range for shapes {a.shape} and {b.shape}")
@@ -230,6 +233,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: Any = None) -> T
     """Pairwise ``p``-norm distances between the rows of ``x1`` (..., P, M) and ``x2`` (..., R, M)."""
     if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
         raise ShapeError(f"cdist: expected (..., P, M) and (..., R, M), got {x1.shape} and {x2.shape}")
+    same_dtype("cdist", "x1 and x2", x1, x2)
     d = unsqueeze(x1, -2) - unsqueeze(x2, -3)  # (..., P, R, M)
     if p == 2.0:  # the gradient at a zero distance is 0, as in PyTorch
         sq = sum(d * d, -1)

@@ -83,6 +83,20 @@ def promote_tensors(tensors: Sequence[Tensor]) -> list[Tensor]:
     return [t if t.dtype is d else t.to(d) for t in tensors]
 
 
+def same_dtype(op: str, what: str, *tensors: Any) -> None:
+    """PyTorch's rule for products, convolutions and solvers: their tensor operands are never promoted; operands
+    of different dtypes (``float32 @ float64``) are an error naming them, not a silent float64 result."""
+    d = None
+    for t in tensors:
+        if not isinstance(t, Tensor):  # None (no bias) or a number: not an operand this rule is about
+            continue
+        if d is None:
+            d = t.dtype
+        elif t.dtype is not d:
+            got = ", ".join(str(x.dtype) for x in tensors if isinstance(x, Tensor))
+            raise DTypeError(f"{op}: expected {what} to have the same dtype, got {got}")
+
+
 def check_scalar(op: str, value: Any) -> None:
     if not isinstance(value, (int, float, complex)) and not hasattr(value, "dtype"):
         raise TypeError(f"{op}: expected a Tensor or a Python number, got {type(value).__name__}")

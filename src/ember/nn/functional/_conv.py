@@ -20,7 +20,7 @@ from ...autograd._autocast import autocast_inputs
 from ...autograd._function import Op
 from ...autograd._grad_mode import STATE
 from ...ops._pointwise_complex import cj
-from ...ops._util import _float
+from ...ops._util import _float, same_dtype
 from ._empty import on_one_sample
 
 __all__ = [
@@ -176,13 +176,13 @@ def _conv(
     for i in range(sp):
         if _out_size(xs[2 + i], k[i], s[i], *pads[i], d[i]) < 1:
             raise ShapeError(f"{op}: kernel {k} (dilation {d}) is larger than the padded input {input.shape}")
+    if bias is not None and (not isinstance(bias, Tensor) or bias.shape != (o,)):
+        raise ShapeError(f"{op}: bias must be a tensor of shape ({o},), got {getattr(bias, 'shape', bias)!r}")
+    same_dtype(op, "input, weight and bias", input, weight, bias)
     x = _float(input)
     w = weight.to(x.dtype) if weight.dtype is not x.dtype else weight
-    if bias is not None:
-        if not isinstance(bias, Tensor) or bias.shape != (o,):
-            raise ShapeError(f"{op}: bias must be a tensor of shape ({o},), got {getattr(bias, 'shape', bias)!r}")
-        if bias.dtype is not x.dtype:
-            bias = bias.to(x.dtype)
+    if bias is not None and bias.dtype is not x.dtype:
+        bias = bias.to(x.dtype)
     cfg = (s, pads, d, groups, xs, ws)  # (x, w: ``input``, ``weight`` or their casts, of the same shapes)
     save = STATE.enabled and w.requires_grad  # keep the im2col columns for the weight gradient
     return Conv.apply(x, w, bias, cfg, save)
@@ -268,6 +268,7 @@ def _conv_transpose(
     size = tuple((input.shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op_[i] + 1 for i in range(sp))
     if any(v < 1 for v in size):
         raise ShapeError(f"{op}: the output size {size} would be empty")
+    same_dtype(op, "input, weight and bias", input, weight, bias)
     x = _float(input)
     w = weight.to(x.dtype) if weight.dtype is not x.dtype else weight
     # The adjoint of a convolution from ``size`` back to the input's size. An output_padding of a stride or

@@ -12,6 +12,7 @@ from ..._creation import arange, linspace, ones
 from ..._errors import ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...ops import stack, where
+from ...ops._util import same_dtype
 
 __all__ = ["affine_grid", "grid_sample"]
 
@@ -89,6 +90,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
         raise ShapeError(f"grid_sample: expected input (N, C, H, W) and grid (N, Ho, Wo, 2), got {tuple(input.shape)} "
                          f"and {tuple(grid.shape)}")  # fmt: skip
+    same_dtype("grid_sample", "input and grid", input, grid)
     ac = bool(align_corners)
     n, c, h, w = input.shape
     ho, wo = grid.shape[1], grid.shape[2]

@@ -13,7 +13,7 @@ from ...ops._comparison import minimum
 from ...ops._indexing import where
 from ...ops._pointwise_special import xlogy
 from ...ops._pointwise_unary import clamp, exp, log
-from ...ops._util import _float
+from ...ops._util import _float, same_dtype
 from ._activation import softplus
 from ._basic import _broadcast_pair, _check_target_shape, _reduce, _reduce_weighted, legacy_reduction
 from ._distance import pairwise_distance
@@ -79,6 +79,7 @@ def binary_cross_entropy(
     reduction = legacy_reduction(size_average, reduce, reduction)
     _same_shape("binary_cross_entropy", input, target)
     _check_probabilities("binary_cross_entropy", target)
+    same_dtype("binary_cross_entropy", "input and target", input, target)
     xp = input._backend.xp
     p = input._data
     if input._backend.host_checks and 0 not in p.shape and bool(xp.any((p < 0) | (p > 1) | xp.isnan(p))):
@@ -111,7 +112,7 @@ def binary_cross_entropy_with_logits(
         if t_ is not None:
             _fits("binary_cross_entropy_with_logits", name, t_, input)
     x = _float(input)
-    t = target.to(x.dtype)
+    t = target if target.dtype.is_floating_point else target.to(x.dtype)  # a float target promotes, as in PyTorch
     sp = softplus(-x)  # -log(sigmoid(x)), finite for any x
     if pos_weight is not None:
         loss = (1 - t) * x + (1 + (pos_weight - 1) * t) * sp

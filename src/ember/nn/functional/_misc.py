@@ -19,7 +19,7 @@ from ...ops._indexing import GetItem, IndexBackward, where
 from ...ops._indexing_view import _transpose
 from ...ops._other_math import einsum
 from ...ops._pointwise_complex import cj
-from ...ops._util import _float, index_out_of_range, size_of
+from ...ops._util import _float, index_out_of_range, same_dtype, size_of
 from ._dropout_ops import dropout_keep_bool, keep_mask
 
 __all__ = [
@@ -78,6 +78,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     )
     if weight.ndim == 2 and isinstance(input, Tensor) and input.dtype is weight.dtype and plain_bias:
         return _Linear.apply(input, weight, bias)
+    same_dtype("linear", "input, weight and bias", input, weight, bias)
     y = matmul(input, _transpose(weight, 0, 1) if weight.ndim == 2 else weight)
     if bias is None:
         return y
@@ -95,6 +96,7 @@ def _bias_fits(op: str, bias: Any, y: Tensor) -> None:
 @autocast_op("bilinear")
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y_o = x1 W_o x2 + b_o`` with weight (out, in1, in2)."""
+    same_dtype("bilinear", "input1, input2, weight and bias", input1, input2, weight, bias)
     y = einsum("...i,oij,...j->...o", input1, weight, input2)
     if bias is None:
         return y

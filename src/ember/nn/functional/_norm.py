@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 from ..._dtype import DType, bfloat16, float16, float32
-from ..._errors import ShapeError
+from ..._errors import DTypeError, ShapeError
 from ..._tensor import Tensor
 from ...autograd._autocast import autocast_op
 from ...autograd._function import Op
@@ -148,6 +148,19 @@ def _kernel_dtype(x: Tensor, *ts: Tensor | None) -> DType | None:
     return None
 
 
+def _check_params(op: str, x: Tensor, *ts: Tensor | None) -> bool:
+    """PyTorch's rule for a norm's parameters and statistics (``_kernel_dtype``), or a DTypeError naming them;
+    True when they are float32 beside a float16/bfloat16 input (computed in float32, the result in its dtype)."""
+    kd = _kernel_dtype(x, *ts)
+    if kd is None:
+        got = ", ".join(str(t.dtype) for t in ts if t is not None)
+        raise DTypeError(
+            f"{op}: expected the parameters and statistics ({got}) to have the input's dtype {x.dtype} "
+            "(or all float32 beside a float16/bfloat16 input)"
+        )
+    return kd is not x.dtype
+
+
 def _stats_in_kernel(x: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor,
                      running_var: Tensor) -> bool:  # fmt: skip
     """Whether the batch-norm kernel can update the running statistics itself: plain arrays of the kernel's
@@ -214,6 +227,7 @@ def batch_norm(
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         if t is not None and t.shape != (c,):
             raise ShapeError(f"batch_norm: {name} has shape {t.shape}, expected ({c},) for input {input.shape}")
+    mixed = _check_params("batch_norm", x, running_mean, running_var, weight, bias)
     shape = (1, c) + (1,) * (x.ndim - 2)
     axes = (0,) + tuple(range(2, x.ndim))
     if training or running_mean is None or running_var is None:
@@ -254,7 +268,8 @@ def batch_norm(
         rm = running_mean.to(x.dtype).reshape(shape)
         rv = running_var.to(x.dtype).reshape(shape)
         y = (x - rm) / sqrt(rv + eps)
-    return _affine(y, weight, bias, shape)
+    y = _affine(y, weight, bias, shape)
+    return y.to(x.dtype) if mixed else y  # (the unfused paths compute in float32 beside float32 parameters)
 
 
 @autocast_op("layer_norm")
@@ -267,6 +282,8 @@ def layer_norm(
     if tuple(input.shape[input.ndim - k :]) != ns or k > input.ndim:
         raise ShapeError(f"layer_norm: normalized_shape {ns} does not match the trailing dims of {input.shape}")
     x = _float(input)
+    if _check_params("layer_norm", x, weight, bias):
+        return layer_norm(x.to(float32), ns, weight, bias, eps).to(x.dtype)
     if _fused_layer_norm(x, ns, weight, bias):
         return NativeLayerNorm.apply(x, weight, bias, ns, float(eps))
     y, _, _ = _standardize(x, tuple(range(x.ndim - k, x.ndim)), eps)
@@ -326,6 +343,8 @@ def group_norm(
     if n == 0:  # an empty batch
         return on_one_sample(lambda x: group_norm(x, num_groups, weight, bias, eps), input)  # type: ignore[no-any-return]
     x = _float(input)
+    if _check_params("group_norm", x, weight, bias):
+        return group_norm(x.to(float32), num_groups, weight, bias, eps).to(x.dtype)
     xg = x.reshape(n, num_groups, -1)
     y, _, _ = _standardize(xg, (2,), eps)
     return _affine(y.reshape(x.shape), weight, bias, (1, c) + (1,) * (x.ndim - 2))
@@ -345,6 +364,9 @@ def instance_norm(
     if input.ndim < 3:
         raise ShapeError(f"instance_norm: expected (N, C, ...) with spatial dims, got {input.shape}")
     x = _float(input)
+    if _check_params("instance_norm", x, running_mean, running_var, weight, bias):
+        y32 = instance_norm(x.to(float32), running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+        return y32.to(x.dtype)
     c = x.shape[1]
     shape = (1, c) + (1,) * (x.ndim - 2)
     if not use_input_stats and running_mean is not None and running_var is not None:
@@ -374,7 +396,10 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     if weight is not None and tuple(weight.shape) != ns:
         raise ShapeError(f"rms_norm: weight of shape {tuple(weight.shape)} must have normalized_shape {ns}")
     y = x * (mean(x * x, tuple(range(x.ndim - k, x.ndim)), keepdim=True) + eps).rsqrt()
-    return y * weight if weight is not None else y
+    if weight is None:
+        return y
+    y = y * weight
+    return y if y.dtype is x.dtype else y.to(x.dtype)  # the input's dtype, whatever the weight's (PyTorch)
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:

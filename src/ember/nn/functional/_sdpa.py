@@ -12,8 +12,8 @@ import math
 from typing import Any
 
 from ..._creation import zeros
-from ..._dtype import bool_
-from ..._errors import ShapeError, ValueRangeError
+from ..._dtype import bool_, float32
+from ..._errors import DTypeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._autocast import autocast_op
 from ...autograd._function import Op
@@ -23,7 +23,7 @@ from ...ops._indexing import where
 from ...ops._indexing_view import _transpose, sum_to
 from ...ops._other_shape import repeat_interleave
 from ...ops._reduction import sum as _sum
-from ...ops._util import broadcast_shapes, sum_to_array
+from ...ops._util import broadcast_shapes, same_dtype, sum_to_array
 from ._basic import softmax
 from ._dropout_ops import keep_mask
 
@@ -135,6 +135,10 @@ def scaled_dot_product_attention(
         )
     if is_causal and attn_mask is not None:
         raise ValueRangeError("scaled_dot_product_attention: give attn_mask or is_causal, not both")
+    same_dtype("scaled_dot_product_attention", "query, key and value", query, key, value)
+    if attn_mask is not None and attn_mask.dtype not in (bool_, float32, query.dtype):
+        raise DTypeError(f"scaled_dot_product_attention: attn_mask must be bool, float32 or the query's dtype "
+                         f"{query.dtype}, got {attn_mask.dtype}")  # fmt: skip
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueRangeError(f"scaled_dot_product_attention: dropout_p must be in [0, 1], got {dropout_p}")
     s = scale if scale is not None else 1.0 / math.sqrt(query.shape[-1])
