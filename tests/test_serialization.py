@@ -175,3 +175,16 @@ def test_torch_file_without_torch_uses_the_restricted_reader(torch, tmp_path, mo
     monkeypatch.setitem(sys.modules, "torch", None)  # as if torch were not installed
     out = ember.load(tmp_path / "a.pt")
     assert out["w"].tolist() == [0.0, 1.0, 2.0, 3.0] and out["step"] == 3 and out["p"].tolist() == [1.0, 1.0]
+
+
+def test_save_keeps_state_dict_metadata(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A state_dict's ``_metadata`` (module versions, read by ``_load_from_state_dict`` to upgrade old files) comes
+    back from ``ember.save``/``load``, at the top level and nested in a checkpoint, as ``torch.save`` keeps it."""
+    m = ember.nn.Sequential(ember.nn.Linear(2, 2), ember.nn.BatchNorm1d(2))
+    sd = m.state_dict()
+    assert sd._metadata["1"] == {"version": 2}
+    ember.save({"model": sd, "epoch": 3}, tmp_path / "ck.pt")
+    ember.save(sd, tmp_path / "sd.pt")
+    for back in (ember.load(tmp_path / "ck.pt")["model"], ember.load(tmp_path / "sd.pt")):
+        assert list(back._metadata.items()) == list(sd._metadata.items())
+        assert list(back) == list(sd)

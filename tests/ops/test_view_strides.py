@@ -124,3 +124,30 @@ def test_data_ptr_and_storage_offset_match_torch():
         assert _memory_facts(e_base, e_cases[name]) == _memory_facts(t_base, t_cases[name]), name
     assert isinstance(e_base.data_ptr(), int) and e_base.data_ptr() != 0
     assert e_cases["split_last"].storage_offset() == 4
+
+
+@pytest.mark.parametrize("lib", ["torch", "ember"])
+def test_view_of_the_same_shape_is_a_new_tensor(lib: str) -> None:
+    """``x.view(x.shape)``/``x.view_as(x)`` make a new view, as in PyTorch (not ``x`` itself): a custom Function
+    returning ``x.view_as(x)`` (gradient reversal) gets an output distinct from its input; writes go through."""
+    t = pytest.importorskip("torch") if lib == "torch" else ember
+    for a in (t.arange(6.0).reshape(2, 3), t.arange(6.0).reshape(3, 2).t()):
+        for b in (a.view(a.shape), a.view_as(a), a.view(*a.shape)):
+            assert b is not a and tuple(b.shape) == tuple(a.shape) and b.stride() == a.stride()
+            b[0, 0] = 10.0
+            assert float(a[0, 0]) == 10.0
+    x = t.ones(3, requires_grad=True)
+
+    class Reverse(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, v):  # type: ignore[no-untyped-def]
+            return v.view_as(v)
+
+        @staticmethod
+        def backward(ctx, g):  # type: ignore[no-untyped-def]
+            return -g
+
+    y = Reverse.apply(x)
+    assert y is not x and y.grad_fn is not None
+    (y * 2.0).sum().backward()
+    assert [float(v) for v in x.grad] == [-2.0, -2.0, -2.0]

@@ -164,6 +164,9 @@ def view(input: Tensor, *shape: Any) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], (DType, str)):
         return _view_dtype(input, as_dtype(shape[0]))
     if input.is_contiguous():
+        s = as_shape(shape)
+        if s == input._data.shape:  # a new view of the same shape, not ``input`` itself (PyTorch's ``x.view_as(x)``
+            return Reshape.apply(input, s)  # makes a distinct output of a custom Function, as gradient reversal does)
         return reshape(input, *shape)
     s = _infer(as_shape(shape), input.numel(), "view", input.shape)
     if view_strides(input.shape, stride(input), s) is None:
@@ -172,8 +175,6 @@ def view(input: Tensor, *shape: Any) -> Tensor:
             f"across two contiguous subspaces): shape {input.shape} with strides {stride(input)} cannot be viewed "
             f"as {s}. Use .reshape(...) instead."
         )
-    if s == input.shape:
-        return input
     return StridedView.apply(input, s)  # type: ignore[no-any-return]
 
 

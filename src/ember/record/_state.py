@@ -61,6 +61,9 @@ def state_to_record(state: Any, item_type: str) -> Record:
             }
             if isinstance(v, OrderedDict):
                 node["ordered"] = True
+                meta = getattr(v, "_metadata", None)  # a state_dict's module versions (PyTorch keeps them)
+                if isinstance(meta, dict):
+                    node["_metadata"] = [[_key(k, path), _plain(x, f"{path}._metadata")] for k, x in meta.items()]
             return node
         if isinstance(v, (list, tuple)):
             return {"__list__": [walk(x, f"{path}.{i}" if path else str(i)) for i, x in enumerate(v)],
@@ -76,6 +79,15 @@ def state_to_record(state: Any, item_type: str) -> Record:
 
     meta = {"state": walk(state, "")}
     return Record(items, item_type, meta)
+
+
+def _plain(v: Any, path: str) -> Any:
+    """A JSON value (a state_dict's ``_metadata`` entry: ``{"version": 2}``), or a TypeError naming the path."""
+    if isinstance(v, dict):
+        return {str(_key(k, path)): _plain(x, path) for k, x in v.items()}
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    raise TypeError(f"cannot save a {type(v).__name__} in {path!r}: metadata holds numbers, strings and dicts")
 
 
 def _key(k: Any, path: str) -> Any:
@@ -114,7 +126,12 @@ def record_to_state(record: Record, place: Callable[[Tensor, str], Tensor] | Non
                 return tensor(v)
             if "__dict__" in v:
                 pairs = [(k, build(x)) for k, x in v["__dict__"]]
-                return OrderedDict(pairs) if v.get("ordered") else dict(pairs)
+                if not v.get("ordered"):
+                    return dict(pairs)
+                od: Any = OrderedDict(pairs)
+                if "_metadata" in v:
+                    od._metadata = OrderedDict((k, x) for k, x in v["_metadata"])
+                return od
             if "__list__" in v:
                 out = [build(x) for x in v["__list__"]]
                 return tuple(out) if v.get("tuple") else out
