@@ -18,6 +18,7 @@ from .._tensor import Tensor, _is_device
 from ..autograd._grad_mode import no_grad
 from ..record import Record, load, save
 from ..record._load import IncompatibleKeys
+from ._module_dicts import ModuleDicts
 from ._module_extras import ModuleExtras
 from ._module_hooks import _add_hook, _BackwardHookIn, _BackwardHookOut
 from ._module_slots import STRUCTURE, Slots
@@ -49,7 +50,7 @@ def _null_buffers(m: Module) -> set[str]:
     return d["_null_buffers"]  # type: ignore[no-any-return]
 
 
-class Module(ModuleExtras, ModuleState):
+class Module(ModuleExtras, ModuleDicts, ModuleState):
     """Base class of layers and models.
 
     Subclasses assign parameters and sub-modules as attributes in ``__init__`` and usually define

@@ -128,7 +128,7 @@ class DistributedDataParallel(Module):
         )
         if init_sync:
             broadcast_coalesced([t for _, t in states], self._src(), process_group)
-        self._buffers = [b for _, b in module.named_buffers()]
+        self._sync_buffers = [b for _, b in module.named_buffers()]
         _WRAPPED[module] = weakref.ref(self)
         self.gradient_as_bucket_view = gradient_as_bucket_view
         self.reducer = Reducer(
@@ -147,8 +147,8 @@ class DistributedDataParallel(Module):
         return int(tdist.get_process_group_ranks(self.process_group)[0])
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
-        if self.require_forward_param_sync and self.broadcast_buffers and self._buffers:
-            broadcast_coalesced(self._buffers, self._src(), self.process_group)
+        if self.require_forward_param_sync and self.broadcast_buffers and self._sync_buffers:
+            broadcast_coalesced(self._sync_buffers, self._src(), self.process_group)
         if self._device is not None:
             inputs, kwargs = _to(inputs, self._device), _to(kwargs, self._device)
         out = self.module(*inputs, **kwargs)
