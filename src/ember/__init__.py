@@ -96,7 +96,7 @@ from .ops import *  # noqa: F403 - the operator functions: ember.exp, ember.matm
 from .ops import __all__ as _ops_all
 
 _SUBMODULES = frozenset(
-    {"data", "distributed", "func", "models", "nn", "optim", "pnnx", "random", "record", "testing", "train"}
+    {"data", "distributed", "func", "models", "nn", "onnx", "optim", "pnnx", "random", "record", "testing", "train"}
 )
 
 if not TYPE_CHECKING:  # hidden from mypy, which would otherwise accept any ``ember.<typo>``

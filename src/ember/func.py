@@ -20,7 +20,10 @@ from .autograd._engine import grad as _grad
 from .autograd._grad_mode import enable_grad
 from .ops import stack
 
-__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "vjp", "vmap"]
+__all__ = [
+    "functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize",
+    "stack_module_state", "vjp", "vmap",
+]  # fmt: skip
 
 
 def _flatten(tree: Any) -> tuple[list[Any], Callable[[list[Any]], Any]]:
@@ -144,6 +147,39 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any
     return _functional.jvp(func, tuple(primals), tuple(tangents))  # type: ignore[no-any-return]
 
 
+def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is ``J @ tangents`` at ``primals``."""
+    out = func(*primals)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        return jvp(func, primals, tangents)[1]
+
+    return out, jvp_fn
+
+
+def stack_module_state(models: Any) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """The parameters and buffers of models of one class stacked along a new first dim, by name (for an ensemble
+    run with ``vmap`` over ``functional_call``); stacked parameters are new leaves that require grad."""
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: expected at least one model, got 0")
+    if len({m.training for m in models}) != 1:
+        raise RuntimeError("stack_module_state: expected all models to be in the same training/eval mode")
+    if len({type(m) for m in models}) != 1:
+        raise RuntimeError("stack_module_state: expected all models to be of the same class")
+
+    def stacked(ts: list[Tensor], name: str) -> Tensor:
+        flags = {t.requires_grad for t in ts}
+        if len(flags) != 1:
+            raise RuntimeError(f"stack_module_state: expected {name} from each model to have the same .requires_grad")
+        out = stack([t.detach() for t in ts])
+        return out.requires_grad_() if flags.pop() else out
+
+    ps = [dict(m.named_parameters()) for m in models]
+    bs = [dict(m.named_buffers()) for m in models]
+    return {k: stacked([p[k] for p in ps], k) for k in ps[0]}, {k: stacked([b[k] for b in bs], k) for k in bs[0]}
+
+
 def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
     """The Jacobian of ``func`` with respect to the arguments ``argnums`` (tensors): ``out.shape + in.shape``."""
 
@@ -182,13 +218,20 @@ def vmap(
         dims = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
         if len(dims) != len(args):
             raise ValueError(f"vmap: in_dims has {len(dims)} entries for {len(args)} positional arguments")
-        sizes = {a.shape[d] for a, d in zip(args, dims, strict=True) if d is not None and isinstance(a, Tensor)}
+        trees = [_flatten(a) for a in args]  # an argument may be a dict/list/tuple of tensors: each leaf is mapped
+        sizes = {
+            leaf.shape[d] for (leaves, _), d in zip(trees, dims, strict=True) if d is not None
+            for leaf in leaves if isinstance(leaf, Tensor)
+        }  # fmt: skip
         if len(sizes) != 1:
             raise ValueError(f"vmap: the mapped dims must have one size, got {sorted(sizes) or 'no mapped tensor'}")
         (n,) = sizes
         results = []
         for i in range(n):
-            picked = [a if d is None else a.select(d, i) for a, d in zip(args, dims, strict=True)]
+            picked = [
+                a if d is None else build([x.select(d, i) if isinstance(x, Tensor) else x for x in leaves])
+                for a, (leaves, build), d in zip(args, trees, dims, strict=True)
+            ]
             results.append(func(*picked, **kwargs))
         leaves0, rebuild = _flatten(results[0])
         columns = [[_flatten(r)[0][k] for r in results] for k in range(len(leaves0))]

@@ -169,6 +169,6 @@ def skip_init(module_cls: Any, *args: Any, **kwargs: Any) -> Any:
     return module_cls(*args, **kwargs)
 
 
-from . import parametrizations, parametrize, rnn  # noqa: E402
+from . import parametrizations, parametrize, prune, rnn, stateless  # noqa: E402, F401 - torch.nn.utils.prune ...
 from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights  # noqa: E402
 from .weight_norm import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm  # noqa: E402
