@@ -63,3 +63,34 @@ def test_functional_call_replaces_tied_weights_and_restores_them():
     with pytest.raises(ValueError, match="no parameter"):
         ember.func.functional_call(model, {"nope": w}, (ember.tensor([1]),))
     assert ember.vmap is ember.func.vmap
+
+
+def test_stack_module_state_vmap_over_dicts_and_linearize_like_pytorch() -> None:
+    """The ensembling tutorial's pieces beside torch.func: stacked state (leaves that require grad, buffers
+    without), vmap over a dict of stacked parameters, linearize's jvp."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    ws = [rng.standard_normal((3, 4)) for _ in range(2)]
+    x = rng.standard_normal((5, 4))
+    out = {}
+    for t in (torch, ember):
+        models = [t.nn.Linear(4, 3).double() for _ in ws]
+        for m, w in zip(models, ws, strict=True):
+            with t.no_grad():
+                m.weight.copy_(t.tensor(w))
+                m.bias.zero_()
+        params, buffers = t.func.stack_module_state(models)
+        assert sorted(params) == ["bias", "weight"] and buffers == {}
+        assert params["weight"].requires_grad and params["weight"].grad_fn is None
+        base = models[0]
+        call = t.func.functional_call
+        y = t.func.vmap(lambda p, b, v, m=base, c=call: c(m, (p, b), (v,)), in_dims=(0, 0, None))(
+            params, buffers, t.tensor(x)
+        )
+        f = lambda v: (v**3).sum(-1)
+        value, jvp_fn = t.func.linearize(f, t.tensor(x))
+        out[t.__name__] = (y.detach().numpy(), value.detach().numpy(), jvp_fn(t.ones(5, 4, dtype=t.float64)).numpy())
+    for a, b in zip(out["ember"], out["torch"], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    with pytest.raises(RuntimeError, match="same class"):
+        ember.func.stack_module_state([ember.nn.Linear(2, 2), ember.nn.Conv1d(2, 2, 1)])
