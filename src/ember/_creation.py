@@ -219,6 +219,13 @@ class Generator:
         self._rng = np.random.Generator(np.random.PCG64(self._seed))
         return self
 
+    @property
+    def device(self) -> Any:
+        """The device the generator serves (Ember draws on the host and places the numbers: always "cpu")."""
+        from ._device import device
+
+        return device("cpu")
+
     def seed(self) -> int:
         s = int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
         self.manual_seed(s)

@@ -217,9 +217,6 @@ class Tensor(TensorGradFields, TensorConversions):
     def contiguous(self, memory_format: Any = None) -> Tensor:
         return _contiguous(self)
 
-    def is_contiguous(self) -> _bool:
-        return self._backend.is_contiguous(self._data)
-
     def detach(self) -> Tensor:
         """A tensor sharing this one's storage and version counter, cut from the graph."""
         t = Tensor._make(self._data, self._backend)

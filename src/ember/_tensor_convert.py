@@ -12,7 +12,7 @@ import numpy as np
 
 from ._convert import legacy_type_name
 from ._device import device as _device_cls
-from ._dtype import as_dtype
+from ._dtype import as_dtype, channels_last, channels_last_3d, contiguous_format, preserve_format
 from ._errors import ShapeError
 from .backends import Backend
 
@@ -113,6 +113,38 @@ class TensorConversions:
 
     # Kinds of tensor Ember does not have (PyTorch programs test for them).
     is_meta = is_xpu = is_quantized = is_nested = is_mkldnn = False
+
+    def is_contiguous(self, memory_format: Any = None) -> _bool:
+        """Whether the elements lie in memory in row-major order, or in the order ``memory_format`` names
+        (``channels_last``: N, H, W, C; ``channels_last_3d``: N, D, H, W, C), read from the strides. Ember keeps its
+        own results row-major: ``channels_last`` is a layout hint it accepts and does not need."""
+        if memory_format is None or memory_format in (contiguous_format, preserve_format):  # (PyTorch answers so)
+            return cast(_bool, self._backend.is_contiguous(self._data))
+        order = {channels_last: (1, 3, 2, 0), channels_last_3d: (1, 4, 3, 2, 0)}.get(memory_format)
+        if order is None:
+            raise RuntimeError(f"is_contiguous: unsupported memory format {memory_format}")
+        shape, strides = self.shape, self._backend.strides(self._data)
+        if len(shape) != len(order):
+            return False
+        expected = 1
+        for d in order:
+            if shape[d] != 1:
+                if strides[d] != expected:
+                    return False
+                expected *= shape[d]
+        return True
+
+    def dim_order(self) -> tuple[int, ...]:
+        """The dims from outermost to innermost in memory (``(0, 1, 2, 3)`` for a row-major 4-d tensor)."""
+        strides = self._backend.strides(self._data)
+        return tuple(sorted(range(len(strides)), key=lambda d: -strides[d]))
+
+    def __contains__(self, element: Any) -> _bool:
+        """``element in t``: whether any entry equals ``element`` (a number or a tensor)."""
+        if not isinstance(element, (int, float, complex, _bool)) and not hasattr(element, "shape"):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                               f"{type(element).__name__}")  # fmt: skip
+        return _bool((self == element).any())  # type: ignore[operator]
 
     def is_inference(self) -> _bool:
         """False: ``ember.inference_mode`` records no graph but makes no tensors of a kind of their own (a PyTorch

@@ -65,7 +65,7 @@ def test_sdpa(name, fn, tfn, args):
 def test_sdpa_runs_as_one_node():
     q, k, v = (ember.tensor(r(2, 2, 3, 4), requires_grad=True) for _ in range(3))
     y = F.scaled_dot_product_attention(q, k, v, attn_mask=ember.tensor(BOOL[0, :, :3, :3]))
-    assert y.grad_fn.name == "ScaledDotProductAttentionBackward"
+    assert y.grad_fn.name == "ScaledDotProductAttentionBackward0"
 
 
 def test_sdpa_fully_masked_row_is_zero():
@@ -163,7 +163,7 @@ def test_layer_norm_second_order_and_one_node():
     check_op(fn, r(3, 4), r(4), r(4), second_order=True, name="layer_norm_affine")
     x = ember.tensor(r(2, 4), dtype=ember.float32, requires_grad=True)
     w, b = ember.ones(4, requires_grad=True), ember.zeros(4, requires_grad=True)
-    assert F.layer_norm(x, (4,), w, b).grad_fn.name == "NativeLayerNormBackward"
+    assert F.layer_norm(x, (4,), w, b).grad_fn.name == "NativeLayerNormBackward0"
 
 
 def _mha_pair(E=6, H=2):

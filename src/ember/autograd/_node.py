@@ -128,9 +128,12 @@ class Node:
 
     @property
     def name(self) -> _Name:
-        """The node's name, ``MulBackward``; also callable, ``name()``, as PyTorch's method is."""
+        """The node's name, ``MulBackward0`` as PyTorch names its nodes; also callable, ``name()``, as PyTorch's
+        method is."""
         n = type(self).__name__
-        return _Name(n if n.endswith("Backward") else n + "Backward")
+        if n.endswith(("Backward0", "Backward1")):
+            return _Name(n)
+        return _Name((n if n.endswith("Backward") else n + "Backward") + "0")
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
