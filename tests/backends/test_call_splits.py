@@ -4,6 +4,9 @@ bits of one thread (odd batches, strided operands, float64, complex, empty), rea
 enough and the threads allow it, stay whole on one thread, and be recorded by ``ember.compile`` as one call that
 its replays split again."""
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -177,3 +180,24 @@ def test_compiled_replay_splits_and_equals_eager(monkeypatch):
     for pe, pc in zip(me.parameters(), mc.parameters(), strict=True):
         np.testing.assert_array_equal(pe.detach().numpy(), pc.detach().numpy())
     assert seen.count((64, 2)) >= 6  # the columns and two products a step, in eager and in the replays
+
+
+def test_pool_threads_do_not_keep_a_finished_splits_arrays(monkeypatch):
+    monkeypatch.setattr(kt, "_get_pool", lambda workers: kt._Crew(workers))  # a crew of its own
+    a = np.zeros(64)
+    ref = weakref.ref(a)
+
+    def fn(lo: int, hi: int, arr: np.ndarray = a) -> None:  # (a default, not a cell that ``del a`` empties)
+        arr[lo:hi] += 1
+
+    kt._split(3, 64, 3, fn, 2)
+    assert a.sum() == 64  # every element once
+    del a, fn
+    gc.collect()
+    assert ref() is None  # the crew's threads hold the split's task, not what it used
+
+    def bad(lo: int, hi: int) -> None:
+        raise ValueError(f"range {lo}")
+
+    with pytest.raises(ValueError, match="range"):  # raised again on the calling thread
+        kt._split(2, 4, 2, bad, 1)

@@ -170,13 +170,14 @@ def _split(threads: int, n: int, parts: int, fn: Callable[[int, int], None], chu
     done = threading.Lock()  # released by whichever thread finishes the last range
     done.acquire()
     errors: list[BaseException] = []
+    job: list[Callable[[int, int], None] | None] = [fn]  # emptied at the end: a pool thread keeps ``take``
 
     def take() -> None:
         _state.busy = True
         try:
             while (i := next(order)) < k:
                 try:
-                    fn(bounds[i], bounds[i + 1])
+                    job[0](bounds[i], bounds[i + 1])  # type: ignore[misc]  # (set until every range is done)
                 except BaseException as e:  # raised again on the calling thread
                     errors.append(e)
                 finally:
@@ -190,8 +191,11 @@ def _split(threads: int, n: int, parts: int, fn: Callable[[int, int], None], chu
         pool.submit(take)
     take()
     done.acquire()
+    job[0] = None  # (the arrays ``fn`` holds are not kept alive until the thread's next task)
     if errors:
-        raise errors[0]
+        err = errors[0]
+        errors.clear()
+        raise err
 
 
 def parallel(xp: Any, n: int, size: int, fn: Callable[[int, int], None]) -> None:
