@@ -159,10 +159,6 @@ _SPLIT_MIN = 1 << 19
 #: pass), so that a batch with small outputs and long sums (Winograd's ``dU = dM V^T``: (64, 64) outputs, K = 576
 #: tiles) is split by its work too
 _MACS_PER_ELEMENT = 16
-#: a batch of products that OpenBLAS keeps on one thread each (at most ``_SPLIT_MIN`` multiply-adds a matrix)
-#: is split over Ember's kernel threads from this many multiply-adds in all (``_batch_matmul``): LeNet-5's first
-#: layer at batch 64 (5.5e6) is
-_BATCH_MACS = 1 << 22
 _one_lock = threading.Lock()
 _one_depth = 0  # matmul calls running with OpenBLAS set to one thread
 _one_restore = 1  # the thread count to restore when the last of them ends
@@ -268,36 +264,12 @@ def matmul(a: Any, b: Any, out: Any = None) -> Any:
             and (mkn * max(a.size // (m * k), b.size // (k * n)) < SMALL_PRODUCT or _split_ok(a, b))
             and not _small_kernel(a, b, mkn)
         ):
-            return _recorded(_one_thread_matmul, a, b, out)
-        if mkn <= _SPLIT_MIN and _batch_ok(a, b) and mkn * b.shape[0] >= _BATCH_MACS:
-            return _recorded(_batch_matmul, a, b, out)
+            rec = _kernels_threads.recorder
+            if rec is None:
+                return _one_thread_matmul(a, b, out)
+            res = rec(_one_thread_matmul, (a, b), {})
+            if out is None:
+                return res
+            out[...] = res
+            return out
     return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
-
-
-def _recorded(fn: Any, a: Any, b: Any, out: Any) -> Any:
-    """``fn(a, b, out)``; while ``ember.compile`` records, recorded as one call (its replays make it the same
-    way, threads included)."""
-    rec = _kernels_threads.recorder
-    if rec is None:
-        return fn(a, b, out)
-    return rec(fn, (a, b), {} if out is None else {"out": out})
-
-
-def _batch_ok(a: Any, b: Any) -> bool:
-    """Whether ``a @ b`` is a batch of matrices that :func:`_batch_matmul` splits: a 3-d ``b`` with a 2-d ``a`` or
-    a 3-d one of the same batch."""
-    return b.ndim == 3 and b.shape[0] > 1 and (a.ndim == 2 or (a.ndim == 3 and a.shape[0] == b.shape[0]))
-
-
-def _batch_matmul(a: Any, b: Any, out: Any = None) -> Any:
-    """``np.matmul(a, b)`` (into ``out``) of a batch of products that OpenBLAS keeps on one thread each, split by
-    batch ranges over Ember's kernel threads (``parallel_calls``: each range one ``np.matmul``). Each matrix is
-    the same BLAS call on any split, so the bits do not depend on the thread count."""
-    if out is None:
-        out = np.empty((b.shape[0], a.shape[-2], b.shape[-1]), dtype=np.result_type(a, b))
-
-    def part(lo: int, hi: int) -> None:
-        np.matmul(a if a.ndim == 2 else a[lo:hi], b[lo:hi], out=out[lo:hi])
-
-    _kernels_threads.parallel_calls(b.shape[0], out.size * max(1, a.shape[-1] // _MACS_PER_ELEMENT), part)
-    return out

@@ -201,7 +201,8 @@ class ConvKernels(WinogradKernels, Winograd4Kernels, BatchLastKernels):
         c2 = cols.reshape(-1, n * math.prod(out))
         w2 = w.reshape(o, kk)
         if self._per_entry(n, w.shape, groups):  # the products write (N, O, *out) itself
-            y = self.gemm(w2, c2.reshape(kk, n, -1).transpose(1, 0, 2)).reshape(n, o, *out)
+            y = xp.empty((n, o, *out), dtype=x.dtype)
+            self.gemm(w2, c2.reshape(kk, n, -1).transpose(1, 0, 2), out=y.reshape(n, o, -1))
             if bias is not None:
                 y += bias.reshape((o,) + (1,) * len(out))
             if save:
