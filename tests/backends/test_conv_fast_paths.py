@@ -25,6 +25,7 @@ def split(monkeypatch):
     monkeypatch.setattr(kt, "_MIN_PART", 8)
     monkeypatch.setattr(kt, "_opt_in_threads", lambda: 3)
     monkeypatch.setattr(kt, "_MIN_ROWS_PART", 8)  # the Winograd transforms' split (parallel_blocks)
+    monkeypatch.setattr(kt, "_MIN_CALL_PART", 8)  # the im2col columns' split (parallel_calls)
     monkeypatch.setattr(kt, "kernel_threads", lambda: 3)
 
 
@@ -162,6 +163,7 @@ def test_threaded_kernels_give_the_arrays_of_one_thread(monkeypatch):
     monkeypatch.setattr(kt, "_MIN_PART", 8)
     monkeypatch.setattr(kt, "_opt_in_threads", lambda: 3)
     monkeypatch.setattr(kt, "_MIN_ROWS_PART", 8)
+    monkeypatch.setattr(kt, "_MIN_CALL_PART", 8)
     monkeypatch.setattr(kt, "kernel_threads", lambda: 3)
     for a, b in zip(_kernel_results(), one, strict=True):
         np.testing.assert_array_equal(a, b)

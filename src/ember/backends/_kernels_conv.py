@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from . import _kernels_threads
 from ._kernels_batch_last import BatchLastCols, BatchLastKernels
-from ._kernels_threads import parallel
+from ._kernels_threads import parallel, parallel_calls
 from ._kernels_util import Ints, Pads, Workspace, _shift, ndindex, out_shape
 from ._kernels_winograd import WinogradKernels, WinoSaved, wino_ok, wino_tile
 from ._kernels_winograd4 import Winograd4Kernels
@@ -28,6 +29,19 @@ _K_CHUNK = 2048
 #: entry (see ``_per_entry``), and so does its gradient when a window holds at most _SMALL_WINDOW elements
 _SMALL_WEIGHT = 4096
 _SMALL_WINDOW = 32
+
+
+def _copy_batch(src: Any, axis: int, out: Any) -> Any:
+    """``out[...] = src`` (NumPy arrays of one shape) by ranges of ``axis``, the batch, over the kernel threads
+    (``parallel_calls``: each range is one strided copy); returns ``out``. Elementwise: the same bits on any
+    split."""
+    lead = (slice(None),) * axis
+
+    def part(a: int, b: int) -> None:
+        out[(*lead, slice(a, b))] = src[(*lead, slice(a, b))]
+
+    parallel_calls(src.shape[axis], src.size, part)
+    return out
 
 
 class ConvKernels(WinogradKernels, Winograd4Kernels, BatchLastKernels):
@@ -55,7 +69,7 @@ class ConvKernels(WinogradKernels, Winograd4Kernels, BatchLastKernels):
         out = out_shape(spatial, k, s, pads, d)
         cols = self.workspace.take((c, *k, n, *out), x.dtype)
         if cols.size:
-            self._im2col_windows(x, cols, k, s, pads, d, out)
+            cols = self._im2col_windows(x, cols, k, s, pads, d, out)
         else:
             self._im2col_offsets(x, cols, k, s, pads, d, out)
         return cols, out
@@ -74,11 +88,12 @@ class ConvKernels(WinogradKernels, Winograd4Kernels, BatchLastKernels):
 
         parallel(self.xp, n if n > 1 else c, cols.size, part)
 
-    def _im2col_windows(self, x: Any, cols: Any, k: Ints, s: Any, pads: Pads, d: Any, out: Ints) -> None:
-        """``cols`` as one strided copy from a sliding-window view of the input, padded first if need be. NumPy:
-        faster than a copy per offset, whose inner loops run over single output rows (measured:
-        benchmarks/README.md, "Measurements behind kernel choices"); CuPy: three kernel launches (the padded
-        copy's two, the gather) instead of up to five per kernel offset."""
+    def _im2col_windows(self, x: Any, cols: Any, k: Ints, s: Any, pads: Pads, d: Any, out: Ints) -> Any:
+        """``cols`` as one strided copy from a sliding-window view of the input, padded first if need be; returns
+        ``cols``. NumPy: faster than a copy per offset, whose inner loops run over single output rows (measured:
+        benchmarks/README.md, "Measurements behind kernel choices"), and split by batch entries over the kernel
+        threads (``_copy_batch``); CuPy: three kernel launches (the padded copy's two, the gather) instead of up
+        to five per kernel offset."""
         sp = len(k)
         src = self.pad(x, ((0, 0), (0, 0), *pads), "constant") if any(lo or hi for lo, hi in pads) else x
         span = tuple((ki - 1) * di + 1 for ki, di in zip(k, d, strict=True))
@@ -86,12 +101,18 @@ class ConvKernels(WinogradKernels, Winograd4Kernels, BatchLastKernels):
         steps = (*(slice(0, (o - 1) * si + 1, si) for o, si in zip(out, s)), *(slice(None, None, di) for di in d))
         vt = v[(slice(None), slice(None), *steps)].transpose(1, *range(2 + sp, 2 + 2 * sp), 0, *range(2, 2 + sp))
         n = x.shape[0]
+        if self.xp is np and n > 1:
+            rec = _kernels_threads.recorder
+            if rec is None:
+                return _copy_batch(vt, 1 + sp, cols)
+            return rec(_copy_batch, (vt, 1 + sp), {"out": cols})  # ember.compile: one call, split when replayed
 
         def part(a: int, b: int) -> None:  # batch entries a:b (channels a:b for a batch of one)
             sl = (slice(None),) * (1 + sp) + (slice(a, b),) if n > 1 else (slice(a, b),)
             cols[sl] = vt[sl]
 
         parallel(self.xp, n if n > 1 else x.shape[1], cols.size, part)
+        return cols
 
     @staticmethod
     def _im2col_part(xt: Any, cols: Any, sl: Any, k: Ints, s: Any, pads: Pads, d: Any, out: Ints) -> None:

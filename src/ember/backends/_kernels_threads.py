@@ -9,6 +9,8 @@ Two uses:
   64K, but inside a GPT step layer norm's (2048, 128) lost when split into two parts of 128K (benchmarks/README.md,
   "Measurements behind kernel choices"). Rows are never split inside, so every reduction
   runs over the same elements in the same order: results do not depend on the thread count.
+- :func:`parallel_calls`, on by default: work whose parts are each one long NumPy call (a strided copy), so that
+  the GIL passes between the threads once per part, not once per pass: a convolution's im2col columns.
 - :func:`parallel`, off by default: the convolution and pooling kernels. On the 2-core machine their splits
   measured slower on 2 threads than on one (LeNet-5's small kernels); ``EMBER_KERNEL_THREADS=N`` turns them on.
 
@@ -48,6 +50,11 @@ _CHUNKS = 4
 #: too, 4 -> 2 at 2 threads with the other sessions' processes reniced below it: 35.3 -> 33.9, 36.7 -> 35.5, 36.3
 #: -> 35.6 ms median; under load 4.3 the same (49.2 / 49.3)
 _BLOCK_CHUNKS = 2
+#: work per part of a ``parallel_calls`` split (elements copied): one NumPy call of about 50 us or more on this
+#: machine. LeNet-5's first layer at batch 64 (columns of 1.25M elements) is split in two; see ``parallel_calls``
+_MIN_CALL_PART = 1 << 17
+#: ranges per thread of a ``parallel_calls`` split, taken in turn: a thread that gets its core late takes fewer
+_CALL_CHUNKS = 2
 
 #: ``ember.compile``'s ``(fn, args, kwargs) -> result`` while it records (set and reset by its hooks), else None
 recorder: Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any] | None = None
@@ -161,13 +168,14 @@ def _split(threads: int, n: int, parts: int, fn: Callable[[int, int], None], chu
     done = threading.Lock()  # released by whichever thread finishes the last range
     done.acquire()
     errors: list[BaseException] = []
+    job: list[Callable[[int, int], None] | None] = [fn]  # emptied at the end: a pool thread keeps ``take``
 
     def take() -> None:
         _state.busy = True
         try:
             while (i := next(order)) < k:
                 try:
-                    fn(bounds[i], bounds[i + 1])
+                    job[0](bounds[i], bounds[i + 1])  # type: ignore[misc]  # (set until every range is done)
                 except BaseException as e:  # raised again on the calling thread
                     errors.append(e)
                 finally:
@@ -181,8 +189,11 @@ def _split(threads: int, n: int, parts: int, fn: Callable[[int, int], None], chu
         pool.submit(take)
     take()
     done.acquire()
+    job[0] = None  # (the arrays ``fn`` holds are not kept alive until the thread's next task)
     if errors:
-        raise errors[0]
+        err = errors[0]
+        errors.clear()
+        raise err
 
 
 def parallel(xp: Any, n: int, size: int, fn: Callable[[int, int], None]) -> None:
@@ -206,6 +217,21 @@ def parallel_blocks(xp: Any, n: int, size: int, fn: Callable[[int, int], None]) 
         return
     threads = kernel_threads()
     _split(threads, n, min(threads, n, size // _MIN_ROWS_PART), fn, _BLOCK_CHUNKS)
+
+
+def parallel_calls(n: int, work: int, fn: Callable[[int, int], None]) -> None:
+    """Call ``fn(lo, hi)`` over a partition of ``range(n)`` of NumPy arrays, where each part is one long NumPy call
+    that releases the GIL (a strided copy; parts must write disjoint results), on up to :func:`kernel_threads`
+    threads (on by default), at least ``_MIN_CALL_PART`` of ``work`` a part, ``_CALL_CHUNKS`` ranges per thread
+    taken in turn. Two threads of many short calls lose to one (the GIL passes between them around every call);
+    of single calls of ~100 us they gain: LeNet-5's training step with its first layer's columns split, in one
+    process at load 13-15, 5.06-5.19 -> 4.78-4.90 ms median eager, 4.46-4.65 -> 4.29-4.41 compiled
+    (benchmarks/README.md, session 14)."""
+    if work < 2 * _MIN_CALL_PART or n < 2:
+        fn(0, n)
+        return
+    threads = kernel_threads()
+    _split(threads, n, min(threads, n, work // _MIN_CALL_PART), fn, _CALL_CHUNKS)
 
 
 def parallel_rows(n: int, size: int, fn: Callable[[int, int], None]) -> None:
