@@ -1,5 +1,5 @@
-"""Tensor queries PyTorch programs make, asked the same way of both libraries: ``in``, ``is_contiguous`` with a
-memory format, ``dim_order``, a node's ``name()``, ``Generator.device``."""
+"""Tensor queries PyTorch programs make, asked the same way of both libraries: ``in``, ``size()`` (a ``Size``),
+``is_contiguous`` with a memory format, ``dim_order``, a node's ``name()``, ``Generator.device``."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ def _answers(t: Any) -> list[Any]:
                 a.dim_order(),
             )
         )
+    out += [x.size().numel(), isinstance(x.size(), t.Size), tuple(x.size()), x.size() == (2, 3, 4, 5), x.size(-1)]
     y = t.ones(2, requires_grad=True)
     out += [(y * 2).grad_fn.name(), (y.exp()).grad_fn.name(), str(t.Generator().device)]
     out.append((x.is_contiguous(memory_format=t.preserve_format), nhwc.is_contiguous(memory_format=t.preserve_format)))

@@ -11,6 +11,7 @@ from ._device import device as _device_cls
 from ._dtype import DType, as_dtype
 from ._hooks import RemovableHandle
 from ._printing import format_tensor
+from ._size import Size as _Size
 from ._tensor_convert import TensorConversions, _is_device
 from ._tensor_grad import TensorGradFields
 from .backends import get_backend
@@ -103,8 +104,8 @@ class Tensor(TensorGradFields, TensorConversions):
         return tuple(self._data.shape)
 
     def size(self, dim: int | None = None) -> Any:
-        """The shape, or the length of dimension ``dim``."""
-        return self.shape if dim is None else self.shape[dim]
+        """The shape as an ``ember.Size`` (a tuple with ``numel()``), or the length of dimension ``dim``."""
+        return _Size(self._data.shape) if dim is None else self.shape[dim]
 
     @property
     def dtype(self) -> DType:

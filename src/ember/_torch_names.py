@@ -13,6 +13,7 @@ from ._creation import arange, as_tensor, empty, full_like, tensor
 from ._dtype import DType, as_dtype, get_default_dtype
 from ._errors import ShapeError
 from ._printing import set_printoptions
+from ._size import Size
 from ._tensor import Tensor
 from .autograd._anomaly import is_anomaly_enabled, set_detect_anomaly
 from .autograd._grad_mode import is_inference_mode_enabled
@@ -56,16 +57,6 @@ __all__ = [
 
 e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
 newaxis = None
-
-
-class Size(tuple[int, ...]):
-    """A shape (``ember.Size([2, 3])``): a tuple of ints with ``numel()``. Ember's ``.shape`` is a plain tuple."""
-
-    def numel(self) -> int:
-        return math.prod(self)
-
-    def __repr__(self) -> str:
-        return f"ember.Size({list(self)})"
 
 
 # bfloat16 has no NumPy type: its limits (8 exponent bits, 7 stored mantissa bits)
