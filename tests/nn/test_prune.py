@@ -118,6 +118,8 @@ def test_parameters_and_buffers_dicts_like_pytorch() -> None:
         bn = t.nn.BatchNorm1d(3)
         assert list(bn._parameters) == ["weight", "bias"]
         assert list(bn._buffers) == ["running_mean", "running_var", "num_batches_tracked"]
+        bn._parameters["weight"] = t.nn.Parameter(t.full((3,), 2.0))
+        assert list(bn._parameters) == ["weight", "bias"] and float(bn.weight.detach()[0]) == 2.0
         del bn._parameters["bias"]
         bn._parameters["scale"] = t.nn.Parameter(t.ones(3))
         bn._buffers["extra"] = t.zeros(1)

@@ -41,8 +41,10 @@ class ParamView(MutableMapping[str, Any]):
         if self._buffers:
             m.register_buffer(name, value)
         elif value is None or isinstance(value, Param):
-            m._params.pop(name, None)
-            m.register_parameter(name, value)
+            if self._mine(name):  # replaced in place: the order stays (an OrderedDict in PyTorch)
+                m._params[name] = value
+            else:
+                m.register_parameter(name, value)
         elif isinstance(value, Tensor):
             raise TypeError(f"_parameters[{name!r}]: expected a Parameter or None, got a Tensor")
         else:
