@@ -35,6 +35,7 @@ def _kept(be: Any, a: Any, b: Any) -> tuple[Any, Any]:
 class Add(Op):
     shaped_grads = True  # (``Node.shaped_grads``: a broadcast gradient reduced by ``sum_to_array``)
     saves_inputs = False
+    bf16_numbers = True  # (a bfloat16 tensor's number operand is rounded to bfloat16 first, as in PyTorch)
 
     def forward(self, a: Any, b: Any) -> Any:
         be = self.backend
@@ -61,6 +62,7 @@ class Add(Op):
 class Sub(Op):
     shaped_grads = True  # (``Node.shaped_grads``: a broadcast gradient reduced by ``sum_to_array``)
     saves_inputs = False
+    bf16_numbers = True  # (a bfloat16 tensor's number operand is rounded to bfloat16 first, as in PyTorch)
 
     def forward(self, a: Any, b: Any) -> Any:
         be = self.backend
