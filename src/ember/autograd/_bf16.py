@@ -12,12 +12,16 @@ bfloat16 arrays (``Op.bf16_native``): a view of a widened copy would not share t
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from .._dtype import bfloat16, float32
 from .._tensor import Tensor
 from ..backends._base import WIDEN_BFLOAT16
 from ._grad_mode import STATE
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: ``[True]`` once a backend made a bfloat16 array that needs widening (NumPy: when ml_dtypes' dtype loads)
 WIDEN = WIDEN_BFLOAT16
@@ -39,15 +43,59 @@ def _promoted_bf16(args: tuple[Any, ...]) -> bool:
     return all(d is bfloat16 for d in deciding)
 
 
-def widened(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``cls.apply(*args, **kwargs)`` computed in float32 when an input is a widened bfloat16 array, else None."""
-    native = None
+def _native_bf16(args: tuple[Any, ...]) -> Any:
+    """The bfloat16 array dtype of the first widened bfloat16 tensor in ``args``, else None."""
     for a in args:
         if isinstance(a, Tensor) and a._backend.widens_bfloat16:
             dt = a._data.dtype
             if dt.name == "bfloat16":
-                native = dt
-                break
+                return dt
+    return None
+
+
+def rounds_once(numbers: bool = False) -> Callable[[F], F]:
+    """Mark a composite PyTorch computes as one kernel (``addcmul``, ``lerp``, ``add`` with ``alpha``): on bfloat16
+    inputs (any backend: the torch backend's composite would round between its steps too) its body runs in float32
+    and its result is rounded once (``numbers``: Python-number arguments rounded to bfloat16 first, as PyTorch's
+    kernel reads them)."""
+
+    def deco(fn: F) -> F:
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            first = next((a for a in args if isinstance(a, Tensor) and a.dtype is bfloat16), None)
+            if first is None:
+                return fn(*args, **kwargs)
+            cast, native = CAST[0], first._data.dtype
+            wide = tuple(_widen(cast, a, native, numbers, first._backend) for a in args)
+            out = fn(*wide, **kwargs)
+            if not _promoted_bf16(args):
+                return out
+            return tuple(_round(cast, o) for o in out) if isinstance(out, tuple) else _round(cast, out)
+
+        return run  # type: ignore[return-value]
+
+    return deco
+
+
+def _widen(cast: Any, a: Any, native: Any, numbers: bool, backend: Any = None) -> Any:
+    if isinstance(a, Tensor) and a._data.dtype == native:
+        return cast(a, float32)
+    if numbers and a.__class__ in (float, int):
+        return _round_number(a, native, backend)
+    return a
+
+
+def _round_number(v: Any, native: Any, backend: Any) -> float:
+    """The Python number ``v`` rounded to bfloat16 (``native``: ``backend``'s bfloat16 dtype)."""
+    t = getattr(native, "type", None)
+    if t is not None:  # NumPy's (ml_dtypes) dtype: its scalar type converts
+        return float(t(v))
+    return float(backend.to_numpy(backend.asarray(v, bfloat16)))
+
+
+def widened(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``cls.apply(*args, **kwargs)`` computed in float32 when an input is a widened bfloat16 array, else None."""
+    native = _native_bf16(args)
     if native is None:
         return None
     region = STATE.autocast  # (autocast already cast the inputs: the float32 call inside is not cast again)
@@ -61,14 +109,7 @@ def widened(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 def _widened(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any], native: Any) -> Any:
     cast = CAST[0]
     numbers = cls.bf16_numbers
-    wide = tuple(
-        cast(a, float32)
-        if isinstance(a, Tensor) and a._data.dtype == native
-        else float(native.type(a))
-        if numbers and a.__class__ in (float, int)
-        else a
-        for a in args
-    )
+    wide = tuple(_widen(cast, a, native, numbers) for a in args)
     out = cls.apply(*wide, **kwargs)
     if not _promoted_bf16(args):
         return out

@@ -226,7 +226,10 @@ class Backend(
 
     # -- random numbers (the generator is a numpy Generator so runs reproduce across backends) --
     def uniform(self, gen: np.random.Generator, shape: tuple[int, ...], dtype: DType) -> Any:
-        return self.astype(self.from_numpy(gen.random(shape, dtype=np.float64)), dtype)
+        u = gen.random(shape, dtype=np.float64)
+        if dtype is bfloat16:  # multiples of 2**-8 (bfloat16's 8 bits), as PyTorch draws them: never 1.0
+            u = np.floor(u * 256.0) / 256.0
+        return self.astype(self.from_numpy(u), dtype)
 
     def normal(self, gen: np.random.Generator, shape: tuple[int, ...], dtype: DType) -> Any:
         return self.astype(self.from_numpy(gen.standard_normal(shape, dtype=np.float64)), dtype)
