@@ -147,3 +147,13 @@ def test_compiled_bfloat16_step_replays_eager_bit_for_bit() -> None:
     for p, q in zip(eager_m.parameters(), comp_m.parameters(), strict=True):
         assert p.dtype is ember.bfloat16 and _bits(p) == _bits(q)
     assert f.stats["replays"] >= 2
+
+
+def test_torch_backend_sgd_updates_float16_and_bfloat16_cpu_parameters() -> None:
+    get_torch()
+    with ember.backends.use("torch"), ember.device("cpu"):
+        for dtype, want in ((ember.float16, 0.9502), (ember.bfloat16, 0.9492)):  # 1 - 0.05, rounded
+            p = enn.Parameter(ember.ones(48, dtype=dtype))  # three of torch's 16-element blocks
+            p.grad = ember.full((48,), 0.5, dtype=dtype)
+            ember.optim.SGD([p], lr=0.1).step()
+            np.testing.assert_allclose(p.detach().float().numpy(), want, atol=1e-4, err_msg=str(dtype))

@@ -111,7 +111,11 @@ def _widened(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any], native: An
     numbers = cls.bf16_numbers
     wide = tuple(_widen(cast, a, native, numbers) for a in args)
     out = cls.apply(*wide, **kwargs)
-    if not _promoted_bf16(args):
+    first = args[0] if args else None
+    follows = cls.bf16_follows_input and isinstance(first, Tensor) and first._data.dtype == native
+    if follows and isinstance(out, tuple):  # (the result follows; statistics stay float32, as PyTorch's)
+        return (_round(cast, out[0]), *out[1:])
+    if not follows and not _promoted_bf16(args):
         return out
     if isinstance(out, tuple):
         return tuple(_round(cast, o) for o in out)

@@ -103,6 +103,9 @@ class Function(Node):
     #: True for operators whose Python-number operands PyTorch rounds to bfloat16 first (``add``, ``sub``: the
     #: number becomes a tensor of the common dtype)
     bf16_numbers: bool = False
+    #: True for operators whose result has their first input's dtype whatever the others' (batch and layer norm:
+    #: PyTorch's mixed-precision kernels take float32 parameters with a bfloat16 input, the output bfloat16)
+    bf16_follows_input: bool = False
     #: ``(_array_io, differentiable, saves_inputs, saves_output)``, taken per class when it is made (apply reads
     #: one tuple, not four class attributes): these are set in the class body, never changed later
     _apply_flags: tuple[bool, bool, bool, bool]

@@ -67,6 +67,8 @@ class BatchNormEval(Op):
     """Batch norm with fixed statistics (``running_mean``/``running_var``, which get no gradient): one
     backend kernel forward (``batch_norm_eval``); backward in closed form from the inputs."""
 
+    bf16_follows_input = True  # (float32 parameters with a bfloat16 input: the output bfloat16)
+
     def forward(self, x: Any, mean: Any, var: Any, weight: Any, bias: Any, eps: float) -> Any:
         return self.backend.batch_norm_eval(x, mean, var, weight, bias, eps)
 
@@ -94,6 +96,8 @@ class BatchNormTrain(Op):
     one backend kernel (``batch_norm_train``), the closed-form gradients of all three inputs in another.
     ``running`` (running mean and variance arrays of the input's dtype, and the momentum) is updated by the
     kernel; else ``stats`` (a list) receives the batch mean and biased variance for the running statistics."""
+
+    bf16_follows_input = True  # (float32 parameters with a bfloat16 input: the output bfloat16)
 
     def value_needed(self, i: int) -> bool:  # x and weight (as PyTorch saves them); the bias never
         return i < 2
@@ -267,6 +271,8 @@ def layer_norm(
     if tuple(input.shape[input.ndim - k :]) != ns or k > input.ndim:
         raise ShapeError(f"layer_norm: normalized_shape {ns} does not match the trailing dims of {input.shape}")
     x = _float(input)
+    if _mixed(x, weight, bias):  # PyTorch's mixed-precision kernel: in float32, the result in the input's dtype
+        return layer_norm(x.float(), ns, weight, bias, eps).to(x.dtype)
     if _fused_layer_norm(x, ns, weight, bias):
         return NativeLayerNorm.apply(x, weight, bias, ns, float(eps))
     y, _, _ = _standardize(x, tuple(range(x.ndim - k, x.ndim)), eps)
@@ -276,6 +282,8 @@ def layer_norm(
 class NativeLayerNorm(Op):
     """Layer norm with its affine part as one node (PyTorch's ``native_layer_norm``): one backend kernel forward
     (``layer_norm``), one for the three gradients; it keeps the input and one mean and rstd per row."""
+
+    bf16_follows_input = True  # (float32 parameters with a bfloat16 input: the output bfloat16)
 
     def value_needed(self, i: int) -> bool:  # x and weight; the bias never
         return i < 2
@@ -302,6 +310,12 @@ class NativeLayerNorm(Op):
         gw = _sum(g * xhat, lead) if self._req(1) else None
         gb = _sum(g, lead) if self._req(2) else None
         return gx, gw, gb, None, None
+
+
+def _mixed(x: Tensor, *ts: Any) -> bool:
+    """A float16/bfloat16 ``x`` with float32 affine parameters (the others None or of ``x``'s dtype)."""
+    given = [t.dtype for t in ts if isinstance(t, Tensor)]
+    return x.dtype in (float16, bfloat16) and float32 in given and all(d in (x.dtype, float32) for d in given)
 
 
 def _fused_layer_norm(x: Tensor, ns: tuple[int, ...], weight: Any, bias: Any) -> bool:
