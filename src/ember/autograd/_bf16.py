@@ -23,7 +23,7 @@ from ._grad_mode import STATE
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: ``[True]`` once a backend made a bfloat16 array that needs widening (NumPy: when ml_dtypes' dtype loads)
+#: ``[dtype]`` once a backend made a bfloat16 array dtype that needs widening (NumPy: ml_dtypes' dtype), else [None]
 WIDEN = WIDEN_BFLOAT16
 #: ``[Cast.apply]``, set by ``ops/_other_convert.py`` (the operator floor, above this one)
 CAST: list[Any] = [None]
@@ -44,12 +44,12 @@ def _promoted_bf16(args: tuple[Any, ...]) -> bool:
 
 
 def _native_bf16(args: tuple[Any, ...]) -> Any:
-    """The bfloat16 array dtype of the first widened bfloat16 tensor in ``args``, else None."""
+    """The widened bfloat16 array dtype when a tensor in ``args`` has it, else None (an identity test per argument:
+    ``dtype.name`` costs ~1.5 µs)."""
+    native = WIDEN[0]
     for a in args:
-        if isinstance(a, Tensor) and a._backend.widens_bfloat16:
-            dt = a._data.dtype
-            if dt.name == "bfloat16":
-                return dt
+        if isinstance(a, Tensor) and a._data.dtype is native:
+            return native
     return None
 
 

@@ -118,13 +118,13 @@ class Function(Node):
 
         Returns the output Tensor (a tuple of Tensors for an operator with several outputs).
         """
-        if _AUTOCAST[0] or TRACE[0] is not None or _WIDEN[0]:  # autocast, a hook, or bfloat16 NumPy arrays exist
+        if _AUTOCAST[0] or TRACE[0] is not None or _WIDEN[0] is not None:  # autocast, a hook, or bfloat16 NumPy
             hook = TRACE[0]
             if hook is not None and not BYPASS.on:
                 return hook(cls, args, kwargs)  # type: ignore[no-any-return]
             if _AUTOCAST[0]:
                 args = cast_args(cls, args)
-            if _WIDEN[0] and not cls.bf16_native:
+            if _WIDEN[0] is not None and not cls.bf16_native:
                 wide = widened(cls, args, kwargs)  # computed in float32, rounded once (``_bf16.py``)
                 if wide is not None:
                     return wide  # type: ignore[no-any-return]

@@ -53,9 +53,10 @@ XP_NAMES = frozenset({
 XP_LINALG_NAMES = frozenset({"cholesky", "det", "eigh", "inv", "norm", "qr", "slogdet", "solve", "svd"})
 
 
-#: ``[True]`` once a backend that widens bfloat16 (``Backend.widens_bfloat16``) made its bfloat16 dtype: from then
-#: on ``Function.apply`` looks for such inputs (``autograd/_bf16.py``)
-WIDEN_BFLOAT16: list[bool] = [False]
+#: ``[dtype]`` once a backend that widens bfloat16 (``Backend.widens_bfloat16``; NumPy) made its bfloat16 array dtype
+#: (one object: arrays' ``dtype is`` it), else ``[None]``: from then on ``Function.apply`` looks for such inputs
+#: (``autograd/_bf16.py``)
+WIDEN_BFLOAT16: list[Any] = [None]
 
 
 class Backend(

@@ -139,7 +139,7 @@ def _load_bfloat16() -> Any:
         _BF16[0] = bf
         for b in _INSTANCES:
             b._add_float(bf)
-        WIDEN_BFLOAT16[0] = True
+        WIDEN_BFLOAT16[0] = bf
     return _BF16[0]
 
 
@@ -200,7 +200,7 @@ class NumpyBackend(Backend):
         return array
 
     def to_numpy(self, array: np.ndarray) -> np.ndarray:
-        if array.dtype.kind == "V" and array.dtype == _BF16[0]:  # as on torch: the values exactly, as float32
+        if array.dtype is _BF16[0]:  # as on torch: the values exactly, as float32
             return array.astype(np.float32)
         return array
 
