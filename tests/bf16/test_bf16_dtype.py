@@ -107,6 +107,7 @@ def test_promotion_matches_torch() -> None:
         "bf16/int": lambda L: make(L, [1.5]) / 3,
         "bf16_where_f32": lambda L: L.where(L.tensor([True]), make(L, [1.5]), L.tensor([0.1])),
         "bf16.lerp": lambda L: make(L, [1.5]).lerp(make(L, [0.1]), 0.3),
+        "nan_to_num": lambda L: L.nan_to_num(make(L, [np.nan, np.inf, -np.inf, 1.5])),  # bfloat16's extremes
         "layer_norm(bf16, f32 affine)": lambda L: L.nn.functional.layer_norm(
             make(L, [[1.5, 0.1, -2.0, 3.0]]), (4,), L.tensor([0.5, 1.0, 2.0, 0.3]), L.tensor([0.1, 0.0, 0.2, 0.0])
         ),

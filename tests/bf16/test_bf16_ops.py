@@ -66,6 +66,7 @@ CASES: dict[str, tuple[list[np.ndarray], Any]] = {
     "softmax": ([A], lambda L, a: L.softmax(a, 1)),
     "log_softmax": ([A], lambda L, a: L.log_softmax(a, 1)),
     "layer_norm": ([A, A[0].copy(), B[0].copy()], lambda L, a, w, b: L.nn.functional.layer_norm(a, (33,), w, b)),
+    "rms_norm": ([A, A[0].copy()], lambda L, a, w: L.nn.functional.rms_norm(a, (33,), w)),
     "mse_loss": ([A, B], lambda L, a, b: L.nn.functional.mse_loss(a, b)),
     "l1_loss": ([A, B], lambda L, a, b: L.nn.functional.l1_loss(a, b)),
     "cross_entropy": ([A[:, :5].copy()], lambda L, a: L.nn.functional.cross_entropy(a, L.tensor(TGT))),

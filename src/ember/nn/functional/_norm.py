@@ -383,10 +383,12 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     if tuple(input.shape[input.ndim - k :]) != ns:
         raise ShapeError(f"rms_norm: normalized_shape {ns} does not match the trailing dims of {input.shape}")
     x = _float(input)
-    if eps is None:
-        eps = float(x._backend.xp.finfo(x._data.dtype).eps)  # a host constant: no sync
     if weight is not None and tuple(weight.shape) != ns:
         raise ShapeError(f"rms_norm: weight of shape {tuple(weight.shape)} must have normalized_shape {ns}")
+    if x.dtype in (float16, bfloat16):  # as PyTorch 2.13's kernel: in float32 (its eps too), the result rounded once
+        return rms_norm(x.float(), ns, None if weight is None else weight.float(), eps).to(x.dtype)
+    if eps is None:
+        eps = float(x._backend.finfo(x._data.dtype).eps)  # a host constant: no sync
     y = x * (mean(x * x, tuple(range(x.ndim - k, x.ndim)), keepdim=True) + eps).rsqrt()
     return y * weight if weight is not None else y
 
