@@ -161,3 +161,17 @@ def test_default_collate_keeps_bfloat16() -> None:
     assert _bits(batch) == _bits(xs[0]) * 3
     loader = ember.data.DataLoader(ember.data.TensorDataset(ember.ones(5, 2, dtype=ember.bfloat16)), batch_size=2)
     assert {b[0].dtype for b in loader} == {ember.bfloat16}
+
+
+def test_ndtr_keeps_small_tails_where_torch_rounds_them_to_zero() -> None:
+    """PyTorch 2.13's CPU ``special.ndtr`` gives 0 for bfloat16 -4.3125 (float32 says 8.08e-6) and for -8.5 even in
+    float32 (9.48e-18 is a normal float32): a PyTorch precision loss. Ember's NumPy backend gives the correctly
+    rounded value (its torch backend runs torch's kernel)."""
+    import math
+
+    x = [-8.5, -4.3125, -7.9375, -1.765625, 0.5]
+    numpy_cpu = ember.backends.get("numpy").device
+    got = ember.special.ndtr(ember.tensor(x, dtype=ember.bfloat16, device=numpy_cpu))
+    exact = ember.tensor([0.5 * math.erfc(-v / math.sqrt(2)) for v in x], dtype=ember.float64).bfloat16()
+    assert got.dtype is ember.bfloat16 and _bits(got) == _bits(exact.to(numpy_cpu))
+    assert got.float().numpy()[0] > 0
