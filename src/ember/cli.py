@@ -86,7 +86,7 @@ def _parser() -> argparse.ArgumentParser:
         "--compile", action="store_true", help="capture the training step once and replay it (ember.compile)"
     )
     t.add_argument("--precision", choices=["32", "bf16-mixed", "16-mixed"], default="32",
-                   help="32 (default), bf16-mixed (bfloat16 autocast; on the CPU it needs EMBER_BACKEND=torch) or "
+                   help="32 (default), bf16-mixed (bfloat16 autocast; NumPy and torch on the CPU) or "
                         "16-mixed (float16 autocast with a GradScaler)")  # fmt: skip
     sub.add_parser("info", help="show the version, backends and devices")
     from .pnnx._cli import add_parser as add_pnnx_parser

@@ -11,8 +11,8 @@ import ember.nn as nn
 
 
 def _lower():
-    # bfloat16 needs the torch backend; NumPy's float16 autocast is correct but slow (fine at these sizes)
-    return ember.bfloat16 if ember.backends.current() == "torch" else ember.float16
+    # bfloat16 on every CPU backend (NumPy: ml_dtypes); CuPy has none: float16 there
+    return ember.float16 if ember.backends.current(_dev()) == "cupy" else ember.bfloat16
 
 
 def _dev():

@@ -147,7 +147,7 @@ def _to_ember(v: Any) -> Any:
         return None
     if isinstance(v, list):
         return [_to_ember(x) for x in v]
-    if v.dtype.name == "bfloat16":  # ml_dtypes' type: Ember makes it from float32 (torch backend only)
+    if v.dtype.name == "bfloat16":  # ml_dtypes' type: Ember makes it from float32
         return ember.tensor(v.astype(np.float32), dtype=ember.bfloat16)
     return ember.as_tensor(np.array(v, copy=True))  # (ascontiguousarray would make a 0-d array 1-d)
 
@@ -224,7 +224,7 @@ _DTYPE_GAPS = [
         ("float8", "FLOAT8", "int4", "INT4", "float4", "FLOAT4", "INT2", "UINT2", "int2", "uint2"),
         "Ember has no float8/float4/int4/int2 dtypes",
     ),
-    (("bfloat16", "BFLOAT16"), "bfloat16 is not available on the NumPy and CuPy backends (the torch backend has it)"),
+    (("bfloat16", "BFLOAT16"), "bfloat16 is not available on the CuPy backend (torch and NumPy have it)"),
     (("dtype object", "dtype <U", "string tensors", "STRING"), "Ember has no string dtype"),
     (("complex", "COMPLEX"), "Ember has no complex dtype"),
 ]

@@ -97,8 +97,7 @@ def test_errors_name_the_problem():
         ember.ones(3).item()
     with pytest.raises(IndexError, match="out of range for 5 classes"):
         F.cross_entropy(ember.zeros(2, 5), ember.tensor([1, 7]))
-    with pytest.raises(TypeError, match="bfloat16"):  # NumPy lacks it; torch has it
-        ember.zeros(2, dtype=ember.bfloat16, device=ember.backends.get("numpy").device)
+    assert ember.zeros(2, dtype=ember.bfloat16, device=ember.backends.get("numpy").device).dtype is ember.bfloat16
     if not ember.cuda.is_available():  # (make test-cuda runs this file on a GPU machine)
         with pytest.raises(RuntimeError, match="cuda"):
             ember.zeros(2, device="cuda")

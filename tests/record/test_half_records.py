@@ -6,7 +6,6 @@ import pytest
 import ember
 import ember.nn as nn
 from ember import backends
-from ember._errors import DTypeError
 from ember.record import JsonGzRecorder, NamedMpkGzRecorder, NamedMpkRecorder, SafetensorsRecorder, load
 
 torch = pytest.importorskip("torch")
@@ -14,7 +13,9 @@ RECORDERS = [NamedMpkRecorder, NamedMpkGzRecorder, JsonGzRecorder]
 
 
 def bits(t):
-    """The raw bits of a torch-backend tensor (exact comparison, NaN included)."""
+    """The raw bits of a tensor (exact comparison, NaN included): bfloat16 as uint16 on any backend."""
+    if t.dtype is ember.bfloat16:
+        return t._backend.bfloat16_bits(t.detach()._data).tolist()
     a = t.detach()._data
     if not a.is_floating_point():
         return a.tolist()
@@ -86,25 +87,29 @@ def on_the_cpu():
 
 
 @pytest.mark.usefixtures("on_the_cpu")
-def test_bfloat16_record_on_numpy_widens_to_float32(tmp_path):
+def test_bfloat16_record_on_numpy_keeps_the_bits(tmp_path):
     a = half_model(ember.bfloat16)
     path = a.save(tmp_path / "m.mpk", precision="as_is")
     rec = load(path, device=backends.get("numpy"))
     w = rec.tensors()["0.weight"]
-    assert w._backend.name == "numpy" and w.dtype is ember.float32
-    np.testing.assert_array_equal(w.numpy(), a[0].weight.float().detach().numpy())
+    assert w._backend.name == "numpy" and w.dtype is ember.bfloat16 and bits(w) == bits(a[0].weight)
     with backends.use("numpy"):
         numpy_model = nn.Sequential(nn.Linear(5, 4), nn.BatchNorm1d(4), nn.Linear(4, 3))
         numpy_model.load_record(rec)  # float32 parameters take the exact values
         np.testing.assert_array_equal(numpy_model[2].weight.detach().numpy(), a[2].weight.float().detach().numpy())
-        with pytest.raises(DTypeError, match="torch"):
-            numpy_model.to(ember.bfloat16)
+        m16 = numpy_model.to(ember.bfloat16)
+        m16.load_record(rec)
+        assert bits(m16[0].weight) == bits(a[0].weight)
+        again = load(m16.save(tmp_path / "n.mpk", precision="as_is"), device=backends.get("numpy"))
+        assert bits(again.tensors()["0.weight"]) == bits(a[0].weight)
 
 
-def test_safetensors_refuses_bfloat16_items_naming_one(tmp_path):
+def test_safetensors_keeps_bfloat16_bits_as_BF16_or_float32(tmp_path):
     a = half_model(ember.bfloat16)
-    with pytest.raises(ValueError, match=r"bfloat16 \(item '0.weight'\)"):
-        SafetensorsRecorder().save(a.into_record(), tmp_path / "m", "as_is")
+    path = SafetensorsRecorder().save(a.into_record(), tmp_path / "b", "as_is")  # BF16 on file
+    b = half_model(ember.bfloat16)
+    b.load_record(SafetensorsRecorder().load(path))
+    assert bits(b[0].weight) == bits(a[0].weight) and bits(b[0].bias) == bits(a[0].bias)
     path = SafetensorsRecorder().save(a.into_record(), tmp_path / "m", "full")  # float32 on file: exact
     b = half_model(ember.bfloat16)
     b.load_record(SafetensorsRecorder().load(path))
@@ -112,13 +117,12 @@ def test_safetensors_refuses_bfloat16_items_naming_one(tmp_path):
 
 
 @pytest.mark.usefixtures("on_the_cpu")
-def test_torch_saved_bfloat16_loads_as_bfloat16_on_torch_and_float32_on_numpy(tmp_path):
+def test_torch_saved_bfloat16_loads_as_bfloat16_on_torch_and_numpy(tmp_path):
     w = torch.tensor([1.5, -2.0, float("nan"), 3e-39]).to(torch.bfloat16)
     torch.save({"w": w}, tmp_path / "t.pt")
     with backends.use("torch"):
         got = ember.load(tmp_path / "t.pt")["w"]
     assert got.dtype is ember.bfloat16 and got._data.view(torch.int16).tolist() == w.view(torch.int16).tolist()
     with backends.use("numpy"):
-        wide = ember.load(tmp_path / "t.pt")["w"]
-    assert wide.dtype is ember.float32
-    np.testing.assert_array_equal(wide.numpy(), w.float().numpy())
+        on_numpy = ember.load(tmp_path / "t.pt")["w"]
+    assert on_numpy.dtype is ember.bfloat16 and bits(on_numpy) == w.view(torch.int16).numpy().view(np.uint16).tolist()

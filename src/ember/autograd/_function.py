@@ -23,6 +23,8 @@ from .._tensor import Tensor
 from ..backends import get_backend
 from ._autocast import ACTIVE as _AUTOCAST
 from ._autocast import cast_args
+from ._bf16 import WIDEN as _WIDEN
+from ._bf16 import widened
 from ._complex_ops import COMPLEX_GRAD_OPS
 from ._grad_mode import ANOMALY_USED, GRAD_OFF, STATE, no_grad
 from ._node import _V0, _ZERO, Node, _edges_of, _versions
@@ -95,6 +97,15 @@ class Function(Node):
 
     #: False for operators whose results never carry a gradient (comparisons, argmax ...).
     differentiable: bool = True
+    #: True for operators that run on bfloat16 arrays as they are, not widened to float32 (views, casts,
+    #: copies; ``_bf16.py``)
+    bf16_native: bool = False
+    #: True for operators whose Python-number operands PyTorch rounds to bfloat16 first (``add``, ``sub``: the
+    #: number becomes a tensor of the common dtype)
+    bf16_numbers: bool = False
+    #: True for operators whose result has their first input's dtype whatever the others' (batch and layer norm:
+    #: PyTorch's mixed-precision kernels take float32 parameters with a bfloat16 input, the output bfloat16)
+    bf16_follows_input: bool = False
     #: ``(_array_io, differentiable, saves_inputs, saves_output)``, taken per class when it is made (apply reads
     #: one tuple, not four class attributes): these are set in the class body, never changed later
     _apply_flags: tuple[bool, bool, bool, bool]
@@ -107,11 +118,16 @@ class Function(Node):
 
         Returns the output Tensor (a tuple of Tensors for an operator with several outputs).
         """
-        if _AUTOCAST[0] or TRACE[0] is not None:  # some thread has an ember.autocast block open, or a hook runs
+        if _AUTOCAST[0] or TRACE[0] is not None or _WIDEN[0] is not None:  # autocast, a hook, or bfloat16 NumPy
             hook = TRACE[0]
             if hook is not None and not BYPASS.on:
                 return hook(cls, args, kwargs)  # type: ignore[no-any-return]
-            args = cast_args(cls, args)
+            if _AUTOCAST[0]:
+                args = cast_args(cls, args)
+            if _WIDEN[0] is not None and not cls.bf16_native:
+                wide = widened(cls, args, kwargs)  # computed in float32, rounded once (``_bf16.py``)
+                if wide is not None:
+                    return wide  # type: ignore[no-any-return]
         array_io, differentiable, saves_inputs, saves_output = cls._apply_flags  # (one read, not four)
         n = len(args)
         # the node's record of its inputs, taken before forward (a user Function may write its inputs): per

@@ -142,6 +142,7 @@ class AsView(Op):
     """A view's history regenerated on its base's current one (after a write into shared storage)."""
 
     saves_inputs = False
+    bf16_native = True
     replay: Replay
     shape: tuple[int, ...]
     dtype: Any

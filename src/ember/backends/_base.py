@@ -53,6 +53,12 @@ XP_NAMES = frozenset({
 XP_LINALG_NAMES = frozenset({"cholesky", "det", "eigh", "inv", "norm", "qr", "slogdet", "solve", "svd"})
 
 
+#: ``[dtype]`` once a backend that widens bfloat16 (``Backend.widens_bfloat16``; NumPy) made its bfloat16 array dtype
+#: (one object: arrays' ``dtype is`` it), else ``[None]``: from then on ``Function.apply`` looks for such inputs
+#: (``autograd/_bf16.py``)
+WIDEN_BFLOAT16: list[Any] = [None]
+
+
 class Backend(
     ConvKernels,
     PoolKernels,
@@ -86,6 +92,9 @@ class Backend(
     xp: Any
     array_type: type
     supports_bfloat16: bool = False
+    #: True where operators on bfloat16 arrays must compute in float32 and round once (NumPy: ml_dtypes' ufuncs
+    #: round each call; ``autograd/_bf16.py``)
+    widens_bfloat16: bool = False
     #: the device types this library can serve ("cpu", "cuda")
     device_types: tuple[str, ...] = ("cpu",)
     #: the library's floating dtypes (``array.dtype in backend.float_dtypes`` is the hot-path test)
@@ -180,10 +189,16 @@ class Backend(
         Backends that can copy directly between their devices override this.
         """
         target.native_dtype(self.dtype_of(array))  # a dtype the target lacks: a clear DTypeError
+        if self.dtype_of(array) is bfloat16:  # (no common host type: the bits)
+            return target.bfloat16_from_bits(np.array(self.bfloat16_bits(array), copy=True))
         host = self.to_numpy(array)
         if target.device.type == "cpu" and self.device.type == "cpu":
             host = np.array(host, copy=True)  # a move never shares memory across backends
         return target.astype(target.from_numpy(host), self.dtype_of(array))
+
+    def finfo(self, dtype: Any) -> Any:
+        """``xp.finfo`` of the library's floating ``dtype`` (bfloat16 on NumPy: ml_dtypes')."""
+        return self.xp.finfo(dtype)
 
     def bfloat16_bits(self, array: Any) -> np.ndarray:
         """A bfloat16 array's bits as a host uint16 array (records store them exactly)."""
@@ -212,7 +227,10 @@ class Backend(
 
     # -- random numbers (the generator is a numpy Generator so runs reproduce across backends) --
     def uniform(self, gen: np.random.Generator, shape: tuple[int, ...], dtype: DType) -> Any:
-        return self.astype(self.from_numpy(gen.random(shape, dtype=np.float64)), dtype)
+        u = gen.random(shape, dtype=np.float64)
+        if dtype is bfloat16:  # multiples of 2**-8 (bfloat16's 8 bits), as PyTorch draws them: never 1.0
+            u = np.floor(u * 256.0) / 256.0
+        return self.astype(self.from_numpy(u), dtype)
 
     def normal(self, gen: np.random.Generator, shape: tuple[int, ...], dtype: DType) -> Any:
         return self.astype(self.from_numpy(gen.standard_normal(shape, dtype=np.float64)), dtype)

@@ -15,7 +15,7 @@ from .._device import CPU
 from .._dtype import ALL_DTYPES, DType, bfloat16
 from .._errors import DTypeError
 from . import _blas_threads
-from ._base import Backend
+from ._base import WIDEN_BFLOAT16, Backend
 from ._kernels_threads import _split
 
 # PyTorch's kernels give inf/NaN silently (log(0), 0/0, overflow); NumPy's warn on each. Its floating-point
@@ -27,6 +27,9 @@ warnings.filterwarnings(
 _TO_NATIVE: dict[DType, Any] = {d: np.dtype(d.name) for d in ALL_DTYPES if d is not bfloat16}
 _FROM_NATIVE: dict[Any, DType] = {v: k for k, v in _TO_NATIVE.items()}
 _FLOATS = frozenset(v for k, v in _TO_NATIVE.items() if k.is_floating_point)
+#: ml_dtypes' bfloat16 NumPy dtype once loaded (on first use: the import costs ~50 ms), else None
+_BF16: list[Any] = [None]
+_INSTANCES: list[Any] = []  # the NumpyBackends made (their dtype sets gain bfloat16 when it loads)
 _COMPLEX = frozenset(v for k, v in _TO_NATIVE.items() if k.is_complex)
 _SCIPY_LINALG_MIN = 32  # the smallest matrix side sent to SciPy's single-precision LAPACK
 _NUMBERS: dict[tuple[Any, Any], np.ndarray] = {}  # (dtype, number): an int and a float of equal value share one
@@ -119,10 +122,32 @@ def _split_batch(a: np.ndarray, fn: Any, n_out: int) -> Any:
                  for i in range(n_out))  # fmt: skip
 
 
+def _load_bfloat16() -> Any:
+    """ml_dtypes' bfloat16 NumPy dtype, registered as Ember's ``bfloat16`` (imported on first use); its
+    operators compute in float32 and round once (``autograd/_bf16.py``)."""
+    if _BF16[0] is None:
+        try:
+            import ml_dtypes
+        except ImportError:  # pragma: no cover - a core dependency; only a broken install lacks it
+            raise DTypeError(
+                "bfloat16 on the numpy backend needs the ml_dtypes package (a dependency of ember): "
+                "pip install ml_dtypes"
+            ) from None
+        bf = np.dtype(ml_dtypes.bfloat16)
+        _TO_NATIVE[bfloat16] = bf
+        _FROM_NATIVE[bf] = bfloat16
+        _BF16[0] = bf
+        for b in _INSTANCES:
+            b._add_float(bf)
+        WIDEN_BFLOAT16[0] = bf
+    return _BF16[0]
+
+
 class NumpyBackend(Backend):
-    """NumPy arrays on the CPU. bfloat16 is not available (NumPy has no such type)."""
+    """NumPy arrays on the CPU. bfloat16 is ml_dtypes' NumPy dtype (loaded on first use)."""
 
     name = "numpy"
+    widens_bfloat16 = True
     fft_module_name = "scipy.fft"  # faster than numpy.fft (benchmarks/fft.py); numpy.fft without SciPy
 
     def __init__(self) -> None:
@@ -132,6 +157,9 @@ class NumpyBackend(Backend):
         self.float_dtypes = _FLOATS
         self.complex_dtypes = _COMPLEX
         self.grad_dtypes = _FLOATS | _COMPLEX
+        _INSTANCES.append(self)
+        if _BF16[0] is not None:
+            self._add_float(_BF16[0])
         self.keep_number = keep_number
         _blas_threads.shorten_spin()  # OpenBLAS's idle threads leave the cores to the kernels' threads sooner
         self._small_gemm = _blas_threads.small_gemm_mnk()
@@ -172,22 +200,54 @@ class NumpyBackend(Backend):
         return array
 
     def to_numpy(self, array: np.ndarray) -> np.ndarray:
+        if array.dtype is _BF16[0]:  # as on torch: the values exactly, as float32
+            return array.astype(np.float32)
         return array
+
+    @property
+    def supports_bfloat16(self) -> bool:  # type: ignore[override]
+        """True where ml_dtypes is installed (a dependency of ember)."""
+        try:
+            self.native_dtype(bfloat16)
+        except DTypeError:  # pragma: no cover - a broken install
+            return False
+        return True
 
     def dtype_of(self, array: np.ndarray) -> DType:
         try:
             return _FROM_NATIVE[array.dtype]
         except KeyError:
+            if array.dtype.name == "bfloat16" and _BF16[0] is None:  # ml_dtypes' array made outside Ember
+                self.native_dtype(bfloat16)
+                return _FROM_NATIVE[array.dtype]
             raise TypeError(f"NumPy dtype {array.dtype} has no Ember counterpart") from None
 
     def native_dtype(self, dtype: DType) -> Any:
         try:
             return _TO_NATIVE[dtype]
         except KeyError:
-            raise DTypeError(
-                f"dtype {dtype} is not available on the numpy backend (NumPy has no such type); the torch "
-                "backend has it: ember.backends.use('torch') (pip install torch), or use float16/float32"
-            ) from None
+            if dtype is not bfloat16:
+                raise
+        return _load_bfloat16()
+
+    def _add_float(self, dt: Any) -> None:
+        """Count ``dt`` among this backend's floating (and gradient) dtypes."""
+        if dt not in self.float_dtypes:
+            self.float_dtypes = self.float_dtypes | {dt}
+            self.grad_dtypes = self.grad_dtypes | {dt}
+
+    def bfloat16_bits(self, array: Any) -> np.ndarray:
+        return np.ascontiguousarray(array).view(np.uint16)
+
+    def bfloat16_from_bits(self, bits: np.ndarray) -> Any:
+        return np.ascontiguousarray(bits, dtype=np.uint16).view(self.native_dtype(bfloat16))
+
+    def finfo(self, dtype: Any) -> Any:
+        if dtype == _BF16[0]:
+            import ml_dtypes
+
+            return ml_dtypes.finfo(dtype)
+        return np.finfo(dtype)
 
     def astype(self, array: np.ndarray, dtype: DType) -> np.ndarray:
         return array.astype(self.native_dtype(dtype), copy=False)

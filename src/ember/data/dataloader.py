@@ -40,8 +40,8 @@ def default_collate(batch: Sequence[Any]) -> Any:
         for i, a in enumerate(arrays):
             if a.shape != shape:
                 raise ValueError(f"default_collate: sample {i} has shape {a.shape} but sample 0 has {shape}")
-        out = Tensor(np.stack(arrays))
-        return out.to(device=first.device) if isinstance(first, Tensor) else out
+        out = Tensor(np.stack(arrays))  # (a bfloat16 sample's values come as float32, exactly: its dtype again)
+        return out.to(device=first.device, dtype=first.dtype) if isinstance(first, Tensor) else out
     if isinstance(first, bool):
         return Tensor(np.array(batch, dtype=bool))
     if isinstance(first, int):

@@ -93,6 +93,8 @@ class TensorDataset(Dataset):
             raise ValueError("TensorDataset: give at least one tensor")
         self.arrays = [_as_array(t) for t in tensors]
         self._devices = [t.device if isinstance(t, Tensor) else None for t in tensors]
+        #: bfloat16 tensors' rows are held as float32 (exact; NumPy has no bfloat16 of its own): their dtype again
+        self._bf16 = [isinstance(t, Tensor) and t.dtype.name == "bfloat16" for t in tensors]
         n = len(self.arrays[0])
         for i, a in enumerate(self.arrays):
             if len(a) != n:
@@ -103,11 +105,12 @@ class TensorDataset(Dataset):
 
     def _placed(self, arrays: Any) -> tuple[Tensor, ...]:
         out = []
-        for a, dev in zip(arrays, getattr(self, "_devices", None) or [None] * len(self.arrays), strict=True):
+        bf16 = getattr(self, "_bf16", None) or [False] * len(self.arrays)
+        for a, dev, b in zip(arrays, getattr(self, "_devices", None) or [None] * len(self.arrays), bf16, strict=True):
             t = from_numpy(a)
             if dev is not None and (t.device != dev or t.device.backend != dev.backend):
                 t = t.to(dev)
-            out.append(t)
+            out.append(t.bfloat16() if b else t)
         return tuple(out)
 
     @property

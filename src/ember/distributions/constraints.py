@@ -228,7 +228,7 @@ class _CorrCholesky(Constraint):
     event_dim = 2
 
     def check(self, value: Tensor) -> Tensor:
-        tol = float(value._backend.xp.finfo(value._data.dtype).eps) * value.shape[-1] * 10
+        tol = float(value._backend.finfo(value._data.dtype).eps) * value.shape[-1] * 10
         row_norm = (value.detach() ** 2).sum(-1).sqrt()
         return _LowerCholesky().check(value) & ((row_norm - 1.0).abs() <= tol).all(-1)
 

@@ -41,7 +41,7 @@ def broadcast_all(*values: Any) -> tuple[Tensor, ...]:
 
 def finfo(t: Tensor) -> Any:
     """NumPy-style finfo (eps, tiny, min, max) of a floating tensor's dtype."""
-    return t._backend.xp.finfo(t._data.dtype)
+    return t._backend.finfo(t._data.dtype)
 
 
 def clamp_probs(probs: Tensor) -> Tensor:

@@ -412,7 +412,7 @@ class Module(ModuleExtras, ModuleDicts, ModuleState):
         return self.to("float16")
 
     def bfloat16(self) -> Module:
-        """Floating parameters and buffers to bfloat16 (the torch backend; NumPy and CuPy raise, naming it)."""
+        """Floating parameters and buffers to bfloat16 (torch and NumPy backends; CuPy raises, naming torch)."""
         return self.to("bfloat16")
 
     def cpu(self) -> Module:

@@ -129,6 +129,7 @@ def add_at(backend: Any, x: Any, idx: Any, value: Any) -> None:
 
 
 class GetItem(Op):
+    bf16_native = True  # (a view of a bfloat16 array, or a gather: exact in bfloat16)
     saves_inputs = False
 
     def forward(self, x: Any, index: Any) -> Any:

@@ -101,6 +101,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 class Split(Op):
     saves_inputs = False
+    bf16_native = True  # (its pieces are views of a bfloat16 array)
 
     def forward(self, x: Any, sizes: tuple[int, ...], dim: int) -> Any:
         self.dim, self.sizes, self.shape = dim, sizes, x.shape

@@ -39,6 +39,7 @@ class ViewOp(Op):
     """An op whose result may share storage with its input: the result shares its version counter."""
 
     saves_inputs = False
+    bf16_native = True
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:

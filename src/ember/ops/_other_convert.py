@@ -10,6 +10,7 @@ from typing import Any
 from .._dtype import as_dtype
 from .._errors import DeviceError
 from .._tensor import Tensor
+from ..autograd import _bf16
 from ..autograd._function import Op
 from ..backends import get_backend
 
@@ -20,6 +21,7 @@ METHODS: list[str] = [] + ["type_as"]
 # -- dtype, device, copies ------------------------------------------------------------------------
 class Cast(Op):
     saves_inputs = False
+    bf16_native = True
 
     def forward(self, x: Any, dtype: Any) -> Any:
         if x.dtype in self.backend.complex_dtypes and not dtype.is_complex:
@@ -37,6 +39,7 @@ class Cast(Op):
 
 class Clone(Op):
     saves_inputs = False
+    bf16_native = True
 
     def forward(self, x: Any) -> Any:
         return self.backend.xp.array(x, copy=True)
@@ -49,6 +52,7 @@ class ToDevice(Op):
     """A copy on another device or backend; the gradient moves back."""
 
     saves_inputs = False
+    bf16_native = True
 
     def forward(self, x: Any, target: Any, non_blocking: bool = False) -> Any:
         out = self.backend.transfer(x, target, non_blocking)
@@ -67,6 +71,9 @@ def _cast(x: Tensor, dtype: Any) -> Tensor:
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
     out: Tensor = Cast.apply(x, d)
     return out
+
+
+_bf16.CAST[0] = _cast
 
 
 def _clone(x: Tensor) -> Tensor:
@@ -90,6 +97,7 @@ def _pin(x: Tensor) -> Tensor:
 
 class Pin(Op):
     saves_inputs = False
+    bf16_native = True
 
     def forward(self, x: Any) -> Any:
         return self.backend.pin_memory(x)

@@ -10,6 +10,7 @@ from .._dtype import complex128, float64, get_default_dtype
 from .._errors import DTypeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._autocast import autocast_op
+from ..autograd._bf16 import rounds_once
 from ..autograd._function import BilinearOp, Op
 from ._indexing import where
 from ._indexing_view import sum_to
@@ -35,6 +36,7 @@ def _kept(be: Any, a: Any, b: Any) -> tuple[Any, Any]:
 class Add(Op):
     shaped_grads = True  # (``Node.shaped_grads``: a broadcast gradient reduced by ``sum_to_array``)
     saves_inputs = False
+    bf16_numbers = True  # (a bfloat16 tensor's number operand is rounded to bfloat16 first, as in PyTorch)
 
     def forward(self, a: Any, b: Any) -> Any:
         be = self.backend
@@ -61,6 +63,7 @@ class Add(Op):
 class Sub(Op):
     shaped_grads = True  # (``Node.shaped_grads``: a broadcast gradient reduced by ``sum_to_array``)
     saves_inputs = False
+    bf16_numbers = True  # (a bfloat16 tensor's number operand is rounded to bfloat16 first, as in PyTorch)
 
     def forward(self, a: Any, b: Any) -> Any:
         be = self.backend
@@ -234,7 +237,12 @@ class DivTruncInt(StepOp):
 
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input + alpha * other`` (broadcasting, type promotion)."""
-    return _binary(Add, input, other if alpha == 1 else mul(other, alpha))
+    return _binary(Add, input, other) if alpha == 1 else _scaled(Add, input, other, alpha)
+
+
+@rounds_once(numbers=True)
+def _scaled(op: Any, input: Any, other: Any, alpha: Any) -> Tensor:  # one kernel in PyTorch (alpha rounded)
+    return _binary(op, input, mul(other, alpha))
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
@@ -242,7 +250,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     if _is_bool(input) and _is_bool(other):
         raise DTypeError("sub: subtracting two bool tensors is not supported; use ^ or logical_xor() for the "
                          "difference of masks, ~ or logical_not() to invert one")  # fmt: skip
-    return _binary(Sub, input, other if alpha == 1 else mul(other, alpha))
+    return _binary(Sub, input, other) if alpha == 1 else _scaled(Sub, input, other, alpha)
 
 
 subtract = sub
@@ -470,16 +478,23 @@ def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:
     for name, t in (("end", end), ("weight", weight)):
         if isinstance(t, Tensor) and t.dtype is not input.dtype:
             raise DTypeError(f"lerp: expected dtype {input.dtype} for `{name}` but got dtype {t.dtype}")
+    return _lerp(input, end, weight)
+
+
+@rounds_once()
+def _lerp(input: Tensor, end: Any, weight: Any) -> Tensor:
     return input + weight * (end - input)
 
 
 @autocast_op("addcmul")
+@rounds_once()
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1) -> Tensor:
     """``input + value * tensor1 * tensor2``."""
     return input + value * (tensor1 * tensor2)
 
 
 @autocast_op("addcdiv")
+@rounds_once()
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1) -> Tensor:
     """``input + value * tensor1 / tensor2``."""
     return input + value * (tensor1 / tensor2)

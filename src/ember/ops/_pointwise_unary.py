@@ -434,7 +434,7 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
     """Replace NaN, +inf and -inf by finite numbers (the dtype's extremes by default)."""
     if input.dtype.kind not in "fc":
         return input.clone()
-    info = input._backend.xp.finfo(input._data.dtype)
+    info = input._backend.finfo(input._data.dtype)
     hi = float(info.max) if posinf is None else posinf
     lo = float(info.min) if neginf is None else neginf
     out = where(isnan(input), nan, input)

@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._dtype import get_default_dtype
+from .._dtype import as_dtype, get_default_dtype
+from .._torch_names import finfo
 from ._algorithms import _Builtin, _wd
 from .optimizer import SimpleOptimizer
 
@@ -99,7 +100,7 @@ class _Adafactor(SimpleOptimizer):
         xp = self.xp(p)
         eps1, eps2 = group["eps"]
         if eps1 is None:
-            eps1 = float(xp.finfo(p.dtype).eps)
+            eps1 = float(finfo(as_dtype(str(p.dtype))).eps)  # (bfloat16 too)
         st["step"] += 1.0
         t = st["step"]
         one_minus_beta2 = t ** group["beta2_decay"]

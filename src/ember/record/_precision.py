@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 
@@ -56,3 +57,18 @@ def f32_to_bf16(x: np.ndarray) -> np.ndarray:
 
 def bf16_to_f32(bits: np.ndarray) -> np.ndarray:
     return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def bf16_as_u16(data: bytes) -> tuple[bytes, set[str]]:
+    """``data`` (a safetensors file) with its BF16 entries relabelled U16 (safetensors' NumPy API cannot read
+    BF16; the bits are then made bfloat16 by ``_tensor``), and those entries' names."""
+    n = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8 : 8 + n])
+    names = {k for k, v in header.items() if k != "__metadata__" and v.get("dtype") == "BF16"}
+    if not names:
+        return data, names
+    for k in names:
+        header[k]["dtype"] = "U16"
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    return len(h).to_bytes(8, "little") + h + data[8 + n :], names

@@ -23,7 +23,7 @@ from .._tensor import Tensor
 from .._version import __version__
 from ..backends import get_backend
 from ._atomic import atomic_open
-from ._precision import PrecisionSettings, as_precision, bf16_to_f32
+from ._precision import PrecisionSettings, as_precision, bf16_as_u16, bf16_to_f32
 from ._record import FORMAT_VERSION, Item, Record
 
 __all__ = [
@@ -374,11 +374,12 @@ class SafetensorsRecorder(Recorder):
         for name, it in record.items.items():  # safetensors needs every array at once
             arr, bf16 = _host(it.tensor, precision)
             out, dtype = precision.convert(arr, bf16)
-            if dtype == "bfloat16":
-                raise ValueError(f"SafetensorsRecorder: bfloat16 (item {name!r}) is not available through "
-                                 "safetensors' NumPy API; use precision 'half' or 'full', or the MessagePack "
-                                 "recorder")  # fmt: skip
-            arrays[name] = np.require(out, requirements="C")
+            out = np.require(out, requirements="C")
+            if dtype == "bfloat16":  # the bits as ml_dtypes' bfloat16, which safetensors writes as BF16
+                import ml_dtypes
+
+                out = out.view(ml_dtypes.bfloat16)
+            arrays[name] = out
         meta = _header(self.fmt, record, precision)
         meta["ids"] = json.dumps({k: it.id for k, it in record.items.items()})
         meta["kinds"] = json.dumps({k: it.kind for k, it in record.items.items()})
@@ -389,6 +390,7 @@ class SafetensorsRecorder(Recorder):
 
         data = f.read()
         try:
+            data, bf16 = bf16_as_u16(data)
             arrays = load(data)
         except Exception as e:
             raise RecordError(f"{source}: truncated or corrupt safetensors file ({e})") from None
@@ -396,9 +398,12 @@ class SafetensorsRecorder(Recorder):
         meta = json.loads(data[8 : 8 + n]).get("__metadata__", {}) or {}
         ids = json.loads(meta.get("ids", "{}"))
         kinds = json.loads(meta.get("kinds", "{}"))
+        be = get_backend(device)
         items = {
-            k: Item(Tensor(a.copy(), device=device), ids.get(k, ""), kinds.get(k, "param")) for k, a in arrays.items()
-        }
+            k: Item(_tensor(a.copy(), "bfloat16", be) if k in bf16 else
+                    Tensor(a.copy(), device=device), ids.get(k, ""), kinds.get(k, "param"))
+            for k, a in arrays.items()
+        }  # fmt: skip
         return Record(items, meta.get("item_type", "module"), json.loads(meta.get("meta", "{}")), owned=True)
 
 

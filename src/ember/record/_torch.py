@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ._atomic import atomic_write
-from ._precision import bf16_to_f32
+from ._precision import bf16_as_u16, bf16_to_f32
 from ._recorder import RecordError
 
 __all__ = ["load_torch_object", "load_torch_state_dict", "load_weights", "save_torch_state_dict"]
@@ -179,9 +179,10 @@ def load_torch_state_dict(path: str | Path) -> dict[str, np.ndarray]:
     if not p.exists():
         raise FileNotFoundError(f"no weights file at {p}")
     if p.suffix == ".safetensors":
-        from safetensors.numpy import load_file
+        from safetensors.numpy import load
 
-        return dict(load_file(str(p)))
+        data, bf16 = bf16_as_u16(p.read_bytes())  # BF16 items: their bits, widened exactly to float32
+        return {k: bf16_to_f32(v) if k in bf16 else v for k, v in load(data).items()}
     if p.stat().st_size < 16:  # every file torch.save writes is longer
         raise RecordError(f"{p}: truncated or corrupt: only {p.stat().st_size} bytes, too short for a PyTorch file")
     from ..backends import real_torch

@@ -411,7 +411,10 @@ class TorchKernels:
         torch = _torch()
         gs = _like_params(ps, gs)
         out = list(bufs)
-        mixed = [g.dtype != p.dtype or (b is not None and b.dtype != p.dtype) or p.is_complex()  # (no fused kernel)
+        # (no fused kernel for these; nor for float16/bfloat16 on the CPU: torch 2.13's ``_fused_sgd_`` leaves their
+        # vectorised part unchanged there, every element of a 16-element block: tests/bf16/test_bf16_train.py)
+        mixed = [g.dtype != p.dtype or (b is not None and b.dtype != p.dtype) or p.is_complex()
+                 or (p.dtype in (torch.float16, torch.bfloat16) and p.device.type == "cpu")
                  for p, g, b in zip(ps, gs, bufs)]  # fmt: skip
         for (_, first), idx in _groups(ps, [momentum != 0 and b is None for b in bufs], skip=mixed).items():
             if first:

@@ -67,6 +67,8 @@ class BatchNormEval(Op):
     """Batch norm with fixed statistics (``running_mean``/``running_var``, which get no gradient): one
     backend kernel forward (``batch_norm_eval``); backward in closed form from the inputs."""
 
+    bf16_follows_input = True  # (float32 parameters with a bfloat16 input: the output bfloat16)
+
     def forward(self, x: Any, mean: Any, var: Any, weight: Any, bias: Any, eps: float) -> Any:
         return self.backend.batch_norm_eval(x, mean, var, weight, bias, eps)
 
@@ -94,6 +96,8 @@ class BatchNormTrain(Op):
     one backend kernel (``batch_norm_train``), the closed-form gradients of all three inputs in another.
     ``running`` (running mean and variance arrays of the input's dtype, and the momentum) is updated by the
     kernel; else ``stats`` (a list) receives the batch mean and biased variance for the running statistics."""
+
+    bf16_follows_input = True  # (float32 parameters with a bfloat16 input: the output bfloat16)
 
     def value_needed(self, i: int) -> bool:  # x and weight (as PyTorch saves them); the bias never
         return i < 2
@@ -282,7 +286,7 @@ def layer_norm(
     if tuple(input.shape[input.ndim - k :]) != ns or k > input.ndim:
         raise ShapeError(f"layer_norm: normalized_shape {ns} does not match the trailing dims of {input.shape}")
     x = _float(input)
-    if _check_params("layer_norm", x, weight, bias):
+    if _check_params("layer_norm", x, weight, bias):  # PyTorch's mixed kernel: in float32, the input's dtype out
         return layer_norm(x.to(float32), ns, weight, bias, eps).to(x.dtype)
     if _fused_layer_norm(x, ns, weight, bias):
         return NativeLayerNorm.apply(x, weight, bias, ns, float(eps))
@@ -293,6 +297,8 @@ def layer_norm(
 class NativeLayerNorm(Op):
     """Layer norm with its affine part as one node (PyTorch's ``native_layer_norm``): one backend kernel forward
     (``layer_norm``), one for the three gradients; it keeps the input and one mean and rstd per row."""
+
+    bf16_follows_input = True  # (float32 parameters with a bfloat16 input: the output bfloat16)
 
     def value_needed(self, i: int) -> bool:  # x and weight; the bias never
         return i < 2
@@ -391,10 +397,12 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     if tuple(input.shape[input.ndim - k :]) != ns:
         raise ShapeError(f"rms_norm: normalized_shape {ns} does not match the trailing dims of {input.shape}")
     x = _float(input)
-    if eps is None:
-        eps = float(x._backend.xp.finfo(x._data.dtype).eps)  # a host constant: no sync
     if weight is not None and tuple(weight.shape) != ns:
         raise ShapeError(f"rms_norm: weight of shape {tuple(weight.shape)} must have normalized_shape {ns}")
+    if x.dtype in (float16, bfloat16):  # as PyTorch 2.13's kernel: in float32 (its eps too), the result rounded once
+        return rms_norm(x.float(), ns, None if weight is None else weight.float(), eps).to(x.dtype)
+    if eps is None:
+        eps = float(x._backend.finfo(x._data.dtype).eps)  # a host constant: no sync
     y = x * (mean(x * x, tuple(range(x.ndim - k, x.ndim)), keepdim=True) + eps).rsqrt()
     if weight is None:
         return y
