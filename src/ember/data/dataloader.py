@@ -48,22 +48,18 @@ def default_collate(batch: Sequence[Any]) -> Any:
         return Tensor(np.array(batch, dtype=np.int64))
     if isinstance(first, float):  # float64, as PyTorch's (a Python float is a double)
         return Tensor(np.array(batch, dtype=np.float64))
-    if isinstance(first, (str, bytes)):
-        return list(batch)
+    if isinstance(first, (str, bytes)):  # the strings as they come (a tuple inside a tuple sample), as PyTorch
+        return batch if isinstance(batch, (list, tuple)) else list(batch)
     if isinstance(first, Mapping):
         return {k: default_collate([b[k] for b in batch]) for k in first}
     if isinstance(first, tuple) and hasattr(first, "_fields"):
-        return type(first)(*(default_collate(list(s)) for s in zip(*batch, strict=True)))
+        return type(first)(*(default_collate(s) for s in zip(*batch, strict=True)))
     if isinstance(first, (tuple, list)):
         n = len(first)
         for i, b in enumerate(batch):
             if len(b) != n:
                 raise ValueError(f"default_collate: sample {i} has {len(b)} fields but sample 0 has {n}")
-        return (
-            [default_collate(list(s)) for s in zip(*batch, strict=True)]
-            if isinstance(first, list)
-            else tuple(default_collate(list(s)) for s in zip(*batch, strict=True))
-        )
+        return [default_collate(s) for s in zip(*batch, strict=True)]  # a list for tuples too, as PyTorch
     raise TypeError(f"default_collate: cannot batch samples of type {type(first).__name__}")
 
 
