@@ -6,6 +6,7 @@ permanent (``name`` is a parameter again, holding the masked values).
 
 from __future__ import annotations
 
+import abc
 import numbers
 from collections.abc import Iterable
 from typing import Any
@@ -38,8 +39,8 @@ __all__ = [
 ]
 
 
-class BasePruningMethod:
-    """A way to compute a mask (``compute_mask``) and the forward pre-hook that applies it."""
+class BasePruningMethod(abc.ABC):
+    """A way to compute a mask (``compute_mask``, which subclasses define) and the forward pre-hook applying it."""
 
     PRUNING_TYPE: str = "unstructured"  # "unstructured", "structured" (with ``dim``) or "global"
     _tensor_name: str | None = None
@@ -47,9 +48,9 @@ class BasePruningMethod:
     def __call__(self, module: Module, inputs: Any) -> None:
         setattr(module, self._name(), self.apply_mask(module))
 
+    @abc.abstractmethod
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         """The new mask for ``t`` given the mask so far (ones before any pruning)."""
-        raise NotImplementedError(f"{type(self).__name__} must define compute_mask(t, default_mask)")
 
     def _name(self) -> str:
         if self._tensor_name is None:
