@@ -138,7 +138,7 @@ def test_process_workers_give_the_same_batches_as_the_main_process():
     dl._close()
     assert [_as_lists(b) for b in got] == ref
     assert {w for b in got for w in b["wid"].tolist()} == {0, 1}  # both workers, each knowing its id
-    assert isinstance(got[0]["x"], ember.Tensor) and isinstance(got[0]["pair"], tuple)
+    assert isinstance(got[0]["x"], ember.Tensor) and isinstance(got[0]["pair"], list)  # (PyTorch: a list)
     del got
     assert not _shm_names(*pids)  # every batch's block was unlinked once mapped
 
