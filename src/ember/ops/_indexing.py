@@ -85,6 +85,8 @@ def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
             basic = False
     if not basic and any(isinstance(it, int) and not isinstance(it, bool) for it in out):
         return _two_stage(tuple(out)), False
+    if basic and not any(it is Ellipsis for it in out):  # NumPy's a[2] is a scalar copy, a[2, ...] a 0-d view
+        out.append(Ellipsis)
     return tuple(out), basic
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from .._errors import ShapeError, ValueRangeError
 from .._tensor import Tensor
+from ..autograd._function import Op
 from ._util import norm_dim
 
 __all__ = ["combinations", "cumulative_trapezoid", "frexp", "gradient", "histogram", "histogramdd", "mode",
@@ -240,10 +241,25 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ModeOut:
     return ModeOut(values, indices)
 
 
+class Frexp(Op):
+    """``frexp``'s mantissa and int32 exponent; the mantissa's gradient is ``g / 2 ** exponent`` (PyTorch's)."""
+
+    saves_inputs = False
+
+    def forward(self, x: Any) -> Any:
+        xp = self.backend.xp
+        m, e = xp.frexp(x)
+        self.exponent = xp.astype(e, xp.int32)
+        return m, self.exponent
+
+    def backward(self, g: Tensor, _ge: Any) -> Tensor:
+        xp = self.backend.xp
+        return g / Tensor._make(xp.exp2(xp.astype(self.exponent, g._data.dtype)), self.backend)
+
+
 def frexp(input: Tensor) -> FrexpOut:
-    """``input = mantissa * 2 ** exponent`` with ``0.5 <= |mantissa| < 1`` (int32 exponents); not differentiable."""
+    """``input = mantissa * 2 ** exponent`` with ``0.5 <= |mantissa| < 1`` (int32 exponents); the mantissa is
+    differentiable (``d mantissa / d input = 2 ** -exponent``), the exponent is not."""
     if not input.dtype.is_floating_point:
         raise TypeError(f"torch.frexp() only supports floating-point dtypes, got {input.dtype}")
-    xp = input._backend.xp
-    m, e = xp.frexp(input._data)
-    return FrexpOut(Tensor._make(m, input._backend), Tensor._make(xp.astype(e, xp.int32), input._backend))
+    return FrexpOut(*Frexp.apply(input))
