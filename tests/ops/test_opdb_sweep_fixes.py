@@ -82,3 +82,50 @@ def test_frexp_mantissa_gradient_is_two_to_the_minus_exponent():
     x = ember.tensor([0.3, -5.0, 1e5], dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradcheck(lambda t: ember.frexp(t).mantissa, (x,))
     assert not ember.frexp(x).exponent.requires_grad
+
+
+POLY_DTYPES = [
+    ("float32", (3,), "int64", (3,)),
+    ("float32", (), "float32", ()),
+    ("float32", (3,), "float64", ()),
+    ("float64", (), "float32", (3,)),
+    ("float32", (3,), "float64", (3,)),
+    ("int64", (3,), "int64", (3,)),
+    ("float32", (3,), None, None),
+]
+
+
+@pytest.mark.parametrize("name", ["chebyshev_polynomial_t", "hermite_polynomial_h", "shifted_chebyshev_polynomial_w"])
+@pytest.mark.parametrize("xd,xs,nd,ns", POLY_DTYPES)
+def test_special_polynomials_take_pytorchs_result_dtype(name, xd, xs, nd, ns):
+    """The result's dtype is that of ``(x, n)`` promoted (float32 x with int64 n stays float32, as in PyTorch)."""
+    x = np.linspace(-0.9, 1.7, 3)[: (xs[0] if xs else 1)].reshape(xs)
+    n = np.array([0, 3, 5])[: (ns[0] if ns else 1)].reshape(ns) if ns is not None else 4
+
+    def run(L):
+        xt = L.tensor(x, dtype=getattr(L, xd)) if xd != "int64" else L.tensor(np.round(x * 2), dtype=L.int64)
+        nt = L.tensor(n, dtype=getattr(L, nd)) if nd is not None else n
+        return getattr(L.special, name)(xt, nt)
+
+    same(run, rtol=1e-5, atol=1e-5)
+
+
+def test_ctc_loss_gradient_is_the_derivative_of_its_forward():
+    """PyTorch's ctc_loss backward returns the gradient through a log_softmax it assumes (pytorch/pytorch#52241:
+    gradcheck fails on its own log_probs); Ember's is the loss's derivative, and both agree on the logits."""
+    rng = np.random.default_rng(0)
+    logits, tg, il, tl = rng.standard_normal((5, 2, 4)), np.array([[1, 2], [3, 3]]), [5, 4], [2, 2]
+    x = ember.tensor(logits, requires_grad=True)
+
+    def loss(lp, L=ember, red="sum"):
+        return L.nn.functional.ctc_loss(lp, L.tensor(tg), L.tensor(il), L.tensor(tl), reduction=red)
+
+    assert ember.autograd.gradcheck(loss, (x,))
+    assert ember.autograd.gradcheck(lambda t: loss(t.log_softmax(-1), red="mean"), (x,))
+    for red in ("sum", "mean", "none"):
+        got = []
+        for L in (ember, torch):
+            t = L.tensor(logits, requires_grad=True)
+            (g,) = L.autograd.grad(loss(t.log_softmax(-1), L, red).sum(), [t])
+            got.append(g.numpy())
+        np.testing.assert_allclose(got[0], got[1], rtol=1e-9, atol=1e-12)

@@ -83,7 +83,11 @@ def _polynomial(name: str) -> Any:
 
     def fn(input: Any, n: Any) -> Tensor:
         x = input if isinstance(input, Tensor) else n.new_tensor(float(input))
-        return cls.apply(_float(x), n.long() if isinstance(n, Tensor) else int(n))  # type: ignore[no-any-return]
+        if not isinstance(n, Tensor):
+            return cls.apply(_float(x), int(n))  # type: ignore[no-any-return]
+        x, n = promote(name, x, n)  # PyTorch's dtype of (x, n); the kernel truncates n to an integer
+        x = _float(x)
+        return cls.apply(x, n.to(x.dtype))  # type: ignore[no-any-return]
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``torch.special.{name}(x, n)``: the degree-``n`` polynomial at ``x`` (no gradient, as in PyTorch)."
