@@ -129,3 +129,50 @@ def test_ctc_loss_gradient_is_the_derivative_of_its_forward():
             (g,) = L.autograd.grad(loss(t.log_softmax(-1), L, red).sum(), [t])
             got.append(g.numpy())
         np.testing.assert_allclose(got[0], got[1], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta:UserWarning")
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+def test_index_reduce_of_0d_tensors(reduce, include_self):
+    """A 0-d input and source are one slice of one element (it crashed with an IndexError deep inside)."""
+
+    def run(L):
+        x = L.tensor(2.0, dtype=L.float64, requires_grad=True)
+        s = L.tensor(3.0, dtype=L.float64, requires_grad=True)
+        y = L.index_reduce(x, 0, L.tensor([0]), s, reduce, include_self=include_self)
+        return (y, *L.autograd.grad(y * 1.5, [x, s]))
+
+    same(run)
+    for L in (ember, torch):  # a 0-d source into a 1-d input: both refuse
+        with pytest.raises(RuntimeError):
+            L.index_reduce(L.ones(1), 0, L.tensor([0]), L.tensor(3.0), reduce)
+
+
+_R = np.random.default_rng(0)
+LOSS_CASES = [  # (name, inputs (the last one the target), kwargs): op_db samples Ember refused
+    ("multi_margin_loss", [np.array(1.15), np.array(0)], {}),
+    ("multi_margin_loss", [_R.standard_normal(5), np.array([1])], {"p": 2}),
+    ("multi_margin_loss", [_R.standard_normal(5), np.array(1)], {"reduction": "none"}),
+    ("multi_margin_loss", [_R.standard_normal((3, 4)), np.array([1, 0, 3])], {"reduction": "none"}),
+    ("multilabel_margin_loss", [np.array(-3.7), np.array(0)], {}),
+    ("multilabel_margin_loss", [np.array(-3.7), np.array(-1)], {"reduction": "none"}),
+    ("multilabel_margin_loss", [_R.standard_normal(5), np.array([3, 0, -1, 1, 2])], {"reduction": "none"}),
+    ("margin_ranking_loss", [_R.standard_normal(4), _R.standard_normal(4), np.array([-0.6, 1, -1, 2.0])], {}),
+    ("hinge_embedding_loss", [_R.standard_normal(4), np.array([-0.6, 1, -1, 2.0])], {"reduction": "none"}),
+    ("cosine_embedding_loss", [_R.standard_normal((4, 3)), _R.standard_normal((4, 3)), np.array([-0.6, 1, -1, 2.0])],
+     {"reduction": "none", "margin": 0.2}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("k", range(len(LOSS_CASES)))
+def test_margin_losses_take_pytorchs_shapes_and_target_values(k):
+    """0-d inputs, a (1,) target for a (C,) input, and targets other than +-1 (PyTorch computes its formula)."""
+    name, args, kw = LOSS_CASES[k]
+
+    def run(L):
+        a = [L.tensor(v, requires_grad=v.dtype.kind == "f" and i < len(args) - 1) for i, v in enumerate(args)]
+        y = getattr(L.nn.functional, name)(*a, **kw)
+        return (y, *L.autograd.grad(y.sum(), [t for t in a if t.requires_grad]))
+
+    same(run, rtol=1e-10)

@@ -182,26 +182,19 @@ def kl_div(
     return _reduce(loss, reduction, "kl_div")
 
 
-def _margin_target(op: str, y: Tensor) -> None:
-    xp = y._backend.xp
-    if y._backend.host_checks and not bool(xp.all((y._data == 1) | (y._data == -1))):
-        raise ValueRangeError(f"{op}: target must hold 1 or -1")
-
-
 @autocast_op("cosine_embedding_loss")
 def cosine_embedding_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average: Any = None,
     reduce: Any = None, reduction: str = "mean",
 ) -> Tensor:  # fmt: skip
-    """``1 - cos`` for target 1, ``max(0, cos - margin)`` for target -1."""
+    """``1 - cos`` for target 1, ``max(0, cos - margin)`` for target -1 (0 for other targets, as in PyTorch)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    _margin_target("cosine_embedding_loss", target)
     eps = 1e-12
     dim = input1.ndim - 1
     prod = (input1 * input2).sum(dim)
     mag = ((input1 * input1).sum(dim) + eps) * ((input2 * input2).sum(dim) + eps)
     cos = prod / mag.sqrt()
-    loss = where(target == 1, 1 - cos, (cos - margin).clamp(min=0))
+    loss = where(target == 1, 1 - cos, 0.0) + where(target == -1, (cos - margin).clamp(min=0), 0.0)
     return _reduce(loss, reduction, "cosine_embedding_loss")
 
 
@@ -210,9 +203,8 @@ def margin_ranking_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average: Any = None,
     reduce: Any = None, reduction: str = "mean",
 ) -> Tensor:  # fmt: skip
-    """``max(0, -target * (input1 - input2) + margin)``."""
+    """``max(0, -target * (input1 - input2) + margin)`` (any target values, as in PyTorch)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    _margin_target("margin_ranking_loss", target)
     return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction, "margin_ranking_loss")
 
 
@@ -221,10 +213,11 @@ def hinge_embedding_loss(
     input: Tensor, target: Tensor, margin: float = 1.0, size_average: Any = None, reduce: Any = None,
     reduction: str = "mean",
 ) -> Tensor:  # fmt: skip
-    """``x`` for target 1, ``max(0, margin - x)`` for target -1."""
+    """``x`` for target 1, ``max(0, margin - x)`` for target -1 (PyTorch's sum of both terms, where ``target != -1``
+    and ``target != 1``, for other target values)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    _margin_target("hinge_embedding_loss", target)
-    return _reduce(where(target == 1, input, (margin - input).clamp(min=0)), reduction, "hinge_embedding_loss")
+    loss = where(target != 1, (margin - input).clamp(min=0), 0.0) + where(target != -1, input, 0.0)
+    return _reduce(loss, reduction, "hinge_embedding_loss")
 
 
 @autocast_op("soft_margin_loss")
