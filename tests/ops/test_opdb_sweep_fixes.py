@@ -176,3 +176,35 @@ def test_margin_losses_take_pytorchs_shapes_and_target_values(k):
         return (y, *L.autograd.grad(y.sum(), [t for t in a if t.requires_grad]))
 
     same(run, rtol=1e-10)
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta:UserWarning")
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+def test_index_reduce_in_place_backward(reduce):
+    """``index_reduce_`` on a non-leaf: the backward raised "modified by an in-place operation" (the out-of-place
+    result saved the input that the copy back then overwrote)."""
+    rng = np.random.default_rng(0)
+    x0, s0 = rng.standard_normal((3, 4)), rng.standard_normal((3, 5))
+
+    def run(L):
+        x, s = L.tensor(x0, requires_grad=True), L.tensor(s0, requires_grad=True)
+        y = x * 1.0
+        y.index_reduce_(1, L.tensor([0, 2, 2, 3, 0]), s, reduce, include_self=True)
+        return (y, *L.autograd.grad((y * y).sum(), [x, s]))
+
+    same(run, rtol=1e-10)
+
+
+@pytest.mark.parametrize("ratio", [(0.5, 0.5), [0.7, 0.4]])
+def test_fractional_max_pool2d_takes_a_tuple_of_float_ratios(ratio):
+    x0 = np.random.default_rng(0).standard_normal((1, 3, 9, 9))
+    u = np.random.default_rng(1).uniform(size=(1, 3, 2))
+
+    def run(L):
+        x = L.tensor(x0, requires_grad=True)
+        y = L.nn.functional.fractional_max_pool2d(x, 3, output_ratio=ratio, _random_samples=L.tensor(u))
+        return (y, *L.autograd.grad(y.sum(), [x]))
+
+    same(run)
+    with pytest.raises(ValueError):
+        ember.nn.functional.fractional_max_pool2d(ember.tensor(x0), 3, output_ratio=(1.5, 0.5))

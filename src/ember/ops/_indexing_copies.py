@@ -291,7 +291,8 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
 
 def index_reduce_(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
                   include_self: bool = True) -> Tensor:  # fmt: skip
-    return input.copy_(index_reduce(input, dim, index, source, reduce, include_self=include_self))
+    """``index_reduce`` in place (computed from a copy: prod/amax/amin save their input for the gradient)."""
+    return input.copy_(index_reduce(input.clone(), dim, index, source, reduce, include_self=include_self))
 
 
 def sum_to_size(input: Tensor, *size: Any) -> Tensor:
