@@ -51,6 +51,52 @@ RANDOM = (
 )  # fmt: skip
 TOL = {"float64": (1e-7, 1e-9, 1e-6, 1e-8), "float32": (1e-4, 1e-5, 1e-3, 1e-4)}
 TOL["complex128"] = TOL["float64"]
+#: OpInfo name -> (rtol, atol) of float64 forwards where PyTorch's own result is the less exact one (its Cephes
+#: Bessel functions are good to ~3e-7 for |x| > 5; SciPy's, Ember's kernel on NumPy, agree with mpmath)
+LOOSE = {f"special.bessel_{f}": (1e-6, 1e-6) for f in ("j0", "j1", "y0", "y1")}
+#: samples whose values are random: a (name, predicate on the case) pair
+RANDOM_SAMPLES = {
+    "nn.functional.scaled_dot_product_attention": lambda c: c.kwargs.get("dropout_p", 0.0) > 0,
+    "nn.functional.multi_head_attention_forward": lambda c: c.kwargs.get("training", True) and c.inputs[10] > 0,
+    "nn.functional.fractional_max_pool2d": lambda c: "_random_samples" not in c.kwargs,
+    "nn.functional.fractional_max_pool3d": lambda c: "_random_samples" not in c.kwargs,
+}
+#: decompositions whose vectors are defined up to sign/phase: only these outputs compared, no gradient of the sum
+GAUGE = {"linalg.eig": (0,), "linalg.eigh": (0,), "linalg.svd": (1,), "svd": (1,)}
+#: OpInfo key -> why a flag is PyTorch's fault, not Ember's: listed apart, not counted as a failure
+KNOWN = {
+    "as_strided_scatter": "PyTorch's input gradient is wrong (its own gradcheck fails); Ember's passes gradcheck "
+    "(tests/ops/test_opdb_complex.py)",
+    "nn.functional.ctc_loss": "PyTorch's gradient w.r.t. log_probs is that through a log_softmax it assumes "
+    "(pytorch/pytorch#52241); Ember's is the derivative of its forward (tests/ops/test_opdb_sweep_fixes.py)",
+    "as_strided.partial_views": "the sample's input is a view into a larger storage that as_strided addresses; "
+    "the NumPy copy of the view does not carry that storage",
+    "masked.argmax": "PyTorch's prototype torch.masked.argmax returns the indices in the input's float dtype; "
+    "Ember's are int64 like argmax's (values equal)",
+    "masked.argmin": "as masked.argmax",
+}
+
+
+def _key_fns() -> dict[str, Any]:
+    """op_db ops (by OpInfo key) that are lambdas reordering or post-processing the public function's arguments."""
+    import ember
+
+    F = ember.nn.functional
+    return {
+        "nn.functional.embedding": lambda weight, idx, **kw: F.embedding(idx, weight, **kw),
+        "nn.functional.embedding_bag": lambda weight, idx, **kw: F.embedding_bag(idx, weight, **kw),
+        "linalg.lstsq.grad_oriented": lambda a, b, driver: ember.linalg.lstsq(a, b, driver=driver)[:2],
+        "linalg.pinv.singular": lambda a, b: ember.linalg.pinv(a @ b.mT),
+        "normal.in_place": lambda inp, *args, **kw: inp.normal_(*args, **kw),
+        "normal.number_mean": lambda std, mean, *args, **kw: ember.normal(mean, std, *args, **kw),
+        **{
+            f"{p}polygamma.{p.replace('.', '_')}polygamma_n_{n}": (
+                lambda x, n, _f=ember.special.polygamma if p else ember.polygamma, **kw: _f(n, x, **kw)
+            )
+            for p in ("", "special.")
+            for n in range(5)
+        },
+    }
 
 
 class SweepTimeoutError(Exception):
@@ -92,19 +138,25 @@ def _total(outs: list[Any]) -> Any:
     return sum((ember.view_as_real(o) if o.dtype.is_complex else o).sum() for o in floats)
 
 
+def _random(c: oc.Case) -> bool:
+    pick = RANDOM_SAMPLES.get(c.name)
+    return c.name.startswith(RANDOM) or (pick is not None and bool(pick(c)))
+
+
 class Sweep:
     def __init__(self, samples: int, fd_samples: int) -> None:
         self.samples, self.fd_samples = samples, fd_samples
         self.flags: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         self.notes: dict[str, list[str]] = defaultdict(list)
         self.ran: set[str] = set()
+        self.n_cases = 0
 
     def flag(self, key: str, flag: str, msg: str) -> None:
         self.flags[key][flag].append(msg)
 
     # --- forward and gradient -------------------------------------------------------------------------------
     def compare_outputs(self, key: str, c: oc.Case, outs: list[Any], where: str) -> bool:
-        rtol, atol = TOL[c.dtype][:2]
+        rtol, atol = LOOSE.get(c.name, TOL[c.dtype][:2]) if c.dtype == "float64" else TOL[c.dtype][:2]
         if len(outs) != len(c.outputs or []):
             self.flag(key, "forward", f"{where}#{c.index} {c.dtype}: {len(outs)} outputs, PyTorch {len(c.outputs)}")
             return False
@@ -114,10 +166,10 @@ class Sweep:
             if got.shape != want.shape:
                 self.flag(key, "forward", f"{tag}: shape {got.shape} != {want.shape}")
                 return False
-            if got.dtype != want.dtype:
+            if got.dtype != want.dtype and c.name not in ("masked.argmax", "masked.argmin"):
                 self.flag(key, "forward", f"{tag}: dtype {got.dtype} != {want.dtype}")
                 return False
-            if c.name.startswith(RANDOM):
+            if _random(c) or k not in GAUGE.get(c.name, (k,)):
                 continue
             try:
                 np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
@@ -134,7 +186,7 @@ class Sweep:
     def compare_grads(self, key: str, c: oc.Case, inputs: list[Any], outs: list[Any], where: str) -> None:
         import ember
 
-        if c.grads is None or c.name.startswith(RANDOM):
+        if c.grads is None or _random(c) or c.name in GAUGE:
             return
         leaves = _leaves(inputs)
         total = _total(outs)
@@ -210,6 +262,7 @@ class Sweep:
     def run_case(self, key: str, fn: Any, c: oc.Case, where: str = "") -> None:
         import ember
 
+        self.n_cases += 1
         inputs, kwargs = oc.to_ember(c.inputs), oc.ember_value(c.kwargs)
         if c.outputs is None:  # PyTorch refused the sample
             try:
@@ -280,7 +333,7 @@ class Sweep:
         import ember
 
         name = meta.name
-        fn = oc.ember_fn(name)
+        fn = _key_fns().get(key) or oc.ember_fn(name)
         if fn is None:
             self.flag(key, "missing", f"no ember.{name} nor Tensor.{name}")
             return
@@ -295,7 +348,7 @@ class Sweep:
             if plain and meta.inplace and not name.endswith("_"):
                 self.run_inplace(key, name, c)
             fd = fd_done < self.fd_samples and c.dtype == "float64" and c.grads is not None
-            if fd and not name.startswith(RANDOM) and not self.flags[key]:
+            if fd and not _random(c) and c.name not in GAUGE and not self.flags[key]:
                 fd_done += 1
                 try:
                     self.finite_difference(key, fn, c)
@@ -307,10 +360,14 @@ class Sweep:
 
 
 def _report(sweep: Sweep, keys: list[str], path: str, elapsed: float) -> str:
-    counts = {f: sum(1 for k in keys if sweep.flags[k].get(f)) for f in FLAGS}
-    passes = sum(1 for k in keys if not any(sweep.flags[k].values()))
+    known = [k for k in keys if k in KNOWN and any(sweep.flags[k].values())]
+    counted = [k for k in keys if k not in known]
+    counts = {f: sum(1 for k in counted if sweep.flags[k].get(f)) for f in FLAGS}
+    passes = sum(1 for k in counted if not any(sweep.flags[k].values()))
     summary = (
-        f"{len(keys)} OpInfos: " + ", ".join(f"{f} {counts[f]}" for f in FLAGS) + f", passes {passes} ({elapsed:.0f} s)"
+        f"{len(keys)} OpInfos ({sweep.n_cases} samples): "
+        + ", ".join(f"{f} {counts[f]}" for f in FLAGS)
+        + f", passes {passes}, PyTorch's fault {len(known)} ({elapsed:.0f} s)"
     )
     lines = [
         "# op_db sweep",
@@ -320,13 +377,15 @@ def _report(sweep: Sweep, keys: list[str], path: str, elapsed: float) -> str:
         "| OpInfo | " + " | ".join(FLAGS) + " | first message |",
         "|---" * 7 + "|",
     ]
-    for k in keys:
+    for k in counted:
         fl = sweep.flags[k]
         if not any(fl.values()):
             continue
         first = next(m for f in FLAGS for m in fl.get(f, []))
         cells = [str(len(fl[f])) if fl.get(f) else "" for f in FLAGS]
         lines.append(f"| {k} | " + " | ".join(cells) + f" | {first.replace('|', '/')[:160]} |")
+    lines += ["", "## Differences that are PyTorch's (not counted above)", ""]
+    lines += [f"- **{k}**: {KNOWN[k]}" for k in known]
     lines += ["", "## Messages", ""]
     for k in keys:
         msgs = [f"{f}: {m}" for f in FLAGS for m in sweep.flags[k].get(f, [])] + [f"note: {m}" for m in sweep.notes[k]]
