@@ -158,6 +158,7 @@ class ErrorCase(NamedTuple):
     inputs: list[Any]
     kwargs: dict[str, Any]
     error_type: str
+    error_regex: str = ""
 
 
 class Meta(NamedTuple):
@@ -190,7 +191,7 @@ def _build_errors(torch: Any, max_errors: int) -> tuple[dict[str, list[ErrorCase
                 plain_in, plain_kw = [_to_plain(torch, v) for v in [s.input, *s.args]], _to_plain(torch, s.kwargs)
             except UnconvertibleError:
                 continue
-            found.append(ErrorCase(info.name, i, plain_in, plain_kw, e.error_type.__name__))
+            found.append(ErrorCase(info.name, i, plain_in, plain_kw, e.error_type.__name__, str(e.error_regex)))
         if found:
             errors[key] = found
     return errors, meta
@@ -200,11 +201,13 @@ def error_cases(max_errors: int = 20) -> tuple[dict[str, list[ErrorCase]], dict[
     """Every OpInfo's first ``max_errors`` error inputs, and every OpInfo's ``Meta`` (cached like ``cases``)."""
     import torch
 
-    path = os.path.join(tempfile.gettempdir(), f"ember-opdb-errors-v1-{torch.__version__}-{max_errors}.pkl")
+    path = os.path.join(tempfile.gettempdir(), f"ember-opdb-errors-v2-{torch.__version__}-{max_errors}.pkl")
     try:
         with open(path, "rb") as f:
             raw_err, raw_meta = pickle.load(f)  # a cache this test suite wrote (plain tuples, dicts, arrays)
-        errs = {k: [ErrorCase(c[0], c[1], _unplain(c[2]), _unplain(c[3]), c[4]) for c in v] for k, v in raw_err.items()}
+        errs = {
+            k: [ErrorCase(c[0], c[1], _unplain(c[2]), _unplain(c[3]), *c[4:]) for c in v] for k, v in raw_err.items()
+        }
         return errs, {k: Meta(*m) for k, m in raw_meta.items()}
     except (OSError, EOFError, pickle.UnpicklingError, TypeError, ValueError):
         pass
@@ -214,7 +217,8 @@ def error_cases(max_errors: int = 20) -> tuple[dict[str, list[ErrorCase]], dict[
     tmp = f"{path}.{os.getpid()}"
     with open(tmp, "wb") as f:
         plain_err = {
-            k: [(c.name, c.index, _plain(c.inputs), _plain(c.kwargs), c.error_type) for c in v] for k, v in errs.items()
+            k: [(c.name, c.index, _plain(c.inputs), _plain(c.kwargs), c.error_type, c.error_regex) for c in v]
+            for k, v in errs.items()
         }
         pickle.dump((plain_err, {k: tuple(m) for k, m in meta.items()}), f)
     os.replace(tmp, path)

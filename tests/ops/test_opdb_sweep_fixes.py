@@ -208,3 +208,54 @@ def test_fractional_max_pool2d_takes_a_tuple_of_float_ratios(ratio):
     same(run)
     with pytest.raises(ValueError):
         ember.nn.functional.fractional_max_pool2d(ember.tensor(x0), 3, output_ratio=(1.5, 0.5))
+
+
+# -- op_db's error_inputs that Ember computed instead of refusing (each refused by both, with PyTorch's type) ------
+def _x(L, *shape, dtype="float32"):
+    return L.ones(*shape, dtype=getattr(L, dtype))
+
+
+REFUSED = {
+    "gradient_repeated_dim": lambda L: L.gradient(_x(L, 3, 3), spacing=0.1, dim=(1, 1)),
+    "isclose_negative_rtol": lambda L: L.isclose(_x(L, 2), _x(L, 2), rtol=-0.4),
+    "isclose_negative_atol": lambda L: L.isclose(_x(L, 2), _x(L, 2), atol=-0.4),
+    "masked_fill_complex_value": lambda L: L.masked_fill(_x(L, 2, 2), L.tensor(False), 1j),
+    "masked_fill_complex_tensor": lambda L: L.masked_fill(_x(L, 2, dtype="int64"), L.tensor(False), L.tensor(1j)),
+    "movedim_repeated_destination": lambda L: L.movedim(_x(L, 2, 3, 4, 5, 6), (1, 0, 2), (0, 4, -5)),
+    "movedim_repeated_source": lambda L: L.movedim(_x(L, 2, 3, 4), (1, 1), (0, 2)),
+    "narrow_bool_start": lambda L: L.narrow(_x(L, 20, 10, 5), -3, L.tensor(True), 3),
+    "layer_norm_empty_shape": lambda L: L.nn.functional.layer_norm(_x(L, 1, 2, 3), ()),
+    "rms_norm_empty_shape": lambda L: L.nn.functional.rms_norm(_x(L, 1, 2, 3), ()),
+    "native_layer_norm_empty_shape": lambda L: L.native_layer_norm(_x(L, 1, 2, 3), (), None, None, 1e-5),
+    "embedding_3d_weight": lambda L: L.nn.functional.embedding(L.tensor([[0, 0], [0, 0]]), _x(L, 1, 1, 1)),
+    "huber_zero_delta": lambda L: L.nn.functional.huber_loss(_x(L, 5, 4), _x(L, 5, 4), delta=0),
+    "huber_negative_delta": lambda L: L.nn.functional.huber_loss(_x(L, 5, 4), _x(L, 5, 4), delta=-1),
+    "max_pool1d_no_channels": lambda L: L.nn.functional.max_pool1d(_x(L, 0, 10), 1),
+    "max_pool1d_batch_no_channels": lambda L: L.nn.functional.max_pool1d(_x(L, 2, 0, 10), 1),
+    "max_pool3d_no_channels": lambda L: L.nn.functional.max_pool3d(_x(L, 0, 1, 2, 10), 1),
+    "prelu_2d_weight": lambda L: L.nn.functional.prelu(_x(L, 2, 8, 3), _x(L, 2, 4)),
+    "rrelu_lower_above_upper": lambda L: L.nn.functional.rrelu(_x(L, 5, 5), lower=0.3, upper=0.1),
+    "softshrink_negative_lambda": lambda L: L.nn.functional.softshrink(_x(L, 1), lambd=-0.5),
+    "triplet_margin_negative": lambda L: L.nn.functional.triplet_margin_loss(*[_x(L, 3, 4)] * 3, margin=-1.0),
+    "window_sparse_layout": lambda L: L.signal.windows.hann(3, layout=L.sparse_coo),
+    "window_sparse_layout_general": lambda L: L.signal.windows.general_cosine(3, a=[0.5, 0.5], layout=L.sparse_coo),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_pytorchs_error_inputs_are_refused(name):
+    with pytest.raises(Exception) as want:  # the type is what PyTorch raises, checked below
+        REFUSED[name](torch)
+    with pytest.raises(want.type):
+        REFUSED[name](ember)
+
+
+def test_the_checks_keep_valid_inputs():
+    """The refusals above stop at the bad inputs: neighbours of each still compute what PyTorch computes."""
+    same(lambda L: L.movedim(L.arange(24.0).reshape(2, 3, 4), (0, 1), (2, 0)))
+    same(lambda L: L.narrow(L.arange(10.0), 0, L.tensor(2), 3))
+    same(lambda L: L.nn.functional.max_pool1d(L.ones(0, 2, 10), 1))
+    same(lambda L: L.nn.functional.softshrink(L.tensor([-1.0, 0.2, 3.0]), lambd=0.0))
+    same(lambda L: L.nn.functional.rrelu(L.tensor([-1.0, 2.0]), lower=0.2, upper=0.2))
+    same(lambda L: L.masked_fill(L.tensor([1 + 2j, 3j]), L.tensor([True, False]), 1j))
+    same(lambda L: L.isclose(L.tensor([1.0, 2.0]), L.tensor([1.0, 2.1]), rtol=0.0, atol=0.0))

@@ -273,6 +273,10 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """``input`` with ``value`` where ``mask`` is true (the two broadcast, as PyTorch's out-of-place form; the
     in-place ``masked_fill_`` keeps ``input``'s shape)."""
     _mask("masked_fill", mask, input)
+    if not input.dtype.is_complex and (
+        isinstance(value, complex) or (isinstance(value, Tensor) and value.dtype.is_complex)
+    ):
+        raise DTypeError(f"masked_fill: a complex value cannot be converted to type {input.dtype} without overflow")
     if isinstance(value, Tensor):
         if value.ndim:
             raise ShapeError(f"masked_fill: value must be a 0-d tensor, got shape {value.shape}")

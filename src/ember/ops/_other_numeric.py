@@ -163,6 +163,9 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: in
         raise ValueRangeError(f"torch.gradient only supports edge_order=1 and edge_order=2, got {edge_order}")
     dims = list(builtins.range(input.ndim)) if dim is None else [
         norm_dim(d, input.ndim, "gradient") for d in (dim if isinstance(dim, (list, tuple)) else [dim])]  # fmt: skip
+    for d in dims:
+        if dims.count(d) > 1:
+            raise ShapeError(f"gradient: dim {d} appears multiple times in the list of dims")
     spacing = 1 if spacing is None else spacing  # None: unit spacing, as PyTorch
     sp = list(spacing) if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
     if len(sp) != len(dims):

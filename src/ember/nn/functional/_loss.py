@@ -159,6 +159,8 @@ def huber_loss(
     """Quadratic below ``delta`` (``0.5 d^2``), linear above (``delta (|d| - delta / 2)``); ``weight`` scales each
     term, and 'mean' divides by the element count (PyTorch's rule here; mse/l1 divide by the weights' sum)."""
     _check_target_shape("huber_loss", input, target)
+    if not delta > 0:
+        raise ValueRangeError(f"huber_loss does not support non-positive values for delta, got {delta}")
     d = (input - target).abs()
     small = d < delta
     q = where(small, d, 0.0)  # (see smooth_l1_loss)
@@ -245,6 +247,8 @@ def triplet_margin_loss(
 ) -> Tensor:
     """``max(d(a, p) - d(a, n) + margin, 0)`` with p-norm distances."""
     reduction = legacy_reduction(size_average, reduce, reduction)
+    if not margin > 0:
+        raise ValueRangeError(f"triplet_margin_loss: margin must be greater than 0, got {margin}")
     dp = pairwise_distance(anchor, positive, p, eps)
     dn = pairwise_distance(anchor, negative, p, eps)
     if swap:
