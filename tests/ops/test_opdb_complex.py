@@ -50,8 +50,6 @@ DEVIATIONS: dict[Any, str] = {
     ("as_strided.partial_views", 2): "as above (the strides reach past the copied view, into the storage)",
     "as_strided_scatter": "PyTorch 2.13's input gradient is wrong (its own gradcheck fails: it keeps the gradient "
     "at the overwritten positions and drops it elsewhere); Ember's passes gradcheck (test below)",
-    ("gather", 4): "an empty (2, 0) index on a 1-d input: PyTorch skips the rank check for empty indices",
-    ("gather", 5): "a 0-d input with a (1,) index: PyTorch's result is (1,), Ember's 0-d",
     "logcumsumexp": "not implemented for complex tensors (refused with a DTypeError)",
     "normal.in_place": "normal_ refuses complex tensors (a DTypeError)",
     ("tensordot", 2): "PyTorch broadcasts contracted dims of size 1 against larger ones; Ember refuses",

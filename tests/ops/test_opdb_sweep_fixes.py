@@ -259,3 +259,23 @@ def test_the_checks_keep_valid_inputs():
     same(lambda L: L.nn.functional.rrelu(L.tensor([-1.0, 2.0]), lower=0.2, upper=0.2))
     same(lambda L: L.masked_fill(L.tensor([1 + 2j, 3j]), L.tensor([True, False]), 1j))
     same(lambda L: L.isclose(L.tensor([1.0, 2.0]), L.tensor([1.0, 2.1]), rtol=0.0, atol=0.0))
+
+
+GATHERS = [
+    ((), 0, [0]), ((), 0, 0), ((), 0, [0, 0]), ((), -1, [0]), ((3,), 0, np.ones((2, 0), np.int64)),
+    ((3, 4), 1, np.ones((0,), np.int64)), ((3, 4), 1, [[0], [3]]), ((3,), 0, [2, 0]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("k", range(len(GATHERS)))
+def test_gather_result_has_the_index_shape(k):
+    """A 0-d input with a (n,) index gives (n,) (Ember gave 0-d for n = 1); an empty index of another rank gives an
+    empty result (Ember refused it)."""
+    shape, dim, idx = GATHERS[k]
+
+    def run(L):
+        x = L.tensor(np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape), requires_grad=True)
+        y = L.gather(x, dim, L.tensor(np.asarray(idx)))
+        return (y, *L.autograd.grad((y * 2).sum(), [x], allow_unused=True, materialize_grads=True))
+
+    same(run)
