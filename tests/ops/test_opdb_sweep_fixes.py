@@ -279,3 +279,38 @@ def test_gather_result_has_the_index_shape(k):
         return (y, *L.autograd.grad((y * 2).sum(), [x], allow_unused=True, materialize_grads=True))
 
     same(run)
+
+
+def test_igammac_and_the_in_place_forms_op_db_lists():
+    """``igammac`` (``special.gammaincc``), ``igamma_``/``igammac_``, ``conj_physical_`` and ``__rdiv__``."""
+    a0, x0 = np.array([0.5, 2.0, 3.5]), np.array([1.0, 0.3, 4.0])
+
+    def run(L):
+        a, x = L.tensor(a0), L.tensor(x0, requires_grad=True)
+        y = L.igammac(a, x)
+        z, w = x.detach().clone(), x.detach().clone()
+        z.igamma_(a)
+        w.igammac_(a)
+        v = a * 1.0
+        v.igammac_(x)  # (the gradient of the written tensor flows to x)
+        c = L.tensor([1 + 2j, 3 - 1j])
+        c.conj_physical_()
+        return (y, *L.autograd.grad((y + v).sum(), [x]), z, w, a.igammac(x), c, x.detach().__rdiv__(2.0))
+
+    same(run, rtol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["mul_", "div_", "xlogy_", "pow_", "atan2_", "hypot_", "igammac_", "lerp_"])
+def test_in_place_op_on_a_tensor_without_grad_gives_the_others_gradient(op):
+    """``x.op_(w)`` with only ``w`` requiring grad: ``w``'s gradient needs the old ``x``, which the write replaces
+    (Ember raised "modified by an in-place operation"; PyTorch keeps the old value)."""
+    x0, w0 = np.array([0.5, 2.0, 3.5]), np.array([1.0, 0.3, 4.0])
+
+    def run(L):
+        w = L.tensor(w0, requires_grad=True)
+        x = L.tensor(x0) * 1.0
+        args = (w, 0.3) if op == "lerp_" else (w,)
+        getattr(x, op)(*args)
+        return (x, *L.autograd.grad((x * x).sum(), [w]))
+
+    same(run, rtol=1e-10)

@@ -18,7 +18,7 @@ from ._indexing_view import sum_to
 from ._pointwise_unary import exp, log, sign
 from ._util import _float, _shape, pointwise_op, promote
 
-__all__ = ["i0"]
+__all__ = ["i0", "igammac"]
 METHODS = list(__all__)
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -179,3 +179,9 @@ def zeta(input: Any, other: Any) -> Tensor:
 def gammaincc(input: Any, other: Any) -> Tensor:
     """The regularised upper incomplete gamma function Q(a, x) = 1 - P(a, x) (``torch.special.gammaincc``)."""
     return _binary(Gammaincc, "gammaincc", input, other)
+
+
+def igammac(input: Any, other: Any) -> Tensor:
+    """The regularised upper incomplete gamma function ``Q(input, other)`` (``torch.igammac``; also
+    ``special.gammaincc``)."""
+    return gammaincc(input, other)
