@@ -54,6 +54,8 @@ TOL["complex128"] = TOL["float64"]
 #: OpInfo name -> (rtol, atol) of float64 forwards where PyTorch's own result is the less exact one (its Cephes
 #: Bessel functions are good to ~3e-7 for |x| > 5; SciPy's, Ember's kernel on NumPy, agree with mpmath)
 LOOSE = {f"special.bessel_{f}": (1e-6, 1e-6) for f in ("j0", "j1", "y0", "y1")}
+#: OpInfos of the random in-place methods (op_db names ``cauchy`` for ``Tensor.cauchy_``)
+RANDOM_IN_PLACE = ("cauchy", "exponential", "geometric", "log_normal", "uniform")
 #: samples whose values are random: a (name, predicate on the case) pair
 RANDOM_SAMPLES = {
     "nn.functional.scaled_dot_product_attention": lambda c: c.kwargs.get("dropout_p", 0.0) > 0,
@@ -90,6 +92,7 @@ def _key_fns() -> dict[str, Any]:
         "linalg.lstsq.grad_oriented": lambda a, b, driver: ember.linalg.lstsq(a, b, driver=driver)[:2],
         "linalg.pinv.singular": lambda a, b: ember.linalg.pinv(a @ b.mT),
         "normal.in_place": lambda inp, *args, **kw: inp.normal_(*args, **kw),
+        **{n: (lambda inp, *args, _n=n, **kw: getattr(inp, f"{_n}_")(*args, **kw)) for n in RANDOM_IN_PLACE},
         "normal.number_mean": lambda std, mean, *args, **kw: ember.normal(mean, std, *args, **kw),
         **{
             f"{p}polygamma.{p.replace('.', '_')}polygamma_n_{n}": (
@@ -313,6 +316,18 @@ class Sweep:
         sub = c._replace(outputs=[c.outputs[0]])
         if self.compare_outputs(key, sub, [x], f"{name}_"):
             self.compare_grads(key, sub, inputs, [x], f"{name}_")
+        others = [i for i, v in enumerate(inputs[1:], 1) if isinstance(v, ember.Tensor) and v.requires_grad]
+        if inputs[0].requires_grad and others and c.grads is not None:  # again with only the others in the graph
+            inputs = [inputs[0].detach().clone(), *inputs[1:]]
+            x = inputs[0]
+            try:
+                method(x, *inputs[1:], **kwargs)
+            except SweepTimeoutError:
+                raise
+            except Exception as e:
+                self.flag(key, "raises", f"{name}_#{c.index} {c.dtype} (self without grad): {type(e).__name__}: {e}")
+                return
+            self.compare_grads(key, sub._replace(grads=[None, *c.grads[1:]]), inputs, [x], f"{name}_ (self no grad)")
 
     def run_errors(self, key: str, fn: Any, errs: list[oc.ErrorCase]) -> None:
         import ember
