@@ -314,3 +314,25 @@ def test_in_place_op_on_a_tensor_without_grad_gives_the_others_gradient(op):
         return (x, *L.autograd.grad((x * x).sum(), [w]))
 
     same(run, rtol=1e-10)
+
+
+@pytest.mark.parametrize("fn,kw", [("svd_lowrank", {"q": 3}), ("svd_lowrank", {"q": 4, "M": None}),
+                                   ("pca_lowrank", {"q": 3}), ("pca_lowrank", {"q": 3, "center": False})])  # fmt: skip
+def test_lowrank_svd_and_pca_match_pytorch_on_low_rank_inputs(fn, kw):
+    """On inputs of rank ``q`` PyTorch's random projections are exact: S, U diag(S) V^T (free of the vectors'
+    signs) and the gradients of a loss of them match; on others Ember's factors are the exact truncated SVD's."""
+    rng = np.random.default_rng(0)
+    a0, b0 = rng.standard_normal((2, 6, 3)), rng.standard_normal((2, 5, 3))
+
+    def run(L):
+        torch.manual_seed(0)
+        a, b = L.tensor(a0, requires_grad=True), L.tensor(b0, requires_grad=True)
+        U, S, V = getattr(L, fn)(a @ b.mT, **kw)
+        rec = (U[..., :3] * S[..., :3].unsqueeze(-2)) @ V[..., :3].mT
+        return (S[..., :3], rec, *L.autograd.grad(S[..., :3].sum() + (rec * rec).sum(), [a, b]))
+
+    same(run, rtol=1e-9, atol=1e-10)
+    x = ember.tensor(rng.standard_normal((5, 4)), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: getattr(ember, fn)(t, q=2)[1], (x,))  # truncated: exact values
+    want = np.linalg.svd(x.detach().numpy() - (x.detach().numpy().mean(0) if fn == "pca_lowrank" else 0))[1][:2]
+    np.testing.assert_allclose(getattr(ember, fn)(x, q=2)[1].detach().numpy(), want, rtol=1e-12)
