@@ -356,6 +356,15 @@ class Sweep:
                 continue
             self.flag(key, "no-raise", f"error_input#{e.index}: PyTorch raises {e.error_type}")
 
+    def run_key_safely(self, key: str, cs: list[oc.Case], meta: oc.Meta, errs: list[oc.ErrorCase]) -> None:
+        """``run_key``, an exception outside the operator calls (a sample Ember cannot take in) flagged ``raises``."""
+        try:
+            self.run_key(key, cs, meta, errs)
+        except SweepTimeoutError:
+            raise
+        except Exception as e:
+            self.flag(key, "raises", f"sweep: {type(e).__name__}: {str(e)[:150]}")
+
     def run_key(self, key: str, cs: list[oc.Case], meta: oc.Meta, errs: list[oc.ErrorCase]) -> None:
         import ember
 
@@ -429,6 +438,20 @@ def _report(sweep: Sweep, keys: list[str], path: str, elapsed: float) -> str:
     return summary
 
 
+def load(
+    samples: int = 5, with_complex: bool = False
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], list[str]]:
+    """The cached cases (float64 and float32, complex128 too ``with_complex``), error inputs, metadata and the
+    OpInfo keys swept."""
+    dtypes = ("float64", "float32", "complex128") if with_complex else ("float64", "float32")
+    tag = "sweep-v1" + ("-c" if with_complex else "")
+    cases = oc.cases(("",), tag, dtypes, EXCLUDE, max_samples=samples, variants=True)
+    cases.update(oc.cases(("__r", "__getitem__"), tag + "-dunder", dtypes, max_samples=samples))
+    errors, meta = oc.error_cases()
+    keys = sorted(k for k in meta if not k.startswith(EXCLUDE) or k.startswith(("__r", "__getitem__")))
+    return cases, errors, meta, keys
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default="opdb_sweep.md", help="where the markdown table goes")
@@ -440,12 +463,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     t0 = time.time()
-    dtypes = ("float64", "float32", "complex128") if args.complex else ("float64", "float32")
-    tag = "sweep-v1" + ("-c" if args.complex else "")
-    cases = oc.cases(("",), tag, dtypes, EXCLUDE, max_samples=args.samples, variants=True)
-    cases.update(oc.cases(("__r", "__getitem__"), tag + "-dunder", dtypes, max_samples=args.samples))
-    errors, meta = oc.error_cases()
-    keys = sorted(k for k in meta if not k.startswith(EXCLUDE) or k.startswith(("__r", "__getitem__")))
+    cases, errors, meta, keys = load(args.samples, args.complex)
     if args.only:
         keys = [k for k in keys if k in args.only.split(",")]
     print(f"{len(keys)} OpInfos, cases ready in {time.time() - t0:.0f} s", flush=True)
@@ -457,11 +475,9 @@ def main(argv: list[str] | None = None) -> int:
     for n, k in enumerate(keys):
         signal.alarm(args.timeout)
         try:
-            sweep.run_key(k, cases.get(k, []), meta[k], errors.get(k, []))
+            sweep.run_key_safely(k, cases.get(k, []), meta[k], errors.get(k, []))
         except SweepTimeoutError:
             sweep.flag(k, "raises", f"timed out after {args.timeout} s")
-        except Exception as e:  # a bug of this script or of Ember outside the op call: report it
-            sweep.flag(k, "raises", f"sweep: {type(e).__name__}: {str(e)[:150]}")
         finally:
             signal.alarm(0)
         if n % 100 == 99:

@@ -336,3 +336,12 @@ def test_lowrank_svd_and_pca_match_pytorch_on_low_rank_inputs(fn, kw):
     assert ember.autograd.gradcheck(lambda t: getattr(ember, fn)(t, q=2)[1], (x,))  # truncated: exact values
     want = np.linalg.svd(x.detach().numpy() - (x.detach().numpy().mean(0) if fn == "pca_lowrank" else 0))[1][:2]
     np.testing.assert_allclose(getattr(ember, fn)(x, q=2)[1].detach().numpy(), want, rtol=1e-12)
+
+
+def test_nextafter_refuses_integer_tensors():
+    """PyTorch implements nextafter for floating dtypes only (NotImplementedError, a RuntimeError); Ember's NumPy
+    kernel gave a float64 result."""
+    for L in (ember, torch):
+        with pytest.raises(RuntimeError):
+            L.nextafter(L.tensor([1, 2, 3]), L.tensor([2, 2, 2]))
+    same(lambda L: L.nextafter(L.tensor([1.0, 2.0]), L.tensor([2, 2])))
