@@ -69,6 +69,10 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
 }
 
 
+#: OpInfos whose samples take seconds each on the torch backend (ctc_loss's time loop of small tensor operations)
+SLOW = {"nn.functional.ctc_loss"}
+
+
 def test_the_sweep_covers_op_db():
     assert len(KEYS) > 600 and sum(len(v) for v in CASES.values()) > 5000
     assert set(EXPECTED) <= set(KEYS)
@@ -78,7 +82,10 @@ def test_the_sweep_covers_op_db():
 @pytest.mark.filterwarnings("ignore")  # (deprecations and beta notices of both libraries)
 def test_opinfo_float(key):
     s = sweep.Sweep(5, 0)
-    s.run_key_safely(key, CASES.get(key, []), META[key], ERRORS.get(key, []))
+    cases = CASES.get(key, [])
+    if key in SLOW:  # the first sample of each dtype
+        cases = [c for i, c in enumerate(cases) if i == 0 or c.dtype != cases[i - 1].dtype]
+    s.run_key_safely(key, cases, META[key], ERRORS.get(key, []))
     got = {f for f, msgs in s.flags[key].items() if msgs}
     want, why = EXPECTED.get(key, (set(), ""))
     if got != want:
