@@ -52,7 +52,6 @@ DEVIATIONS: dict[Any, str] = {
     "at the overwritten positions and drops it elsewhere); Ember's passes gradcheck (test below)",
     "logcumsumexp": "not implemented for complex tensors (refused with a DTypeError)",
     "normal.in_place": "normal_ refuses complex tensors (a DTypeError)",
-    ("tensordot", 2): "PyTorch broadcasts contracted dims of size 1 against larger ones; Ember refuses",
 }
 _PIVOTS = ("complex LU pivots on the largest |z|, LAPACK (PyTorch) on the largest |re| + |im|: another valid "
            "P L U of the same matrix")  # fmt: skip

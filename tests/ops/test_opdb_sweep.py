@@ -62,7 +62,6 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
     "nn.functional.batch_norm": ({"raises"}, "a 1-d input of size 0 is refused (PyTorch returns it)"),
     "nn.functional.batch_norm.without_cudnn": ({"raises"}, "as above"),
     "normal.number_mean": ({"raises"}, "creation functions take no layout= argument"),
-    "tensordot": ({"raises"}, "PyTorch broadcasts contracted dims of size 1 against larger ones; Ember refuses"),
     "as_strided.partial_views": ({"forward", "raises"}, sweep.KNOWN["as_strided.partial_views"]),
     "as_strided_scatter": ({"gradient"}, sweep.KNOWN["as_strided_scatter"]),
     "nn.functional.ctc_loss": ({"gradient"}, sweep.KNOWN["nn.functional.ctc_loss"]),

@@ -345,3 +345,19 @@ def test_nextafter_refuses_integer_tensors():
         with pytest.raises(RuntimeError):
             L.nextafter(L.tensor([1, 2, 3]), L.tensor([2, 2, 2]))
     same(lambda L: L.nextafter(L.tensor([1.0, 2.0]), L.tensor([2, 2])))
+
+
+@pytest.mark.parametrize("sa,sb,dims", [((1, 1, 1), (2, 1, 2), ([0, 1], [2, 0])), ((3, 1), (4, 5), ([1], [0])),
+                                        ((3, 4), (1, 5), ([1], [0])), ((2, 3), (3, 2), 1)])  # fmt: skip
+def test_tensordot_broadcasts_contracted_dims_of_size_1(sa, sb, dims):
+    rng = np.random.default_rng(0)
+    a0, b0 = rng.standard_normal(sa), rng.standard_normal(sb)
+
+    def run(L):
+        a, b = L.tensor(a0, requires_grad=True), L.tensor(b0, requires_grad=True)
+        y = L.tensordot(a, b, dims=dims)
+        return (y, *L.autograd.grad((y * y).sum(), [a, b]))
+
+    same(run)
+    with pytest.raises(RuntimeError):
+        ember.tensordot(ember.ones(3, 2), ember.ones(4, 5), dims=([1], [0]))
