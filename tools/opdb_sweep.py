@@ -92,8 +92,6 @@ def _key_fns() -> dict[str, Any]:
         "nn.functional.embedding_bag": lambda weight, idx, **kw: F.embedding_bag(idx, weight, **kw),
         "linalg.lstsq.grad_oriented": lambda a, b, driver: ember.linalg.lstsq(a, b, driver=driver)[:2],
         "linalg.pinv.singular": lambda a, b: ember.linalg.pinv(a @ b.mT),
-        "svd_lowrank": lambda a, b, **kw: ember.svd_lowrank(a @ b.mT, **kw),
-        "pca_lowrank": lambda a, b, **kw: ember.pca_lowrank(a @ b.mT, **kw),
         "normal.in_place": lambda inp, *args, **kw: inp.normal_(*args, **kw),
         **{n: (lambda inp, *args, _n=n, **kw: getattr(inp, f"{_n}_")(*args, **kw)) for n in RANDOM_IN_PLACE},
         "normal.number_mean": lambda std, mean, *args, **kw: ember.normal(mean, std, *args, **kw),

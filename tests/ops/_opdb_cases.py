@@ -333,6 +333,8 @@ def _special() -> dict[str, Any]:
         "H": lambda x: x.H,
         "mT": lambda x: x.mT,
         "mH": lambda x: x.mH,
+        "svd_lowrank": lambda a, b, **kw: ember.svd_lowrank(a @ b.mT, **kw),
+        "pca_lowrank": lambda a, b, **kw: ember.pca_lowrank(a @ b.mT, **kw),
     }
 
 

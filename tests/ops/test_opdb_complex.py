@@ -36,7 +36,11 @@ _ALL.update(cases(("linalg.",), "linalg-complex-v1", ("complex128",), max_sample
 UNDEFINED_VALUES = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "randn", "randn_like",
                     "rand_like", "normal", "uniform", "nn.functional.feature_alpha_dropout"}  # fmt: skip
 #: OpInfo keys (``name`` or ``name.variant``) not run, with the reason
-SKIP: dict[str, str] = {}
+SKIP: dict[str, str] = {
+    k: "U and V are unique up to a phase per column (PyTorch's come from random projections); the real case is "
+    "checked through S and U diag(S) V^H in test_opdb_sweep_fixes.py; complex gradients are refused (as svd's)"
+    for k in ("svd_lowrank", "pca_lowrank")
+}
 
 
 ALL = {k: v for k, v in _ALL.items() if ember_fn(v[0].name) is not None}
