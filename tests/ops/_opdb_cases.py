@@ -50,7 +50,7 @@ def _array(torch: Any, x: Any) -> np.ndarray:
         raise UnconvertibleError(f"{x.layout} {x.dtype}")
     try:
         return x.detach().resolve_conj().resolve_neg().cpu().numpy().copy()
-    except (TypeError, RuntimeError) as e:
+    except (TypeError, RuntimeError, ValueError) as e:
         raise UnconvertibleError(str(e)) from None
 
 
@@ -150,6 +150,81 @@ def _build_info(torch: Any, info: Any, dtype: Any, first: int, max_samples: int 
     return cases
 
 
+class ErrorCase(NamedTuple):
+    """One of an OpInfo's ``error_inputs``: the sample, and the exception type PyTorch raises (its name)."""
+
+    name: str
+    index: int
+    inputs: list[Any]
+    kwargs: dict[str, Any]
+    error_type: str
+    error_regex: str = ""
+
+
+class Meta(NamedTuple):
+    """What an OpInfo declares beyond its samples: its variants and whether it supports autograd."""
+
+    name: str
+    method: bool
+    inplace: bool
+    autograd: bool
+
+
+def _build_errors(torch: Any, max_errors: int) -> tuple[dict[str, list[ErrorCase]], dict[str, Meta]]:
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    errors: dict[str, list[ErrorCase]] = {}
+    meta: dict[str, Meta] = {}
+    for info in op_db:
+        key = f"{info.name}.{info.variant_test_name}" if info.variant_test_name else info.name
+        meta[key] = Meta(
+            info.name, info.method_variant is not None, info.inplace_variant is not None, info.supports_autograd
+        )
+        try:
+            taken = [e for _, e in zip(range(max_errors), info.error_inputs("cpu"), strict=False)]
+        except Exception:  # an OpInfo whose error inputs need a feature this build lacks
+            continue
+        found = []
+        for i, e in enumerate(taken):
+            s = e.sample_input
+            try:
+                plain_in, plain_kw = [_to_plain(torch, v) for v in [s.input, *s.args]], _to_plain(torch, s.kwargs)
+            except UnconvertibleError:
+                continue
+            found.append(ErrorCase(info.name, i, plain_in, plain_kw, e.error_type.__name__, str(e.error_regex)))
+        if found:
+            errors[key] = found
+    return errors, meta
+
+
+def error_cases(max_errors: int = 20) -> tuple[dict[str, list[ErrorCase]], dict[str, Meta]]:
+    """Every OpInfo's first ``max_errors`` error inputs, and every OpInfo's ``Meta`` (cached like ``cases``)."""
+    import torch
+
+    path = os.path.join(tempfile.gettempdir(), f"ember-opdb-errors-v2-{torch.__version__}-{max_errors}.pkl")
+    try:
+        with open(path, "rb") as f:
+            raw_err, raw_meta = pickle.load(f)  # a cache this test suite wrote (plain tuples, dicts, arrays)
+        errs = {
+            k: [ErrorCase(c[0], c[1], _unplain(c[2]), _unplain(c[3]), *c[4:]) for c in v] for k, v in raw_err.items()
+        }
+        return errs, {k: Meta(*m) for k, m in raw_meta.items()}
+    except (OSError, EOFError, pickle.UnpicklingError, TypeError, ValueError):
+        pass
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        errs, meta = _build_errors(torch, max_errors)
+    tmp = f"{path}.{os.getpid()}"
+    with open(tmp, "wb") as f:
+        plain_err = {
+            k: [(c.name, c.index, _plain(c.inputs), _plain(c.kwargs), c.error_type, c.error_regex) for c in v]
+            for k, v in errs.items()
+        }
+        pickle.dump((plain_err, {k: tuple(m) for k, m in meta.items()}), f)
+    os.replace(tmp, path)
+    return errs, meta
+
+
 def _plain(x: Any) -> Any:
     if isinstance(x, Arr):
         return ("__arr__", x.value, x.grad)
@@ -225,3 +300,64 @@ def to_ember(x: Any) -> Any:
     if isinstance(x, str) and x in DTYPE_NAMES:
         return getattr(ember, x)
     return x
+
+
+#: OpInfos whose op is a Tensor method (op_db calls ``x.name(*args)``); all others are ``ember.name``
+METHODS = {
+    "__radd__", "__rmul__", "__rmatmul__", "__rpow__", "__rsub__", "__rdiv__", "__rmod__", "__rand__", "__ror__",
+    "__rxor__", "__getitem__", "__setitem__", "cdouble", "cfloat", "contiguous",
+    "sum_to_size", "expand", "expand_as", "to", "reshape_as", "view", "view_as", "bool", "byte", "char", "double",
+    "float", "half", "int", "long", "short", "new_zeros", "new_ones", "new_empty", "new_empty_strided", "new_full",
+    "unfold", "repeat", "item", "type_as", "chalf", "bfloat16",
+}  # fmt: skip
+
+
+def _resolve(root: Any, name: str) -> Any:
+    for part in name.split("."):
+        root = getattr(root, part, None)
+        if root is None:
+            return None
+    return root
+
+
+def _special() -> dict[str, Any]:
+    import ember
+
+    return {
+        "einsum": lambda tensors, equation: ember.einsum(equation, tensors),
+        "where": lambda self, condition, other, **kw: ember.where(condition, self, other, **kw),
+        "resize_": lambda x, shape: x.clone().resize_(shape),
+        "resize_as_": lambda x, other: x.clone().resize_as_(other),
+        "zero_": lambda x: x.clone().zero_(),
+        "T": lambda x: x.T,
+        "H": lambda x: x.H,
+        "mT": lambda x: x.mT,
+        "mH": lambda x: x.mH,
+        "svd_lowrank": lambda a, b, **kw: ember.svd_lowrank(a @ b.mT, **kw),
+        "pca_lowrank": lambda a, b, **kw: ember.pca_lowrank(a @ b.mT, **kw),
+    }
+
+
+def ember_fn(name: str) -> Any:
+    """Ember's operator for the OpInfo ``name`` (called like op_db's ``op``), or None where Ember has none."""
+    import ember
+
+    special = _special()
+    if name in special:
+        return special[name]
+    if name not in METHODS:
+        fn = _resolve(ember, name)
+        if fn is not None and callable(fn):
+            return fn
+    return getattr(ember.Tensor, name, None)
+
+
+def ember_value(x: Any) -> Any:
+    """A case's input/kwarg for Ember: ``to_ember``, and a torch.nn module (a distance function) as Ember's."""
+    import ember
+
+    if type(x).__module__.startswith("torch.nn"):  # built with its default arguments in op_db's samples
+        return getattr(ember.nn, type(x).__name__)()
+    if isinstance(x, dict):
+        return {k: ember_value(v) for k, v in x.items()}
+    return to_ember(x)

@@ -41,13 +41,10 @@ _TORCH_BUG = "PyTorch's own failure (a ZeroTensor it cannot convert, or an inval
 _EMPTY_BN = ("batch norm over nothing to average (empty batch or feature dim): Ember refuses with a ShapeError "
              "where PyTorch returns NaN statistics")  # fmt: skip
 _NONE_GRAD = "an empty gradient where PyTorch gives none (the same values: nothing flows)"
-_TENSORDOT = "PyTorch contracts a size-1 dim against a longer one; Ember refuses"
 _EMPTY_SPATIAL = "an empty spatial dim: Ember returns the empty result, PyTorch refuses"
 _ENTRIES = [  # (case, variants, reason)
     ("index_linalg:take_along_dim", "last1_0", "PyTorch broadcasts the input along the gathered dim; Ember refuses"),
     ("registry_new:sgn", "0d emptyN empty-1", _TORCH_BUG),
-    ("registry_utility:tensordot", "last1_0 one1", _TENSORDOT),
-    ("registry_utility:tensordot_lists", "one0 last1_0 one1", _TENSORDOT),
     ("registry_utility:vander", "emptyN empty-1", _NONE_GRAD),
     ("registry_utility:trapezoid", "empty-1", _NONE_GRAD),
     ("registry_utility:trapezoid_x", "emptyN", _NONE_GRAD),

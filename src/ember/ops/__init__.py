@@ -169,6 +169,7 @@ METHODS.update(
         "unsafe_chunk": _indexing_join.chunk,  # (PyTorch's unchecked forms: Ember's views are always checked)
         "unsafe_split": _indexing_join.split,
         "unsafe_split_with_sizes": _indexing_copies.split_with_sizes,
+        "__rdiv__": Tensor.__rtruediv__,  # (PyTorch keeps Python 2's name of the reflected division)
     }
 )
 
@@ -176,16 +177,17 @@ METHODS.update(
 INPLACE = {
     "abs", "absolute", "acos", "acosh", "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "arccos",
     "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh",
-    "baddbmm", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift",
-    "bitwise_xor", "ceil", "clamp", "clamp_max", "clamp_min", "clip", "copysign", "cos", "cosh", "cumprod", "cumsum",
-    "deg2rad", "digamma", "div", "divide", "eq", "erf", "erfc", "erfinv", "exp", "exp2", "expm1",
-    "fix", "float_power", "floor", "floor_divide", "fmod", "frac", "gcd", "ge", "greater", "greater_equal", "gt",
-    "heaviside", "hypot", "i0", "index_add", "index_copy", "index_fill", "lcm", "ldexp", "le", "lerp", "less",
-    "less_equal", "lgamma", "log", "log10", "log1p", "log2", "logical_and", "logical_not", "logical_or",
-    "logical_xor", "logit", "lt", "masked_fill", "masked_scatter", "mul", "multiply", "mvlgamma", "nan_to_num", "ne",
-    "neg", "negative", "nextafter", "not_equal", "polygamma", "pow", "rad2deg", "reciprocal", "relu", "remainder",
-    "renorm", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sgn", "sigmoid", "sign", "sin", "sinc",
-    "sinh", "sqrt", "square", "sub", "subtract", "tan", "tanh", "tril", "triu", "true_divide", "trunc", "xlogy",
+    "baddbmm", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
+    "ceil", "clamp", "clamp_max", "clamp_min", "clip", "conj_physical", "copysign", "cos", "cosh", "cumprod",
+    "cumsum", "deg2rad", "digamma", "div", "divide", "eq", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fix",
+    "float_power", "floor", "floor_divide", "fmod", "frac", "gcd", "ge", "greater", "greater_equal", "gt",
+    "heaviside", "hypot", "i0", "igamma", "igammac", "index_add", "index_copy", "index_fill", "lcm", "ldexp", "le",
+    "lerp", "less", "less_equal", "lgamma", "log", "log10", "log1p", "log2", "logical_and", "logical_not",
+    "logical_or", "logical_xor", "logit", "lt", "masked_fill", "masked_scatter", "mul", "multiply", "mvlgamma",
+    "nan_to_num", "ne", "neg", "negative", "nextafter", "not_equal", "polygamma", "pow", "rad2deg", "reciprocal",
+    "relu", "remainder", "renorm", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sgn", "sigmoid",
+    "sign", "sin", "sinc", "sinh", "sqrt", "square", "sub", "subtract", "tan", "tanh", "tril", "triu", "true_divide",
+    "trunc", "xlogy",
 }  # fmt: skip
 
 

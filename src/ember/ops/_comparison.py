@@ -9,7 +9,7 @@ from collections import namedtuple
 from typing import Any
 
 from .._dtype import int64
-from .._errors import OutOfRangeError, ShapeError
+from .._errors import OutOfRangeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
 from ._indexing import where
@@ -173,6 +173,8 @@ isneginf = _unary("isneginf", lambda xp, x: xp.isneginf(x), None, floating=False
 
 def isclose(input: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:
     """``|input - other| <= atol + rtol * |other|`` elementwise (bool)."""
+    if rtol < 0 or atol < 0:
+        raise ValueRangeError(f"isclose: rtol and atol must be greater than or equal to zero, got {rtol}, {atol}")
     a, b = promote("isclose", input, other)
     xp = input._backend.xp
     ad = a._data if isinstance(a, Tensor) else a

@@ -85,6 +85,8 @@ def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
             basic = False
     if not basic and any(isinstance(it, int) and not isinstance(it, bool) for it in out):
         return _two_stage(tuple(out)), False
+    if basic and not any(it is Ellipsis for it in out):  # NumPy's a[2] is a scalar copy, a[2, ...] a 0-d view
+        out.append(Ellipsis)
     return tuple(out), basic
 
 
@@ -268,7 +270,12 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
 
 
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
-    """The slice ``start:start+length`` of dim ``dim`` (a view)."""
+    """The slice ``start:start+length`` of dim ``dim`` (a view; ``start`` may be a 0-d integer tensor)."""
+    if isinstance(start, Tensor):
+        if start.ndim or start.dtype.kind not in "iu":
+            raise DTypeError(f"narrow: start must be an 0-dim integral Tensor, got {start.dtype} of shape "
+                             f"{tuple(start.shape)}")  # fmt: skip
+        start = int(start.item())
     d = norm_dim(dim, input.ndim, "narrow")
     size = input.shape[d]
     if start < 0:

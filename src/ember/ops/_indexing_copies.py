@@ -275,6 +275,13 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     ``"mean"``, ``"amax"``, ``"amin"``); a new tensor."""
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise ValueError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    if input.ndim != source.ndim:
+        raise ShapeError(f"index_reduce(): source tensor shape {tuple(source.shape)} must match self tensor shape "
+                         f"{tuple(input.shape)}, excluding the specified dimension")  # fmt: skip
+    if input.ndim == 0:  # 0-d input and source: one slice of one element (PyTorch)
+        out = index_reduce(input.reshape(-1), 0, index.reshape(-1), source.reshape(-1), reduce,
+                           include_self=include_self)  # fmt: skip
+        return out.reshape(input.shape)
     d = norm_dim(dim, input.ndim, "index_reduce")
     if index.ndim != 1 or index.shape[0] != source.shape[d]:
         raise ShapeError(f"index_reduce(): index must be 1-d with one entry per slice of source along dim {dim}")
@@ -286,7 +293,8 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
 
 def index_reduce_(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
                   include_self: bool = True) -> Tensor:  # fmt: skip
-    return input.copy_(index_reduce(input, dim, index, source, reduce, include_self=include_self))
+    """``index_reduce`` in place (computed from a copy: prod/amax/amin save their input for the gradient)."""
+    return input.copy_(index_reduce(input.clone(), dim, index, source, reduce, include_self=include_self))
 
 
 def sum_to_size(input: Tensor, *size: Any) -> Tensor:

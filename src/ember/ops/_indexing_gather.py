@@ -91,12 +91,17 @@ def _as_1d(fn: Any) -> Any:
     return call
 
 
-@_as_1d
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and so on); differentiable in ``input``."""
-    if input.ndim == 0 and isinstance(index, Tensor) and index.ndim == 0:  # 0-d: as a one-element 1-d tensor
-        norm_dim(dim, 0, "gather")
-        return reshape(gather(reshape(input, (1,)), 0, reshape(index, (1,))), ())
+    """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and so on); differentiable in ``input``. The result
+    has ``index``'s shape (a 0-d input is one element along dim 0; an empty index of any rank gives an empty
+    result, as in PyTorch)."""
+    if isinstance(index, Tensor) and input.ndim == 0 and index.ndim <= 1:  # a 0-d input: one element along dim 0
+        norm_dim(dim, 1, "gather")
+        return reshape(gather(reshape(input, (1,)), 0, reshape(index, (-1,))), tuple(index.shape))
+    if isinstance(index, Tensor) and index.ndim != input.ndim and index.numel() == 0:  # PyTorch checks no ranks
+        norm_dim(dim, max(input.ndim, 1), "gather")
+        _int_index("gather", index, input._backend)
+        return reshape(reshape(input, (-1,))[:0], tuple(index.shape))
     return GetItem.apply(input, _full_index("gather", input, dim, index))
 
 
@@ -274,6 +279,10 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """``input`` with ``value`` where ``mask`` is true (the two broadcast, as PyTorch's out-of-place form; the
     in-place ``masked_fill_`` keeps ``input``'s shape)."""
     _mask("masked_fill", mask, input)
+    if not input.dtype.is_complex and (
+        isinstance(value, complex) or (isinstance(value, Tensor) and value.dtype.is_complex)
+    ):
+        raise DTypeError(f"masked_fill: a complex value cannot be converted to type {input.dtype} without overflow")
     if isinstance(value, Tensor):
         if value.ndim:
             raise ShapeError(f"masked_fill: value must be a 0-d tensor, got shape {value.shape}")

@@ -363,6 +363,9 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     n = input.ndim
     src = tuple(norm_dim(d, n, "movedim") for d in src)
     dst = tuple(norm_dim(d, n, "movedim") for d in dst)
+    for name, dims, given in (("source", src, source), ("destination", dst, destination)):
+        if len(set(dims)) != len(dims):
+            raise ShapeError(f"movedim: repeated dim in `{name}` ({given})")
     order = [d for d in range(n) if d not in src]
     for d, s in sorted(zip(dst, src, strict=True)):
         order.insert(d, s)

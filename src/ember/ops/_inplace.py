@@ -40,13 +40,14 @@ def _check_leaf(t: Tensor, op: str) -> None:
             )
 
 
-def _alias(t: Tensor) -> Tensor:
+def _alias(t: Tensor, others: Any = ()) -> Tensor:
     """A second Tensor object standing for ``t``'s current value and place in the graph.
 
-    When the graph is recorded the alias holds a copy: the operator may save its input for backward,
-    and the write into ``t`` that follows must not change that saved value.
+    When the graph is recorded (``t`` or one of the operator's ``others`` requires grad) the alias holds a
+    copy: the operator may save its input for backward (``x.mul_(w)`` needs the old ``x`` for ``w``'s
+    gradient), and the write into ``t`` that follows must not change that saved value.
     """
-    if t._requires_grad and STATE.enabled:
+    if STATE.enabled and (t._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)):
         a = Tensor._make(t._backend.xp.copy(t._data), t._backend)
     else:
         a = Tensor._make(t._data, t._backend)
@@ -156,7 +157,7 @@ def inplace_method(t: Tensor, fn: Callable[..., Tensor], *args: Any, **kwargs: A
         return t
     op = f"{name}_"
     _check_leaf(t, op)
-    a = _alias(t)
+    a = _alias(t, (*args, *kwargs.values()))
     r = fn(a, *args, **kwargs)
     if name in _COMPARISONS and t._requires_grad and STATE.enabled:
         r = Overwritten.apply(a, r)

@@ -21,8 +21,8 @@ from ._lapack import solve
 from ._other_diagonal import diag_embed, diagonal, tril
 from ._util import _float
 
-__all__ = ["geqrf", "qr", "svd"]
-METHODS = list(__all__)
+__all__ = ["geqrf", "pca_lowrank", "qr", "svd", "svd_lowrank"]
+METHODS = ["geqrf", "qr", "svd"]
 
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 TorchSVDResult = namedtuple("TorchSVDResult", ["U", "S", "V"])
@@ -128,6 +128,54 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> TorchSVDRe
     if not compute_uv:  # PyTorch returns zero-filled factors
         return TorchSVDResult(U.detach() * 0, S, _mT(Vh).detach() * 0)
     return TorchSVDResult(U, S, _mT(Vh))
+
+
+class SvdLowRank(Op):
+    """The ``q`` largest singular triplets; the gradient is the truncated SVD's (PyTorch's for its low-rank
+    approximation: exact where ``A`` has rank ``q`` or less)."""
+
+    n_out = 3
+    saves_inputs = False
+    saves_output = True
+
+    def forward(self, a: Any, q: int) -> Any:
+        try:
+            u, s, vh = self.backend.svd(a, False)
+        except Exception as e:  # LinAlgError of the array library
+            raise _linalg_error("svd_lowrank", e) from None
+        self.m, self.n = a.shape[-2], a.shape[-1]
+        u, s, vh = u[..., :q], s[..., :q], vh[..., :q, :]
+        self.keep(u, s, vh)
+        return u, s, vh
+
+    def backward(self, gU: Any, gS: Any, gVh: Any) -> tuple[Any, None]:  # noqa: N803 - PyTorch's names
+        U, S, Vh = self.output(0), self.output(1), self.output(2)
+        return svd_backward(gU, gS, gVh, U, S, Vh, self.m, self.n), None
+
+
+def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2, M: Tensor | None = None) -> TorchSVDResult:  # noqa: N803
+    """``(U, S, V)`` of the ``q`` largest singular values of ``A - M`` (``torch.svd_lowrank``; ``min(q, m, n)``
+    of them). Computed exactly (PyTorch approximates them by random projections, ``niter`` refining it), so the
+    factors equal PyTorch's where ``A - M`` has rank ``q`` or less, up to the signs of singular vectors."""
+    a = _matrices("svd_lowrank", A if M is None else A - M)
+    k = min(6 if q is None else int(q), a.shape[-2], a.shape[-1])
+    if k < 0:
+        raise ValueRangeError(f"svd_lowrank: q must be a non-negative integer, got {q}")
+    U, S, Vh = SvdLowRank.apply(a, k)
+    return TorchSVDResult(U, S, _mT(Vh).conj() if Vh.dtype.is_complex else _mT(Vh))
+
+
+def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int = 2) -> TorchSVDResult:  # noqa: N803
+    """``svd_lowrank`` of ``A`` less its column means (``center``): the principal directions of the rows of ``A``
+    are ``V``'s columns (``torch.pca_lowrank``; ``q`` defaults to ``min(6, m, n)``)."""
+    m, n = A.shape[-2], A.shape[-1]
+    q = min(6, m, n) if q is None else q
+    if not 0 <= q <= min(m, n):
+        raise ValueRangeError(
+            f"pca_lowrank: q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}"
+        )
+    a = A - A.mean(dim=-2, keepdim=True) if center else A
+    return svd_lowrank(a, q, niter)
 
 
 def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:  # noqa: N803 - PyTorch's name

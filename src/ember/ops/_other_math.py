@@ -217,6 +217,15 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
         da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
     else:
         da, db = [[norm_dim(int(d), t.ndim, "tensordot") for d in ds] for ds, t in zip(dims, (a, b), strict=True)]
+    if len(da) == len(db):  # a contracted dim of size 1 is broadcast against the other's (PyTorch)
+        sa_, sb_ = list(a.shape), list(b.shape)
+        for i, j in zip(da, db, strict=True):
+            if sa_[i] == 1:
+                sa_[i] = sb_[j]
+            elif sb_[j] == 1:
+                sb_[j] = sa_[i]
+        a = a.expand(*sa_) if tuple(sa_) != tuple(a.shape) else a
+        b = b.expand(*sb_) if tuple(sb_) != tuple(b.shape) else b
     if len(da) != len(db) or any(a.shape[i] != b.shape[j] for i, j in zip(da, db, strict=True)):
         raise ShapeError(f"tensordot: dims {da} of {a.shape} and {db} of {b.shape} do not match")
     letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")

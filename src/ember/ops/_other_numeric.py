@@ -14,6 +14,7 @@ from typing import Any
 
 from .._errors import ShapeError, ValueRangeError
 from .._tensor import Tensor
+from ..autograd._function import Op
 from ._util import norm_dim
 
 __all__ = ["combinations", "cumulative_trapezoid", "frexp", "gradient", "histogram", "histogramdd", "mode",
@@ -162,6 +163,9 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: in
         raise ValueRangeError(f"torch.gradient only supports edge_order=1 and edge_order=2, got {edge_order}")
     dims = list(builtins.range(input.ndim)) if dim is None else [
         norm_dim(d, input.ndim, "gradient") for d in (dim if isinstance(dim, (list, tuple)) else [dim])]  # fmt: skip
+    for d in dims:
+        if dims.count(d) > 1:
+            raise ShapeError(f"gradient: dim {d} appears multiple times in the list of dims")
     spacing = 1 if spacing is None else spacing  # None: unit spacing, as PyTorch
     sp = list(spacing) if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
     if len(sp) != len(dims):
@@ -240,10 +244,25 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ModeOut:
     return ModeOut(values, indices)
 
 
+class Frexp(Op):
+    """``frexp``'s mantissa and int32 exponent; the mantissa's gradient is ``g / 2 ** exponent`` (PyTorch's)."""
+
+    saves_inputs = False
+
+    def forward(self, x: Any) -> Any:
+        xp = self.backend.xp
+        m, e = xp.frexp(x)
+        self.exponent = xp.astype(e, xp.int32)
+        return m, self.exponent
+
+    def backward(self, g: Tensor, _ge: Any) -> Tensor:
+        xp = self.backend.xp
+        return g / Tensor._make(xp.exp2(xp.astype(self.exponent, g._data.dtype)), self.backend)
+
+
 def frexp(input: Tensor) -> FrexpOut:
-    """``input = mantissa * 2 ** exponent`` with ``0.5 <= |mantissa| < 1`` (int32 exponents); not differentiable."""
+    """``input = mantissa * 2 ** exponent`` with ``0.5 <= |mantissa| < 1`` (int32 exponents); the mantissa is
+    differentiable (``d mantissa / d input = 2 ** -exponent``), the exponent is not."""
     if not input.dtype.is_floating_point:
         raise TypeError(f"torch.frexp() only supports floating-point dtypes, got {input.dtype}")
-    xp = input._backend.xp
-    m, e = xp.frexp(input._data)
-    return FrexpOut(Tensor._make(m, input._backend), Tensor._make(xp.astype(e, xp.int32), input._backend))
+    return FrexpOut(*Frexp.apply(input))

@@ -159,5 +159,11 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
 
 
 def nextafter(input: Tensor, other: Tensor) -> Tensor:
-    """The next floating-point value after ``input`` towards ``other``."""
+    """The next floating-point value after ``input`` towards ``other`` (floating tensors only, as in PyTorch)."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError("nextafter(): expected Tensor arguments")
+    a, b = promote("nextafter", input, other)
+    t = a if isinstance(a, Tensor) else b
+    if not t.dtype.is_floating_point:
+        raise DTypeError(f"nextafter is not implemented for {t.dtype} tensors")
     return _binary(Nextafter, input, other)

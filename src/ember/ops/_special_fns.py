@@ -18,7 +18,7 @@ from ._indexing_view import sum_to
 from ._pointwise_unary import exp, log, sign
 from ._util import _float, _shape, pointwise_op, promote
 
-__all__ = ["i0"]
+__all__ = ["i0", "igammac"]
 METHODS = list(__all__)
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -83,7 +83,11 @@ def _polynomial(name: str) -> Any:
 
     def fn(input: Any, n: Any) -> Tensor:
         x = input if isinstance(input, Tensor) else n.new_tensor(float(input))
-        return cls.apply(_float(x), n.long() if isinstance(n, Tensor) else int(n))  # type: ignore[no-any-return]
+        if not isinstance(n, Tensor):
+            return cls.apply(_float(x), int(n))  # type: ignore[no-any-return]
+        x, n = promote(name, x, n)  # PyTorch's dtype of (x, n); the kernel truncates n to an integer
+        x = _float(x)
+        return cls.apply(x, n.to(x.dtype))  # type: ignore[no-any-return]
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``torch.special.{name}(x, n)``: the degree-``n`` polynomial at ``x`` (no gradient, as in PyTorch)."
@@ -175,3 +179,9 @@ def zeta(input: Any, other: Any) -> Tensor:
 def gammaincc(input: Any, other: Any) -> Tensor:
     """The regularised upper incomplete gamma function Q(a, x) = 1 - P(a, x) (``torch.special.gammaincc``)."""
     return _binary(Gammaincc, "gammaincc", input, other)
+
+
+def igammac(input: Any, other: Any) -> Tensor:
+    """The regularised upper incomplete gamma function ``Q(input, other)`` (``torch.igammac``; also
+    ``special.gammaincc``)."""
+    return gammaincc(input, other)

@@ -23,7 +23,10 @@ __all__ = [
 ]  # fmt: skip
 
 
-def _checks(name: str, M: Any, dtype: Any) -> Any:
+def _checks(name: str, M: Any, dtype: Any, kw: dict[str, Any]) -> Any:
+    layout = kw.get("layout")
+    if layout is not None and str(layout).rsplit(".", 1)[-1] != "strided":
+        raise ValueRangeError(f"{name} is implemented for strided tensors only, got: {layout}")
     if isinstance(M, bool) or not isinstance(M, int):
         raise TypeError(f"{name}: M must be an int, got {type(M).__name__}")
     if M < 0:
@@ -52,10 +55,10 @@ def _done(w: Tensor, requires_grad: bool) -> Tensor:
 
 def exponential(
     M: int, *, center: float | None = None, tau: float = 1.0, sym: bool = True, dtype: Any = None,
-    device: Any = None, requires_grad: bool = False, **_: Any,
+    device: Any = None, requires_grad: bool = False, **kw: Any,
 ) -> Tensor:  # fmt: skip
     """The exponential (Poisson) window ``exp(-|n - center| / tau)``."""
-    dt = _checks("exponential", M, dtype)
+    dt = _checks("exponential", M, dtype, kw)
     if tau <= 0:
         raise ValueRangeError(f"Tau must be positive, got: {tau} instead.")
     if sym and center is not None:
@@ -69,10 +72,10 @@ def exponential(
 
 
 def cosine(
-    M: int, *, sym: bool = True, dtype: Any = None, device: Any = None, requires_grad: bool = False, **_: Any
+    M: int, *, sym: bool = True, dtype: Any = None, device: Any = None, requires_grad: bool = False, **kw: Any
 ) -> Tensor:
     """The cosine (sine) window ``sin(pi (n + 0.5) / M)``."""
-    dt = _checks("cosine", M, dtype)
+    dt = _checks("cosine", M, dtype, kw)
     if M == 0:
         return empty(0, dtype=dt, device=device, requires_grad=requires_grad)
     constant = math.pi / (M + 1 if not sym and M > 1 else M)
@@ -81,10 +84,10 @@ def cosine(
 
 def gaussian(
     M: int, *, std: float = 1.0, sym: bool = True, dtype: Any = None, device: Any = None,
-    requires_grad: bool = False, **_: Any,
+    requires_grad: bool = False, **kw: Any,
 ) -> Tensor:  # fmt: skip
     """The Gaussian window ``exp(-(n - (M - 1) / 2)^2 / (2 std^2))``."""
-    dt = _checks("gaussian", M, dtype)
+    dt = _checks("gaussian", M, dtype, kw)
     if std <= 0:
         raise ValueRangeError(f"Standard deviation must be positive, got: {std} instead.")
     if M == 0:
@@ -96,10 +99,10 @@ def gaussian(
 
 def kaiser(
     M: int, *, beta: float = 12.0, sym: bool = True, dtype: Any = None, device: Any = None,
-    requires_grad: bool = False, **_: Any,
+    requires_grad: bool = False, **kw: Any,
 ) -> Tensor:  # fmt: skip
     """The Kaiser window ``I0(sqrt(beta^2 - k^2)) / I0(beta)`` for ``k`` from ``-beta`` to ``beta``."""
-    dt = _checks("kaiser", M, dtype)
+    dt = _checks("kaiser", M, dtype, kw)
     if beta < 0:
         raise ValueRangeError(f"beta must be non-negative, got: {beta} instead.")
     if (w := _trivial(M, dt, device, requires_grad)) is not None:
@@ -114,10 +117,10 @@ def kaiser(
 
 def general_cosine(
     M: int, *, a: Iterable[float], sym: bool = True, dtype: Any = None, device: Any = None,
-    requires_grad: bool = False, **_: Any,
+    requires_grad: bool = False, **kw: Any,
 ) -> Tensor:  # fmt: skip
     """The generalised cosine window ``sum_i (-1)^i a_i cos(2 pi i n / (M - 1))``."""
-    dt = _checks("general_cosine", M, dtype)
+    dt = _checks("general_cosine", M, dtype, kw)
     if not isinstance(a, Iterable):
         raise TypeError("Coefficients must be a list/tuple")
     coeffs = list(a)
@@ -134,38 +137,42 @@ def general_cosine(
 
 def general_hamming(
     M: int, *, alpha: float = 0.54, sym: bool = True, dtype: Any = None, device: Any = None,
-    requires_grad: bool = False, **_: Any,
+    requires_grad: bool = False, **kw: Any,
 ) -> Tensor:  # fmt: skip
     """The generalised Hamming window: ``general_cosine`` with ``a = [alpha, 1 - alpha]``."""
-    return general_cosine(M, a=[alpha, 1.0 - alpha], sym=sym, dtype=dtype, device=device, requires_grad=requires_grad)
+    return general_cosine(
+        M, a=[alpha, 1.0 - alpha], sym=sym, dtype=dtype, device=device, requires_grad=requires_grad, **kw
+    )
 
 
 def hamming(
-    M: int, *, sym: bool = True, dtype: Any = None, device: Any = None, requires_grad: bool = False, **_: Any
+    M: int, *, sym: bool = True, dtype: Any = None, device: Any = None, requires_grad: bool = False, **kw: Any
 ) -> Tensor:
     """The Hamming window (``general_hamming`` with alpha 0.54)."""
-    return general_hamming(M, sym=sym, dtype=dtype, device=device, requires_grad=requires_grad)
+    return general_hamming(M, sym=sym, dtype=dtype, device=device, requires_grad=requires_grad, **kw)
 
 
 def hann(
-    M: int, *, sym: bool = True, dtype: Any = None, device: Any = None, requires_grad: bool = False, **_: Any
+    M: int, *, sym: bool = True, dtype: Any = None, device: Any = None, requires_grad: bool = False, **kw: Any
 ) -> Tensor:
     """The Hann window (``general_hamming`` with alpha 0.5)."""
-    return general_hamming(M, alpha=0.5, sym=sym, dtype=dtype, device=device, requires_grad=requires_grad)
+    return general_hamming(M, alpha=0.5, sym=sym, dtype=dtype, device=device, requires_grad=requires_grad, **kw)
 
 
 def blackman(
-    M: int, *, sym: bool = True, dtype: Any = None, device: Any = None, requires_grad: bool = False, **_: Any
+    M: int, *, sym: bool = True, dtype: Any = None, device: Any = None, requires_grad: bool = False, **kw: Any
 ) -> Tensor:
     """The Blackman window (``general_cosine`` with a = [0.42, 0.5, 0.08])."""
-    return general_cosine(M, a=[0.42, 0.50, 0.08], sym=sym, dtype=dtype, device=device, requires_grad=requires_grad)
+    return general_cosine(
+        M, a=[0.42, 0.50, 0.08], sym=sym, dtype=dtype, device=device, requires_grad=requires_grad, **kw
+    )
 
 
 def bartlett(
-    M: int, *, sym: bool = True, dtype: Any = None, device: Any = None, requires_grad: bool = False, **_: Any
+    M: int, *, sym: bool = True, dtype: Any = None, device: Any = None, requires_grad: bool = False, **kw: Any
 ) -> Tensor:
     """The Bartlett (triangular) window ``1 - |k|`` for ``k`` from -1 in steps of ``2 / (M - 1)``."""
-    dt = _checks("bartlett", M, dtype)
+    dt = _checks("bartlett", M, dtype, kw)
     if (w := _trivial(M, dt, device, requires_grad)) is not None:
         return w
     constant = 2 / (M if not sym else M - 1)
@@ -174,8 +181,8 @@ def bartlett(
 
 
 def nuttall(
-    M: int, *, sym: bool = True, dtype: Any = None, device: Any = None, requires_grad: bool = False, **_: Any
+    M: int, *, sym: bool = True, dtype: Any = None, device: Any = None, requires_grad: bool = False, **kw: Any
 ) -> Tensor:
     """The minimum 4-term Blackman-Harris window of Nuttall."""
     a = [0.3635819, 0.4891775, 0.1365995, 0.0106411]
-    return general_cosine(M, a=a, sym=sym, dtype=dtype, device=device, requires_grad=requires_grad)
+    return general_cosine(M, a=a, sym=sym, dtype=dtype, device=device, requires_grad=requires_grad, **kw)

@@ -210,6 +210,8 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
+    if not lambd >= 0:
+        raise ValueRangeError(f"softshrink: lambda must be in range [0, inf), found {lambd}")
     return Shrink.apply(_float(input), float(lambd), True)
 
 
@@ -223,6 +225,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """Leaky ReLU with a learned slope: one per channel (dim 1) or a single one."""
     if weight.dtype is not input.dtype:
         raise DTypeError(f"prelu: input has dtype {input.dtype} but weight {weight.dtype}; they must match")
+    if weight.ndim > 1:
+        raise ShapeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
     n = weight.numel()
     if n != 1 and (input.ndim < 2 or input.shape[1] != n):
         raise ShapeError(f"prelu: {n} slopes do not match the channels of an input of shape {input.shape}")
@@ -236,6 +240,9 @@ def rrelu(
     input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, inplace: bool = False
 ) -> Tensor:
     """Randomized leaky ReLU: a random slope in ``[lower, upper]`` when training, their mean otherwise."""
+    if lower > upper:
+        raise ValueRangeError(f"rrelu: Lower bound should be less than or equal to the upper bound, got {lower} > "
+                              f"{upper}")  # fmt: skip
     if not training:
         return leaky_relu(input, (lower + upper) / 2)
 

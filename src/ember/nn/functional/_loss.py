@@ -160,6 +160,8 @@ def huber_loss(
     """Quadratic below ``delta`` (``0.5 d^2``), linear above (``delta (|d| - delta / 2)``); ``weight`` scales each
     term, and 'mean' divides by the element count (PyTorch's rule here; mse/l1 divide by the weights' sum)."""
     _check_target_shape("huber_loss", input, target)
+    if not delta > 0:
+        raise ValueRangeError(f"huber_loss does not support non-positive values for delta, got {delta}")
     d = (input - target).abs()
     small = d < delta
     q = where(small, d, 0.0)  # (see smooth_l1_loss)
@@ -183,26 +185,19 @@ def kl_div(
     return _reduce(loss, reduction, "kl_div")
 
 
-def _margin_target(op: str, y: Tensor) -> None:
-    xp = y._backend.xp
-    if y._backend.host_checks and not bool(xp.all((y._data == 1) | (y._data == -1))):
-        raise ValueRangeError(f"{op}: target must hold 1 or -1")
-
-
 @autocast_op("cosine_embedding_loss")
 def cosine_embedding_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average: Any = None,
     reduce: Any = None, reduction: str = "mean",
 ) -> Tensor:  # fmt: skip
-    """``1 - cos`` for target 1, ``max(0, cos - margin)`` for target -1."""
+    """``1 - cos`` for target 1, ``max(0, cos - margin)`` for target -1 (0 for other targets, as in PyTorch)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    _margin_target("cosine_embedding_loss", target)
     eps = 1e-12
     dim = input1.ndim - 1
     prod = (input1 * input2).sum(dim)
     mag = ((input1 * input1).sum(dim) + eps) * ((input2 * input2).sum(dim) + eps)
     cos = prod / mag.sqrt()
-    loss = where(target == 1, 1 - cos, (cos - margin).clamp(min=0))
+    loss = where(target == 1, 1 - cos, 0.0) + where(target == -1, (cos - margin).clamp(min=0), 0.0)
     return _reduce(loss, reduction, "cosine_embedding_loss")
 
 
@@ -211,9 +206,8 @@ def margin_ranking_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average: Any = None,
     reduce: Any = None, reduction: str = "mean",
 ) -> Tensor:  # fmt: skip
-    """``max(0, -target * (input1 - input2) + margin)``."""
+    """``max(0, -target * (input1 - input2) + margin)`` (any target values, as in PyTorch)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    _margin_target("margin_ranking_loss", target)
     return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction, "margin_ranking_loss")
 
 
@@ -222,10 +216,11 @@ def hinge_embedding_loss(
     input: Tensor, target: Tensor, margin: float = 1.0, size_average: Any = None, reduce: Any = None,
     reduction: str = "mean",
 ) -> Tensor:  # fmt: skip
-    """``x`` for target 1, ``max(0, margin - x)`` for target -1."""
+    """``x`` for target 1, ``max(0, margin - x)`` for target -1 (PyTorch's sum of both terms, where ``target != -1``
+    and ``target != 1``, for other target values)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    _margin_target("hinge_embedding_loss", target)
-    return _reduce(where(target == 1, input, (margin - input).clamp(min=0)), reduction, "hinge_embedding_loss")
+    loss = where(target != 1, (margin - input).clamp(min=0), 0.0) + where(target != -1, input, 0.0)
+    return _reduce(loss, reduction, "hinge_embedding_loss")
 
 
 @autocast_op("soft_margin_loss")
@@ -253,6 +248,8 @@ def triplet_margin_loss(
 ) -> Tensor:
     """``max(d(a, p) - d(a, n) + margin, 0)`` with p-norm distances."""
     reduction = legacy_reduction(size_average, reduce, reduction)
+    if not margin > 0:
+        raise ValueRangeError(f"triplet_margin_loss: margin must be greater than 0, got {margin}")
     dp = pairwise_distance(anchor, positive, p, eps)
     dn = pairwise_distance(anchor, negative, p, eps)
     if swap:

@@ -18,12 +18,13 @@ __all__ = [
 ]  # fmt: skip
 
 
-def _classes(op: str, input: Tensor, target: Tensor, target_ndim: int) -> tuple[Tensor, Tensor]:
-    """(N, C) input and its target, from PyTorch's (C) / (N, C) forms."""
-    if input.ndim not in (1, 2):
-        raise ShapeError(f"{op}: expected a 1-d (C) or 2-d (N, C) input, got shape {input.shape}")
-    x = _float(input).reshape(1, -1) if input.ndim == 1 else _float(input)
-    t = target.reshape(1, *target.shape[target_ndim - 1 :]) if input.ndim == 1 else target
+def _classes(op: str, input: Tensor, target: Tensor, per_sample: int) -> tuple[Tensor, Tensor]:
+    """(N, C) input and its target, from PyTorch's () / (C) / (N, C) forms (``per_sample``: the target's dims per
+    sample, 0 for a class index, 1 for a row of labels)."""
+    if input.ndim > 2:
+        raise ShapeError(f"{op}: expected a 0-d, 1-d (C) or 2-d (N, C) input, got shape {input.shape}")
+    x = _float(input).reshape(1, -1) if input.ndim < 2 else _float(input)
+    t = target.reshape((1, -1) if per_sample else (-1,)) if input.ndim < 2 else target
     if t.dtype.is_floating_point and op != "multilabel_soft_margin_loss":
         raise DTypeError(f"{op}: target must hold class indices (an integer tensor), got {target.dtype}")
     return x, t
@@ -38,7 +39,7 @@ def multi_margin_loss(
     reduction = legacy_reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueRangeError(f"multi_margin_loss: p must be 1 or 2, got {p}")
-    x, t = _classes("multi_margin_loss", input, target, 1)
+    x, t = _classes("multi_margin_loss", input, target, 0)
     n, c = x.shape
     if t.shape != (n,):
         raise ShapeError(f"multi_margin_loss: target shape {tuple(target.shape)} does not match input {input.shape}")

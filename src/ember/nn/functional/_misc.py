@@ -237,6 +237,8 @@ def embedding(
             f"embedding: indices on {input.device} ({input._backend.name} backend), weight on {weight.device} "
             f"({weight._backend.name} backend); move the indices with .to(weight.device)"
         )
+    if weight.ndim != 2:
+        raise ShapeError(f"embedding: 'weight' must be 2-D, got shape {tuple(weight.shape)}")
     n = weight.shape[0]
     idx = input._data
     bad = index_out_of_range(idx, 0, n, input._backend)

@@ -283,6 +283,8 @@ def layer_norm(
     """Normalise over the trailing ``normalized_shape`` dims."""
     ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(ns)
+    if not k:
+        raise ShapeError("layer_norm: Expected normalized_shape to be at least 1-dimensional, got ()")
     if tuple(input.shape[input.ndim - k :]) != ns or k > input.ndim:
         raise ShapeError(f"layer_norm: normalized_shape {ns} does not match the trailing dims of {input.shape}")
     x = _float(input)
@@ -394,6 +396,8 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     """``x / sqrt(mean(x^2) + eps)`` over the trailing dims, times ``weight``."""
     ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(ns)
+    if not k:
+        raise ShapeError("rms_norm: Expected normalized_shape to be at least 1-dimensional, got ()")
     if tuple(input.shape[input.ndim - k :]) != ns:
         raise ShapeError(f"rms_norm: normalized_shape {ns} does not match the trailing dims of {input.shape}")
     x = _float(input)

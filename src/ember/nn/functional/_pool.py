@@ -132,6 +132,10 @@ def _max_pool(
     op: str,
 ) -> Any:
     x, unbatched = _batched(input, sp, op)
+    empty = [d for d in range(1, x.ndim) if x.shape[d] == 0]
+    if empty or (unbatched and x.shape[0] == 0):  # PyTorch allows an empty batch only
+        raise ShapeError(f"{op}: expected the input's non-batch dims to have positive length, got shape "
+                         f"{tuple(input.shape)}")  # fmt: skip
     if x.shape[0] == 0:  # an empty batch
         return on_one_sample(
             lambda t: _max_pool(t, kernel_size, stride, padding, dilation, ceil_mode, return_indices, sp, op), x

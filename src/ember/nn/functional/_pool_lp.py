@@ -91,8 +91,9 @@ def _fractional(input: Tensor, kernel_size: Any, output_size: Any, output_ratio:
     if output_size is None:
         if output_ratio is None:
             raise ValueRangeError(f"{op}: give output_size or output_ratio")
-        ratio = _tuple(output_ratio, sp, "output_ratio", op) if not isinstance(output_ratio, float) else (
-            (output_ratio,) * sp)  # fmt: skip
+        ratio = tuple(output_ratio) if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * sp
+        if len(ratio) != sp or not all(isinstance(r, (int, float)) and 0 < r < 1 for r in ratio):
+            raise ValueRangeError(f"{op}: output_ratio must be a number or {sp} numbers in (0, 1), got {output_ratio}")
         out = tuple(int(spatial[i] * float(ratio[i])) for i in range(sp))
     else:
         out = _tuple(output_size, sp, "output_size", op)
