@@ -49,13 +49,6 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
     "gather": ({"no-raise"}, "an out= of another dtype than the result is not refused"),
     "multinomial": ({"no-raise"}, "an out= of a float dtype is not refused"),
     "cat": ({"no-raise"}, "an out= of another dtype than the result is not refused"),
-    **{
-        f"nn.functional.conv{n}d": (
-            {"no-raise"},
-            "integer input with a float bias / a complex bias: mixed-dtype checks of conv are the lead's (session 14)",
-        )
-        for n in (1, 2, 3)
-    },
     "nn.functional.linear_cross_entropy": ({"no-raise"}, "two argument checks of this new PyTorch op missing"),
     "nn.functional.linear_cross_entropy.chunked": ({"raises"}, "nn.LinearCrossEntropyOptions is not implemented"),
     "nn.functional.linear_cross_entropy.chunked_none": ({"raises"}, "as above"),
