@@ -307,7 +307,7 @@ class Tensor(TensorGradFields, TensorConversions):
     # a float tensor and a Python int/float (not bool): ``_binary``'s fast path (nothing to promote or broadcast)
     def __add__(self, other: Any) -> Tensor:
         if other.__class__ in (float, int) and self._data.dtype in self._backend.float_dtypes:
-            return _Add.apply(self, other)
+            return _apply_number(_Add, self, other, False)
         try:
             return _binary(_Add, self, other)
         except TypeError:  # a sparse operand: Python then asks its __radd__
@@ -317,7 +317,7 @@ class Tensor(TensorGradFields, TensorConversions):
 
     def __radd__(self, other: Any) -> Tensor:
         if other.__class__ in (float, int) and self._data.dtype in self._backend.float_dtypes:
-            return _Add.apply(other, self)
+            return _apply_number(_Add, self, other, True)
         return _binary(_Add, other, self)
 
     def __sub__(self, other: Any) -> Tensor:
@@ -333,7 +333,7 @@ class Tensor(TensorGradFields, TensorConversions):
 
     def __mul__(self, other: Any) -> Tensor:
         if other.__class__ in (float, int) and self._data.dtype in self._backend.float_dtypes:
-            return _Mul.apply(self, other)
+            return _apply_number(_Mul, self, other, False)
         try:
             return _binary(_Mul, self, other)
         except TypeError:  # a sparse operand: Python then asks its __rmul__
@@ -343,7 +343,7 @@ class Tensor(TensorGradFields, TensorConversions):
 
     def __rmul__(self, other: Any) -> Tensor:
         if other.__class__ in (float, int) and self._data.dtype in self._backend.float_dtypes:
-            return _Mul.apply(other, self)
+            return _apply_number(_Mul, self, other, True)
         return _binary(_Mul, other, self)
 
     def __truediv__(self, other: Any) -> Tensor:
@@ -483,6 +483,7 @@ def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
 # Bound at import end: the operator layer imports Tensor, Tensor methods call operators.
 from . import ops as _ops  # noqa: E402
 from ._copy import deepcopy_tensor, reduce_tensor  # noqa: E402
+from .autograd._apply_number import apply_number as _apply_number  # noqa: E402
 from .autograd._engine import backward as _backward  # noqa: E402
 from .autograd._views import _refresh_view  # noqa: E402
 from .ops._indexing_view import _contiguous, _permute, _transpose  # noqa: E402

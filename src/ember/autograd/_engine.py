@@ -21,7 +21,7 @@ from .._tensor import Tensor
 from .._tensor_grad import _POST_HOOKS, run_post_accumulate_hooks
 from ..backends._weight_grad import WeightGrad
 from ._engine_checks import _complex_to_input, _shape_error, _unchanged
-from ._engine_step import _run_hooks, _step, _wrap
+from ._engine_step import KernelRegion, _run_hooks, _step, _wrap
 from ._grad_mode import STATE, set_grad_enabled
 from ._gradients import Gradients
 from ._leaf_sums import add_leaf_grad, leaf_sum
@@ -139,7 +139,9 @@ def _run(
     quick = arrays and capture is None and prof is None
     leaf_sums: dict[int, list[Any]] = {}  # first order, leaves without hooks: as PyTorch before AccumulateGrad
     hooked: dict[int, list[Any]] = {}  # leaves with hooks: [leaf, the sum of its paths' gradients]
-    with set_grad_enabled(create_graph):
+    # the backend's kernel region (torch: below its autograd layer) around the array rules, left for user code
+    region = KernelRegion(roots[0]._backend.kernel_region if quick and roots else None)
+    with set_grad_enabled(create_graph), region:
         node = None  # the next node, when it can run without going through the heap or ``pending``
         ngrad = None  # its gradient (such a node has one output)
         grads: list[Any] | None  # a node's gradients from ``pending`` (None: its one gradient is ``ngrad``)
@@ -179,7 +181,9 @@ def _run(
             else:
                 t0 = 0 if prof is None else time.perf_counter_ns()
                 g_in = [ngrad] if grads is None else grads
+                region.pause()  # (hooks, a user Function's backward)
                 out = _step(node, g_in, arrays, anomaly, detached, create_graph, capture, retain_graph)
+                region.resume()
                 if prof is not None:
                     prof(node, t0, time.perf_counter_ns())
                 shaped = False
@@ -258,6 +262,7 @@ def _run(
             node = nxt
         for acc in leaf_sums.values():
             on_leaf(acc[0], leaf_sum(acc))
+        region.pause()
         for leaf, g in hooked.values():
             on_leaf(leaf, _run_hooks(leaf._hooks, g))
 

@@ -15,6 +15,37 @@ from ._saved_hooks import run_special
 __all__: list[str] = []
 
 
+class KernelRegion:
+    """The backend's ``kernel_region`` (if any) held through the scheduler's loop, left while user code may run:
+    ``pause()`` before a hook or a user Function's backward, ``resume()`` after (torch: its autograd layer is
+    skipped only around Ember's own array rules, never around code that might use torch's autograd)."""
+
+    __slots__ = ("held", "make")
+
+    def __init__(self, make: Callable[[], Any] | None) -> None:
+        self.make = make
+        self.held: Any = None
+
+    def __enter__(self) -> KernelRegion:
+        self.resume()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.pause()
+
+    def resume(self) -> None:
+        if self.make is not None and self.held is None:
+            held = self.make()
+            held.__enter__()
+            self.held = held
+
+    def pause(self) -> None:
+        held = self.held
+        if held is not None:
+            self.held = None
+            held.__exit__(None, None, None)
+
+
 def _wrap(array: Any, backend: Any) -> Tensor:
     if array.__class__ is not backend.array_type:
         array = backend.asarray(array)

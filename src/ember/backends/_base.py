@@ -107,6 +107,10 @@ class Backend(
     #: with, to the same bits (NumPy: a 0-d array of ``x``'s dtype made once); None where the library takes
     #: Python numbers as they are (the arithmetic operators then pass them unchanged)
     keep_number: Any = None
+    #: ``kernel_region()``: a context the engine holds while it runs first-order array rules (no user code
+    #: inside), for a library that can then skip bookkeeping of its own (torch: its autograd dispatch layer,
+    #: ~0.08 µs a kernel); None where there is none
+    kernel_region: Any = None
 
     # -- arrays and dtypes -------------------------------------------------------------------
     def asarray(self, data: Any, dtype: DType | None = None) -> Any:

@@ -10,6 +10,7 @@ from typing import Any
 from .._dtype import get_default_dtype
 from .._errors import DTypeError, ValueRangeError
 from .._tensor import Tensor
+from ..autograd._apply_number import apply_one
 from ..autograd._function import Op
 from ._comparison import isnan, isneginf, isposinf, maximum, minimum
 from ._indexing import where
@@ -225,21 +226,21 @@ def exp(input: Tensor) -> Tensor:
     """Element-wise ``e ** x``."""
     if input.__class__ is not Tensor or input._data.dtype not in input._backend.float_dtypes:  # (_float inlined)
         input = _float(input)
-    return Exp.apply(input)
+    return apply_one(Exp, input)
 
 
 def log(input: Tensor) -> Tensor:
     """Element-wise natural logarithm."""
     if input.__class__ is not Tensor or input._data.dtype not in input._backend.float_dtypes:  # (_float inlined)
         input = _float(input)
-    return Log.apply(input)
+    return apply_one(Log, input)
 
 
 def sqrt(input: Tensor) -> Tensor:
     """Element-wise square root."""
     if input.__class__ is not Tensor or input._data.dtype not in input._backend.float_dtypes:  # (_float inlined)
         input = _float(input)
-    return Sqrt.apply(input)
+    return apply_one(Sqrt, input)
 
 
 def abs(input: Tensor) -> Tensor:
@@ -257,14 +258,14 @@ def tanh(input: Tensor) -> Tensor:
     """Element-wise hyperbolic tangent."""
     if input.__class__ is not Tensor or input._data.dtype not in input._backend.float_dtypes:  # (_float inlined)
         input = _float(input)
-    return Tanh.apply(input)
+    return apply_one(Tanh, input)
 
 
 def sigmoid(input: Tensor) -> Tensor:
     """Element-wise ``1 / (1 + exp(-x))``."""
     if input.__class__ is not Tensor or input._data.dtype not in input._backend.float_dtypes:  # (_float inlined)
         input = _float(input)
-    return Sigmoid.apply(input)
+    return apply_one(Sigmoid, input)
 
 
 def relu(input: Tensor) -> Tensor:
