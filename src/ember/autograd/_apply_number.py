@@ -7,8 +7,9 @@ Python int/float call the operator with exactly one Tensor and one number. ``app
 without effect: this is the same record in straight lines, ~0.17 µs an operator less (the op chain's forward
 2.69 -> 2.52 µs an op on torch, one thread, interleaved in one process). Whatever ``apply`` treats otherwise
 goes to ``apply`` itself: autocast, an interceptor (``TRACE``: ONNX's trace, the profiler, forward AD), anomaly
-mode once used, an operator that is not array-in/array-out. ``apply_one`` is the same for ``exp``/``log``/``sqrt``/
-``tanh``/``sigmoid`` of a floating Tensor (~0.25 µs a call less: chain forward 2.55 -> 2.46 µs an op, prototype).
+mode once used, an operator that is not array-in/array-out, a bfloat16 NumPy array (widened to float32 there).
+``apply_one`` is the same for ``exp``/``log``/``sqrt``/``tanh``/``sigmoid`` of a floating Tensor (~0.25 µs a call
+less: chain forward 2.55 -> 2.46 µs an op, prototype).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ._autocast import ACTIVE as _AUTOCAST
+from ._bf16 import WIDEN as _WIDEN
 from ._function import TRACE, Function, complex_node_class
 from ._grad_mode import ANOMALY_USED, GRAD_OFF, STATE
 from ._node import _V0, _ZERO, _versions
@@ -29,11 +31,17 @@ __all__: list[str] = []
 _new_object = object.__new__
 
 
+def _bf16_numpy(a: Tensor) -> bool:
+    """Whether ``a`` is a bfloat16 NumPy array, which ``apply`` widens to float32 (``_bf16.py``): never before
+    bfloat16 was first asked for (one read then)."""
+    return _WIDEN[0] is not None and a._data.dtype is _WIDEN[0]
+
+
 def apply_number(cls: type[Function], a: Tensor, v: Any, swap: bool) -> Tensor:
     """``cls.apply(a, v)`` (``cls.apply(v, a)`` when ``swap``) for a Tensor ``a`` and a Python int/float ``v``,
     ``cls`` a built-in operator with one array output (``Add``, ``Mul``): the same result and record."""
     array_io, differentiable, saves_inputs, saves_output = cls._apply_flags
-    if _AUTOCAST[0] or TRACE[0] is not None or ANOMALY_USED[0] or not array_io:
+    if _AUTOCAST[0] or TRACE[0] is not None or ANOMALY_USED[0] or not array_io or _bf16_numpy(a):
         return cls.apply(v, a) if swap else cls.apply(a, v)  # type: ignore[no-any-return]
     # the record of the Tensor argument, as ``apply``'s (its version, a view's base written, its edge)
     zero = True
@@ -95,7 +103,14 @@ def apply_one(cls: type[Function], a: Tensor) -> Tensor:
     """``cls.apply(a)`` for a Tensor ``a`` (exactly ``Tensor``; anything else goes to ``apply``), ``cls`` a built-in
     operator with one array output (``Tanh``, ``Exp`` ...): the same result and record."""
     array_io, differentiable, saves_inputs, saves_output = cls._apply_flags
-    if _AUTOCAST[0] or TRACE[0] is not None or ANOMALY_USED[0] or not array_io or a.__class__ is not Tensor:
+    if (
+        _AUTOCAST[0]
+        or TRACE[0] is not None
+        or ANOMALY_USED[0]
+        or not array_io
+        or a.__class__ is not Tensor
+        or (_bf16_numpy(a))
+    ):
         return cls.apply(a)  # type: ignore[no-any-return]
     zero = True
     vcl = a._vcl
