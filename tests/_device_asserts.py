@@ -214,6 +214,16 @@ def _from_ember() -> bool:
     return False
 
 
+def _kernels_through_op() -> None:
+    """Ember's torch kernels without a Python binding (``kernels._aten``) run through the dispatcher's boxed entry,
+    below torch-function modes: in the detector's run they go through ``OpOverload._op``, which the mode sees (the
+    same kernels and bits)."""
+    from ember.backends.torch import kernels
+
+    kernels._aten.cache_clear()
+    kernels._boxed = lambda name: getattr(torch.ops.aten, name).default._op
+
+
 class DeviceAssertDetector(TorchFunctionMode):
     """Checks the index arguments of torch's indexing functions called from Ember; ``found`` lists failures."""
 
@@ -222,6 +232,7 @@ class DeviceAssertDetector(TorchFunctionMode):
     def __init__(self) -> None:
         super().__init__()
         self.found: list[str] = []
+        _kernels_through_op()
 
     def _check(self, func: Any, rule: Rule, args: tuple, kwargs: dict) -> None:
         if not args or not isinstance(args[0], torch.Tensor) or torch._C._get_tracing_state() is not None:
