@@ -230,6 +230,15 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
+def _unstructured(default_mask: Tensor, scores: Tensor, amount: Any, largest: bool) -> Tensor:
+    """``default_mask`` with 0 at the ``amount`` entries of the largest (or smallest) ``scores``."""
+    k = _count(amount, scores.numel())
+    mask = default_mask.clone()
+    if k:
+        mask.view(-1)[topk(scores.reshape(-1), k, largest=largest).indices] = 0
+    return mask
+
+
 class RandomUnstructured(BasePruningMethod):
     """Prune ``amount`` (a count or a fraction) of the entries, chosen at random."""
 
@@ -238,11 +247,7 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        k = _count(self.amount, t.numel())
-        mask = default_mask.clone()
-        if k:
-            mask.view(-1)[topk(rand_like(t).view(-1), k).indices] = 0
-        return mask
+        return _unstructured(default_mask, rand_like(t), self.amount, largest=True)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: Any) -> BasePruningMethod:  # type: ignore[override]
@@ -257,11 +262,7 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        k = _count(self.amount, t.numel())
-        mask = default_mask.clone()
-        if k:
-            mask.view(-1)[topk(abs(t).view(-1), k, largest=False).indices] = 0
-        return mask
+        return _unstructured(default_mask, abs(t), self.amount, largest=False)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: Any, importance_scores: Tensor | None = None) -> Any:  # type: ignore[override]
