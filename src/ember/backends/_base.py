@@ -53,7 +53,8 @@ XP_NAMES = frozenset({
 XP_LINALG_NAMES = frozenset({"cholesky", "det", "eigh", "inv", "norm", "qr", "slogdet", "solve", "svd"})
 
 
-#: ``[dtype]`` once a backend that widens bfloat16 (``Backend.widens_bfloat16``; NumPy) made its bfloat16 array dtype
+#: ``[dtype]`` once a backend whose bfloat16 operators must compute in float32 (NumPy: ml_dtypes' ufuncs round
+#: each call) made its bfloat16 array dtype
 #: (one object: arrays' ``dtype is`` it), else ``[None]``: from then on ``Function.apply`` looks for such inputs
 #: (``autograd/_bf16.py``)
 WIDEN_BFLOAT16: list[Any] = [None]
@@ -92,9 +93,6 @@ class Backend(
     xp: Any
     array_type: type
     supports_bfloat16: bool = False
-    #: True where operators on bfloat16 arrays must compute in float32 and round once (NumPy: ml_dtypes' ufuncs
-    #: round each call; ``autograd/_bf16.py``)
-    widens_bfloat16: bool = False
     #: the device types this library can serve ("cpu", "cuda")
     device_types: tuple[str, ...] = ("cpu",)
     #: the library's floating dtypes (``array.dtype in backend.float_dtypes`` is the hot-path test)

@@ -147,7 +147,6 @@ class NumpyBackend(Backend):
     """NumPy arrays on the CPU. bfloat16 is ml_dtypes' NumPy dtype (loaded on first use)."""
 
     name = "numpy"
-    widens_bfloat16 = True
     fft_module_name = "scipy.fft"  # faster than numpy.fft (benchmarks/fft.py); numpy.fft without SciPy
 
     def __init__(self) -> None:

@@ -144,7 +144,7 @@ def _kernel_dtype(x: Tensor, *ts: Tensor | None) -> DType | None:
     them with ``x``: ``x``'s own, or float32 for a float16/bfloat16 ``x`` (PyTorch's mixed precision, as under
     autocast: float32 statistics and affine parameters, normalised in float32, the output in ``x``'s dtype);
     None when they do not."""
-    given = [t.dtype for t in ts if t is not None]
+    given = [t.dtype for t in ts if isinstance(t, Tensor)]
     if all(d is x.dtype for d in given):
         return x.dtype
     if x.dtype in (float16, bfloat16) and all(d is float32 for d in given):
@@ -167,18 +167,16 @@ def _check_params(op: str, x: Tensor, *ts: Tensor | None) -> bool:
 
 def _stats_in_kernel(x: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor,
                      running_var: Tensor) -> bool:  # fmt: skip
-    """Whether the batch-norm kernel can update the running statistics itself: plain arrays of the kernel's
-    dtype (``_kernel_dtype``, shared with the weight and bias) and the input's backend, without gradient."""
+    """Whether the batch-norm kernel can update the running statistics itself: plain arrays on the input's backend,
+    without gradient (their dtype was checked by ``_check_params``)."""
     be = x._backend
-    return _kernel_dtype(x, weight, bias, running_mean, running_var) is not None and all(
-        t._backend is be and not t.requires_grad and be.is_plain(t._data) for t in (running_mean, running_var)
-    )
+    return all(t._backend is be and not t.requires_grad and be.is_plain(t._data) for t in (running_mean, running_var))
 
 
 def _fused_train(x: Tensor, weight: Tensor | None, bias: Tensor | None) -> bool:
-    """Whether training-mode batch norm can run as one node: weight and bias (if any) of the kernel's dtype."""
-    given = all(t is None or isinstance(t, Tensor) for t in (weight, bias))
-    return given and _kernel_dtype(x, weight, bias) is not None
+    """Whether training-mode batch norm can run as one node: weight and bias None or tensors (their dtype was
+    checked by ``_check_params``)."""
+    return all(t is None or isinstance(t, Tensor) for t in (weight, bias))
 
 
 def _standardize(x: Tensor, axes: tuple[int, ...], eps: float) -> tuple[Tensor, Any, Any]:
@@ -203,9 +201,9 @@ def _affine(y: Tensor, weight: Any, bias: Any, shape: tuple[int, ...]) -> Tensor
 
 
 def _fused_eval(x: Tensor, *ts: Tensor | None) -> bool:
-    """Whether evaluation-mode batch norm can run as one kernel: statistics without gradient, all of the
-    kernel's dtype (``_kernel_dtype``)."""
-    return all(t is None or not t.requires_grad for t in ts[:2]) and _kernel_dtype(x, *ts) is not None
+    """Whether evaluation-mode batch norm can run as one kernel: statistics without gradient, weight and bias None
+    or tensors (their dtypes were checked by ``_check_params``)."""
+    return all(t is None or not t.requires_grad for t in ts[:2]) and all(t is None or isinstance(t, Tensor) for t in ts)
 
 
 def batch_norm(
