@@ -72,7 +72,9 @@ def _legacy(lib):
     out += [tuple(x.new().shape), x.new_zeros(2).tolist(), x.new_ones((1, 2)).tolist(), x.new_full((2,), 3).tolist()]
     out += [tuple(x.new_empty(4).shape), x.new_tensor([5]).tolist(), str(x.new_tensor([5]).dtype)]
     out += [x.type().split(".")[-1], str(x.type(lib.FloatTensor).dtype)]
-    return [s.replace("torch.", "").replace("ember.", "") if isinstance(s, str) else s for s in out]
+    return [
+        s.replace("torch.", "").replace("ember.", "").replace("ember.", "") if isinstance(s, str) else s for s in out
+    ]
 
 
 def test_legacy_constructors_match_torch(torch):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import ember
+from ember._dtype import as_dtype
 
 torch = pytest.importorskip("torch")
 
@@ -24,6 +25,17 @@ def test_finfo_matches_torch(name):
         assert getattr(e, field) == getattr(t, field), field
     assert e.dtype == t.dtype
     assert ember.finfo().dtype == torch.finfo().dtype == "float32"
+
+
+@pytest.mark.parametrize("name", [*FLOATS, *INTS, "bool"])
+def test_dtype_prints_as_torch(name):
+    """str, repr and f-strings of a dtype read ``ember.X`` where PyTorch's read ``torch.X``; code that takes the
+    part after the dot (HF's ``str(dtype).split(".")[1]``) gets the same name; ``Tensor.type()`` names alike."""
+    e, t = getattr(ember, name), getattr(torch, name)
+    assert (str(e), repr(e), f"{e}") == tuple(s.replace("torch.", "ember.") for s in (str(t), repr(t), f"{t}"))
+    assert str(e).split(".")[1] == str(t).split(".")[1] == e.name
+    assert ember.zeros(1, dtype=e).type() == torch.zeros(1, dtype=t).type().replace("torch.", "ember.")
+    assert as_dtype(str(t)) is as_dtype(str(e)) is e
 
 
 @pytest.mark.parametrize("name", INTS)

@@ -169,11 +169,11 @@ def tensor_init_args(data: Any, sizes: tuple[Any, ...], dtype: Any) -> tuple[Any
 LEGACY_TYPE_NAMES = {
     "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
     "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-    "bool": "BoolTensor",
+    "bool": "BoolTensor", "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor",
 }  # fmt: skip
 
 
 def legacy_type_name(dtype: DType, device_type: str) -> str:
     """``t.type()``: ``"ember.FloatTensor"`` for a float32 CPU tensor (PyTorch's ``"torch.FloatTensor"``)."""
-    name = LEGACY_TYPE_NAMES.get(dtype.name, str(dtype))
+    name = LEGACY_TYPE_NAMES.get(dtype.name, dtype.name)
     return f"ember.cuda.{name}" if device_type == "cuda" else f"ember.{name}"

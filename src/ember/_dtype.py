@@ -33,7 +33,8 @@ __all__ = [
 
 
 class DType:
-    """A tensor element type. Compare with ``==``; ``str`` gives the name (``float32``)."""
+    """A tensor element type. Compare with ``==``; ``str`` and ``repr`` give ``ember.float32`` (PyTorch's
+    ``torch.float32``), ``.name`` the bare name."""
 
     __slots__ = ("is_complex", "is_floating_point", "is_signed", "itemsize", "kind", "name", "rank")
 
@@ -52,8 +53,7 @@ class DType:
     def __repr__(self) -> str:
         return f"ember.{self.name}"
 
-    def __str__(self) -> str:
-        return self.name
+    __str__ = __repr__
 
     def __reduce__(self) -> str:
         return self.name

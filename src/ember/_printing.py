@@ -136,5 +136,5 @@ def format_tensor(t: Any) -> str:
     shape = ", ".join(str(s) for s in arr.shape)
     extra = _suffix(t)
     lines.append("")
-    lines.append(f" Tensor(shape=[{shape}], dtype={t.dtype}, device={t.device}{extra})")
+    lines.append(f" Tensor(shape=[{shape}], dtype={t.dtype.name}, device={t.device}{extra})")
     return "\n".join(lines)

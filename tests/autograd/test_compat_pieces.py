@@ -167,7 +167,7 @@ def test_make_tensor_matches_torch(dtype, kw):
     got = ember.testing.make_tensor(40, 25, dtype=getattr(ember, dtype), device="cpu", **kw)
     want = torch.testing.make_tensor((40, 25), dtype=getattr(torch, dtype), device="cpu", **kw)
     assert tuple(got.shape) == tuple(want.shape) == (40, 25)
-    assert got.dtype.name == str(want.dtype).removeprefix("torch.")
+    assert got.dtype.name == str(want.dtype).removeprefix("torch.").removeprefix("ember.")
     assert got.is_contiguous() == want.is_contiguous()
     g, w = got.numpy(), want.numpy()
     if dtype == "bool" and kw.get("exclude_zero"):
@@ -249,7 +249,10 @@ def _custom(lib, cast_inputs, autocast_on):
         y = MM.apply(a, b, c)
     y.float().sum().backward()
     seen["grads"] = (str(a.grad.dtype), str(b.grad.dtype))
-    return {k: tuple(x.removeprefix("torch.") for x in v) if isinstance(v, tuple) else v for k, v in seen.items()}
+    return {
+        k: tuple(x.removeprefix("torch.").removeprefix("ember.") for x in v) if isinstance(v, tuple) else v
+        for k, v in seen.items()
+    }
 
 
 @pytest.mark.parametrize("autocast_on", [True, False])
@@ -257,8 +260,8 @@ def _custom(lib, cast_inputs, autocast_on):
 def test_custom_fwd_bwd_match_torch(cast, autocast_on):
     got = _custom(ember, None if cast == "none" else ember.float32, autocast_on)
     want = _custom(torch, None if cast == "none" else torch.float32, autocast_on)
-    got = {k: v.removeprefix("torch.") if isinstance(v, str) else v for k, v in got.items()}
-    want = {k: v.removeprefix("torch.") if isinstance(v, str) else v for k, v in want.items()}
+    got = {k: v.removeprefix("torch.").removeprefix("ember.") if isinstance(v, str) else v for k, v in got.items()}
+    want = {k: v.removeprefix("torch.").removeprefix("ember.") if isinstance(v, str) else v for k, v in want.items()}
     assert got == want
 
 
@@ -285,7 +288,12 @@ def _other_precision(lib, create_graph):
     (gx,) = lib.autograd.grad(y.sum(), x, create_graph=create_graph)
     z = Twice.apply(x)
     z.sum().backward()
-    return str(gx.dtype).removeprefix("torch."), gx.tolist(), str(x.grad.dtype).removeprefix("torch."), x.grad.tolist()
+    return (
+        str(gx.dtype).removeprefix("torch.").removeprefix("ember."),
+        gx.tolist(),
+        str(x.grad.dtype).removeprefix("torch.").removeprefix("ember."),
+        x.grad.tolist(),
+    )
 
 
 @pytest.mark.parametrize("create_graph", [False, True])

@@ -39,14 +39,14 @@ def test_autocast_cpu_forward_backward_matches_torch() -> None:
             out = L.tensor(X)
             for layer in m:  # every layer's output dtype: bfloat16 from the first convolution on, as PyTorch's
                 out = layer(out)
-                dtypes.append(str(out.dtype).replace("torch.", ""))
+                dtypes.append(str(out.dtype).replace("torch.", "").replace("ember.", ""))
             loss = L.nn.functional.cross_entropy(out, L.tensor(Y))
         loss.backward()
         got[L.__name__] = (out, loss, [p.grad for p in m.parameters()], dtypes)
     (o1, l1, g1, d1), (o2, l2, g2, d2) = got["ember"], got["torch"]
     assert d1 == d2 == ["bfloat16"] * len(d2)  # (batch and layer norm: float32 parameters, bfloat16 output)
-    assert str(o1.dtype) == "bfloat16" and o2.dtype == torch.bfloat16  # the last linear ran in bfloat16
-    assert str(l1.dtype) == "float32" and l2.dtype == torch.float32  # the loss in float32
+    assert str(o1.dtype) == "ember.bfloat16" and o2.dtype == torch.bfloat16  # the last linear ran in bfloat16
+    assert str(l1.dtype) == "ember.float32" and l2.dtype == torch.float32  # the loss in float32
     np.testing.assert_allclose(values(o1), values(o2), rtol=0, atol=2**-6 * np.abs(values(o2)).max())
     np.testing.assert_allclose(values(l1), values(l2), rtol=2**-7)
     # (relative to the largest gradient: the convolution's bias feeds batch norm, its exact gradient is 0 and both

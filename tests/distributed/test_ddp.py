@@ -188,7 +188,7 @@ def _unused_and_errors(rank, world):
         DDP(nn.ReLU())
     with pytest.raises(dist.DistUsageError, match="device_ids"):
         DDP(nn.Linear(2, 2), device_ids=[0])
-    with pytest.raises(dist.DistUsageError, match=r"rank 0 has 0.weight as float32\[3, 2\] but rank 1 has"):
+    with pytest.raises(dist.DistUsageError, match=r"rank 0 has 0.weight as ember.float32\[3, 2\] but rank 1 has"):
         DDP(nn.Sequential(nn.Linear(2, 3 + rank)))
     return out
 

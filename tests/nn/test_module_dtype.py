@@ -40,5 +40,5 @@ def test_bfloat16_on_torch_and_numpy():
 
 
 def test_integer_dtypes_are_refused():
-    with pytest.raises(TypeError, match=r"floating-point parameters.*got dtype=int64"):
+    with pytest.raises(TypeError, match=r"floating-point parameters.*got dtype=ember.int64"):
         _model().to(ember.int64)

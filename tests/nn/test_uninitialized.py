@@ -35,7 +35,7 @@ def _lazy(lib):
     out.append([m.bias, list(dict(m.named_parameters()))])
     m = nn.LazyLinear(3).double()
     m(lib.ones(2, 4, dtype=lib.float64))
-    out.append(str(m.weight.dtype).replace("torch.", ""))
+    out.append(str(m.weight.dtype).replace("torch.", "").replace("ember.", ""))
     a, b = nn.LazyLinear(3), nn.LazyLinear(3)
     out.append([repr(b.load_state_dict(a.state_dict())), b.has_uninitialized_params()])
     return out

@@ -124,7 +124,7 @@ def test_run_time_shape_mismatch_names_node_and_shapes():
         m(ember.zeros(2, 3))
     with pytest.raises(ValueError, match=r"input 'x' has shape \(2,\), the graph declares \(N, K\)"):
         m(ember.zeros(2))
-    with pytest.raises(TypeError, match=r"input 'x' has dtype float64, the graph declares float32"):
+    with pytest.raises(TypeError, match=r"input 'x' has dtype ember.float64, the graph declares ember.float32"):
         m(ember.zeros(2, 4, dtype=ember.float64))
     with pytest.raises(TypeError, match=r"takes 1 input\(s\) \['x'\], got 2"):
         m(ember.zeros(2, 4), ember.zeros(2, 4))

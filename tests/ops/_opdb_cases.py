@@ -62,7 +62,7 @@ def _to_plain(torch: Any, x: Any) -> Any:
     if isinstance(x, dict):  # keyword arguments may hold tensors (istft's window)
         return {k: _to_plain(torch, v) for k, v in x.items()}
     if isinstance(x, torch.dtype):
-        return str(x).replace("torch.", "")
+        return str(x).replace("torch.", "").replace("ember.", "")
     return x
 
 
@@ -113,7 +113,7 @@ def _build_info(torch: Any, info: Any, dtype: Any, first: int, max_samples: int 
         taken = [s for _, s in zip(range(max_samples), samples, strict=False)]
     except Exception:  # an OpInfo whose samples need a feature this build lacks
         return []
-    dname = str(dtype).replace("torch.", "")
+    dname = str(dtype).replace("torch.", "").replace("ember.", "")
     cases = []
     for i, s in enumerate(taken, start=first):
         inputs = [s.input, *s.args]

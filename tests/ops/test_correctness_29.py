@@ -20,7 +20,7 @@ inf = math.inf
 def as_np(x):
     if isinstance(x, ember.Tensor):
         return x.detach().numpy(), x.dtype.name
-    return x.detach().numpy(), str(x.dtype).replace("torch.", "")
+    return x.detach().numpy(), str(x.dtype).replace("torch.", "").replace("ember.", "")
 
 
 def same(fn, rtol=1e-7, atol=1e-12):
@@ -331,7 +331,9 @@ def test_a_0d_tensor_is_weak_beside_a_dimensioned_one(dim_dtype):
         for L in (ember, torch):
             a = L.ones(3, dtype=getattr(L, dim_dtype))
             z = L.tensor(1, dtype=getattr(L, zero_dtype))
-            got[L.__name__] = [str(r.dtype).replace("torch.", "") for r in (a * z, z * a, L.where(a > 0, a, z))]
+            got[L.__name__] = [
+                str(r.dtype).replace("torch.", "").replace("ember.", "") for r in (a * z, z * a, L.where(a > 0, a, z))
+            ]
         assert got["ember"] == got["torch"], (dim_dtype, zero_dtype)
 
 

@@ -119,7 +119,7 @@ def _run(L, fn, args, grad):
         else:
             ts.append(a)
     outs = [o for o in _flat(fn(*ts)) if hasattr(o, "shape")]
-    values = [(tuple(o.shape), str(o.dtype).replace("torch.", ""), _np(o)) for o in outs]
+    values = [(tuple(o.shape), str(o.dtype).replace("torch.", "").replace("ember.", ""), _np(o)) for o in outs]
     leaves = [t for t in ts if getattr(t, "requires_grad", False)]
     diff = [o for o in outs if o.requires_grad]
     grads = None

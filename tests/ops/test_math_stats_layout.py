@@ -210,5 +210,5 @@ def test_integer_inputs_follow_torch():
     for name in ["square", "sin", "exp2", "log1p", "sqrt", "erf"]:
         got = getattr(ember, name)(ember.tensor(x))
         want = getattr(torch, name)(torch.tensor(x))
-        assert str(got.dtype) == str(want.dtype).replace("torch.", ""), name
+        assert got.dtype.name == str(want.dtype).replace("torch.", "").replace("ember.", ""), name
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)

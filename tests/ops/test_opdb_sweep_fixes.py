@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 def _np(x):
     if isinstance(x, ember.Tensor):
         return x.detach().numpy(), x.dtype.name
-    return x.detach().numpy(), str(x.dtype).replace("torch.", "")
+    return x.detach().numpy(), str(x.dtype).replace("torch.", "").replace("ember.", "")
 
 
 def same(fn, rtol=1e-7, atol=1e-12):

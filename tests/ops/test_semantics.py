@@ -21,7 +21,7 @@ def F(lib):
 def as_np(x):
     if isinstance(x, ember.Tensor):
         return x.detach().numpy(), x.dtype.name
-    return x.detach().numpy(), str(x.dtype).replace("torch.", "")
+    return x.detach().numpy(), str(x.dtype).replace("torch.", "").replace("ember.", "")
 
 
 def same(fn, rtol=1e-6):
