@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ._pytree import tree_flatten
 from ._tensor import Tensor
 from .autograd import functional as _functional
 from .autograd._engine import grad as _grad
@@ -27,27 +28,9 @@ __all__ = [
 
 
 def _flatten(tree: Any) -> tuple[list[Any], Callable[[list[Any]], Any]]:
-    """The leaves of a dict/list/tuple tree, and a function rebuilding the tree from new leaves."""
-    if isinstance(tree, dict):
-        keys = list(tree)
-        parts = [_flatten(tree[k]) for k in keys]
-    elif isinstance(tree, (list, tuple)):
-        keys = None
-        parts = [_flatten(v) for v in tree]
-    else:
-        return [tree], lambda leaves: leaves[0]
-    sizes = [len(p[0]) for p in parts]
-
-    def rebuild(leaves: list[Any]) -> Any:
-        out, i = [], 0
-        for (_, build), n in zip(parts, sizes, strict=True):
-            out.append(build(leaves[i : i + n]))
-            i += n
-        if keys is not None:
-            return dict(zip(keys, out, strict=True))
-        return type(tree)(out) if isinstance(tree, list) else tuple(out)
-
-    return [leaf for p in parts for leaf in p[0]], rebuild
+    """The leaves of a pytree (``ember.utils._pytree``), and a function rebuilding the tree from new leaves."""
+    leaves, spec = tree_flatten(tree)
+    return leaves, spec.unflatten
 
 
 def _leaf_grads(outs: list[Any], flat: list[Any], cotangents: Any, create_graph: bool) -> list[Any]:

@@ -1,0 +1,5 @@
+"""``ember.utils._pytree``: PyTorch's pytree helpers (``torch.utils._pytree``), kept in ``ember._pytree`` on the
+bottom floor so that ``ember.func`` can use them."""
+
+from .._pytree import *  # noqa: F403
+from .._pytree import SUPPORTED_NODES, __all__  # noqa: F401
