@@ -77,6 +77,44 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(be.from_numpy(array), be)
 
 
+class _Capsule:
+    """A bare DLPack capsule (``to_dlpack``'s result) as an object with ``__dlpack__``; its memory is on the CPU."""
+
+    def __init__(self, capsule: Any) -> None:
+        self.capsule = capsule
+
+    def __dlpack__(self, **_: Any) -> Any:
+        return self.capsule
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)
+
+
+def from_dlpack(ext: Any) -> Tensor:
+    """A tensor sharing memory with ``ext``: an object with ``__dlpack__`` (a NumPy or CuPy array, a torch or
+    Ember tensor) or a DLPack capsule from ``to_dlpack``."""
+    if type(ext).__name__ == "PyCapsule":
+        ext = _Capsule(ext)
+    if not hasattr(ext, "__dlpack__") or not hasattr(ext, "__dlpack_device__"):
+        raise DTypeError(f"from_dlpack: expected an object with __dlpack__ (an array or tensor) or a DLPack capsule, "
+                        f"got {type(ext).__name__}")  # fmt: skip
+    kind, index = (int(v) for v in ext.__dlpack_device__())
+    if kind not in (1, 2, 3):  # kDLCPU, kDLCUDA, kDLCUDAHost
+        raise RuntimeError(f"from_dlpack: DLPack device type {kind} is not one Ember serves (CPU or CUDA)")
+    be = get_backend(f"cuda:{index}" if kind == 2 else "cpu")
+    t = Tensor._make(be.xp.from_dlpack(ext), be)
+    try:
+        _ = t.dtype
+    except TypeError as e:
+        raise DTypeError(f"from_dlpack: {e}") from None
+    return t
+
+
+def to_dlpack(tensor: Tensor) -> Any:
+    """A DLPack capsule sharing ``tensor``'s memory (``tensor.__dlpack__()``), read once by ``from_dlpack``."""
+    return tensor.__dlpack__()
+
+
 def _int_arg(value: Any, op: str, name: str, low: int | None = 0) -> int:
     """An integer argument (Python or NumPy int, 0-d integer tensor), >= ``low``; TypeError/ShapeError naming it."""
     if isinstance(value, (bool, np.bool_)) or not hasattr(value, "__index__"):

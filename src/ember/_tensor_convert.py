@@ -72,6 +72,19 @@ class TensorConversions:
         a = self.numpy()
         return a if dtype is None else a.astype(dtype)
 
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:  # fmt: skip
+        """A DLPack capsule sharing this tensor's memory (the array API's exchange protocol)."""
+        if self.requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        given = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
+        return self._data.__dlpack__(**{k: v for k, v in given.items() if v is not None})
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """``(DLPack device type, index)``: (1, 0) on the CPU, (2, i) on CUDA device i."""
+        kind, index = self._data.__dlpack_device__()
+        return int(kind), int(index)
+
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
         if self.numel() != 1:
