@@ -51,6 +51,8 @@ torch.backends.cuda.matmul.allow_tf32 = True
 torch.backends.cudnn.allow_tf32 = True
 torch.set_float32_matmul_precision("high")
 torch.set_num_threads(torch.get_num_threads())  # (it called "torch".set_num_threads: itself, forever)
+assert torch.distributed.is_available() is False  # (it asked "torch".distributed: itself, forever; HF asks on import)
+assert isinstance(torch.float32, torch.dtype) and torch.version.cuda is None and torch.version.hip is None
 
 import torch.nn as nn  # submodules by import statement: Ember's own modules, never a second copy of Ember
 import torch.nn.functional as F

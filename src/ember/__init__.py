@@ -98,7 +98,21 @@ from .ops import *  # noqa: F403 - the operator functions: ember.exp, ember.matm
 from .ops import __all__ as _ops_all
 
 _SUBMODULES = frozenset(
-    {"data", "distributed", "func", "models", "nn", "onnx", "optim", "pnnx", "random", "record", "testing", "train"}
+    {
+        "data",
+        "distributed",
+        "func",
+        "models",
+        "nn",
+        "onnx",
+        "optim",
+        "pnnx",
+        "random",
+        "record",
+        "testing",
+        "train",
+        "version",
+    }
 )
 
 if not TYPE_CHECKING:  # hidden from mypy, which would otherwise accept any ``ember.<typo>``
@@ -125,6 +139,7 @@ cdouble = complex128
 long = int64
 int = int32
 short = int16
+dtype = DType  # PyTorch's name for the type of dtypes (``isinstance(x, torch.dtype)``)
 
 __all__ = [
     "BFloat16Tensor",

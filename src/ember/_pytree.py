@@ -94,14 +94,26 @@ def keystr(kp: tuple[Any, ...]) -> str:
     return "".join(str(k) for k in kp)
 
 
+def _dict_flatten(d: dict[Any, Any]) -> tuple[list[Any], list[Any]]:
+    return list(d.values()), list(d)
+
+
+def _dict_unflatten(values: Iterable[Any], context: list[Any]) -> dict[Any, Any]:
+    return dict(zip(context, values, strict=True))
+
+
+def _dict_flatten_with_keys(d: dict[Any, Any]) -> tuple[list[tuple[MappingKey, Any]], list[Any]]:
+    """PyTorch's helper that libraries pass as ``flatten_with_keys_fn`` for dict-like containers."""
+    return [(MappingKey(k), v) for k, v in d.items()], list(d)
+
+
 def _seq(kind: type) -> _Node:
     return _Node(lambda x: (list(x), None), lambda c, _ctx: kind(c), lambda x: [SequenceKey(i) for i in range(len(x))])
 
 
 SUPPORTED_NODES[tuple] = _seq(tuple)
 SUPPORTED_NODES[list] = _seq(list)
-SUPPORTED_NODES[dict] = _Node(lambda x: (list(x.values()), list(x)), lambda c, ks: dict(zip(ks, c, strict=True)),
-                              lambda x: [MappingKey(k) for k in x])  # fmt: skip
+SUPPORTED_NODES[dict] = _Node(_dict_flatten, _dict_unflatten, lambda x: [MappingKey(k) for k in x])
 SUPPORTED_NODES[OrderedDict] = _Node(lambda x: (list(x.values()), list(x)),
                                      lambda c, ks: OrderedDict(zip(ks, c, strict=True)),
                                      lambda x: [MappingKey(k) for k in x])  # fmt: skip

@@ -111,6 +111,29 @@ def test_inference_mode_matches_torch():
     assert _inference(ember) == _inference(torch)
 
 
+def _bare_decorators(lib):
+    class Net:
+        @lib.no_grad
+        def frozen(self, x):
+            """Doc kept."""
+            return (x * 2).requires_grad, lib.is_grad_enabled()
+
+        @lib.enable_grad
+        def live(self, x):
+            return (x * 2).requires_grad
+
+    x = lib.ones(2, requires_grad=True)
+    net = Net()
+    with lib.no_grad():
+        live = net.live(x)
+    return [net.frozen(x), live, Net.frozen.__name__, Net.frozen.__doc__, lib.is_grad_enabled()]
+
+
+def test_bare_no_grad_and_enable_grad_decorate_like_torch():
+    """``@torch.no_grad`` without parentheses (Hugging Face's model code)."""
+    assert _bare_decorators(ember) == _bare_decorators(torch)
+
+
 def test_tensors_made_in_inference_mode_are_not_inference_tensors():
     """Divergence: PyTorch marks tensors made inside the block (``is_inference()`` True) and refuses them in
     autograd later; Ember's block is ``no_grad`` plus the flag, and makes ordinary tensors."""

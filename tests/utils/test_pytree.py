@@ -84,6 +84,18 @@ def _run(libname: str) -> list[str]:
         p.tree_map(lambda x: x + 1, D(1, [2])),
         [p.keystr(k) for k, _ in p.tree_flatten_with_path(D(1, [2]))[0]],
     )
+
+    class Out(dict):  # a ModelOutput-like dict subclass, registered as Hugging Face registers its outputs
+        pass
+
+    p.register_pytree_node(
+        Out,
+        p._dict_flatten,
+        lambda c, ks: Out(p._dict_unflatten(c, ks)),
+        flatten_with_keys_fn=p._dict_flatten_with_keys,
+    )
+    pairs, spec = p.tree_flatten_with_path(Out(logits=1, hidden=[2, 3]))
+    say([(p.keystr(k), v) for k, v in pairs], type(spec.unflatten([4, 5, 6])).__name__, spec.num_leaves)
     return said
 
 

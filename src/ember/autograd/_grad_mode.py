@@ -79,6 +79,11 @@ class _GradMode:
 
     _mode: bool = True
 
+    def __new__(cls, orig_func: Any = None) -> Any:
+        if callable(orig_func):  # ``@no_grad`` without parentheses, as PyTorch allows
+            return cls()(orig_func)
+        return object.__new__(cls)
+
     def __init__(self) -> None:
         self._prev: list[bool] = []
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from .._errors import EmberError
 from .._tensor import Tensor
+from .._torch_alias import _aliased
 
 __all__ = ["DistError", "DistBackendError", "NotInitializedError", "Borrowed", "borrow", "gather_single",
            "scatter_single", "torch_modules"]  # fmt: skip
@@ -47,6 +48,8 @@ def torch_modules() -> tuple[Any, Any]:
         import torch.distributed as tdist
     except ImportError:
         raise ImportError(_MISSING) from None
+    if _aliased():  # ``torch`` is Ember itself here: PyTorch's process groups are out of reach
+        raise ImportError("ember.distributed needs PyTorch's torch.distributed, but `torch` is Ember in this process")
     if not tdist.is_available():
         raise ImportError(f"ember.distributed: torch {torch.__version__} was built without torch.distributed")
     _MODULES.append((torch, tdist))
