@@ -19,6 +19,7 @@ $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q "expecttest>=0.2" || echo "expecttest not installed: PyTorch operator-database tests will be skipped"
 	$(PY) -m pip install -q "transformers>=4.40" || echo "transformers not installed: Hugging Face parity tests will be skipped"
 	$(PY) -m pip install -q --no-deps "pnnx==20261020" || echo "pnnx not installed: PNNX export tests will be skipped"
+	$(PY) -m pip install -q "einops>=0.8" || echo "einops not installed: the einops program will check nothing"
 	$(PY) -m pip install -q -e ".[onnx]" || echo "onnx/onnxruntime not installed: ember.onnx tests will be skipped"
 	touch $(STAMP)
 
