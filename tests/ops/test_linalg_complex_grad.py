@@ -65,6 +65,13 @@ def _svd_lowrank(L, a):
     return U @ L.diag_embed(S.to(U.dtype)) @ V.mH, S
 
 
+def _row_scaled(L, a):
+    """``a`` with its first row multiplied by 2i in place (through a view of a clone)."""
+    b = a.clone()
+    b[..., 0, :].mul_(2j)
+    return b
+
+
 def _dominant(*shape: int) -> np.ndarray:
     """A matrix whose diagonal dominates: LU pivots on it whatever the pivoting rule (|z| or |re| + |im|)."""
     return c(*shape) + 6 * np.eye(shape[-2], shape[-1])
@@ -122,6 +129,16 @@ CASES = {
     "lu_solve_adjoint": (
         lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, adjoint=True, left=False),
         [_dominant(3, 3), c(2, 3)]),
+    # views and in-place writes before the operator
+    "inv_of_transpose": (lambda L, a: L.linalg.inv(a.mT), [c(2, 3, 3)]),
+    "det_of_row_scaled": (lambda L, a: L.linalg.det(_row_scaled(L, a)), [c(2, 3, 3)]),
+    "slogdet_of_slice": (lambda L, a: tuple(L.linalg.slogdet(a[..., 1:, :3])), [c(2, 4, 4)]),
+    "solve_of_views": (lambda L, a, b: L.linalg.solve(a.mT, b[..., 1:]), [c(3, 3), c(3, 3)]),
+    "cholesky_of_transpose": (lambda L, a: L.linalg.cholesky(_pd(L, a.mT)), [c(3, 3)]),
+    "qr_of_slice": (lambda L, a: tuple(L.linalg.qr(a[1:])), [c(5, 3)]),
+    "svd_of_row_scaled": (lambda L, a: _svd_invariant(L, _row_scaled(L, a)), [c(3, 4)]),
+    "eigh_of_slice": (lambda L, a: _eigh_invariant(L, a[..., :3, 1:]), [c(2, 3, 4)]),
+    "lu_of_transpose": (lambda L, a: _lu_factors(L, a.mT), [_dominant(3, 3)]),
 }  # fmt: skip
 #: cases whose complex64 run needs looser tolerances than check_op's float32 ones (eigen/singular vectors)
 LOOSE32 = {"eigh", "eigh_upper", "svd_square", "svd_tall", "svd_wide", "svd_full", "torch_svd",
@@ -199,9 +216,60 @@ def test_complex_slogdet_sign_is_differentiable_and_torch_svd_returns_v():
             assert tuple(tU.shape) == U.shape and tuple(tV.shape) == V.shape
 
 
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda L, a: L.linalg.inv(a),
+        lambda L, a: L.linalg.det(a),
+        lambda L, a: L.linalg.slogdet(a).sign,
+        lambda L, a: L.linalg.cholesky(_pd(L, a)),
+        lambda L, a: L.linalg.svd(a).S,
+        lambda L, a: L.linalg.eigh(_herm(L, a)).eigenvalues,
+        lambda L, a: L.linalg.qr(a).R,
+        lambda L, a: L.linalg.solve(a, a),
+    ],
+)
+def test_output_modified_in_place_refuses_backward_as_in_pytorch(op):
+    """The operators that save their outputs for backward refuse one changed in place (PyTorch: its version check)."""
+    a = c(3, 3)
+    for L in (ember, torch) if torch else (ember,):
+        x = L.tensor(a, requires_grad=True)
+        y = op(L, x)
+        y.mul_(2)
+        with pytest.raises(RuntimeError, match=r"modified by an inplace operation|modified in place"):
+            y.abs().sum().backward()
+
+
 def test_cond_fro_gradient_passes_gradcheck():
     """PyTorch 2.13's backward of ``linalg.cond(A, 'fro')`` fails (an in-place change of inv_ex's output it saved),
     for real and complex A; Ember's gradient is checked against finite differences only."""
     for a in (c(2, 3, 3), c(3, 3).real):
         x = ember.tensor(a, requires_grad=True)
         assert ember.autograd.gradcheck(lambda t: ember.linalg.cond(t, "fro"), [x])
+
+
+def test_det_gradient_of_singular_matrices_is_the_cofactor_matrix():
+    """A singular matrix has no inverse, but its determinant's gradient is the (conjugate) cofactor matrix, as in
+    PyTorch (its SVD branch): real and complex, rank n-1 and n-2, and a batch mixing singular and regular ones.
+
+    PyTorch 2.13 gives zeros for the complex ``[[1, 2, 3], [2, 4, 6], [1, 0, 1]]`` (its own gradcheck fails there);
+    that case is checked against finite differences only."""
+    low = rng.standard_normal((3, 2)) @ rng.standard_normal((2, 3))
+    mats = [
+        np.array([[1.0, 2, 3], [2, 4, 6], [1, 0, 1]]),
+        c(3, 2) @ c(2, 3),
+        c(4, 2) @ c(2, 4),
+        np.stack([low, rng.standard_normal((3, 3))]),
+        np.stack([low + 0j, c(3, 3)]),
+    ]
+    for m in mats:
+        x = ember.tensor(m, requires_grad=True)
+        assert ember.autograd.gradcheck(lambda t: ember.linalg.det(t), [x])
+        if torch is None:
+            continue
+        gy = np.full(m.shape[:-2], 1 + 0.5j if m.dtype.kind == "c" else 1.0)
+        (want,) = torch.autograd.grad(torch.linalg.det(t := torch.tensor(m, requires_grad=True)), [t], torch.tensor(gy))
+        (got,) = ember.autograd.grad(ember.linalg.det(x), [x], ember.tensor(gy))
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-9, atol=1e-12)
+    x = ember.tensor(mats[0] + 0j, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: ember.linalg.det(t), [x])

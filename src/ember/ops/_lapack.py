@@ -14,7 +14,7 @@ from ..autograd._function import Op
 from ._blas import matmul
 from ._indexing import where
 from ._indexing_view import _transpose, sum_to, unsqueeze
-from ._other_diagonal import tril, triu
+from ._other_diagonal import diag_embed, tril, triu
 from ._other_math import cross as _cross
 from ._pointwise_complex import cj
 from ._util import _float, broadcast_shapes, same_dtype
@@ -111,8 +111,30 @@ class Det(Op):
         return y
 
     def backward(self, g: Tensor) -> Tensor:
-        (a,) = self.inputs  # type: ignore[misc]  # d det A = det A tr(A^-1 dA): gA = g conj(det A) A^-H
-        return unsqueeze(unsqueeze(g * cj(self.output()), -1), -1) * _mH(inv(a))
+        """``d det A = tr(adj(A) dA)``: ``gA = g adj(A)^H``, which is ``g conj(det A) A^-H``; where a determinant of
+        the batch is below 100 eps (singular or nearly), the adjugate by SVD (PyTorch's ``linalg_det_backward``)."""
+        (a,) = self.inputs  # type: ignore[misc]
+        d = self.output().detach().abs()
+        if bool((d < 100 * a._backend.finfo(d._data.dtype).eps).any()):  # (det A) A^-1 would lose the digits
+            return _det_backward_singular(g, a)
+        try:
+            a_inv = inv(a)
+        except LinAlgError:
+            return _det_backward_singular(g, a)
+        return unsqueeze(unsqueeze(g * cj(self.output()), -1), -1) * _mH(a_inv)
+
+
+def _det_backward_singular(g: Tensor, a: Tensor) -> Tensor:
+    """``g adj(A)^H`` for any square ``A = U diag(S) V^H``: ``adj(A)^H = conj(det U det V^H) U diag(p) V^H`` with
+    ``p_i`` the product of the singular values other than ``S_i``."""
+    from ._linalg_decomp import linalg_svd
+    from ._reduction import prod
+
+    U, S, Vh = linalg_svd(a)
+    eye = diag_embed(S.new_ones((S.shape[-1],)))
+    p = prod(unsqueeze(S, -2) * (1 - eye) + eye, -1)  # row i: S with S_i replaced by 1
+    phase = cj(det(U) * det(Vh))
+    return unsqueeze(unsqueeze(g * phase, -1), -1) * matmul(U * unsqueeze(p, -2), Vh)
 
 
 def logdet(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
