@@ -129,6 +129,11 @@ CASES = {
     "lu_solve_adjoint": (
         lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, adjoint=True, left=False),
         [_dominant(3, 3), c(2, 3)]),
+    # PyTorch's older top-level names
+    "torch_cholesky_upper": (lambda L, a: L.cholesky(_pd(L, a), upper=True), [c(2, 3, 3)]),
+    "torch_lu": (lambda L, a: L.lu(a)[0], [_dominant(2, 3, 3)]),
+    "pinverse": (lambda L, a: L.pinverse(a), [c(3, 4)]),
+    "torch_matrix_power_neg": (lambda L, a: L.matrix_power(a, -2), [c(3, 3)]),
     # views and in-place writes before the operator
     "inv_of_transpose": (lambda L, a: L.linalg.inv(a.mT), [c(2, 3, 3)]),
     "det_of_row_scaled": (lambda L, a: L.linalg.det(_row_scaled(L, a)), [c(2, 3, 3)]),
@@ -150,12 +155,34 @@ def _fns(fn):
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.filterwarnings("ignore:torch.(cholesky|lu) is deprecated:UserWarning")  # (PyTorch's deprecations)
 def test_complex_gradients_match_pytorch_and_finite_differences(name):
     fn, vals = CASES[name]
     e, t = _fns(fn)
     check_op(e, *vals, torch_fn=t, dtypes=("float64",), name=name)  # gradcheck (complex128) and complex128 parity
     tol = (1e-3, 1e-4) if name in LOOSE32 else (None, None)
     check_op(e, *vals, torch_fn=t, dtypes=("float32",), rtol=tol[0], atol=tol[1], finite_differences=False, name=name)
+
+
+SECOND_ORDER = {
+    "inv": lambda L, a: L.linalg.inv(a),
+    "det": lambda L, a: L.linalg.det(a),
+    "slogdet": lambda L, a: tuple(L.linalg.slogdet(a)),
+    "solve": lambda L, a: L.linalg.solve(a, a[..., :1] * 2),
+    "cholesky": lambda L, a: L.linalg.cholesky(_pd(L, a)),
+    "svdvals": lambda L, a: L.linalg.svdvals(a),
+    "eigvalsh": lambda L, a: L.linalg.eigvalsh(_herm(L, a)),
+    "qr": lambda L, a: tuple(L.linalg.qr(a)),
+    "lu": lambda L, a: _lu_factors(L, a + 6 * L.eye(3, dtype=a.dtype)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SECOND_ORDER))
+def test_complex_second_order_gradients(name):
+    """The backward rules are Tensor compositions of complex-safe operators, so they differentiate again."""
+    fn = SECOND_ORDER[name]
+    x = ember.tensor(c(3, 3), requires_grad=True)
+    assert ember.autograd.gradgradcheck(lambda t: fn(ember, t), [x])
 
 
 @pytest.mark.parametrize(
