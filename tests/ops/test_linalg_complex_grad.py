@@ -129,6 +129,8 @@ CASES = {
     "lu_solve_adjoint": (
         lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, adjoint=True, left=False),
         [_dominant(3, 3), c(2, 3)]),
+    "householder_product": (lambda L, a, tau: L.linalg.householder_product(a, tau), [c(2, 4, 3), c(2, 2)]),
+    "lu_unpack": (lambda L, a: L.lu_unpack(*L.linalg.lu_factor(a))[1:], [_dominant(2, 3, 3)]),
     # PyTorch's older top-level names
     "torch_cholesky_upper": (lambda L, a: L.cholesky(_pd(L, a), upper=True), [c(2, 3, 3)]),
     "torch_lu": (lambda L, a: L.lu(a)[0], [_dominant(2, 3, 3)]),
