@@ -38,7 +38,7 @@ UNDEFINED_VALUES = {"empty", "empty_like", "empty_strided", "new_empty", "new_em
 #: OpInfo keys (``name`` or ``name.variant``) not run, with the reason
 SKIP: dict[str, str] = {
     k: "U and V are unique up to a phase per column (PyTorch's come from random projections); the real case is "
-    "checked through S and U diag(S) V^H in test_opdb_sweep_fixes.py; complex gradients are refused (as svd's)"
+    "checked through S and U diag(S) V^H in test_opdb_sweep_fixes.py; complex gradients in test_linalg_complex_grad.py"
     for k in ("svd_lowrank", "pca_lowrank")
 }
 
@@ -67,41 +67,7 @@ if type(ember.backends.get_backend()).lu_factor is LinalgKernels.lu_factor:
     DEVIATIONS.update({("lu", i): _PIVOTS for i in (3, 8)})  # (torch.lu: linalg.lu_factor_ex's result)
     DEVIATIONS.update({("linalg.lu_factor_ex", i): _PIVOTS for i in (6, 7, 8, 9)})
 #: OpInfo keys whose operator refuses complex gradients (a DTypeError): forward values compared under no_grad
-NO_COMPLEX_GRAD = {
-    "cholesky",
-    "logdet",
-    "lu",
-    "nn.functional.softsign",
-    "norm.nuc",
-    "qr",
-    "svd",
-    *(
-        f"linalg.{n}"
-        for n in (
-            "cholesky",
-            "cholesky_ex",
-            "cond",
-            "det",
-            "eigh",
-            "eigvalsh",
-            "inv",
-            "inv_ex",
-            "lu",
-            "lu_factor",
-            "lu_factor_ex",
-            "matrix_norm",
-            "matrix_power",
-            "qr",
-            "slogdet",
-            "solve",
-            "solve_ex",
-            "svd",
-            "svdvals",
-            "tensorinv",
-            "tensorsolve",
-        )
-    ),
-}  # (matrix_norm/matrix_power: only their SVD- and inverse-based samples refuse)
+NO_COMPLEX_GRAD = {"nn.functional.softsign"}
 
 
 def _flat(out: Any) -> list[Any]:

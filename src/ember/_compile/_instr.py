@@ -160,7 +160,8 @@ class _ZeroD:
         if isinstance(res, np.generic):
             return _ASARRAY(res)
         if isinstance(res, tuple | list):
-            return res.__class__(_ASARRAY(v) if isinstance(v, np.generic) else v for v in res)
+            vals = [_ASARRAY(v) if isinstance(v, np.generic) else v for v in res]
+            return res.__class__(*vals) if hasattr(res, "_fields") else res.__class__(vals)  # a namedtuple: slogdet
         return res
 
 

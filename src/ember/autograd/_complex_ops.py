@@ -20,7 +20,8 @@ COMPLEX_GRAD_OPS = frozenset({
     # Fourier transforms (tests/ops/test_fft.py)
     "FftC2C", "FftC2R", "FftR2C",
     # linear algebra (tests/ops/test_linalg_decomp.py, test_complex_grad_ops.py)
-    "CholeskyInverse", "CholeskySolve", "Eig", "MatrixExp", "Pinv", "SolveTriangular",
+    "Cholesky", "CholeskyInverse", "CholeskySolve", "Det", "Eig", "Eigh", "Inv", "Lu", "MatrixExp", "Pinv", "Qr",
+    "Slogdet", "Solve", "SolveTriangular", "Svd", "SvdLowRank",
     # found right by op_db's complex sweep (tests/ops/test_opdb_complex.py, test_complex_grad_ops.py)
     "AsStrided", "Conv", "ConvT", "Sinc", "SumTo", "Unfold",
     # moving, copying and selecting values

@@ -14,7 +14,7 @@ from ..autograd._function import Op
 from ._blas import matmul
 from ._indexing import where
 from ._indexing_view import _transpose, sum_to, unsqueeze
-from ._other_diagonal import diag_embed, diagonal, tril, triu
+from ._other_diagonal import diag_embed, tril, triu
 from ._other_math import cross as _cross
 from ._pointwise_complex import cj
 from ._util import _float, broadcast_shapes, same_dtype
@@ -28,6 +28,11 @@ SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 
 def _mT(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
     return _transpose(x, -1, -2)
+
+
+def _mH(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
+    """The conjugate transpose (the transpose of a real matrix)."""
+    return cj(_transpose(x, -1, -2))
 
 
 def _square(op: str, A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
@@ -50,7 +55,7 @@ class Inv(Op):
         return y
 
     def backward(self, g: Tensor) -> Tensor:
-        y = _mT(self.output())  # d(A^-1) = -A^-1 dA A^-1
+        y = _mH(self.output())  # d(A^-1) = -A^-1 dA A^-1, so gA = -A^-H g A^-H
         return -matmul(matmul(y, g), y)
 
 
@@ -64,22 +69,31 @@ inverse = inv
 
 class Slogdet(Op):
     n_out = 2
+    saves_output = True
 
     def forward(self, a: Any) -> Any:
         sign, logabs = self.backend.xp.linalg.slogdet(a)
+        self.keep(sign)
         return sign, logabs
 
     def backward(self, g_sign: Any, g_log: Any) -> Tensor:
+        """``gA = g A^-H`` with ``g = g_log + i Im(g_sign conj(sign))`` (PyTorch's ``slogdet_backward``): ``d log|det A|
+        = Re tr(A^-1 dA)`` and ``d sign = i sign Im tr(A^-1 dA)``; a real sign is locally constant."""
         (a,) = self.inputs  # type: ignore[misc]
-        if g_log is None:
+        g = g_log
+        if g_sign is not None and a.dtype.is_complex:
+            phase = (g_sign * cj(self.output(0))).imag * 1j
+            g = phase if g is None else g + phase
+        if g is None:
             return a.new_zeros(a.shape)
-        return unsqueeze(unsqueeze(g_log, -1), -1) * _mT(inv(a))  # d log|det A| = tr(A^-1 dA)
+        return unsqueeze(unsqueeze(g, -1), -1) * _mH(inv(a))  # d log|det A| = tr(A^-1 dA)
 
 
 def slogdet(A: Tensor) -> SlogdetResult:  # noqa: N803 - PyTorch's name
-    """``(sign, log|det A|)`` of square matrices; the gradient flows through ``logabsdet``."""
+    """``(sign, log|det A|)`` of square matrices; the gradient flows through ``logabsdet`` (and, for complex
+    matrices, through the phase ``sign``)."""
     sign, logabs = Slogdet.apply(_square("slogdet", A))
-    return SlogdetResult(sign.detach(), logabs)
+    return SlogdetResult(sign if sign.dtype.is_complex else sign.detach(), logabs)
 
 
 def det(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
@@ -97,8 +111,30 @@ class Det(Op):
         return y
 
     def backward(self, g: Tensor) -> Tensor:
+        """``d det A = tr(adj(A) dA)``: ``gA = g adj(A)^H``, which is ``g conj(det A) A^-H``; where a determinant of
+        the batch is below 100 eps (singular or nearly), the adjugate by SVD (PyTorch's ``linalg_det_backward``)."""
         (a,) = self.inputs  # type: ignore[misc]
-        return unsqueeze(unsqueeze(g * self.output(), -1), -1) * _mT(inv(a))
+        d = self.output().detach().abs()
+        if bool((d < 100 * a._backend.finfo(d._data.dtype).eps).any()):  # (det A) A^-1 would lose the digits
+            return _det_backward_singular(g, a)
+        try:
+            a_inv = inv(a)
+        except LinAlgError:
+            return _det_backward_singular(g, a)
+        return unsqueeze(unsqueeze(g * cj(self.output()), -1), -1) * _mH(a_inv)
+
+
+def _det_backward_singular(g: Tensor, a: Tensor) -> Tensor:
+    """``g adj(A)^H`` for any square ``A = U diag(S) V^H``: ``adj(A)^H = conj(det U det V^H) U diag(p) V^H`` with
+    ``p_i`` the product of the singular values other than ``S_i``."""
+    from ._linalg_decomp import linalg_svd
+    from ._reduction import prod
+
+    U, S, Vh = linalg_svd(a)
+    eye = diag_embed(S.new_ones((S.shape[-1],)))
+    p = prod(unsqueeze(S, -2) * (1 - eye) + eye, -1)  # row i: S with S_i replaced by 1
+    phase = cj(det(U) * det(Vh))
+    return unsqueeze(unsqueeze(g * phase, -1), -1) * matmul(U * unsqueeze(p, -2), Vh)
 
 
 def logdet(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
@@ -189,12 +225,8 @@ def _mt(x: Tensor) -> Tensor:
     return _transpose(x, -1, -2)
 
 
-def _halve_diag(x: Tensor) -> Tensor:
-    return x - 0.5 * diag_embed(diagonal(x, 0, -2, -1))
-
-
 class Cholesky(Op):
-    """``L`` lower-triangular with ``L @ L.mT == A`` (reads A's lower triangle)."""
+    """``L`` lower-triangular with ``L @ L.mH == A`` (reads A's lower triangle)."""
 
     saves_inputs = False
     saves_output = True
@@ -211,11 +243,12 @@ class Cholesky(Op):
         return out
 
     def backward(self, g: Tensor) -> Tensor:
-        # Murray (2016): gA = L^-T Phi(L^T gL) L^-1, symmetrised; Phi = lower triangle with half diagonal
+        """PyTorch's ``cholesky_backward`` (Murray 2016): ``gA = L^-H M L^-1`` with ``P = L^H gL`` and
+        ``M = (tril(P) + tril(P, -1)^H) / 2``, Hermitian off the diagonal."""
         L = self.output()
-        phi = _halve_diag(tril(matmul(_mt(L), g)))
-        s = solve_triangular(_mt(L), _mt(solve_triangular(_mt(L), phi, upper=True)), upper=True)
-        return 0.5 * (s + _mt(s))
+        P = tril(matmul(_mH(L), g))
+        M = 0.5 * (P + _mH(tril(P, -1)))
+        return solve_triangular(L, solve_triangular(_mH(L), M, upper=True), upper=False, left=False)
 
 
 @autocast_op("cholesky")

@@ -19,6 +19,7 @@ from ._indexing_join import cat
 from ._indexing_view import _transpose, unsqueeze
 from ._lapack import solve
 from ._other_diagonal import diag_embed, diagonal, tril
+from ._pointwise_complex import cj
 from ._util import _float
 
 __all__ = ["geqrf", "pca_lowrank", "qr", "svd", "svd_lowrank"]
@@ -33,6 +34,11 @@ EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 
 def _mT(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
     return _transpose(x, -1, -2)
+
+
+def _mH(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
+    """The conjugate transpose (the transpose of a real matrix)."""
+    return cj(_transpose(x, -1, -2))
 
 
 def _matrices(op: str, A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
@@ -83,7 +89,9 @@ class Svd(Op):
 
 
 def svd_backward(gU: Any, gS: Any, gVh: Any, U: Tensor, S: Tensor, Vh: Tensor, m: int, n: int) -> Tensor:  # noqa: N803
-    """The gradient of ``A = U diag(S) Vh`` (reduced, real) for the given output gradients (None: zero)."""
+    """The gradient of ``A = U diag(S) Vh`` (reduced) for the given output gradients (None: zero): PyTorch's
+    ``svd_backward``. Complex singular vectors are defined up to a phase per pair; a loss that depends on it
+    (``Im diag(U^H gU) != -Im diag(V^H gV)``) has no gradient: a ``RuntimeError`` says so, as PyTorch's."""
     if gU is None and gVh is None:
         if gS is None:
             return U.new_zeros((*U.shape[:-2], m, n))
@@ -91,27 +99,50 @@ def svd_backward(gU: Any, gS: Any, gVh: Any, U: Tensor, S: Tensor, Vh: Tensor, m
     k = S.shape[-1]
     S2 = S * S
     E = _unit_diagonal(unsqueeze(S2, -2) - unsqueeze(S2, -1))  # E_ij = S_j^2 - S_i^2
-    V = _mT(Vh)
+    UhgU = None if gU is None else _skew(matmul(_mH(U), gU))
+    VhgV = None if gVh is None else _skew(matmul(Vh, _mH(gVh)))
+    complex_ = U.dtype.is_complex
+    if complex_:
+        _check_phase_invariant(UhgU, VhgV)
     inner = None
-    if gU is not None:
-        J = matmul(_mT(U), gU)
-        inner = (J - _mT(J)) * unsqueeze(S, -2)
-    if gVh is not None:
-        K = matmul(Vh, _mT(gVh))
-        term = unsqueeze(S, -1) * (K - _mT(K))
+    if UhgU is not None:
+        inner = UhgU * unsqueeze(S, -2)
+    if VhgV is not None:
+        term = unsqueeze(S, -1) * VhgV
         inner = term if inner is None else inner + term
     gA = inner / E  # type: ignore[operator]
     if gS is not None:
         gA = gA + diag_embed(gS)
+    if complex_ and UhgU is not None:  # the imaginary diagonal: U's phases, paired with V's
+        gA = gA + diag_embed(diagonal(UhgU, 0, -2, -1) / (2 * S))
     if m > k and gU is not None:
         gUSinv = gU / unsqueeze(S, -2)
-        gA = matmul(U, gA) + gUSinv - matmul(U, matmul(_mT(U), gUSinv))
+        gA = matmul(U, gA) + gUSinv - matmul(U, matmul(_mH(U), gUSinv))
         return matmul(gA, Vh)
     if n > k and gVh is not None:
         SinvgVh = gVh / unsqueeze(S, -1)
-        gA = matmul(gA, Vh) + SinvgVh - matmul(matmul(SinvgVh, V), Vh)
+        gA = matmul(gA, Vh) + SinvgVh - matmul(matmul(SinvgVh, _mH(Vh)), Vh)
         return matmul(U, gA)
     return matmul(matmul(U, gA), Vh)
+
+
+def _skew(x: Tensor) -> Tensor:
+    return x - _mH(x)
+
+
+def _check_phase_invariant(UhgU: Tensor | None, VhgV: Tensor | None) -> None:  # noqa: N803 - PyTorch's names
+    """PyTorch's check (same tolerances) that the loss does not depend on the singular vectors' phases."""
+    iu = None if UhgU is None else diagonal(UhgU, 0, -2, -1).imag
+    iv = None if VhgV is None else -diagonal(VhgV, 0, -2, -1).imag
+    if iu is None or iv is None:
+        diff, ref = (iu if iv is None else iv).abs(), 0.0  # type: ignore[union-attr]
+    else:
+        diff, ref = (iu - iv).abs(), iv.abs()
+    if bool((diff > 1e-2 + 1e-2 * ref).any()):
+        raise RuntimeError(
+            "svd_backward: The singular vectors in the complex case are specified up to multiplication by "
+            "e^{i phi}. The specified loss function depends on this phase term, making it ill-defined."
+        )
 
 
 def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> SVDResult:  # noqa: N803
@@ -122,12 +153,15 @@ def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = No
 
 
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> TorchSVDResult:
-    """``torch.svd``: ``(U, S, V)`` with ``V`` (not ``Vh``); ``some=False`` gives the full square factors."""
+    """``torch.svd``: ``(U, S, V)`` with ``V = Vh^H`` (not ``Vh``); ``some=False`` gives the full square factors,
+    ``compute_uv=False`` zero-filled square ones (as PyTorch)."""
     a = _matrices("svd", input)
+    if not compute_uv:
+        S = Svd.apply(a, False)[1]
+        batch, m, n = tuple(a.shape[:-2]), a.shape[-2], a.shape[-1]
+        return TorchSVDResult(a.new_zeros((*batch, m, m)), S, a.new_zeros((*batch, n, n)))
     U, S, Vh = Svd.apply(a, not some)
-    if not compute_uv:  # PyTorch returns zero-filled factors
-        return TorchSVDResult(U.detach() * 0, S, _mT(Vh).detach() * 0)
-    return TorchSVDResult(U, S, _mT(Vh))
+    return TorchSVDResult(U, S, _mH(Vh))
 
 
 class SvdLowRank(Op):
@@ -219,7 +253,7 @@ class Qr(Op):
         gV = None if gR is None else gR[..., m:]
         gQx = gQ
         if gV is not None:
-            extra = matmul(Y, _mT(gV))
+            extra = matmul(Y, _mH(gV))
             gQx = extra if gQx is None else gQx + extra
         gX = _qr_backward_tall(Q, Ru, gQx, gRu)
         gY = matmul(Q, gV) if gV is not None else Y.new_zeros(Y.shape)
@@ -227,21 +261,23 @@ class Qr(Op):
 
 
 def _qr_backward_tall(Q: Tensor, R: Tensor, gQ: Any, gR: Any) -> Tensor:  # noqa: N803 - PyTorch's names
-    """``gA = (gQ + Q copyltu(M)) R^-T`` with ``M = R gR^T - gQ^T Q`` (m >= n, reduced)."""
+    """``gA = (gQ + Q copyltu(M)) R^-H`` with ``M = R gR^H - gQ^H Q`` (m >= n, reduced); ``copyltu(M)`` is
+    Hermitian, from M's strict lower triangle and the real part of its diagonal (R's diagonal is real)."""
     from ._lapack import solve_triangular
 
     M = None
     if gR is not None:
-        M = matmul(R, _mT(gR))
+        M = matmul(R, _mH(gR))
     if gQ is not None:
-        t = matmul(_mT(gQ), Q)
+        t = matmul(_mH(gQ), Q)
         M = -t if M is None else M - t
     low = tril(M, -1)  # type: ignore[arg-type]
-    sym = low + _mT(low) + diag_embed(diagonal(M, 0, -2, -1))  # type: ignore[arg-type]
+    d = diagonal(M, 0, -2, -1)  # type: ignore[arg-type]
+    sym = low + _mH(low) + diag_embed(d.real.to(d.dtype) if d.dtype.is_complex else d)
     b = matmul(Q, sym)
     if gQ is not None:
         b = b + gQ
-    return solve_triangular(_mT(R), b, upper=False, left=False)
+    return solve_triangular(_mH(R), b, upper=False, left=False)
 
 
 def linalg_qr(A: Tensor, mode: str = "reduced") -> QRResult:  # noqa: N803 - PyTorch's name
@@ -295,18 +331,28 @@ class Eigh(Op):
         return w, v
 
     def backward(self, gL: Any, gV: Any) -> tuple[Any, None]:  # noqa: N803 - PyTorch's names
+        """PyTorch's ``linalg_eig_backward`` for Hermitian matrices: ``gA = V (skew(V^H gV) / 2E + diag(gL)) V^H``
+        (``E_ij = L_j - L_i``); a loss that depends on complex eigenvectors' phases (``Im diag(V^H gV) != 0``)
+        raises a ``RuntimeError``, as PyTorch's."""
         L, V = self.output(0), self.output(1)
         if gV is None:
             if gL is None:
                 return V.new_zeros(V.shape), None
-            return matmul(V * unsqueeze(gL, -2), _mT(V)), None
-        VhgV = matmul(_mT(V), gV)
-        skew = (VhgV - _mT(VhgV)) * 0.5
+            return matmul(V * unsqueeze(gL, -2), _mH(V)), None
+        VhgV = matmul(_mH(V), gV)
+        if VhgV.dtype.is_complex and bool((diagonal(VhgV, 0, -2, -1).imag.abs() > 1e-2).any()):
+            raise RuntimeError(
+                "linalg_eigh_backward: The eigenvectors in the complex case are specified up to multiplication "
+                "by e^{i phi}. The specified loss function depends on this quantity, so it is ill-defined."
+            )
+        skew = (VhgV - _mH(VhgV)) * 0.5
         E = _unit_diagonal(unsqueeze(L, -2) - unsqueeze(L, -1))  # E_ij = L_j - L_i
         inner = skew / E
-        if gL is not None:
+        if gL is not None:  # PyTorch puts gL on the diagonal, over skew's (zero when real or phase-invariant)
+            if inner.dtype.is_complex:
+                inner = inner - diag_embed(diagonal(inner, 0, -2, -1))
             inner = inner + diag_embed(gL)
-        return matmul(matmul(V, inner), _mT(V)), None
+        return matmul(matmul(V, inner), _mH(V)), None
 
 
 def _uplo(op: str, UPLO: str) -> bool:  # noqa: N803 - PyTorch's name

@@ -12,7 +12,7 @@ import math
 from collections import namedtuple
 from typing import Any
 
-from .._dtype import to_real
+from .._dtype import int32, to_real
 from .._errors import LinAlgError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._function import Op
@@ -58,10 +58,10 @@ def _batch_info(A: Tensor, ok: Any) -> Tensor:  # noqa: N803
     """An int32 ``info`` of A's batch shape: 0 where ``ok(matrix)``, else the failing order (1-based)."""
     batch = tuple(A.shape[:-2])
     if A.numel() == 0:
-        return A.new_zeros(batch).int()
+        return A.new_zeros(batch, dtype=int32)
     mats = reshape(A.detach(), (math.prod(batch), *A.shape[-2:]))
     vals = [ok(mats[i]) for i in range(mats.shape[0])]
-    return A.new_tensor(vals).int().reshape(batch) if batch else A.new_tensor(vals[0]).int()
+    return A.new_tensor(vals, dtype=int32).reshape(batch) if batch else A.new_tensor(vals[0], dtype=int32)
 
 
 def _first_failing_minor(a: Tensor) -> int:
@@ -85,7 +85,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     positive-definite (0: success); where it fails, ``L`` is zero (PyTorch leaves a partial factor)."""
     a = _square("linalg.cholesky_ex", A)
     try:
-        return CholeskyExResult(cholesky(a, upper=upper), a.new_zeros(tuple(a.shape[:-2])).int())
+        return CholeskyExResult(cholesky(a, upper=upper), a.new_zeros(tuple(a.shape[:-2]), dtype=int32))
     except ValueError:
         if check_errors:
             raise
