@@ -1,9 +1,9 @@
 """The meta backend's kernels that cannot run their references on shapes alone: shape rules.
 
 Convolution (the references gather im2col windows through NumPy's strides), pooling (its backward tests values
-to choose a path), random draws (only the shape is made; nothing is drawn), and the in-place scatters (nothing
-to write). The remaining kernels (batch and layer norm, attention, losses, activations, padding, optimizer
-steps) run their ``xp`` references on ``MetaArray``s.
+to choose a path), the special functions (SciPy's or a host loop), random draws (only the shape is made;
+nothing is drawn), and the in-place scatters (nothing to write). The remaining kernels (batch and layer norm,
+attention, losses, activations, padding, optimizer steps) run their ``xp`` references on ``MetaArray``s.
 """
 
 from __future__ import annotations
@@ -49,6 +49,32 @@ class MetaKernels:
 
     def dropout_mask(self, gen: Any, shape: tuple[int, ...], p: float, dtype: Any) -> MetaArray:
         return MetaArray(shape, bool)
+
+    # -- special functions: elementwise, a floating result ------------------------------------------
+    def _elementwise(self, *args: Any) -> MetaArray:
+        arrays = [a for a in args if isinstance(a, MetaArray)]
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        dt = np.result_type(*(a.dtype for a in arrays))
+        return MetaArray(shape, dt if dt.kind in "fc" else np.float32)
+
+    def erf(self, x: Any) -> MetaArray:
+        return self._elementwise(x)
+
+    erfinv = lgamma = digamma = erf
+
+    def polygamma(self, n: int, x: Any) -> MetaArray:
+        return self._elementwise(x)
+
+    def igamma(self, a: Any, x: Any) -> MetaArray:
+        return self._elementwise(a, x)
+
+    igamma_grad_a = igamma
+
+    def standard_gamma_grad(self, x: Any, alpha: Any) -> MetaArray:
+        return self._elementwise(x, alpha)
+
+    def special_fn(self, name: str, *args: Any) -> MetaArray:
+        return self._elementwise(*args)
 
     # -- scatters and windows --------------------------------------------------------------------
     def index_add(self, target: Any, index: Any, values: Any) -> None:
