@@ -214,6 +214,11 @@ OPS = {
     "clamp": lambda L: _x(L, 2, 3).clamp(-1, 1),
     "einsum": lambda L: L.einsum("bij,bjk->bik", _x(L, 2, 3, 4), _x(L, 2, 4, 5)),
     "to float64": lambda L: _x(L, 2, 3).double(),
+    "prod": lambda L: _x(L, 3, 4).prod(1),
+    "prod all": lambda L: _x(L, 3, 4).prod(),
+    "cumprod": lambda L: _x(L, 3, 4).cumprod(1),
+    "int floordiv": lambda L: L.ones(3, device="meta", dtype=L.int64) // L.ones(3, device="meta", dtype=L.int64),
+    "int remainder": lambda L: L.ones(3, device="meta", dtype=L.int32) % L.ones(3, device="meta", dtype=L.int32),
 }
 
 
@@ -475,3 +480,47 @@ def test_meta_array_has_no_values():
             read()
     with pytest.raises(NotImplementedError, match="tensordot"):
         np.tensordot(m, m)
+
+
+MODULES = {
+    "transformer encoder": lambda L: L.nn.TransformerEncoder(
+        L.nn.TransformerEncoderLayer(16, 4, 32, batch_first=True), 2
+    ),
+    "bidirectional lstm": lambda L: L.nn.LSTM(8, 12, num_layers=2, batch_first=True, bidirectional=True),
+    "gru": lambda L: L.nn.GRU(8, 12),
+    "conv1d stack": lambda L: L.nn.Sequential(
+        L.nn.Conv1d(3, 4, 3), L.nn.BatchNorm1d(4), L.nn.AdaptiveMaxPool1d(2), L.nn.Flatten(), L.nn.Linear(8, 2)
+    ),
+}
+INPUTS = {
+    "transformer encoder": (2, 5, 16),
+    "bidirectional lstm": (2, 7, 8),
+    "gru": (7, 2, 8),
+    "conv1d stack": (2, 3, 9),
+}
+
+
+@pytest.mark.parametrize("case", MODULES)
+def test_more_layers_forward_and_backward_on_meta_match_torch(case):
+    def run(L):
+        with L.device("meta"):
+            m = MODULES[case](L)
+        out = m(L.empty(*INPUTS[case], device="meta"))
+        y = out[0] if isinstance(out, tuple) else out
+        y.sum().backward()
+        return desc(y), [(n, desc(p.grad)) for n, p in m.named_parameters()]
+
+    same(run)
+
+
+@pytest.mark.parametrize("opt", ["SGD", "Adam", "AdamW"])
+def test_optimizer_step_on_meta_parameters_matches_torch(opt):
+    def run(L):
+        m = L.nn.Linear(3, 4, device="meta")
+        o = getattr(L.optim, opt)(m.parameters(), lr=0.1, **({"momentum": 0.9} if opt == "SGD" else {}))
+        m(L.empty(2, 3, device="meta")).sum().backward()
+        o.step()
+        state = o.state[m.weight]
+        return desc(m.weight), sorted((k, desc(v)) for k, v in state.items() if k != "step")
+
+    same(run)
