@@ -214,6 +214,10 @@ OPS = {
     "clamp": lambda L: _x(L, 2, 3).clamp(-1, 1),
     "einsum": lambda L: L.einsum("bij,bjk->bik", _x(L, 2, 3, 4), _x(L, 2, 4, 5)),
     "to float64": lambda L: _x(L, 2, 3).double(),
+    "quantile": lambda L: L.quantile(_x(L, 4, 5), 0.25, dim=0, keepdim=True),
+    "max_unpool2d": lambda L: L.nn.functional.max_unpool2d(
+        *L.nn.functional.max_pool2d(_x(L, 2, 3, 8, 8), 2, return_indices=True), 2
+    ),
     "prod": lambda L: _x(L, 3, 4).prod(1),
     "prod all": lambda L: _x(L, 3, 4).prod(),
     "cumprod": lambda L: _x(L, 3, 4).cumprod(1),
@@ -524,3 +528,18 @@ def test_optimizer_step_on_meta_parameters_matches_torch(opt):
         return desc(m.weight), sorted((k, desc(v)) for k, v in state.items() if k != "step")
 
     same(run)
+
+
+def test_meta_draws_leave_the_generator_alone():
+    """Random numbers on meta are shapes only: the CPU generator's next draw is the same as without them."""
+
+    def run(L):
+        L.manual_seed(0)
+        a = L.rand(4).tolist()
+        L.manual_seed(0)
+        L.randn(3, device="meta"), L.randint(0, 5, (3,), device="meta"), L.randperm(6, device="meta")
+        L.nn.functional.dropout(L.ones(3, device="meta"), 0.5)
+        L.nn.Linear(8, 8, device="meta")
+        return a == L.rand(4).tolist()
+
+    assert same(run) is True
