@@ -357,7 +357,7 @@ def randperm(n: int, *, dtype: Any = None, device: Any = None, generator: Any = 
     be = get_backend(device)
     d = as_dtype(dtype) if dtype is not None else int64
     if be.device.type == "meta":  # a shape only: nothing drawn (PyTorch's generator does not move either)
-        return Tensor._make(be.randint(None, 0, 1, (int(n),), d), be)
+        return Tensor._make(be.astype(be.xp.empty((int(n),)), d), be)
     gen = generator or default_generator
     with gen._lock:
         perm = gen._rng.permutation(int(n))
