@@ -543,3 +543,13 @@ def test_meta_draws_leave_the_generator_alone():
         return a == L.rand(4).tolist()
 
     assert same(run) is True
+
+
+def test_a_pytorch_file_with_meta_tensors_loads_on_meta(tmp_path):
+    path = tmp_path / "meta.pt"
+    torch.save(
+        {"w": torch.empty(3, 4, device="meta").t(), "p": torch.nn.Parameter(torch.empty(2, device="meta"))}, path
+    )
+    want = {k: desc(v) for k, v in torch.load(path, map_location="cpu").items()}
+    got = {k: desc(v) for k, v in ember.load(path, map_location="cpu").items()}
+    assert got == want and want["w"][2] == "meta"
