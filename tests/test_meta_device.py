@@ -553,3 +553,20 @@ def test_a_pytorch_file_with_meta_tensors_loads_on_meta(tmp_path):
     want = {k: desc(v) for k, v in torch.load(path, map_location="cpu").items()}
     got = {k: desc(v) for k, v in ember.load(path, map_location="cpu").items()}
     assert got == want and want["w"][2] == "meta"
+
+
+def test_skip_init_builds_on_meta_then_gives_memory():
+    def run(L):
+        class NoDevice(L.nn.Module):
+            def __init__(self):
+                super().__init__()
+
+        m = L.nn.utils.skip_init(L.nn.Linear, 3, 4, dtype=L.float64)
+        try:
+            L.nn.utils.skip_init(NoDevice)
+            refused = None
+        except RuntimeError:
+            refused = "RuntimeError"
+        return desc(m.weight), desc(m.bias), refused
+
+    same(run)
