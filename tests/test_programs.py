@@ -8,9 +8,10 @@ tagger on packed sequences; a WGAN-GP with spectral norm, a UNet with checkpoint
 attention; a normalizing flow, style transfer by LBFGS with forward hooks, distillation and metric losses; a
 seed-everything reproducibility check; sharded IterableDatasets, dict/namedtuple batches and module containers;
 nanoGPT; a LLaMA-style model with rotary embeddings and a KV cache; a BERT-style classifier with a DataLoader of
-workers; a ViT and a Perceiver written with einops, which then runs on Ember through the alias). Each runs in a
-subprocess where ``sys.modules["torch"]`` is Ember, and must finish as under PyTorch (``EMBER_TEST_PROGRAMS_TORCH=1``
-runs them under PyTorch, to check a program).
+workers; big-model loading on the meta device: ``init_empty_weights``, ``to_empty``,
+``load_state_dict(assign=True)``; a ViT and a Perceiver written with einops, which then runs on Ember through the
+alias). Each runs in a subprocess where ``sys.modules["torch"]`` is Ember, and must finish as under PyTorch
+(``EMBER_TEST_PROGRAMS_TORCH=1`` runs them under PyTorch, to check a program).
 Running them found: ``import torch.nn`` loading a second copy of Ember ("expected a Tensor, got Tensor"), the
 losses' ``size_average`` argument and ``autograd.grad``'s ``only_inputs`` missing, ``set_num_threads`` calling
 itself through the alias, and ``torch.compile(model)`` replaying stale attention in nanoGPT.

@@ -393,10 +393,13 @@ def randint(
 def randperm(n: int, *, dtype: Any = None, device: Any = None, generator: Any = None) -> Tensor:
     """A random permutation of ``0 .. n - 1``."""
     be = get_backend(device)
+    d = as_dtype(dtype) if dtype is not None else int64
+    if be.device.type == "meta":  # a shape only: nothing drawn (PyTorch's generator does not move either)
+        return Tensor._make(be.astype(be.xp.empty((int(n),)), d), be)
     gen = generator or default_generator
     with gen._lock:
         perm = gen._rng.permutation(int(n))
-    return Tensor._make(be.asarray(perm, as_dtype(dtype) if dtype is not None else int64), be)
+    return Tensor._make(be.asarray(perm, d), be)
 
 
 def _like(x: Tensor, dtype: Any, device: Any) -> dict[str, Any]:

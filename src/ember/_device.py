@@ -17,7 +17,7 @@ __all__ = ["device", "get_default_device", "set_default_device"]
 
 
 class device:  # noqa: N801 - PyTorch's name
-    """Where a tensor's memory lives: a type (``cpu`` or ``cuda``) and an index.
+    """Where a tensor's memory lives: a type (``cpu``, ``cuda``, or ``meta``: no memory at all) and an index.
 
     A tensor's ``.device`` also remembers which backend serves it (``backend``), so that
     ``zeros(3, device=x.device)`` and ``y.to(x.device)`` land next to ``x``; a device you make yourself
@@ -40,12 +40,12 @@ class device:  # noqa: N801 - PyTorch's name
             spec, index = spec.type, getattr(spec, "index", None)
         text = str(spec)
         kind, _, idx = text.partition(":")
-        if kind not in ("cpu", "cuda"):
-            known = kind in ("mps", "xla", "xpu", "meta", "hip", "ipu", "hpu", "mtia", "vulkan", "privateuseone")
+        if kind not in ("cpu", "cuda", "meta"):
+            known = kind in ("mps", "xla", "xpu", "hip", "ipu", "hpu", "mtia", "vulkan", "privateuseone")
             raise DeviceError(
-                f"device {text!r} is not supported by Ember; it has 'cpu', 'cuda' and 'cuda:N'"
+                f"device {text!r} is not supported by Ember; it has 'cpu', 'cuda', 'cuda:N' and 'meta'"
                 if known
-                else f"unknown device {text!r}; expected 'cpu', 'cuda' or 'cuda:N'"
+                else f"unknown device {text!r}; expected 'cpu', 'cuda', 'cuda:N' or 'meta'"
             )
         if idx:
             if not idx.isdigit():

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from ._dtype import get_default_dtype
+
 #: ``set_printoptions``'s state: significant digits, the element count above which a tensor is summarized, the
 #: entries kept at each end of a summarized dim, and scientific notation (None: chosen per value)
 OPTIONS: dict[str, Any] = {"precision": 4, "threshold": 1000, "edgeitems": 3, "sci_mode": None}
@@ -95,7 +97,27 @@ def _suffix(t: Any) -> str:
     return "".join(", " + p for p in parts)
 
 
+def format_meta(t: Any) -> str:
+    """A meta tensor as PyTorch prints one: no values, its device and size (and dtype when not the default)."""
+    head = "tensor(..."
+    parts = ["device='meta'", f"size={tuple(t.shape)}"]
+    if t.dtype is not get_default_dtype():
+        parts.append(f"dtype={t.dtype!r}")
+    parts += [p for p in _suffix(t).split(", ") if p]
+    out, width = head, len(head)
+    for p in parts:  # a part that would pass 80 columns starts a new line under the first value (PyTorch's wrap)
+        if width + len(p) + 2 > 80:
+            out += ",\n" + " " * 7 + p
+            width = 7 + len(p)
+        else:
+            out += ", " + p
+            width += len(p) + 2
+    return out + ")"
+
+
 def format_tensor(t: Any) -> str:
+    if t._backend.device.type == "meta":
+        return format_meta(t)
     arr = np.asarray(t._backend.to_numpy(t._data))
     kind = arr.dtype.kind
     summarize = arr.size > OPTIONS["threshold"]

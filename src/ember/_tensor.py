@@ -291,7 +291,7 @@ class Tensor(TensorGradFields, TensorConversions):
 
     def __format__(self, spec: str) -> str:
         """A 0-d tensor formats as its value (``f"{loss:.4f}"``); others only with an empty spec (PyTorch)."""
-        if self.ndim == 0 and type(self) is Tensor:
+        if self.ndim == 0 and type(self) is Tensor and not self.is_meta:
             return format(self.item(), spec)
         return object.__format__(self, spec)
 

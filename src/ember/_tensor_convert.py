@@ -68,6 +68,11 @@ class TensorConversions:
             raise TypeError(f"only integer tensors of a single element can be an index, got {self.dtype}{self.shape}")
         return int(self.item())
 
+    @property
+    def is_meta(self) -> _bool:
+        """Whether the tensor lives on the meta device (a shape, dtype and strides; no data)."""
+        return self._backend.device.type == "meta"
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         a = self.numpy()
         return a if dtype is None else a.astype(dtype)
@@ -89,6 +94,8 @@ class TensorConversions:
         """The value of a one-element tensor as a Python number."""
         if self.numel() != 1:
             raise ShapeError(f"item(): only a one-element tensor converts to a Python number, got shape {self.shape}")
+        if self._backend.device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._backend.to_numpy(self._data).reshape(()).item()
 
     def tolist(self) -> Any:
@@ -96,6 +103,11 @@ class TensorConversions:
 
     def numpy(self) -> np.ndarray:
         """The values as a NumPy array (shares memory on the CPU backend; refuses a tensor needing grad)."""
+        if self._backend.device.type == "meta":
+            raise TypeError(
+                "can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory "
+                "first."
+            )
         if self.requires_grad:
             raise RuntimeError("numpy(): call .detach().numpy() on a tensor that requires grad")
         return np.asarray(self._backend.to_numpy(self._data))
@@ -125,7 +137,7 @@ class TensorConversions:
         return self._backend.device.type == "mps"
 
     # Kinds of tensor Ember does not have (PyTorch programs test for them).
-    is_meta = is_xpu = is_quantized = is_nested = is_mkldnn = False
+    is_xpu = is_quantized = is_nested = is_mkldnn = False
 
     def is_contiguous(self, memory_format: Any = None) -> _bool:
         """Whether the elements lie in memory in row-major order, or in the order ``memory_format`` names
@@ -185,6 +197,8 @@ class TensorConversions:
             raise RuntimeError(
                 f"is_nonzero: a Tensor with {math.prod(self._data.shape)} elements cannot be converted to a bool"
             )
+        if self._backend.device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return _bool(self._backend.to_numpy(self._data).reshape(()) != 0)
 
     @property
@@ -193,9 +207,9 @@ class TensorConversions:
         return int(self._out_idx)
 
     def get_device(self) -> int:
-        """The CUDA device index, or -1 on the CPU (PyTorch's convention)."""
+        """The CUDA device index, or -1 on the CPU and the meta device (PyTorch's convention)."""
         d = self._backend.device
-        return -1 if d.type == "cpu" else int(d.index or 0)
+        return int(d.index or 0) if d.type == "cuda" else -1
 
     def is_pinned(self) -> _bool:
         return self._backend.is_pinned(self._data)

@@ -95,6 +95,8 @@ class _ArchiveUnpickler(pickle._Unpickler):  # the Python unpickler: BUILD is ov
             return self._rebuild_tensor
         if module == "torch._utils" and name in ("_rebuild_parameter", "_rebuild_parameter_with_state"):
             return _rebuild_parameter
+        if module == "torch._utils" and name == "_rebuild_meta_tensor_no_storage":
+            return _rebuild_meta
         if module == "torch._tensor" and name == "_rebuild_from_type_v2":
             return _rebuild_from_type
         if module == "torch" and name in _STORAGES:
@@ -169,6 +171,15 @@ def _rebuild_parameter(data: Tensor, requires_grad: bool = True, *args: Any) -> 
     from .nn.parameter import Param
 
     return Param(data.detach(), requires_grad=bool(requires_grad) and data.dtype.is_floating_point)
+
+
+def _rebuild_meta(dtype: Any, size: Any, stride: Any, requires_grad: bool = False, *args: Any) -> Tensor:
+    """A meta tensor PyTorch saved (its shape, strides and dtype; no data): on meta whatever ``map_location``, as
+    PyTorch loads it."""
+    from ._torch_names import empty_strided
+
+    t = empty_strided(tuple(size), tuple(stride), dtype=dtype, device="meta")
+    return t.requires_grad_(True) if requires_grad and t.dtype.is_floating_point else t
 
 
 def _rebuild_from_type(func: Any, new_type: Any, args: Any, state: Any) -> Any:

@@ -72,7 +72,9 @@ def test_the_checks_catch_a_planted_violation() -> None:
 
 
 def test_every_backend_namespace_has_the_contract() -> None:
-    namespaces = {"numpy": np}
+    from ember.backends import _meta_xp
+
+    namespaces = {"numpy": np, "meta": _meta_xp}
     if (torch_xp := _torch_xp()) is not None:
         namespaces["torch"] = torch_xp
     for name, xp in namespaces.items():

@@ -108,7 +108,8 @@ class MLP(nn.Module):
 
 models = [MLP() for _ in range(4)]
 params, buffers = stack_module_state(models)
-base_model = copy.deepcopy(models[0])  # (the tutorial moves it to "meta": Ember has no meta device)
+base_model = copy.deepcopy(models[0]).to("meta")  # (the tutorial's: a stateless skeleton, no memory)
+assert base_model.fc1.weight.is_meta and base_model.fc1.weight.shape == (64, 784)
 
 
 def fmodel(params, buffers, x):

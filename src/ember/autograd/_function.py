@@ -76,6 +76,19 @@ def _device_error(name: str, args: tuple[Any, ...]) -> RuntimeError:
     )
 
 
+def _mixed_devices(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Inputs on several devices: PyTorch lets 0-d CPU tensors join a meta tensor's op (they move there, which
+    copies nothing); any other mix is a DeviceError naming the devices."""
+    meta = next((a.device for a in args if isinstance(a, Tensor) and a._backend.device.type == "meta"), None)
+    if meta is not None and all(
+        a._backend.device.type == "meta" or (a.ndim == 0 and a._backend.device.type == "cpu")
+        for a in args
+        if isinstance(a, Tensor)
+    ):
+        return cls.apply(*[a.to(meta) if isinstance(a, Tensor) else a for a in args], **kwargs)
+    raise _device_error(cls.__name__, args)
+
+
 class Function(Node):
     """Base of every operator and graph node. Subclass it to define a differentiable operation.
 
@@ -165,7 +178,7 @@ class Function(Node):
                 if isinstance(b, Tensor):
                     if b._backend is not backend:
                         if backend is not None:
-                            raise _device_error(cls.__name__, args)
+                            return _mixed_devices(cls, args, kwargs)
                         backend = b._backend
                     vcl = b._vcl
                     if vcl is not None and vcl[0]:
@@ -205,7 +218,7 @@ class Function(Node):
                     b = a._backend
                     if b is not backend:
                         if backend is not None:
-                            raise _device_error(cls.__name__, args)
+                            return _mixed_devices(cls, args, kwargs)
                         backend = b
                     vcl = a._vcl
                     if vcl is not None and vcl[0]:  # written in place since it was made (a view: since its history)

@@ -138,6 +138,7 @@ _NUMPY: Backend = NumpyBackend()
 register_backend("numpy", lambda d: _NUMPY, ("cpu",), "numpy")
 register_backend("torch", "ember.backends.torch.backend:TorchBackend", ("cpu", "cuda"), "torch", _torch_reason,
                  device_count=_torch_device_count, cuda_rank=0)  # fmt: skip
+register_backend("meta", "ember.backends.meta_backend:MetaBackend", ("meta",), device_count=lambda t: 1)
 register_backend("cupy", "ember.backends.cupy_backend:CupyBackend", ("cuda",), "cupy-cuda12x", _cupy_reason,
                  device_count=_cupy_device_count, cuda_rank=1)  # fmt: skip
 
@@ -222,6 +223,12 @@ def _serving(dev: device) -> str:
                 return cand
             reasons.append(f"{cand}: {why}")
         raise _unavailable(f"device {dev}", "; ".join(reasons) or "no registered backend serves cuda")
+    for cand, entry in _REGISTRY.items():  # another type (meta): the first backend registered for it
+        if dev.type in entry.device_types:
+            why = _why_not(entry, dev)
+            if why is not None:
+                raise _unavailable(f"device {dev}", f"{cand}: {why}")
+            return cand
     raise _unavailable(f"device {dev}", "no backend serves it")
 
 
@@ -363,7 +370,7 @@ def available() -> dict[str, BackendStatus]:
                 continue
             n = entry.device_count(t) if entry.device_count is not None else 0
             if n:
-                devs += [f"{t}:{i}" for i in range(n)]
+                devs += [t] if t == "meta" else [f"{t}:{i}" for i in range(n)]  # (one meta device, no index)
             else:
                 reasons.append(_why_not(entry, device(t)) or f"no {t} device")
         if devs:

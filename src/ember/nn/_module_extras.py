@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._hooks import RemovableHandle
 from .._param import Param
+from ..autograd._grad_mode import no_grad
 from ._module_hooks import PreHook, _add_hook
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ class ModuleExtras:
         _bwd_hooks: dict[int, Any]
 
         def get_submodule(self, target: str) -> Module: ...
+        def _named_state(self, prefix: str, recurse: bool, buffers: bool) -> Any: ...
         def to(self, *args: Any, **kwargs: Any) -> Module: ...
         def forward(self, *args: Any, **kwargs: Any) -> Any: ...
 
@@ -58,9 +60,19 @@ class ModuleExtras:
         object.__setattr__(self, "forward", compiled(self.forward, *args, **kwargs))
 
     def to_empty(self, *, device: Any = None, recurse: bool = True) -> Module:
-        """Move the parameters and buffers to ``device``. PyTorch leaves their values uninitialised; Ember moves
-        them as they are (any values will do for a caller that fills them next)."""
-        return self.to(device=device)
+        """Give every parameter and buffer (of the sub-modules too with ``recurse``) new, uninitialised memory on
+        ``device``, keeping shapes, dtypes and parameter objects: how a model built on the meta device gets
+        storage (then ``reset_parameters()`` or ``load_state_dict``); gradients get new memory too."""
+        from .._creation import empty_like
+
+        with no_grad():
+            for _, p in [*self._named_state("", recurse, False), *self._named_state("", recurse, True)]:
+                new = empty_like(p, device=device)
+                p._data, p._backend = new._data, new._backend
+                p._vc[0] += 1
+                if p.grad is not None:
+                    p._grad = empty_like(p.grad, device=device)
+        return self  # type: ignore[return-value]
 
     def type(self, dst_type: Any) -> Module:
         """Cast every parameter and buffer to ``dst_type``."""

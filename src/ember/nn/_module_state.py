@@ -214,6 +214,17 @@ class ModuleState:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape {tuple(v.shape)} from "
                                   f"checkpoint, the shape in current model is {tuple(p.shape)}.")  # fmt: skip
                 continue
+            if assign:  # PyTorch's: the parameter takes the value itself (its memory, device and dtype)
+                with no_grad():
+                    p._data, p._backend = v._data, v._backend
+                    p._vc[0] += 1
+                continue
+            if p.is_meta and not v.is_meta:
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in "
+                              "the current model, which is a no-op. (Did you mean to pass `assign=True` to assign "
+                              "items in the state dictionary to their corresponding key in the module instead of "
+                              "copying them in place?)", UserWarning, stacklevel=3)  # fmt: skip
+                continue
             try:
                 with no_grad():
                     store_value(p, v, assign)
@@ -239,9 +250,10 @@ class ModuleState:
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
         """Copy values (Tensors, NumPy arrays, or torch tensors) into the parameters and buffers in place.
 
-        Values are converted to each parameter's dtype and device. Problems (missing or unexpected keys with
-        ``strict``, shape mismatches, values that are not tensors) are reported together in one
-        ``RuntimeError``, as PyTorch does; returns ``(missing_keys, unexpected_keys)``.
+        Values are converted to each parameter's dtype and device; with ``assign`` each parameter takes the value
+        itself instead (its memory, device and dtype: how a model built on the meta device gets its weights).
+        Problems (missing or unexpected keys with ``strict``, shape mismatches, values that are not tensors) are
+        reported together in one ``RuntimeError``, as PyTorch does; returns ``(missing_keys, unexpected_keys)``.
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"load_state_dict for {type(self).__name__}: expected a mapping of parameter names to "

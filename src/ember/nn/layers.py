@@ -103,6 +103,10 @@ class Embedding(Module):
             self.weight = Param(_weight.detach(), requires_grad=not _freeze)
             return
         self.weight = Param(empty(num_embeddings, embedding_dim, device=device, dtype=dtype), requires_grad=not _freeze)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Standard normal weights, the ``padding_idx`` row zero (PyTorch's initialisation)."""
         init.normal_(self.weight)
         if self.padding_idx is not None:
             self.weight._data[self.padding_idx] = 0

@@ -8,6 +8,7 @@ from .._creation import ones, tensor, zeros
 from .._dtype import int64
 from .._tensor import Tensor
 from . import functional as F
+from . import init
 from .config import export_configs
 from .module import Module
 from .parameter import Param
@@ -82,6 +83,11 @@ class _BatchNorm(Module):
             self.running_var.fill_(1)
             self.num_batches_tracked.zero_()
 
+    def reset_parameters(self) -> None:
+        """The running statistics and the affine parameters back to their initial values (weight 1, bias 0)."""
+        self.reset_running_stats()
+        _reset_affine(self)
+
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
                 f"track_running_stats={self.track_running_stats}")  # fmt: skip
@@ -133,6 +139,10 @@ class LayerNorm(Module):
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
+    def reset_parameters(self) -> None:
+        """The affine parameters back to their initial values (weight 1, bias 0)."""
+        _reset_affine(self)
+
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
 
@@ -156,6 +166,10 @@ class RMSNorm(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def reset_parameters(self) -> None:
+        """The affine parameters back to their initial values (weight 1, bias 0)."""
+        _reset_affine(self)
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
@@ -189,6 +203,10 @@ class GroupNorm(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def reset_parameters(self) -> None:
+        """The affine parameters back to their initial values (weight 1, bias 0)."""
+        _reset_affine(self)
 
     def extra_repr(self) -> str:
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
@@ -261,3 +279,11 @@ export_configs(
     (BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, RMSNorm, GroupNorm, InstanceNorm1d, InstanceNorm2d,
      InstanceNorm3d, LocalResponseNorm, CrossMapLRN2d),
 )  # fmt: skip
+
+
+def _reset_affine(m: Module) -> None:
+    """A norm layer's weight (if any) to ones, its bias (if any) to zeros, in place."""
+    if m.weight is not None:
+        init.ones_(m.weight)
+    if getattr(m, "bias", None) is not None:
+        init.zeros_(m.bias)

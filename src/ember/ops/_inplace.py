@@ -172,7 +172,11 @@ def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
     track = STATE.enabled and (t._requires_grad or (isinstance(value, Tensor) and value.requires_grad))
     if FWD[0] is not None and FWD[0].involved(t, (value,)):
         track = True  # (the recorded path: the operator's call gives the written value's tangent)
+    if isinstance(value, Tensor) and value._backend is not t._backend and t._backend.device.type == "meta":
+        value = value.to(t.device)  # into a meta tensor from anywhere, as PyTorch (nothing to copy)
     if isinstance(value, Tensor) and value._backend is not t._backend:
+        if value._backend.device.type == "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")  # (PyTorch's words)
         raise DeviceError(
             f"{op}: value on {value.device} ({value._backend.name} backend), tensor on {t.device} "
             f"({t._backend.name} backend); move the value with .to(tensor.device)"

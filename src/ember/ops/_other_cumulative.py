@@ -57,7 +57,7 @@ class CumProd(Op):
         if not g.ndim:
             return g, None
         d = self.dim
-        if not bool(self.backend.xp.any(x._data == 0)):  # sum_{j>=k} g_j y_j / x_k
+        if x.is_meta or not bool(self.backend.xp.any(x._data == 0)):  # sum_{j>=k} g_j y_j / x_k (meta: no values)
             gy = g * cj(self.output())  # complex: the conjugates (PyTorch's convention)
             return flip(cumsum(flip(gy, (d,)), d), (d,)) / cj(x), None
         # exact with zeros: row k holds prod_{i<=j, i!=k} x_i for each j (an n x n matrix per line)

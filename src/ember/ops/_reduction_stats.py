@@ -152,7 +152,7 @@ def _quantile(
         raise ValueRangeError(f"{op}: interpolation must be one of {_INTERPOLATIONS}, got {interpolation!r}")
     if not input.dtype.is_floating_point:
         raise DTypeError(f"{op}: input must be a floating-point tensor, got {input.dtype}")
-    qs = q if isinstance(q, Tensor) else Tensor(q, dtype=input.dtype, device=input.device)
+    qs = q if isinstance(q, Tensor) else Tensor(q, dtype=input.dtype, device="cpu")  # (read on the host only)
     if qs.ndim > 1:
         raise ShapeError(f"{op}: q must be a number or a 0-d or 1-d tensor, got shape {qs.shape}")
     qv = qs._data

@@ -2,9 +2,10 @@
 
 Optimizer/scheduler ``state_dict``s, checkpoints and whatever ``ember.save`` is given: dicts (key order,
 and ``OrderedDict``), lists, tuples, tensors (``requires_grad``, parameters with their ids, device),
-NumPy arrays, numbers, strings, bools and None. A tensor referenced twice is stored once and loads as
-one object. Anything else (a Module, a function, an arbitrary class) is refused, naming its path:
-records hold no pickle (``ember.save`` pickles such objects next to the record, ``_pickled.py``).
+NumPy arrays, numbers, strings, bools and None; a meta tensor (no data) as its shape and dtype. A tensor
+referenced twice is stored once and loads as one object. Anything else (a Module, a function, an arbitrary
+class) is refused, naming its path: records hold no pickle (``ember.save`` pickles such objects next to the
+record, ``_pickled.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .._creation import from_numpy
+from .._creation import empty, from_numpy
 from .._param import Param
 from .._tensor import Tensor
 from ._record import Item, Record
@@ -35,10 +36,13 @@ def state_to_record(state: Any, item_type: str) -> Record:
         name = path
         while name in items:  # keys with dots ("a.b" beside a nested a -> b) must not collide
             name += "'"
-        t = from_numpy(np.ascontiguousarray(v)) if ndarray else v.detach()
-        items[name] = Item(t, "", "state")
-        seen[id(v)] = (v, name)
         node: dict[str, Any] = {"__tensor__": name}
+        seen[id(v)] = (v, name)
+        if not ndarray and v.is_meta:  # no data: its shape and dtype only (PyTorch saves meta tensors so too)
+            node["meta"] = {"shape": list(v.shape), "dtype": str(v.dtype)}
+        else:
+            t = from_numpy(np.ascontiguousarray(v)) if ndarray else v.detach()
+            items[name] = Item(t, "", "state")
         if ndarray:
             node["ndarray"] = True
             return node
@@ -105,7 +109,8 @@ def record_to_state(record: Record, place: Callable[[Tensor, str], Tensor] | Non
         name = v["__tensor__"]
         if name in built:
             return built[name]
-        t = record[name]
+        m = v.get("meta")
+        t = empty(m["shape"], dtype=m["dtype"], device="meta") if m is not None else record[name]
         if v.get("ndarray"):
             out: Any = t.numpy()
         else:

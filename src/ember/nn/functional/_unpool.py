@@ -53,7 +53,7 @@ def _max_unpool(
     n, c = x.shape[0], x.shape[1]
     plane = math.prod(out)
     flat_idx = idx.reshape(n, c, -1)
-    if flat_idx.numel() and (int(flat_idx.min().item()) < 0 or int(flat_idx.max().item()) >= plane):
+    if flat_idx.numel() and not idx.is_meta and (int(flat_idx.min().item()) < 0 or int(flat_idx.max().item()) >= plane):
         raise OutOfRangeError(f"{op}: indices must lie in [0, {plane}) for an output of spatial size {out}")
     y = scatter(x.new_zeros((n, c, plane)), 2, flat_idx, x.reshape(n, c, -1))
     y = y.reshape((n, c) + out)

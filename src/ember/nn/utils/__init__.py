@@ -3,6 +3,7 @@ sequences (``rnn``), weight and spectral norm (``weight_norm``), BatchNorm foldi
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import warnings
@@ -164,9 +165,16 @@ def clip_grads_with_norm_(
 
 
 def skip_init(module_cls: Any, *args: Any, **kwargs: Any) -> Any:
-    """``module_cls(*args, **kwargs)``. PyTorch leaves such parameters uninitialised (made on its meta device);
-    Ember has no meta device, so they hold the constructor's values, which callers overwrite anyway."""
-    return module_cls(*args, **kwargs)
+    """``module_cls(*args, **kwargs)`` with its parameters and buffers left uninitialised: built on the meta device
+    (no initialiser runs on data), then given fresh memory on ``device`` (default ``"cpu"``) by ``to_empty``."""
+    from ..module import Module
+
+    if not (isinstance(module_cls, type) and issubclass(module_cls, Module)):
+        raise RuntimeError(f"skip_init: expected a Module class, got {module_cls!r}")
+    if "device" not in inspect.signature(module_cls).parameters:
+        raise RuntimeError(f"skip_init: {module_cls.__name__} must take a 'device' argument to skip initialization")
+    device = kwargs.pop("device", "cpu")
+    return module_cls(*args, **kwargs, device="meta").to_empty(device=device)  # type: ignore[call-arg]
 
 
 from . import parametrizations, parametrize, prune, rnn, stateless  # noqa: E402, F401 - torch.nn.utils.prune ...
