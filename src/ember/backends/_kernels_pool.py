@@ -110,8 +110,8 @@ def _max_pool_pairs_backward(g: Any, x_shape: Ints, saved: PairIndex) -> Any:
     first maximum (one scatter; the four strided products of masks it replaces ran over ``ow``-element inner loops:
     LeNet-5's first pool, one thread, 334 -> 103 us)."""
     gx = np.zeros(x_shape, dtype=g.dtype)
-    gx.reshape(-1)[saved.idx.reshape(-1)] = np.add(g.reshape(-1), 0.0)  # (+ 0.0: a -0.0 gradient gives +0.0, as
-    # PyTorch's scatter-add onto zeros)
+    gx.reshape(-1)[saved.idx.reshape(-1)] = g.reshape(-1)  # (written, not added: a -0.0 gradient stays -0.0 at its
+    # maximum, where PyTorch's scatter-add onto zeros gives +0.0; adding 0.0 first cost 19 us of LeNet-5's 100)
     return gx
 
 

@@ -6,10 +6,11 @@ elements only (4x fewer behind a 2x2 pool, forward and backward). ``max`` and ``
 outputs (a window whose maximum is at most 0 gives +0.0 both ways, NumPy's ``maximum(-0.0, 0)`` being +0.0; a NaN
 propagates both ways), and the same input gradient, bit for bit: a window whose maximum is above 0 has the same
 first maximum in ``x`` and ``relu(x)`` and passes its gradient; any other window's gradient is masked to +0.0
-(before the pooling's backward instead of after it), and the pooling backward adds every window's gradient onto
-zeros as a select (``_kernels_util.select_grad``). Only where that holds as written: the NumPy backend, a
-floating-point input, no autocast region, exactly ``ReLU`` and ``MaxPool1d/2d/3d`` (no subclass, no hooks, no
-``return_indices``). LeNet-5's compiled step, one thread: 4.59 -> 4.31 ms (issue 28's session 15).
+(before the pooling's backward instead of after it), and the pooling backward writes every window's gradient
+into zeros (the 2x2 scatter) or adds it there as a select (``_kernels_util.select_grad``). Only where that
+holds as written: the NumPy backend, a floating-point input, no autocast region, exactly ``ReLU`` and
+``MaxPool1d/2d/3d`` (no subclass, no hooks, no ``return_indices``). LeNet-5's compiled step, one thread:
+4.53 -> 4.21 ms (issue 28's session 15).
 Eager keeps PyTorch's order: there the ReLU's output is a tensor of the graph (``grad_fn`` and hooks see it).
 """
 
