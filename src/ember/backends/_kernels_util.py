@@ -1,10 +1,12 @@
-"""Helpers shared by the reference kernels: window geometry and a scratch-buffer pool."""
+"""Helpers shared by the reference kernels: window geometry, a scratch-buffer pool, a gradient select."""
 
 from __future__ import annotations
 
 import functools
 import threading
 from typing import Any
+
+import numpy as np
 
 Ints = tuple[int, ...]
 Pads = tuple[tuple[int, int], ...]
@@ -124,3 +126,15 @@ class Workspace:
         with self._lock:
             self._free.clear()
             self._bytes = 0
+
+
+def select_grad(xp: Any, g: Any, hit: Any, out: Any = None) -> Any:
+    """``g`` where ``hit``, +0.0 elsewhere, exactly (a select, not ``g * hit``: an inf or NaN gradient stays at
+    its element and gives no NaN beside it, as PyTorch's scatter of a window's gradient to its maximum). The
+    gradient's bits times 0 or 1 as integers of its size: one pass, no branches. ``out`` (of ``g``'s dtype, any
+    strides) receives it; else a new array."""
+    bits = np.dtype(f"i{g.dtype.itemsize}")
+    if out is None:
+        return xp.multiply(g.view(bits), hit, dtype=bits).view(g.dtype)
+    xp.multiply(g.view(bits), hit, out=out.view(bits))
+    return out

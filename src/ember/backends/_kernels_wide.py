@@ -16,7 +16,7 @@ import math
 from typing import Any
 
 from ._kernels_threads import parallel
-from ._kernels_util import Ints, Pads, ndindex
+from ._kernels_util import Ints, Pads, ndindex, select_grad
 
 #: planes per block: about this many elements per block array (fits in L2 with the few arrays in use)
 _BLOCK_ELEMS = 1 << 16
@@ -132,7 +132,7 @@ def max_pool_backward_wide(xp: Any, g: Any, x: Any, y: Any, grid: WideGrid, low:
                 else:
                     h = xp.greater(e, seen[:b], out=hit[:b])  # a maximum here, and none at an earlier offset
                     xp.logical_or(seen[:b], e, out=seen[:b])
-                t = xp.multiply(gw[:b, :ln], h, out=tmp[:b])
+                t = select_grad(xp, gw[:b, :ln], h, out=tmp[:b])  # (inf or NaN: no NaN beside it)
                 acc = grads[r][:b, sh : sh + ln]
                 xp.add(acc, t, out=acc)
             for r, (gsl, src) in grid.phases.items():

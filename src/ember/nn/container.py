@@ -7,6 +7,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .._tensor import Tensor
+from ..autograd._capture import CAPTURE
+from ._fuse import run_recorded
 from .module import Module
 from .parameter import Param
 
@@ -44,6 +46,8 @@ class Sequential(Module):
     append = add
 
     def forward(self, input: Any) -> Any:
+        if CAPTURE.tracer is not None:  # ember.compile records: exact rewrites of the layers (``_fuse.py``)
+            return run_recorded([m for m in self._modules.values() if m is not None], input)
         for m in self._modules.values():
             if m is not None:
                 input = m(input)
