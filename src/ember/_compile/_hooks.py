@@ -110,11 +110,44 @@ def _refused(fn: Any, what: str) -> Any:
     return refuse
 
 
-#: ``ember.distributed`` calls: a replay would skip them (their data moves outside NumPy and torch's dispatch)
-#: and the ranks would stop matching, so a step making them is not captured (every rank decides the same)
-_COLLECTIVES = ("all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor",
-                "gather", "scatter", "send", "isend", "recv", "irecv", "barrier", "all_gather_object",
+#: ``ember.distributed`` calls that a replay makes again as host steps, at the same point, on the arrays recorded
+#: (so every rank makes the same calls in the same order as eager); the tensors they write hold values from then
+#: on (a later ``.item()`` of one is a read on the host)
+_RECORDED = ("all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "all_gather_single",
+             "reduce_scatter_tensor", "reduce_scatter_single")  # fmt: skip
+#: the others (point to point, objects, barrier, scatter and gather): a step making them runs eagerly
+_COLLECTIVES = ("gather", "scatter", "send", "isend", "recv", "irecv", "barrier", "all_gather_object",
                 "broadcast_object_list")  # fmt: skip
+
+
+def _collective(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    return fn(*args, **kwargs)
+
+
+_collective.__ember_collective__ = True  # type: ignore[attr-defined]
+
+
+def _recorded(fn: Any, name: str) -> Any:
+    """``fn`` (a collective) recorded as a host step; with ``async_op=True`` (its ``wait()`` is the user's call,
+    not recorded) it refuses to be recorded."""
+    import inspect
+
+    sig = inspect.signature(fn)
+
+    def record(*args: Any, **kwargs: Any) -> Any:
+        tr = tracer_here()
+        if tr is None:
+            return fn(*args, **kwargs)
+        try:
+            async_op = sig.bind(*args, **kwargs).arguments.get("async_op", False)
+        except TypeError:
+            return fn(*args, **kwargs)  # its own error
+        if async_op:
+            tr.flag(f"a distributed collective ({name}) with async_op=True runs inside it (its wait() is not captured)")
+            return fn(*args, **kwargs)
+        return tr.opaque(_collective, (fn, *args), kwargs)
+
+    return record
 
 
 def _substitute_checks() -> None:
@@ -127,7 +160,11 @@ def _substitute_checks() -> None:
     for name in _COLLECTIVES if dist is not None else ():
         fn = getattr(dist, name, None)
         if fn is not None:
-            subs[id(fn)] = _refused(fn, f"a distributed collective ({name}) runs inside it (not captured yet)")
+            subs[id(fn)] = _refused(fn, f"a distributed call ({name}) runs inside it (not captured)")
+    for name in _RECORDED if dist is not None else ():
+        fn = getattr(dist, name, None)
+        if fn is not None and id(fn) not in subs:
+            subs[id(fn)] = _recorded(fn, name)
     for name, mod in list(sys.modules.items()):
         if mod is None or not name.startswith("ember.") or name.startswith("ember._compile"):
             continue

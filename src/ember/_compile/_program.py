@@ -129,9 +129,14 @@ def _hoist(tr: Tracer, span: range) -> tuple[list[int], list[tuple[int, Callable
 
 def _opaque_writes(tr: Tracer, ins: Instr) -> set[int]:
     """The memory an opaque call may write: an optimizer its parameters and their gradients, clipping the
-    gradients of the tensors given; anything else every tensor from outside and every array handed to one."""
+    gradients of the tensors given, a method of an object with ``_capture_writes(name)`` the tensors (data, or
+    gradients only) that names; anything else every tensor from outside and every array handed to one."""
     owner: Any = ins.args[0] if ins.args else None
-    if hasattr(owner, "param_groups"):
+    declared = getattr(owner, "_capture_writes", None)  # (DDP: the tensors each of its host steps writes)
+    if declared is not None:
+        written, data = declared(ins.fn.__name__)
+        tensors = {id(t) for t in written}
+    elif hasattr(owner, "param_groups"):
         tensors = {id(p) for g in owner.param_groups for p in g["params"]}
         data = getattr(ins.fn, "__name__", "") != "zero_grad"
     elif isinstance(owner, list | tuple) and all(isinstance(t, Tensor) for t in owner):

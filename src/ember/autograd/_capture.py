@@ -10,10 +10,11 @@ When no capture runs, an opaque call costs one attribute read.
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-__all__ = ["CAPTURE", "opaque"]
+__all__ = ["CAPTURE", "opaque", "collective", "touch", "refuse"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -21,6 +22,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 class _Capture:
     #: the active ``ember._compile`` tracer, or None
     tracer: Any = None
+    #: objects whose Python state decides what a step records (DistributedDataParallel's sync flags): each has
+    #: ``_capture_state()`` (a comparable value) and ``_capture_restore(state)``; a capture that ``touch``es
+    #: one guards its programs on the state it had when the call began
+    stateful: ClassVar[weakref.WeakSet[Any]] = weakref.WeakSet()
 
 
 CAPTURE = _Capture()
@@ -38,3 +43,27 @@ def opaque(fn: F) -> F:
 
     wrapper.__wrapped_opaque__ = fn  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
+
+
+def collective(fn: F) -> F:
+    """``opaque`` for a call that communicates with other processes (a distributed collective): replayed as
+    itself, at the same point; a program holding one is never run beside eager to check it (that would make
+    its collectives twice, and the ranks' calls would stop matching)."""
+    fn.__ember_collective__ = True  # type: ignore[attr-defined]
+    return opaque(fn)
+
+
+def touch(obj: Any) -> None:
+    """A step being captured depends on ``obj``'s state (one of ``CAPTURE.stateful``): its programs are guarded on
+    the state ``obj`` had when the call began. Inert when nothing is captured."""
+    tracer = CAPTURE.tracer
+    if tracer is not None and tracer.here():
+        tracer.touched.setdefault(id(obj), obj)
+
+
+def refuse(what: str) -> None:
+    """The step being captured cannot be: it runs eagerly from now on, with a note saying ``what`` (with
+    ``fullgraph=True``: an error). Inert when nothing is captured."""
+    tracer = CAPTURE.tracer
+    if tracer is not None and tracer.here():
+        tracer.flag(what)

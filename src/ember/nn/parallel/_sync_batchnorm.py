@@ -14,6 +14,7 @@ from typing import Any
 from ..._creation import tensor
 from ..._errors import ShapeError
 from ..._tensor import Tensor
+from ...autograd._capture import refuse
 from ...autograd._grad_mode import no_grad
 from ...ops import cat, sqrt
 from ..module import Module
@@ -56,6 +57,7 @@ class SyncBatchNorm(_BatchNorm):
             return super().forward(input)
         from ...distributed.nn.functional import all_reduce
 
+        refuse("SyncBatchNorm trains in it (it reads the all-reduced batch count on the host; not captured yet)")
         momentum = 0.0 if self.momentum is None else self.momentum
         if self.track_running_stats:
             self.num_batches_tracked.add_(1)
