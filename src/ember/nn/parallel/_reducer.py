@@ -171,9 +171,9 @@ class Reducer:
                 self.expected[i] += c
 
     def _capture_writes(self, name: str) -> tuple[list[Param], bool]:
-        """What host step ``name`` writes of a captured step: the end of backward the gradients (the buckets are
-        the reducer's own); the others nothing but the reducer's state."""
-        return (self.params, False) if name == "_finish" else ([], False)
+        """What host step ``name`` writes of a captured step: an arrival and the end of backward the gradients
+        (``gradient_as_bucket_view``: a ``.grad`` is a view of its bucket); the others the reducer's state only."""
+        return (self.params, False) if name in ("_take", "_finish") else ([], False)
 
     def _reset(self) -> None:
         n = len(self.params)
