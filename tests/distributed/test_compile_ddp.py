@@ -19,6 +19,7 @@ import ember
 import ember.distributed as dist
 import ember.nn as nn
 import ember.nn.functional as F
+from ember.distributed import broadcast as imported_broadcast  # (recorded however it was imported)
 from ember.distributed.optim import ZeroRedundancyOptimizer
 from ember.nn.parallel import DistributedDataParallel as DDP  # noqa: N817 - PyTorch code's habit
 
@@ -206,7 +207,9 @@ def _user_collectives(rank, world):
         dist.all_gather_into_tensor(big, b)
         out = ember.zeros(6 // world)
         dist.reduce_scatter_tensor(out, y + b)
-        return y, b, r, ember.stack(parts), big, out
+        b1 = x[1] * 5
+        imported_broadcast(b1, 1)
+        return y, b, r, ember.stack(parts), big, out, b1
 
     def read(x):
         y = x.sum(0)

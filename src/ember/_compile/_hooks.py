@@ -98,26 +98,11 @@ def _index_check(idx: Any, low: int, high: int, backend: Any) -> tuple[int, int]
     return _util.index_out_of_range(idx, low, high, backend)  # type: ignore[no-any-return]
 
 
-def _refused(fn: Any, what: str) -> Any:
-    """``fn`` refusing to be recorded (the function then runs eagerly, or ``fullgraph`` raises)."""
-
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        tr = tracer_here()
-        if tr is not None:
-            tr.flag(what)
-        return fn(*args, **kwargs)
-
-    return refuse
-
-
 #: ``ember.distributed`` calls that a replay makes again as host steps, at the same point, on the arrays recorded
 #: (so every rank makes the same calls in the same order as eager); the tensors they write hold values from then
-#: on (a later ``.item()`` of one is a read on the host)
-_RECORDED = ("all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "all_gather_single",
-             "reduce_scatter_tensor", "reduce_scatter_single")  # fmt: skip
-#: the others (point to point, objects, barrier, scatter and gather): a step making them runs eagerly
-_COLLECTIVES = ("gather", "scatter", "send", "isend", "recv", "irecv", "barrier", "all_gather_object",
-                "broadcast_object_list")  # fmt: skip
+#: on (a later ``.item()`` of one is a read on the host). Other public calls (point to point, objects, barrier,
+#: scatter and gather) make the step run eagerly.
+_RECORDED = ("all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor")
 
 
 def _collective(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -127,50 +112,38 @@ def _collective(fn: Any, *args: Any, **kwargs: Any) -> Any:
 _collective.__ember_collective__ = True  # type: ignore[attr-defined]
 
 
-def _recorded(fn: Any, name: str) -> Any:
-    """``fn`` (a collective) recorded as a host step; with ``async_op=True`` (its ``wait()`` is the user's call,
-    not recorded) it refuses to be recorded."""
+def _on_collective(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A public ``ember.distributed`` call while a step is captured (``autograd._capture.distributed_call``)."""
+    tr = tracer_here()
+    if tr is None:
+        return fn(*args, **kwargs)
+    name = fn.__name__
+    if name not in _RECORDED:
+        tr.flag(f"a distributed call ({name}) runs inside it (not captured)")
+        return fn(*args, **kwargs)
     import inspect
 
-    sig = inspect.signature(fn)
-
-    def record(*args: Any, **kwargs: Any) -> Any:
-        tr = tracer_here()
-        if tr is None:
-            return fn(*args, **kwargs)
-        try:
-            async_op = sig.bind(*args, **kwargs).arguments.get("async_op", False)
-        except TypeError:
-            return fn(*args, **kwargs)  # its own error
-        if async_op:
-            tr.flag(f"a distributed collective ({name}) with async_op=True runs inside it (its wait() is not captured)")
-            return fn(*args, **kwargs)
-        return tr.opaque(_collective, (fn, *args), kwargs)
-
-    return record
+    try:
+        async_op = inspect.signature(fn).bind(*args, **kwargs).arguments.get("async_op", False)
+    except TypeError:
+        return fn(*args, **kwargs)  # its own error
+    if async_op:
+        tr.flag(f"a distributed collective ({name}) with async_op=True runs inside it (its wait() is not captured)")
+        return fn(*args, **kwargs)
+    return tr.opaque(_collective, (fn, *args), kwargs)
 
 
 def _substitute_checks() -> None:
-    """Swap Ember's value checks for their recording-friendly equivalents wherever they were imported, and the
-    distributed collectives for ones that refuse to be recorded."""
+    """Swap Ember's value checks for their recording-friendly equivalents wherever they were imported."""
     from ..ops import _util
 
     subs: dict[int, Any] = {id(_util.index_out_of_range): _index_check}
-    dist = sys.modules.get("ember.distributed")
-    for name in _COLLECTIVES if dist is not None else ():
-        fn = getattr(dist, name, None)
-        if fn is not None:
-            subs[id(fn)] = _refused(fn, f"a distributed call ({name}) runs inside it (not captured)")
-    for name in _RECORDED if dist is not None else ():
-        fn = getattr(dist, name, None)
-        if fn is not None and id(fn) not in subs:
-            subs[id(fn)] = _recorded(fn, name)
     for name, mod in list(sys.modules.items()):
         if mod is None or not name.startswith("ember.") or name.startswith("ember._compile"):
             continue
         for attr, value in list(vars(mod).items()):
             new = subs.get(id(value))
-            if new is not None and mod is not _util and not name.startswith("ember.distributed._"):
+            if new is not None and mod is not _util:
                 _swap(mod, attr, new)
 
 
@@ -241,6 +214,7 @@ def install(tr: Tracer) -> None:
             for name in _RNG:
                 _swap(be, name, _rng_method(tr, getattr(be, name)))
         _substitute_checks()
+        _swap(CAPTURE, "on_collective", _on_collective)
         from ..backends import _kernels_threads
 
         # threaded NumPy kernels: recorded as one call each (their pool threads' work is not seen otherwise)

@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
-__all__ = ["CAPTURE", "opaque", "collective", "touch", "refuse"]
+__all__ = ["CAPTURE", "opaque", "collective", "distributed_call", "touch", "refuse"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -26,6 +26,8 @@ class _Capture:
     #: ``_capture_state()`` (a comparable value) and ``_capture_restore(state)``; a capture that ``touch``es
     #: one guards its programs on the state it had when the call began
     stateful: ClassVar[weakref.WeakSet[Any]] = weakref.WeakSet()
+    #: while a capture runs: how it takes a public ``ember.distributed`` call (``_compile/_hooks.py``)
+    on_collective: Any = None
 
 
 CAPTURE = _Capture()
@@ -51,6 +53,19 @@ def collective(fn: F) -> F:
     its collectives twice, and the ranks' calls would stop matching)."""
     fn.__ember_collective__ = True  # type: ignore[attr-defined]
     return opaque(fn)
+
+
+def distributed_call(fn: F) -> F:
+    """A public ``ember.distributed`` call: inside a capture it goes to ``CAPTURE.on_collective`` (recorded as a
+    host step, or a reason for the step to run eagerly), however the caller imported it."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if CAPTURE.tracer is None:
+            return fn(*args, **kwargs)
+        return CAPTURE.on_collective(fn, args, kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 def touch(obj: Any) -> None:
