@@ -4,7 +4,8 @@ Everything here is swapped in for the capture only, so eager code pays nothing: 
 ``Tensor.grad`` become recording properties (the slots' own descriptors are kept and restored), the Tensor
 methods that read values (``item``, ``float()``, ``bool()``, ``numpy``, printing) report to the tracer,
 NumPy's creation functions are recorded (``_ndarray.patch_numpy``), and each backend's random draws
-(``uniform``, ``normal``, ``randint``, ``standard_gamma``, ``dropout_mask``) become recorded calls. Other
+(``uniform``, ``normal``, ``randint``, ``standard_gamma``, ``dropout_mask``) become recorded calls, and public
+``ember.distributed`` calls come to ``_on_collective`` (a host step, or a reason to run eagerly). Other
 threads see the same objects but are never recorded (the tracer checks the thread).
 """
 
