@@ -127,6 +127,8 @@ class World:
             self.expected.append(tuple(id(v) for _, _, v in held))  # (as before the call)
         self.attributes = []
         for key in tr.touched:  # DistributedDataParallel's sync flags (no_sync(), a forward without gradients)
+            if key not in tr.entry_states:
+                continue  # (made during the call: a new one at every call, nothing to guard)
             obj, state = tr.entry_states[key]
             self.states.append((obj, state))
             self.checks.append((f"the sync state of a {type(obj).__name__} (no_sync(), or a forward without "
