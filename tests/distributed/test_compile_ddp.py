@@ -225,9 +225,14 @@ def _user_collectives(rank, world):
         dist.barrier()
         return x * 2
 
+    def wrap(x):
+        ember.manual_seed(3)
+        d = DDP(nn.Linear(6, 2))
+        return d(x).detach()
+
     w = ember.tensor(np.arange(6, dtype=np.float32))
     out = {}
-    for fn in (step, read, asynchronous, barrier):
+    for fn in (step, read, asynchronous, barrier, wrap):
         c = ember.compile(fn)
         same = []
         with warnings.catch_warnings(record=True) as caught:
@@ -298,6 +303,7 @@ def test_collectives_called_in_a_compiled_step_replay_as_host_steps(group):
         ("read", "item() reads a tensor's value on the host"),
         ("asynchronous", "a distributed collective (all_reduce) with async_op=True"),
         ("barrier", "a distributed call (barrier) runs inside it (not captured)"),
+        ("wrap", "a DistributedDataParallel is made inside it"),
     ],
 )
 def test_collectives_that_cannot_be_replayed_run_eagerly_with_a_note(group, name, note):

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..._tensor import Tensor
-from ...autograd._capture import CAPTURE, collective, opaque, touch
+from ...autograd._capture import CAPTURE, collective, opaque, refuse, touch
 from ...autograd._grad_mode import is_grad_enabled
 from ...distributed._coalesced import broadcast_coalesced, check_same_across_ranks
 from ...distributed._group import DistUsageError, require
@@ -78,6 +78,7 @@ class DistributedDataParallel(Module):
         gradient_as_bucket_view: bool = False,
     ) -> None:
         super().__init__()
+        refuse("a DistributedDataParallel is made inside it (its construction's collectives are not captured)")
         tdist = require("DistributedDataParallel")
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel: module must be an ember.nn.Module, got {type(module).__name__}")
