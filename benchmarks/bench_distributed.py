@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-TASKS = ("allreduce_1mb", "allreduce_64mb", "ddp_mlp")
+TASKS = ("allreduce_1mb", "allreduce_64mb", "ddp_mlp", "ddp_mlp_compiled")
 BATCH = 128
 ROUNDS = 9
 
@@ -103,6 +103,14 @@ def worker(args: argparse.Namespace) -> None:
         }
         for _ in range(ROUNDS):
             rounds.append({k: size / clock.per_step(k, f) / 1e6 for k, f in steps.items()})
+    elif args.task == "ddp_mlp_compiled":
+        eager = _ddp_parts("ember", args.rank, args.bucket_view)[0]
+        steps = {"eager": eager, "compiled": ember.compile(_ddp_parts("ember", args.rank, args.bucket_view)[0])}
+        edist.set_collective_checks(False)
+        for _ in range(ROUNDS):
+            rounds.append({k: 2 * BATCH / clock.per_step(k, f) for k, f in steps.items()})
+            rounds[-1]["load"] = os.getloadavg()[0]
+        assert steps["compiled"].stats["replays"] > 0 and steps["compiled"].stats["eager"] == 0
     else:
         parts = {fw: _ddp_parts(fw, args.rank, args.bucket_view) for fw in ("torch", "ember")}
         for _ in range(ROUNDS):
@@ -199,6 +207,14 @@ def run(task: str, args: argparse.Namespace) -> list[dict[str, float]]:
 
 
 def _summary(task: str, pairs: list[list[dict[str, float]]]) -> list[str]:
+    if task == "ddp_mlp_compiled":
+        med = {k: statistics.median(r[k] for p in pairs for r in p) for k in ("eager", "compiled", "load")}
+        per_pair = [statistics.median(r["compiled"] / r["eager"] for r in p) for p in pairs]
+        ratio = statistics.median(r["compiled"] / r["eager"] for p in pairs for r in p)
+        return [
+            f"{task:15s} compiled {med['compiled']:9.1f} vs eager {med['eager']:9.1f} samples/s: ratio {ratio:.3f} "
+            f"(pairs {min(per_pair):.3f}-{max(per_pair):.3f}); load average {med['load']:.1f}"
+        ]
     lines = []
     for fw in [k for k in pairs[0][0] if k.startswith("ember") and ":" not in k]:
         ratios = [r[fw] / r["torch"] for p in pairs for r in p]

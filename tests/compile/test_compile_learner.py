@@ -66,6 +66,28 @@ def test_compiled_learner_skips_a_non_finite_batch_like_the_eager_one() -> None:
     assert results[0] == results[1]
 
 
+def test_a_skipped_batch_updates_batch_norm_statistics_once() -> None:
+    # the non-finite check is a guard whose front part runs the forward, batch norm included: its running
+    # statistics (updated in place by torch's batch-norm operator) are put back when the guard fails, so the eager
+    # run of that batch updates them once, as without compile (they were updated twice, on the torch backend)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((24, 4)).astype(np.float32)
+    y = rng.standard_normal((24, 1)).astype(np.float32)
+    y[16:20] = 1e30  # an infinite loss from finite inputs: the statistics stay finite
+    results = []
+    for compile in (False, True):
+        ember.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 1))
+        learner = Learner(model, SGD(model.parameters(), lr=0.01), F.mse_loss, skip_nonfinite=True, progress=False,
+                          plot=False, compile=compile)  # fmt: skip
+        with np.errstate(over="ignore"):
+            learner.fit(DataLoader(TensorDataset(x, y), 4))
+        results.append({k: v.numpy().tobytes() for k, v in model.state_dict().items()})
+        if compile:
+            assert learner._steps[0].stats["replays"] >= 3 and learner._steps[0].stats["eager"] == 0
+    assert results[0] == results[1]
+
+
 def test_cli_train_compile(tmp_path: Any) -> None:
     rc = main(["train", "linear-regression", "--epochs", "2", "--limit", "40", "--out", str(tmp_path),
                "--no-progress", "--compile"])  # fmt: skip

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import warnings
 
 import numpy as np
 import pytest
@@ -64,19 +65,43 @@ def _fit(tmp, epochs, resume):
     return {"history": hist, "printed": buf.getvalue(), "params": _params(model), "main": learner.is_main_process}
 
 
+def _compiled_vs_eager(accumulate):
+    """One epoch of a Learner with ``compile=True`` and one without, in this group: their histories, weights
+    and the compiled steps' stats."""
+    out = []
+    for compile in (False, True):
+        ember.manual_seed(0)
+        model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 3))
+        opt = ember.optim.Adam(model.parameters(), lr=0.01)
+        learner = Learner(model, opt, F.cross_entropy, metrics=["loss", "accuracy"], compile=compile, plot=False,
+                          grad_accumulation=accumulate, progress=False)  # fmt: skip
+        train, valid = _data()
+        with contextlib.redirect_stdout(io.StringIO()):
+            hist = learner.fit(DataLoader(train, batch_size=6, shuffle=True, seed=1), DataLoader(valid, batch_size=8))
+        stats = dict(learner._steps[0].stats) if compile else None
+        out.append(([{k: v for k, v in h.items() if k != "epoch_time"} for h in hist], _params(model), stats))
+    return out
+
+
 def _in_group(rank, world, tmp):
-    ember.manual_seed(0)
-    model = nn.Linear(6, 3)
-    compiled = Learner(model, ember.optim.SGD(model.parameters(), lr=0.1), F.cross_entropy, compile=True)
-    with pytest.raises(ValueError, match="compile=True does not train in a process group"):
-        compiled.fit(DataLoader(_data()[0], batch_size=6))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = [_compiled_vs_eager(1), _compiled_vs_eager(2)]
     first = _fit(tmp, 1, resume=False)
     second = _fit(tmp, 2, resume=True)  # a new Learner: every rank resumes from rank 0's checkpoint
-    return first, second
+    return first, second, (compiled, [str(w.message) for w in caught])
 
 
 def test_learner_trains_distributed_and_resumes_with_another_world_size(tmp_path):
-    (a0, b0), (a1, b1) = run_group(_in_group, tmp_path)
+    (a0, b0, c0), (a1, b1, c1) = run_group(_in_group, tmp_path)
+    # compile=True trains in the group as the eager Learner does, bit for bit (gradient accumulation too)
+    for compiled, caught in (c0, c1):
+        assert caught == []
+        for least, ((eager_hist, eager_params, _), (hist, params, stats)) in zip((4, 1), compiled, strict=True):
+            assert hist == eager_hist
+            for k in eager_params:
+                assert params[k].tobytes() == eager_params[k].tobytes(), k
+            assert stats["replays"] >= least and stats["eager"] == 0, stats  # (5 batches; 3 programs with no_sync)
     # every rank logs the global figures; only rank 0 prints
     assert a0["history"] == a1["history"] and b0["history"] == b1["history"]
     assert "epoch 1 |" in a0["printed"] and a1["printed"] == "" and b1["printed"] == ""

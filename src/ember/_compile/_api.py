@@ -142,6 +142,7 @@ class CompiledFunction(ProgramCache):
         world = World(modules_of(self.fn, args))
         inputs: list[int] = []
         tr.static_ids = {id(t) for t in _static_tensors(args, kwargs, self.static)}
+        tr.entry_states = {id(o): (o, o._capture_state()) for o in list(CAPTURE.stateful)}
         install(tr)
         try:
             for k, t in enumerate(leaves):
@@ -164,6 +165,10 @@ class CompiledFunction(ProgramCache):
         self.stats["capture_s"] += time.perf_counter() - t0
         if tr.problem is not None:
             return self._give_up(tr.problem[0], tr.problem[1], result)
+        if template is None and self.graph is not None and (tr.collectives or tr.touched):
+            self.graph = None  # (a graph node's backward would not make DDP's host steps)
+            return self._give_up("it is a forward through DistributedDataParallel whose backward runs outside it (not "
+                                 "captured yet: compile the whole training step)", None, result)  # fmt: skip
         if template is None and self.graph is not None:
             return result  # the next calls under grad mode go to the graph node
         try:
@@ -172,7 +177,11 @@ class CompiledFunction(ProgramCache):
             return self._give_up("a value read inside Ember depends on what the step changed before it", e.site,
                                  result)  # fmt: skip
         world.finish(tr, leaves)
-        entry = _Entry(key, world, program, Snapshot.of(tr, leaves))
+        entry = _Entry(key, world, program, Snapshot.of(tr, leaves) if not tr.collectives else {})
+        # distributed collectives in it: never replayed beside eager to check it (that would make each collective
+        # twice, and another rank capturing or running eagerly at that call makes them once: the ranks' calls
+        # would stop matching); tests/distributed/test_compile_ddp.py checks such replays against eager
+        entry.verified = tr.collectives > 0
         plan = graph_plan(tr, leaves, self.mode)
         if isinstance(plan, str):
             self._no_graph(plan)
@@ -214,6 +223,7 @@ class CompiledFunction(ProgramCache):
                 return self.fn(*args, **kwargs)
             after_replay = snap.take()
             snap.restore()
+            entry.world.restore_states()
             result = self.fn(*args, **kwargs)
         diff = snap.differences(after_replay, snap.take(), close)
         if diff is None and not same_outputs(replayed, result, close=close):

@@ -125,7 +125,10 @@ class GraphForward(ProgramCache):
             split = len(tr.instrs)
             params = [p for k, p in tr.slots if k == "ext" and p.requires_grad and p._creator is None]
             targets = [t for t in leaves if t.requires_grad] + params
-            usable = not tr.off and outs and all(o.requires_grad and o.is_floating_point() for o in outs)
+            # (through DDP: a backward here would average gradients across ranks, and the replayed node's would not)
+            usable = (
+                not tr.off and not tr.touched and outs and all(o.requires_grad and o.is_floating_point() for o in outs)
+            )
             if usable:
                 tr.suspended += 1
                 seeds_arr = [o._backend.xp.zeros(o.shape, dtype=_DATA.__get__(o).dtype) for o in outs]
@@ -140,6 +143,11 @@ class GraphForward(ProgramCache):
             uninstall(tr)
         self.stats["captures"] += 1
         why = tr.problem[0] if tr.problem else None
+        if why is None and tr.touched:
+            why = (
+                "it is a forward through DistributedDataParallel, whose backward averages gradients (not captured "
+                "yet: compile the whole training step)"
+            )
         if why is None and not usable:
             why = "its outputs are not floating-point tensors that need a gradient"
         if why is None and any(ins.kind in "og" for ins in tr.instrs):

@@ -107,6 +107,7 @@ class World:
         self.input_grads: list[tuple[int, bool]] = []
         # plain tensor attributes before the call: those the program reads are guarded by identity (``finish``)
         self.attributes = [(m, k, v) for m in flags for k, v in m.__dict__.items() if isinstance(v, Tensor)]
+        self.states: list[tuple[Any, Any]] = []  # (stateful object, its state when the call began)
 
     def finish(self, tr: Tracer, inputs: list[Tensor]) -> None:
         """Add what the recording read from outside, with the values it had when first read."""
@@ -125,6 +126,14 @@ class World:
             self.checks.append((what, get))
             self.expected.append(tuple(id(v) for _, _, v in held))  # (as before the call)
         self.attributes = []
+        for key in tr.touched:  # DistributedDataParallel's sync flags (no_sync(), a forward without gradients)
+            if key not in tr.entry_states:
+                continue  # (made during the call: a new one at every call, nothing to guard)
+            obj, state = tr.entry_states[key]
+            self.states.append((obj, state))
+            self.checks.append((f"the sync state of a {type(obj).__name__} (no_sync(), or a forward without "
+                                "gradients before)", obj._capture_state))  # fmt: skip
+            self.expected.append(state)
         for leaf, was_none, when in tr.grad_state.values():
             if id(leaf) in input_ids:
                 self.input_grads += [(i, was_none) for i, t in enumerate(inputs) if t is leaf]
@@ -132,6 +141,11 @@ class World:
                 self.checks.append((f"whether a parameter of shape {leaf.shape} has a .grad",
                                     functools.partial(_no_grad, leaf)))  # fmt: skip
                 self.expected.append(was_none)
+
+    def restore_states(self) -> None:
+        """Put the stateful objects back as they were when the call began (before a checked replay's eager run)."""
+        for obj, state in self.states:
+            obj._capture_restore(state)
 
     def check(self, inputs: list[Tensor]) -> str | None:
         for (what, get), want in zip(self.checks, self.expected, strict=True):

@@ -4,7 +4,8 @@ Everything here is swapped in for the capture only, so eager code pays nothing: 
 ``Tensor.grad`` become recording properties (the slots' own descriptors are kept and restored), the Tensor
 methods that read values (``item``, ``float()``, ``bool()``, ``numpy``, printing) report to the tracer,
 NumPy's creation functions are recorded (``_ndarray.patch_numpy``), and each backend's random draws
-(``uniform``, ``normal``, ``randint``, ``standard_gamma``, ``dropout_mask``) become recorded calls. Other
+(``uniform``, ``normal``, ``randint``, ``standard_gamma``, ``dropout_mask``) become recorded calls, and public
+``ember.distributed`` calls come to ``_on_collective`` (a host step, or a reason to run eagerly). Other
 threads see the same objects but are never recorded (the tracer checks the thread).
 """
 
@@ -98,42 +99,52 @@ def _index_check(idx: Any, low: int, high: int, backend: Any) -> tuple[int, int]
     return _util.index_out_of_range(idx, low, high, backend)  # type: ignore[no-any-return]
 
 
-def _refused(fn: Any, what: str) -> Any:
-    """``fn`` refusing to be recorded (the function then runs eagerly, or ``fullgraph`` raises)."""
+#: ``ember.distributed`` calls that a replay makes again as host steps, at the same point, on the arrays recorded
+#: (so every rank makes the same calls in the same order as eager); the tensors they write hold values from then
+#: on (a later ``.item()`` of one is a read on the host). Other public calls (point to point, objects, barrier,
+#: scatter and gather) make the step run eagerly.
+_RECORDED = ("all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor")
 
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        tr = tracer_here()
-        if tr is not None:
-            tr.flag(what)
+
+def _collective(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    return fn(*args, **kwargs)
+
+
+_collective.__ember_collective__ = True  # type: ignore[attr-defined]
+
+
+def _on_collective(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A public ``ember.distributed`` call while a step is captured (``autograd._capture.distributed_call``)."""
+    tr = tracer_here()
+    if tr is None:
         return fn(*args, **kwargs)
+    name = fn.__name__
+    if name not in _RECORDED:
+        tr.flag(f"a distributed call ({name}) runs inside it (not captured)")
+        return fn(*args, **kwargs)
+    import inspect
 
-    return refuse
-
-
-#: ``ember.distributed`` calls: a replay would skip them (their data moves outside NumPy and torch's dispatch)
-#: and the ranks would stop matching, so a step making them is not captured (every rank decides the same)
-_COLLECTIVES = ("all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor",
-                "gather", "scatter", "send", "isend", "recv", "irecv", "barrier", "all_gather_object",
-                "broadcast_object_list")  # fmt: skip
+    try:
+        async_op = inspect.signature(fn).bind(*args, **kwargs).arguments.get("async_op", False)
+    except TypeError:
+        return fn(*args, **kwargs)  # its own error
+    if async_op:
+        tr.flag(f"a distributed collective ({name}) with async_op=True runs inside it (its wait() is not captured)")
+        return fn(*args, **kwargs)
+    return tr.opaque(_collective, (fn, *args), kwargs)
 
 
 def _substitute_checks() -> None:
-    """Swap Ember's value checks for their recording-friendly equivalents wherever they were imported, and the
-    distributed collectives for ones that refuse to be recorded."""
+    """Swap Ember's value checks for their recording-friendly equivalents wherever they were imported."""
     from ..ops import _util
 
     subs: dict[int, Any] = {id(_util.index_out_of_range): _index_check}
-    dist = sys.modules.get("ember.distributed")
-    for name in _COLLECTIVES if dist is not None else ():
-        fn = getattr(dist, name, None)
-        if fn is not None:
-            subs[id(fn)] = _refused(fn, f"a distributed collective ({name}) runs inside it (not captured yet)")
     for name, mod in list(sys.modules.items()):
         if mod is None or not name.startswith("ember.") or name.startswith("ember._compile"):
             continue
         for attr, value in list(vars(mod).items()):
             new = subs.get(id(value))
-            if new is not None and mod is not _util and not name.startswith("ember.distributed._"):
+            if new is not None and mod is not _util:
                 _swap(mod, attr, new)
 
 
@@ -204,6 +215,7 @@ def install(tr: Tracer) -> None:
             for name in _RNG:
                 _swap(be, name, _rng_method(tr, getattr(be, name)))
         _substitute_checks()
+        _swap(CAPTURE, "on_collective", _on_collective)
         from ..backends import _kernels_threads
 
         # threaded NumPy kernels: recorded as one call each (their pool threads' work is not seen otherwise)

@@ -129,9 +129,14 @@ def _hoist(tr: Tracer, span: range) -> tuple[list[int], list[tuple[int, Callable
 
 def _opaque_writes(tr: Tracer, ins: Instr) -> set[int]:
     """The memory an opaque call may write: an optimizer its parameters and their gradients, clipping the
-    gradients of the tensors given; anything else every tensor from outside and every array handed to one."""
+    gradients of the tensors given, a method of an object with ``_capture_writes(name)`` the tensors (data, or
+    gradients only) that names; anything else every tensor from outside and every array handed to one."""
     owner: Any = ins.args[0] if ins.args else None
-    if hasattr(owner, "param_groups"):
+    declared = getattr(owner, "_capture_writes", None)  # (DDP: the tensors each of its host steps writes)
+    if declared is not None:
+        written, data = declared(ins.fn.__name__)
+        tensors = {id(t) for t in written}
+    elif hasattr(owner, "param_groups"):
         tensors = {id(p) for g in owner.param_groups for p in g["params"]}
         data = getattr(ins.fn, "__name__", "") != "zero_grad"
     elif isinstance(owner, list | tuple) and all(isinstance(t, Tensor) for t in owner):
@@ -212,6 +217,17 @@ def build(
         rng = gen.const(_Generators([ins.args[0] for ins in draws]))
         lines.append(f"    _rs = {rng}.save()")
         miss = f"{rng}.restore(_rs); return MISS"
+    # arrays from outside that the front part writes in place (torch's batch norm updates its running statistics in
+    # the operator that makes its output): copied first, put back when a guard fails, so a miss leaves no trace
+    written = set().union(*(instrs[i].writes for i in order[:n_front])) if guards else set()
+    outside = [s for s, (kind, _) in enumerate(tr.slots) if kind in ("in", "ext", "grad") and s in needed
+               and tr.roots[s] in written and s not in arrays]  # fmt: skip
+    if outside:
+        for s in outside:  # (alive until the guards)
+            last[s] = max(last.get(s, -1), n_front - 1)
+        listed = f"[{', '.join(f's{s}' for s in outside)}]"
+        lines.append(f"    _us = {gen.const(_undo_save)}({listed})")
+        miss = f"{gen.const(_undo_restore)}({listed}, _us); {miss}"
     checks = [f"    if {gen.const(check)}(s{s}): {miss}" for s, check in guards]
     if n_front == 0:
         lines += checks
@@ -231,6 +247,16 @@ def build(
     env = dict(gen.env, MISS=MISS)
     exec(compile(source, "<ember.compile program>", "exec"), env)
     return Program(env["replay"], source, len(order), outputs)
+
+
+def _undo_save(arrays: list[Any]) -> list[Any]:
+    """Copies of arrays (NumPy, CuPy: ``copy``; torch: ``clone``)."""
+    return [a.clone() if hasattr(a, "clone") else a.copy() for a in arrays]
+
+
+def _undo_restore(arrays: list[Any], saved: list[Any]) -> None:
+    for a, c in zip(arrays, saved, strict=True):
+        a[...] = c
 
 
 class _Generators:

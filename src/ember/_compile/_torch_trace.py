@@ -27,6 +27,9 @@ _DATA_DEPENDENT = {
     aten.unique_consecutive.default, aten.repeat_interleave.Tensor, aten.nonzero_static.default,
 }  # fmt: skip
 _INDEX = {aten.index.Tensor}
+#: operators writing arguments their schema does not mark as written: (positions, the ``training`` argument's)
+_UNMARKED_WRITES = {aten.native_batch_norm.default: ((3, 4), 5), aten.cudnn_batch_norm.default: ((3, 4), 5),
+                    aten.miopen_batch_norm.default: ((3, 4), 5)}  # fmt: skip
 
 
 def is_torch(a: Any) -> bool:
@@ -95,6 +98,9 @@ def torch_call(tr: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
             for t in v if isinstance(v, tuple | list) else (v,):
                 if isinstance(t, torch.Tensor):
                     writes.add(root_of(t))
+    unmarked = _UNMARKED_WRITES.get(func)
+    if unmarked is not None and len(args) > unmarked[1] and args[unmarked[1]]:  # (the running statistics, training)
+        writes |= {root_of(args[i]) for i in unmarked[0] if isinstance(args[i], torch.Tensor)}
     index = len(tr.instrs)
     if not isinstance(res, torch.Tensor | tuple | list) and res is not None:  # a Python value: read on the host
         out = Ref(tr.new_slot("out", index, torch.empty(0)))

@@ -96,6 +96,9 @@ class Tracer:
         self.tainted: set[int] = set()  # memory roots whose values depend on inputs, outside tensors or draws
         self.rng_holders: dict[int, Any] = {}  # id(NumPy generator) -> the Ember Generator holding it
         self.array_types: tuple[type, ...] = ()  # the classes of arrays known by identity (torch, CuPy: _known.py)
+        self.entry_states: dict[int, tuple[Any, Any]] = {}  # id -> (object, its state when the call began)
+        self.touched: dict[int, Any] = {}  # the stateful objects the step depends on (``autograd._capture.touch``)
+        self.collectives = 0  # host steps that communicate with other processes (``autograd._capture.collective``)
 
     @property
     def paused(self) -> bool:
@@ -306,6 +309,7 @@ class Tracer:
         finally:
             self.suspended -= 1
         index = len(self.instrs)
+        self.collectives += bool(getattr(fn, "__ember_collective__", False))
         outs = []
         for r in tensors_in(res):
             a = _DATA.__get__(r)
@@ -323,7 +327,9 @@ class Tracer:
             self.born.add(id(r))
             self.keep.append(r)
             outs.append(Ref(t._s))
-        self._add(Instr(_Opaque(fn, len(outs)), targs, tkw, tuple(outs), "o", {r.s for r in refs_in(targs)}, {-1}))
+        handed = refs_in(targs) + refs_in(tkw)  # arrays of the step it may write (a collective): values from now on
+        writes = {-1} | {self.roots[r.s] for r in handed}
+        self._add(Instr(_Opaque(fn, len(outs)), targs, tkw, tuple(outs), "o", {r.s for r in handed}, writes))
         return res
 
     def _opaque_arg(self, a: Any) -> Any:

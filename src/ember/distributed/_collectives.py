@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._tensor import Tensor
+from ..autograd._capture import distributed_call
 from ._check import collective_checks_mode, failed, validate
 from ._group import DistUsageError, ReduceOp, backend_error, group_backend, reduce_op, require, torch_reduce_op
 from ._interop import Borrowed, borrow, gather_single, scatter_single
@@ -148,6 +149,7 @@ def _check_like(op: str, arg: str, ts: Sequence[Any], like: Tensor, n: int | Non
             )
 
 
+@distributed_call
 def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: Any = None, async_op: bool = False) -> Any:
     """Reduce ``tensor`` across the ranks of ``group``, in place on every rank."""
     tdist = require("all_reduce")
@@ -204,6 +206,7 @@ def _all_reduce_now(tdist: Any, t: Any, rop: ReduceOp, group: Any) -> None:
         work.wait()
 
 
+@distributed_call
 def broadcast(tensor: Tensor, src: int = 0, group: Any = None, async_op: bool = False) -> Any:
     """Copy ``tensor`` from rank ``src`` into ``tensor`` on every other rank."""
     tdist = require("broadcast")
@@ -222,6 +225,7 @@ def broadcast(tensor: Tensor, src: int = 0, group: Any = None, async_op: bool = 
     )
 
 
+@distributed_call
 def reduce(tensor: Tensor, dst: int = 0, op: Any = ReduceOp.SUM, group: Any = None, async_op: bool = False) -> Any:
     """Reduce ``tensor`` across ranks into ``tensor`` on rank ``dst`` (others' tensors may be overwritten)."""
     tdist = require("reduce")
@@ -240,6 +244,7 @@ def reduce(tensor: Tensor, dst: int = 0, op: Any = ReduceOp.SUM, group: Any = No
     )
 
 
+@distributed_call
 def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: Any = None, async_op: bool = False) -> Any:
     """Every rank's ``tensor`` into ``tensor_list[rank]``, on every rank."""
     tdist = require("all_gather")
@@ -258,6 +263,7 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: Any = None, asy
     )
 
 
+@distributed_call
 def all_gather_into_tensor(
     output_tensor: Tensor, input_tensor: Tensor, group: Any = None, async_op: bool = False
 ) -> Any:
@@ -286,6 +292,7 @@ def all_gather_into_tensor(
     )
 
 
+@distributed_call
 def reduce_scatter_tensor(
     output: Tensor, input: Tensor, op: Any = ReduceOp.SUM, group: Any = None, async_op: bool = False
 ) -> Any:
@@ -319,6 +326,7 @@ all_gather_single = all_gather_into_tensor
 reduce_scatter_single = reduce_scatter_tensor
 
 
+@distributed_call
 def gather(
     tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int = 0, group: Any = None, async_op: bool = False
 ) -> Any:
@@ -351,6 +359,7 @@ def gather(
     )
 
 
+@distributed_call
 def scatter(
     tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int = 0, group: Any = None, async_op: bool = False
 ) -> Any:
@@ -389,11 +398,13 @@ def _p2p_check(op: str, arg: str, peer: int, tdist: Any, group: Any) -> None:
         raise DistUsageError(f"{op}: {arg}={peer} is this rank itself; point-to-point needs another rank")
 
 
+@distributed_call
 def send(tensor: Tensor, dst: int, group: Any = None, tag: int = 0) -> None:
     """Send ``tensor`` to rank ``dst`` (which calls ``recv``); blocks until it is sent."""
     isend(tensor, dst, group, tag).wait()
 
 
+@distributed_call
 def isend(tensor: Tensor, dst: int, group: Any = None, tag: int = 0) -> Work:
     tdist = require("isend")
     _p2p_check("send", "dst", dst, tdist, group)
@@ -402,6 +413,7 @@ def isend(tensor: Tensor, dst: int, group: Any = None, tag: int = 0) -> Work:
     return _launch("send", group, True, lambda a: tdist.isend(b.torch, dst, group=group, tag=tag), [])  # type: ignore[no-any-return]
 
 
+@distributed_call
 def recv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0) -> int:
     """Receive into ``tensor`` from rank ``src`` (any rank when None); return the sender's rank."""
     tdist = require("recv")
@@ -417,6 +429,7 @@ def recv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0
     return int(sender)
 
 
+@distributed_call
 def irecv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0) -> Work:
     tdist = require("irecv")
     if src is not None:
@@ -426,6 +439,7 @@ def irecv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 
     return _launch("recv", group, True, lambda a: tdist.irecv(b.torch, src, group=group, tag=tag), [b])  # type: ignore[no-any-return]
 
 
+@distributed_call
 def all_gather_object(object_list: list[Any], obj: Any, group: Any = None) -> None:
     """Every rank's picklable ``obj`` into ``object_list`` (one slot per rank). Pickle: trusted peers only."""
     tdist = require("all_gather_object")
@@ -438,6 +452,7 @@ def all_gather_object(object_list: list[Any], obj: Any, group: Any = None) -> No
         raise backend_error("all_gather_object", group, e) from e
 
 
+@distributed_call
 def broadcast_object_list(object_list: list[Any], src: int = 0, group: Any = None, device: Any = None) -> None:
     """Rank ``src``'s picklable objects into ``object_list`` on every rank (same length everywhere)."""
     tdist = require("broadcast_object_list")

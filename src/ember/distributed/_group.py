@@ -12,6 +12,7 @@ import enum
 import os
 from typing import Any
 
+from ..autograd._capture import distributed_call
 from ._check import register_group, unregister_group
 from ._elastic import elastic_attempt_store
 from ._interop import DistBackendError, DistError, NotInitializedError, torch_modules
@@ -309,6 +310,7 @@ def new_group(
     return pg
 
 
+@distributed_call
 def barrier(group: Any = None, async_op: bool = False, device_ids: Any = None) -> Any:
     """Wait until every rank of ``group`` reaches this call."""
     tdist = _require("barrier")
@@ -319,6 +321,7 @@ def barrier(group: Any = None, async_op: bool = False, device_ids: Any = None) -
         raise backend_error("barrier", group, e) from e
 
 
+@distributed_call
 def monitored_barrier(group: Any = None, timeout: Any = None, wait_all_ranks: bool = False) -> None:
     """A barrier (gloo) that names the ranks which did not reach it within ``timeout``."""
     tdist = _require("monitored_barrier")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .._tensor import Tensor
+from ..autograd._capture import refuse
 from ..autograd._grad_mode import no_grad
 from ..ops import isfinite
 from ..ops._indexing_join import cat
@@ -235,7 +236,11 @@ class Learner:
             x, y = self._split(batch)
             if self._steps is not None:
                 update = accum + 1 == self.grad_accumulation or (total is not None and i == total - 1)
-                res = self._steps[0](x, y, update) if train else self._steps[1](x, y)
+                if train:
+                    with self._dist.no_sync(update) if self._dist is not None else contextlib.nullcontext():
+                        res = self._steps[0](x, y, update)
+                else:
+                    res = self._steps[1](x, y)
                 if res is None:  # a non-finite loss, skipped (skip_nonfinite)
                     self.optimizer.zero_grad()
                     accum = 0
@@ -289,9 +294,14 @@ class Learner:
     def _train_step(self, x: Any, y: Any, update: bool) -> tuple[Any, Tensor] | None:
         """One training batch as one function (what ``compile=True`` captures): the eager loop's steps."""
         with self._autocast():
-            out = self._forward(x)
+            out = self._forward(x, train=True)
             loss = self._scalar_loss(self.loss_fn(out, y))
-        if not bool(isfinite(loss)) and not self._check_loss(float(loss.item()), f"step {self.step}"):
+        if self._dist is not None and self.skip_nonfinite:  # (every step: the ranks agree on skipping a batch)
+            refuse("Learner(skip_nonfinite=True) in a process group: the ranks agree on skipping a batch through "
+                   "a collective read on the host (not captured)")  # fmt: skip
+            if not self._check_loss(float(loss.item()), f"step {self.step}"):
+                return None
+        elif not bool(isfinite(loss)) and not self._check_loss(float(loss.item()), f"step {self.step}"):
             return None
         self._backward(loss)
         if update:
@@ -311,9 +321,6 @@ class Learner:
             raise ValueError(f"Learner.fit: epochs must be a non-negative integer, got {epochs!r}")
         start = 1
         self._dist = DistributedRun.start(self._dist)
-        if self._dist is not None and self._steps is not None:
-            raise ValueError("Learner: compile=True does not train in a process group yet (its captured step would "
-                             "skip DistributedDataParallel's gradient averaging); use compile=False there")  # fmt: skip
         if resume:
             if self.checkpointer is None:
                 raise ValueError("Learner.fit(resume=True) needs a checkpoint_dir")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._tensor import Tensor
+from ...autograd._capture import collective
 from ...autograd._function import Function
 from .._group import DistUsageError, ReduceOp, backend_error, reduce_op, require, torch_reduce_op
 from .._interop import borrow
@@ -18,6 +19,13 @@ __all__ = ["all_reduce"]
 
 
 def _reduce_into(t: Tensor, op: ReduceOp, group: Any) -> Tensor:
+    _reduce_in_place(t, op, group)
+    return t
+
+
+@collective
+def _reduce_in_place(t: Tensor, op: ReduceOp, group: Any) -> None:
+    """The all-reduce (a host step of a step ``ember.compile`` captured: replayed as this call)."""
     tdist = require("all_reduce")
     b = borrow(t, "all_reduce", writable=True)
     try:
@@ -25,7 +33,6 @@ def _reduce_into(t: Tensor, op: ReduceOp, group: Any) -> Tensor:
     except RuntimeError as e:
         raise backend_error("all_reduce (differentiable)", group, e) from e
     b.written()
-    return t
 
 
 class _AllReduce(Function):

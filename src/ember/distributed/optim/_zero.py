@@ -15,6 +15,7 @@ from typing import Any
 
 from ..._tensor import Tensor
 from ..._tensor_grad import clear_grads
+from ...autograd._capture import collective, opaque
 from .._coalesced import broadcast_coalesced, check_same_across_ranks
 from .._group import DistUsageError, backend_error, require
 
@@ -101,9 +102,16 @@ class ZeroRedundancyOptimizer:
         """This rank's shard of the state."""
         return self.optim.state if self.optim is not None else {}
 
+    @state.setter
+    def state(self, value: dict[str, Any]) -> None:  # (ember.compile puts it back after a checked replay)
+        if self.optim is not None:
+            self.optim.state = value
+
+    @opaque
     def zero_grad(self, set_to_none: bool = True) -> None:
         clear_grads(self.param_groups, set_to_none)
 
+    @collective  # ember.compile: one host step (the shard's update, then the broadcasts), replayed as this call
     def step(self, closure: Callable[[], Any] | None = None, **kwargs: Any) -> Any:
         """Step this rank's shard, then broadcast every shard from its owner."""
         loss = None

@@ -23,6 +23,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+from ...autograd._capture import collective, opaque
 from ...autograd._engine import queue_callback
 from ...distributed._group import DistUsageError, backend_error
 from ...distributed._interop import torch_modules
@@ -130,10 +131,7 @@ class Reducer:
                 "DistributedDataParallel: the previous backward pass stopped before it finished averaging "
                 "gradients (it raised?); the ranks are out of step — restart the group"
             )
-        if not self.armed:
-            self._reset()
-        self.armed, self.finished = True, False
-        where, counts = self._where, self.expected
+        where, counts = self._where, [0] * len(self.params)
         seen: set[int] = set()
         stack = []
         for t in outputs:
@@ -160,6 +158,22 @@ class Reducer:
                     stack.append(c)
                 else:
                     stack.append(e)
+        self._arm(counts)
+
+    @opaque
+    def _arm(self, counts: list[int]) -> None:
+        """Expect ``counts[i]`` more gradients for parameter ``i`` (a host step of a captured step)."""
+        if not self.armed:
+            self._reset()
+        self.armed, self.finished = True, False
+        for i, c in enumerate(counts):
+            if c:
+                self.expected[i] += c
+
+    def _capture_writes(self, name: str) -> tuple[list[Param], bool]:
+        """What host step ``name`` writes of a captured step: an arrival and the end of backward the gradients
+        (``gradient_as_bucket_view``: a ``.grad`` is a view of its bucket); the others the reducer's state only."""
+        return (self.params, False) if name in ("_take", "_finish") else ([], False)
 
     def _reset(self) -> None:
         n = len(self.params)
@@ -169,6 +183,7 @@ class Reducer:
             b.work, b.stale = None, False
         self.next_launch, self.late, self.queued = 0, 0, False
 
+    @opaque
     def forward_without_sync(self) -> None:
         """A forward under ``no_sync()``: its backward accumulates locally (and may follow a reduced one)."""
         self.finished = False
@@ -188,6 +203,12 @@ class Reducer:
         if not self.queued:
             queue_callback(self._finish)
             self.queued = True
+        self._take(i, grad)
+
+    @collective
+    def _take(self, i: int, grad: Any) -> None:
+        """Count one arrival; copy a complete gradient into its bucket, send the buckets now complete (the
+        reducer's calls are host steps of a captured step: replayed as these calls, not as their arrays')."""
         self.arrived[i] += 1
         b, k = self._of[i]
         bucket = self.buckets[b]
@@ -240,6 +261,7 @@ class Reducer:
                 s /= self.world
             self.filled[i] = True
 
+    @collective
     def _finish(self) -> None:
         """End of the backward pass: send what is left, wait for everything, write averages into ``.grad``."""
         self.armed, self.queued = False, False

@@ -14,6 +14,7 @@ from typing import Any
 from ..._creation import tensor
 from ..._errors import ShapeError
 from ..._tensor import Tensor
+from ...autograd._capture import opaque
 from ...autograd._grad_mode import no_grad
 from ...ops import cat, sqrt
 from ..module import Module
@@ -26,6 +27,20 @@ def _group_size(group: Any) -> int:
     from ... import distributed as dist
 
     return dist.get_world_size(group) if dist.is_initialized() else 1
+
+
+@opaque
+def _global_count(total: Tensor, c: int, shape: tuple[int, ...]) -> tuple[Tensor, Tensor]:
+    """The global count ``n`` (read on the host from the all-reduced sums) and Bessel's factor ``n / (n - 1)``, as
+    0-d tensors of the statistics' dtype: a host step of a step ``ember.compile`` captured (replayed as this call,
+    so the program reads each step's count, not the captured one)."""
+    n = float(total[c].item())
+    if n <= 1:
+        raise ShapeError(
+            f"SyncBatchNorm: expected more than 1 value per channel over all ranks when training, got input {shape}"
+        )
+    return (tensor(n, dtype=total.dtype, device=total.device),
+            tensor(n / (n - 1), dtype=total.dtype, device=total.device))  # fmt: skip
 
 
 class SyncBatchNorm(_BatchNorm):
@@ -67,12 +82,7 @@ class SyncBatchNorm(_BatchNorm):
         shape = (1, c) + (1,) * (x.ndim - 2)
         count = tensor([x.numel() // c], dtype=x.dtype, device=x.device)
         total = all_reduce(cat([x.sum(axes), count]), group=self.process_group)
-        n = float(total[c].item())
-        if n <= 1:
-            raise ShapeError(
-                f"SyncBatchNorm: expected more than 1 value per channel over all ranks when training, "
-                f"got input {input.shape}"
-            )
+        n, bessel = _global_count(total, c, tuple(input.shape))
         mean = total[:c] / n
         xc = x - mean.reshape(shape)
         var = all_reduce((xc * xc).sum(axes), group=self.process_group) / n
@@ -81,7 +91,7 @@ class SyncBatchNorm(_BatchNorm):
             with no_grad():
                 rm, rv = self.running_mean, self.running_var
                 rm.mul_(1 - momentum).add_(mean.detach().to(rm.dtype) * momentum)
-                rv.mul_(1 - momentum).add_((var.detach() * (n / (n - 1))).to(rv.dtype) * momentum)
+                rv.mul_(1 - momentum).add_((var.detach() * bessel).to(rv.dtype) * momentum)
         if self.weight is not None:
             y = y * self.weight.reshape(shape)
         if self.bias is not None:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..._tensor import Tensor
+from ...autograd._capture import CAPTURE, collective, opaque, refuse, touch
 from ...autograd._grad_mode import is_grad_enabled
 from ...distributed._coalesced import broadcast_coalesced, check_same_across_ranks
 from ...distributed._group import DistUsageError, require
@@ -77,6 +78,7 @@ class DistributedDataParallel(Module):
         gradient_as_bucket_view: bool = False,
     ) -> None:
         super().__init__()
+        refuse("a DistributedDataParallel is made inside it (its construction's collectives are not captured)")
         tdist = require("DistributedDataParallel")
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel: module must be an ember.nn.Module, got {type(module).__name__}")
@@ -130,6 +132,7 @@ class DistributedDataParallel(Module):
             broadcast_coalesced([t for _, t in states], self._src(), process_group)
         self._sync_buffers = [b for _, b in module.named_buffers()]
         _WRAPPED[module] = weakref.ref(self)
+        CAPTURE.stateful.add(self)
         self.gradient_as_bucket_view = gradient_as_bucket_view
         self.reducer = Reducer(
             [p for _, p in named],
@@ -147,8 +150,9 @@ class DistributedDataParallel(Module):
         return int(tdist.get_process_group_ranks(self.process_group)[0])
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        touch(self)  # ember.compile: a program is for one sync state (and the calls below are its host steps)
         if self.require_forward_param_sync and self.broadcast_buffers and self._sync_buffers:
-            broadcast_coalesced(self._sync_buffers, self._src(), self.process_group)
+            self._broadcast_buffers()
         if self._device is not None:
             inputs, kwargs = _to(inputs, self._device), _to(kwargs, self._device)
         out = self.module(*inputs, **kwargs)
@@ -157,10 +161,33 @@ class DistributedDataParallel(Module):
             self.reducer.prepare(list(_tensors(out)))
         elif is_grad_enabled():
             self.reducer.forward_without_sync()
-        self.require_forward_param_sync = sync
+        if CAPTURE.tracer is None:
+            self.require_forward_param_sync = sync
+        else:
+            self._set_forward_sync(sync)
         if self.output_device is not None:
             out = _to(out, self.output_device)
         return out
+
+    @collective
+    def _broadcast_buffers(self) -> None:
+        """The buffers from the first rank (BatchNorm statistics): a host step of a captured step."""
+        broadcast_coalesced(self._sync_buffers, self._src(), self.process_group)
+
+    @opaque
+    def _set_forward_sync(self, sync: bool) -> None:
+        self.require_forward_param_sync = sync
+
+    def _capture_writes(self, name: str) -> tuple[list[Any], bool]:
+        """What host step ``name`` writes: ``(tensors, their data too)`` (``ember.compile`` orders guards by it)."""
+        return (self._sync_buffers, True) if name == "_broadcast_buffers" else ([], False)
+
+    def _capture_state(self) -> tuple[bool, bool]:
+        """What decides the calls a forward and backward make (``ember.compile`` guards a program on it)."""
+        return self.require_backward_grad_sync, self.require_forward_param_sync
+
+    def _capture_restore(self, state: tuple[bool, bool]) -> None:
+        self.require_backward_grad_sync, self.require_forward_param_sync = state
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:
