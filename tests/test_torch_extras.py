@@ -122,6 +122,31 @@ def test_frombuffer_matches_torch_and_shares_memory():
         with pytest.raises(ValueError):
             lib.frombuffer(bytearray(0), dtype=lib.float32)
         assert lib.frombuffer(bytearray(8), dtype=lib.float32, requires_grad=True).requires_grad
+    bits = bytearray(b"\x80\x3f\x00\x40\xc0\xbf")  # bfloat16 1, 2, -1.5 (safetensors' loader reads BF16 so)
+    got = [lib.frombuffer(bits, dtype=lib.bfloat16, offset=2) for lib in (ember, torch)]
+    assert got[0].float().tolist() == got[1].float().tolist() == [2.0, -1.5] and str(got[0].dtype) == "ember.bfloat16"
+
+
+def _storages(lib):
+    x = lib.arange(10.0)
+    v = x[2:5]
+    s, sv = x.untyped_storage(), v.untyped_storage()
+    meta = lib.empty(3, device="meta").untyped_storage()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (torch: TypedStorage is deprecated)
+        typed = x.storage()
+        sizes = [typed.size(), typed.element_size(), len(typed), typed.data_ptr() == s.data_ptr()]
+    return [
+        sv.data_ptr() == s.data_ptr(), s.nbytes(), sv.nbytes(), v.data_ptr() - sv.data_ptr(), len(s), s.size(),
+        s.element_size(), x.reshape(2, 5).t().untyped_storage().data_ptr() == s.data_ptr(),
+        lib.ones(2).untyped_storage().data_ptr() != s.data_ptr(), isinstance(s, lib.UntypedStorage),
+        meta.nbytes(), meta.data_ptr(), *sizes,
+    ]  # fmt: skip
+
+
+def test_storages_describe_the_memory_a_tensor_views_as_torch():
+    """``untyped_storage()``: what safetensors and Hugging Face read to find tensors sharing memory."""
+    assert _storages(ember) == _storages(torch)
 
 
 def test_device_layout_and_unsafe_split_match_torch():

@@ -85,6 +85,7 @@ from ._legacy import (
     LongTensor,
     ShortTensor,
 )
+from ._storage import TypedStorage, UntypedStorage
 from ._tensor import Tensor
 from ._threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
 from ._torch_extras import *  # noqa: F403 - more of PyTorch's names: lu, frombuffer, strided, set_warn_always ...
@@ -174,6 +175,8 @@ __all__ = [
     "cuda",
     "Generator",
     "Tensor",
+    "TypedStorage",
+    "UntypedStorage",
     "arange",
     "as_tensor",
     "autograd",

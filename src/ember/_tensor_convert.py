@@ -14,6 +14,7 @@ from ._convert import legacy_type_name
 from ._device import device as _device_cls
 from ._dtype import as_dtype, channels_last, channels_last_3d, contiguous_format, preserve_format
 from ._errors import ShapeError
+from ._storage import TypedStorage, UntypedStorage
 from .backends import Backend
 
 if TYPE_CHECKING:
@@ -76,6 +77,15 @@ class TensorConversions:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         a = self.numpy()
         return a if dtype is None else a.astype(dtype)
+
+    def untyped_storage(self) -> UntypedStorage:
+        """The memory block this tensor views, in bytes: ``data_ptr()``, ``nbytes()`` (equal for views of one
+        block)."""
+        return UntypedStorage(cast("Tensor", self))
+
+    def storage(self) -> TypedStorage:
+        """The memory block this tensor views, counted in elements of its dtype."""
+        return TypedStorage(cast("Tensor", self))
 
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
                    copy: Any = None) -> Any:  # fmt: skip

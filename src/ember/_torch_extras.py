@@ -103,9 +103,7 @@ def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0, req
     """A 1-d tensor over the bytes of ``buffer`` (anything with the buffer protocol), sharing its memory on the
     CPU backend: ``count`` elements of ``dtype`` from byte ``offset`` (-1: all that fit)."""
     d = as_dtype(dtype)
-    np_dtype = np.dtype(d.name) if d.name != "bfloat16" else None
-    if np_dtype is None:
-        raise TypeError("frombuffer: bfloat16 has no NumPy type; read float16 or uint16 and convert")
+    np_dtype = np.dtype(d.name if d.name != "bfloat16" else "int16")  # bfloat16: its bits, viewed below
     size = builtins.len(memoryview(buffer).cast("B"))
     if offset < 0 or offset > size or (offset == size and size > 0):
         raise ValueError(f"both buffer length ({size}) and offset ({offset}) must be non-negative and the offset must "
@@ -118,6 +116,8 @@ def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0, req
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t = from_numpy(np.frombuffer(buffer, dtype=np_dtype, count=count, offset=offset))
+    if d.name == "bfloat16":
+        t = t.view(d)
     return t.requires_grad_(True) if requires_grad else t
 
 

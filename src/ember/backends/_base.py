@@ -156,6 +156,13 @@ class Backend(
         """The address of ``array``'s first element."""
         return int(array.__array_interface__["data"][0])
 
+    def storage_nbytes(self, array: Any) -> int:
+        """The size in bytes of the memory ``array`` views (its root array's)."""
+        root = array
+        while isinstance(root.base, type(array)):
+            root = root.base
+        return int(root.nbytes)
+
     def storage_offset(self, array: Any) -> int:
         """How many elements ``array``'s first element lies past the start of the memory it views."""
         root = array

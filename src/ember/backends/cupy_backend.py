@@ -128,6 +128,9 @@ class CupyBackend(Backend):
     def storage_offset(self, array: Any) -> int:
         return (int(array.data.ptr) - int(array.data.mem.ptr)) // array.dtype.itemsize
 
+    def storage_nbytes(self, array: Any) -> int:
+        return int(array.data.mem.size)
+
     def is_plain(self, array: Any) -> bool:
         return bool(array.flags.c_contiguous)
 

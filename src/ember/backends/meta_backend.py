@@ -100,6 +100,9 @@ class MetaBackend(MetaKernels, Backend):
     def storage_offset(self, array: Any) -> int:
         return int(array.offset)
 
+    def storage_nbytes(self, array: Any) -> int:
+        return int(array.storage.nbytes)
+
     def as_strided(self, array: Any, shape: tuple[int, ...], strides: tuple[int, ...]) -> Any:
         return array.view_as(shape, tuple(strides))
 

@@ -150,6 +150,9 @@ class TorchBackend(TorchKernels, TorchAttentionKernels, TorchRNNKernels, TorchAr
     def storage_offset(self, array: Any) -> int:
         return int(array.storage_offset())
 
+    def storage_nbytes(self, array: Any) -> int:
+        return int(array.untyped_storage().nbytes())
+
     def as_strided(self, array: Any, shape: tuple[int, ...], strides: tuple[int, ...]) -> Any:
         return array.as_strided(shape, strides)
 
