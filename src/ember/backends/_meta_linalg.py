@@ -9,14 +9,8 @@ from typing import Any
 import numpy as np
 
 from ._meta_array import MetaArray
-from ._meta_rules import operand, reduced
-
-
-def _meta(x: Any) -> MetaArray:
-    if isinstance(x, MetaArray):
-        return x
-    shape, dt = operand(x)
-    return MetaArray(shape, dt if not isinstance(dt, type) else np.result_type(dt))
+from ._meta_rules import as_meta as _meta
+from ._meta_rules import reduced
 
 
 def _same(m: MetaArray) -> MetaArray:
