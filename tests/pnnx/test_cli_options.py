@@ -70,5 +70,5 @@ def test_info_with_a_bad_ember_backend_is_one_line(default_device):
     assert r.returncode == 1, r.stderr
     assert r.stderr.strip().splitlines() == [
         "ember: EMBER_BACKEND='bogus' cannot be used: unknown backend 'bogus'; registered backends: numpy, torch, "
-        "cupy (set it to one of them, or unset it)"
+        "meta, cupy (set it to one of them, or unset it)"
     ]

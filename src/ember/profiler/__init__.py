@@ -94,7 +94,9 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None, use
     def handler(prof: Any) -> None:
         os.makedirs(dir_name, exist_ok=True)
         name = worker_name or f"{socket.gethostname()}_{os.getpid()}"
-        path = os.path.join(dir_name, f"{name}.{time.time_ns() // 1_000_000}.pt.trace.json")
+        ms = time.time_ns() // 1_000_000
+        while os.path.exists(path := os.path.join(dir_name, f"{name}.{ms}.pt.trace.json")):
+            ms += 1  # two cycles in one millisecond: each keeps its own file (the second overwrote the first)
         prof.export_chrome_trace(path)
         if use_gzip:
             with open(path, "rb") as src, gzip.open(path + ".gz", "wb") as dst:
