@@ -33,3 +33,36 @@ def test_buffer_persistent(persistent):
     assert list(a.state_dict()) == list(b.state_dict())
     assert [n for n, _ in a.named_buffers()] == [n for n, _ in b.named_buffers()] == ["ids"]
     np.testing.assert_array_equal(b.ids.numpy(), a.ids.numpy())
+
+
+def _transform(lib):
+    mod = __import__(f"{lib.__name__}._dynamo._trace_wrapped_higher_order_op", fromlist=["TransformGetItemToIndex"])
+    return mod.TransformGetItemToIndex
+
+
+@pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
+def test_transform_getitem_to_index(lib):
+    b = lib.arange(6).reshape(2, 3)
+    with _transform(lib)():
+        y = b[lib.tensor(1)]  # a 0-d tensor index: advanced indexing, a copy (outside: a view)
+        w = b[lib.tensor(1), 1:]  # not all tensors: unchanged (a view)
+    v = b[lib.tensor(0)]
+    y.fill_(-1), w.fill_(-2), v.fill_(-3)
+    assert b.tolist() == [[-3, -3, -3], [3, -2, -2]] and y.tolist() == [-1, -1, -1]
+    x = lib.arange(6.0).reshape(2, 3).requires_grad_()
+    with _transform(lib)():
+        y, z = x[lib.tensor(1)], x[lib.tensor(1), lib.tensor([0, 2])]
+    assert y.tolist() == [3.0, 4.0, 5.0] and z.tolist() == [3.0, 5.0]
+    (y.sum() + 2 * z.sum()).backward()
+    assert x.grad.tolist() == [[0.0, 0.0, 0.0], [3.0, 1.0, 3.0]]
+
+
+@pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
+def test_dynamo_markers(lib):
+    def f(x):
+        return x + 1
+
+    assert lib._dynamo.allow_in_graph(f) is f
+    assert lib._dynamo.assume_constant_result(f) is f and f._dynamo_marked_constant is True
+    with pytest.raises(AssertionError):
+        lib._dynamo.allow_in_graph(3)
