@@ -66,3 +66,16 @@ def test_dynamo_markers(lib):
     assert lib._dynamo.assume_constant_result(f) is f and f._dynamo_marked_constant is True
     with pytest.raises(AssertionError):
         lib._dynamo.allow_in_graph(3)
+
+
+@pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
+def test_cuda_graph_names_without_cuda(lib):
+    if lib.cuda.is_available():
+        pytest.skip("checks the CPU-only behaviour")
+    assert isinstance(lib.cuda.CUDAGraph, type) and isinstance(lib.cuda.graph, type)
+    for make in (lib.cuda.CUDAGraph, lambda: lib.cuda.graph(None), lib.cuda.graph_pool_handle):
+        with pytest.raises(RuntimeError):
+            make()
+    with lib.cuda.StreamContext(None) as s:  # None: no stream change, usable without CUDA
+        assert s is None
+    assert isinstance(lib.cuda.stream(None), lib.cuda.StreamContext)
