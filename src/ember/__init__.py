@@ -270,7 +270,7 @@ from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from .nn.config import Config  # noqa: E402
 from ._compile import CaptureError, compile  # noqa: E402 - PyTorch's name
-from . import _dynamo, compiler, hub, jit, profiler  # noqa: E402, F401 - torch.compiler, torch.jit, torch._dynamo for model code
+from . import _dynamo, compiler, hub, jit, library, profiler  # noqa: E402, F401 - torch.compiler, .jit, .library, ._dynamo
 
 # mixed precision: ember.amp, ember.cpu.amp (ember.cuda.amp is in ember.cuda), and PyTorch's top-level autocast
 from . import amp, cpu  # noqa: E402
