@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from ..._device import device
-from ..._dtype import ALL_DTYPES, DType
+from ..._dtype import ALL_DTYPES, FLOAT8_DTYPES, DType
 from ..._errors import DeviceError
 from .._base import Backend
 from . import xp as _torch_xp
@@ -21,7 +21,9 @@ from .attention_kernels import TorchAttentionKernels
 from .kernels import TorchKernels
 from .rnn_kernels import TorchRNNKernels
 
-_TO_NATIVE: dict[DType, Any] = {d: getattr(torch, "bool" if d.name == "bool" else d.name) for d in ALL_DTYPES}
+_TO_NATIVE: dict[DType, Any] = {
+    d: getattr(torch, "bool" if d.name == "bool" else d.name) for d in (*ALL_DTYPES, *FLOAT8_DTYPES)
+}
 _FROM_NATIVE: dict[Any, DType] = {v: k for k, v in _TO_NATIVE.items()}
 _FLOATS = frozenset(v for k, v in _TO_NATIVE.items() if k.is_floating_point)
 _COMPLEX = frozenset(v for k, v in _TO_NATIVE.items() if k.is_complex)
@@ -103,8 +105,8 @@ class TorchBackend(TorchKernels, TorchAttentionKernels, TorchRNNKernels, TorchAr
         if not isinstance(array, torch.Tensor):
             return np.asarray(array)
         t = array.detach()
-        if t.dtype == torch.bfloat16:  # NumPy has no bfloat16: the values exactly, as float32
-            t = t.float()
+        if t.dtype == torch.bfloat16 or (t.dtype.itemsize == 1 and t.dtype.is_floating_point):
+            t = t.float()  # NumPy has no bfloat16 or float8: the values exactly, as float32
         return t.cpu().numpy()
 
     def bfloat16_bits(self, array: torch.Tensor) -> np.ndarray:
