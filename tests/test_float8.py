@@ -74,3 +74,20 @@ def test_promotion_and_arithmetic_refused(lib):
             f()
     assert (a.float() * 2).tolist() == [2.0, 4.0]
     assert lib.promote_types(lib.float8_e5m2, lib.float8_e5m2) == lib.float8_e5m2
+
+
+@pytest.mark.parametrize("name", ["uint16", "uint32", "uint64"])
+def test_wide_unsigned_storage_casts_and_refusals(name):
+    got = []
+    for lib in (torch, ember):
+        d = getattr(lib, name)
+        a = lib.tensor([1, 65535, 7], dtype=lib.int64).to(d)
+        row = [str(a.dtype).split(".")[1], a.dtype.is_signed, a.dtype.itemsize, a.is_floating_point(), a.tolist()]
+        row += [a.float().tolist(), a[1:].clone().tolist(), a.long().tolist(), lib.zeros(2, dtype=d).tolist()]
+        row += [lib.tensor([3, 9], dtype=d).tolist(), lib.iinfo(d).max, lib.iinfo(d).min, lib.iinfo(d).bits]
+        with pytest.raises(RuntimeError, match="Promotion for uint16, uint32, uint64"):
+            lib.promote_types(d, lib.int32)
+        with pytest.raises(NotImplementedError):
+            a + a
+        got.append(row)
+    assert got[1] == got[0]

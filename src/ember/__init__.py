@@ -77,6 +77,9 @@ from ._dtype import (
     promote_types,
     set_default_dtype,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from ._legacy import (
     BFloat16Tensor,
@@ -207,6 +210,9 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "uint16",
+    "uint32",
+    "uint64",
     "float8_e4m3fn",
     "float8_e4m3fnuz",
     "float8_e5m2",

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._tensor import Tensor
-from ..backends._base import REFUSED_FLOAT8
+from ..backends._base import REFUSED_DTYPES
 from ._autocast import ACTIVE as _AUTOCAST
 from ._bf16 import WIDEN as _WIDEN
 from ._function import TRACE, Function, complex_node_class
@@ -38,7 +38,7 @@ def _bf16_numpy(a: Tensor) -> bool:
     if _WIDEN[0] is None:
         return False
     dt = a._data.dtype
-    return dt is _WIDEN[0] or (bool(REFUSED_FLOAT8) and dt in REFUSED_FLOAT8)  # (float8: refused there)
+    return dt is _WIDEN[0] or (bool(REFUSED_DTYPES) and dt in REFUSED_DTYPES)  # (float8: refused there)
 
 
 def apply_number(cls: type[Function], a: Tensor, v: Any, swap: bool) -> Tensor:

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from .._dtype import bfloat16, float32
 from .._tensor import Tensor
-from ..backends._base import REFUSED_FLOAT8, WIDEN_BFLOAT16
+from ..backends._base import REFUSED_DTYPES, WIDEN_BFLOAT16
 from ._grad_mode import STATE
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -53,7 +53,7 @@ def _native_bf16(args: tuple[Any, ...], cls: Any = None) -> Any:
             dt = a._data.dtype
             if dt is native:
                 found = native
-            elif REFUSED_FLOAT8 and dt in REFUSED_FLOAT8:
+            elif REFUSED_DTYPES and dt in REFUSED_DTYPES:
                 op = getattr(cls, "__name__", "this operator")
                 raise NotImplementedError(
                     f"{op} is not implemented for {a.dtype} on the CPU (as in PyTorch): cast to float32 first"

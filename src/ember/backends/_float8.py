@@ -17,6 +17,8 @@ from .._dtype import FLOAT8_DTYPES, DType
 
 #: Ember's float8 dtype -> ml_dtypes' NumPy dtype (filled on first use: ml_dtypes costs ~50 ms to import)
 TO_NATIVE: dict[DType, Any] = {}
+#: the set of those NumPy dtypes (empty until first use)
+NATIVES: set[Any] = set()
 #: PyTorch's float32 bits of each format's NaN (positive; the sign bit follows the float8's)
 _NAN_BITS = {
     "float8_e4m3fn": 0x7FF00000,
@@ -34,6 +36,7 @@ def native(dtype: DType) -> Any:
 
         for d in FLOAT8_DTYPES:
             TO_NATIVE[d] = np.dtype(getattr(ml_dtypes, d.name))
+        NATIVES.update(TO_NATIVE.values())
     return TO_NATIVE[dtype]
 
 

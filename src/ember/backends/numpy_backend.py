@@ -12,10 +12,10 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .._device import CPU
-from .._dtype import ALL_DTYPES, FLOAT8_DTYPES, DType, bfloat16
+from .._dtype import ALL_DTYPES, FLOAT8_DTYPES, WIDE_UINT_DTYPES, DType, as_dtype, bfloat16
 from .._errors import DTypeError
 from . import _blas_threads, _float8
-from ._base import REFUSED_FLOAT8, WIDEN_BFLOAT16, Backend
+from ._base import REFUSED_DTYPES, WIDEN_BFLOAT16, Backend
 from ._kernels_threads import _split
 
 # PyTorch's kernels give inf/NaN silently (log(0), 0/0, overflow); NumPy's warn on each. Its floating-point
@@ -196,7 +196,7 @@ class NumpyBackend(Backend):
         if dtype in FLOAT8_DTYPES:  # PyTorch's rounding (``_float8.py``)
             self.native_dtype(dtype)
             src = np.asarray(data)
-            return src if src.dtype in REFUSED_FLOAT8 else self.astype(src, dtype)
+            return src if src.dtype in _float8.NATIVES else self.astype(src, dtype)
         return np.asarray(data, dtype=self.native_dtype(dtype))
 
     def from_numpy(self, array: np.ndarray) -> np.ndarray:
@@ -205,7 +205,7 @@ class NumpyBackend(Backend):
     def to_numpy(self, array: np.ndarray) -> np.ndarray:
         if array.dtype is _BF16[0]:  # as on torch: the values exactly, as float32
             return array.astype(np.float32)
-        if array.dtype in REFUSED_FLOAT8:
+        if array.dtype in _float8.NATIVES:
             return _float8.from_float8(array, np.float32)
         return array
 
@@ -228,17 +228,25 @@ class NumpyBackend(Backend):
             f8 = _float8.from_native(array.dtype)
             if f8 is not None:
                 return f8
+            if array.dtype.name in ("uint16", "uint32", "uint64"):
+                return as_dtype(array.dtype.name)
             raise TypeError(f"NumPy dtype {array.dtype} has no Ember counterpart") from None
 
     def native_dtype(self, dtype: DType) -> Any:
         try:
             return _TO_NATIVE[dtype]
         except KeyError:
+            if dtype in WIDE_UINT_DTYPES:  # NumPy's own; operators refuse them, as most of PyTorch's CPU kernels
+                _load_bfloat16()  # (Function.apply then looks at each input's dtype)
+                dt = np.dtype(dtype.name)
+                _TO_NATIVE[dtype], _FROM_NATIVE[dt] = dt, dtype
+                REFUSED_DTYPES.add(dt)
+                return dt
             if dtype in FLOAT8_DTYPES:
                 _load_bfloat16()  # (Function.apply then looks at each input's dtype: float8 ones are refused)
                 dt = _float8.native(dtype)
                 _TO_NATIVE[dtype], _FROM_NATIVE[dt] = dt, dtype
-                REFUSED_FLOAT8.add(dt)
+                REFUSED_DTYPES.add(dt)
                 for b in _INSTANCES:
                     b._add_float(dt)
                 return dt
@@ -267,11 +275,12 @@ class NumpyBackend(Backend):
 
     def astype(self, array: np.ndarray, dtype: DType) -> np.ndarray:
         target = self.native_dtype(dtype)
-        if REFUSED_FLOAT8 and (target in REFUSED_FLOAT8 or getattr(array, "dtype", None) in REFUSED_FLOAT8):
+        f8 = _float8.NATIVES
+        if f8 and (target in f8 or getattr(array, "dtype", None) in f8):
             if array.dtype == target:
                 return array
-            if target in REFUSED_FLOAT8:  # (PyTorch's rounding: ``_float8.py``)
-                src = _float8.from_float8(array, np.float32) if array.dtype in REFUSED_FLOAT8 else array
+            if target in f8:  # (PyTorch's rounding: ``_float8.py``)
+                src = _float8.from_float8(array, np.float32) if array.dtype in f8 else array
                 return _float8.to_float8(src, dtype)
             return _float8.from_float8(array, target)
         return array.astype(target, copy=False)
