@@ -91,3 +91,11 @@ def test_wide_unsigned_storage_casts_and_refusals(name):
             a + a
         got.append(row)
     assert got[1] == got[0]
+
+
+def test_uint64_beyond_int64_from_python_ints():
+    data = [[2**64 - 1, 3], [2**63, 0]]  # NumPy alone reads this mix as float64 (2**64 - 1 would become 2**64)
+    assert ember.tensor(data, dtype=ember.uint64).tolist() == torch.tensor(data, dtype=torch.uint64).tolist() == data
+    for lib in (torch, ember):
+        with pytest.raises(ValueError):  # no dtype given: int64, which cannot hold it
+            lib.tensor([2**64 - 1, 3])
