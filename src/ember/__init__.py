@@ -59,6 +59,11 @@ from ._dtype import (
     complex64,
     complex128,
     contiguous_format,
+    float8_e4m3fn,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
+    float8_e8m0fnu,
     float16,
     float32,
     float64,
@@ -72,6 +77,9 @@ from ._dtype import (
     promote_types,
     set_default_dtype,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from ._legacy import (
     BFloat16Tensor,
@@ -202,6 +210,14 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
     "complex64",
     "complex128",
     "cfloat",
@@ -270,7 +286,7 @@ from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from .nn.config import Config  # noqa: E402
 from ._compile import CaptureError, compile  # noqa: E402 - PyTorch's name
-from . import _dynamo, compiler, hub, jit, profiler  # noqa: E402, F401 - torch.compiler, torch.jit, torch._dynamo for model code
+from . import _dynamo, compiler, hub, jit, library, profiler  # noqa: E402, F401 - torch.compiler, .jit, .library, ._dynamo
 
 # mixed precision: ember.amp, ember.cpu.amp (ember.cuda.amp is in ember.cuda), and PyTorch's top-level autocast
 from . import amp, cpu  # noqa: E402

@@ -72,6 +72,13 @@ def _python_array(data: Any) -> np.ndarray:
         if problem is None:
             raise
         raise ShapeError(f"tensor: ragged nested sequence: {problem}") from None
+    if arr.dtype.kind == "f" and arr.size and isinstance(data, (list, tuple)) and np.abs(arr).max() >= 2.0**63:
+        leaves = _flat(list(data))  # NumPy reads ints beyond int64 mixed with others as float64: keep them exact
+        if all(isinstance(x, int) and not isinstance(x, builtins.bool) for x in leaves):
+            try:
+                return np.asarray(data, dtype=np.uint64)
+            except OverflowError:
+                pass
     if arr.dtype.kind in "fiubc":
         return arr
     found = _first_non_number(data)

@@ -143,7 +143,9 @@ def _make(filler: str, size: tuple[Any, ...], dtype: Any, device: Any, requires_
     d = as_dtype(dtype) if dtype is not None else get_default_dtype()
     nd = be.native_dtype(d)
     xp = be.xp
-    if filler == "full":
+    if filler == "full" and d.kind == "f" and d.itemsize == 1:  # float8: the value rounded as PyTorch casts
+        arr = be.asarray(xp.full(shape, value), d)
+    elif filler == "full":
         arr = xp.full(shape, value, dtype=nd)
     else:
         arr = getattr(xp, filler)(shape, dtype=nd)

@@ -23,6 +23,14 @@ __all__ = [
     "float64",
     "complex64",
     "complex128",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "float8_e4m3fnuz",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
     "promote_types",
     "to_complex",
     "to_real",
@@ -76,7 +84,23 @@ complex64 = DType("complex64", 8, False, True, 9)
 complex128 = DType("complex128", 16, False, True, 10)
 
 ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
-BY_NAME: dict[str, DType] = {d.name: d for d in ALL_DTYPES}
+# The 8-bit float storage types (PyTorch's): stored and cast (to and from float32 as PyTorch rounds), never
+# promoted with another dtype, and on CPU computed by almost no operator (PyTorch's CPU kernels refuse them too).
+# e8m0fnu is unsigned (powers of two only). Not in ALL_DTYPES: the operators' dtype loops skip them.
+float8_e4m3fn = DType("float8_e4m3fn", 1, True, True, 6)
+float8_e5m2 = DType("float8_e5m2", 1, True, True, 6)
+float8_e4m3fnuz = DType("float8_e4m3fnuz", 1, True, True, 6)
+float8_e5m2fnuz = DType("float8_e5m2fnuz", 1, True, True, 6)
+float8_e8m0fnu = DType("float8_e8m0fnu", 1, True, False, 6)
+FLOAT8_DTYPES = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
+# PyTorch's "limited support" unsigned integers: stored and cast, never promoted with another dtype
+uint16 = DType("uint16", 2, False, False, 1)
+uint32 = DType("uint32", 4, False, False, 1)
+uint64 = DType("uint64", 8, False, False, 1)
+WIDE_UINT_DTYPES = (uint16, uint32, uint64)
+#: the dtypes PyTorch keeps out of type promotion and most CPU kernels
+LIMITED_DTYPES = (*FLOAT8_DTYPES, *WIDE_UINT_DTYPES)
+BY_NAME: dict[str, DType] = {d.name: d for d in (*ALL_DTYPES, *LIMITED_DTYPES)}
 BY_NAME.update(
     {
         "float": float32,
@@ -126,6 +150,12 @@ def promote_types(a: DType, b: DType) -> DType:
     """The dtype an operation on ``a`` and ``b`` computes in (the spec's order, DESIGN.md)."""
     if a is b:
         return a
+    if (a.kind == "f" and a.itemsize == 1) or (b.kind == "f" and b.itemsize == 1):  # a float8 dtype
+        raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to promote {a.name} and {b.name}")
+    if (a.kind == "u" and a.itemsize > 1) or (b.kind == "u" and b.itemsize > 1):  # uint16, uint32, uint64
+        raise RuntimeError(
+            f"Promotion for uint16, uint32, uint64 types is not supported, attempted to promote {a.name} and {b.name}"
+        )
     if a.is_complex or b.is_complex:  # PyTorch: complex of the wider real precision (complex64 + float64: complex128)
         ra, rb = to_real(a), to_real(b)
         return to_complex(ra if ra.rank >= rb.rank else rb)

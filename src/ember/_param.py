@@ -29,7 +29,7 @@ class Param(Tensor):
     statistics, step counters) is a Param with ``is_buffer=True`` that autodiff never tracks.
     """
 
-    __slots__ = ("id", "is_buffer")
+    __slots__ = ("id", "is_buffer", "persistent")
 
     def __init__(
         self, data: Any, requires_grad: bool | None = None, *, id: str | None = None, is_buffer: bool = False
@@ -38,6 +38,7 @@ class Param(Tensor):
         self._init(src._data, src._backend)
         self._vc = [0]
         self.is_buffer = is_buffer
+        self.persistent: bool | None = None  # set by ``Buffer(..., persistent=)``: read when assigned to a module
         self.id = id or new_param_id()
         if requires_grad is None:
             requires_grad = not is_buffer and src.dtype.kind in "fc"
@@ -68,9 +69,12 @@ class Param(Tensor):
 Parameter = Param
 
 
-def Buffer(data: Any, *, id: str | None = None) -> Param:  # noqa: N802 - a constructor, like torch.nn.Buffer
-    """A buffer: module state that is saved but never trained (running mean, step counters)."""
-    return Param(data, requires_grad=False, id=id, is_buffer=True)
+def Buffer(data: Any, *, persistent: bool = True, id: str | None = None) -> Param:  # noqa: N802 - like torch.nn.Buffer
+    """A buffer: module state that is never trained (running mean, step counters); assigned to a module, it is
+    saved in its ``state_dict`` unless ``persistent=False``."""
+    b = Param(data, requires_grad=False, id=id, is_buffer=True)
+    b.persistent = bool(persistent)
+    return b
 
 
 def _rebuild_param(

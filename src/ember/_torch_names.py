@@ -63,6 +63,16 @@ newaxis = None
 _BFLOAT16 = {"bits": 16, "eps": 2.0**-7, "max": 3.3895313892515355e38, "tiny": 2.0**-126, "resolution": 0.01}
 
 
+# The 8-bit floats' limits, as PyTorch gives them (bits, eps, max, min, smallest normal, resolution)
+_FLOAT8 = {
+    "float8_e4m3fn": (8, 0.125, 448.0, -448.0, 2.0**-6, 1.0),
+    "float8_e5m2": (8, 0.25, 57344.0, -57344.0, 2.0**-14, 1.0),
+    "float8_e4m3fnuz": (8, 0.125, 240.0, -240.0, 2.0**-7, 1.0),
+    "float8_e5m2fnuz": (8, 0.125, 57344.0, -57344.0, 2.0**-15, 1.0),
+    "float8_e8m0fnu": (8, 1.0, 2.0**127, 2.0**-127, 2.0**-127, 1.0),
+}
+
+
 class finfo:  # noqa: N801 - PyTorch's name
     """The limits of a floating (or complex: its real part's) dtype, the default dtype when none is given."""
 
@@ -72,7 +82,10 @@ class finfo:  # noqa: N801 - PyTorch's name
             raise TypeError(f"ember.finfo() needs a floating point dtype, got {d}; use ember.iinfo for integer dtypes")
         if d.kind == "c":
             d = as_dtype("float32" if d.name == "complex64" else "float64")
-        if d.name == "bfloat16":
+        if d.name in _FLOAT8:
+            bits, eps, mx, _, tiny, res = _FLOAT8[d.name]
+            lim = {"bits": bits, "eps": eps, "max": mx, "tiny": tiny, "resolution": res}
+        elif d.name == "bfloat16":
             lim = _BFLOAT16
         else:
             f = np.finfo(np.dtype(d.name))
@@ -87,7 +100,7 @@ class finfo:  # noqa: N801 - PyTorch's name
         self.bits: int = int(lim["bits"])
         self.eps = builtins.float(lim["eps"])
         self.max = builtins.float(lim["max"])
-        self.min = -self.max
+        self.min = _FLOAT8[d.name][3] if d.name in _FLOAT8 else -self.max
         self.tiny = self.smallest_normal = builtins.float(lim["tiny"])
         self.resolution = builtins.float(lim["resolution"])
 

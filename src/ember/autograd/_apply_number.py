@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._tensor import Tensor
+from ..backends._base import REFUSED_DTYPES
 from ._autocast import ACTIVE as _AUTOCAST
 from ._bf16 import WIDEN as _WIDEN
 from ._function import TRACE, Function, complex_node_class
@@ -34,7 +35,10 @@ _new_object = object.__new__
 def _bf16_numpy(a: Tensor) -> bool:
     """Whether ``a`` is a bfloat16 NumPy array, which ``apply`` widens to float32 (``_bf16.py``): never before
     bfloat16 was first asked for (one read then)."""
-    return _WIDEN[0] is not None and a._data.dtype is _WIDEN[0]
+    if _WIDEN[0] is None:
+        return False
+    dt = a._data.dtype
+    return dt is _WIDEN[0] or (bool(REFUSED_DTYPES) and dt in REFUSED_DTYPES)  # (float8: refused there)
 
 
 def apply_number(cls: type[Function], a: Tensor, v: Any, swap: bool) -> Tensor:

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from .._dtype import bfloat16, float32
 from .._tensor import Tensor
-from ..backends._base import WIDEN_BFLOAT16
+from ..backends._base import REFUSED_DTYPES, WIDEN_BFLOAT16
 from ._grad_mode import STATE
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -43,14 +43,22 @@ def _promoted_bf16(args: tuple[Any, ...]) -> bool:
     return all(d is bfloat16 for d in deciding)
 
 
-def _native_bf16(args: tuple[Any, ...]) -> Any:
+def _native_bf16(args: tuple[Any, ...], cls: Any = None) -> Any:
     """The widened bfloat16 array dtype when a tensor in ``args`` has it, else None (an identity test per argument:
     ``dtype.name`` costs ~1.5 µs)."""
     native = WIDEN[0]
+    found = None
     for a in args:
-        if isinstance(a, Tensor) and a._data.dtype is native:
-            return native
-    return None
+        if isinstance(a, Tensor):
+            dt = a._data.dtype
+            if dt is native:
+                found = native
+            elif REFUSED_DTYPES and dt in REFUSED_DTYPES:
+                op = getattr(cls, "__name__", "this operator")
+                raise NotImplementedError(
+                    f"{op} is not implemented for {a.dtype} on the CPU (as in PyTorch): cast to float32 first"
+                )
+    return found
 
 
 def rounds_once(numbers: bool = False) -> Callable[[F], F]:
@@ -95,7 +103,7 @@ def _round_number(v: Any, native: Any, backend: Any) -> float:
 
 def widened(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``cls.apply(*args, **kwargs)`` computed in float32 when an input is a widened bfloat16 array, else None."""
-    native = _native_bf16(args)
+    native = _native_bf16(args, cls)
     if native is None:
         return None
     region = STATE.autocast  # (autocast already cast the inputs: the float32 call inside is not cast again)

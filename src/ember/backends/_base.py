@@ -58,6 +58,9 @@ XP_LINALG_NAMES = frozenset({"cholesky", "det", "eigh", "inv", "norm", "qr", "sl
 #: (one object: arrays' ``dtype is`` it), else ``[None]``: from then on ``Function.apply`` looks for such inputs
 #: (``autograd/_bf16.py``)
 WIDEN_BFLOAT16: list[Any] = [None]
+#: the array dtypes of PyTorch's limited-support dtypes (float8, uint16/32/64) a backend made whose operators would
+#: compute in them (NumPy's); an operator other than a view, cast or copy refuses them (``autograd/_bf16.py``)
+REFUSED_DTYPES: set[Any] = set()
 
 
 class Backend(

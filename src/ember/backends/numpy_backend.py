@@ -12,10 +12,10 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .._device import CPU
-from .._dtype import ALL_DTYPES, DType, bfloat16
+from .._dtype import ALL_DTYPES, FLOAT8_DTYPES, WIDE_UINT_DTYPES, DType, as_dtype, bfloat16
 from .._errors import DTypeError
-from . import _blas_threads
-from ._base import WIDEN_BFLOAT16, Backend
+from . import _blas_threads, _float8
+from ._base import REFUSED_DTYPES, WIDEN_BFLOAT16, Backend
 from ._kernels_threads import _split
 
 # PyTorch's kernels give inf/NaN silently (log(0), 0/0, overflow); NumPy's warn on each. Its floating-point
@@ -193,6 +193,10 @@ class NumpyBackend(Backend):
     def asarray(self, data: Any, dtype: DType | None = None) -> np.ndarray:
         if dtype is None:
             return np.asarray(data)
+        if dtype in FLOAT8_DTYPES:  # PyTorch's rounding (``_float8.py``)
+            self.native_dtype(dtype)
+            src = np.asarray(data)
+            return src if src.dtype in _float8.NATIVES else self.astype(src, dtype)
         return np.asarray(data, dtype=self.native_dtype(dtype))
 
     def from_numpy(self, array: np.ndarray) -> np.ndarray:
@@ -201,6 +205,8 @@ class NumpyBackend(Backend):
     def to_numpy(self, array: np.ndarray) -> np.ndarray:
         if array.dtype is _BF16[0]:  # as on torch: the values exactly, as float32
             return array.astype(np.float32)
+        if array.dtype in _float8.NATIVES:
+            return _float8.from_float8(array, np.float32)
         return array
 
     @property
@@ -219,12 +225,31 @@ class NumpyBackend(Backend):
             if array.dtype.name == "bfloat16" and _BF16[0] is None:  # ml_dtypes' array made outside Ember
                 self.native_dtype(bfloat16)
                 return _FROM_NATIVE[array.dtype]
+            f8 = _float8.from_native(array.dtype)
+            if f8 is not None:
+                return f8
+            if array.dtype.name in ("uint16", "uint32", "uint64"):
+                return as_dtype(array.dtype.name)
             raise TypeError(f"NumPy dtype {array.dtype} has no Ember counterpart") from None
 
     def native_dtype(self, dtype: DType) -> Any:
         try:
             return _TO_NATIVE[dtype]
         except KeyError:
+            if dtype in WIDE_UINT_DTYPES:  # NumPy's own; operators refuse them, as most of PyTorch's CPU kernels
+                _load_bfloat16()  # (Function.apply then looks at each input's dtype)
+                dt = np.dtype(dtype.name)
+                _TO_NATIVE[dtype], _FROM_NATIVE[dt] = dt, dtype
+                REFUSED_DTYPES.add(dt)
+                return dt
+            if dtype in FLOAT8_DTYPES:
+                _load_bfloat16()  # (Function.apply then looks at each input's dtype: float8 ones are refused)
+                dt = _float8.native(dtype)
+                _TO_NATIVE[dtype], _FROM_NATIVE[dt] = dt, dtype
+                REFUSED_DTYPES.add(dt)
+                for b in _INSTANCES:
+                    b._add_float(dt)
+                return dt
             if dtype is not bfloat16:
                 raise
         return _load_bfloat16()
@@ -249,7 +274,16 @@ class NumpyBackend(Backend):
         return np.finfo(dtype)
 
     def astype(self, array: np.ndarray, dtype: DType) -> np.ndarray:
-        return array.astype(self.native_dtype(dtype), copy=False)
+        target = self.native_dtype(dtype)
+        f8 = _float8.NATIVES
+        if f8 and (target in f8 or getattr(array, "dtype", None) in f8):
+            if array.dtype == target:
+                return array
+            if target in f8:  # (PyTorch's rounding: ``_float8.py``)
+                src = _float8.from_float8(array, np.float32) if array.dtype in f8 else array
+                return _float8.to_float8(src, dtype)
+            return _float8.from_float8(array, target)
+        return array.astype(target, copy=False)
 
     def pin_memory(self, array: Any) -> Any:
         """A copy of ``array`` in page-locked memory from CuPy, when CuPy serves a GPU in this process (it is then

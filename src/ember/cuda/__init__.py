@@ -18,6 +18,7 @@ from .. import backends
 from .._device import device
 from .._errors import DeviceError
 from ..backends import get_backend
+from ._graphs import CUDAGraph, graph, graph_pool_handle
 from ._memory import (
     empty_cache,
     max_memory_allocated,
@@ -43,7 +44,14 @@ from ._queries import (
 )
 from ._streams import Event, Stream, current_stream, default_stream, stream
 
+#: PyTorch's class behind ``torch.cuda.stream(s)``: a context that makes ``s`` current (None: no change).
+StreamContext = stream
+
 __all__ = [
+    "CUDAGraph",
+    "StreamContext",
+    "graph",
+    "graph_pool_handle",
     "OutOfMemoryError",
     "get_device_capability",
     "get_device_properties",

@@ -83,6 +83,8 @@ class Module(ModuleExtras, ModuleDicts, ModuleState):
             self._modules.pop(name, None)
             d.pop(name, None)
             self._params[name] = value
+            if value.is_buffer and value.persistent is not None:  # an ``nn.Buffer(..., persistent=)``
+                (self._non_persistent.discard if value.persistent else self._non_persistent.add)(name)
         elif isinstance(value, Module):
             self._ensure_init()
             self._params.pop(name, None)

@@ -243,3 +243,12 @@ for _name, _fn in list(METHODS.items()):
     bind_method(_name, _fn)
 for _name, _prop in _pointwise_complex.PROPERTIES.items():
     setattr(Tensor, _name, _prop)
+
+
+def __getattr__(name: str) -> Any:
+    """``ember.ops.<namespace>`` of the custom operators (``torch.ops.ns.name``; ``ember.library``)."""
+    from ._custom import CUSTOM_OPS, OpNamespace
+
+    if name in CUSTOM_OPS:
+        return OpNamespace(name)
+    raise AttributeError(f"module 'ember.ops' has no attribute {name!r}")

@@ -165,13 +165,26 @@ class IndexBackward(Op):
         return GetItem.apply(gg, self.idx), None, None, None
 
 
+#: Depth of ``_dynamo._trace_wrapped_higher_order_op.TransformGetItemToIndex`` contexts: while above 0, an index
+#: made only of tensors is advanced indexing (a copy), as PyTorch's ``aten.index``, even a 0-d one.
+TENSOR_INDEX_AS_ADVANCED = [0]
+
+
 def getitem(input: Tensor, index: Any) -> Tensor:
     """``input[index]`` with ints, slices, None, ..., bool masks and integer tensors."""
     out: Tensor = GetItem.apply(input, index)
+    if TENSOR_INDEX_AS_ADVANCED[0] and _all_tensors(index):
+        return out.clone() if input._backend.is_view_of(out._data, input._data) else out
     if input._backend.is_view_of(out._data, input._data):
         idx = to_index(index, input._backend)[0]
         make_view(out, input, lambda a: a[idx])
     return out
+
+
+def _all_tensors(index: Any) -> bool:
+    """Whether every leaf of ``index`` (a tensor, or a tuple/list of them) is a tensor."""
+    leaves = index if isinstance(index, (tuple, list)) else (index,)
+    return len(leaves) > 0 and all(isinstance(i, Tensor) for i in leaves)
 
 
 class IndexPut(Op):

@@ -263,7 +263,10 @@ def t(input: Tensor) -> Tensor:
 class Expand(ViewOp):
     def forward(self, x: Any, shape: tuple[int, ...]) -> Any:
         self.in_shape = x.shape
-        return self.backend.xp.broadcast_to(x, shape)
+        xp = self.backend.xp
+        if math.prod(shape) == math.prod(x.shape):  # only size-1 dims added: no element repeats, a writable view
+            return xp.reshape(x, shape)
+        return xp.broadcast_to(x, shape)
 
     def backward(self, g: Tensor) -> tuple[Tensor, None]:
         return sum_to(g, self.in_shape), None
@@ -273,7 +276,7 @@ class Expand(ViewOp):
 
 
 def expand(input: Tensor, *sizes: Any) -> Tensor:
-    """Broadcast to ``sizes`` without copying (-1 keeps a dim); the result is read-only."""
+    """Broadcast to ``sizes`` without copying (-1 keeps a dim); read-only where an element repeats."""
     s = as_shape(sizes)
     src = input._data.shape
     if len(s) < len(src):

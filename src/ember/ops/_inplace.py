@@ -183,6 +183,8 @@ def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
         )
     if not track:
         v = value._data if isinstance(value, Tensor) else value
+        if t.dtype.kind == "f" and t.dtype.itemsize == 1:  # float8: the value rounded as PyTorch casts
+            v = t._backend.asarray(v, t.dtype)
         idx = (...,) if index is None else to_index(index, t._backend)[0]
         check(t._backend, t._data, idx)
         try:

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from ..._device import device
-from ..._dtype import ALL_DTYPES, DType
+from ..._dtype import ALL_DTYPES, LIMITED_DTYPES, DType
 from ..._errors import DeviceError
 from .._base import Backend
 from . import xp as _torch_xp
@@ -21,7 +21,9 @@ from .attention_kernels import TorchAttentionKernels
 from .kernels import TorchKernels
 from .rnn_kernels import TorchRNNKernels
 
-_TO_NATIVE: dict[DType, Any] = {d: getattr(torch, "bool" if d.name == "bool" else d.name) for d in ALL_DTYPES}
+_TO_NATIVE: dict[DType, Any] = {
+    d: getattr(torch, "bool" if d.name == "bool" else d.name) for d in (*ALL_DTYPES, *LIMITED_DTYPES)
+}
 _FROM_NATIVE: dict[Any, DType] = {v: k for k, v in _TO_NATIVE.items()}
 _FLOATS = frozenset(v for k, v in _TO_NATIVE.items() if k.is_floating_point)
 _COMPLEX = frozenset(v for k, v in _TO_NATIVE.items() if k.is_complex)
@@ -80,7 +82,10 @@ class TorchBackend(TorchKernels, TorchAttentionKernels, TorchRNNKernels, TorchAr
     def from_numpy(self, array: np.ndarray, non_blocking: bool = False) -> torch.Tensor:
         if array.dtype.byteorder == ">" or not array.flags.writeable or any(s < 0 for s in array.strides):
             array = np.array(array, dtype=array.dtype.newbyteorder("="), copy=True)
-        t = torch.from_numpy(array)
+        if array.dtype.kind == "u" and array.dtype.itemsize > 1:  # torch.from_numpy refuses uint16/32/64: their bits
+            t = torch.from_numpy(array.view(array.dtype.str.replace("u", "i"))).view(getattr(torch, array.dtype.name))
+        else:
+            t = torch.from_numpy(array)
         if not self.cheap_sync:
             _remember_range(t, array)
         return t if self.device.type == "cpu" else _carry_range(t.to(self.tdevice, non_blocking=non_blocking), t)
@@ -103,8 +108,8 @@ class TorchBackend(TorchKernels, TorchAttentionKernels, TorchRNNKernels, TorchAr
         if not isinstance(array, torch.Tensor):
             return np.asarray(array)
         t = array.detach()
-        if t.dtype == torch.bfloat16:  # NumPy has no bfloat16: the values exactly, as float32
-            t = t.float()
+        if t.dtype == torch.bfloat16 or (t.dtype.itemsize == 1 and t.dtype.is_floating_point):
+            t = t.float()  # NumPy has no bfloat16 or float8: the values exactly, as float32
         return t.cpu().numpy()
 
     def bfloat16_bits(self, array: torch.Tensor) -> np.ndarray:
