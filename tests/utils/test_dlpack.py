@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import ember
-from ember._errors import DTypeError
 
 torch = pytest.importorskip("torch")
 
@@ -45,5 +44,4 @@ def test_dlpack_matches_torch():
 def test_bad_input_is_refused_with_a_type_torch_code_catches():
     with pytest.raises(RuntimeError, match="expected an object with __dlpack__"):
         ember.from_dlpack([1, 2])
-    with pytest.raises(DTypeError, match="from_dlpack"):  # uint16 has no Ember name
-        ember.from_dlpack(np.zeros(2, np.uint16))
+    assert str(ember.from_dlpack(np.zeros(2, np.uint16)).dtype) == "ember.uint16"  # (PyTorch's limited-support uint16)
