@@ -5,6 +5,7 @@ pickling, json, NumPy, construction and its errors, use as a shape argument, the
 from __future__ import annotations
 
 import copy
+import io
 import json
 import pickle
 from typing import Any
@@ -87,3 +88,27 @@ def test_messages_print_shapes_as_tuples() -> None:
     with pytest.raises(RuntimeError) as e:
         ember.zeros(2, 6).view(5, 7)
     assert "Size" not in str(e.value)
+
+
+def _saved_and_loaded(lib: Any) -> list[str]:
+    x = lib.zeros(2, 3)
+    out = []
+    for obj in ({"s": x.shape, "l": [x.size()]}, {"s": x.shape[1:], "set": {1}}):  # a record; a pickle (the set)
+        for weights_only in (True, False):
+            b = io.BytesIO()
+            lib.save(obj, b)
+            b.seek(0)
+            out.append(_r(lib, lib.load(b, weights_only=weights_only)))
+    return out
+
+
+def test_save_load_keeps_a_size() -> None:
+    assert _saved_and_loaded(ember) == _saved_and_loaded(torch)
+
+
+def test_load_of_a_torch_checkpoint_gives_sizes() -> None:
+    b = io.BytesIO()
+    torch.save({"s": torch.zeros(2, 3).shape, "l": [torch.Size([4])]}, b)
+    b.seek(0)
+    d = ember.load(b)
+    assert type(d["s"]) is ember.Size and d["s"] == (2, 3) and type(d["l"][0]) is ember.Size
