@@ -211,7 +211,7 @@ def _scalar_arg(v: Any, op: str) -> Any:
     """A 0-d tensor's value as a Python number (PyTorch's Tensor overloads of the ranges take 0-d tensors)."""
     if isinstance(v, Tensor):
         if v.ndim:
-            raise ShapeError(f"{op}: a tensor start/end must be 0-dimensional, got shape {v.shape}")
+            raise ShapeError(f"{op}: a tensor start/end must be 0-dimensional, got shape {tuple(v.shape)}")
         return v.item()
     return v
 

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ._size import Size
 from ._tensor import Tensor
 from .record._recorder import RecordError
 
@@ -40,6 +41,8 @@ _ALLOWED: dict[tuple[str, str], Any] = {
     ("collections", "OrderedDict"): collections.OrderedDict,
     ("collections", "Counter"): collections.Counter,
     ("collections", "defaultdict"): collections.defaultdict,
+    ("ember._size", "Size"): Size,  # a shape (torch allows torch.Size)
+    ("ember", "Size"): Size,
     **{(m, n): getattr(builtins, n) for m in ("builtins", "__builtin__")
        for n in ("set", "frozenset", "complex", "bytearray", "slice", "range", "list", "dict", "tuple", "int",
                  "float", "str", "bool", "bytes")},

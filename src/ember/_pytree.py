@@ -2,7 +2,7 @@
 to walk the nested lists, tuples, dicts and named tuples of tensors a model takes and returns.
 
 A tree's leaves are everything that is not a registered container (``None`` is a leaf, as in PyTorch 2.13).
-Containers: ``tuple``, ``list``, ``dict`` (insertion order), named tuples, ``OrderedDict``, ``defaultdict``,
+Containers: ``tuple``, ``Size``, ``list``, ``dict`` (insertion order), named tuples, ``OrderedDict``, ``defaultdict``,
 ``deque``, and any type given to :func:`register_pytree_node`.
 """
 
@@ -12,6 +12,8 @@ import dataclasses
 from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
+
+from ._size import Size
 
 __all__ = [
     "GetAttrKey", "LeafSpec", "MappingKey", "SequenceKey", "TreeSpec", "keystr", "register_dataclass",
@@ -112,6 +114,7 @@ def _seq(kind: type) -> _Node:
 
 
 SUPPORTED_NODES[tuple] = _seq(tuple)
+SUPPORTED_NODES[Size] = _seq(tuple)  # as PyTorch's torch.Size: its ints are leaves, it unflattens to a tuple
 SUPPORTED_NODES[list] = _seq(list)
 SUPPORTED_NODES[dict] = _Node(_dict_flatten, _dict_unflatten, lambda x: [MappingKey(k) for k in x])
 SUPPORTED_NODES[OrderedDict] = _Node(lambda x: (list(x.values()), list(x)),

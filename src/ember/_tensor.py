@@ -19,6 +19,7 @@ from .backends import get_backend
 __all__ = ["Tensor"]
 
 _bool = bool
+_new_size = tuple.__new__
 
 
 class Tensor(TensorGradFields, TensorConversions):
@@ -100,12 +101,12 @@ class Tensor(TensorGradFields, TensorConversions):
         self._vcl = vc
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self._data.shape)
+    def shape(self) -> _Size:
+        return _new_size(_Size, self._data.shape)
 
     def size(self, dim: int | None = None) -> Any:
         """The shape as an ``ember.Size`` (a tuple with ``numel()``), or the length of dimension ``dim``."""
-        return _Size(self._data.shape) if dim is None else self.shape[dim]
+        return _new_size(_Size, self._data.shape) if dim is None else self._data.shape[dim]
 
     @property
     def dtype(self) -> DType:

@@ -50,7 +50,7 @@ class TensorConversions:
     def __bool__(self) -> _bool:
         if self.numel() != 1:
             raise RuntimeError(
-                f"the truth value of a tensor with {self.numel()} elements (shape {self.shape}) is "
+                f"the truth value of a tensor with {self.numel()} elements (shape {tuple(self.shape)}) is "
                 "ambiguous; use .any() or .all()"
             )
         return bool(self.item())
@@ -66,7 +66,9 @@ class TensorConversions:
 
     def __index__(self) -> int:
         if self.dtype.kind in "fc" or self.numel() != 1:
-            raise TypeError(f"only integer tensors of a single element can be an index, got {self.dtype}{self.shape}")
+            raise TypeError(
+                f"only integer tensors of a single element can be an index, got {self.dtype}{tuple(self.shape)}"
+            )
         return int(self.item())
 
     @property
@@ -103,7 +105,9 @@ class TensorConversions:
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
         if self.numel() != 1:
-            raise ShapeError(f"item(): only a one-element tensor converts to a Python number, got shape {self.shape}")
+            raise ShapeError(
+                f"item(): only a one-element tensor converts to a Python number, got shape {tuple(self.shape)}"
+            )
         if self._backend.device.type == "meta":
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._backend.to_numpy(self._data).reshape(()).item()

@@ -133,5 +133,5 @@ def assert_allclose(
     if rtol is None or atol is None:
         raise ValueError("assert_allclose: give both rtol and atol, or neither")
     if a.shape != e.shape:
-        raise AssertionError(f"{msg or 'assert_allclose'}: shape {a.shape} != expected {e.shape}")
+        raise AssertionError(f"{msg or 'assert_allclose'}: shape {tuple(a.shape)} != expected {tuple(e.shape)}")
     np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan, err_msg=msg)

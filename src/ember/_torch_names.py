@@ -200,7 +200,7 @@ def fill(input: Tensor, value: Any) -> Tensor:
     x = _tensor("fill", input)
     if isinstance(value, Tensor):
         if value.ndim:
-            raise ShapeError(f"fill: value must be a number or a 0-d tensor, got shape {value.shape}")
+            raise ShapeError(f"fill: value must be a number or a 0-d tensor, got shape {tuple(value.shape)}")
         return value.to(x.dtype).expand(x.shape).clone()
     return full_like(x, value)
 

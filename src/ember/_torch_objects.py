@@ -193,7 +193,7 @@ def _ember_global(module: str, name: str) -> Any:
     if module == "torch.nn.parameter":
         return {"Parameter": ember.nn.Param, "Buffer": ember.nn.Buffer}.get(name)
     if module == "torch" and name == "Size":
-        return tuple
+        return ember.Size
     candidates = ["ember" + module[len("torch"):]]  # fmt: skip
     if module.startswith("torch.nn.modules"):
         candidates.append("ember.nn")

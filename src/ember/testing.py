@@ -80,7 +80,7 @@ def assert_close(actual: Any, expected: Any, rtol: float = 1e-5, atol: float = 1
     """Values (Tensors, torch tensors, arrays, numbers) equal within tolerance, with equal shapes."""
     a, e = _np(actual), _np(expected)
     if a.shape != e.shape:
-        raise AssertionError(f"{msg}: shape {a.shape} != expected {e.shape}")
+        raise AssertionError(f"{msg}: shape {tuple(a.shape)} != expected {tuple(e.shape)}")
     np.testing.assert_allclose(
         a.astype(np.float64) if a.dtype.kind == "b" else a,
         e.astype(np.float64) if e.dtype.kind == "b" else e,

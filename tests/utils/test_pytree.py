@@ -31,6 +31,8 @@ def _run(libname: str) -> list[str]:
         [],
         {},
         ((),),
+        importlib.import_module(libname).Size([2, 3]),  # a node (of int leaves) unflattening to a tuple
+        (importlib.import_module(libname).zeros(4, 5).shape, [1]),
     ]
     for t in trees:
         leaves, s = p.tree_flatten(t)

@@ -138,7 +138,7 @@ class World:
             if id(leaf) in input_ids:
                 self.input_grads += [(i, was_none) for i, t in enumerate(inputs) if t is leaf]
             elif when <= first_opaque:  # (after an opaque zero_grad the program sets it itself)
-                self.checks.append((f"whether a parameter of shape {leaf.shape} has a .grad",
+                self.checks.append((f"whether a parameter of shape {tuple(leaf.shape)} has a .grad",
                                     functools.partial(_no_grad, leaf)))  # fmt: skip
                 self.expected.append(was_none)
 

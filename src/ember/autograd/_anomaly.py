@@ -67,7 +67,8 @@ def check_forward(name: str, results: tuple[Any, ...]) -> None:
         if kind:
             where = _user_line(traceback.format_stack()[:-3])
             raise AnomalyError(
-                f"detect_anomaly: {name} produced {kind} in forward output {i} (shape {r.shape}), created at:\n{where}"
+                f"detect_anomaly: {name} produced {kind} in forward output {i} (shape {tuple(r.shape)}), created "
+                f"at:\n{where}"
             )
 
 

@@ -274,7 +274,7 @@ def _root_grads(roots: Sequence[Tensor], grads: Sequence[Any], op: str) -> list[
             raise TypeError(f"{op}: expected Tensors, got {type(r).__name__}")
         if not r._requires_grad:
             raise RuntimeError(
-                f"{op}: tensor of shape {r.shape} does not require grad and has no grad_fn "
+                f"{op}: tensor of shape {tuple(r.shape)} does not require grad and has no grad_fn "
                 "(made under no_grad? requires_grad=True forgotten on the inputs? or a gradient computed without "
                 "create_graph=True, which is needed to differentiate it again?)"
             )
@@ -282,7 +282,7 @@ def _root_grads(roots: Sequence[Tensor], grads: Sequence[Any], op: str) -> list[
             if r.numel() != 1:
                 raise RuntimeError(
                     f"{op}: grad can be implicitly created only for one-element outputs, but the output "
-                    f"has shape {r.shape}; pass gradient= (or grad_outputs=) of that shape"
+                    f"has shape {tuple(r.shape)}; pass gradient= (or grad_outputs=) of that shape"
                 )
             if _NONFINITE_CHECK[0] or STATE.anomaly:
                 _check_nonfinite_root(r)
@@ -291,7 +291,9 @@ def _root_grads(roots: Sequence[Tensor], grads: Sequence[Any], op: str) -> list[
             if not isinstance(g, Tensor):  # (a list or array: its shape is checked too, as a Tensor's)
                 g = Tensor(g, dtype=r.dtype, device=r.device)
             if g.shape != r.shape:
-                raise RuntimeError(f"{op}: gradient of shape {g.shape} given for an output of shape {r.shape}")
+                raise RuntimeError(
+                    f"{op}: gradient of shape {tuple(g.shape)} given for an output of shape {tuple(r.shape)}"
+                )
             if g._backend is not r._backend:
                 raise DeviceError(
                     f"{op}: gradient on {g.device} ({g._backend.name} backend) given for an output on {r.device} "
@@ -434,7 +436,7 @@ def grad(
                     if o is t:
                         g = r
         if g is None and not allow_unused:
-            shape = f" (shape {t.shape})" if key is None else ""
+            shape = f" (shape {tuple(t.shape)})" if key is None else ""
             raise RuntimeError(f"grad: input {i}{shape} was not used to compute the outputs; pass allow_unused=True")
         result.append(g if g is None or create_graph else g.detach())
     return tuple(result)

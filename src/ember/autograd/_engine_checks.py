@@ -36,5 +36,5 @@ def _complex_to_input(g: Tensor, inp: Tensor) -> Tensor:
 
 def _shape_error(node: Any, shape: Any, inp: Tensor) -> RuntimeError:
     return RuntimeError(
-        f"{node.name}: backward returned a gradient of shape {tuple(shape)} for an input of shape {inp.shape}"
+        f"{node.name}: backward returned a gradient of shape {tuple(shape)} for an input of shape {tuple(inp.shape)}"
     )

@@ -81,7 +81,7 @@ def gradcheck(
                 if raise_exception:
                     err = np.abs(a_np - numeric).max()
                     raise AssertionError(
-                        f"gradcheck: output {k}, input {j} (shape {t.shape}): analytic and numerical "
+                        f"gradcheck: output {k}, input {j} (shape {tuple(t.shape)}): analytic and numerical "
                         f"gradients differ by up to {err:.3g}\nanalytic:\n{a_np}\nnumerical:\n{numeric}"
                     )
                 return False

@@ -23,7 +23,7 @@ class Gradients:
     def __getitem__(self, t: Tensor) -> Tensor:
         item = self._items.get(id(t))
         if item is None:
-            raise KeyError(f"no gradient for tensor of shape {t.shape}")
+            raise KeyError(f"no gradient for tensor of shape {tuple(t.shape)}")
         return item[1]
 
     def __contains__(self, t: object) -> bool:

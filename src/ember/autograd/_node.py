@@ -107,7 +107,7 @@ class Node:
         for i, (t, v) in enumerate(zip(self._saved, self._saved_versions, strict=True)):
             if isinstance(t, Tensor) and t._vc[0] != v:
                 raise RuntimeError(
-                    f"{type(self).__name__}: saved tensor {i} of shape {t.shape} was modified in place "
+                    f"{type(self).__name__}: saved tensor {i} of shape {tuple(t.shape)} was modified in place "
                     f"(version {t._vc[0]}, saved at version {v}) before backward"
                 )
         return self._saved
@@ -237,7 +237,7 @@ class Node:
         for i, (a, v) in enumerate(zip(self.inputs, vs, strict=True)):
             if v >= 0 and a._vc[0] != v and self.value_needed(i):
                 raise RuntimeError(
-                    f"{type(self).__name__}: input {i} of shape {a.shape} was modified by an in-place "
+                    f"{type(self).__name__}: input {i} of shape {tuple(a.shape)} was modified by an in-place "
                     f"operation (it is at version {a._vc[0]}, the graph saved version {v}); its value "
                     "is needed for the gradient. Use an out-of-place operation or clone() it first"
                 )
@@ -254,7 +254,7 @@ class Node:
                 if e is not None and not leaf_edge and a._creator is None and self.value_needed(i):
                     raise RuntimeError(
                         "Trying to use a saved tensor that has been detached in-place: input "
-                        f"{i} of {type(self).__name__} (shape {a.shape}) was saved for the gradient and "
+                        f"{i} of {type(self).__name__} (shape {tuple(a.shape)}) was saved for the gradient and "
                         "then detached with detach_(); use the out-of-place detach() instead"
                     )
 

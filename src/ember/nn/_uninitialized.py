@@ -13,6 +13,7 @@ from typing import Any
 
 from .._creation import zeros
 from .._param import Param
+from .._size import Size
 
 __all__ = ["UninitializedBuffer", "UninitializedParameter", "is_lazy"]
 
@@ -27,7 +28,7 @@ class _Uninitialized(Param):
             self.requires_grad_(True)
 
     @property
-    def shape(self) -> tuple[int, ...]:
+    def shape(self) -> Size:
         raise RuntimeError(
             "Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
             "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call "

@@ -88,7 +88,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 
 def _fans(t: Tensor) -> tuple[int, int]:
     if t.ndim < 2:
-        raise ValueError(f"fan in/out need a tensor with at least 2 dims, got shape {t.shape}")
+        raise ValueError(f"fan in/out need a tensor with at least 2 dims, got shape {tuple(t.shape)}")
     rf = math.prod(t.shape[2:])
     return t.shape[1] * rf, t.shape[0] * rf
 
@@ -143,16 +143,16 @@ def ones_(tensor: Tensor) -> Tensor:
 def eye_(tensor: Tensor) -> Tensor:
     """Fill a 2-d ``tensor`` with the identity matrix in place; returns ``tensor``."""
     if tensor.ndim != 2:
-        raise ValueError(f"eye_: expected a 2-d tensor, got shape {tensor.shape}")
+        raise ValueError(f"eye_: expected a 2-d tensor, got shape {tuple(tensor.shape)}")
     return _fill(tensor, lambda xp: xp.eye(tensor.shape[0], tensor.shape[1], dtype=xp.float64))
 
 
 def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     """Identity-preserving convolution weights."""
     if not 3 <= tensor.ndim <= 5:
-        raise ValueError(f"dirac_: expected a 3-, 4- or 5-d tensor, got shape {tensor.shape}")
+        raise ValueError(f"dirac_: expected a 3-, 4- or 5-d tensor, got shape {tuple(tensor.shape)}")
     if tensor.shape[0] % groups:
-        raise ValueError(f"dirac_: dim 0 of shape {tensor.shape} is not divisible by groups={groups}")
+        raise ValueError(f"dirac_: dim 0 of shape {tuple(tensor.shape)} is not divisible by groups={groups}")
 
     def make(xp: Any) -> Any:
         out = xp.zeros(tuple(tensor.shape), dtype=xp.float64)
@@ -207,7 +207,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
     """A (semi-)orthogonal matrix (flattened from dim 1), from the QR factorisation of normal samples drawn
     and factorised on ``tensor``'s device."""
     if tensor.ndim < 2:
-        raise ValueError(f"orthogonal_: expected at least 2 dims, got shape {tensor.shape}")
+        raise ValueError(f"orthogonal_: expected at least 2 dims, got shape {tuple(tensor.shape)}")
     if _skipping():
         return tensor
     xp = tensor._backend.xp

@@ -85,8 +85,8 @@ class AdaptiveLogSoftmaxWithLoss(Module):
     def forward(self, input: Tensor, target: Tensor) -> Any:
         if target.ndim not in (0, 1) or input.ndim != target.ndim + 1:
             raise ValueError(f"AdaptiveLogSoftmaxWithLoss: expected input (N, {self.in_features}) with target (N), "
-                             f"or ({self.in_features}) with a 0-d target; got {input.shape} and "
-                             f"{target.shape}")  # fmt: skip
+                             f"or ({self.in_features}) with a 0-d target; got {tuple(input.shape)} and "
+                             f"{tuple(target.shape)}")  # fmt: skip
         batched = target.ndim == 1
         x = input if batched else input.unsqueeze(0)
         t = target if batched else target.unsqueeze(0)

@@ -58,7 +58,7 @@ class _BatchNorm(Module):
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim not in self._dims:
             raise ValueError(f"{type(self).__name__}: expected a {' or '.join(map(str, self._dims))}-d input, "
-                             f"got shape {input.shape}")  # fmt: skip
+                             f"got shape {tuple(input.shape)}")  # fmt: skip
         momentum = 0.0 if self.momentum is None else self.momentum
         use_batch = self.training or self.running_mean is None
         if self.training and self.track_running_stats:
@@ -229,7 +229,9 @@ class _InstanceNorm(_BatchNorm):
 
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim != self._dims[0]:
-            raise ValueError(f"{type(self).__name__}: expected a {self._dims[0]}-d input, got shape {input.shape}")
+            raise ValueError(
+                f"{type(self).__name__}: expected a {self._dims[0]}-d input, got shape {tuple(input.shape)}"
+            )
         use_input = self.training or not self.track_running_stats
         return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias, use_input,
                                self.momentum or 0.1, self.eps)  # fmt: skip

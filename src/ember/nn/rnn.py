@@ -108,12 +108,12 @@ class RNNBase(Module):
         name = type(self).__name__
         unbatched = input.ndim == 2
         if input.ndim not in (2, 3):
-            raise ValueError(f"{name}: expected a 2-d or 3-d input, got shape {input.shape}")
+            raise ValueError(f"{name}: expected a 2-d or 3-d input, got shape {tuple(input.shape)}")
         x = input.unsqueeze(1 if not self.batch_first else 0) if unbatched else input
         if self.batch_first:
             x = x.transpose(0, 1)  # (T, N, F)
         if x.shape[-1] != self.input_size:
-            raise ValueError(f"{name}: expected input features {self.input_size}, got shape {input.shape}")
+            raise ValueError(f"{name}: expected input features {self.input_size}, got shape {tuple(input.shape)}")
         wd = self.weight_ih_l0.dtype
         if x.dtype is not wd:  # PyTorch's ValueError: no silent promotion of the whole layer
             raise ValueError(f"{name}: input dtype ({x.dtype}) does not match weight dtype ({wd}); convert the input: "
@@ -158,7 +158,7 @@ class RNNBase(Module):
         original batch order, as PyTorch's."""
         if input.data.shape[-1] != self.input_size:
             raise ValueError(
-                f"{type(self).__name__}: expected input features {self.input_size}, got shape {input.data.shape}"
+                f"{type(self).__name__}: expected input features {self.input_size}, got shape {tuple(input.data.shape)}"
             )
         padded, lengths = pad_packed_sequence(input)  # (T, B, F), original order
         n = [int(k) for k in lengths.tolist()]

@@ -125,7 +125,7 @@ class MultiheadAttention(Module):
             key = query if same_k else key.transpose(0, 1)
             value = key if same_v else value.transpose(0, 1)
         if query.shape[-1] != self.embed_dim:
-            raise ValueError(f"MultiheadAttention: expected embed_dim {self.embed_dim}, got query {query.shape}")
+            raise ValueError(f"MultiheadAttention: expected embed_dim {self.embed_dim}, got query {tuple(query.shape)}")
         out, weights = F.multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
             self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias, self.training,

@@ -71,11 +71,15 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     if a._data.dtype != b._data.dtype:
         same_dtype("matmul", "both operands", a, b)
     if a.ndim == 0 or b.ndim == 0:
-        raise ShapeError(f"matmul: both operands need at least one dim, got shapes {a.shape} and {b.shape}")
+        raise ShapeError(
+            f"matmul: both operands need at least one dim, got shapes {tuple(a.shape)} and {tuple(b.shape)}"
+        )
     ka = a.shape[-1]
     kb = b.shape[-2] if b.ndim > 1 else b.shape[0]
     if ka != kb:
-        raise ShapeError(f"matmul: shapes {a.shape} and {b.shape} are not aligned (inner dims {ka} and {kb} differ)")
+        raise ShapeError(
+            f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} are not aligned (inner dims {ka} and {kb} differ)"
+        )
     squeeze_a, squeeze_b = a.ndim == 1, b.ndim == 1
     if squeeze_a:
         a = reshape(a, (1, ka))
@@ -85,7 +89,9 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         try:
             broadcast_shapes(a.shape[:-2], b.shape[:-2])
         except ShapeError:
-            raise ShapeError(f"matmul: batch dims of shapes {input.shape} and {other.shape} cannot broadcast") from None
+            raise ShapeError(
+                f"matmul: batch dims of shapes {tuple(input.shape)} and {tuple(other.shape)} cannot broadcast"
+            ) from None
     out: Tensor = MatMul.apply(a, b)
     if squeeze_a or squeeze_b:
         shape = out.shape
@@ -100,7 +106,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     if getattr(input, "is_sparse", False):
         return input.mm(mat2)  # type: ignore[no-any-return]
     if input.ndim != 2 or mat2.ndim != 2:
-        raise ShapeError(f"mm: expected two matrices, got shapes {input.shape} and {mat2.shape}")
+        raise ShapeError(f"mm: expected two matrices, got shapes {tuple(input.shape)} and {tuple(mat2.shape)}")
     return matmul(input, mat2)
 
 
@@ -108,7 +114,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched matrix product of (B, n, m) and (B, m, p) tensors."""
     same_dtype("bmm", "both operands", input, mat2)
     if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
-        raise ShapeError(f"bmm: expected (b,n,m) and (b,m,p) tensors, got {input.shape} and {mat2.shape}")
+        raise ShapeError(f"bmm: expected (b,n,m) and (b,m,p) tensors, got {tuple(input.shape)} and {tuple(mat2.shape)}")
     return matmul(input, mat2)
 
 
@@ -117,7 +123,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Matrix-vector product of an (n, m) matrix and an (m,) vector."""
     same_dtype("mv", "both operands", input, vec)
     if input.ndim != 2 or vec.ndim != 1:
-        raise ShapeError(f"mv: expected a matrix and a vector, got shapes {input.shape} and {vec.shape}")
+        raise ShapeError(f"mv: expected a matrix and a vector, got shapes {tuple(input.shape)} and {tuple(vec.shape)}")
     return matmul(input, vec)
 
 
@@ -126,7 +132,9 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
     """The inner product of two 1-d tensors of the same size."""
     same_dtype("dot", "both operands", input, other)
     if input.ndim != 1 or other.ndim != 1 or input.shape != other.shape:
-        raise ShapeError(f"dot: expected two 1-d tensors of the same size, got {input.shape} and {other.shape}")
+        raise ShapeError(
+            f"dot: expected two 1-d tensors of the same size, got {tuple(input.shape)} and {tuple(other.shape)}"
+        )
     return matmul(input, other)
 
 
@@ -145,7 +153,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
 
 def _inner(a: Tensor, b: Tensor) -> Tensor:
     if a.shape[-1] != b.shape[-1]:
-        raise ShapeError(f"inner: last dims of {a.shape} and {b.shape} differ")
+        raise ShapeError(f"inner: last dims of {tuple(a.shape)} and {tuple(b.shape)} differ")
     bt = reshape(b, (-1, b.shape[-1]))
     out = matmul(a, _transpose(bt, 0, 1))
     return reshape(out, a.shape[:-1] + b.shape[:-1])
@@ -154,7 +162,7 @@ def _inner(a: Tensor, b: Tensor) -> Tensor:
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
     """``input[i] * vec2[j]`` for two 1-d tensors."""
     if input.ndim != 1 or vec2.ndim != 1:
-        raise ShapeError(f"outer: expected two 1-d tensors, got {input.shape} and {vec2.shape}")
+        raise ShapeError(f"outer: expected two 1-d tensors, got {tuple(input.shape)} and {tuple(vec2.shape)}")
     return reshape(input, (-1, 1)) * reshape(vec2, (1, -1))
 
 
@@ -195,7 +203,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any 
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``."""
     if vec1.ndim != 1 or vec2.ndim != 1:
-        raise ShapeError(f"addr: expected two vectors, got {vec1.shape} and {vec2.shape}")
+        raise ShapeError(f"addr: expected two vectors, got {tuple(vec1.shape)} and {tuple(vec2.shape)}")
     return _scaled_sum("addr", input, unsqueeze(vec1, 1) * unsqueeze(vec2, 0), beta, alpha)
 
 
@@ -203,7 +211,9 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
     if batch1.ndim != 3 or batch2.ndim != 3 or batch1.shape[0] != batch2.shape[0]:
-        raise ShapeError(f"addbmm: expected 3-d batches of the same length, got {batch1.shape} and {batch2.shape}")
+        raise ShapeError(
+            f"addbmm: expected 3-d batches of the same length, got {tuple(batch1.shape)} and {tuple(batch2.shape)}"
+        )
     return _scaled_sum("addbmm", input, sum(matmul(batch1, batch2), 0), beta, alpha)
 
 

@@ -275,7 +275,7 @@ def _sorted(op: str, input: Tensor, dim: int | None) -> tuple[Tensor, Tensor, in
     x = reshape(input, -1) if dim is None or input.ndim == 0 else input
     d = 0 if dim is None or input.ndim == 0 else norm_dim(dim, input.ndim, op)
     if x.shape[d] == 0:
-        raise ShapeError(f"{op}: cannot take an order statistic of an empty dim (shape {input.shape})")
+        raise ShapeError(f"{op}: cannot take an order statistic of an empty dim (shape {tuple(input.shape)})")
     s = sort(x, d)
     return s.values, s.indices, d
 

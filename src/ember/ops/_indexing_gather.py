@@ -56,7 +56,9 @@ def _full_index(op: str, input: Tensor, dim: int, index: Tensor) -> tuple[Any, .
         raise ShapeError(f"{op}: index has rank {idx.ndim} but input has rank {input.ndim}; they must match")
     for a, (si, sx) in enumerate(zip(idx.shape, input.shape, strict=True)):
         if a != d and si > sx:
-            raise ShapeError(f"{op}: index shape {tuple(idx.shape)} exceeds input shape {input.shape} at dim {a}")
+            raise ShapeError(
+                f"{op}: index shape {tuple(idx.shape)} exceeds input shape {tuple(input.shape)} at dim {a}"
+            )
     size = input.shape[d]
     bad = index_out_of_range(idx, -size, size, input._backend)
     if bad:
@@ -110,7 +112,9 @@ def _src_like(op: str, src: Any, index: Tensor, like: Tensor) -> Any:
     if not isinstance(src, Tensor):
         return src
     if src.ndim != index.ndim or any(s < i for s, i in zip(src.shape, index.shape, strict=True)):
-        raise ShapeError(f"{op}: src shape {src.shape} must be at least index shape {index.shape} in every dim")
+        raise ShapeError(
+            f"{op}: src shape {tuple(src.shape)} must be at least index shape {tuple(index.shape)} in every dim"
+        )
     if src.shape != index.shape:
         src = GetItem.apply(src, tuple(slice(0, s) for s in index.shape))
     if src.dtype is not like.dtype:
@@ -256,7 +260,9 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     idx = _int_index("index_add", index, input._backend).reshape(-1)
     expect = input.shape[:d] + (idx.shape[0],) + input.shape[d + 1 :]
     if source.shape != expect:
-        raise ShapeError(f"index_add: source shape {source.shape} must be {expect} for input {input.shape}")
+        raise ShapeError(
+            f"index_add: source shape {tuple(source.shape)} must be {tuple(expect)} for input {tuple(input.shape)}"
+        )
     n = input.shape[d]
     if index_out_of_range(idx, -n, n, input._backend):
         raise OutOfRangeError(f"index_add: index out of range for dim {d} of size {n}")
@@ -285,7 +291,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
         raise DTypeError(f"masked_fill: a complex value cannot be converted to type {input.dtype} without overflow")
     if isinstance(value, Tensor):
         if value.ndim:
-            raise ShapeError(f"masked_fill: value must be a 0-d tensor, got shape {value.shape}")
+            raise ShapeError(f"masked_fill: value must be a 0-d tensor, got shape {tuple(value.shape)}")
         value = value.to(input.dtype)
     if mask.shape != input.shape:
         broadcast_shapes(mask.shape, input.shape, op="masked_fill")

@@ -66,7 +66,8 @@ def _check_same(op: str, tensors: Sequence[Tensor], dim: int | None) -> None:
         ):
             what = "all dims" if dim is None else f"all dims except dim {dim}"
             raise ShapeError(
-                f"{op}: tensors must match in {what}; tensor 0 has shape {ref.shape}, tensor {i} has shape {t.shape}"
+                f"{op}: tensors must match in {what}; tensor 0 has shape {tuple(ref.shape)}, tensor {i} has shape "
+                f"{tuple(t.shape)}"
             )
 
 
@@ -212,7 +213,7 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
 
 def _split_dim(op: str, input: Tensor, sections: Any, dim: int, min_rank: int) -> tuple[Tensor, ...]:
     if input.ndim < min_rank:
-        raise ShapeError(f"{op}: expected a tensor of rank >= {min_rank}, got shape {input.shape}")
+        raise ShapeError(f"{op}: expected a tensor of rank >= {min_rank}, got shape {tuple(input.shape)}")
     if isinstance(sections, int) and input.shape[dim] % sections:
         raise ShapeError(f"{op}: dim {dim} of size {input.shape[dim]} is not divisible into {sections} parts")
     return tensor_split(input, sections, dim)

@@ -68,10 +68,10 @@ def _infer(shape: tuple[int, ...], numel: int, op: str, src: tuple[int, ...]) ->
             known *= s
     if -1 in shape:
         if known == 0 or numel % known:
-            raise ShapeError(f"{op}: shape {shape} is invalid for input of shape {src} ({numel} elements)")
+            raise ShapeError(f"{op}: shape {shape} is invalid for input of shape {tuple(src)} ({numel} elements)")
         shape = tuple(numel // known if s == -1 else s for s in shape)
     elif known != numel:
-        raise ShapeError(f"{op}: shape {shape} is invalid for input of shape {src} ({numel} elements)")
+        raise ShapeError(f"{op}: shape {shape} is invalid for input of shape {tuple(src)} ({numel} elements)")
     return shape
 
 
@@ -92,7 +92,7 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
     s = as_shape(shape)
     if s == input._data.shape:
         return input
-    s = _infer(s, input.numel(), "reshape", input.shape)
+    s = _infer(s, input.numel(), "reshape", input._data.shape)
     return Reshape.apply(input, s)
 
 
@@ -101,7 +101,7 @@ def _view_dtype(input: Tensor, dtype: DType) -> Tensor:
     old, new = input.dtype.itemsize, dtype.itemsize
     if old != new and (input.ndim == 0 or not input.is_contiguous() or (input.shape[-1] * old) % new):
         raise ShapeError(
-            f"view: cannot view a {input.dtype} tensor of shape {input.shape} as {dtype}: the last dim must be "
+            f"view: cannot view a {input.dtype} tensor of shape {tuple(input.shape)} as {dtype}: the last dim must be "
             f"contiguous and its size in bytes ({input.shape[-1] * old if input.ndim else old}) a multiple of {new}"
         )
     out = Tensor._make(input._data.view(input._backend.native_dtype(dtype)), input._backend)
@@ -169,11 +169,12 @@ def view(input: Tensor, *shape: Any) -> Tensor:
         if s == input._data.shape:  # a new view of the same shape, not ``input`` itself (PyTorch's ``x.view_as(x)``
             return Reshape.apply(input, s)  # makes a distinct output of a custom Function, as gradient reversal does)
         return reshape(input, *shape)
-    s = _infer(as_shape(shape), input.numel(), "view", input.shape)
+    s = _infer(as_shape(shape), input.numel(), "view", input._data.shape)
     if view_strides(input.shape, stride(input), s) is None:
         raise ShapeError(
             f"view size is not compatible with input tensor's size and stride (at least one dimension spans "
-            f"across two contiguous subspaces): shape {input.shape} with strides {stride(input)} cannot be viewed "
+            f"across two contiguous subspaces): shape {tuple(input.shape)} with strides {stride(input)} cannot be "
+            "viewed "
             f"as {s}. Use .reshape(...) instead."
         )
     return StridedView.apply(input, s)  # type: ignore[no-any-return]
@@ -256,7 +257,7 @@ swapaxes = swapdims = transpose
 def t(input: Tensor) -> Tensor:
     """The transpose of a tensor of at most 2 dimensions; a view."""
     if input.ndim > 2:
-        raise ShapeError(f"t: expects a tensor of rank <= 2, got shape {input.shape}; use transpose()")
+        raise ShapeError(f"t: expects a tensor of rank <= 2, got shape {tuple(input.shape)}; use transpose()")
     return _transpose(input, 0, -1) if input.ndim == 2 else input
 
 

@@ -28,14 +28,14 @@ def _check_leaf(t: Tensor, op: str) -> None:
         return
     if t._requires_grad and t._creator is None:
         raise RuntimeError(
-            f"{op}: a leaf tensor of shape {t.shape} that requires grad cannot be modified in place; "
+            f"{op}: a leaf tensor of shape {tuple(t.shape)} that requires grad cannot be modified in place; "
             "do it inside `with ember.no_grad():` or on a clone()"
         )
     if t._view is not None:
         base = _root(t._view[0])
         if base._requires_grad and base._creator is None:
             raise RuntimeError(
-                f"{op}: a view of a leaf tensor (shape {base.shape}) that requires grad cannot be modified "
+                f"{op}: a view of a leaf tensor (shape {tuple(base.shape)}) that requires grad cannot be modified "
                 "in place; do it inside `with ember.no_grad():` or on a clone()"
             )
 
@@ -61,7 +61,9 @@ def _alias(t: Tensor, others: Any = ()) -> Tensor:
 def _commit(t: Tensor, r: Tensor, op: str) -> Tensor:
     """Write result ``r`` into ``t``'s storage and give ``t`` the history of ``r``."""
     if r._data.shape != t._data.shape:
-        raise ShapeError(f"{op}: the result has shape {r.shape}, which cannot be written in place into {t.shape}")
+        raise ShapeError(
+            f"{op}: the result has shape {tuple(r.shape)}, which cannot be written in place into {tuple(t.shape)}"
+        )
     if _CATEGORY[r.dtype.kind] > _CATEGORY[t.dtype.kind]:  # PyTorch's can_cast: never float -> int -> bool
         raise DTypeError(f"{op}: result of type {r.dtype} cannot be written in place into a {t.dtype} tensor")
     try:
@@ -191,7 +193,8 @@ def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
             write(t._data, idx, v)
         except (ValueError, RuntimeError):  # the library's own words differ (NumPy, CuPy, torch): Ember's
             raise ShapeError(
-                f"{op}: cannot write a value of shape {tuple(getattr(v, 'shape', ()))} into {t.shape} at {index!r}: "
+                f"{op}: cannot write a value of shape {tuple(getattr(v, 'shape', ()))} into {tuple(t.shape)} at "
+                f"{index!r}: "
                 f"it does not broadcast to the selected shape {tuple(read(t._data, idx).shape)}"
             ) from None
         t._vc[0] += 1

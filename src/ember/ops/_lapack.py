@@ -37,7 +37,7 @@ def _mH(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
 
 def _square(op: str, A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
-        raise ShapeError(f"{op}: expected square matrices (..., n, n), got shape {A.shape}")
+        raise ShapeError(f"{op}: expected square matrices (..., n, n), got shape {tuple(A.shape)}")
     return _float(A)
 
 
@@ -177,7 +177,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803 -
     vector = B.ndim == 1 or (B.ndim == a.ndim - 1 and B.shape == a.shape[:-1])
     b = unsqueeze(B, -1) if vector else B
     if b.ndim < 2 or b.shape[-2] != a.shape[-1]:
-        raise ShapeError(f"solve: A of shape {A.shape} and B of shape {B.shape} do not match")
+        raise ShapeError(f"solve: A of shape {tuple(A.shape)} and B of shape {tuple(B.shape)} do not match")
     same_dtype("linalg.solve", "A and B", a, b)
     x = Solve.apply(a, b)
     return x.squeeze(-1) if vector else x  # type: ignore[no-any-return]
@@ -186,7 +186,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803 -
 def matrix_power(input: Tensor, n: int) -> Tensor:
     """``input`` multiplied by itself ``n`` times (``n < 0``: powers of the inverse; 0: the identity)."""
     if input.ndim < 2 or input.shape[-1] != input.shape[-2]:
-        raise ShapeError(f"matrix_power: expected square matrices (..., n, n), got shape {input.shape}")
+        raise ShapeError(f"matrix_power: expected square matrices (..., n, n), got shape {tuple(input.shape)}")
     a = _float(input) if n < 0 else input
     if n == 0:
         from .._creation import eye

@@ -49,14 +49,14 @@ class _Tri(Op):
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dims (elements above ``diagonal`` zeroed)."""
     if input.ndim < 2:
-        raise ShapeError(f"tril: expected a tensor of rank >= 2, got shape {input.shape}")
+        raise ShapeError(f"tril: expected a tensor of rank >= 2, got shape {tuple(input.shape)}")
     return _Tri.apply(input, diagonal, False)
 
 
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dims."""
     if input.ndim < 2:
-        raise ShapeError(f"triu: expected a tensor of rank >= 2, got shape {input.shape}")
+        raise ShapeError(f"triu: expected a tensor of rank >= 2, got shape {tuple(input.shape)}")
     return _Tri.apply(input, diagonal, True)
 
 
@@ -107,14 +107,14 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
         return diag_embed(input, diagonal)
     if input.ndim == 2:
         return globals()["diagonal"](input, diagonal)  # type: ignore[no-any-return]
-    raise ShapeError(f"diag: expected a 1-d or 2-d tensor, got shape {input.shape}")
+    raise ShapeError(f"diag: expected a 1-d or 2-d tensor, got shape {tuple(input.shape)}")
 
 
 @autocast_op("trace")
 def trace(input: Tensor) -> Tensor:
     """Sum of the main diagonal of a matrix."""
     if input.ndim != 2:
-        raise ShapeError(f"trace: expected a matrix, got shape {input.shape}")
+        raise ShapeError(f"trace: expected a matrix, got shape {tuple(input.shape)}")
     return sum(diagonal(input))
 
 
@@ -170,7 +170,9 @@ def fill_diagonal_(input: Tensor, fill_value: Any, wrap: builtins.bool = False) 
     """
     shape = input.shape
     if len(shape) < 2 or (len(shape) > 2 and len(set(shape)) != 1):
-        raise ShapeError(f"fill_diagonal_: needs a 2-d tensor or one whose dims all have the same size, got {shape}")
+        raise ShapeError(
+            f"fill_diagonal_: needs a 2-d tensor or one whose dims all have the same size, got {tuple(shape)}"
+        )
     n = 1
     for size in shape:
         n *= size

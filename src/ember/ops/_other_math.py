@@ -136,10 +136,12 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         if "..." in s:
             m = t.ndim - explicit
             if m < 0:
-                raise ShapeError(f"einsum: operand {k} of shape {t.shape} has fewer dims than {s!r}")
+                raise ShapeError(f"einsum: operand {k} of shape {tuple(t.shape)} has fewer dims than {s!r}")
             subs[k] = s.replace("...", ell[n_ell - m :])
         elif t.ndim != explicit:
-            raise ShapeError(f"einsum: operand {k} has shape {t.shape} but subscripts {s!r} name {explicit} dims")
+            raise ShapeError(
+                f"einsum: operand {k} has shape {tuple(t.shape)} but subscripts {s!r} name {explicit} dims"
+            )
     for s, t in zip(subs, ops_, strict=True):
         for c, n in zip(s, t.shape, strict=True):
             if c in ell:
@@ -173,11 +175,15 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """Cross product of 3-vectors along ``dim`` (the first dim of size 3 when None)."""
     same_dtype("cross", "both operands", input, other)
     if input.ndim != other.ndim:
-        raise ShapeError(f"cross: inputs must have the same number of dims, got {input.shape} and {other.shape}")
+        raise ShapeError(
+            f"cross: inputs must have the same number of dims, got {tuple(input.shape)} and {tuple(other.shape)}"
+        )
     if dim is not None:
         d0 = norm_dim(dim, input.ndim, "cross")
         if input.shape[d0] != 3 or other.shape[d0] != 3:
-            raise ShapeError(f"cross: dim {dim} must have size 3 in both inputs, got {input.shape} and {other.shape}")
+            raise ShapeError(
+                f"cross: dim {dim} must have size 3 in both inputs, got {tuple(input.shape)} and {tuple(other.shape)}"
+            )
     shape = broadcast_shapes(input.shape, other.shape, op="cross")
     a, b = expand(input, *shape), expand(other, *shape)
     if dim is None:
@@ -213,7 +219,7 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     same_dtype("tensordot", "both operands", a, b)
     if isinstance(dims, int):
         if dims < 0 or dims > builtins.min(a.ndim, b.ndim):
-            raise ShapeError(f"tensordot: dims={dims} is out of range for shapes {a.shape} and {b.shape}")
+            raise ShapeError(f"tensordot: dims={dims} is out of range for shapes {tuple(a.shape)} and {tuple(b.shape)}")
         da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
     else:
         da, db = [[norm_dim(int(d), t.ndim, "tensordot") for d in ds] for ds, t in zip(dims, (a, b), strict=True)]
@@ -227,7 +233,7 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
         a = a.expand(*sa_) if tuple(sa_) != tuple(a.shape) else a
         b = b.expand(*sb_) if tuple(sb_) != tuple(b.shape) else b
     if len(da) != len(db) or any(a.shape[i] != b.shape[j] for i, j in zip(da, db, strict=True)):
-        raise ShapeError(f"tensordot: dims {da} of {a.shape} and {db} of {b.shape} do not match")
+        raise ShapeError(f"tensordot: dims {da} of {tuple(a.shape)} and {db} of {tuple(b.shape)} do not match")
     letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
     sa = [next(letters) for _ in range(a.ndim)]
     sb = [next(letters) for _ in range(b.ndim)]
@@ -241,7 +247,7 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: Any = None) -> Tensor:
     """Pairwise ``p``-norm distances between the rows of ``x1`` (..., P, M) and ``x2`` (..., R, M)."""
     if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
-        raise ShapeError(f"cdist: expected (..., P, M) and (..., R, M), got {x1.shape} and {x2.shape}")
+        raise ShapeError(f"cdist: expected (..., P, M) and (..., R, M), got {tuple(x1.shape)} and {tuple(x2.shape)}")
     same_dtype("cdist", "x1 and x2", x1, x2)
     d = unsqueeze(x1, -2) - unsqueeze(x2, -3)  # (..., P, R, M)
     if p == 2.0:  # the gradient at a zero distance is 0, as in PyTorch
@@ -261,7 +267,7 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803 - PyTorch's name
     """Columns ``x ** (N-1), ..., x ** 0`` (reversed when ``increasing``)."""
     if x.ndim != 1:
-        raise ShapeError(f"vander: expected a 1-d tensor, got shape {x.shape}")
+        raise ShapeError(f"vander: expected a 1-d tensor, got shape {tuple(x.shape)}")
     n = x.shape[0] if N is None else N
     if n == 0:  # no columns
         return reshape(x, (-1, 1)).narrow(1, 0, 0) if x.numel() else x.new_zeros((x.shape[0], 0))
@@ -296,7 +302,7 @@ def cov(
     """
     x = _float(input)
     if x.ndim > 2:
-        raise ShapeError(f"cov: expected a 1-d or 2-d tensor, got shape {input.shape}")
+        raise ShapeError(f"cov: expected a 1-d or 2-d tensor, got shape {tuple(input.shape)}")
     vector = x.ndim < 2
     x = reshape(x, (1, -1)) if vector else x
     n = x.shape[1]
@@ -331,7 +337,7 @@ def corrcoef(input: Tensor) -> Tensor:
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """Counts of each non-negative integer in the 1-d ``input`` (or sums of ``weights``)."""
     if input.ndim != 1:
-        raise ShapeError(f"bincount: expected a 1-d tensor, got shape {input.shape}")
+        raise ShapeError(f"bincount: expected a 1-d tensor, got shape {tuple(input.shape)}")
     if input.dtype.is_floating_point:
         raise DTypeError(f"bincount: expected an integer tensor, got {input.dtype}")
     xp = input._backend.xp
@@ -380,7 +386,7 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
         out = xp.searchsorted(seq, vals, side="right" if right else "left")
     else:
         if seq.shape[:-1] != vals.shape[:-1]:
-            raise ShapeError(f"searchsorted: leading dims of {seq.shape} and {vals.shape} must match")
+            raise ShapeError(f"searchsorted: leading dims of {tuple(seq.shape)} and {tuple(vals.shape)} must match")
         # count the elements before each value: (..., V, 1) against (..., 1, S)
         cmp = (seq[..., None, :] <= vals[..., :, None]) if right else (seq[..., None, :] < vals[..., :, None])
         out = cmp.sum(axis=-1)
@@ -391,7 +397,7 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
 def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
     """The index of the bucket (between ``boundaries``) each element falls into."""
     if boundaries.ndim != 1:
-        raise ShapeError(f"bucketize: boundaries must be 1-d, got shape {boundaries.shape}")
+        raise ShapeError(f"bucketize: boundaries must be 1-d, got shape {tuple(boundaries.shape)}")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 

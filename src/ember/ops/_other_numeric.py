@@ -33,7 +33,7 @@ def _edges(values: Tensor, bins: Any, range: Any, op: str) -> Tensor:
 
     if isinstance(bins, Tensor):
         if bins.ndim != 1 or bins.numel() < 2:
-            raise ShapeError(f"{op}: bins must be a 1-d tensor of at least 2 edges, got shape {bins.shape}")
+            raise ShapeError(f"{op}: bins must be a 1-d tensor of at least 2 edges, got shape {tuple(bins.shape)}")
         return bins.to(values.dtype)
     n = int(bins)
     if n < 1:

@@ -226,7 +226,7 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: Any = None) -> T
     k = len(widths) // 2
     per_dim = [(0, 0)] * (input.ndim - k) + [(widths[2 * i], widths[2 * i + 1]) for i in reversed(range(k))]
     if mode != "constant" and (k > max(input.ndim - 1, 1) or (k == input.ndim and input.ndim > 1)):
-        raise ValueRangeError(f"pad: {mode} padding of {k} dims needs a batched input, got shape {input.shape}")
+        raise ValueRangeError(f"pad: {mode} padding of {k} dims needs a batched input, got shape {tuple(input.shape)}")
     for d in range(input.ndim - k, input.ndim):
         n, (lo, hi) = input.shape[d], per_dim[d]
         kept = n - max(-lo, 0) - max(-hi, 0)  # what the crop leaves of the input

@@ -122,7 +122,9 @@ def view_as_complex(input: Tensor) -> Tensor:
     if input.dtype.name not in ("float32", "float64"):
         raise DTypeError(f"view_as_complex is only supported for float and double tensors, but got {input.dtype}")
     if input.ndim == 0 or input.shape[-1] != 2:
-        raise ShapeError(f"view_as_complex: the tensor must have a last dimension of size 2, got shape {input.shape}")
+        raise ShapeError(
+            f"view_as_complex: the tensor must have a last dimension of size 2, got shape {tuple(input.shape)}"
+        )
     arr = input._data
     itemsize = input.dtype.itemsize
     strides = arr.stride() if callable(getattr(arr, "stride", None)) else tuple(s // itemsize for s in arr.strides)

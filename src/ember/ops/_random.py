@@ -30,7 +30,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     drawing one at a time and renormalising); categories with weight 0 are never drawn.
     """
     if input.ndim not in (1, 2):
-        raise ShapeError(f"multinomial: expected a 1-d or 2-d tensor of weights, got shape {input.shape}")
+        raise ShapeError(f"multinomial: expected a 1-d or 2-d tensor of weights, got shape {tuple(input.shape)}")
     if not input.dtype.is_floating_point:
         raise DTypeError(f"multinomial: expected floating-point weights, got {input.dtype}")
     xp = input._backend.xp

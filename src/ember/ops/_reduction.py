@@ -121,7 +121,9 @@ class Amax(Op):
 
     def forward(self, x: Any, axes: tuple[int, ...], keepdim: bool, use_min: bool) -> Any:
         if builtins.any(x.shape[a] == 0 for a in axes):
-            raise ShapeError(f"{'min' if use_min else 'max'}: reduction over an empty dimension of shape {x.shape}")
+            raise ShapeError(
+                f"{'min' if use_min else 'max'}: reduction over an empty dimension of shape {tuple(x.shape)}"
+            )
         self.axes, self.keepdim, self.shape = axes, keepdim, x.shape
         xp = self.backend.xp
         y = (xp.min if use_min else xp.max)(x, axis=axes, keepdims=keepdim)
@@ -154,7 +156,7 @@ class ArgExtreme(Op):
     def forward(self, x: Any, dim: int | None, keepdim: bool, use_min: bool) -> Any:
         xp = self.backend.xp
         if 0 in x.shape:
-            raise ShapeError(f"{'argmin' if use_min else 'argmax'}: empty tensor of shape {x.shape}")
+            raise ShapeError(f"{'argmin' if use_min else 'argmax'}: empty tensor of shape {tuple(x.shape)}")
         fn = xp.argmin if use_min else xp.argmax
         if dim is None:
             out = fn(x.reshape(-1))
@@ -182,7 +184,7 @@ class MaxDim(Op):
     def forward(self, x: Any, dim: int, keepdim: bool, use_min: bool) -> Any:
         xp = self.backend.xp
         if x.ndim and x.shape[dim] == 0:
-            raise ShapeError(f"{'min' if use_min else 'max'}: dim {dim} of shape {x.shape} is empty")
+            raise ShapeError(f"{'min' if use_min else 'max'}: dim {dim} of shape {tuple(x.shape)} is empty")
         xi = x if x.ndim else x.reshape(1)
         idx = (xp.argmin if use_min else xp.argmax)(xi, axis=dim, keepdims=True)
         vals = xp.take_along_axis(xi, idx, axis=dim)

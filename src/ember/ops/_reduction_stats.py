@@ -123,7 +123,9 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
     if (input.numel() == 0 and dim is None) or (
         dim is not None and input.ndim and input.shape[norm_dim(dim, input.ndim, "aminmax")] == 0
     ):
-        raise ShapeError(f"aminmax: cannot reduce an empty dim (shape {input.shape}, dim={dim}): it has no identity")
+        raise ShapeError(
+            f"aminmax: cannot reduce an empty dim (shape {tuple(input.shape)}, dim={dim}): it has no identity"
+        )
     return MinMax(amin(input, dim, keepdim), amax(input, dim, keepdim))
 
 
@@ -154,10 +156,10 @@ def _quantile(
         raise DTypeError(f"{op}: input must be a floating-point tensor, got {input.dtype}")
     qs = q if isinstance(q, Tensor) else Tensor(q, dtype=input.dtype, device="cpu")  # (read on the host only)
     if qs.ndim > 1:
-        raise ShapeError(f"{op}: q must be a number or a 0-d or 1-d tensor, got shape {qs.shape}")
+        raise ShapeError(f"{op}: q must be a number or a 0-d or 1-d tensor, got shape {tuple(qs.shape)}")
     qv = qs._data
     if input.numel() == 0:
-        raise ShapeError(f"{op}: input tensor must be non-empty, got shape {input.shape}")
+        raise ShapeError(f"{op}: input tensor must be non-empty, got shape {tuple(input.shape)}")
     if qv.size and (bool((qv < 0).any()) or bool((qv > 1).any())):
         raise OutOfRangeError(f"{op}: q values must be in [0, 1]")
     vals, _, d = _sorted(op, input, dim)

@@ -74,7 +74,7 @@ def stft(
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise DTypeError(f"stft: expected a tensor of floating point or complex values, got {input.dtype}")
     if input.ndim not in (1, 2):
-        raise ShapeError(f"stft: expected a 1D or 2D tensor, got shape {input.shape}")
+        raise ShapeError(f"stft: expected a 1D or 2D tensor, got shape {tuple(input.shape)}")
     if window is None:
         warnings.warn(_NO_WINDOW, UserWarning, stacklevel=2)
     hop = n_fft // 4 if hop_length is None else int(hop_length)
@@ -141,7 +141,9 @@ def istft(
     if input.numel() == 0:
         raise ShapeError("istft input tensor cannot be empty")
     if input.ndim not in (2, 3):
-        raise ShapeError(f"istft: expected a tensor with 2 or 3 dimensions of complex dtype, got shape {input.shape}")
+        raise ShapeError(
+            f"istft: expected a tensor with 2 or 3 dimensions of complex dtype, got shape {tuple(input.shape)}"
+        )
     n_frames, fft_size = input.shape[-1], input.shape[-2]
     one = (fft_size != n_fft) if onesided is None else bool(onesided)
     if one and n_fft // 2 + 1 != fft_size:

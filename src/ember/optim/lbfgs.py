@@ -360,7 +360,9 @@ class LBFGS(OptimizerAdaptor):
             if not isinstance(v, Tensor):
                 return v
             if v.shape not in ((total,), ()):
-                raise ValueError(f"load_state_dict: LBFGS state {name!r} has shape {v.shape}, expected ({total},)")
+                raise ValueError(
+                    f"load_state_dict: LBFGS state {name!r} has shape {tuple(v.shape)}, expected ({total},)"
+                )
             return p0._backend.xp.copy(v.to(device=p0.device)._data)
 
         self.state = OptimizerState()

@@ -191,7 +191,9 @@ class OptimizerAdaptor(Optimizer):
             if g is None:
                 continue
             if g._data.shape != p._data.shape:  # (the arrays' shapes: no tuples made)
-                raise ValueError(f"{type(self).__name__}: gradient shape {g.shape} does not match parameter {p.shape}")
+                raise ValueError(
+                    f"{type(self).__name__}: gradient shape {tuple(g.shape)} does not match parameter {tuple(p.shape)}"
+                )
             live.append((p, g))
         if not live:
             return
@@ -318,8 +320,8 @@ class OptimizerAdaptor(Optimizer):
                 continue
             for n, v in s.items():
                 if isinstance(v, Tensor) and v.shape != () and not _fits(v.shape, p.shape):
-                    raise ValueError(f"load_state_dict: state {n!r} of param {k} has shape {v.shape}, "
-                                     f"but the parameter has shape {p.shape}")  # fmt: skip
+                    raise ValueError(f"load_state_dict: state {n!r} of param {k} has shape {tuple(v.shape)}, "
+                                     f"but the parameter has shape {tuple(p.shape)}")  # fmt: skip
             self.state[_key(p)] = {n: (p._backend.xp.copy(v.to(p.device)._data) if isinstance(v, Tensor) else v)
                                    for n, v in s.items()}  # fmt: skip
             self.state[_key(p)]["_backend"] = p._backend

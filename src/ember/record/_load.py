@@ -61,7 +61,7 @@ def load_values(
                 continue
             v = values[k]
             if tuple(v.shape) != p.shape:
-                raise ValueError(f"{source}: {k!r} has shape {tuple(v.shape)} but the module expects {p.shape}")
+                raise ValueError(f"{source}: {k!r} has shape {tuple(v.shape)} but the module expects {tuple(p.shape)}")
             if same_kind and v.dtype.is_floating_point != p.dtype.is_floating_point:
                 raise TypeError(f"{source}: {k!r} holds {v.dtype} but the module's {k!r} is {p.dtype}")
             store_value(p, v, assign, owned)

@@ -18,6 +18,7 @@ import numpy as np
 
 from .._creation import empty, from_numpy
 from .._param import Param
+from .._size import Size
 from .._tensor import Tensor
 from ._record import Item, Record
 
@@ -70,8 +71,11 @@ def state_to_record(state: Any, item_type: str) -> Record:
                     node["_metadata"] = [[_key(k, path), _plain(x, f"{path}._metadata")] for k, x in meta.items()]
             return node
         if isinstance(v, (list, tuple)):
-            return {"__list__": [walk(x, f"{path}.{i}" if path else str(i)) for i, x in enumerate(v)],
+            node = {"__list__": [walk(x, f"{path}.{i}" if path else str(i)) for i, x in enumerate(v)],
                     "tuple": isinstance(v, tuple)}  # fmt: skip
+            if type(v) is Size:  # a shape (x.shape, x.size()) comes back a Size, as from torch.load
+                node["size"] = True
+            return node
         if isinstance(v, np.generic):
             return v.item()
         if v is None or isinstance(v, (bool, int, float, str)):
@@ -139,7 +143,7 @@ def record_to_state(record: Record, place: Callable[[Tensor, str], Tensor] | Non
                 return od
             if "__list__" in v:
                 out = [build(x) for x in v["__list__"]]
-                return tuple(out) if v.get("tuple") else out
+                return (Size(out) if v.get("size") else tuple(out)) if v.get("tuple") else out
         return v
 
     return build(record.meta["state"])

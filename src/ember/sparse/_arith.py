@@ -27,7 +27,7 @@ def add(a: Any, b: Any, alpha: Any = 1) -> Any:
     """``a + alpha * b`` with at least one sparse operand."""
     if isinstance(a, SparseTensor) and isinstance(b, SparseTensor):
         if a.shape != b.shape:
-            raise ShapeError(f"add: sparse tensors of sizes {a.shape} and {b.shape} differ")
+            raise ShapeError(f"add: sparse tensors of sizes {tuple(a.shape)} and {tuple(b.shape)} differ")
         vals = cat([a._values(), b._values() * alpha if alpha != 1 else b._values()], 0)
         return SparseTensor(cat([a._indices(), b._indices()], 1), vals, a.shape).coalesce()
     if isinstance(b, SparseTensor) and isinstance(a, Tensor):

@@ -52,9 +52,9 @@ def mm(sparse: SparseTensor, dense: Tensor) -> Tensor:
     if not isinstance(dense, Tensor):
         raise TypeError(f"sparse.mm: expected a dense Tensor second, got {type(dense).__name__}")
     if sparse.sparse_dim() != 2 or sparse.dense_dim() != 0:
-        raise ShapeError(f"sparse.mm: expected a 2-d sparse matrix, got size {sparse.shape}")
+        raise ShapeError(f"sparse.mm: expected a 2-d sparse matrix, got size {tuple(sparse.shape)}")
     if dense.ndim not in (1, 2) or dense.shape[0] != sparse.shape[1]:
-        raise ShapeError(f"sparse.mm: shapes {sparse.shape} and {tuple(dense.shape)} cannot be multiplied")
+        raise ShapeError(f"sparse.mm: shapes {tuple(sparse.shape)} and {tuple(dense.shape)} cannot be multiplied")
     if sparse.dtype != dense.dtype:
         raise DTypeError(f"sparse.mm: sparse values are {sparse.dtype} but the dense operand is {dense.dtype}")
     if sparse.device != dense.device:

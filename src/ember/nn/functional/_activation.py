@@ -229,7 +229,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         raise ShapeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
     n = weight.numel()
     if n != 1 and (input.ndim < 2 or input.shape[1] != n):
-        raise ShapeError(f"prelu: {n} slopes do not match the channels of an input of shape {input.shape}")
+        raise ShapeError(f"prelu: {n} slopes do not match the channels of an input of shape {tuple(input.shape)}")
     w = weight.reshape((n,) + (1,) * (input.ndim - 2)) if n != 1 and input.ndim > 2 else weight.reshape(-1)
     if n == 1:
         w = w.reshape(())
@@ -253,7 +253,7 @@ def rrelu(
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     """Gated linear unit: ``a * sigmoid(b)`` for the two halves of ``dim``."""
     if input.shape[dim] % 2:
-        raise ShapeError(f"glu: dim {dim} of shape {input.shape} must have an even size")
+        raise ShapeError(f"glu: dim {dim} of shape {tuple(input.shape)} must have an even size")
     a, b = chunk(input, 2, dim)
     return a * sigmoid(b)
 

@@ -45,9 +45,13 @@ def embedding_bag(
         bag = searchsorted(starts, arange(input.shape[0], device=input.device), right=True) - 1
         psw = per_sample_weights
     else:
-        raise ShapeError(f"embedding_bag: input must be 1-d (with offsets) or 2-d (B, L), got shape {input.shape}")
+        raise ShapeError(
+            f"embedding_bag: input must be 1-d (with offsets) or 2-d (B, L), got shape {tuple(input.shape)}"
+        )
     if psw is not None and psw.shape != idx.shape:
-        raise ShapeError(f"embedding_bag: per_sample_weights shape {tuple(psw.shape)} must match input {input.shape}")
+        raise ShapeError(
+            f"embedding_bag: per_sample_weights shape {tuple(psw.shape)} must match input {tuple(input.shape)}"
+        )
     d = weight.shape[1]
     vals = embedding(idx, weight, None, max_norm, norm_type)
     keep = (idx != padding_idx) if padding_idx is not None else None
@@ -71,7 +75,7 @@ def embedding_bag(
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """(N, C, ...) with the channels regrouped: ``C = g * k`` channels in g groups become k groups of g."""
     if input.ndim < 3:
-        raise ShapeError(f"channel_shuffle: expected an input with at least 3 dims, got shape {input.shape}")
+        raise ShapeError(f"channel_shuffle: expected an input with at least 3 dims, got shape {tuple(input.shape)}")
     n, c = input.shape[0], input.shape[1]
     if groups <= 0 or c % groups:
         raise ValueRangeError(f"channel_shuffle: {c} channels are not divisible into {groups} groups")

@@ -152,9 +152,9 @@ def _conv(
     if input.ndim != sp + 2:
         if input.ndim == sp + 1:  # unbatched input
             return _conv(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups, sp, op).squeeze(0)
-        raise ShapeError(f"{op}: expected a ({sp + 2})-d input (N, C, ...), got shape {input.shape}")
+        raise ShapeError(f"{op}: expected a ({sp + 2})-d input (N, C, ...), got shape {tuple(input.shape)}")
     if weight.ndim != sp + 2:
-        raise ShapeError(f"{op}: expected a ({sp + 2})-d weight (out, in/groups, ...), got shape {weight.shape}")
+        raise ShapeError(f"{op}: expected a ({sp + 2})-d weight (out, in/groups, ...), got shape {tuple(weight.shape)}")
     xs, ws = input.shape, weight.shape  # (each ``.shape`` makes a new tuple: read once)
     if 0 in xs[2:]:
         raise ShapeError(f"{op}: input of shape {tuple(input.shape)} has an empty spatial dim (only an empty batch "
@@ -167,17 +167,18 @@ def _conv(
         raise ShapeError(f"{op}: groups={groups} must divide in_channels {c} and out_channels {o}")
     if cg * groups != c:
         raise ShapeError(
-            f"{op}: input has {c} channels but weight {weight.shape} expects {cg * groups} (groups={groups})"
+            f"{op}: input has {c} channels but weight {tuple(weight.shape)} expects {cg * groups} (groups={groups})"
         )
-    k = ws[2:]
+    k = tuple(ws[2:])
     s = _tuple(stride, sp, "stride", op)
     d = _tuple(dilation, sp, "dilation", op)
     pads = _conv_pads(padding, k, d, s, op)
     for i in range(sp):
         if _out_size(xs[2 + i], k[i], s[i], *pads[i], d[i]) < 1:
-            raise ShapeError(f"{op}: kernel {k} (dilation {d}) is larger than the padded input {input.shape}")
+            raise ShapeError(f"{op}: kernel {k} (dilation {d}) is larger than the padded input {tuple(input.shape)}")
     if bias is not None and (not isinstance(bias, Tensor) or bias.shape != (o,)):
-        raise ShapeError(f"{op}: bias must be a tensor of shape ({o},), got {getattr(bias, 'shape', bias)!r}")
+        got = tuple(bias.shape) if isinstance(bias, Tensor) else repr(bias)
+        raise ShapeError(f"{op}: bias must be a tensor of shape ({o},), got {got}")
     same_dtype(op, "input, weight and bias", input, weight, bias)
     x = _float(input)
     w = weight.to(x.dtype) if weight.dtype is not x.dtype else weight
@@ -246,7 +247,9 @@ def _conv_transpose(
             input.unsqueeze(0), weight, bias, stride, padding, output_padding, groups, dilation, sp, op
         ).squeeze(0)
     if input.ndim != sp + 2 or weight.ndim != sp + 2:
-        raise ShapeError(f"{op}: expected ({sp + 2})-d input and weight, got {input.shape} and {weight.shape}")
+        raise ShapeError(
+            f"{op}: expected ({sp + 2})-d input and weight, got {tuple(input.shape)} and {tuple(weight.shape)}"
+        )
     if 0 in input.shape[2:]:
         raise ShapeError(f"{op}: input of shape {tuple(input.shape)} has an empty spatial dim (only an empty batch "
                          "is allowed)")  # fmt: skip
@@ -256,7 +259,7 @@ def _conv_transpose(
         )
     cin, cg = weight.shape[:2]
     if input.shape[1] != cin or cin % groups:
-        raise ShapeError(f"{op}: input has {input.shape[1]} channels, weight {weight.shape} expects {cin}")
+        raise ShapeError(f"{op}: input has {input.shape[1]} channels, weight {tuple(weight.shape)} expects {cin}")
     k = tuple(weight.shape[2:])
     s = _tuple(stride, sp, "stride", op)
     d = _tuple(dilation, sp, "dilation", op)
@@ -369,7 +372,7 @@ class Fold(Op):
 def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Tensor:
     """Extract sliding local blocks: (N, C, H, W) -> (N, C * kH * kW, L)."""
     if input.ndim != 4:
-        raise ShapeError(f"unfold: expected a 4-d input (N, C, H, W), got shape {input.shape}")
+        raise ShapeError(f"unfold: expected a 4-d input (N, C, H, W), got shape {tuple(input.shape)}")
     if 0 in input.shape[1:]:
         raise ShapeError(f"unfold: input of shape {tuple(input.shape)} has an empty channel or spatial dim")
     if input.shape[0] == 0:  # an empty batch
@@ -380,7 +383,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     s = _tuple(stride, 2, "stride", "unfold")
     pads = tuple((v, v) for v in p)
     if any(_out_size(input.shape[2 + i], k[i], s[i], *pads[i], d[i]) < 1 for i in range(2)):
-        raise ShapeError(f"unfold: kernel {k} does not fit the padded input {input.shape}")
+        raise ShapeError(f"unfold: kernel {k} does not fit the padded input {tuple(input.shape)}")
     return Unfold.apply(input, k, s, pads, d)
 
 
@@ -397,7 +400,8 @@ def fold(
     out = tuple(_out_size(size[i], k[i], s[i], *pads[i], d[i]) for i in range(2))
     if input.ndim != 3 or input.shape[1] % math.prod(k) or input.shape[2] != math.prod(out):
         raise ShapeError(
-            f"fold: input {input.shape} must be (N, C * {math.prod(k)}, {math.prod(out)}) for output {size}, kernel {k}"
+            f"fold: input {tuple(input.shape)} must be (N, C * {math.prod(k)}, {math.prod(out)}) for output {size}, "
+            f"kernel {k}"
         )
     if input.shape[0] == 0:  # an empty batch
         return on_one_sample(lambda x: fold(x, output_size, kernel_size, dilation, padding, stride), input)  # type: ignore[no-any-return]

@@ -36,7 +36,7 @@ def ctc_loss(
     length before averaging over the batch, as PyTorch."""
     batched = log_probs.ndim == 3
     if log_probs.ndim not in (2, 3):
-        raise ShapeError(f"ctc_loss: log_probs must be (T, N, C) or (T, C), got shape {log_probs.shape}")
+        raise ShapeError(f"ctc_loss: log_probs must be (T, N, C) or (T, C), got shape {tuple(log_probs.shape)}")
     if not log_probs.dtype.is_floating_point:
         raise ValueRangeError(f"ctc_loss: log_probs must be floating point, got {log_probs.dtype}")
     lp = log_probs if batched else log_probs.unsqueeze(1)

@@ -29,7 +29,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     """The p-norm distances between all pairs of rows of (N, M) ``input``, as the upper triangle (N (N - 1) / 2)."""
     if input.ndim != 2:
-        raise ShapeError(f"pdist: expected a 2-d input (N, M), got shape {input.shape}")
+        raise ShapeError(f"pdist: expected a 2-d input (N, M), got shape {tuple(input.shape)}")
     from ...ops import triu_indices
 
     i, j = triu_indices(input.shape[0], input.shape[0], 1, device=input.device)

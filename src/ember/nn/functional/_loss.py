@@ -27,7 +27,7 @@ __all__ = [
 
 def _same_shape(op: str, input: Tensor, target: Tensor) -> None:
     if input.shape != target.shape:
-        raise ShapeError(f"{op}: input shape {input.shape} and target shape {target.shape} must match")
+        raise ShapeError(f"{op}: input shape {tuple(input.shape)} and target shape {tuple(target.shape)} must match")
 
 
 def _fits(op: str, name: str, t: Any, input: Tensor) -> None:

@@ -22,7 +22,7 @@ def _classes(op: str, input: Tensor, target: Tensor, per_sample: int) -> tuple[T
     """(N, C) input and its target, from PyTorch's () / (C) / (N, C) forms (``per_sample``: the target's dims per
     sample, 0 for a class index, 1 for a row of labels)."""
     if input.ndim > 2:
-        raise ShapeError(f"{op}: expected a 0-d, 1-d (C) or 2-d (N, C) input, got shape {input.shape}")
+        raise ShapeError(f"{op}: expected a 0-d, 1-d (C) or 2-d (N, C) input, got shape {tuple(input.shape)}")
     x = _float(input).reshape(1, -1) if input.ndim < 2 else _float(input)
     t = target.reshape((1, -1) if per_sample else (-1,)) if input.ndim < 2 else target
     if t.dtype.is_floating_point and op != "multilabel_soft_margin_loss":
@@ -42,7 +42,9 @@ def multi_margin_loss(
     x, t = _classes("multi_margin_loss", input, target, 0)
     n, c = x.shape
     if t.shape != (n,):
-        raise ShapeError(f"multi_margin_loss: target shape {tuple(target.shape)} does not match input {input.shape}")
+        raise ShapeError(
+            f"multi_margin_loss: target shape {tuple(target.shape)} does not match input {tuple(input.shape)}"
+        )
     xy = x.gather(1, t.reshape(n, 1))
     terms = (margin - xy + x).clamp(min=0)
     if p == 2:
@@ -61,7 +63,9 @@ def multilabel_margin_loss(
     reduction = legacy_reduction(size_average, reduce, reduction)
     x, t = _classes("multilabel_margin_loss", input, target, 1)
     if t.shape != x.shape:
-        raise ShapeError(f"multilabel_margin_loss: target shape {tuple(target.shape)} must match input {input.shape}")
+        raise ShapeError(
+            f"multilabel_margin_loss: target shape {tuple(target.shape)} must match input {tuple(input.shape)}"
+        )
     c = x.shape[1]
     valid = (t >= 0).long().cumprod(1).bool()  # the labels before the first -1
     safe = where(valid, t, 0)
@@ -82,7 +86,9 @@ def multilabel_soft_margin_loss(
     reduction = legacy_reduction(size_average, reduce, reduction)
     x = _float(input)
     if target.shape != input.shape:
-        raise ShapeError(f"multilabel_soft_margin_loss: target shape {tuple(target.shape)} must match {input.shape}")
+        raise ShapeError(
+            f"multilabel_soft_margin_loss: target shape {tuple(target.shape)} must match {tuple(input.shape)}"
+        )
     loss = -(target * logsigmoid(x) + (1 - target) * logsigmoid(-x))
     if weight is not None:
         loss = loss * weight

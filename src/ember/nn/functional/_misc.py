@@ -72,7 +72,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if AUTOCAST[0]:
         input, weight, bias = autocast_inputs("linear", input, weight, bias)
     if weight.ndim not in (1, 2) or input.shape[-1:] != weight.shape[-1:]:
-        raise ShapeError(f"linear: input {input.shape} and weight {weight.shape} do not match (in_features differ)")
+        raise ShapeError(
+            f"linear: input {tuple(input.shape)} and weight {tuple(weight.shape)} do not match (in_features differ)"
+        )
     plain_bias = bias is None or (
         isinstance(bias, Tensor) and bias.shape == weight.shape[:1] and bias.dtype is weight.dtype
     )
@@ -135,7 +137,7 @@ def _feature_dropout(input: Tensor, p: float, training: bool, sp: int, op: str) 
     if not training or p == 0.0:
         return input
     if input.ndim not in (sp + 1, sp + 2):
-        raise ShapeError(f"{op}: expected a ({sp + 1})-d or ({sp + 2})-d input, got shape {input.shape}")
+        raise ShapeError(f"{op}: expected a ({sp + 1})-d or ({sp + 2})-d input, got shape {tuple(input.shape)}")
     lead = input.ndim - sp
     shape = input.shape[:lead] + (1,) * sp
     if p == 1.0:
@@ -164,7 +166,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
                       "of length L are zeroed (dropout1d's behaviour); use dropout1d to say so", UserWarning,
                       stacklevel=2)  # fmt: skip
     if input.ndim < 2:
-        raise ShapeError(f"dropout2d: needs at least 2 dims (N, C, ...), got shape {input.shape}")
+        raise ShapeError(f"dropout2d: needs at least 2 dims (N, C, ...), got shape {tuple(input.shape)}")
     if not training or p == 0.0:
         return input
     if p == 1.0:
@@ -186,7 +188,7 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
 def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """Alpha dropout of whole channels: one draw per (N, C), as ``alpha_dropout`` keeps SELU's statistics."""
     if input.ndim < 2 and training and p:  # (when nothing is dropped any shape passes, as in PyTorch)
-        raise ShapeError(f"feature_alpha_dropout: expected an input with a channel dim, got shape {input.shape}")
+        raise ShapeError(f"feature_alpha_dropout: expected an input with a channel dim, got shape {tuple(input.shape)}")
     return _alpha_dropout(input, p, training, input.shape[:2] + (1,) * (input.ndim - 2), "feature_alpha_dropout")
 
 
@@ -281,13 +283,13 @@ def _interp_size(x: Tensor, size: Any, scale_factor: Any, sp: int) -> tuple[tupl
     if size is not None:
         out = (int(size),) * sp if isinstance(size, int) else tuple(int(s) for s in size)
         if len(out) != sp:
-            raise ShapeError(f"interpolate: size must have {sp} entries for input {x.shape}, got {size}")
+            raise ShapeError(f"interpolate: size must have {sp} entries for input {tuple(x.shape)}, got {size}")
         if any(s < 1 for s in out):
             raise ShapeError(f"interpolate: every output size must be >= 1, got size={size}")
         return out, tuple(x.shape[2 + i] / out[i] for i in range(sp))
     sf = (float(scale_factor),) * sp if isinstance(scale_factor, (int, float)) else tuple(map(float, scale_factor))
     if len(sf) != sp:
-        raise ValueRangeError(f"interpolate: scale_factor must have {sp} entries for input {x.shape}")
+        raise ValueRangeError(f"interpolate: scale_factor must have {sp} entries for input {tuple(x.shape)}")
     if not all(math.isfinite(f) and f > 0 for f in sf):
         raise ValueRangeError(f"interpolate: scale_factor must be finite and > 0, got {scale_factor}")
     out = tuple(math.floor(x.shape[2 + i] * sf[i]) for i in range(sp))
@@ -308,10 +310,12 @@ def interpolate(
     ``area``."""
     sp = input.ndim - 2
     if sp < 1:
-        raise ShapeError(f"interpolate: expected (N, C, ...) with spatial dims, got shape {input.shape}")
+        raise ShapeError(f"interpolate: expected (N, C, ...) with spatial dims, got shape {tuple(input.shape)}")
     linear_modes = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
     if mode in linear_modes and linear_modes[mode] != sp:
-        raise ShapeError(f"interpolate: mode {mode!r} needs a {linear_modes[mode] + 2}-d input, got {input.shape}")
+        raise ShapeError(
+            f"interpolate: mode {mode!r} needs a {linear_modes[mode] + 2}-d input, got {tuple(input.shape)}"
+        )
     if mode not in ("nearest", "nearest-exact", "area", *linear_modes):
         raise ValueRangeError(f"interpolate: unsupported mode {mode!r}")
     if align_corners is not None and mode not in linear_modes:
@@ -331,9 +335,13 @@ def interpolate(
 
         return _adaptive(input, out, sp, False, False, "interpolate")  # type: ignore[no-any-return]
     if any(o < 1 for o, n in zip(out, input.shape[2:], strict=True) if n):  # as PyTorch, except for 'area'
-        raise ShapeError(f"interpolate: scale_factor={scale_factor} makes an empty output {out} from {input.shape}")
+        raise ShapeError(
+            f"interpolate: scale_factor={scale_factor} makes an empty output {out} from {tuple(input.shape)}"
+        )
     if any(o and not n for o, n in zip(out, input.shape[2:], strict=True)):  # no source index to take: PyTorch too
-        raise ShapeError(f"interpolate: an empty spatial dim of input {input.shape} cannot make output size {out}")
+        raise ShapeError(
+            f"interpolate: an empty spatial dim of input {tuple(input.shape)} cannot make output size {out}"
+        )
     xp = input._backend.xp
     x = input if mode.startswith("nearest") else _float(input)
     if mode.startswith("nearest"):

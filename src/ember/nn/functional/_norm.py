@@ -223,12 +223,14 @@ def batch_norm(
     running statistics.
     """
     if input.ndim < 2:
-        raise ShapeError(f"batch_norm: expected an input of shape (N, C, ...), got {input.shape}")
+        raise ShapeError(f"batch_norm: expected an input of shape (N, C, ...), got {tuple(input.shape)}")
     x = _float(input)
     c = x.shape[1]
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         if t is not None and t.shape != (c,):
-            raise ShapeError(f"batch_norm: {name} has shape {t.shape}, expected ({c},) for input {input.shape}")
+            raise ShapeError(
+                f"batch_norm: {name} has shape {tuple(t.shape)}, expected ({c},) for input {tuple(input.shape)}"
+            )
     mixed = _check_params("batch_norm", x, running_mean, running_var, weight, bias)
     shape = (1, c) + (1,) * (x.ndim - 2)
     axes = (0,) + tuple(range(2, x.ndim))
@@ -236,7 +238,7 @@ def batch_norm(
         n = x.numel() // c
         if training and n == 1:
             raise ShapeError(
-                f"batch_norm: expected more than 1 value per channel when training, got input {input.shape}"
+                f"batch_norm: expected more than 1 value per channel when training, got input {tuple(input.shape)}"
             )
         if n == 0:  # no values at all: an empty result (the running statistics stay), as PyTorch
             return x * 1.0
@@ -284,7 +286,7 @@ def layer_norm(
     if not k:
         raise ShapeError("layer_norm: Expected normalized_shape to be at least 1-dimensional, got ()")
     if tuple(input.shape[input.ndim - k :]) != ns or k > input.ndim:
-        raise ShapeError(f"layer_norm: normalized_shape {ns} does not match the trailing dims of {input.shape}")
+        raise ShapeError(f"layer_norm: normalized_shape {ns} does not match the trailing dims of {tuple(input.shape)}")
     x = _float(input)
     if _check_params("layer_norm", x, weight, bias):  # PyTorch's mixed kernel: in float32, the input's dtype out
         return layer_norm(x.to(float32), ns, weight, bias, eps).to(x.dtype)
@@ -368,7 +370,7 @@ def instance_norm(
 ) -> Tensor:
     """Normalise each (sample, channel) over its spatial dims."""
     if input.ndim < 3:
-        raise ShapeError(f"instance_norm: expected (N, C, ...) with spatial dims, got {input.shape}")
+        raise ShapeError(f"instance_norm: expected (N, C, ...) with spatial dims, got {tuple(input.shape)}")
     x = _float(input)
     if _check_params("instance_norm", x, running_mean, running_var, weight, bias):
         y32 = instance_norm(x.to(float32), running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
@@ -397,7 +399,7 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     if not k:
         raise ShapeError("rms_norm: Expected normalized_shape to be at least 1-dimensional, got ()")
     if tuple(input.shape[input.ndim - k :]) != ns:
-        raise ShapeError(f"rms_norm: normalized_shape {ns} does not match the trailing dims of {input.shape}")
+        raise ShapeError(f"rms_norm: normalized_shape {ns} does not match the trailing dims of {tuple(input.shape)}")
     x = _float(input)
     if weight is not None and tuple(weight.shape) != ns:
         raise ShapeError(f"rms_norm: weight of shape {tuple(weight.shape)} must have normalized_shape {ns}")

@@ -43,7 +43,7 @@ def _geometry(
         if p[i] < 0 or p[i] * 2 > k[i]:
             raise ValueRangeError(f"{op}: padding {p} must be at least 0 and at most half of kernel_size {k}")
         if shape[2 + i] + 2 * p[i] < d[i] * (k[i] - 1) + 1:
-            raise ShapeError(f"{op}: kernel {k} (dilation {d}) is larger than the padded input {shape}")
+            raise ShapeError(f"{op}: kernel {k} (dilation {d}) is larger than the padded input {tuple(shape)}")
     return k, s, p, d, bool(ceil_mode)
 
 
@@ -116,7 +116,7 @@ def _batched(input: Tensor, sp: int, op: str) -> tuple[Tensor, bool]:
     if input.ndim == sp + 1:
         return input.unsqueeze(0), True
     if input.ndim != sp + 2:
-        raise ShapeError(f"{op}: expected a ({sp + 1})-d or ({sp + 2})-d input, got shape {input.shape}")
+        raise ShapeError(f"{op}: expected a ({sp + 1})-d or ({sp + 2})-d input, got shape {tuple(input.shape)}")
     return input, False
 
 

@@ -84,7 +84,7 @@ def _fractional(input: Tensor, kernel_size: Any, output_size: Any, output_ratio:
                 samples: Any, sp: int) -> Any:  # fmt: skip
     op = f"fractional_max_pool{sp}d"
     if input.ndim not in (sp + 1, sp + 2):
-        raise ShapeError(f"{op}: expected a {sp + 1}-d or {sp + 2}-d input, got shape {input.shape}")
+        raise ShapeError(f"{op}: expected a {sp + 1}-d or {sp + 2}-d input, got shape {tuple(input.shape)}")
     x = input if input.ndim == sp + 2 else input.unsqueeze(0)
     n, c, spatial = x.shape[0], x.shape[1], x.shape[2:]
     k = _tuple(kernel_size, sp, "kernel_size", op)

@@ -131,7 +131,8 @@ def scaled_dot_product_attention(
         value = repeat_interleave(value, hq // hk, -3)
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
         raise ShapeError(
-            f"scaled_dot_product_attention: query {query.shape}, key {key.shape}, value {value.shape} do not match"
+            f"scaled_dot_product_attention: query {tuple(query.shape)}, key {tuple(key.shape)}, value "
+            f"{tuple(value.shape)} do not match"
         )
     if is_causal and attn_mask is not None:
         raise ValueRangeError("scaled_dot_product_attention: give attn_mask or is_causal, not both")

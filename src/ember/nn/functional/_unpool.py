@@ -22,9 +22,11 @@ def _max_unpool(
     input: Tensor, indices: Tensor, kernel_size: Any, stride: Any, padding: Any, output_size: Any, sp: int, op: str
 ) -> Tensor:
     if input.ndim not in (sp + 1, sp + 2):
-        raise ShapeError(f"{op}: expected a {sp + 1}-d or {sp + 2}-d input, got shape {input.shape}")
+        raise ShapeError(f"{op}: expected a {sp + 1}-d or {sp + 2}-d input, got shape {tuple(input.shape)}")
     if tuple(indices.shape) != tuple(input.shape):
-        raise ShapeError(f"{op}: indices of shape {indices.shape} must match input of shape {input.shape}")
+        raise ShapeError(
+            f"{op}: indices of shape {tuple(indices.shape)} must match input of shape {tuple(input.shape)}"
+        )
     if indices.dtype.is_floating_point:
         raise DTypeError(f"{op}: indices must be int64, got {indices.dtype}")
     batched = input.ndim == sp + 2

@@ -65,7 +65,7 @@ class SyncBatchNorm(_BatchNorm):
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim < 2 or input.shape[1] != self.num_features:
             raise ShapeError(
-                f"SyncBatchNorm: expected an input of shape (N, {self.num_features}, ...), got {input.shape}"
+                f"SyncBatchNorm: expected an input of shape (N, {self.num_features}, ...), got {tuple(input.shape)}"
             )
         if not self.training or _group_size(self.process_group) == 1:
             return super().forward(input)

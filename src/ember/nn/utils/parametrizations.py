@@ -146,7 +146,7 @@ class _Orthogonal(Module):
     def right_inverse(self, Q: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
         with no_grad():
             if tuple(Q.shape) != self.shape:
-                raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "
+                raise ValueError(f"Expected a matrix or batch of matrices of shape {tuple(self.shape)}. "
                                  f"Got a tensor of shape {tuple(Q.shape)}.")  # fmt: skip
             Q_init = Q
             n, k = Q.shape[-2], Q.shape[-1]
