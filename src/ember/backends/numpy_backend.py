@@ -226,10 +226,11 @@ class NumpyBackend(Backend):
                 self.native_dtype(bfloat16)
                 return _FROM_NATIVE[array.dtype]
             f8 = _float8.from_native(array.dtype)
-            if f8 is not None:
+            if f8 is None and array.dtype.name in ("uint16", "uint32", "uint64"):
+                f8 = as_dtype(array.dtype.name)
+            if f8 is not None:  # an array made outside Ember: registered as one Ember makes, so operators refuse it
+                self.native_dtype(f8)  # whatever this process did before (it computed until bfloat16 was first used)
                 return f8
-            if array.dtype.name in ("uint16", "uint32", "uint64"):
-                return as_dtype(array.dtype.name)
             raise TypeError(f"NumPy dtype {array.dtype} has no Ember counterpart") from None
 
     def native_dtype(self, dtype: DType) -> Any:
