@@ -12,18 +12,10 @@ pytest.importorskip("onnx", reason="ember.onnx needs the onnx package: pip insta
 # Ember's operators refuse uint16/32/64 and float8 inputs (as PyTorch's CPU kernels) once such a dtype was made in
 # the process; the node cases' outcome must not depend on which test made one first (see node_gaps.py)
 import ember
+from ember._dtype import FLOAT8_DTYPES, WIDE_UINT_DTYPES
 
-for _name in (
-    "uint16",
-    "uint32",
-    "uint64",
-    "float8_e4m3fn",
-    "float8_e5m2",
-    "float8_e4m3fnuz",
-    "float8_e5m2fnuz",
-    "float8_e8m0fnu",
-):
-    ember.zeros(1, dtype=getattr(ember, _name))
+for _dtype in (*WIDE_UINT_DTYPES, *FLOAT8_DTYPES):
+    ember.zeros(1, dtype=_dtype)
 
 
 def make_model(nodes: list[Any], inputs: list[Any], outputs: list[Any],

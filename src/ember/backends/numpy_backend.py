@@ -12,7 +12,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .._device import CPU
-from .._dtype import ALL_DTYPES, FLOAT8_DTYPES, WIDE_UINT_DTYPES, DType, as_dtype, bfloat16
+from .._dtype import ALL_DTYPES, FLOAT8_DTYPES, WIDE_UINT_DTYPES, DType, bfloat16
 from .._errors import DTypeError
 from . import _blas_threads, _float8
 from ._base import REFUSED_DTYPES, WIDEN_BFLOAT16, Backend
@@ -225,12 +225,12 @@ class NumpyBackend(Backend):
             if array.dtype.name == "bfloat16" and _BF16[0] is None:  # ml_dtypes' array made outside Ember
                 self.native_dtype(bfloat16)
                 return _FROM_NATIVE[array.dtype]
-            f8 = _float8.from_native(array.dtype)
-            if f8 is None and array.dtype.name in ("uint16", "uint32", "uint64"):
-                f8 = as_dtype(array.dtype.name)
-            if f8 is not None:  # an array made outside Ember: registered as one Ember makes, so operators refuse it
-                self.native_dtype(f8)  # whatever this process did before (it computed until bfloat16 was first used)
-                return f8
+            limited = _float8.from_native(array.dtype) or next(
+                (d for d in WIDE_UINT_DTYPES if d.name == array.dtype.name), None
+            )
+            if limited is not None:  # made outside Ember: registered as Ember's own are, so operators refuse it
+                self.native_dtype(limited)  # whatever this process did before (it computed until one was made)
+                return limited
             raise TypeError(f"NumPy dtype {array.dtype} has no Ember counterpart") from None
 
     def native_dtype(self, dtype: DType) -> Any:
