@@ -12,6 +12,7 @@ from . import (
     backends,
     cuda,
 )
+from ._control_flow import cond, while_loop
 from ._creation import (
     Generator,
     arange,
@@ -92,6 +93,7 @@ from ._legacy import (
     IntTensor,
     LongTensor,
     ShortTensor,
+    set_default_tensor_type,
 )
 from ._storage import TypedStorage, UntypedStorage
 from ._tensor import Tensor
@@ -120,6 +122,7 @@ _SUBMODULES = frozenset(
         "record",
         "testing",
         "train",
+        "types",
         "version",
     }
 )
@@ -161,6 +164,8 @@ __all__ = [
     "IntTensor",
     "LongTensor",
     "ShortTensor",
+    "cond",
+    "set_default_tensor_type",
     "get_float32_matmul_precision",
     "get_num_interop_threads",
     "get_num_threads",
@@ -173,6 +178,7 @@ __all__ = [
     "set_num_interop_threads",
     "set_num_threads",
     "utils",
+    "while_loop",
     "DType",
     "channels_last",
     "channels_last_3d",
@@ -282,6 +288,7 @@ __all__ = [
 from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds on everything above)
 from . import data, distributions, fft, linalg, optim, record, signal, sparse, special, train  # noqa: E402
 from . import masked, multiprocessing, serialization, utils  # noqa: E402
+from . import _tensor_extras  # noqa: E402, F401 - Tensor.apply_, map_, as_subclass, nonzero_static
 from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from .nn.config import Config  # noqa: E402

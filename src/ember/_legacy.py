@@ -12,16 +12,18 @@ dtype (``ember.Tensor(np.arange(3))`` is int64), because Ember's own code wraps 
 from __future__ import annotations
 
 import builtins
+import warnings
 from typing import Any
 
 from ._convert import LEGACY_TYPE_NAMES, _sizes
 from ._creation import empty, tensor
-from ._dtype import DType, as_dtype
+from ._device import set_default_device
+from ._dtype import DType, as_dtype, set_default_dtype
 from ._tensor import Tensor
 
 __all__ = [
     "BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor",
-    "IntTensor", "LongTensor", "ShortTensor", "new",
+    "IntTensor", "LongTensor", "ShortTensor", "new", "set_default_tensor_type",
 ]  # fmt: skip
 
 
@@ -76,3 +78,35 @@ BoolTensor = _legacy("bool")
 def new(self: Tensor, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """``x.new(*sizes)`` (uninitialised) or ``x.new(data)``: a tensor of ``x``'s dtype and device."""
     return _build(as_dtype(dtype) if dtype is not None else self.dtype, args, device or self.device, "Tensor.new")
+
+
+_DTYPE_OF_LEGACY = {v: k for k, v in LEGACY_TYPE_NAMES.items()}
+_WARNED: list[builtins.bool] = [False]
+
+
+def set_default_tensor_type(t: Any) -> None:
+    """Deprecated ``torch.set_default_tensor_type``: ``set_default_dtype`` (and ``set_default_device("cuda")`` for
+    ``"torch.cuda.FloatTensor"`` & co.). ``t`` is a legacy type (``ember.DoubleTensor``) or its name."""
+    if not _WARNED[0]:
+        _WARNED[0] = True
+        warnings.warn(
+            "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use torch.set_default_dtype() "
+            "and torch.set_default_device() as alternatives.",
+            UserWarning,
+            stacklevel=2,
+        )
+    name = t if isinstance(t, str) else f"ember.{getattr(t, '__name__', t)}"
+    short = name.split(".", 1)[1] if name.startswith(("torch.", "ember.")) else name
+    cuda = short.startswith("cuda.")
+    dtype_name = _DTYPE_OF_LEGACY.get(short[5:] if cuda else short)
+    if dtype_name is None:
+        raise TypeError(f"invalid type: {name!r}")
+    dtype = as_dtype(dtype_name)
+    if not dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    if cuda:
+        try:
+            set_default_device("cuda")
+        except Exception as e:  # PyTorch's TypeError, saying why
+            raise TypeError(f"type {name} not available: {e}") from None
+    set_default_dtype(dtype)

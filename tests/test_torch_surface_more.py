@@ -1,0 +1,234 @@
+"""PyTorch names programs still stopped on, each run as the same code under both libraries: ``cond`` and
+``while_loop``, ``nn.DataParallel`` without CUDA, ``nn.grad``'s convolution gradients, ``Tensor.apply_``/``map_``/
+``as_subclass``/``nonzero_static``, ``set_default_tensor_type`` and ``ember.types``."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+LIBS = pytest.mark.parametrize("lib", [ember, torch], ids=["ember", "torch"])
+
+
+def _np(t: Any) -> np.ndarray:
+    return np.asarray(t.detach().cpu().tolist())
+
+
+def _error(fn: Any) -> tuple[str, str]:
+    try:
+        fn()
+    except Exception as e:
+        return type(e).__name__, str(e)
+    return "none", ""
+
+
+# -- cond / while_loop -------------------------------------------------------------------------------------------
+
+
+def _control_flow(lib: Any) -> list[Any]:
+    x = lib.tensor([[1.0, -2.0], [3.0, 0.5]], dtype=lib.float64, requires_grad=True)
+    out: list[Any] = []
+    for pred in (True, False, 0, 1.5, lib.tensor(True), lib.tensor([0.0]), lib.tensor([[2]])):
+        y = lib.cond(pred, lambda a: (a * 2).sin(), lambda a: a**3, (x,))
+        (g,) = lib.autograd.grad(y.sum(), x)
+        out.append((_np(y).round(12).tolist(), _np(g).round(12).tolist()))
+    out.append(lib.cond(False, lambda a, b: a + b, lambda a, b: a - b, [x, 2 * x]).tolist())
+    i, acc = lib.while_loop(lambda i, a: i < 4, lambda i, a: (i + 1, a * x), (lib.tensor(0), lib.ones_like(x)))
+    out.append((int(i), _np(acc).round(12).tolist()))
+    never = lib.while_loop(lambda i: i < 0, lambda i: (i + 1,), (lib.tensor(5),))
+    out.append((type(never).__name__, int(never[0])))
+    single = lib.while_loop(lambda i: i < 3, lambda i: i + 1, (lib.tensor(0),))
+    out.append((type(single).__name__, int(single)))
+    return out
+
+
+def test_cond_and_while_loop_as_pytorch() -> None:
+    assert repr(_control_flow(ember)) == repr(_control_flow(torch))
+
+
+def test_while_loop_gradient_is_the_unrolled_loops() -> None:
+    """The gradient through the iterations that ran, equal to PyTorch's for the loop written out. (torch 2.13's own
+    ``while_loop`` gives x**3 here, not 4 * x**3: its backward drops all but the last use of the captured ``x``.)"""
+    v = [[1.0, -2.0], [3.0, 0.5]]
+    x = ember.tensor(v, dtype=ember.float64, requires_grad=True)
+    _, acc = ember.while_loop(lambda i, a: i < 4, lambda i, a: (i + 1, a * x), (ember.tensor(0), ember.ones_like(x)))
+    (g,) = ember.autograd.grad(acc.sum(), x)
+    tx = torch.tensor(v, dtype=torch.float64, requires_grad=True)
+    ta = torch.ones_like(tx)
+    for _ in range(4):
+        ta = ta * tx
+    (tg,) = torch.autograd.grad(ta.sum(), tx)
+    np.testing.assert_array_equal(_np(g), _np(tg))
+
+
+@LIBS
+def test_cond_refuses_a_predicate_of_several_elements(lib: Any) -> None:
+    with pytest.raises(RuntimeError, match="single-element tensor"):
+        lib.cond(lib.tensor([True, False]), lambda a: a, lambda a: a, (lib.ones(1),))
+
+
+@LIBS
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (lambda i, a: (i + 1,), "same number of outputs"),
+        (lambda i, a: (i + 1, a.double()), "dtype"),
+        (lambda i, a: (i + 1, a.repeat(2)), "shape"),
+    ],
+    ids=["count", "dtype", "shape"],
+)
+def test_while_loop_refuses_a_body_that_changes_the_carried_values(lib: Any, body: Any, words: str) -> None:
+    with pytest.raises(RuntimeError, match=words):
+        lib.while_loop(lambda i, a: i < 3, body, (lib.tensor(0), lib.ones(1)))
+
+
+# -- nn.DataParallel ---------------------------------------------------------------------------------------------
+
+
+def _data_parallel(lib: Any) -> list[Any]:
+    lib.manual_seed(0)
+    inner = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2)).double()
+    with lib.no_grad():
+        for p in inner.parameters():
+            p.copy_(lib.linspace(-1, 1, p.numel(), dtype=lib.float64).reshape(p.shape))
+    dp = lib.nn.DataParallel(inner)
+    x = lib.linspace(-2, 2, 15, dtype=lib.float64).reshape(5, 3)
+    dp(x).pow(2).sum().backward()
+    out: list[Any] = [dp.module is inner, dp.device_ids, sorted(dp.state_dict()), isinstance(dp, lib.nn.Module)]
+    out.append([_np(p.grad).round(6).tolist() for p in dp.parameters()])
+    out.append(repr(dp))
+    plain = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2)).double()
+    lib.nn.DataParallel(plain).load_state_dict(dp.state_dict())
+    out.append(_np(plain(x)).round(6).tolist() == _np(inner(x)).round(6).tolist())
+    out.append(type(lib.nn.parallel.DataParallel(inner)).__name__)
+    return out
+
+
+def test_data_parallel_without_cuda_wraps_the_module_as_pytorch() -> None:
+    if ember.cuda.is_available() or torch.cuda.is_available():
+        pytest.skip("the CPU form: device_ids == []")
+    assert _data_parallel(ember) == _data_parallel(torch)
+
+
+# -- nn.grad -----------------------------------------------------------------------------------------------------
+
+CONVS = [
+    ("conv1d", (2, 4, 9), (6, 2, 3), dict(stride=2, padding=1, dilation=1, groups=2)),
+    ("conv2d", (2, 4, 7, 6), (6, 2, 3, 2), dict(stride=2, padding=1, dilation=1, groups=2)),
+    ("conv2d", (1, 3, 8, 8), (5, 3, 3, 3), dict(stride=1, padding=2, dilation=2, groups=1)),
+    ("conv3d", (1, 2, 5, 4, 4), (3, 2, 2, 2, 2), dict(stride=1, padding=0, dilation=1, groups=1)),
+]
+
+
+@pytest.mark.parametrize(("name", "xs", "ws", "kw"), CONVS, ids=[f"{c[0]}-{i}" for i, c in enumerate(CONVS)])
+def test_nn_grad_convolution_gradients_equal_pytorch(name: str, xs: tuple, ws: tuple, kw: dict) -> None:
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws)
+    results, g = [], None
+    for lib in (ember, torch):
+        X, W = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
+        y = getattr(lib.nn.functional, name)(X, W, None, **kw)
+        g = rng.standard_normal(tuple(y.shape)) if g is None else g
+        go = lib.tensor(g)
+        gi = getattr(lib.nn.grad, f"{name}_input")(X.shape, W, go, **kw)
+        gw = getattr(lib.nn.grad, f"{name}_weight")(X, W.shape, go, **kw)
+        ai, aw = lib.autograd.grad(y, (X, W), go)
+        assert np.array_equal(_np(gi), _np(ai)) and np.array_equal(_np(gw), _np(aw))
+        (ggw,) = lib.autograd.grad(gi.sum(), W)  # differentiable in its tensor arguments
+        results.append((_np(gi), _np(gw), _np(ggw)))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
+
+
+def test_nn_grad_names_a_grad_output_of_the_wrong_shape() -> None:
+    with pytest.raises(RuntimeError, match=r"conv2d_input: grad_output has shape \(1, 2, 3, 3\)"):
+        ember.nn.grad.conv2d_input((1, 3, 6, 6), ember.ones(2, 3, 3, 3), ember.ones(1, 2, 3, 3))
+
+
+# -- Tensor.apply_ / map_ / as_subclass / nonzero_static ----------------------------------------------------------
+
+
+def _host_maps(lib: Any) -> list[Any]:
+    out: list[Any] = []
+    z = lib.arange(6).reshape(2, 3).t()
+    out.append(z.apply_(lambda v: v * 10 + 1).tolist())
+    out.append(lib.tensor([1, 2]).apply_(lambda v: 2.7).tolist())
+    a = lib.tensor([[1.0, 2.0], [3.0, 4.0]])
+    out.append(a.map_(lib.tensor([10.0, 20.0]), lambda p, q: p * q).tolist())
+    out.append(lib.tensor([[0, 3], [5, 0]]).nonzero_static(size=3).tolist())
+    out.append(lib.tensor([0, 3, 0, 5]).nonzero_static(size=1, fill_value=-7).tolist())
+    out.append(_error(lambda: lib.ones(2, requires_grad=True).apply_(abs))[1])
+    out.append(_error(lambda: lib.ones(2).map_(lib.ones(2, dtype=lib.int64), max))[1].replace(lib.__name__, "LIB"))
+    out.append(_error(lambda: lib.ones(2).map_([1, 2], max)))
+    try:
+        lib.ones(1, 2).map_(lib.ones(2, 1), max)
+    except RuntimeError:  # other is broadcast to self's shape, never self to other's
+        out.append("refused")
+    return out
+
+
+def test_apply_map_and_nonzero_static_as_pytorch() -> None:
+    assert _host_maps(ember) == _host_maps(torch)
+
+
+def test_as_subclass_is_an_alias_attached_to_the_graph() -> None:
+    answers = []
+    for lib in (ember, torch):
+
+        class Marked(lib.Tensor):  # type: ignore[name-defined, misc]
+            pass
+
+        w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        s = (w * w).as_subclass(Marked)
+        (s * 3).sum().backward()
+        base = lib.zeros(3)
+        alias = base.as_subclass(Marked)
+        alias.add_(1)  # the alias shares the data
+        answers.append((type(s) is Marked, s.requires_grad, w.grad.tolist(), base.tolist(), isinstance(s, lib.Tensor)))
+        answers.append(_error(lambda lib=lib: lib.ones(1).as_subclass(int))[0])
+    assert answers[:2] == answers[2:]
+
+
+# -- set_default_tensor_type, ember.types --------------------------------------------------------------------------
+
+
+def _default_type(lib: Any) -> list[Any]:
+    out: list[Any] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            lib.set_default_tensor_type(lib.DoubleTensor)
+            out.append((str(lib.get_default_dtype()).split(".")[1], str(lib.zeros(1).dtype).split(".")[1]))
+            lib.set_default_tensor_type(f"{lib.__name__}.HalfTensor")
+            out.append(str(lib.ones(1).dtype).split(".")[1])
+            out.append(_error(lambda: lib.set_default_tensor_type(lib.LongTensor)))
+            out.append(_error(lambda: lib.set_default_tensor_type("torch.cuda.FloatTensor"))[0])
+        finally:
+            lib.set_default_dtype(lib.float32)
+    out.append(any("set_default_tensor_type() is deprecated" in str(w.message) for w in caught))
+    return out
+
+
+def test_set_default_tensor_type_as_pytorch() -> None:
+    if torch.cuda.is_available() or ember.cuda.is_available():
+        pytest.skip("the CUDA type is refused only without CUDA")
+    assert _default_type(ember) == _default_type(torch)
+
+
+def test_types_module_has_the_aliases_pytorch_code_imports() -> None:
+    import torch.types as tt
+
+    import ember.types as et
+
+    for name in ("Number", "Device", "FileLike", "_size", "_TensorOrTensors", "IntLikeType", "_int", "_float",
+                 "_bool", "_dtype", "_device", "_layout", "Storage"):  # fmt: skip
+        assert hasattr(tt, name) and hasattr(et, name), name
+    assert et.Number == tt.Number and et._dtype is ember.dtype and et._device is ember.device
+    assert isinstance(ember.float32, et._dtype) and ember.Size([2]) == (2,)
