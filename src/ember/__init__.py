@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import (
+    _factory,
     _memory,  # first: tunes the process's malloc (opt out: EMBER_MALLOC_TUNING=0)
     _torch_alias,
     accelerator,
@@ -118,6 +119,7 @@ _SUBMODULES = frozenset(
         "onnx",
         "optim",
         "pnnx",
+        "quasirandom",
         "random",
         "record",
         "testing",
@@ -299,5 +301,6 @@ from . import _dynamo, compiler, hub, jit, library, profiler  # noqa: E402, F401
 from . import amp, cpu  # noqa: E402
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 
+_factory.install(globals())  # PyTorch's layout=/pin_memory=/memory_format=/out= on the public creation functions
 _torch_alias.install()  # `import torch.nn` with torch aliased to Ember: Ember's own modules, not a second copy
 _memory.freeze_gc()  # last: the objects made by importing Ember leave the GC's walks (EMBER_GC_FREEZE=0)

@@ -430,19 +430,31 @@ def full_like(
     return full(input.shape, fill_value, requires_grad=requires_grad, **_like(input, dtype, device))
 
 
-def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None, generator: Any = None) -> Tensor:
+def rand_like(
+    input: Tensor, *, dtype: Any = None, device: Any = None, generator: Any = None, requires_grad: bool = False
+) -> Tensor:
     """Uniform [0, 1) samples with ``input``'s shape."""
-    return rand(input.shape, generator=generator, **_like(input, dtype, device))
+    return rand(input.shape, generator=generator, requires_grad=requires_grad, **_like(input, dtype, device))
 
 
-def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None, generator: Any = None) -> Tensor:
+def randn_like(
+    input: Tensor, *, dtype: Any = None, device: Any = None, generator: Any = None, requires_grad: bool = False
+) -> Tensor:
     """Standard normal samples with ``input``'s shape."""
-    return randn(input.shape, generator=generator, **_like(input, dtype, device))
+    return randn(input.shape, generator=generator, requires_grad=requires_grad, **_like(input, dtype, device))
 
 
-def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None, device: Any = None) -> Tensor:
+def randint_like(
+    input: Tensor,
+    low: int,
+    high: int | None = None,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Random integers in [``low``, ``high``) with ``input``'s shape (``high`` alone: [0, ``low``))."""
-    return randint(low, high, input.shape, **_like(input, dtype, device))
+    return randint(low, high, input.shape, requires_grad=requires_grad, **_like(input, dtype, device))
 
 
 # Tensor.new_* methods (PyTorch): same dtype and device as the tensor unless told otherwise.
@@ -475,5 +487,7 @@ def new_empty_strided(self: Tensor, size: Any, stride: Any, *, dtype: Any = None
     return out
 
 
-def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
-    return tensor(data, **_like(self, dtype, device))
+def new_tensor(
+    self: Tensor, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    return tensor(data, requires_grad=requires_grad, **_like(self, dtype, device))

@@ -126,11 +126,11 @@ class TensorConversions:
             raise RuntimeError("numpy(): call .detach().numpy() on a tensor that requires grad")
         return np.asarray(self._backend.to_numpy(self._data))
 
-    def cpu(self) -> Tensor:
+    def cpu(self, memory_format: Any = None) -> Tensor:
         """This tensor on the CPU (the selected CPU backend when it is elsewhere now)."""
         return cast("Tensor", self) if self._backend.device.type == "cpu" else self.to(device="cpu")
 
-    def cuda(self, device: Any = None, non_blocking: _bool = False) -> Tensor:
+    def cuda(self, device: Any = None, non_blocking: _bool = False, memory_format: Any = None) -> Tensor:
         """This tensor on a CUDA device (``device``: an index, ``"cuda:N"`` or a device)."""
         if device is None:
             device = "cuda"

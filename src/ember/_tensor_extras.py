@@ -1,5 +1,6 @@
 """Tensor methods PyTorch programs call that rest on other operators: ``apply_``/``map_`` (a Python function
-element by element, on the CPU), ``as_subclass`` and ``nonzero_static``.
+element by element, on the CPU), ``as_subclass``, ``nonzero_static`` and ``module_load``; and ``swap_tensors``
+(``ember.utils.swap_tensors``).
 
 ``as_subclass(cls)`` returns an alias of the tensor (same data, version counter and place in the graph) whose class
 is ``cls``. One difference: Ember has no ``__torch_function__``, so operators on it return plain Tensors where
@@ -8,6 +9,7 @@ PyTorch returns ``cls``.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +20,7 @@ from ._torch_extras import nonzero_static
 from .autograd import no_grad
 from .ops._indexing_view import view_as
 
-__all__: list[str] = []
+__all__ = ["swap_tensors"]
 
 #: every field a tensor has (the ``__slots__`` of Tensor and its bases)
 _FIELDS = tuple(s for c in Tensor.__mro__ for s in c.__dict__.get("__slots__", ()) if s != "__weakref__")
@@ -76,6 +78,45 @@ def _nonzero_static(self: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     return nonzero_static(self, size=size, fill_value=fill_value)
 
 
+def module_load(self: Tensor, other: Tensor, assign: bool = False) -> Tensor:
+    """What ``load_state_dict`` puts in place of this parameter or buffer: ``other.detach()`` when ``assign``,
+    else ``self.copy_(other).detach()``."""
+    if assign:
+        return other.detach()
+    with no_grad():
+        return self.copy_(other).detach()
+
+
+def swap_tensors(t1: Tensor, t2: Tensor) -> None:
+    """Exchange everything two tensors hold (data, gradient, place in the graph, hooks, attributes, class), in place:
+    every reference to ``t1`` then sees what ``t2`` was. Refused for a tensor something holds a weak reference to."""
+    for name, t in (("t1", t1), ("t2", t2)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"swap_tensors: {name} must be a Tensor, got {type(t).__name__}")
+        if weakref.getweakrefcount(t):
+            raise RuntimeError(f"Cannot swap {name} because it has weakref associated with it")
+    c1, c2 = type(t1), type(t2)
+    if c1 is not c2:
+        try:
+            t1.__class__ = c2
+            t2.__class__ = c1
+        except TypeError as e:
+            t1.__class__ = c1
+            raise RuntimeError(f"Cannot swap t1 and t2 of classes {c1.__name__} and {c2.__name__}: {e}") from None
+    for name in _FIELDS:
+        a, b = getattr(t1, name), getattr(t2, name)
+        setattr(t1, name, b)
+        setattr(t2, name, a)
+    d1, d2 = getattr(t1, "__dict__", None), getattr(t2, "__dict__", None)
+    if d1 is not None and d2 is not None:
+        saved = dict(d1)
+        d1.clear()
+        d1.update(d2)
+        d2.clear()
+        d2.update(saved)
+
+
+Tensor.module_load = module_load  # type: ignore[attr-defined]
 Tensor.apply_ = apply_  # type: ignore[attr-defined]
 Tensor.map_ = map_  # type: ignore[attr-defined]
 Tensor.as_subclass = as_subclass  # type: ignore[attr-defined]

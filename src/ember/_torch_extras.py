@@ -22,9 +22,9 @@ from .ops._linalg_lu import lu_factor_ex
 from .sparse._coo import SparseTensor
 
 __all__ = [
-    "OutOfMemoryError", "cholesky", "frombuffer", "get_device", "index_put_", "is_warn_always_enabled", "layout",
-    "lu", "nonzero_static", "set_flush_denormal", "set_warn_always", "sparse_bsc", "sparse_bsr", "sparse_coo",
-    "sparse_csc", "sparse_csr", "strided", "unsafe_chunk", "unsafe_split",
+    "OutOfMemoryError", "cholesky", "frombuffer", "get_device", "get_device_module", "index_put_",
+    "is_warn_always_enabled", "layout", "lu", "nonzero_static", "set_flush_denormal", "set_warn_always", "sparse_bsc",
+    "sparse_bsr", "sparse_coo", "sparse_csc", "sparse_csr", "strided", "unsafe_chunk", "unsafe_split",
 ]  # fmt: skip
 
 
@@ -144,3 +144,21 @@ def set_flush_denormal(mode: bool) -> bool:
 
         return bool(torch.set_flush_denormal(bool(mode)))
     return not mode
+
+
+def get_device_module(device: Any = None) -> Any:
+    """The module of a device type: ``ember.cuda`` for ``"cuda:1"``, ``ember.cpu`` for ``"cpu"``; with no device, the
+    accelerator's (CUDA's when there is one) or ``ember.cpu``."""
+    import importlib
+
+    from ._device import device as _device
+
+    if device is None:
+        from . import cuda
+
+        kind = "cuda" if cuda.is_available() else "cpu"
+    else:
+        kind = device.type if isinstance(device, _device) else _device(device).type
+    if kind not in ("cpu", "cuda"):
+        raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered as 'ember.{kind}'.")
+    return importlib.import_module(f"ember.{kind}")

@@ -25,6 +25,7 @@ __all__ = [
     "asarray",
     "broadcast_shapes",
     "can_cast",
+    "empty_permuted",
     "empty_strided",
     "fill",
     "fill_",
@@ -241,6 +242,22 @@ def empty_strided(
 ) -> Tensor:
     """An uninitialised tensor of ``size`` laid out with ``stride`` (in elements) over fresh memory."""
     t = empty(0, dtype=dtype, device=device).new_empty_strided(tuple(size), tuple(stride))
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def empty_permuted(
+    size: Any, physical_layout: Any, *, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False,
+    **_: Any,
+) -> Tensor:  # fmt: skip
+    """An uninitialised tensor of ``size`` whose dimensions lie in memory in the order ``physical_layout`` (outermost
+    first): ``empty_permuted((2, 3, 4), (0, 2, 1))`` has strides (12, 1, 3)."""
+    size, order = tuple(size), tuple(physical_layout)
+    if sorted(order) != list(builtins.range(len(size))):
+        raise RuntimeError(f"empty_permuted: physical_layout {order} is not a permutation of the {len(size)} dims")
+    inverse = [0] * len(order)
+    for i, d in enumerate(order):
+        inverse[d] = i
+    t = empty(*(size[d] for d in order), dtype=dtype, device=device).permute(*inverse)
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
