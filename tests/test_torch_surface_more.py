@@ -232,3 +232,91 @@ def test_types_module_has_the_aliases_pytorch_code_imports() -> None:
         assert hasattr(tt, name) and hasattr(et, name), name
     assert et.Number == tt.Number and et._dtype is ember.dtype and et._device is ember.device
     assert isinstance(ember.float32, et._dtype) and ember.Size([2]) == (2,)
+
+
+# -- quasirandom.SobolEngine, get_device_module, Tensor.module_load, utils.swap_tensors ---------------------------
+
+
+def _sobol(lib: Any) -> list[Any]:
+    pytest.importorskip("scipy")
+    S = lib.quasirandom.SobolEngine
+    e = S(5)
+    out: list[Any] = [e.draw(3).tolist(), str(e.draw(2).dtype).split(".")[1], e.num_generated, repr(e)]
+    out.append(e.draw(4, dtype=lib.float64).tolist())
+    e.reset()
+    out.append((e.num_generated, e.draw_base2(2).tolist()))
+    f = S(3).fast_forward(5)
+    out.append((f.num_generated, f.draw(2, dtype=lib.float64).tolist()))
+    buf = lib.empty(1, 3, dtype=lib.float64)
+    out.append((S(3).draw(4, out=buf) is buf, tuple(buf.shape), buf.tolist()))
+    out.append(tuple(S(1111).draw(2).shape))
+    out.append(repr(S(2, scramble=True, seed=3)).replace(lib.__name__, "LIB"))
+    out.append(_error(lambda: S(0)))
+    out.append(_error(lambda: S(21202)))
+    g = S(2)
+    g.draw(3)
+    out.append(_error(lambda: g.draw_base2(2)))
+    return out
+
+
+def test_sobol_engine_draws_pytorch_points() -> None:
+    assert _sobol(ember) == _sobol(torch)
+
+
+def test_scrambled_sobol_is_reproducible_and_balanced() -> None:
+    pytest.importorskip("scipy")
+    ember.manual_seed(0)
+    e = ember.quasirandom.SobolEngine(3, scramble=True)
+    a = e.draw(64, dtype=ember.float64)
+    e.reset()
+    assert np.array_equal(_np(e.draw(64, dtype=ember.float64)), _np(a))  # reset keeps the scrambling
+    ember.manual_seed(0)
+    assert np.array_equal(_np(ember.quasirandom.SobolEngine(3, scramble=True).draw(64, dtype=ember.float64)), _np(a))
+    seeded = [_np(ember.quasirandom.SobolEngine(3, scramble=True, seed=7).draw(8)) for _ in range(2)]
+    assert np.array_equal(*seeded) and not np.array_equal(seeded[0], _np(a[:8]).astype(np.float32))
+    pts = _np(a)
+    assert pts.min() >= 0 and pts.max() < 1
+    for d in range(3):  # each of 64 equal bins of a coordinate holds exactly one point (a (0, m, 1)-net)
+        assert sorted(np.floor(pts[:, d] * 64).astype(int).tolist()) == list(range(64))
+
+
+@LIBS
+def test_get_device_module(lib: Any) -> None:
+    assert lib.get_device_module("cpu") is lib.cpu and lib.get_device_module(lib.device("cpu")) is lib.cpu
+    assert lib.get_device_module("cuda:1") is lib.cuda
+    with pytest.raises(RuntimeError, match="does not have a corresponding module"):
+        lib.get_device_module("meta")
+
+
+def test_module_load_and_swap_tensors_as_pytorch() -> None:
+    answers = []
+    for lib in (ember, torch):
+        p = lib.nn.Parameter(lib.ones(2))
+        with lib.no_grad():
+            loaded = p.module_load(lib.full((2,), 3.0))
+        _error(lambda p=p, lib=lib: p.module_load(lib.full((2,), 4.0)))[0]
+        assigned = p.module_load(lib.full((2,), 5.0, requires_grad=True), assign=True)
+        a, b = lib.ones(2), lib.zeros(3, requires_grad=True)
+        lib.utils.swap_tensors(a, b)
+        x = lib.ones(2, requires_grad=True)
+        y, z = x * 2, lib.ones(2)
+        lib.utils.swap_tensors(y, z)
+        (z * 3).sum().backward()
+        answers.append(
+            (
+                loaded.tolist(),
+                p.tolist(),
+                loaded.requires_grad,
+                assigned.tolist(),
+                assigned.requires_grad,
+                a.tolist(),
+                a.requires_grad,
+                b.tolist(),
+                y.tolist(),
+                y.grad_fn is None,
+                x.grad.tolist(),
+                _error(lambda lib=lib: lib.utils.swap_tensors(lib.ones(1), 3))[0],
+            )
+        )
+    assert answers[0][:-1] == answers[1][:-1]
+    assert answers[0][-1] == "TypeError"  # PyTorch: AttributeError from its internals

@@ -83,8 +83,7 @@ def module_load(self: Tensor, other: Tensor, assign: bool = False) -> Tensor:
     else ``self.copy_(other).detach()``."""
     if assign:
         return other.detach()
-    with no_grad():
-        return self.copy_(other).detach()
+    return self.copy_(other).detach()  # (load_state_dict calls it under no_grad; a parameter refuses it outside)
 
 
 def swap_tensors(t1: Tensor, t2: Tensor) -> None:
