@@ -11,7 +11,8 @@ nanoGPT; a LLaMA-style model with rotary embeddings and a KV cache; a BERT-style
 workers; big-model loading on the meta device: ``init_empty_weights``, ``to_empty``,
 ``load_state_dict(assign=True)``; a ViT and a Perceiver written with einops, which then runs on Ember through the
 alias; safetensors' save_model/load_model with a tied embedding; pytorch/examples' siamese network, mnist_rnn and
-time_sequence_prediction's LBFGS closure). Each runs in a subprocess where
+time_sequence_prediction's LBFGS closure; a CIFAR recipe (mixup, label smoothing, OneCycleLR, an EMA model, channels_last,
+bfloat16 autocast, accumulation, resume), a tabular model with a weighted sampler and an stft audio classifier). Each runs in a subprocess where
 ``sys.modules["torch"]`` is Ember, and must finish as under PyTorch (``EMBER_TEST_PROGRAMS_TORCH=1`` runs them under
 PyTorch, to check a program).
 Running them found: ``import torch.nn`` loading a second copy of Ember ("expected a Tensor, got Tensor"), the
