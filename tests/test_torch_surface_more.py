@@ -1,5 +1,5 @@
 """PyTorch names programs still stopped on, each run as the same code under both libraries: ``cond`` and
-``while_loop``, ``nn.DataParallel`` without CUDA, ``nn.grad``'s convolution gradients, ``Tensor.apply_``/``map_``/
+``while_loop``, ``nn.grad``'s convolution gradients, ``Tensor.apply_``/``map_``/
 ``as_subclass``/``nonzero_static``, ``set_default_tensor_type`` and ``ember.types``."""
 
 from __future__ import annotations
@@ -87,34 +87,6 @@ def test_cond_refuses_a_predicate_of_several_elements(lib: Any) -> None:
 def test_while_loop_refuses_a_body_that_changes_the_carried_values(lib: Any, body: Any, words: str) -> None:
     with pytest.raises(RuntimeError, match=words):
         lib.while_loop(lambda i, a: i < 3, body, (lib.tensor(0), lib.ones(1)))
-
-
-# -- nn.DataParallel ---------------------------------------------------------------------------------------------
-
-
-def _data_parallel(lib: Any) -> list[Any]:
-    lib.manual_seed(0)
-    inner = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2)).double()
-    with lib.no_grad():
-        for p in inner.parameters():
-            p.copy_(lib.linspace(-1, 1, p.numel(), dtype=lib.float64).reshape(p.shape))
-    dp = lib.nn.DataParallel(inner)
-    x = lib.linspace(-2, 2, 15, dtype=lib.float64).reshape(5, 3)
-    dp(x).pow(2).sum().backward()
-    out: list[Any] = [dp.module is inner, dp.device_ids, sorted(dp.state_dict()), isinstance(dp, lib.nn.Module)]
-    out.append([_np(p.grad).round(6).tolist() for p in dp.parameters()])
-    out.append(repr(dp))
-    plain = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2)).double()
-    lib.nn.DataParallel(plain).load_state_dict(dp.state_dict())
-    out.append(_np(plain(x)).round(6).tolist() == _np(inner(x)).round(6).tolist())
-    out.append(type(lib.nn.parallel.DataParallel(inner)).__name__)
-    return out
-
-
-def test_data_parallel_without_cuda_wraps_the_module_as_pytorch() -> None:
-    if ember.cuda.is_available() or torch.cuda.is_available():
-        pytest.skip("the CPU form: device_ids == []")
-    assert _data_parallel(ember) == _data_parallel(torch)
 
 
 # -- nn.grad -----------------------------------------------------------------------------------------------------

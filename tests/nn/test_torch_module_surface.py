@@ -14,7 +14,7 @@ import ember
 torch = pytest.importorskip("torch")
 tnn = torch.nn
 
-#: classes tested elsewhere (they need a process group or wrap a module): tests/distributed, test_torch_surface_more
+#: classes another issue owns (distributed training)
 ELSEWHERE = {"SyncBatchNorm", "DataParallel"}
 
 NAMES = sorted(n for n in dir(tnn) if not n.startswith("_") and isinstance(getattr(tnn, n), type)
