@@ -1,20 +1,19 @@
 """Well-known PyTorch programs, written as PyTorch users write them, run with ``torch`` aliased to Ember.
-
 ``tests/programs/`` holds small-data versions of the programs people learn PyTorch from (pytorch/examples' MNIST,
 ImageNet (a small ResNet: channels_last, GradScaler, checkpoint and resume), DCGAN, word language model, VAE,
 actor-critic, super-resolution, fast neural style; the tutorials' DQN, spatial transformer, seq2seq with attention,
 custom autograd Function, text classification with EmbeddingBag; PPO with a Gaussian policy; a bidirectional LSTM
-tagger on packed sequences; a WGAN-GP with spectral norm, a UNet with checkpointing and grid_sample, masked
-attention; a normalizing flow, style transfer by LBFGS with forward hooks, distillation and metric losses; a
-seed-everything reproducibility check; sharded IterableDatasets, dict/namedtuple batches and module containers;
-nanoGPT; a LLaMA-style model with rotary embeddings and a KV cache; a BERT-style classifier with a DataLoader of
-workers; big-model loading on the meta device: ``init_empty_weights``, ``to_empty``,
-``load_state_dict(assign=True)``; a ViT and a Perceiver written with einops, which then runs on Ember through the
-alias; safetensors' save_model/load_model with a tied embedding; pytorch/examples' siamese network, mnist_rnn and
-time_sequence_prediction's LBFGS closure; a CIFAR recipe (mixup, label smoothing, OneCycleLR, an EMA model, channels_last,
-bfloat16 autocast, accumulation, resume), a tabular model with a weighted sampler and an stft audio classifier). Each runs in a subprocess where
-``sys.modules["torch"]`` is Ember, and must finish as under PyTorch (``EMBER_TEST_PROGRAMS_TORCH=1`` runs them under
-PyTorch, to check a program).
+tagger on packed sequences; a WGAN-GP with spectral norm, a UNet with checkpointing and grid_sample, masked attention;
+a normalizing flow, style transfer by LBFGS with forward hooks, distillation and metric losses; a seed-everything
+reproducibility check; sharded IterableDatasets, dict/namedtuple batches and module containers; nanoGPT; a LLaMA-style
+model with rotary embeddings and a KV cache; a BERT-style classifier with a DataLoader of workers; big-model loading
+on the meta device: ``init_empty_weights``, ``to_empty``, ``load_state_dict(assign=True)``; a ViT and a Perceiver
+written with einops, which then runs on Ember through the alias; safetensors' save_model/load_model with a tied
+embedding; pytorch/examples' siamese network, mnist_rnn and time_sequence_prediction's LBFGS closure; a CIFAR recipe
+(mixup, label smoothing, OneCycleLR, an EMA model, channels_last, bfloat16 autocast, accumulation, resume), a tabular
+model with a weighted sampler and an stft audio classifier). Each runs in a subprocess where ``sys.modules["torch"]``
+is Ember, and must finish as under PyTorch (``EMBER_TEST_PROGRAMS_TORCH=1`` runs them under PyTorch, to check a
+program).
 Running them found: ``import torch.nn`` loading a second copy of Ember ("expected a Tensor, got Tensor"), the
 losses' ``size_average`` argument and ``autograd.grad``'s ``only_inputs`` missing, ``set_num_threads`` calling
 itself through the alias, and ``torch.compile(model)`` replaying stale attention in nanoGPT.
