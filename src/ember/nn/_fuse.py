@@ -21,6 +21,7 @@ from typing import Any
 from .._tensor import Tensor
 from ..autograd import _autocast
 from ..autograd._capture import CAPTURE
+from ._module_hooks import GLOBAL_FWD, GLOBAL_PRE
 from .module import Module
 
 __all__ = ["run_recorded"]
@@ -39,8 +40,8 @@ def _kinds() -> list[Any]:
 
 
 def _plain(m: Module) -> bool:
-    """No hooks of any kind, and no ``forward`` set on the instance."""
-    return not (m._pre_hooks or m._fwd_hooks or m._bwd_hooks or "forward" in m.__dict__)
+    """No hooks of any kind (the global forward hooks included), and no ``forward`` set on the instance."""
+    return not (m._pre_hooks or m._fwd_hooks or m._bwd_hooks or GLOBAL_PRE or GLOBAL_FWD or "forward" in m.__dict__)
 
 
 def _pool_first(a: Module, b: Module, x: Any) -> bool:

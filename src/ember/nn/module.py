@@ -20,7 +20,16 @@ from ..record import Record, load, save
 from ..record._load import IncompatibleKeys
 from ._module_dicts import ModuleDicts
 from ._module_extras import ModuleExtras
-from ._module_hooks import _add_hook, _BackwardHookIn, _BackwardHookOut
+from ._module_hooks import (
+    GLOBAL_FWD,
+    GLOBAL_PRE,
+    _add_hook,
+    _BackwardHookIn,
+    _BackwardHookOut,
+    entry,
+    forward_with_hooks,
+    run_pre_hooks,
+)
 from ._module_slots import STRUCTURE, Slots
 from ._module_state import ModuleState
 
@@ -180,15 +189,13 @@ class Module(ModuleExtras, ModuleDicts, ModuleState):
             raise NotImplementedError(
                 f"{type(self).__name__} defines no forward(); call its methods directly or define forward"
             )
-        if self._pre_hooks:
-            for hook in list(self._pre_hooks.values()):
-                r = hook(self, args)
-                if r is not None:
-                    args = r if isinstance(r, tuple) else (r,)
+        if self._pre_hooks or GLOBAL_PRE:
+            args, kwargs = run_pre_hooks(self, [*GLOBAL_PRE.values(), *self._pre_hooks.values()], args, kwargs)
         if self._bwd_hooks:
             return self._call_with_backward_hooks(forward, args, kwargs)
-        out = forward(self, *args, **kwargs)
-        return self._run_forward_hooks(args, out) if self._fwd_hooks else out
+        if self._fwd_hooks or GLOBAL_FWD:
+            return forward_with_hooks(self, forward, args, kwargs)
+        return forward(self, *args, **kwargs)
 
     def _call_with_backward_hooks(self, forward: Callable[..., Any], args: tuple[Any, ...], kw: Any) -> Any:
         state: dict[str, Any] = {}
@@ -198,8 +205,7 @@ class Module(ModuleExtras, ModuleDicts, ModuleState):
             wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
             args = tuple(wrapped[pos.index(i)] if i in pos else a for i, a in enumerate(args))
         state["n_in"] = len(pos)
-        out = forward(self, *args, **kw)
-        out = self._run_forward_hooks(args, out)
+        out = forward_with_hooks(self, forward, args, kw)
         outs = out if isinstance(out, tuple) else (out,)
         tpos = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
         if not tpos:
@@ -209,20 +215,19 @@ class Module(ModuleExtras, ModuleDicts, ModuleState):
         new = tuple(w[tpos.index(i)] if i in tpos else o for i, o in enumerate(outs))
         return new if isinstance(out, tuple) else new[0]
 
-    def _run_forward_hooks(self, args: tuple[Any, ...], out: Any) -> Any:
-        for hook in list(self._fwd_hooks.values()):
-            r = hook(self, args, out)
-            if r is not None:
-                out = r
-        return out
+    def register_forward_pre_hook(
+        self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
+        """``hook(module, args)`` before forward (``with_kwargs``: ``hook(module, args, kwargs)``); it may return
+        new args (``(args, kwargs)``). ``prepend``: run before the hooks already registered."""
+        return _add_hook(self._pre_hooks, entry(hook, with_kwargs), prepend)
 
-    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
-        """``hook(module, args)`` before forward; it may return new args."""
-        return _add_hook(self._pre_hooks, hook)
-
-    def register_forward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
-        """``hook(module, args, output)`` after forward; it may return a new output."""
-        return _add_hook(self._fwd_hooks, hook)
+    def register_forward_hook(
+        self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False, always_call: bool = False
+    ) -> RemovableHandle:
+        """``hook(module, args, output)`` after forward (``with_kwargs``: ``hook(module, args, kwargs, output)``); it
+        may return a new output. ``always_call``: also when forward raised. ``prepend``: run before the others."""
+        return _add_hook(self._fwd_hooks, entry(hook, with_kwargs, always_call), prepend)
 
     def register_full_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """``hook(module, grad_input, grad_output)`` when the gradients of the module's inputs are known."""

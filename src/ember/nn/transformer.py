@@ -13,6 +13,7 @@ from .._tensor import Tensor
 from ..ops._other_diagonal import triu
 from . import functional as F
 from . import init
+from ._module_hooks import GLOBAL_FWD, GLOBAL_PRE
 from .activation import ReLU, get_activation
 from .config import config_for
 from .container import ModuleList
@@ -198,7 +199,7 @@ def residual(x: Tensor, z: Tensor, drop: Module) -> Tensor:
 
 def _plain(m: Any, cls: type[Module]) -> bool:
     """``m`` is exactly a ``cls`` module without hooks (a fused path may stand in for its forward)."""
-    return type(m) is cls and not (m._pre_hooks or m._fwd_hooks or m._bwd_hooks)
+    return type(m) is cls and not (m._pre_hooks or m._fwd_hooks or m._bwd_hooks or GLOBAL_PRE or GLOBAL_FWD)
 
 
 class TransformerEncoderLayer(_Block):
