@@ -11,6 +11,7 @@ from .._tensor import Tensor
 from ..ops._pointwise_unary import relu, sigmoid, tanh
 from . import functional as F
 from .config import ACTIVATION_NAMES, export_configs
+from .functional._basic import legacy_dim
 from .linear import Identity
 from .module import Module
 from .parameter import Param
@@ -172,23 +173,13 @@ class PReLU(Module):
         return f"num_parameters={self.num_parameters}"
 
 
-def _legacy_dim(name: str, dim: int | None, ndim: int) -> int:
-    """PyTorch's implicit dim when none was given (deprecated there, with the same warning): 0 for 0-, 1- and
-    3-d inputs, else 1."""
-    if dim is not None:
-        return dim
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
-                  "as an argument.", UserWarning, stacklevel=3)  # fmt: skip
-    return 0 if ndim in (0, 1, 3) else 1
-
-
 class Softmax(Module):
     def __init__(self, dim: int | None = None) -> None:
         super().__init__()
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmax(input, _legacy_dim("softmax", self.dim, input.ndim))
+        return F.softmax(input, legacy_dim("softmax", self.dim, input.ndim))
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -196,12 +187,12 @@ class Softmax(Module):
 
 class Softmin(Softmax):
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmin(input, _legacy_dim("softmin", self.dim, input.ndim))
+        return F.softmin(input, legacy_dim("softmin", self.dim, input.ndim))
 
 
 class LogSoftmax(Softmax):
     def forward(self, input: Tensor) -> Tensor:
-        return F.log_softmax(input, _legacy_dim("log_softmax", self.dim, input.ndim))
+        return F.log_softmax(input, legacy_dim("log_softmax", self.dim, input.ndim))
 
 
 class GLU(Softmax):

@@ -121,6 +121,27 @@ class _ConvTranspose(_ConvNd):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
                          output_padding, device, dtype)  # fmt: skip
 
+    def _output_padding(self, input: Tensor, output_size: Any) -> Any:
+        """``output_padding``, or the one that makes the output ``output_size`` (spatial sizes, or with the batch
+        and channel dims in front) as PyTorch's ``forward(input, output_size)`` does."""
+        if output_size is None:
+            return self.output_padding
+        sp = self._sp
+        lead = 2 if input.ndim == sp + 2 else 1
+        size = [int(v) for v in output_size]
+        if len(size) == lead + sp:
+            size = size[lead:]
+        if len(size) != sp:
+            raise ValueError(f"ConvTranspose{sp}D: for {input.ndim}D input, output_size must have {sp} or {lead + sp} "
+                             f"elements (got {len(size)})")  # fmt: skip
+        low = [(input.shape[lead + d] - 1) * self.stride[d] - 2 * self.padding[d]  # type: ignore[operator]
+               + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(sp)]  # fmt: skip
+        high = [lo + self.stride[d] - 1 for d, lo in enumerate(low)]  # type: ignore[operator]
+        if any(not lo <= v <= hi for v, lo, hi in zip(size, low, high)):
+            raise ValueError(f"requested an output size of {size}, but valid sizes range from {low} to {high} "
+                             f"(for an input of {tuple(input.shape[lead:])})")  # fmt: skip
+        return tuple(v - lo for v, lo in zip(size, low))
+
 
 class Conv1d(_Conv):
     """1-d convolution over (N, C, L)."""
@@ -151,17 +172,17 @@ class Conv3d(_Conv):
 class ConvTranspose1d(_ConvTranspose):
     _sp = 1
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
-                                  self.groups, self.dilation)  # fmt: skip
+    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups, self.dilation)  # fmt: skip
 
 
 class ConvTranspose2d(_ConvTranspose):
     """Transposed 2-d convolution; ``weight`` (in_channels, out_channels / groups, kH, kW)."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
-                                  self.groups, self.dilation)  # fmt: skip
+    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups, self.dilation)  # fmt: skip
 
 
 class ConvTranspose3d(_ConvTranspose):
@@ -169,9 +190,9 @@ class ConvTranspose3d(_ConvTranspose):
 
     _sp = 3
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
-                                  self.groups, self.dilation)  # fmt: skip
+    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups, self.dilation)  # fmt: skip
 
 
 Conv1dConfig = config_for(Conv1d)

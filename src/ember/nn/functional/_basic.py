@@ -79,22 +79,33 @@ def _float_input(x: Tensor, op: str) -> Tensor:
     return x if x.dtype.kind == "f" else x.float()
 
 
-def log_softmax(input: Tensor, dim: int = -1, dtype: Any = None) -> Tensor:
-    """``log(softmax(input))`` along ``dim``, finite for large |input|."""
+def legacy_dim(name: str, dim: int | None, ndim: int) -> int:
+    """PyTorch's implicit dim when none was given (deprecated there, with the same warning): 0 for 0-, 1- and
+    3-d inputs, else 1."""
+    if dim is not None:
+        return dim
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                  "as an argument.", UserWarning, stacklevel=3)  # fmt: skip
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None, *, _stacklevel: int = 3) -> Tensor:
+    """``log(softmax(input))`` along ``dim``, finite for large |input|. No ``dim``: PyTorch's deprecated implicit
+    choice, with its warning."""
     x = _float_input(input if dtype is None else input.to(dtype), "log_softmax")
-    return LogSoftmax.apply(x, norm_dim(dim, x.ndim, "log_softmax"))
+    return LogSoftmax.apply(x, norm_dim(legacy_dim("log_softmax", dim, x.ndim), x.ndim, "log_softmax"))
 
 
-def softmax(input: Tensor, dim: int = -1, dtype: Any = None) -> Tensor:
-    """Normalised exponentials along ``dim``."""
+def softmax(input: Tensor, dim: int | None = None, dtype: Any = None, *, _stacklevel: int = 3) -> Tensor:
+    """Normalised exponentials along ``dim`` (no ``dim``: PyTorch's deprecated implicit choice)."""
     x = _float_input(input if dtype is None else input.to(dtype), "softmax")
-    return Softmax.apply(x, norm_dim(dim, x.ndim, "softmax"))
+    return Softmax.apply(x, norm_dim(legacy_dim("softmax", dim, x.ndim), x.ndim, "softmax"))
 
 
-def softmin(input: Tensor, dim: int = -1, dtype: Any = None) -> Tensor:
-    """``softmax(-input)`` along ``dim``."""
+def softmin(input: Tensor, dim: int | None = None, dtype: Any = None, *, _stacklevel: int = 3) -> Tensor:
+    """``softmax(-input)`` along ``dim`` (no ``dim``: PyTorch's deprecated implicit choice)."""
     x = _float_input(input if dtype is None else input.to(dtype), "softmin")
-    return Softmax.apply(-x, norm_dim(dim, x.ndim, "softmin"))
+    return Softmax.apply(-x, norm_dim(legacy_dim("softmin", dim, x.ndim), x.ndim, "softmin"))
 
 
 class NLLLoss(Op):
