@@ -21,6 +21,7 @@ from ...ops._other_math import einsum
 from ...ops._pointwise_complex import cj
 from ...ops._util import _float, index_out_of_range, same_dtype, size_of
 from ._dropout_ops import dropout_keep_bool, keep_mask
+from ._resize_aa import resize_antialiased
 
 __all__ = [
     "alpha_dropout", "bilinear", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
@@ -324,12 +325,14 @@ def interpolate(
     given = scale_factor is not None and not recompute_scale_factor  # the kernel sees 1 / scale_factor
     if not given:
         scale = tuple(input.shape[2 + i] / out[i] for i in range(sp))
-    if antialias:  # PyTorch's anti-aliased bilinear equals the plain one when upsampling without align_corners
-        if mode != "bilinear":
-            raise ValueRangeError(f"interpolate: antialias=True needs mode 'bilinear' (4-d input), not {mode!r}")
-        if align_corners or any(out[i] < input.shape[2 + i] for i in range(sp)):
-            raise ValueRangeError(f"interpolate: antialias=True is supported only for upsampling without "
-                                  f"align_corners (here {tuple(input.shape[2:])} to {out})")  # fmt: skip
+    if antialias:
+        if mode not in ("bilinear", "bicubic"):
+            raise ValueRangeError(f"interpolate: anti-alias option is restricted to bilinear and bicubic modes and "
+                                  f"requires a 4-D tensor as input, not mode {mode!r}")  # fmt: skip
+        if any(o < 1 for o in out):
+            raise ShapeError(f"interpolate: an empty output {out} from {tuple(input.shape)}")
+        y = resize_antialiased(_float(input), out, scale, bool(align_corners), mode == "bicubic")
+        return (y + 0.5).floor().clamp(0, 255).to(input.dtype) if input.dtype.name == "uint8" else y
     if mode == "area":
         from ._pool import _adaptive
 
