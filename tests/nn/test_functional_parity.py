@@ -122,8 +122,8 @@ def test_interpolate_antialias_is_not_silently_ignored():
     kw = {"size": (9, 11), "mode": "bilinear", "antialias": True}
     np.testing.assert_allclose(_interp(ember, x, **kw), _interp(torch, x, **kw), rtol=1e-5, atol=1e-6)
     for kw in ({"size": (3, 4)}, {"size": (9, 11), "align_corners": True}):  # shrinking; align_corners
-        np.testing.assert_allclose(_interp(ember, x, mode="bilinear", antialias=True, **kw),
-                                   _interp(torch, x, mode="bilinear", antialias=True, **kw), rtol=1e-5, atol=1e-6)  # fmt: skip
+        ours = _interp(ember, x, mode="bilinear", antialias=True, **kw)
+        np.testing.assert_allclose(ours, _interp(torch, x, mode="bilinear", antialias=True, **kw), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("align", [False, True])
