@@ -16,7 +16,7 @@ import queue
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -79,7 +79,10 @@ def default_convert(data: Any) -> Any:
     return data
 
 
-class DataLoader:
+_T_co = TypeVar("_T_co", covariant=True)
+
+
+class DataLoader(Generic[_T_co]):
     """Iterate over ``dataset`` in batches (PyTorch's arguments).
 
     ``shuffle`` draws a new permutation each epoch from ``generator`` (or ``seed``, or Ember's global

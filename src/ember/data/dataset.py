@@ -6,7 +6,7 @@ import bisect
 import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -20,7 +20,10 @@ __all__ = [
 ]  # fmt: skip
 
 
-class Dataset:
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Dataset(Generic[T_co]):
     """A map-style dataset: ``len(ds)`` samples, ``ds[i]`` for ``0 <= i < len(ds)``.
 
     A dataset may also define ``get_batch(indices)`` returning a whole collated batch at once; the
@@ -37,7 +40,7 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset:
+class IterableDataset(Generic[T_co]):
     """A stream of samples (``__iter__``), possibly larger than memory.
 
     Inside DataLoader workers, ``get_worker_info()`` gives ``(id, num_workers)`` so the stream can be
@@ -153,7 +156,7 @@ class MapDataset(Dataset):
         return self.transform(self.dataset[index])
 
 
-class Subset(Dataset):
+class Subset(Dataset[T_co]):
     def __init__(self, dataset: Any, indices: Sequence[int]) -> None:
         self.dataset, self.indices = dataset, list(indices)
         n = len(dataset)
@@ -181,12 +184,17 @@ class ShuffledDataset(Subset):
         super().__init__(dataset, np.random.default_rng(seed).permutation(len(dataset)).tolist())
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(Dataset[T_co]):
     def __init__(self, datasets: Sequence[Any]) -> None:
         self.datasets = list(datasets)
         if not self.datasets:
             raise ValueError("ConcatDataset: give at least one dataset")
         self.cumulative = list(np.cumsum([len(d) for d in self.datasets]))
+
+    @property
+    def cumulative_sizes(self) -> list[int]:
+        """The running totals of the datasets' lengths (PyTorch's name)."""
+        return [int(c) for c in self.cumulative]
 
     def __len__(self) -> int:
         return int(self.cumulative[-1])
@@ -215,7 +223,8 @@ def random_split(dataset: Any, lengths: Sequence[float], generator: Any = None, 
         raise ValueError(f"random_split: lengths {list(lengths)} do not add up to the dataset size {n}")
 
     perm = _rng(generator, seed).permutation(n)
-    out, start = [], 0
+    out: list[Subset[Any]] = []
+    start = 0
     for s in sizes:
         out.append(Subset(dataset, perm[start : start + s].tolist()))
         start += s

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -24,7 +24,10 @@ def _rng(generator: Any, seed: int | None = None) -> np.random.Generator:
     return default_generator._rng
 
 
-class Sampler:
+_T_co = TypeVar("_T_co", covariant=True)
+
+
+class Sampler(Generic[_T_co]):
     """An iterable of dataset indices (``__iter__``), with a ``__len__`` where it is known."""
 
     def __iter__(self) -> Iterator[int]:
@@ -34,7 +37,7 @@ class Sampler:
         raise NotImplementedError
 
 
-class SequentialSampler(Sampler):
+class SequentialSampler(Sampler[int]):
     """Indices ``0 .. len(data_source) - 1`` in order."""
 
     def __init__(self, data_source: Any) -> None:
@@ -47,7 +50,7 @@ class SequentialSampler(Sampler):
         return self.n
 
 
-class RandomSampler(Sampler):
+class RandomSampler(Sampler[int]):
     """A fresh permutation each epoch (or ``num_samples`` draws with replacement).
 
     With ``seed``, epoch ``e``'s order depends only on ``(seed, e)`` (``set_epoch`` picks ``e``; it counts up
@@ -98,7 +101,7 @@ class RandomSampler(Sampler):
 _CHUNK = 1 << 16  # indices drawn at a time with replacement
 
 
-class SubsetRandomSampler(Sampler):
+class SubsetRandomSampler(Sampler[int]):
     """The given ``indices`` in a random order each epoch (drawn from ``generator``)."""
 
     def __init__(self, indices: Sequence[int], generator: Any = None) -> None:
@@ -112,7 +115,7 @@ class SubsetRandomSampler(Sampler):
         return len(self.indices)
 
 
-class WeightedRandomSampler(Sampler):
+class WeightedRandomSampler(Sampler[int]):
     """``num_samples`` indices drawn with probability proportional to ``weights``."""
 
     def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
@@ -152,7 +155,7 @@ def torch_randperm(n: int, seed: int) -> list[int]:
     return r
 
 
-class DistributedSampler(Sampler):
+class DistributedSampler(Sampler[_T_co]):
     """This rank's share of the (optionally shuffled) indices; ranks never overlap. Call ``set_epoch`` each epoch.
 
     PyTorch's sampler index for index: epoch ``e`` shuffles with torch's ``randperm`` seeded ``seed + e``
@@ -205,7 +208,7 @@ class DistributedSampler(Sampler):
         return self.num_samples
 
 
-class BatchSampler(Sampler):
+class BatchSampler(Sampler[list[int]]):
     """Group a sampler's indices into lists of ``batch_size``."""
 
     def __init__(self, sampler: Any, batch_size: int, drop_last: bool) -> None:
