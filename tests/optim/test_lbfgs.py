@@ -116,3 +116,30 @@ def test_converged_gradient_returns_immediately():
 
     opt.step(closure)
     assert len(calls) == 1 and p.detach().numpy().tolist() == [0.0, 0.0]
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed")
+def test_line_search_stops_at_what_is_left_of_max_eval():
+    """PyTorch bounds the strong-Wolfe search by the evaluations max_eval leaves (max_ls=max_eval - so far): here
+    the second search wants 5 evaluations and gets 3. Ember ran all 5 (a step 1.08 away from PyTorch's)."""
+    w0, x0 = np.linspace(-1, 1, 12).reshape(3, 4), np.linspace(-2, 2, 20).reshape(5, 4)
+    out = []
+    for lib in (ember, torch):
+        w = lib.tensor(w0, requires_grad=True)
+        x = lib.tensor(x0)
+        opt = lib.optim.LBFGS([w], lr=0.5, history_size=5, max_iter=4, line_search_fn="strong_wolfe")
+        evals = []
+
+        def closure(lib=lib, w=w, x=x, opt=opt, evals=evals):
+            opt.zero_grad()
+            loss = ((x @ w.T).tanh() ** 2).sum() + 0.1 * (w**4).sum()
+            loss.backward()
+            evals.append(float(loss))
+            return loss
+
+        opt.step(closure)
+        out.append((np.asarray(w.detach().tolist()), evals, next(iter(opt.state.values()))["func_evals"]))
+    (ew, ee, ef), (tw, te, tf) = out
+    assert len(ee) == len(te) == 6 and ef == tf
+    np.testing.assert_allclose(ee, te, rtol=1e-12)
+    np.testing.assert_allclose(ew, tw, rtol=1e-10, atol=1e-12)

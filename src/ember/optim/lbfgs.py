@@ -303,7 +303,10 @@ class LBFGS(OptimizerAdaptor):
                     def obj_func(step: float, x_init: list[Any] = x_init, d: Any = d) -> tuple[float, Any]:
                         return self._directional_evaluate(closure, x_init, step, d)
 
-                    loss, flat_grad, t, ls_evals = _strong_wolfe(obj_func, be, t, d, loss, flat_grad, gtd)
+                    # the line search gets what is left of max_eval (PyTorch's bound since 2.x)
+                    loss, flat_grad, t, ls_evals = _strong_wolfe(
+                        obj_func, be, t, d, loss, flat_grad, gtd, max_ls=max_eval - current_evals
+                    )
                     self._add_grad(t, d)
                     opt_cond = float(xp.max(xp.abs(flat_grad))) <= tol_grad
                 else:
