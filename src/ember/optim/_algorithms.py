@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
+from .._tensor import Tensor
 from .optimizer import OptimizerAdaptor, SimpleOptimizer
 
 __all__ = ["LAMB", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Lion", "NAdam", "RAdam", "RMSprop"]
@@ -28,6 +29,16 @@ def _kernels(st: dict[str, Any], p: Any) -> Any:
 
 def _wd(p: Any, g: Any, group: dict[str, Any]) -> Any:
     wd = group.get("weight_decay", 0)
+    return g + wd * p if wd else g
+
+
+def _decay(lr: float, p: Any, g: Any, group: dict[str, Any]) -> Any:
+    """Weight decay as PyTorch's NAdam/RAdam apply it: ``p *= 1 - lr * wd`` when ``decoupled_weight_decay``, else
+    ``wd * p`` added to the gradient."""
+    wd = group.get("weight_decay", 0)
+    if wd and group.get("decoupled_weight_decay"):
+        p *= 1 - lr * wd
+        return g
     return g + wd * p if wd else g
 
 
@@ -88,7 +99,7 @@ class _Adam(SimpleOptimizer):
         st["step"] += 1
         _kernels(st, p).adam_step(
             p, g, st["exp_avg"], st["exp_avg_sq"], st.get("max_exp_avg_sq"), _scratch(st, p), st["step"], lr, b1, b2,
-            group["eps"], group["weight_decay"], self.decoupled,
+            group["eps"], group["weight_decay"], self.decoupled or bool(group.get("decoupled_weight_decay")),
         )  # fmt: skip
         return p, st
 
@@ -106,12 +117,12 @@ class _Adam(SimpleOptimizer):
         backend.adam_step_many(
             params, grads, [st["exp_avg"] for st in states], [st["exp_avg_sq"] for st in states],
             [st.get("max_exp_avg_sq") for st in states], steps, lr, b1, b2, group["eps"], group["weight_decay"],
-            self.decoupled,
+            self.decoupled or bool(group.get("decoupled_weight_decay")),
         )  # fmt: skip
 
 
 class _AdamW(_Adam):
-    defaults: ClassVar[dict[str, Any]] = {**_Adam.defaults, "weight_decay": 1e-2}
+    defaults: ClassVar[dict[str, Any]] = {**_Adam.defaults, "weight_decay": 1e-2, "decoupled_weight_decay": True}
     decoupled = True
 
 
@@ -127,7 +138,7 @@ class _NAdam(SimpleOptimizer):
     def step(self, lr: float, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> tuple[Any, Any]:
         xp = self.xp(p)
         b1, b2 = group["betas"]
-        g = _wd(p, g, group)
+        g = _decay(lr, p, g, group)
         st["step"] += 1
         t = st["step"]
         psi = group["momentum_decay"]
@@ -162,7 +173,7 @@ class _RAdam(SimpleOptimizer):
     def step(self, lr: float, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> tuple[Any, Any]:
         xp = self.xp(p)
         b1, b2 = group["betas"]
-        g = _wd(p, g, group)
+        g = _decay(lr, p, g, group)
         st["step"] += 1
         t = st["step"]
         m, v = st["exp_avg"], st["exp_avg_sq"]
@@ -340,14 +351,49 @@ class _LAMB(SimpleOptimizer):
         return p, st
 
 
+#: PyTorch's implementation switches, as each of its optimizers takes them and keeps them in its param groups.
+#: Ember's steps run their own kernels whatever ``foreach``/``fused``/``capturable`` say; ``differentiable=True``
+#: (autograd through the step) is refused; ``decoupled_weight_decay`` changes the step (Adam, NAdam, RAdam).
+_FLAG_DEFAULTS: dict[str, Any] = {
+    "capturable": False, "decoupled_weight_decay": False, "differentiable": False, "foreach": None, "fused": None,
+}  # fmt: skip
+_FLAGS: dict[type[SimpleOptimizer], tuple[str, ...]] = {
+    _SGD: ("differentiable", "foreach", "fused"),
+    _Adam: ("capturable", "decoupled_weight_decay", "differentiable", "foreach", "fused"),
+    _AdamW: ("capturable", "differentiable", "foreach", "fused"),
+    _NAdam: ("capturable", "decoupled_weight_decay", "differentiable", "foreach"),
+    _RAdam: ("capturable", "decoupled_weight_decay", "differentiable", "foreach"),
+    _Adamax: ("capturable", "differentiable", "foreach"),
+    _RMSprop: ("capturable", "differentiable", "foreach"),
+    _Adagrad: ("differentiable", "foreach", "fused"),
+    _Adadelta: ("capturable", "differentiable", "foreach"),
+}
+for _cls, _names in _FLAGS.items():
+    _cls.defaults = {**_cls.defaults, **{n: _FLAG_DEFAULTS[n] for n in _names}}
+
+
+def check_flags(name: str, opts: dict[str, Any]) -> None:
+    """PyTorch's refusals of its implementation switches, and Ember's one (``differentiable=True``)."""
+    if opts.get("fused") and opts.get("foreach"):
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    if opts.get("differentiable"):
+        raise RuntimeError(f"{name}: differentiable=True (autograd through the optimizer step) is not supported: "
+                           "Ember's steps update the parameters in place, outside autograd")  # fmt: skip
+
+
 class _Builtin(OptimizerAdaptor):
     """A built-in optimizer: the adaptor around one SimpleOptimizer, with PyTorch's constructor."""
 
     simple_cls: type[SimpleOptimizer]
 
     def __init__(self, params: Any, lr: float | None = None, **options: Any) -> None:
+        if isinstance(lr, Tensor):  # PyTorch's tensor learning rate: its value (Ember's steps read a number)
+            if lr.numel() != 1:
+                raise ValueError(f"{type(self).__name__}: Tensor lr must be 1-element, got shape {tuple(lr.shape)}")
+            lr = float(lr.item())
         if lr is not None:
             options["lr"] = lr
+        check_flags(type(self).__name__, options)
         super().__init__(type(self).simple_cls(), params, **options)
 
 

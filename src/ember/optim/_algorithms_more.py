@@ -10,7 +10,7 @@ import numpy as np
 
 from .._dtype import as_dtype, get_default_dtype
 from .._torch_names import finfo
-from ._algorithms import _Builtin, _wd
+from ._algorithms import _FLAG_DEFAULTS, _Builtin, _wd
 from .optimizer import SimpleOptimizer
 
 __all__ = ["ASGD", "Adafactor", "Rprop"]
@@ -63,6 +63,10 @@ class _ASGD(SimpleOptimizer):
         st["eta"] = _scalar(lr / (1 + lambd * lr * st["step"]) ** group["alpha"])
         st["mu"] = _scalar(1 / max(1, st["step"] - group["t0"]))
         return p, st
+
+
+for _cls in (_Rprop, _ASGD):  # PyTorch's implementation switches (``_algorithms._FLAGS``)
+    _cls.defaults = {**_cls.defaults, **{n: _FLAG_DEFAULTS[n] for n in ("capturable", "differentiable", "foreach")}}
 
 
 class Rprop(_Builtin):
