@@ -268,10 +268,15 @@ class Tensor(TensorGradFields, TensorConversions):
         return RemovableHandle(self._hooks, hook)
 
     def backward(
-        self, gradient: Tensor | None = None, retain_graph: _bool | None = None, create_graph: _bool = False
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: _bool | None = None,
+        create_graph: _bool = False,
+        inputs: Any = None,
     ) -> Any:
-        """Accumulate d(self)/d(leaf) into each leaf's ``.grad``; returns the Gradients as a value."""
-        return _backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph)
+        """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (``inputs``: into theirs only); returns the
+        Gradients as a value."""
+        return _backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
     def zero_(self) -> Tensor:
         return self.fill_(0)

@@ -308,10 +308,18 @@ def backward(
     grad_tensors: Sequence[Any] | None = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    grad_variables: Any = None,
+    inputs: Any = None,
 ) -> Gradients:
-    """Accumulate gradients of ``tensors`` into the leaves' ``.grad``; also return them as Gradients."""
+    """Accumulate gradients of ``tensors`` into the leaves' ``.grad``; also return them as Gradients.
+
+    ``inputs`` (PyTorch's): accumulate only into these tensors' ``.grad`` (leaves or not), nowhere else."""
     if isinstance(tensors, Tensor):
         tensors = [tensors]
+    if grad_variables is not None:  # PyTorch's old name
+        grad_tensors = grad_variables
+    if inputs is not None:
+        return _backward_into(tensors, grad_tensors, retain_graph, create_graph, inputs)
     grad_tensors = list(grad_tensors) if grad_tensors is not None else [None] * len(tensors)
     if isinstance(grad_tensors, Tensor):
         grad_tensors = [grad_tensors]
@@ -351,6 +359,28 @@ def backward(
         _CALLBACKS.queued = outer
     for fn in queued:
         fn()
+    return result
+
+
+def _backward_into(
+    tensors: Sequence[Tensor], grad_tensors: Any, retain_graph: bool | None, create_graph: bool, inputs: Any
+) -> Gradients:
+    """``backward(inputs=...)``: the gradients of ``inputs`` only, each added to its ``.grad``."""
+    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if not ins:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    seeds = list(grad_tensors) if isinstance(grad_tensors, (list, tuple)) else [grad_tensors] * len(tensors)
+    gs = grad(list(tensors), ins, seeds, retain_graph=retain_graph, create_graph=create_graph, allow_unused=True)
+    result = Gradients()
+    for t, g in zip(ins, gs, strict=True):
+        if g is None:
+            continue
+        g = g if create_graph else g.detach()
+        t.grad = g if t._grad is None else t._grad + g
+        result._items[id(t)] = (t, t.grad)
+    if _POST_HOOKS:
+        with set_grad_enabled(create_graph):
+            run_post_accumulate_hooks(t for t, _ in list(result._items.values()))
     return result
 
 

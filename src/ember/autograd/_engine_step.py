@@ -117,9 +117,14 @@ def _rule(node: Any, grads: list[Any], arrays: bool, anomaly: bool) -> tuple[Any
             if out.__class__ is not tuple:
                 out = (out,)
         else:  # a rule on Tensors only (user Functions, some ops): wrap in, unwrap out
+            if node._out_meta and node._materialize:
+                grads = _materialized(node, grads, be.xp)
             out = type(node).backward(node, *[g if g is None else _wrap(g, be) for g in grads])
             out = _unwrap(node, out if out.__class__ is tuple else (out,))
     else:
+        if node._out_meta and node._materialize and any(g is None for g in grads):
+            zeros = _materialized(node, [None] * len(grads), be.xp)  # (Tensors kept: they carry create_graph's graph)
+            grads = [_wrap(z, be) if g is None else g for g, z in zip(grads, zeros, strict=True)]
         out = type(node).backward(node, *grads)
         if out.__class__ is not tuple:
             out = (out,)
@@ -128,6 +133,13 @@ def _rule(node: Any, grads: list[Any], arrays: bool, anomaly: bool) -> tuple[Any
 
             check_backward(node, out)
     return out
+
+
+def _materialized(node: Any, grads: list[Any], xp: Any) -> list[Any]:
+    """A user Function's output gradients with zeros where an output received none (PyTorch's default)."""
+    if all(g is not None for g in grads):
+        return grads
+    return [xp.zeros(shape, dtype=dt) if g is None else g for g, (shape, dt) in zip(grads, node._out_meta)]
 
 
 def _unwrap(node: Any, out: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -317,8 +317,13 @@ class Function(Node):
     def _apply_tensors(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, tuple[Tensor, ...]]:
         """A user Function's forward, on detached Tensors: ``(single output?, results)``."""
         self._saved = ()
+        detached = [a.detach() if isinstance(a, Tensor) else a for a in args]
         with no_grad():
-            out = self.forward(self, *[a.detach() if isinstance(a, Tensor) else a for a in args], **kwargs)
+            if type(self).setup_context is not Function.setup_context:  # PyTorch's forward without ctx
+                out = self.forward(*detached, **kwargs)
+                self.setup_context(self, tuple(detached), out)
+            else:
+                out = self.forward(self, *detached, **kwargs)
         single = not isinstance(out, tuple)
         outs = (out,) if single else out
         be = self.backend
@@ -338,9 +343,10 @@ class Function(Node):
         array_io = cls._array_io
         if array_io:
             _release_unread(self, args)
+        non_diff = self._non_diff
         for i, r in enumerate(results):
             dt = r._data.dtype
-            if dt in r._backend.grad_dtypes:
+            if dt in r._backend.grad_dtypes and not (non_diff and id(r) in non_diff):
                 r._requires_grad = True
                 r._creator = self
                 r._out_idx = i
@@ -349,6 +355,8 @@ class Function(Node):
         if cls.saves_output:
             self._out_vcs = tuple(r._vc for r in results)
             self._out_vs = (0,) * len(results)
+        if not array_io:  # a user Function: its outputs' shapes, for the zeros of unused ones in backward
+            self._out_meta = tuple((r._data.shape, r._data.dtype) for r in results)
         if SAVED_ON[0]:  # some thread has saved_tensors_hooks open
             pack_node(self, results)
         return results
@@ -384,6 +392,12 @@ class Function(Node):
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} defines no forward")
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+        """PyTorch's other Function form: define it (a staticmethod) and ``forward`` takes no ``ctx``; this is then
+        called with the forward's inputs and output to save what backward needs on ``ctx``."""
+        raise NotImplementedError("setup_context is not defined for this Function")
 
     def backward(self, *grads: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} defines no backward")

@@ -112,6 +112,23 @@ class Node:
                 )
         return self._saved
 
+    #: user Functions: gradients of unused outputs reach ``backward`` as zeros (``set_materialize_grads(False)``:
+    #: None), with each output's (shape, dtype) kept for that in ``_out_meta``
+    _materialize: bool = True
+    _out_meta: tuple[tuple[Any, Any], ...] = ()
+
+    #: user Functions: ids of the outputs ``mark_non_differentiable`` named (they get no gradient)
+    _non_diff: frozenset[int] = frozenset()
+
+    def mark_non_differentiable(self, *tensors: Any) -> None:
+        """Outputs of this Function that carry no gradient (indices, masks): they do not require grad, and their
+        gradient reaches ``backward`` as zeros."""
+        self._non_diff = frozenset(id(t) for t in tensors)
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether ``backward`` gets zeros (True, the default) or None for outputs that received no gradient."""
+        self._materialize = bool(value)
+
     @property
     def needs_input_grad(self) -> tuple[bool, ...]:
         return tuple(e is not None for e in self._edges or ())
