@@ -111,6 +111,7 @@ _SUBMODULES = frozenset(
         "data",
         "distributed",
         "func",
+        "fx",
         "models",
         "nn",
         "onnx",

@@ -1,0 +1,176 @@
+"""Recording function calls on proxies by patching names while a trace runs (Ember has no ``__torch_function__``).
+
+For the length of one ``Tracer.trace`` the public functions of ``ember``, ``ember.nn.functional``,
+``ember.special``, ``ember.linalg`` and ``ember.fft``, the names bound to them (or to ``wrap``-ed and autowrapped
+functions) in the traced code's globals, ``Module.__call__``/``__getattr__`` and Tensor's binary operators are
+replaced by wrappers; each wrapper records a node when an argument is a proxy and calls through otherwise. Every
+patch is undone when the trace ends, also on error, so eager calls never pay for tracing.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+from .proxy import Proxy
+
+# the namespaces whose public functions are recorded
+NAMESPACES = ("ember", "ember.nn.functional", "ember.special", "ember.linalg", "ember.fft")
+# (id(globals), name) -> globals: the functions ``wrap("name")`` registered
+WRAPPED: dict[tuple[int, str], dict[str, Any]] = {}
+_TENSOR_BINARY = (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift",
+)  # fmt: skip
+
+
+def find_proxy(args: Any, kwargs: Any) -> Proxy | None:
+    """The first proxy in ``args``/``kwargs`` (searched through tuples, lists, dicts and slices), else None."""
+    stack = [args, kwargs]
+    while stack:
+        a = stack.pop()
+        if isinstance(a, Proxy):
+            return a
+        if isinstance(a, (tuple, list)):
+            stack.extend(reversed(a))
+        elif isinstance(a, dict):
+            stack.extend(a.values())
+        elif isinstance(a, slice):
+            stack.extend((a.start, a.stop, a.step))
+    return None
+
+
+def _recording(orig: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(orig)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        proxy = find_proxy(args, kwargs)
+        if proxy is not None:
+            return proxy.tracer.create_proxy("call_function", orig, args, kwargs)
+        return orig(*args, **kwargs)
+
+    wrapper.__fx_original__ = orig  # type: ignore[attr-defined]
+    return wrapper
+
+
+def is_patchable(obj: Any) -> bool:
+    """A plain function (Python or builtin): the kind of name a trace records calls of."""
+    return isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)) and not hasattr(obj, "__fx_original__")
+
+
+def namespace_functions() -> dict[int, Any]:
+    """id -> function for the public functions of Ember's recorded namespaces."""
+    out: dict[int, Any] = {}
+    for ns in NAMESPACES:
+        mod = sys.modules.get(ns)
+        if mod is not None:
+            for name, obj in list(vars(mod).items()):
+                if not name.startswith("_") and is_patchable(obj):
+                    out[id(obj)] = obj
+    return out
+
+
+class Patcher:
+    """Records patches and undoes them (in reverse) on ``__exit__``."""
+
+    def __init__(self) -> None:
+        self._undo: list[Callable[[], None]] = []
+        self._done: set[tuple[int, str]] = set()
+
+    def __enter__(self) -> Patcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        while self._undo:
+            self._undo.pop()()
+
+    def patch(self, ns: dict[str, Any], name: str, new: Any) -> None:
+        """``ns[name] = new`` until the patcher exits (a name absent before is removed again)."""
+        key = (id(ns), name)
+        if key in self._done:
+            return
+        self._done.add(key)
+        if name in ns:
+            old = ns[name]
+            self._undo.append(lambda: ns.__setitem__(name, old))
+        else:
+            self._undo.append(lambda: ns.pop(name, None))
+        ns[name] = new
+
+    def patch_attr(self, obj: Any, name: str, new: Any) -> None:
+        """``setattr(obj, name, new)`` until the patcher exits."""
+        key = (id(obj), name)
+        if key in self._done:
+            return
+        self._done.add(key)
+        own = name in vars(obj)
+        old = vars(obj).get(name)
+        self._undo.append(lambda: setattr(obj, name, old) if own else delattr(obj, name))
+        setattr(obj, name, new)
+
+    def patch_globals(self, fn_globals: dict[str, Any], ids: dict[int, Any]) -> None:
+        """Wrap every name of ``fn_globals`` bound to one of the functions in ``ids``."""
+        for name, value in list(fn_globals.items()):
+            if not name.startswith("__") and id(value) in ids and is_patchable(value):
+                self.patch(fn_globals, name, _recording(value))
+
+    def patch_namespaces(self) -> None:
+        """Wrap the public functions of Ember's namespaces (and ``ember.conv2d``-style lazy ones)."""
+        for ns in NAMESPACES:
+            mod = sys.modules.get(ns)
+            if mod is None:
+                continue
+            d = vars(mod)
+            for name, obj in list(d.items()):
+                if not name.startswith("_") and is_patchable(obj):
+                    self.patch(d, name, _recording(obj))
+        toplevel = sys.modules.get("ember.nn.functional._toplevel")
+        ember = sys.modules["ember"]
+        for name, obj in getattr(toplevel, "NAMES", {}).items():
+            if name not in vars(ember) and is_patchable(obj):
+                self.patch(vars(ember), name, _recording(obj))
+
+    def patch_wrapped(self) -> None:
+        """Wrap the functions registered by ``wrap``."""
+        for (_, name), g in list(WRAPPED.items()):
+            if name in g and is_patchable(g[name]):
+                self.patch(g, name, _recording(g[name]))
+            elif name not in g and hasattr(__import__("builtins"), name):
+                self.patch(g, name, _recording(getattr(__import__("builtins"), name)))
+
+    def patch_tensor_operators(self, tensor_cls: type) -> None:
+        """Tensor's binary operators give way (``NotImplemented``) to a proxy, whose reflected operator records."""
+        for op in _TENSOR_BINARY:
+            for dunder in (f"__{op}__", f"__r{op}__"):
+                orig = getattr(tensor_cls, dunder, None)
+                if orig is not None:
+                    self.patch_attr(tensor_cls, dunder, _give_way(orig))
+
+
+def _give_way(orig: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(orig)
+    def op(self: Any, other: Any) -> Any:
+        if isinstance(other, Proxy):
+            return NotImplemented
+        return orig(self, other)
+
+    return op
+
+
+def wrap(fn_or_name: str | Callable[..., Any]) -> Any:
+    """Record calls of a module-level function as ``call_function`` nodes instead of tracing through it.
+
+    Call at module scope: ``fx.wrap("my_fn")`` or ``fx.wrap(my_fn)`` (also usable as a decorator)."""
+    if not callable(fn_or_name) and not isinstance(fn_or_name, str):
+        raise RuntimeError("Unsupported type for global function! Must be either a callable or string name")
+    name = fn_or_name if isinstance(fn_or_name, str) else fn_or_name.__name__
+    if callable(fn_or_name) and fn_or_name.__code__.co_name == "<lambda>":  # type: ignore[union-attr]
+        raise RuntimeError("wrap must be called on the name of a function, not a lambda")
+    frame = inspect.currentframe()
+    caller = frame.f_back if frame is not None else None
+    if caller is None or caller.f_code.co_name != "<module>":
+        raise NotImplementedError("wrap must be called at the top level of a module")
+    WRAPPED[(id(caller.f_globals), name)] = caller.f_globals
+    return fn_or_name
