@@ -88,7 +88,8 @@ class _Emitter:
         name = str(getattr(target, "__name__", ""))
         if getattr(builtins, name, None) is target:
             return name
-        return self.add_global(getattr(target, "__name__", "_fn"), target)
+        hint, mod = str(getattr(target, "__name__", "_fn")), str(getattr(target, "__module__", None))
+        return self.add_global(f"{mod}_{hint}" if mod in sys.stdlib_module_names else hint, target)  # math_sqrt
 
     def arg(self, a: Any) -> str:
         if isinstance(a, Node):

@@ -116,6 +116,16 @@ class Patcher:
             if not name.startswith("__") and id(value) in ids and is_patchable(value):
                 self.patch(fn_globals, name, _recording(value))
 
+    def patch_class_functions(self, cls: type, ids: dict[int, Any]) -> None:
+        """Wrap the class attributes of ``cls`` (and its bases) that are recorded functions (an activation
+        module's ``fn = relu``), for a module traced through rather than kept a leaf."""
+        for klass in cls.__mro__[:-1]:
+            for name, value in list(vars(klass).items()):
+                if isinstance(value, staticmethod) and id(value.__func__) in ids and is_patchable(value.__func__):
+                    self.patch_attr(klass, name, staticmethod(_recording(value.__func__)))
+                elif id(value) in ids and is_patchable(value):
+                    self.patch_attr(klass, name, _recording(value))
+
     def patch_namespaces(self) -> None:
         """Wrap the public functions of Ember's namespaces (and ``ember.conv2d``-style lazy ones)."""
         for ns in NAMESPACES:

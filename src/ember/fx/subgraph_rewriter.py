@@ -15,7 +15,7 @@ __all__ = ["Match", "replace_pattern"]
 
 
 class Match(NamedTuple):
-    """One replaced match: the graph node that matched the pattern's output, and pattern node -> graph node."""
+    """One replaced match: the pattern's anchor (the node it returns), and pattern node -> graph node."""
 
     anchor: Node
     nodes_map: dict[Node, Node]
@@ -98,16 +98,19 @@ def replace_pattern(
         if any(g in used for g in inner):
             continue
         used.update(inner)
-        matches.append(Match(gn, m))
+        matches.append(Match(matcher.anchor, m))
+    replaced: dict[Node, Node] = {}  # an earlier match's anchor -> what replaced it (a later match may read it)
     for match in matches:
-        _replace(gm, match, matcher, rep, rep_placeholders)
+        replaced[match.nodes_map[match.anchor]] = _replace(gm, match, matcher, rep, rep_placeholders, replaced)
     gm.recompile()
     return matches
 
 
-def _replace(gm: GraphModule, match: Match, matcher: _Matcher, rep: GraphModule, rep_ph: list[Node]) -> None:
+def _replace(
+    gm: GraphModule, match: Match, matcher: _Matcher, rep: GraphModule, rep_ph: list[Node], replaced: dict[Node, Node]
+) -> Node:
     g, m = gm.graph, match.nodes_map
-    val_map: dict[Node, Any] = {rp: m[pp] for rp, pp in zip(rep_ph, matcher.placeholders)}
+    val_map: dict[Node, Any] = {rp: replaced.get(m[pp], m[pp]) for rp, pp in zip(rep_ph, matcher.placeholders)}
     for n in rep.graph.nodes:
         if n.op in ("get_attr", "call_module") and not _has(gm, n.target):
             value = rep.get_submodule(n.target) if n.op == "call_module" else _fetch(rep, n.target)
@@ -115,15 +118,18 @@ def _replace(gm: GraphModule, match: Match, matcher: _Matcher, rep: GraphModule,
                 gm.add_submodule(n.target, value)
             else:
                 setattr(gm, n.target, value)
-    with g.inserting_before(match.anchor):
+    anchor = m[match.anchor]
+    with g.inserting_before(anchor):
         out = g.graph_copy(rep.graph, val_map)
     if not isinstance(out, Node):
         raise ValueError("replace_pattern: the replacement must return a single value (one output node)")
-    match.anchor.replace_all_uses_with(out)
+    anchor.replace_all_uses_with(out)
     order = {n: i for i, n in enumerate(g.nodes)}
-    for p, gnode in sorted(m.items(), key=lambda t: -order[t[1]]):
-        if p.op != "placeholder" and not gnode.users:
+    inner = [(p, gn) for p, gn in m.items() if p.op != "placeholder"]
+    for _, gnode in sorted(inner, key=lambda t: -order[t[1]]):
+        if not gnode.users:
             g.erase_node(gnode)
+    return out
 
 
 def _fetch(mod: Any, target: str) -> Any:
