@@ -10,7 +10,8 @@ seed-everything reproducibility check; sharded IterableDatasets, dict/namedtuple
 nanoGPT; a LLaMA-style model with rotary embeddings and a KV cache; a BERT-style classifier with a DataLoader of
 workers; big-model loading on the meta device: ``init_empty_weights``, ``to_empty``,
 ``load_state_dict(assign=True)``; a ViT and a Perceiver written with einops, which then runs on Ember through the
-alias; safetensors' save_model/load_model with a tied embedding). Each runs in a subprocess where
+alias; safetensors' save_model/load_model with a tied embedding; torch.fx feature extraction, conv+bn folding,
+ShapeProp and fine-tuning a traced module). Each runs in a subprocess where
 ``sys.modules["torch"]`` is Ember, and must finish as under PyTorch (``EMBER_TEST_PROGRAMS_TORCH=1`` runs them under
 PyTorch, to check a program).
 Running them found: ``import torch.nn`` loading a second copy of Ember ("expected a Tensor, got Tensor"), the
