@@ -108,6 +108,29 @@ def methods(lib: Any) -> Any:
     return Methods()
 
 
+def constants(lib: Any) -> Any:
+    """Tensors made inside forward (constants), a buffer and a tensor on the left of an operator with a proxy,
+    shape unpacking, ``where``/``max`` and a parameter's methods."""
+    nn = lib.nn
+
+    class Constants(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = nn.Parameter(lib.randn(4, 4, dtype=lib.float64))
+            self.register_buffer("c", lib.arange(4.0, dtype=lib.float64))
+
+        def forward(self, x):
+            b, c = x.shape
+            one = lib.ones(4, dtype=lib.float64)
+            y = x @ self.weight.t() + one
+            z = lib.zeros_like(y) + self.c * y + b * c
+            ops = [one - z, one / (z.abs() + 1), one ** z.tanh(), one * z, (one > z).to(z.dtype), z % 1.5]
+            w = lib.full((4,), 2.0, dtype=lib.float64) * z
+            return w.view(-1)[: x.size(0)], lib.where(z > 0, z, -z).max(dim=1)[0], sum(ops)
+
+    return Constants()
+
+
 def with_flag(lib: Any) -> Any:
     nn = lib.nn
 
@@ -127,10 +150,12 @@ def with_flag(lib: Any) -> Any:
     return Flag()
 
 
-MODELS = {"mlp": mlp, "cnn": cnn, "residual": residual, "functional": functional, "methods": methods}
+MODELS = {
+    "mlp": mlp, "cnn": cnn, "residual": residual, "functional": functional, "methods": methods, "constants": constants,
+}  # fmt: skip
 INPUT_SHAPES = {
     "mlp": [(4, 6)], "cnn": [(2, 3, 6, 6)], "residual": [(2, 3, 5, 5)], "functional": [(3, 6)],
-    "methods": [(4, 6), (4, 6)],
+    "methods": [(4, 6), (4, 6)], "constants": [(3, 4)],
 }  # fmt: skip
 
 

@@ -22,9 +22,13 @@ from .proxy import Proxy
 NAMESPACES = ("ember", "ember.nn.functional", "ember.special", "ember.linalg", "ember.fft")
 # (id(globals), name) -> globals: the functions ``wrap("name")`` registered
 WRAPPED: dict[tuple[int, str], dict[str, Any]] = {}
-_TENSOR_BINARY = (
-    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift",
-)  # fmt: skip
+# a Tensor's binary operator with a proxy operand: recorded as PyTorch records it, a method call on the tensor
+_TENSOR_BINARY = {
+    "__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div", "__floordiv__": "__floordiv__",
+    "__mod__": "remainder", "__pow__": "pow", "__matmul__": "matmul", "__and__": "__and__", "__or__": "__or__",
+    "__xor__": "__xor__", "__lshift__": "__lshift__", "__rshift__": "__rshift__", "__eq__": "eq", "__ne__": "ne",
+    "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
+}  # fmt: skip
 
 
 def find_proxy(args: Any, kwargs: Any) -> Proxy | None:
@@ -151,19 +155,18 @@ class Patcher:
                 self.patch(g, name, _recording(getattr(__import__("builtins"), name)))
 
     def patch_tensor_operators(self, tensor_cls: type) -> None:
-        """Tensor's binary operators give way (``NotImplemented``) to a proxy, whose reflected operator records."""
-        for op in _TENSOR_BINARY:
-            for dunder in (f"__{op}__", f"__r{op}__"):
-                orig = getattr(tensor_cls, dunder, None)
-                if orig is not None:
-                    self.patch_attr(tensor_cls, dunder, _give_way(orig))
+        """``tensor * proxy`` records ``call_method`` ``mul`` on the tensor (PyTorch's record of it)."""
+        for dunder, method in _TENSOR_BINARY.items():
+            orig = getattr(tensor_cls, dunder, None)
+            if orig is not None:
+                self.patch_attr(tensor_cls, dunder, _tensor_operator(orig, method))
 
 
-def _give_way(orig: Callable[..., Any]) -> Callable[..., Any]:
+def _tensor_operator(orig: Callable[..., Any], method: str) -> Callable[..., Any]:
     @functools.wraps(orig)
     def op(self: Any, other: Any) -> Any:
         if isinstance(other, Proxy):
-            return NotImplemented
+            return other.tracer.create_proxy("call_method", method, (self, other), {})
         return orig(self, other)
 
     return op

@@ -51,6 +51,7 @@ class Tracer:
             self._autowrap_ids[id(fn)] = fn
         self.autowrap_modules, self.autowrap_functions = autowrap_modules, autowrap_functions
         self.param_shapes_constant = param_shapes_constant
+        self.proxy_buffer_attributes = False
         self.graph = Graph(tracer_cls=type(self))
         self.root: Module = Module()
         self.submodule_paths: dict[Module, str] | None = None
@@ -80,14 +81,16 @@ class Tracer:
         return self.create_proxy("call_module", qualname, args, kwargs)
 
     def getattr(self, attr: str, attr_val: Any, parameter_proxy_cache: dict[str, Any]) -> Any:
-        """A parameter or buffer read from a traced module becomes a ``get_attr`` proxy."""
+        """A parameter read from a traced module becomes a ``get_attr`` proxy (a buffer too when
+        ``proxy_buffer_attributes``; otherwise it becomes a ``get_attr`` node where it is used, as in PyTorch)."""
         if isinstance(attr_val, Param):
             for n, p in self.root.named_parameters(remove_duplicate=False):
                 if attr_val is p:
                     return self._param_proxy(n, p, parameter_proxy_cache)
-            for n, p in self.root.named_buffers(remove_duplicate=False):
-                if attr_val is p:
-                    return self._param_proxy(n, p, parameter_proxy_cache)
+            if self.proxy_buffer_attributes:
+                for n, p in self.root.named_buffers(remove_duplicate=False):
+                    if attr_val is p:
+                        return self._param_proxy(n, p, parameter_proxy_cache)
         return attr_val
 
     def _param_proxy(self, name: str, p: Param, cache: dict[str, Any]) -> Proxy:
