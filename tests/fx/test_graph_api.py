@@ -228,3 +228,21 @@ def test_import_through_the_torch_alias_gets_ember_fx():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": src},
                        timeout=120)  # fmt: skip
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
+
+
+def test_tracing_into_library_modules_records_their_functions_like_pytorch():
+    def run(lib):
+        class NoLeaves(lib.fx.Tracer):
+            def is_leaf_module(self, m, qualname):
+                return False
+
+        nn = lib.nn
+        seq = nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.2), nn.ReLU(), nn.Tanh(), nn.Softmax(-1)).double().eval()
+        graph = NoLeaves().trace(seq)
+        single = NoLeaves().trace(nn.Dropout(0.5))  # the root itself is a library module
+        return [(n.op, str(getattr(n.target, "__name__", n.target))) for n in graph.nodes], node_list(
+            lib.fx.GraphModule(nn.Dropout(0.5), single)
+        )
+
+    r = _same(_both(run))
+    assert ("call_function", "linear") in r[0] and ("call_function", "dropout") in r[1]
