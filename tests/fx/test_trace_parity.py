@@ -138,6 +138,7 @@ def test_tracing_restores_every_patched_name_even_on_error():
     import ember.nn.functional as F
 
     before = (ember.relu, F.gelu, ember.nn.Module.__call__, ember.Tensor.__add__, ember.linalg.norm)
+    codes = (ember.relu.__code__, F.gelu.__code__, ember.linalg.norm.__code__)
 
     def bad(x):
         y = F.gelu(ember.relu(x))
@@ -148,5 +149,38 @@ def test_tracing_restores_every_patched_name_even_on_error():
     with pytest.raises(ember.fx.proxy.TraceError):
         ember.fx.symbolic_trace(bad)
     assert (ember.relu, F.gelu, ember.nn.Module.__call__, ember.Tensor.__add__, ember.linalg.norm) == before
+    assert (ember.relu.__code__, F.gelu.__code__, ember.linalg.norm.__code__) == codes
     assert not hasattr(ember.relu, "__fx_original__")
+    assert not hasattr(__import__("builtins"), "__ember_fx_dispatch__")
     assert "conv2d" not in vars(ember) or not hasattr(vars(ember)["conv2d"], "__fx_original__")
+
+
+@needs_torch
+def test_functions_keep_their_identity_and_are_recorded_by_any_name():
+    """During a trace ``F.gelu is ...`` holds as in eager code, and a function reached through a name the traced
+    code does not bind (another module's alias) is still recorded."""
+    results = {lib.__name__: node_list(lib.fx.symbolic_trace(_identity_model(lib))) for lib in (ember, torch)}
+    assert results["ember"] == results["torch"]
+    assert ("call_function", "sigmoid") in results["ember"] and ("call_function", "gelu") in results["ember"]
+
+
+def _identity_model(lib):
+    import types
+
+    helper = types.FunctionType(compile("def h(x):\n    return s(x) * 2\n", "<h>", "exec").co_consts[0],
+                                {"s": lib.sigmoid})  # fmt: skip
+    F = lib.nn.functional
+    table = {F.gelu: "gelu", lib.tanh: "tanh"}
+
+    class M(lib.nn.Module):
+        def __init__(self, act):
+            super().__init__()
+            self.act = act
+
+        def forward(self, x):
+            y = helper(x)
+            if self.act is F.gelu and table[self.act] == "gelu":
+                return self.act(y)
+            return y
+
+    return M(F.gelu)

@@ -120,6 +120,7 @@ def python_code(graph: Graph, root_module: str = "self") -> PythonCode:
     em = _Emitter({n.name for n in graph.nodes} | {str(n.target) for n in graph.nodes if n.op == "placeholder"})
     params: list[str] = [root_module]
     body: list[str] = []
+    freed = _last_uses(graph)
     for n in graph.nodes:
         if n.op == "placeholder":
             default = "" if not n.args else f" = {em.arg(n.args[0])}"
@@ -137,10 +138,30 @@ def python_code(graph: Graph, root_module: str = "self") -> PythonCode:
             body.append(f"{n.name} = {_call_function(em, n)}")
         elif n.op == "output":
             body.append(f"return {em.arg(n.args[0])}")
+            continue
+        if freed.get(n) and body:  # drop each value after its last use, as PyTorch's code does (peak memory)
+            body[-1] += f";  {' = '.join(v.name for v in freed[n])} = None"
     if not body or not body[-1].startswith("return"):
         body.append("pass")
     src = f"\n\ndef forward({', '.join(params)}):\n" + "".join(f"    {line}\n" for line in body)
     return PythonCode(src, em.globals)
+
+
+def _last_uses(graph: Graph) -> dict[Node, list[Node]]:
+    """Node -> the values whose last reader it is (and itself, when nothing reads it)."""
+    seen: set[Node] = set()
+    out: dict[Node, list[Node]] = {}
+    for n in reversed(graph.nodes):
+        if n.op == "output":
+            seen.update(n.all_input_nodes)
+            continue
+        dead = [i for i in n.all_input_nodes if i not in seen]
+        seen.update(dead)
+        if not n.users and n.op != "placeholder":
+            dead.append(n)
+            seen.add(n)
+        out[n] = dead
+    return out
 
 
 def _call_function(em: _Emitter, n: Node) -> str:

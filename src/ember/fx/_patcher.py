@@ -1,14 +1,17 @@
-"""Recording function calls on proxies by patching names while a trace runs (Ember has no ``__torch_function__``).
+"""Recording function calls on proxies by patching while a trace runs (Ember has no ``__torch_function__``).
 
-For the length of one ``Tracer.trace`` the public functions of ``ember``, ``ember.nn.functional``,
-``ember.special``, ``ember.linalg`` and ``ember.fft``, the names bound to them (or to ``wrap``-ed and autowrapped
-functions) in the traced code's globals, ``Module.__call__``/``__getattr__`` and Tensor's binary operators are
-replaced by wrappers; each wrapper records a node when an argument is a proxy and calls through otherwise. Every
-patch is undone when the trace ends, also on error, so eager calls never pay for tracing.
+For the length of one ``Tracer.trace`` each public Python function of ``ember``, ``ember.nn.functional``,
+``ember.special``, ``ember.linalg`` and ``ember.fft`` gets a trampoline as its ``__code__``: the same function
+object (``is`` comparisons, dict keys and every name bound to it keep working) now records a ``call_function`` node
+when an argument is a proxy and otherwise runs a copy of its original code. Builtin functions there, ``wrap``-ed
+and autowrapped functions are swapped by name instead (in their namespaces and the traced code's globals), as fx's
+own ``Patcher`` does; ``Module.__call__``/``__getattr__`` and Tensor's binary operators are replaced on their
+classes. Every patch is undone when the trace ends, also on error, so eager calls never pay for tracing.
 """
 
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
 import sys
@@ -59,19 +62,61 @@ def _recording(orig: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+_DISPATCH = "__ember_fx_dispatch__"
+_NOT_PLAIN = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+# id(fn) -> (fn, its original code, a copy of fn running that code, the trampoline code)
+_SWAPS: dict[int, tuple[Any, types.CodeType, Any, types.CodeType]] = {}
+
+
+def _dispatch(key: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """What a swapped function runs: record the call when an argument is a proxy, else run the original code."""
+    fn, _, impl, _ = _SWAPS[key]
+    proxy = find_proxy(args, kwargs)
+    if proxy is not None:
+        return proxy.tracer.create_proxy("call_function", fn, args, kwargs)
+    return impl(*args, **kwargs)
+
+
+def _swap_for(fn: types.FunctionType) -> tuple[Any, types.CodeType, Any, types.CodeType] | None:
+    """The trampoline of ``fn`` (made once, kept), or None for a generator/coroutine."""
+    entry = _SWAPS.get(id(fn))
+    if entry is not None and entry[0] is fn:
+        return entry
+    code = fn.__code__
+    if code.co_flags & _NOT_PLAIN:
+        return None
+    fv = [f"_fv{i}" for i in range(len(code.co_freevars))]  # the same number of free variables as fn's closure
+    lines = ["def _make():", *(f"    {v} = None" for v in fv), "    def _t(*args, **kwargs):"]
+    if fv:
+        lines.append(f"        if False: ({', '.join(fv)},)")
+    lines += [f"        return {_DISPATCH}({id(fn)}, args, kwargs)", "    return _t"]
+    ns: dict[str, Any] = {}
+    exec("\n".join(lines), ns)  # a fixed template: only the key and the count of free variables vary
+    tramp = ns["_make"]().__code__.replace(co_freevars=code.co_freevars, co_name=code.co_name,
+                                           co_qualname=code.co_qualname)  # fmt: skip
+    impl = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    impl.__kwdefaults__ = fn.__kwdefaults__
+    entry = (fn, code, impl, tramp)
+    _SWAPS[id(fn)] = entry
+    return entry
+
+
 def is_patchable(obj: Any) -> bool:
     """A plain function (Python or builtin): the kind of name a trace records calls of."""
     return isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)) and not hasattr(obj, "__fx_original__")
 
 
 def namespace_functions() -> dict[int, Any]:
-    """id -> function for the public functions of Ember's recorded namespaces."""
+    """id -> function for the public functions of Ember's namespaces that cannot get a trampoline (builtins):
+    those are swapped by name where the traced code's globals bind them."""
     out: dict[int, Any] = {}
     for ns in NAMESPACES:
         mod = sys.modules.get(ns)
         if mod is not None:
             for name, obj in list(vars(mod).items()):
-                if not name.startswith("_") and is_patchable(obj):
+                if name.startswith("_") or not is_patchable(obj):
+                    continue
+                if not isinstance(obj, types.FunctionType) or _swap_for(obj) is None:
                     out[id(obj)] = obj
     return out
 
@@ -120,31 +165,34 @@ class Patcher:
             if not name.startswith("__") and id(value) in ids and is_patchable(value):
                 self.patch(fn_globals, name, _recording(value))
 
-    def patch_class_functions(self, cls: type, ids: dict[int, Any]) -> None:
-        """Wrap the class attributes of ``cls`` (and its bases) that are recorded functions (an activation
-        module's ``fn = relu``), for a module traced through rather than kept a leaf."""
-        for klass in cls.__mro__[:-1]:
-            for name, value in list(vars(klass).items()):
-                if isinstance(value, staticmethod) and id(value.__func__) in ids and is_patchable(value.__func__):
-                    self.patch_attr(klass, name, staticmethod(_recording(value.__func__)))
-                elif id(value) in ids and is_patchable(value):
-                    self.patch_attr(klass, name, _recording(value))
+    def swap_code(self, fn: types.FunctionType) -> bool:
+        """Give ``fn`` its trampoline until the patcher exits; False when it cannot have one."""
+        entry = _swap_for(fn)
+        if entry is None:
+            return False
+        if fn.__code__ is entry[3]:  # already swapped (a trace inside a trace)
+            return True
+        original = fn.__code__
+        self._undo.append(lambda: setattr(fn, "__code__", original))
+        fn.__code__ = entry[3]
+        return True
 
     def patch_namespaces(self) -> None:
-        """Wrap the public functions of Ember's namespaces (and ``ember.conv2d``-style lazy ones)."""
-        for ns in NAMESPACES:
-            mod = sys.modules.get(ns)
-            if mod is None:
-                continue
-            d = vars(mod)
-            for name, obj in list(d.items()):
-                if not name.startswith("_") and is_patchable(obj):
-                    self.patch(d, name, _recording(obj))
+        """Record calls of the public functions of Ember's namespaces (and ``ember.conv2d``-style lazy ones),
+        whatever name they are called by."""
+        self.patch_attr(builtins, _DISPATCH, _dispatch)
         toplevel = sys.modules.get("ember.nn.functional._toplevel")
         ember = sys.modules["ember"]
-        for name, obj in getattr(toplevel, "NAMES", {}).items():
-            if name not in vars(ember) and is_patchable(obj):
-                self.patch(vars(ember), name, _recording(obj))
+        spaces = [(vars(sys.modules[ns]), vars(sys.modules[ns])) for ns in NAMESPACES if ns in sys.modules]
+        spaces.append((vars(ember), getattr(toplevel, "NAMES", {})))
+        for d, names in spaces:
+            for name, obj in list(names.items()):
+                if name.startswith("_") or not is_patchable(obj):
+                    continue
+                if isinstance(obj, types.FunctionType) and self.swap_code(obj):
+                    continue
+                if names is d or name not in d:  # a builtin function: swapped by name
+                    self.patch(d, name, _recording(obj))
 
     def patch_wrapped(self) -> None:
         """Wrap the functions registered by ``wrap``."""

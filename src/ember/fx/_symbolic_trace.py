@@ -210,15 +210,12 @@ class Tracer:
 
             fwd = getattr(type(mod), "forward", None)
             patcher.patch_globals(getattr(fwd, "__globals__", {}), ids)
-            patcher.patch_class_functions(type(mod), ember_fns)
             return tracer.call_module(mod, forward, args, kwargs)
 
         with Patcher() as patcher:
             patcher.patch_namespaces()
             patcher.patch_wrapped()
             patcher.patch_globals(fn_globals, ids)
-            if isinstance(root, Module):
-                patcher.patch_class_functions(type(root), ember_fns)
             for mod in self.autowrap_modules:  # ``math.sqrt(n)``: the module's own names
                 patcher.patch_globals(vars(mod), self._autowrap_ids)
             patcher.patch_tensor_operators(Tensor)

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from .._tensor import Tensor
 from ..nn import Module
+from ._patcher import Patcher
 from ._symbolic_trace import Tracer
 from .graph import Graph
 from .graph_module import GraphModule
@@ -166,7 +168,10 @@ class Transformer(Interpreter):
 
     def transform(self) -> GraphModule:
         """Run the transformation; returns a ``GraphModule`` of the new graph over the same sub-modules."""
-        result = self.run(*(self._placeholder_proxies()), enable_io_processing=False)
+        with Patcher() as patcher:  # an override may call ember.* functions on the proxies: record them
+            patcher.patch_namespaces()
+            patcher.patch_tensor_operators(Tensor)
+            result = self.run(*(self._placeholder_proxies()), enable_io_processing=False)
         if result is not None:
             self.new_graph.output(map_aggregate(result, lambda a: a.node if isinstance(a, Proxy) else a))
         return GraphModule(self.module, self.new_graph)
