@@ -246,3 +246,32 @@ def test_tracing_into_library_modules_records_their_functions_like_pytorch():
 
     r = _same(_both(run))
     assert ("call_function", "linear") in r[0] and ("call_function", "dropout") in r[1]
+
+
+def test_dead_code_elimination_keeps_effects():
+    """Unused pure nodes go; random functions, asserts and in-place writes stay. PyTorch 2.13 also drops unused
+    in-place calls (``x.add_(1)``, ``torch.relu_(x)``), which changes the result: Ember keeps them (a PyTorch bug,
+    not followed)."""
+
+    def run(lib):
+        def f(x):
+            x.add_(1)
+            unused = x * 2  # noqa: F841 - dead code
+            lib.rand_like(x)  # advances the generator: kept
+            lib.relu_(x)
+            return x * 3
+
+        gm = lib.fx.symbolic_trace(f)
+        changed = gm.graph.eliminate_dead_code()
+        gm.recompile()
+        out = gm(lib.tensor([-2.0, 1.0]))
+        return changed, [t for _, t in node_list(gm)], out.tolist()
+
+    e_changed, e_nodes, e_out = run(ember)
+    assert e_changed and "mul" in e_nodes and e_nodes.count("mul") == 1
+    assert "rand_like" in e_nodes and "add_" in e_nodes and "relu_" in e_nodes
+    assert e_out == [0.0, 6.0]  # (x + 1).relu_() * 3, as the eager function computes
+    if torch is not None:
+        t_changed, t_nodes, t_out = run(torch)
+        assert t_changed and "rand_like" in t_nodes
+        assert "add_" not in t_nodes and "relu_" not in t_nodes and t_out == [-6.0, 3.0]  # the writes were dropped

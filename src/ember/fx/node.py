@@ -8,8 +8,6 @@ that reads this one to ``None`` and is kept in step when arguments change.
 
 from __future__ import annotations
 
-import builtins
-import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -22,8 +20,13 @@ Argument = Any
 Target = Any
 OPS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output", "root")
 
-# call_function targets with side effects: dead-code elimination keeps them (PyTorch's set, in Ember's terms)
-_SIDE_EFFECTFUL: set[Callable[..., Any]] = {operator.setitem, builtins.print}
+# call_function targets with side effects: dead-code elimination keeps them (PyTorch's set, in Ember's terms:
+# the asserts of specialized concrete_args, and the random functions, which advance the generator)
+_SIDE_EFFECTFUL_NAMES = {"_assert", "_assert_is_none", "setitem", "print"}
+_RANDOM_NAMES = {
+    "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal", "poisson",
+    "bernoulli", "multinomial",
+}  # fmt: skip
 
 
 def map_aggregate(a: Argument, fn: Callable[[Any], Any]) -> Argument:
@@ -191,9 +194,15 @@ class Node:
         if self.op in ("placeholder", "output"):
             return True
         if self.op == "call_function":
-            return self.target in _SIDE_EFFECTFUL
+            name = str(getattr(self.target, "__name__", ""))
+            mod = str(getattr(self.target, "__module__", "") or "")
+            if name in _SIDE_EFFECTFUL_NAMES and (mod.startswith(("ember", "_operator", "builtins")) or not mod):
+                return True
+            if name in _RANDOM_NAMES and mod.startswith("ember"):
+                return True
+            return _in_place(name) or self.kwargs.get("inplace") is True
         if self.op == "call_method":  # an in-place method (``x.add_(y)``, ``x.copy_(y)``) changes its receiver
-            return isinstance(self.target, str) and self.target.endswith("_") and not self.target.endswith("__")
+            return _in_place(str(self.target))  # (PyTorch 2.13 drops them, losing the write)
         return False
 
     def format_node(self) -> str:
@@ -209,6 +218,11 @@ class Node:
 
     def __repr__(self) -> str:
         return self.name
+
+
+def _in_place(name: str) -> bool:
+    """``add_``, ``relu_``: a function or method that writes into its first argument."""
+    return name.endswith("_") and not name.endswith("__") and not name.startswith("_")
 
 
 def _target_name(target: Target) -> str:
