@@ -190,6 +190,13 @@ def test_python_code_print_tabular_and_str(capsys):
     printed = capsys.readouterr().out
     assert "call_module" in printed and "fc2" in printed
     assert "%fc1 : [num_users=1] = call_module[target=fc1](args = (%x,), kwargs = {})" in str(gm.graph)
+    assert gm.graph.output_node() is list(gm.graph.nodes)[-1] and gm.graph.output_node().op == "output"
+    gm.meta["note"] = [1]
+    assert copy.deepcopy(gm).meta == {"note": [1]} and pickle.loads(pickle.dumps(gm)).meta == {"note": [1]}
+    fc1 = gm.graph.find_nodes(op="call_module", target="fc1")[0]
+    assert fc1.stack_trace is None
+    fc1.stack_trace = "File x.py, line 1"
+    assert fc1.meta["stack_trace"] == "File x.py, line 1"
 
 
 def test_graph_module_pickles_saves_and_copies(tmp_path):

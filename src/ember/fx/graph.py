@@ -83,6 +83,13 @@ class Graph:
         """The nodes of ``op`` (and ``target``, when given), in graph order."""
         return [n for n in self.nodes if n.op == op and (target is None or n.target == target)]
 
+    def output_node(self) -> Node:
+        """The graph's output node (the last node)."""
+        last = self._root._prev
+        if last is self._root or last.op != "output":
+            raise RuntimeError("the graph has no output node")
+        return last
+
     # -- names -------------------------------------------------------------------------------------
     def _unique_name(self, candidate: str) -> str:
         base = _snake(candidate)

@@ -78,6 +78,7 @@ class GraphModule(Module):
                     _assign_attr(root[node.target], self, node.target)
         else:
             raise RuntimeError(f"Unsupported type {type(root).__name__} passed for root!")
+        self.meta: dict[str, Any] = {}  # free for passes (PyTorch's GraphModule.meta)
         self.graph = graph
 
     @property
@@ -166,7 +167,7 @@ class GraphModule(Module):
         res.__dict__.update(copy.deepcopy({k: v for k, v in self.__dict__.items() if k != "_graph"}, memo))
         gm = GraphModule(res, copy.deepcopy(self.graph, memo), type(self).__name__)
         for k, v in res.__dict__.items():
-            if k not in gm.__dict__:
+            if k not in gm.__dict__ or k == "meta":
                 object.__setattr__(gm, k, v)
         return gm
 

@@ -157,6 +157,15 @@ class Node:
             user.replace_input_with(self, replace_with)
         return changed
 
+    @property
+    def stack_trace(self) -> str | None:
+        """Where the node was recorded, when the tracer kept it (``meta["stack_trace"]``), else None."""
+        return self.meta.get("stack_trace")
+
+    @stack_trace.setter
+    def stack_trace(self, trace: str | None) -> None:
+        self.meta["stack_trace"] = trace
+
     # -- position in the graph ---------------------------------------------------------------------
     @property
     def next(self) -> Node:
