@@ -184,3 +184,50 @@ def _identity_model(lib):
             return y
 
     return M(F.gelu)
+
+
+def _varargs_models(lib):
+    class Var(lib.nn.Module):
+        def forward(self, x, *args, **kw):
+            return x * args[0] - kw["bias"]
+
+    class KwOnly(lib.nn.Module):
+        def forward(self, x, *args, scale=2.0, **kw):
+            return x * scale + args[0] - kw["bias"]
+
+    class Star(lib.nn.Module):
+        def forward(self, x, *, mask=None, flag):
+            return x.masked_fill(mask, 0.0) * flag
+
+    return Var(), KwOnly(), Star()
+
+
+@needs_torch
+def test_varargs_kwargs_and_keyword_only_parameters():
+    e_var, e_kwonly, e_star = _varargs_models(ember)
+    t_var, t_kwonly, t_star = _varargs_models(torch)
+    x, y, b = np.array([1.0, 2.0]), np.array([3.0, 4.0]), np.array([0.5, 0.25])
+    e_gm, t_gm = ember.fx.symbolic_trace(e_var), torch.fx.symbolic_trace(t_var)
+    assert node_list(e_gm) == node_list(t_gm) and [n.name for n in e_gm.graph.nodes] == [
+        n.name for n in t_gm.graph.nodes
+    ]
+    e_out = e_gm(ember.tensor(x), ember.tensor(y), bias=ember.tensor(b))
+    np.testing.assert_array_equal(e_out.numpy(), t_gm(torch.tensor(x), torch.tensor(y), bias=torch.tensor(b)).numpy())
+    # a keyword-only parameter after *args keeps its place: the GraphModule takes the arguments the module takes
+    e_gm = ember.fx.symbolic_trace(e_kwonly)
+    assert "def forward(self, x, *args, scale = 2.0, **kw):" in e_gm.code
+    e_out = e_gm(ember.tensor(x), ember.tensor(y), bias=ember.tensor(b))
+    np.testing.assert_array_equal(
+        e_out.numpy(), e_kwonly(ember.tensor(x), ember.tensor(y), bias=ember.tensor(b)).numpy()
+    )
+    # PyTorch 2.13 moves `scale` before *args, so the same call binds y to scale (a PyTorch bug, not followed)
+    t_gm = torch.fx.symbolic_trace(t_kwonly)
+    assert "def forward(self, x, scale = 2.0, *args, **kw):" in t_gm.code
+    with pytest.raises(IndexError):
+        t_gm(torch.tensor(x), torch.tensor(y), bias=torch.tensor(b))
+    e_gm = ember.fx.symbolic_trace(e_star)
+    mask = np.array([True, False])
+    out = e_gm(ember.tensor(x), mask=ember.tensor(mask), flag=3.0)
+    np.testing.assert_array_equal(out.numpy(), [0.0, 6.0])
+    with pytest.raises(SyntaxError):  # PyTorch 2.13 generates `def forward(self, x, mask = None, flag)`
+        torch.fx.symbolic_trace(t_star)

@@ -121,9 +121,17 @@ def python_code(graph: Graph, root_module: str = "self") -> PythonCode:
     params: list[str] = [root_module]
     body: list[str] = []
     freed = _last_uses(graph)
+    starred = defaulted = False
     for n in graph.nodes:
         if n.op == "placeholder":
             default = "" if not n.args else f" = {em.arg(n.args[0])}"
+            if n.target.startswith("*"):
+                starred = True
+            elif default:
+                defaulted = True
+            elif defaulted and not starred:  # a keyword-only parameter after defaulted ones
+                params.append("*")
+                starred = True
             params.append(f"{n.target}{default}" if not n.target.startswith("*") else n.target)
             if n.target.lstrip("*") != n.name:
                 body.append(f"{n.name} = {n.target.lstrip('*')}")

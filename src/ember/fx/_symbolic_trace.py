@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -194,7 +195,7 @@ class Tracer:
         for name, m in self.root.named_modules():
             self.submodule_paths.setdefault(m, name)
         fn_globals = getattr(fn, "__globals__", {})
-        args = self._placeholders(fn, isinstance(root, Module), concrete_args)
+        call = self._placeholders(fn, isinstance(root, Module), concrete_args)
         param_cache: dict[str, Any] = {}
         ember_fns = namespace_functions()
         ids = {**self._autowrap_ids, **ember_fns}
@@ -221,39 +222,64 @@ class Tracer:
             patcher.patch_tensor_operators(Tensor)
             patcher.patch_attr(Module, "__call__", module_call_wrapper)
             patcher.patch_attr(Module, "__getattr__", module_getattr_wrapper)
-            result = fn(self.root, *args) if isinstance(root, Module) else fn(*args)
+            result = call(self.root) if isinstance(root, Module) else call(None)
             self.create_node("output", "output", (self.create_arg(result),), {},
                              type_expr=getattr(fn, "__annotations__", {}).get("return"))  # fmt: skip
         self.submodule_paths = None
         return self.graph
 
-    def _placeholders(self, fn: Callable[..., Any], skip_self: bool, concrete: dict[str, Any] | None) -> list[Any]:
+    def _placeholders(
+        self, fn: Callable[..., Any], skip_self: bool, concrete: dict[str, Any] | None
+    ) -> Callable[[Any], Any]:
+        """Make the placeholders of ``fn``'s parameters; returns how to call ``fn`` on them (given ``self``)."""
         concrete = dict(concrete or {})
         sig = inspect.signature(fn)
         params = list(sig.parameters.values())[1 if skip_self else 0 :]
         unknown = set(concrete) - {p.name for p in params}
         if unknown:
             raise TypeError(f"concrete_args names arguments that forward() does not have: {sorted(unknown)}")
-        args: list[Any] = []
+        values: dict[str, Any] = {}
         for p in params:
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                raise RuntimeError(f"symbolic_trace: *args/**kwargs ({p.name}) cannot be traced; give concrete_args")
+            if p.kind == p.VAR_POSITIONAL:  # the whole tuple is one proxy, as in PyTorch
+                values[p.name] = self.create_proxy("placeholder", f"*{p.name}", (), {}, name=f"_{p.name}")
+                continue
+            if p.kind == p.VAR_KEYWORD:
+                values[p.name] = self.create_proxy("placeholder", f"**{p.name}", (), {}, name=f"_{p.name}")
+                continue
             default = () if p.default is inspect.Parameter.empty else (p.default,)
             if p.name in concrete:
                 value = concrete[p.name]
                 ph = self.create_proxy("placeholder", f"{p.name}_1", default, {})  # as PyTorch names it
                 if value is PH:
-                    args.append(ph)
+                    values[p.name] = ph
                     continue
                 msg = f"{p.name} has been specialized to have value {value} but got another value"
                 if value is None:
                     self.create_proxy("call_function", _assert_is_none, (ph, msg), {})
                 elif isinstance(value, (bool, int, float, str)):
                     self.create_proxy("call_function", _assert, (ph == value, msg), {})
-                args.append(value)
+                values[p.name] = value
                 continue
-            args.append(self.create_proxy("placeholder", p.name, default, {}, type_expr=_annotation(p)))
-        return args
+            values[p.name] = self.create_proxy("placeholder", p.name, default, {}, type_expr=_annotation(p))
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+            flat = _without_varargs(fn)  # ``*args`` and ``**kwargs`` become plain parameters taking the proxies
+            names = flat.__code__.co_varnames[: flat.__code__.co_argcount][1 if skip_self else 0 :]
+            return lambda self_: flat(*([self_] if skip_self else []), *(values[n] for n in names))
+        pos = [values[p.name] for p in params if p.kind != p.KEYWORD_ONLY]
+        kw = {p.name: values[p.name] for p in params if p.kind == p.KEYWORD_ONLY}
+        return lambda self_: fn(*([self_] if skip_self else []), *pos, **kw)
+
+
+def _without_varargs(fn: Callable[..., Any]) -> Any:
+    """``fn`` with its ``*args``/``**kwargs`` (and keyword-only parameters) turned into positional ones, in the
+    order of ``co_varnames`` (how PyTorch hands a proxy for the whole ``args`` tuple to the traced code)."""
+    fn = getattr(fn, "__func__", fn)
+    co = fn.__code__
+    n = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & inspect.CO_VARARGS)
+    n += bool(co.co_flags & inspect.CO_VARKEYWORDS)
+    flags = co.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    code = co.replace(co_argcount=n, co_kwonlyargcount=0, co_posonlyargcount=0, co_flags=flags)
+    return types.FunctionType(code, fn.__globals__, fn.__name__, None, fn.__closure__)
 
 
 def _assert(condition: Any, message: str = "") -> None:

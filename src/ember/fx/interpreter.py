@@ -64,8 +64,10 @@ class Interpreter:
     # -- one method per op -------------------------------------------------------------------------
     def placeholder(self, target: Target, args: tuple[Argument, ...], kwargs: dict[str, Any]) -> Any:
         """The next positional input (a ``*args`` placeholder takes the rest); the default when none is left."""
+        if target.startswith("**"):
+            return {}
         if target.startswith("*"):
-            return list(self.args_iter)
+            return tuple(self.args_iter)
         try:
             return next(self.args_iter)
         except StopIteration as e:
