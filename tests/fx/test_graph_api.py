@@ -282,3 +282,19 @@ def test_dead_code_elimination_keeps_effects():
         t_changed, t_nodes, t_out = run(torch)
         assert t_changed and "rand_like" in t_nodes
         assert "add_" not in t_nodes and "relu_" not in t_nodes and t_out == [-6.0, 3.0]  # the writes were dropped
+
+
+Pair = __import__("collections").namedtuple("Pair", "first second")
+
+
+def test_namedtuple_and_dict_outputs_round_trip():
+    def run(lib):
+        def f(x):
+            return Pair(x + 1, {(1, 2): x * 2, 3: [x, 1.5]})
+
+        gm = lib.fx.symbolic_trace(f)
+        out = pickle.loads(pickle.dumps(gm))(lib.tensor([1.0])) if lib is ember else gm(lib.tensor([1.0]))
+        assert isinstance(out, Pair)
+        return out.first.tolist(), out.second[(1, 2)].tolist(), out.second[3][1], node_list(gm)
+
+    _same(_both(run))

@@ -94,13 +94,15 @@ class _Emitter:
     def arg(self, a: Any) -> str:
         if isinstance(a, Node):
             return a.name
-        if isinstance(a, tuple) and not hasattr(a, "_fields"):
+        if isinstance(a, tuple) and hasattr(a, "_fields"):  # a namedtuple: rebuilt by its type
+            return f"{self.add_global(type(a).__name__, type(a))}({', '.join(self.arg(x) for x in a)})"
+        if isinstance(a, tuple):
             inner = ", ".join(self.arg(x) for x in a)
             return f"({inner},)" if len(a) == 1 else f"({inner})"
         if isinstance(a, list):
             return "[" + ", ".join(self.arg(x) for x in a) + "]"
-        if isinstance(a, dict) and all(isinstance(k, (str, int)) for k in a):
-            return "{" + ", ".join(f"{k!r}: {self.arg(v)}" for k, v in a.items()) + "}"
+        if isinstance(a, dict):
+            return "{" + ", ".join(f"{self.arg(k)}: {self.arg(v)}" for k, v in a.items()) + "}"
         if isinstance(a, slice):
             return f"slice({self.arg(a.start)}, {self.arg(a.stop)}, {self.arg(a.step)})"
         if a is None or a is Ellipsis or isinstance(a, (bool, int, str, complex)):

@@ -125,9 +125,10 @@ class Tracer:
         """A value as a node argument: proxies become their nodes, parameters and tensors ``get_attr`` nodes."""
         if isinstance(a, Proxy):
             return a.node
+        if isinstance(a, tuple) and hasattr(a, "_fields"):  # a namedtuple: its construction is a node (PyTorch)
+            return self.create_node("call_function", type(a), tuple(self.create_arg(x) for x in a), {})
         if isinstance(a, tuple):
-            t = tuple(self.create_arg(x) for x in a)
-            return type(a)(*t) if hasattr(a, "_fields") else t
+            return tuple(self.create_arg(x) for x in a)
         if isinstance(a, list):
             return [self.create_arg(x) for x in a]
         if isinstance(a, dict):
