@@ -23,7 +23,7 @@ PUBLIC = [
     "ember.distributions", "ember.linalg", "ember.sparse", "ember.backends", "ember.pnnx", "ember.multiprocessing",
     "ember.cuda", "ember.accelerator", "ember.testing", "ember.fx", "ember.fx.node", "ember.fx.graph",
     "ember.fx.proxy", "ember.fx.graph_module", "ember.fx.interpreter", "ember.fx.passes.shape_prop",
-    "ember.fx.subgraph_rewriter",
+    "ember.fx.subgraph_rewriter", "ember.fx.experimental.optimization",
 ]  # fmt: skip
 
 

@@ -8,7 +8,7 @@ docs/architecture.md, "ember.fx"), so eager calls pay nothing.
 
 from __future__ import annotations
 
-from . import graph, graph_module, interpreter, node, proxy, subgraph_rewriter
+from . import experimental, graph, graph_module, interpreter, node, passes, proxy, subgraph_rewriter
 from ._symbolic_trace import PH, Tracer, symbolic_trace, wrap
 from .graph import Graph
 from .graph_module import GraphModule
@@ -21,4 +21,4 @@ __all__ = [
     "Graph", "GraphModule", "Interpreter", "Node", "PH", "Proxy", "Tracer", "Transformer", "map_arg",
     "replace_pattern", "symbolic_trace", "wrap",
 ]  # fmt: skip
-_ = (graph, graph_module, interpreter, node, proxy, subgraph_rewriter)
+_ = (experimental, graph, graph_module, interpreter, node, passes, proxy, subgraph_rewriter)
