@@ -298,3 +298,27 @@ def test_namedtuple_and_dict_outputs_round_trip():
         return out.first.tolist(), out.second[(1, 2)].tolist(), out.second[3][1], node_list(gm)
 
     _same(_both(run))
+
+
+def _insert_two_after(lib):
+    gm = lib.fx.symbolic_trace(lambda x: x.relu() + 1)
+    g = gm.graph
+    relu = next(n for n in g.nodes if n.name == "relu")
+    with g.inserting_after(relu):
+        neg = g.call_function(lib.neg, (relu,))
+        g.call_function(lib.exp, (neg,))
+    return gm, [n.name for n in g.nodes]
+
+
+def test_inserting_after_keeps_the_order_of_the_inserted_nodes():
+    """Ember puts successive inserts after one another, so a node can read the one inserted before it. PyTorch
+    2.13 puts each right after the anchor, reversing them: exp before the neg it reads (a PyTorch bug, not
+    followed; its lint then fails)."""
+    gm, names = _insert_two_after(ember)
+    assert names == ["x", "relu", "neg", "exp", "add", "output"]
+    gm.graph.lint()
+    if torch is not None:
+        t_gm, t_names = _insert_two_after(torch)
+        assert t_names == ["x", "relu", "exp", "neg", "add", "output"]
+        with pytest.raises(RuntimeError, match="used before it has been defined"):
+            t_gm.graph.lint()
