@@ -231,3 +231,24 @@ def test_varargs_kwargs_and_keyword_only_parameters():
     np.testing.assert_array_equal(out.numpy(), [0.0, 6.0])
     with pytest.raises(SyntaxError):  # PyTorch 2.13 generates `def forward(self, x, mask = None, flag)`
         torch.fx.symbolic_trace(t_star)
+
+
+def _checked(lib):
+    class Checked(lib.nn.Module):
+        def forward(self, x):
+            lib._assert(x.shape[1] == 4, "expected 4 features")
+            return x * 2
+
+    return Checked()
+
+
+@needs_torch
+def test_torch_assert_is_recorded_kept_by_dead_code_elimination_and_checked():
+    for lib in (ember, torch):
+        gm = lib.fx.symbolic_trace(_checked(lib))
+        assert not gm.graph.eliminate_dead_code()
+        with pytest.raises(AssertionError, match="expected 4 features"):
+            gm(lib.ones(2, 3))
+        assert gm(lib.ones(1, 4)).tolist() == [[2.0] * 4]
+    e_gm, t_gm = ember.fx.symbolic_trace(_checked(ember)), torch.fx.symbolic_trace(_checked(torch))
+    assert node_list(e_gm) == node_list(t_gm) and "ember._assert(eq" in e_gm.code

@@ -23,6 +23,8 @@ from .proxy import Proxy
 
 # the namespaces whose public functions are recorded
 NAMESPACES = ("ember", "ember.nn.functional", "ember.special", "ember.linalg", "ember.fft")
+# private names PyTorch records too (``torch._assert``: a check that does not branch on a traced value)
+RECORDED_PRIVATE = frozenset({"_assert"})
 # (id(globals), name) -> globals: the functions ``wrap("name")`` registered
 WRAPPED: dict[tuple[int, str], dict[str, Any]] = {}
 # a Tensor's binary operator with a proxy operand: recorded as PyTorch records it, a method call on the tensor
@@ -187,7 +189,7 @@ class Patcher:
         spaces.append((vars(ember), getattr(toplevel, "NAMES", {})))
         for d, names in spaces:
             for name, obj in list(names.items()):
-                if name.startswith("_") or not is_patchable(obj):
+                if (name.startswith("_") and name not in RECORDED_PRIVATE) or not is_patchable(obj):
                     continue
                 if isinstance(obj, types.FunctionType) and self.swap_code(obj):
                     continue

@@ -10,6 +10,7 @@ from typing import Any
 
 from .._param import Param
 from .._tensor import Tensor
+from .._torch_names import _assert
 from ..nn import Module, Sequential
 from ._patcher import Patcher, namespace_functions, wrap
 from .graph import Graph
@@ -85,14 +86,23 @@ class Tracer:
         """A parameter read from a traced module becomes a ``get_attr`` proxy (a buffer too when
         ``proxy_buffer_attributes``; otherwise it becomes a ``get_attr`` node where it is used, as in PyTorch)."""
         if isinstance(attr_val, Param):
-            for n, p in self.root.named_parameters(remove_duplicate=False):
-                if attr_val is p:
-                    return self._param_proxy(n, p, parameter_proxy_cache)
-            if self.proxy_buffer_attributes:
-                for n, p in self.root.named_buffers(remove_duplicate=False):
-                    if attr_val is p:
-                        return self._param_proxy(n, p, parameter_proxy_cache)
+            name = self._state_name(attr_val)
+            if name is not None and (not attr_val.is_buffer or self.proxy_buffer_attributes):
+                return self._param_proxy(name, attr_val, parameter_proxy_cache)
         return attr_val
+
+    def _state_name(self, p: Param) -> str | None:
+        """The qualified name of a parameter or buffer of the root (looked up in a table made once per trace)."""
+        table = self.__dict__.get("_state_names")
+        if table is None or table[0] is not self.root:
+            names: dict[int, str] = {}
+            for n, q in self.root.named_parameters(remove_duplicate=False):
+                names.setdefault(id(q), n)
+            for n, q in self.root.named_buffers(remove_duplicate=False):
+                names.setdefault(id(q), n)
+            table = (self.root, names)
+            self.__dict__["_state_names"] = table
+        return table[1].get(id(p))
 
     def _param_proxy(self, name: str, p: Param, cache: dict[str, Any]) -> Proxy:
         if name not in cache:
@@ -141,12 +151,10 @@ class Tracer:
         if isinstance(a, slice):
             return slice(self.create_arg(a.start), self.create_arg(a.stop), self.create_arg(a.step))
         if isinstance(a, Param):
-            for n, p in list(self.root.named_parameters(remove_duplicate=False)) + list(
-                self.root.named_buffers(remove_duplicate=False)
-            ):
-                if a is p:
-                    return self.create_node("get_attr", n, (), {})
-            raise NameError("parameter is not a member of this module")
+            name = self._state_name(a)
+            if name is None:
+                raise NameError("parameter is not a member of this module")
+            return self.create_node("get_attr", name, (), {})
         if isinstance(a, Tensor):
             name = self.tensor_attrs.get(id(a))
             if name is None:
@@ -192,6 +200,7 @@ class Tracer:
             raise TypeError(f"symbolic_trace: expected a Module or a function, got {type(root).__name__}")
         self.graph = Graph(tracer_cls=type(self))
         self.tensor_attrs = {}
+        self.__dict__.pop("_state_names", None)  # parameters may have changed since the last trace
         self.submodule_paths = {}
         for name, m in self.root.named_modules():
             self.submodule_paths.setdefault(m, name)
@@ -281,12 +290,6 @@ def _without_varargs(fn: Callable[..., Any]) -> Any:
     flags = co.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
     code = co.replace(co_argcount=n, co_kwonlyargcount=0, co_posonlyargcount=0, co_flags=flags)
     return types.FunctionType(code, fn.__globals__, fn.__name__, None, fn.__closure__)
-
-
-def _assert(condition: Any, message: str = "") -> None:
-    """Raise ``AssertionError(message)`` when ``condition`` is false (a specialized concrete argument changed)."""
-    if not condition:
-        raise AssertionError(message)
 
 
 def _assert_is_none(value: Any, message: str) -> None:
