@@ -252,3 +252,14 @@ def test_torch_assert_is_recorded_kept_by_dead_code_elimination_and_checked():
         assert gm(lib.ones(1, 4)).tolist() == [[2.0] * 4]
     e_gm, t_gm = ember.fx.symbolic_trace(_checked(ember)), torch.fx.symbolic_trace(_checked(torch))
     assert node_list(e_gm) == node_list(t_gm) and "ember._assert(eq" in e_gm.code
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "convnext_tiny"])
+def test_ember_models_trace_to_the_same_results(name):
+    model = getattr(ember.models, name)().eval()
+    gm = ember.fx.symbolic_trace(model)
+    gm.graph.lint()
+    x = ember.randn(1, 3, 32, 32)
+    with ember.no_grad():
+        np.testing.assert_array_equal(gm(x).numpy(), model(x).numpy())
+    assert gm.state_dict().keys() == model.state_dict().keys()
