@@ -21,7 +21,9 @@ PUBLIC = [
     "ember.optim", "ember.optim.lr_scheduler", "ember.data", "ember.data.transforms", "ember.train", "ember.record",
     "ember.serialization", "ember.models", "ember.models.gpt2", "ember.models.bert", "ember.utils.tensorboard",
     "ember.distributions", "ember.linalg", "ember.sparse", "ember.backends", "ember.pnnx", "ember.multiprocessing",
-    "ember.cuda", "ember.accelerator", "ember.testing",
+    "ember.cuda", "ember.accelerator", "ember.testing", "ember.fx", "ember.fx.node", "ember.fx.graph",
+    "ember.fx.proxy", "ember.fx.graph_module", "ember.fx.interpreter", "ember.fx.passes.shape_prop",
+    "ember.fx.subgraph_rewriter", "ember.fx.experimental.optimization",
 ]  # fmt: skip
 
 

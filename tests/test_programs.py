@@ -11,9 +11,9 @@ on the meta device: ``init_empty_weights``, ``to_empty``, ``load_state_dict(assi
 written with einops, which then runs on Ember through the alias; safetensors' save_model/load_model with a tied
 embedding; pytorch/examples' siamese network, mnist_rnn and time_sequence_prediction's LBFGS closure; a CIFAR recipe
 (mixup, label smoothing, OneCycleLR, an EMA model, channels_last, bfloat16 autocast, accumulation, resume), a tabular
-model with a weighted sampler and an stft audio classifier). Each runs in a subprocess where ``sys.modules["torch"]``
-is Ember, and must finish as under PyTorch (``EMBER_TEST_PROGRAMS_TORCH=1`` runs them under PyTorch, to check a
-program).
+model with a weighted sampler and an stft audio classifier; torch.fx feature extraction, conv+bn folding, ShapeProp
+and fine-tuning a traced module). Each runs in a subprocess where ``sys.modules["torch"]`` is Ember, and must finish
+as under PyTorch (``EMBER_TEST_PROGRAMS_TORCH=1`` runs them under PyTorch, to check a program).
 Running them found: ``import torch.nn`` loading a second copy of Ember ("expected a Tensor, got Tensor"), the
 losses' ``size_average`` argument and ``autograd.grad``'s ``only_inputs`` missing, ``set_num_threads`` calling
 itself through the alias, and ``torch.compile(model)`` replaying stale attention in nanoGPT.

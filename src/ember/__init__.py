@@ -114,6 +114,7 @@ _SUBMODULES = frozenset(
         "data",
         "distributed",
         "func",
+        "fx",
         "models",
         "nn",
         "onnx",

@@ -54,6 +54,7 @@ __all__ = [
     "numel",
     "pi",
     "typename",
+    "_assert",  # torch._assert: a check that ember.fx records
 ]
 
 e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
@@ -293,3 +294,10 @@ def range(
 def set_anomaly_enabled(enabled: builtins.bool, check_nan: builtins.bool = True) -> None:
     """Turn anomaly detection on or off for this thread (``ember.autograd.set_detect_anomaly`` as a call)."""
     set_detect_anomaly(enabled, check_nan)
+
+
+def _assert(condition: Any, message: str = "") -> None:
+    """PyTorch's ``torch._assert``: raise ``AssertionError(message)`` unless ``condition`` holds (a check that
+    ``ember.fx`` records as a node instead of branching on a traced value)."""
+    if not condition:
+        raise AssertionError(message)
