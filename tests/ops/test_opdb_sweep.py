@@ -42,7 +42,6 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
     **{k: ({"no-raise"}, _SCALARS) for k in _SCALAR_OPS},
     **{k: ({"missing"}, _PRIVATE) for k in _PRIVATE_OPS},
     "chalf": ({"missing"}, "complex32 is not an Ember dtype"),
-    "empty_permuted": ({"missing"}, "not implemented (rarely used)"),
     "hash_tensor": ({"missing"}, "not implemented (new in PyTorch 2.9, rarely used)"),
     "ormqr": ({"missing"}, "not implemented (rarely used; linalg.householder_product covers Q)"),
     "aminmax": ({"no-raise"}, "an out= of another dtype than the result is not refused"),

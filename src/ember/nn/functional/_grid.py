@@ -6,6 +6,8 @@ point and blends them with weights computed from the grid, so gradients flow to 
 
 from __future__ import annotations
 
+import itertools
+import math
 from typing import Any
 
 from ..._creation import arange, linspace, ones
@@ -76,9 +78,11 @@ def _source(coord: Tensor, n: int, padding_mode: str, align_corners: bool) -> Te
 
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Tensor:  # fmt: skip
-    """Sample (N, C, H, W) ``input`` at the normalised (x, y) points of ``grid`` (N, Ho, Wo, 2).
+    """Sample (N, C, H, W) ``input`` at the normalised (x, y) points of ``grid`` (N, Ho, Wo, 2), or (N, C, D, H, W)
+    at the (x, y, z) points of (N, Do, Ho, Wo, 3).
 
-    ``mode``: ``"bilinear"`` or ``"nearest"``; ``padding_mode``: ``"zeros"``, ``"border"`` or ``"reflection"``.
+    ``mode``: ``"bilinear"`` (trilinear for 5-d) or ``"nearest"``; ``padding_mode``: ``"zeros"``, ``"border"`` or
+    ``"reflection"``.
     """
     if mode not in ("bilinear", "nearest"):
         raise ValueRangeError(f"grid_sample: mode must be 'bilinear' or 'nearest' (Ember has no bicubic grid "
@@ -87,28 +91,44 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         raise ValueRangeError(
             f"grid_sample: padding_mode must be 'zeros', 'border' or 'reflection', got {padding_mode!r}"
         )
-    if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
-        raise ShapeError(f"grid_sample: expected input (N, C, H, W) and grid (N, Ho, Wo, 2), got {tuple(input.shape)} "
-                         f"and {tuple(grid.shape)}")  # fmt: skip
+    nd = input.ndim - 2
+    if nd not in (2, 3) or grid.ndim != input.ndim or grid.shape[-1] != nd or grid.shape[0] != input.shape[0]:
+        raise ShapeError(f"grid_sample: expected input (N, C, H, W) and grid (N, Ho, Wo, 2), or input (N, C, D, H, W) "
+                         f"and grid (N, Do, Ho, Wo, 3), got {tuple(input.shape)} and {tuple(grid.shape)}")  # fmt: skip
     same_dtype("grid_sample", "input and grid", input, grid)
     ac = bool(align_corners)
-    n, c, h, w = input.shape
-    ho, wo = grid.shape[1], grid.shape[2]
-    x = _source(grid[..., 0], w, padding_mode, ac)
-    y = _source(grid[..., 1], h, padding_mode, ac)
-    flat = input.reshape(n, c, h * w)
+    n, c = input.shape[:2]
+    sizes = tuple(input.shape[2:])[::-1]  # along x, y (, z): W, H (, D)
+    out = tuple(grid.shape[1:-1])
+    m = math.prod(out)
+    coords = [_source(grid[..., i], sizes[i], padding_mode, ac) for i in range(nd)]
+    flat = input.reshape(n, c, math.prod(sizes))
 
-    def tap(ix: Tensor, iy: Tensor) -> Tensor:
-        """Values at integer points (N, Ho, Wo); 0 outside the image."""
-        inside = (ix >= 0) & (ix <= w - 1) & (iy >= 0) & (iy <= h - 1)
-        idx = (iy.clamp(0, h - 1) * w + ix.clamp(0, w - 1)).long().reshape(n, 1, ho * wo).expand(n, c, ho * wo)
-        vals = flat.gather(2, idx).reshape(n, c, ho, wo)
+    def tap(points: list[Tensor]) -> Tensor:
+        """Values at integer points (N, *out), one coordinate per dim; 0 outside the input."""
+        inside: Any = None
+        index: Any = None
+        stride = 1
+        for p, size in zip(points, sizes, strict=True):
+            ok = (p >= 0) & (p <= size - 1)
+            inside = ok if inside is None else inside & ok
+            term = p.clamp(0, size - 1) * stride
+            index = term if index is None else term + index
+            stride *= size
+        idx = index.long().reshape(n, 1, m).expand(n, c, m)
+        vals = flat.gather(2, idx).reshape(n, c, *out)
         return where(inside.unsqueeze(1), vals, 0.0)
 
     if mode == "nearest":  # piecewise constant in the grid: its gradient is 0 (as PyTorch's), not absent
-        still = ((x - x.detach()) + (y - y.detach())).unsqueeze(1) * 0.0
-        return tap(x.detach().round(), y.detach().round()) + still
-    x0, y0 = x.detach().floor(), y.detach().floor()
-    wx, wy = (x - x0).unsqueeze(1), (y - y0).unsqueeze(1)
-    return (tap(x0, y0) * (1 - wx) * (1 - wy) + tap(x0 + 1, y0) * wx * (1 - wy)
-            + tap(x0, y0 + 1) * (1 - wx) * wy + tap(x0 + 1, y0 + 1) * wx * wy)  # fmt: skip
+        still = sum((p - p.detach() for p in coords[1:]), coords[0] - coords[0].detach()).unsqueeze(1) * 0.0
+        return tap([p.detach().round() for p in coords]) + still
+    lows = [p.detach().floor() for p in coords]
+    weights = [(p - lo).unsqueeze(1) for p, lo in zip(coords, lows, strict=True)]
+    total: Any = None
+    for bits in itertools.product((0, 1), repeat=nd):  # the corners, x varying fastest
+        corner = bits[::-1]
+        term = tap([lo + b if b else lo for lo, b in zip(lows, corner, strict=True)])
+        for wt, b in zip(weights, corner, strict=True):
+            term = term * (wt if b else 1 - wt)
+        total = term if total is None else total + term
+    return total  # type: ignore[no-any-return]
