@@ -164,3 +164,39 @@ def _transforms(lib: Any) -> list[Any]:
 
 def test_autograd_functional_as_pytorch() -> None:
     assert _transforms(ember) == _transforms(torch)
+
+
+def _dirty(lib: Any) -> list[Any]:
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            ctx.mark_dirty(x)
+            return x.mul_(2)
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return g * 2
+
+    class NotReturned(Double):
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            ctx.mark_dirty(x)
+            x.mul_(2)
+            return x * 1
+
+    a = lib.tensor([1.0, 3.0], requires_grad=True)
+    x = a.clone()
+    y = Double.apply(x)
+    out: list[Any] = [y is x, _np(y), type(x.grad_fn).__name__ == type(y.grad_fn).__name__]
+    (y * y).sum().backward()
+    out.append(_np(a.grad))
+    for bad in (lambda: NotReturned.apply(a.clone()), lambda: Double.apply(lib.ones(2, requires_grad=True))):
+        try:
+            bad()
+        except RuntimeError as e:
+            out.append(str(e)[:50])
+    return out
+
+
+def test_mark_dirty_as_pytorch() -> None:
+    assert _dirty(ember) == _dirty(torch)

@@ -27,7 +27,7 @@ from ._bf16 import WIDEN as _WIDEN
 from ._bf16 import widened
 from ._complex_ops import COMPLEX_GRAD_OPS
 from ._grad_mode import ANOMALY_USED, GRAD_OFF, STATE, no_grad
-from ._node import _V0, _ZERO, Node, _edges_of, _versions
+from ._node import _V0, _ZERO, Node, _edges_of, _versions, rebase_dirty
 from ._release import RELEASE_MIN_BYTES, _release_unread
 from ._saved_hooks import SAVED_ON, pack_node
 
@@ -246,6 +246,8 @@ class Function(Node):
             if not array_io:
                 rec = (edges, generation, _versions(args, zero))
                 single, results = fn._apply_tensors(args, kwargs)
+                if fn._dirty:  # inputs written by forward (mark_dirty): their versions from after it
+                    rec = (edges, generation, _versions(args, False))
                 results = fn._finish(args, results, needs_grad, rec)
                 return results[0] if single else results  # type: ignore[return-value]  # several outputs: a tuple
             # forward called with its arguments spelled out where it can: a call through ``*arrays`` is
@@ -326,6 +328,8 @@ class Function(Node):
                 out = self.forward(self, *detached, **kwargs)
         single = not isinstance(out, tuple)
         outs = (out,) if single else out
+        if self._dirty:
+            outs = rebase_dirty(self._dirty, args, detached, outs)
         be = self.backend
         return single, tuple(o if isinstance(o, Tensor) else Tensor._make(be.asarray(o), be) for o in outs)
 

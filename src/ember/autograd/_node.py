@@ -14,6 +14,7 @@ from typing import Any
 
 from .._hooks import RemovableHandle
 from .._tensor import Tensor
+from ._grad_mode import STATE
 from ._saved_hooks import extra_of, unpack_saved
 
 __all__ = ["Node"]
@@ -124,6 +125,14 @@ class Node:
         """Outputs of this Function that carry no gradient (indices, masks): they do not require grad, and their
         gradient reaches ``backward`` as zeros."""
         self._non_diff = frozenset(id(t) for t in tensors)
+
+    #: user Functions: ids of the inputs ``mark_dirty`` named (written in place by forward)
+    _dirty: frozenset[int] = frozenset()
+
+    def mark_dirty(self, *tensors: Any) -> None:
+        """Inputs this Function's forward wrote in place; each must be returned, and the caller's tensor itself
+        comes back as that output, its history now this Function (PyTorch's rebase)."""
+        self._dirty = frozenset(id(t) for t in tensors)
 
     def set_materialize_grads(self, value: bool) -> None:
         """Whether ``backward`` gets zeros (True, the default) or None for outputs that received no gradient."""
@@ -341,3 +350,21 @@ def accumulate_grad(leaf: Tensor) -> AccumulateGrad:
     if acc is None or acc._ref() is not leaf:
         acc = _ACCUMULATORS[id(leaf)] = AccumulateGrad(leaf)
     return acc
+
+
+def rebase_dirty(dirty: frozenset[int], args: tuple[Any, ...], detached: list[Any], outs: Any) -> tuple[Any, ...]:
+    """``mark_dirty``: each input written in place must be an output, and the caller's tensor itself is returned."""
+    returned = {id(o) for o in outs}
+    if not dirty <= returned:
+        raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
+                           "The inputs that are modified inplace must all be outputs of the Function.")  # fmt: skip
+    caller = {id(d): a for d, a in zip(detached, args) if isinstance(a, Tensor)}
+    result = []
+    for o in outs:
+        a = caller.get(id(o)) if id(o) in dirty else None
+        if a is not None:
+            if a._requires_grad and a._creator is None and STATE.enabled:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+            o = a
+        result.append(o)
+    return tuple(result)
