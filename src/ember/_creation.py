@@ -170,8 +170,8 @@ def empty(*args: Any, size: Any = None, dtype: Any = None, device: Any = None, r
 
 def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value``."""
-    if isinstance(fill_value, Tensor) and fill_value.ndim == 0:
-        fill_value = fill_value.item()
+    if (isinstance(fill_value, Tensor) and fill_value.ndim == 0) or isinstance(fill_value, (np.number, np.bool_)):
+        fill_value = fill_value.item()  # (a NumPy scalar counts as the Python number, as in PyTorch)
     if not isinstance(fill_value, (bool, int, float, complex, np.number, np.bool_)):
         raise TypeError(f"full: fill_value must be a number or bool, got {type(fill_value).__name__} {fill_value!r}")
     if dtype is None:

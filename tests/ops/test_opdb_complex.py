@@ -33,8 +33,9 @@ _ALL.update(cases(("linalg.",), "linalg-complex-v1", ("complex128",), max_sample
 
 
 #: OpInfos whose values are random or uninitialised: only shapes and dtypes are compared
-UNDEFINED_VALUES = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "randn", "randn_like",
-                    "rand_like", "normal", "uniform", "nn.functional.feature_alpha_dropout"}  # fmt: skip
+UNDEFINED_VALUES = {"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided",
+                    "randn", "randn_like", "rand_like", "normal", "uniform",
+                    "nn.functional.feature_alpha_dropout"}  # fmt: skip
 #: OpInfo keys (``name`` or ``name.variant``) not run, with the reason
 SKIP: dict[str, str] = {
     k: "U and V are unique up to a phase per column (PyTorch's come from random projections); the real case is "

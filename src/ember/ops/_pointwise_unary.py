@@ -14,7 +14,7 @@ from ..autograd._apply_number import apply_one
 from ..autograd._function import Op
 from ._comparison import isnan, isneginf, isposinf, maximum, minimum
 from ._indexing import where
-from ._util import StepOp, _float, _is_bool, _unary, real_only
+from ._util import StepOp, _float, _is_bool, _unary, plain_number, real_only
 
 __all__ = [
     "abs",
@@ -305,6 +305,7 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     real_only("clamp", input)
     if min is None and max is None:
         raise ValueRangeError("clamp: at least one of min and max must be given")
+    min, max = plain_number(min), plain_number(max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         out = input
         if min is not None:

@@ -102,6 +102,15 @@ def check_scalar(op: str, value: Any) -> None:
         raise TypeError(f"{op}: expected a Tensor or a Python number, got {type(value).__name__}")
 
 
+def plain_number(v: Any) -> Any:
+    """NumPy's float64 and complex128 scalars (subclasses of Python's float and complex) as Python's: PyTorch treats
+    them as Python numbers, weak in promotion (``float32 tensor * np.float64(2)`` is float32), where NumPy's own
+    arithmetic keeps them float64."""
+    if v.__class__ in (int, float, bool, complex) or not isinstance(v, (float, complex)):
+        return v
+    return complex(v) if isinstance(v, complex) else float(v)
+
+
 def promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
     """Type promotion, in one place: cast tensor operands to their common dtype.
 
@@ -128,6 +137,9 @@ def promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
             d = _combine(a.dtype, b.dtype) if zb else _combine(b.dtype, a.dtype)
         return (a if a.dtype is d else a.to(d)), (b if b.dtype is d else b.to(d))
     t, s = (a, b) if ta else (b, a)
+    if s.__class__ not in (int, float, bool, complex) and isinstance(s, (float, complex)):
+        s = plain_number(s)
+        a, b = (t, s) if ta else (s, t)
     if not isinstance(s, (int, float)):
         if isinstance(s, complex):
             if t.dtype.kind != "c":
