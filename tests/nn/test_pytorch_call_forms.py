@@ -66,3 +66,26 @@ def _transposed(lib: Any) -> list[Any]:
 
 def test_conv_transpose_output_size_as_pytorch() -> None:
     assert _transposed(ember) == _transposed(torch)
+
+
+def _activation_grads(lib: Any) -> list[Any]:
+    F = lib.nn.functional
+    out: list[Any] = []
+    points = [-1.0, 0.0, 6.0, 1.0, -2.0, 7.0, 0.5]  # the bounds of hardtanh (-1, 1) and relu6 (0, 6) included
+    for f in (F.hardtanh, F.relu6, lambda v: F.hardtanh(v, -2.0, 6.0)):
+        x = lib.tensor(points, dtype=lib.float64, requires_grad=True)
+        f(x).sum().backward()
+        out.append(x.grad.tolist())
+    for name in ("relu_", "leaky_relu_", "elu_", "selu_", "celu_", "hardtanh_"):  # in place on a graph's tensor
+        x = lib.tensor(points, dtype=lib.float64, requires_grad=True)
+        y = x * 1
+        z = getattr(F, name)(y)
+        (z * lib.arange(7, dtype=lib.float64)).sum().backward()
+        out.append((name, z is y, np.round(np.asarray(x.grad.tolist()), 12).tolist()))
+    return out
+
+
+def test_activation_gradients_at_bounds_and_in_place_as_pytorch() -> None:
+    """hardtanh/relu6 pass gradients strictly inside their bounds (Ember's clamp rule gave 1 at them); the in-place
+    forms of activations that save their input raised a version error in backward."""
+    assert _activation_grads(ember) == _activation_grads(torch)

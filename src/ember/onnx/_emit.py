@@ -421,7 +421,7 @@ EMITTERS: dict[str, Emitter] = {
     "Rsqrt": _chain("Sqrt", "Reciprocal"), "Square": lambda g, c: g.node("Mul", [g.value(c.args[0])] * 2),
     "Gelu": _gelu, "GeluTanh": _gelu_tanh, "Silu": _silu, "Softplus": _softplus, "Elu": _elu,
     "LeakyRelu": _params_unary("LeakyRelu", "alpha"), "Celu": _params_unary("Celu", "alpha"),
-    "Hardsigmoid": _unary("HardSigmoid", alpha=1 / 6, beta=0.5), "Shrink": _shrink, "Clamp": _clamp,
+    "Hardsigmoid": _unary("HardSigmoid", alpha=1 / 6, beta=0.5), "Shrink": _shrink, "Clamp": _clamp, "Hardtanh": _clamp,
     "Where": _where, "Cast": _cast, "Reshape": _reshape, "Expand": _expand, "Permute": _permute, "Cat": _cat,
     "Split": _split, "Sum": _sum, "Mean": _mean, "Amax": _amax, "Norm2": _norm2, "ArgExtreme": _arg,
     "MaxDim": _max_dim, "_Linear": _linear, "Conv": _conv, "ConvT": _conv_t, "MaxPool": _max_pool,

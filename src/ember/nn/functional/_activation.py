@@ -125,11 +125,23 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     return hardtanh(input, 0.0, 6.0)
 
 
+class Hardtanh(Op):
+    """``clip(x, lo, hi)`` whose gradient passes strictly inside ``(lo, hi)``: PyTorch's hardtanh (and relu6) give 0
+    at the bounds, where ``clamp``'s inclusive rule gives 1."""
+
+    def forward(self, x: Any, lo: float, hi: float) -> Any:
+        return self.backend.xp.clip(x, lo, hi)
+
+    def backward(self, g: Tensor) -> tuple[Any, None, None]:
+        x, lo, hi = self.inputs  # type: ignore[misc]
+        return g * ((x > lo) & (x < hi)), None, None
+
+
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
-    """``x`` clamped to ``[min_val, max_val]``."""
+    """``x`` clamped to ``[min_val, max_val]`` (its gradient 0 at the bounds, as PyTorch's)."""
     if min_val > max_val:
         raise ValueRangeError(f"hardtanh: min_val {min_val} is greater than max_val {max_val}")
-    return clamp(_float(input), min_val, max_val)
+    return Hardtanh.apply(_float(input), float(min_val), float(max_val))
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -268,6 +280,13 @@ for _name in _METHODS:
 _threshold = threshold  # (threshold_'s parameter shadows the function's name)
 
 
+def _src(input: Tensor) -> Tensor:
+    """What the out-of-place function reads: a copy when ``input`` is in a graph, since the function saves its
+    input for backward and the write into ``input`` would then make backward refuse it (PyTorch computes these
+    gradients from the result; relu's reads its output, so ``relu_`` needs no copy)."""
+    return input.clone() if input.requires_grad else input
+
+
 def relu_(input: Tensor) -> Tensor:
     from ...ops import relu
 
@@ -275,31 +294,31 @@ def relu_(input: Tensor) -> Tensor:
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    return input.copy_(elu(input, alpha))
+    return input.copy_(elu(_src(input), alpha))
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    return input.copy_(celu(input, alpha))
+    return input.copy_(celu(_src(input), alpha))
 
 
 def selu_(input: Tensor) -> Tensor:
-    return input.copy_(selu(input))
+    return input.copy_(selu(_src(input)))
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
-    return input.copy_(leaky_relu(input, negative_slope))
+    return input.copy_(leaky_relu(_src(input), negative_slope))
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
-    return input.copy_(hardtanh(input, min_val, max_val))
+    return input.copy_(hardtanh(_src(input), min_val, max_val))
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
-    return input.copy_(_threshold(input, threshold, value))
+    return input.copy_(_threshold(_src(input), threshold, value))
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
-    return input.copy_(rrelu(input, lower, upper, training))
+    return input.copy_(rrelu(_src(input), lower, upper, training))
 
 
 for _name in ("celu_", "elu_", "hardtanh_", "leaky_relu_", "relu_", "rrelu_", "selu_", "threshold_"):
