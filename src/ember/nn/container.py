@@ -129,9 +129,33 @@ class ModuleDict(Module):
             self.update(modules)
 
     def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
-        items = modules.items() if isinstance(modules, Mapping) else modules
-        for k, m in items:
-            self[k] = m
+        """Adds or replaces entries from a mapping (a ``ModuleDict`` too) or an iterable of key/module pairs."""
+        if isinstance(modules, (Mapping, ModuleDict)):
+            for k, m in modules.items():
+                self[k] = m
+            return
+        if not isinstance(modules, Iterable):
+            raise TypeError(
+                "ModuleDict.update should be called with an iterable of key/value pairs, "
+                f"but got {type(modules).__name__}"
+            )
+        for j, pair in enumerate(modules):
+            if not isinstance(pair, Iterable):
+                raise TypeError(f"ModuleDict update sequence element #{j} should be Iterable; is{type(pair).__name__}")
+            kv: list[Any] = list(pair)
+            if len(kv) != 2:
+                raise ValueError(f"ModuleDict update sequence element #{j} has length {len(kv)}; 2 is required")
+            self[kv[0]] = kv[1]
+
+    def pop(self, key: str) -> Module:
+        """Removes ``key`` and returns its module (KeyError when absent)."""
+        m = self[key]
+        del self._modules[key]
+        return m
+
+    def clear(self) -> None:
+        """Removes every entry."""
+        self._modules.clear()
 
     def __getitem__(self, key: str) -> Module:
         m = self._modules.get(key)
