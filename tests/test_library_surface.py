@@ -90,3 +90,86 @@ def test_unknown_device_types_are_refused(lib):
             lib.device(spec)
     with pytest.raises((RuntimeError, ValueError), match="mps:x"):
         lib.device("mps:x")
+
+
+def test_dataloader_takes_pytorchs_positional_order_and_in_order():
+    def batches(lib, *args, **kw):
+        ds = lib.utils.data.TensorDataset(lib.arange(10))
+        dl = lib.utils.data.DataLoader(ds, *args, **kw)
+        return [b[0].tolist() for b in dl], dl.drop_last, dl.pin_memory
+
+    # (batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, drop_last): drop_last is 8th
+    args = (4, False, None, None, 0, None, False, True)
+    assert batches(ember, *args) == batches(torch, *args) == ([[0, 1, 2, 3], [4, 5, 6, 7]], True, False)
+    for lib in (torch, ember):
+        assert batches(lib, 3, in_order=False)[0] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]
+        assert lib.utils.data.DataLoader([1], in_order=False).in_order is False
+        with pytest.raises(TypeError):
+            lib.utils.data.DataLoader([1], 1, False, None, None, 0, None, False, False, 0, None, None, None, 2)
+
+
+@LIBS
+def test_device_equals_a_string_that_names_no_device(lib):
+    d = lib.device("cpu")
+    assert (d == "npu") is False and d != "npu" and (d == "auto") is False
+    assert d == lib.device("cpu")
+
+
+@LIBS
+def test_an_optimizer_wrapper_that_skips_optimizer_init_steps(lib):
+    class Wrapper(lib.optim.Optimizer):  # accelerate's AcceleratedOptimizer: no super().__init__()
+        def __init__(self, optimizer):
+            self.optimizer = optimizer
+
+        @property
+        def param_groups(self):
+            return self.optimizer.param_groups
+
+        def step(self, closure=None):
+            return self.optimizer.step(closure)
+
+        def zero_grad(self, set_to_none=True):
+            self.optimizer.zero_grad(set_to_none)
+
+    w = lib.nn.Parameter(lib.tensor([1.0, 2.0]))
+    inner = lib.optim.SGD([w], lr=0.5)
+    seen = []
+    inner.register_step_pre_hook(lambda opt, args, kwargs: seen.append("pre"))
+    opt = Wrapper(inner)
+    (w * w).sum().backward()
+    opt.step()
+    opt.zero_grad()
+    assert w.tolist() == [0.0, 0.0] and w.grad is None and seen == ["pre"]
+
+
+def test_data_parallel_without_cuda_is_the_module():
+    if ember.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    out = {}
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        m = lib.nn.Linear(3, 2)
+        m.load_state_dict({"weight": lib.tensor([[1.0, 2, 3], [4, 5, 6]]), "bias": lib.tensor([0.5, -0.5])})
+        dp = lib.nn.DataParallel(m)
+        assert dp.module is m and dp.device_ids == [] and lib.nn.parallel.DataParallel is lib.nn.DataParallel
+        x = lib.tensor([[1.0, 0, -1], [2, 1, 0]], requires_grad=True)
+        dp(x).pow(2).sum().backward()
+        out[lib.__name__] = (list(dp.state_dict()), dp(x).tolist(), m.weight.grad.tolist(), x.grad.tolist())
+    assert out["ember"] == out["torch"]
+    assert out["ember"][0] == ["module.weight", "module.bias"]
+
+
+def test_dtensor_and_optimized_module_types():
+    from ember.distributed.tensor import DTensor
+
+    assert issubclass(DTensor, ember.Tensor)
+    assert not any(isinstance(p, DTensor) for p in ember.nn.Linear(2, 2).parameters())
+    with pytest.raises(RuntimeError, match="no distributed tensors"):
+        DTensor(ember.ones(2))
+    with pytest.raises(RuntimeError, match="no distributed tensors"):
+        DTensor.from_local(ember.ones(2))
+    m = ember.nn.Linear(2, 2)
+    c = ember.compile(m)
+    assert isinstance(c, ember._dynamo.eval_frame.OptimizedModule) and c._orig_mod is m
+    assert not isinstance(m, ember._dynamo.eval_frame.OptimizedModule)
+    assert isinstance(torch.compile(torch.nn.Linear(2, 2)), torch._dynamo.eval_frame.OptimizedModule)

@@ -63,7 +63,10 @@ class device:  # noqa: N801 - PyTorch's name
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, str):
-            other = device(other)
+            try:
+                other = device(other)
+            except DeviceError:  # not a device string ("npu", "auto"): unequal, as PyTorch's device == str
+                return False
         return isinstance(other, device) and self.type == other.type and self.index == other.index
 
     def __hash__(self) -> int:
