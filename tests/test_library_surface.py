@@ -3,6 +3,7 @@ aliased to Ember), each run under PyTorch and Ember alike."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import ember
@@ -173,3 +174,51 @@ def test_dtensor_and_optimized_module_types():
     assert isinstance(c, ember._dynamo.eval_frame.OptimizedModule) and c._orig_mod is m
     assert not isinstance(m, ember._dynamo.eval_frame.OptimizedModule)
     assert isinstance(torch.compile(torch.nn.Linear(2, 2)), torch._dynamo.eval_frame.OptimizedModule)
+
+
+def _bool_index_cases():
+    """(name, index builder, input shape): a 0-d bool tensor indexes as True/False does (a new dim of size 1 or 0);
+    a bool mask beside an integer covers its own dims (torchmetrics' R2Score: ``rss[cond]`` with 0-d ``cond``)."""
+    return [
+        ("0d_true_of_0d", lambda L: L.tensor(True), ()),
+        ("0d_false_of_0d", lambda L: L.tensor(False), ()),
+        ("0d_true_of_1d", lambda L: L.tensor(True), (3,)),
+        ("0d_false_of_2d", lambda L: L.tensor(False), (2, 3)),
+        ("0d_true_and_int", lambda L: (1, L.tensor(True), 0), (2, 3, 2)),
+        ("mask2d_and_int", lambda L: (L.tensor([[True, False, True], [False, True, True]]), 0), (2, 3, 2)),
+        ("int_and_mask1d", lambda L: (0, L.tensor([True, False, True])), (2, 3, 2)),
+    ]
+
+
+@pytest.mark.parametrize(("name", "index", "shape"), _bool_index_cases(), ids=[c[0] for c in _bool_index_cases()])
+def test_bool_tensor_index_read(name, index, shape):
+    from ember.testing import check_op
+
+    x = np.random.default_rng(0).standard_normal(shape)
+    check_op(lambda a: a[index(ember)] * 2, x, torch_fn=lambda a: a[index(torch)] * 2, name=name)
+
+
+@pytest.mark.parametrize(("name", "index", "shape"), _bool_index_cases(), ids=[c[0] for c in _bool_index_cases()])
+def test_bool_tensor_index_write(name, index, shape):
+    x = np.random.default_rng(0).standard_normal(shape)
+    got = {}
+    for lib in (torch, ember):
+        w = lib.tensor(x, requires_grad=True)
+        v = lib.tensor(np.arange(2.0, dtype=np.float64)[:1], requires_grad=True)
+        y = w * 1.0
+        y[index(lib)] = v * 3  # an in-place write into a non-leaf: gradients to both w and v
+        (y * lib.tensor(np.linspace(1.0, 2.0, max(y.numel(), 1)).reshape(shape))).sum().backward()
+        got[lib.__name__] = (y.detach().numpy(), w.grad.numpy(), v.grad.numpy())
+    for a, b in zip(got["ember"], got["torch"], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_pytorch_core_names_libraries_call():
+    assert ember._C._log_api_usage_once("torchmetrics.metric.Accuracy") is None
+    torch._C._log_api_usage_once("torchmetrics.metric.Accuracy")
+    with pytest.raises(TypeError):
+        torch._C._log_api_usage_once(3)
+    with pytest.raises(TypeError, match="must be str"):
+        ember._C._log_api_usage_once(3)
+    assert ember._C.__name__ == "ember._C"  # what tells real PyTorch apart (backends.real_torch)
+    assert ember.backends.real_torch() is torch
