@@ -222,3 +222,74 @@ def test_pytorch_core_names_libraries_call():
         ember._C._log_api_usage_once(3)
     assert ember._C.__name__ == "ember._C"  # what tells real PyTorch apart (backends.real_torch)
     assert ember.backends.real_torch() is torch
+
+
+def _once_differentiable_run(lib):
+    seen = []
+
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        @lib.autograd.function.once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            seen.append(lib.is_grad_enabled())
+            return 3 * x**2 * g
+
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    Cube.apply(x).sum().backward()
+    out = [x.grad.tolist()]
+    (g,) = lib.autograd.grad(Cube.apply(x), x, grad_outputs=lib.ones(2, requires_grad=True), create_graph=True)
+    out += [g.tolist(), g.requires_grad]
+    with pytest.raises(RuntimeError, match="differentiate twice a function that was marked with @once_differentiable"):
+        g.sum().backward()
+    (g,) = lib.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)  # the seed needs no grad: a plain result
+    return [*out, g.requires_grad, seen]
+
+
+def test_once_differentiable():
+    assert _once_differentiable_run(ember) == _once_differentiable_run(torch) == [
+        [3.0, 12.0], [3.0, 12.0], True, False, [False, False, False]]  # fmt: skip
+    from torch.autograd.function import Function as TorchFunction  # noqa: F401 - the module PyTorch code imports
+
+    from ember.autograd.function import Function, FunctionCtx  # noqa: F401
+
+    assert Function is ember.autograd.Function
+
+
+def test_pieces_pyro_imports():
+    from ember.distributions.utils import _sum_rightmost
+
+    x = np.arange(24.0).reshape(2, 3, 4)
+    for d in (0, 1, 2, 3):
+        np.testing.assert_array_equal(
+            _sum_rightmost(ember.tensor(x), d).numpy(),
+            torch.distributions.utils._sum_rightmost(torch.tensor(x), d).numpy(),
+        )
+    assert ember._C._get_tracing_state() is None and torch._C._get_tracing_state() is None
+    assert ember.serialization.MAP_LOCATION is not None and torch.serialization.MAP_LOCATION is not None
+
+
+@LIBS
+def test_register_kl_takes_any_class(lib):
+    class Mixin:  # Pyro's Distribution is a base class that does not derive from torch's
+        pass
+
+    class MyNormal(lib.distributions.Normal, Mixin):
+        pass
+
+    @lib.distributions.kl.register_kl(MyNormal, Mixin)
+    def _kl(p, q):
+        return lib.tensor(7.0)
+
+    class Other(Mixin):
+        pass
+
+    p = MyNormal(lib.tensor(0.0), lib.tensor(1.0))
+    assert lib.distributions.kl_divergence(p, Other()).item() == 7.0
+    with pytest.raises(TypeError):
+        lib.distributions.kl.register_kl(3, Mixin)

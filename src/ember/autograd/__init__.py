@@ -19,11 +19,12 @@ from ._gradcheck import gradcheck, gradgradcheck
 
 
 def __getattr__(name: str) -> object:
-    """``ember.autograd.forward_ad`` on first use (it sits above the operators, which this package sits under)."""
-    if name == "forward_ad":
+    """``ember.autograd.forward_ad`` and ``.function`` on first use (forward_ad sits above the operators, which this
+    package sits under)."""
+    if name in ("forward_ad", "function"):
         import importlib
 
-        return importlib.import_module(f"{__name__}.forward_ad")
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
