@@ -12,7 +12,7 @@ $(PY):
 
 # dev = the tools plus every optional extra the tests exercise (record, vision, tensorboard, data, plot, docs);
 # torch (CPU build), expecttest (PyTorch's operator database imports it), transformers (Hugging Face parity),
-# accelerate/PEFT/torchmetrics (--no-deps: never another torch) and pnnx on top, each skipped cleanly if pip cannot
+# accelerate/PEFT/torchmetrics/Pyro (--no-deps: never another torch) and pnnx on top, each skipped cleanly if pip cannot
 # get it.
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]"
@@ -23,6 +23,8 @@ $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q "einops>=0.8" || echo "einops not installed: the einops program will check nothing"
 	$(PY) -m pip install -q --no-deps "accelerate>=1.15" "peft>=0.21" "psutil>=5.9" "torchmetrics>=1.9" \
 		"lightning-utilities>=0.15" || echo "accelerate/peft/torchmetrics not installed: their tests will be skipped"
+	$(PY) -m pip install -q --no-deps "pyro-ppl>=1.9" "pyro-api>=0.1.2" "opt_einsum>=3.3" \
+		|| echo "pyro-ppl not installed: the Pyro test will be skipped"
 	$(PY) -m pip install -q -e ".[onnx]" || echo "onnx/onnxruntime not installed: ember.onnx tests will be skipped"
 	touch $(STAMP)
 

@@ -293,3 +293,37 @@ def test_register_kl_takes_any_class(lib):
     assert lib.distributions.kl_divergence(p, Other()).item() == 7.0
     with pytest.raises(TypeError):
         lib.distributions.kl.register_kl(3, Mixin)
+
+
+@pytest.mark.parametrize("kw", [{}, {"dtype": "float64"}, {"dtype": "float32"}, {"device": "cpu"},
+                                {"dtype": "float64", "device": "cpu"}])  # fmt: skip
+def test_as_tensor_of_a_tensor_keeps_its_graph(kw):
+    """``as_tensor(t, dtype=...)`` is ``t`` itself when nothing changes, else a differentiable copy (it dropped the
+    graph: Pyro's HalfCauchy prior lost its gradient, a silently wrong SVI step)."""
+    got = {}
+    for lib in (torch, ember):
+        u = lib.tensor([0.5, -1.0], dtype=lib.float64, requires_grad=True)
+        s = u.exp()
+        a = lib.as_tensor(s, **{k: getattr(lib, v) if k == "dtype" else v for k, v in kw.items()})
+        (a * lib.tensor([1.0, 3.0], dtype=a.dtype)).sum().backward()
+        got[lib.__name__] = (a is s, a.requires_grad, str(a.dtype).split(".")[-1], u.grad.tolist())
+    assert got["ember"] == got["torch"]
+
+
+def test_tensors_take_a_programs_own_attributes():
+    import copy
+    import pickle
+
+    def run(lib):
+        t = lib.ones(2)
+        t.note = [1]
+        w = lib.nn.Parameter(lib.ones(2))
+        w.no_decay = True
+        c, p = copy.deepcopy(t), pickle.loads(pickle.dumps(t))
+        return (t.note, c.note, c.note is t.note, p.note, hasattr(t.detach(), "note"), hasattr(t + 1, "note"),
+                hasattr(copy.deepcopy(w), "no_decay"), pickle.loads(pickle.dumps(w)).no_decay, dict(t.__dict__),
+                lib.ones(1).__dict__)  # fmt: skip
+
+    assert run(ember) == run(torch) == ([1], [1], False, [1], False, False, False, True, {"note": [1]}, {})
+    with pytest.raises(AttributeError, match="nope"):
+        _ = ember.ones(1).nope

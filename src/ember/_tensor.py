@@ -32,6 +32,7 @@ class Tensor(TensorGradFields, TensorConversions):
     """
 
     __slots__ = (
+        "__dict__",  # a program's own attributes (``p.no_decay = True``), as PyTorch's take; made on first use
         "__weakref__",
         "_backend",
         "_creator",
