@@ -12,8 +12,8 @@ $(PY):
 
 # dev = the tools plus every optional extra the tests exercise (record, vision, tensorboard, data, plot, docs);
 # torch (CPU build), expecttest (PyTorch's operator database imports it), transformers (Hugging Face parity),
-# accelerate/PEFT/torchmetrics/Pyro (--no-deps: never another torch) and pnnx on top, each skipped cleanly if pip cannot
-# get it.
+# accelerate/PEFT/torchmetrics/Pyro/x-transformers (--no-deps: never another torch) and pnnx on top, each
+# skipped cleanly if pip cannot get it.
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]"
 	$(PY) -m pip install -q "torch==2.13.0" || echo "torch not installed: PyTorch parity tests will be skipped"
@@ -25,6 +25,8 @@ $(STAMP): $(PY) pyproject.toml
 		"lightning-utilities>=0.15" || echo "accelerate/peft/torchmetrics not installed: their tests will be skipped"
 	$(PY) -m pip install -q --no-deps "pyro-ppl>=1.9" "pyro-api>=0.1.2" "opt_einsum>=3.3" \
 		|| echo "pyro-ppl not installed: the Pyro test will be skipped"
+	$(PY) -m pip install -q --no-deps "x-transformers>=2.31" "einx>=0.4" "frozendict>=2.4" "loguru>=0.7" \
+		"torch-einops-utils>=0.2" || echo "x-transformers not installed: its test will be skipped"
 	$(PY) -m pip install -q -e ".[onnx]" || echo "onnx/onnxruntime not installed: ember.onnx tests will be skipped"
 	touch $(STAMP)
 
