@@ -11,8 +11,9 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 # dev = the tools plus every optional extra the tests exercise (record, vision, tensorboard, data, plot, docs);
-# torch (CPU build), expecttest (PyTorch's operator database imports it), transformers (Hugging Face parity) and
-# pnnx on top, each skipped cleanly if pip cannot get it.
+# torch (CPU build), expecttest (PyTorch's operator database imports it), transformers (Hugging Face parity),
+# accelerate/PEFT/torchmetrics/Pyro/x-transformers (--no-deps: never another torch) and pnnx on top, each
+# skipped cleanly if pip cannot get it.
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]"
 	$(PY) -m pip install -q "torch==2.13.0" || echo "torch not installed: PyTorch parity tests will be skipped"
@@ -20,6 +21,12 @@ $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q "transformers>=4.40" || echo "transformers not installed: Hugging Face parity tests will be skipped"
 	$(PY) -m pip install -q --no-deps "pnnx==20261020" || echo "pnnx not installed: PNNX export tests will be skipped"
 	$(PY) -m pip install -q "einops>=0.8" || echo "einops not installed: the einops program will check nothing"
+	$(PY) -m pip install -q --no-deps "accelerate>=1.15" "peft>=0.21" "psutil>=5.9" "torchmetrics>=1.9" \
+		"lightning-utilities>=0.15" || echo "accelerate/peft/torchmetrics not installed: their tests will be skipped"
+	$(PY) -m pip install -q --no-deps "pyro-ppl>=1.9" "pyro-api>=0.1.2" "opt_einsum>=3.3" \
+		|| echo "pyro-ppl not installed: the Pyro test will be skipped"
+	$(PY) -m pip install -q --no-deps "x-transformers>=2.31" "einx>=0.4" "frozendict>=2.4" "loguru>=0.7" \
+		"torch-einops-utils>=0.2" || echo "x-transformers not installed: its test will be skipped"
 	$(PY) -m pip install -q -e ".[onnx]" || echo "onnx/onnxruntime not installed: ember.onnx tests will be skipped"
 	touch $(STAMP)
 

@@ -44,6 +44,8 @@ def copy_leaf(t: Tensor, memo: dict[int, Any], wrap: Callable[[Tensor], Tensor])
 
 def deepcopy_tensor(t: Tensor, memo: dict[int, Any]) -> Tensor:
     out: Tensor = copy_leaf(t, memo, lambda x: x)
+    if t.__dict__:  # a program's own attributes are deep-copied too (PyTorch's Tensor does; its Parameter does not)
+        out.__dict__.update(copy.deepcopy(t.__dict__, memo))
     return out
 
 
@@ -54,8 +56,10 @@ def tensor_payload(t: Tensor) -> Any:
 
 
 def reduce_tensor(t: Tensor) -> tuple[Any, ...]:
-    """``__reduce_ex__``: rebuild from a NumPy copy of the values, or from shared memory when shared."""
-    return _rebuild_tensor, (tensor_payload(t), t.dtype.name, str(t.device), t.requires_grad, t._backend.name)
+    """``__reduce_ex__``: rebuild from a NumPy copy of the values, or from shared memory when shared; a program's own
+    attributes (``t.__dict__``) come back too, as PyTorch's."""
+    args = (tensor_payload(t), t.dtype.name, str(t.device), t.requires_grad, t._backend.name)
+    return (_rebuild_tensor, args, dict(t.__dict__)) if t.__dict__ else (_rebuild_tensor, args)
 
 
 def _home(device: str, backend: str | None) -> Backend:

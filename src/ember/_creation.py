@@ -55,9 +55,13 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
-    """Like ``tensor`` but shares memory with a NumPy array or tensor when dtype and device agree."""
-    if isinstance(data, Tensor) and dtype is None and device is None:
-        return data
+    """Like ``tensor`` but shares memory with a NumPy array or tensor when dtype and device agree.
+
+    A tensor comes back itself when its dtype and device are the ones asked for, else converted by ``.to``,
+    which keeps its graph (PyTorch's rule: ``as_tensor`` of a tensor that requires grad stays differentiable).
+    """
+    if isinstance(data, Tensor):
+        return data if dtype is None and device is None else data.to(device=device, dtype=dtype)
     if (
         isinstance(data, np.ndarray)
         and device is None

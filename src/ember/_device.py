@@ -16,8 +16,18 @@ from ._errors import DeviceError
 __all__ = ["device", "get_default_device", "set_default_device"]
 
 
+#: PyTorch's other device types: ``device("mps")`` can be made and compared (libraries test ``dev == device("mps")``),
+#: but no backend serves them, so a tensor or a default device there raises a DeviceError saying so
+OTHER_TYPES = frozenset({
+    "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla", "lazy", "vulkan", "mps",
+    "hpu", "mtia", "privateuseone",
+})  # fmt: skip
+
+
 class device:  # noqa: N801 - PyTorch's name
     """Where a tensor's memory lives: a type (``cpu``, ``cuda``, or ``meta``: no memory at all) and an index.
+
+    PyTorch's other types (``mps``, ``xpu``, ...) make device objects too, which no backend here serves.
 
     A tensor's ``.device`` also remembers which backend serves it (``backend``), so that
     ``zeros(3, device=x.device)`` and ``y.to(x.device)`` land next to ``x``; a device you make yourself
@@ -40,16 +50,11 @@ class device:  # noqa: N801 - PyTorch's name
             spec, index = spec.type, getattr(spec, "index", None)
         text = str(spec)
         kind, _, idx = text.partition(":")
-        if kind not in ("cpu", "cuda", "meta"):
-            known = kind in ("mps", "xla", "xpu", "hip", "ipu", "hpu", "mtia", "vulkan", "privateuseone")
-            raise DeviceError(
-                f"device {text!r} is not supported by Ember; it has 'cpu', 'cuda', 'cuda:N' and 'meta'"
-                if known
-                else f"unknown device {text!r}; expected 'cpu', 'cuda', 'cuda:N' or 'meta'"
-            )
+        if kind not in ("cpu", "cuda", "meta") and kind not in OTHER_TYPES:
+            raise DeviceError(f"unknown device {text!r}; expected 'cpu', 'cuda', 'cuda:N' or 'meta'")
         if idx:
             if not idx.isdigit():
-                raise DeviceError(f"bad device index in {text!r}; expected 'cuda:N' with N >= 0")
+                raise DeviceError(f"bad device index in {text!r}; expected '{kind}:N' with N >= 0")
             index = int(idx)
         if kind == "cuda" and index is None:
             index = 0
@@ -58,7 +63,10 @@ class device:  # noqa: N801 - PyTorch's name
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, str):
-            other = device(other)
+            try:
+                other = device(other)
+            except DeviceError:  # not a device string ("npu", "auto"): unequal, as PyTorch's device == str
+                return False
         return isinstance(other, device) and self.type == other.type and self.index == other.index
 
     def __hash__(self) -> int:

@@ -60,9 +60,9 @@ class Param(Tensor):
     def __reduce_ex__(self, protocol: Any) -> Any:
         """Pickled with its id and kind (values, or the shared-memory block when shared)."""
         payload = tensor_payload(self)
-        return _rebuild_param, (
-            payload, self.dtype.name, str(self.device), self.requires_grad, self.id, self.is_buffer, self._backend.name
-        )  # fmt: skip
+        args = (payload, self.dtype.name, str(self.device), self.requires_grad, self.id, self.is_buffer,
+                self._backend.name)  # fmt: skip
+        return (_rebuild_param, args, dict(self.__dict__)) if self.__dict__ else (_rebuild_param, args)
 
 
 #: PyTorch's name.

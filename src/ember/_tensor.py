@@ -32,6 +32,7 @@ class Tensor(TensorGradFields, TensorConversions):
     """
 
     __slots__ = (
+        "__dict__",  # a program's own attributes (``p.no_decay = True``), as PyTorch's take; made on first use
         "__weakref__",
         "_backend",
         "_creator",
@@ -268,12 +269,9 @@ class Tensor(TensorGradFields, TensorConversions):
         return RemovableHandle(self._hooks, hook)
 
     def backward(
-        self,
-        gradient: Tensor | None = None,
-        retain_graph: _bool | None = None,
-        create_graph: _bool = False,
+        self, gradient: Tensor | None = None, retain_graph: _bool | None = None, create_graph: _bool = False,
         inputs: Any = None,
-    ) -> Any:
+    ) -> Any:  # fmt: skip
         """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (``inputs``: into theirs only); returns the
         Gradients as a value."""
         return _backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)

@@ -39,7 +39,8 @@ def set_num_threads(n: int) -> None:
     else:
         threadpool_limits(limits=n)  # stays in force (not used as a context manager)
     torch = sys.modules.get("torch")
-    if torch is not None and hasattr(torch, "_C"):  # PyTorch itself (with torch aliased to Ember, this function)
+    # PyTorch itself, known by its compiled core (with torch aliased to Ember, this function; Ember has an ``_C`` too)
+    if torch is not None and getattr(getattr(torch, "_C", None), "__name__", None) == "torch._C":
         torch.set_num_threads(n)
 
 

@@ -60,6 +60,11 @@ __all__ = [
 
 _ITEM_TYPE = "object"
 
+#: the type of ``load``'s ``map_location`` (PyTorch's alias, which typed code imports): a function of a storage and
+#: its location, a device, a device name, a mapping of device names, or None
+MAP_LOCATION = Callable[[Any, str], Any] | Any | str | dict[str, str] | None
+DEFAULT_PROTOCOL = 2  # PyTorch's pickle protocol for ``torch.save``
+
 
 def save(obj: Any, f: Any, pickle_module: Any = None, pickle_protocol: Any = None, **_: Any) -> None:
     """Save ``obj`` to a path or binary file: containers of tensors as a record, anything else pickled in one.

@@ -230,7 +230,8 @@ def install(tr: Tracer) -> None:
             recorded = False
         tr.array_types = tuple(c for c in array_types() if recorded or c is not getattr(cupy, "ndarray", None))
         CAPTURE.tracer = tr
-        if hasattr(sys.modules.get("torch"), "_C"):  # real torch (not Ember standing in for it): a dispatch mode
+        # real torch (not Ember standing in for it, whose ``_C`` is ``ember._C``): a dispatch mode
+        if getattr(getattr(sys.modules.get("torch"), "_C", None), "__name__", None) == "torch._C":
             from ._torch_trace import Recorder
 
             tr.mode = Recorder(tr)

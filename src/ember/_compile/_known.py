@@ -18,7 +18,7 @@ def array_types() -> tuple[type, ...]:
     """The classes of the identity-known arrays of the libraries imported now (never imports one)."""
     out: list[type] = []
     torch = sys.modules.get("torch")
-    if torch is not None and hasattr(torch, "_C"):
+    if torch is not None and getattr(getattr(torch, "_C", None), "__name__", None) == "torch._C":  # (not Ember's _C)
         out.append(torch.Tensor)
     cupy = sys.modules.get("cupy")
     if cupy is not None and isinstance(getattr(cupy, "ndarray", None), type):

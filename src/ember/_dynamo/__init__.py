@@ -13,12 +13,14 @@ from typing import Any, TypeVar
 
 from .._compile._registry import SETTINGS
 from ..compiler import disable, is_compiling, reset
+from . import eval_frame
 
 __all__ = [
     "allow_in_graph",
     "assume_constant_result",
     "config",
     "disable",
+    "eval_frame",
     "is_compiling",
     "mark_dynamic",
     "mark_static",

@@ -92,15 +92,16 @@ class DataLoader(Generic[_T_co]):
     ``timeout`` (seconds, 0 = none) bounds the wait for any worker's batch (thread or process): past it
     the loader raises RuntimeError and abandons its workers. ``pin_memory=True`` puts every
     tensor of a batch in page-locked memory (``Tensor.pin_memory``) for ``non_blocking`` copies to the
-    accelerator; without one it warns once and does nothing (as PyTorch does).
+    accelerator; without one it warns once and does nothing (as PyTorch does). The positional order is
+    PyTorch's; ``in_order=False`` is accepted and batches still come in order (which PyTorch allows).
     """
 
-    def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool = False, sampler: Any = None,
+    def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool | None = False, sampler: Any = None,
                  batch_sampler: Any = None, num_workers: int = 0, collate_fn: Callable[[list[Any]], Any] | None = None,
-                 drop_last: bool = False, prefetch_factor: int | None = None, persistent_workers: bool = False,
-                 generator: Any = None, seed: int | None = None,
+                 pin_memory: bool = False, drop_last: bool = False, timeout: float = 0,
                  worker_init_fn: Callable[[int], Any] | None = None, multiprocessing_context: Any = None,
-                 timeout: float = 0, pin_memory: bool = False, pin_memory_device: str = "") -> None:  # fmt: skip
+                 generator: Any = None, *, prefetch_factor: int | None = None, persistent_workers: bool = False,
+                 pin_memory_device: str = "", in_order: bool = True, seed: int | None = None) -> None:  # fmt: skip
         if num_workers < 0:
             raise ValueError(f"DataLoader: num_workers must be >= 0, got {num_workers}")
         if batch_size is not None and (type(batch_size) is bool or not isinstance(batch_size, int) or batch_size < 1):
@@ -124,6 +125,8 @@ class DataLoader(Generic[_T_co]):
             self.collate_fn = collate_fn or default_collate
             self._default_collate = collate_fn is None
         self.persistent_workers, self.worker_init_fn = persistent_workers, worker_init_fn
+        self.in_order = in_order  # False lets PyTorch's workers hand batches out of order; Ember's keep the order
+        self.generator, self.pin_memory_device = generator, pin_memory_device
         self.batch_size, self.drop_last = batch_size, drop_last
         self._iterable = isinstance(dataset, IterableDataset)
         self._pool: ThreadWorkers | None = None

@@ -33,11 +33,12 @@ _KL_MEMOIZE: dict[tuple[type, type], Callable[..., Tensor]] = {}
 def register_kl(type_p: type, type_q: type) -> Callable[[Callable[..., Tensor]], Callable[..., Tensor]]:
     """Decorator: register ``fn(p, q)`` as ``KL(p || q)`` for ``p`` of ``type_p`` and ``q`` of ``type_q``.
 
-    Lookup picks the most specific registered pair along both types' MROs (as PyTorch does).
+    Lookup picks the most specific registered pair along both types' MROs (as PyTorch does). Any classes are
+    accepted, as in PyTorch: libraries register their own base classes (Pyro's ``Distribution`` is a mixin).
     """
     for t in (type_p, type_q):
-        if not (isinstance(t, type) and issubclass(t, Distribution)):
-            raise TypeError(f"register_kl: expected a subclass of Distribution, got {t!r}")
+        if not isinstance(t, type):
+            raise TypeError(f"register_kl: expected a class, got {t!r}")
 
     def decorator(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
         _KL_REGISTRY[type_p, type_q] = fn

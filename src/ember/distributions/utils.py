@@ -67,6 +67,9 @@ def sum_rightmost(value: Tensor, dim: int) -> Tensor:
     return value.reshape(*value.shape[: value.ndim - dim], -1).sum(-1)
 
 
+_sum_rightmost = sum_rightmost  # PyTorch's private name, which libraries on torch.distributions import (Pyro)
+
+
 class lazy_property:  # noqa: N801 - PyTorch's name
     """A property computed on first access and then cached on the instance."""
 

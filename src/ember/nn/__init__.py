@@ -16,7 +16,7 @@ from .loss_margin import *  # noqa: F403
 from .module import IncompatibleKeys, Module, Ref  # noqa: F401
 from .norm import *  # noqa: F403
 from .padding import *  # noqa: F403
-from .parallel import SyncBatchNorm  # noqa: F401
+from .parallel import DataParallel, SyncBatchNorm  # noqa: F401
 from .parameter import Buffer, Param, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
 from .pooling import *  # noqa: F403
 from .rearrange import *  # noqa: F403

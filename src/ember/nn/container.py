@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -24,8 +25,35 @@ __all__ = [
 ]
 
 
+def _abs_index(n: int, idx: Any) -> int:
+    """``idx`` (an int or ``__index__``) as a position in ``range(n)``, or PyTorch's IndexError."""
+    i = operator.index(idx)
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of range")
+    return i % n
+
+
+def _child(module: Any, name: str) -> Module | None:
+    """``module`` if it may be a child (a Module or None), else PyTorch's TypeError."""
+    if module is not None and not isinstance(module, Module):
+        raise TypeError(f"cannot assign '{type(module).__name__}' as child module '{name}' (Module or None expected)")
+    return module  # type: ignore[no-any-return]
+
+
+def _renumber(modules: dict[str, Module | None]) -> None:
+    """Name the entries ``0``, ``1``, ... in order (in place: the dict counts its writes)."""
+    values = list(modules.values())
+    modules.clear()
+    modules.update((str(i), m) for i, m in enumerate(values))
+
+
 class Sequential(Module):
-    """Modules applied in order. ``Sequential(a, b)``, ``Sequential(OrderedDict(...))``, ``seq.add(m)``."""
+    """Modules applied in order. ``Sequential(a, b)``, ``Sequential(OrderedDict(...))``, ``seq.add(m)``.
+
+    PyTorch's list methods: indexing and slicing, ``del`` (the rest renumbered ``0``, ``1``, ...), ``pop``,
+    ``insert``, ``extend``, ``+``/``+=`` with another Sequential, ``*``/``*=`` by a positive int (the same modules
+    repeated, shared).
+    """
 
     def __init__(self, *args: Any) -> None:
         super().__init__()
@@ -62,62 +90,136 @@ class Sequential(Module):
     def __getitem__(self, idx: int | slice) -> Any:
         items = list(self._modules.items())
         if isinstance(idx, slice):
-            return Sequential(OrderedDict(items[idx]))
-        if not -len(items) <= idx < len(items):
-            raise IndexError(f"Sequential index {idx} is out of range for {len(items)} modules")
-        return items[idx][1]
+            return self.__class__(OrderedDict(items[idx]))
+        return items[_abs_index(len(items), idx)][1]
 
     def __setitem__(self, idx: int, module: Module) -> None:
-        name = list(self._modules)[idx]
-        self._modules[name] = module
+        name = list(self._modules)[_abs_index(len(self._modules), idx)]
+        setattr(self, name, module)
 
-    def __delitem__(self, idx: int) -> None:
-        items = [m for i, m in enumerate(self._modules.values()) if i != idx % len(self)]
+    def __delitem__(self, idx: int | slice) -> None:
+        keys = list(self._modules)
+        for key in keys[idx] if isinstance(idx, slice) else [keys[_abs_index(len(keys), idx)]]:
+            delattr(self, key)
+        _renumber(self._modules)  # as PyTorch: names become 0, 1, ... after a deletion
+
+    def pop(self, key: int | slice) -> Any:
+        """Removes and returns the module (or Sequential of modules) at ``key``."""
+        v = self[key]
+        del self[key]
+        return v
+
+    def insert(self, index: int, module: Module) -> Sequential:
+        """Puts ``module`` before position ``index`` (``len(self)`` appends); later ones move up by one."""
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")  # (PyTorch's type)
+        n = len(self._modules)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        index = index + n if index < 0 else index
+        values = list(self._modules.values())
+        values.insert(index, module)
         self._modules.clear()
-        for m in items:
-            self.add(m)  # type: ignore[arg-type]
+        self._modules.update((str(i), m) for i, m in enumerate(values))
+        return self
+
+    def extend(self, sequential: Iterable[Module]) -> Sequential:
+        """Appends each module of ``sequential``."""
+        for layer in sequential:
+            self.append(layer)
+        return self
+
+    def _other(self, other: Any) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+        return other
+
+    def __add__(self, other: Sequential) -> Sequential:
+        return Sequential(*self, *self._other(other))
+
+    def __iadd__(self, other: Sequential) -> Sequential:
+        return self.extend(list(self._other(other)))
+
+    def _factor(self, other: Any) -> int:
+        if not isinstance(other, int) or isinstance(other, bool):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        return other
+
+    def __mul__(self, other: int) -> Sequential:
+        return Sequential(*(list(self) * self._factor(other)))
+
+    __rmul__ = __mul__
+
+    def __imul__(self, other: int) -> Sequential:
+        return self.extend(list(self) * (self._factor(other) - 1))
 
 
 class ModuleList(Module):
-    """A list of sub-modules, registered as ``0``, ``1``, ... (no forward of its own)."""
+    """A list of sub-modules, registered as ``0``, ``1``, ... (no forward of its own); entries may be None, as in
+    PyTorch. ``del``/``pop`` renumber the rest; ``+`` makes a new list, ``+=`` extends."""
 
-    def __init__(self, modules: Iterable[Module] | None = None) -> None:
+    def __init__(self, modules: Iterable[Module | None] | None = None) -> None:
         super().__init__()
-        for m in modules or []:
-            self.append(m)
+        if modules is not None:
+            self.extend(modules)
 
-    def append(self, module: Module) -> ModuleList:
-        if not isinstance(module, Module):
-            raise TypeError(f"ModuleList.append: expected a Module, got {type(module).__name__}")
+    def append(self, module: Module | None) -> ModuleList:
+        """Appends ``module`` (a Module or None)."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
         self.register_module(str(len(self._modules)), module)
         return self
 
-    def extend(self, modules: Iterable[Module]) -> ModuleList:
+    def extend(self, modules: Iterable[Module | None]) -> ModuleList:
+        """Appends each of ``modules``."""
+        if not isinstance(modules, Iterable):
+            raise TypeError(f"ModuleList.extend should be called with an iterable, but got {type(modules).__name__}")
         for m in modules:
             self.append(m)
         return self
 
-    def insert(self, index: int, module: Module) -> None:
-        items = list(self._modules.values())
-        items.insert(index, module)
+    def insert(self, index: int, module: Module | None) -> None:
+        """Puts ``module`` before position ``index`` (as ``list.insert``)."""
+        values = list(self._modules.values())
+        values.insert(index, module)
         self._modules.clear()
-        for m in items:
-            self.append(m)  # type: ignore[arg-type]
+        for m in values:
+            self.append(m)
 
     def __len__(self) -> int:
         return len(self._modules)
 
-    def __iter__(self) -> Iterator[Module]:
-        return iter(m for m in self._modules.values() if m is not None)
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._modules.values())
 
     def __getitem__(self, idx: int | slice) -> Any:
-        items = list(self._modules.values())
+        values = list(self._modules.values())
         if isinstance(idx, slice):
-            return ModuleList(items[idx])  # type: ignore[arg-type]
-        return items[idx]
+            return self.__class__(values[idx])
+        return values[_abs_index(len(values), idx)]
 
-    def __setitem__(self, idx: int, module: Module) -> None:
-        self._modules[list(self._modules)[idx]] = module
+    def __setitem__(self, idx: int, module: Module | None) -> None:
+        self._modules[str(_abs_index(len(self._modules), idx))] = _child(module, str(idx))
+
+    def __delitem__(self, idx: int | slice) -> None:
+        keys = list(self._modules)
+        for key in keys[idx] if isinstance(idx, slice) else [keys[_abs_index(len(keys), idx)]]:
+            delattr(self, key)
+        _renumber(self._modules)
+
+    def pop(self, key: int | slice) -> Any:
+        """Removes and returns the module (or ModuleList) at ``key``."""
+        v = self[key]
+        del self[key]
+        return v
+
+    def __iadd__(self, modules: Iterable[Module | None]) -> ModuleList:
+        return self.extend(modules)
+
+    def __add__(self, other: Iterable[Module | None]) -> ModuleList:
+        return ModuleList([*self, *other])
 
 
 class ModuleDict(Module):
@@ -129,19 +231,44 @@ class ModuleDict(Module):
             self.update(modules)
 
     def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
-        items = modules.items() if isinstance(modules, Mapping) else modules
-        for k, m in items:
-            self[k] = m
+        """Adds or replaces entries from a mapping (a ``ModuleDict`` too) or an iterable of key/module pairs."""
+        if isinstance(modules, (Mapping, ModuleDict)):
+            for k, m in modules.items():
+                self[k] = m
+            return
+        if not isinstance(modules, Iterable):
+            raise TypeError(
+                "ModuleDict.update should be called with an iterable of key/value pairs, "
+                f"but got {type(modules).__name__}"
+            )
+        for j, pair in enumerate(modules):
+            if not isinstance(pair, Iterable):
+                raise TypeError(f"ModuleDict update sequence element #{j} should be Iterable; is{type(pair).__name__}")
+            kv: list[Any] = list(pair)
+            if len(kv) != 2:
+                raise ValueError(f"ModuleDict update sequence element #{j} has length {len(kv)}; 2 is required")
+            self[kv[0]] = kv[1]
 
-    def __getitem__(self, key: str) -> Module:
-        m = self._modules.get(key)
-        if m is None:
-            raise KeyError(f"ModuleDict has no key {key!r}; keys: {list(self._modules)}")
+    def pop(self, key: str) -> Module:
+        """Removes ``key`` and returns its module (KeyError when absent)."""
+        m = self[key]
+        del self._modules[key]
         return m
 
-    def __setitem__(self, key: str, module: Module) -> None:
-        if not isinstance(module, Module):
-            raise TypeError(f"ModuleDict[{key!r}]: expected a Module, got {type(module).__name__}")
+    def clear(self) -> None:
+        """Removes every entry."""
+        self._modules.clear()
+
+    def __getitem__(self, key: str) -> Module:
+        if key not in self._modules:
+            raise KeyError(f"ModuleDict has no key {key!r}; keys: {list(self._modules)}")
+        return self._modules[key]  # type: ignore[return-value]
+
+    def __setitem__(self, key: str, module: Module | None) -> None:
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        if key not in self._modules:
+            self._check_name(key)
         self._modules[key] = module
 
     def __delitem__(self, key: str) -> None:

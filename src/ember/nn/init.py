@@ -93,6 +93,20 @@ def _fans(t: Tensor) -> tuple[int, int]:
     return t.shape[1] * rf, t.shape[0] * rf
 
 
+def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    """``(fan_in, fan_out)`` of a weight: dims 1 and 0, each times the product of the rest (PyTorch's helper)."""
+    return _fans(tensor)
+
+
+def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
+    """``fan_in`` or ``fan_out`` of ``tensor`` as ``mode`` (either case) says (PyTorch's helper)."""
+    mode = mode.lower()
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")
+    fan_in, fan_out = _fans(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
     """Samples from U(a, b), drawn on ``tensor``'s device."""
     if _skipping():
@@ -181,11 +195,7 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> 
 
 
 def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float:
-    fan_in, fan_out = _fans(tensor)
-    if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"kaiming: mode must be 'fan_in' or 'fan_out', got {mode!r}")
-    fan = fan_in if mode == "fan_in" else fan_out
-    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
 
 
 def kaiming_uniform_(

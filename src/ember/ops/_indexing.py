@@ -4,6 +4,7 @@ assignment, ``where``, ``nonzero``, ``select``, ``narrow``.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .._dtype import as_dtype, get_default_dtype
@@ -29,7 +30,7 @@ class TwoStage:
         self.pre, self.post = pre, post
 
 
-def _two_stage(items: tuple[Any, ...]) -> TwoStage:
+def _two_stage(items: tuple[Any, ...], bool_dtype: Any) -> TwoStage:
     pre: list[Any] = []
     post: list[Any] = []
     for it in items:
@@ -42,9 +43,14 @@ def _two_stage(items: tuple[Any, ...]) -> TwoStage:
             pre.append(it)
             post.append(it)
         else:  # an index array; a bool mask covers as many dims as it has
-            pre.extend([slice(None)] * (it.ndim if it.dtype == bool else 1))
+            pre.extend([slice(None)] * (it.ndim if it.dtype == bool_dtype else 1))  # (the backend's bool)
             post.append(it)
     return TwoStage(tuple(pre), tuple(post))
+
+
+def _is_bool(a: Any, backend: Any) -> bool:
+    """Whether a 0-d array is bool: a mask, as True is (a new dim of size 1 or 0), never the integer ``x[1]``."""
+    return getattr(a, "dtype", None) == backend.xp.bool_
 
 
 def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
@@ -78,13 +84,13 @@ def to_index(index: Any, backend: Any) -> tuple[Any, bool]:
             basic = False
         elif it is None or it is Ellipsis or isinstance(it, (int, slice)):
             out.append(it)
-        elif hasattr(it, "__index__") and getattr(it, "ndim", 0) == 0:
+        elif hasattr(it, "__index__") and getattr(it, "ndim", 0) == 0 and not _is_bool(it, backend):
             out.append(int(it))
         else:
             out.append(backend.asarray(it))
             basic = False
     if not basic and any(isinstance(it, int) and not isinstance(it, bool) for it in out):
-        return _two_stage(tuple(out)), False
+        return _two_stage(tuple(out), backend.xp.bool_), False
     if basic and not any(it is Ellipsis for it in out):  # NumPy's a[2] is a scalar copy, a[2, ...] a 0-d view
         out.append(Ellipsis)
     return tuple(out), basic
@@ -147,6 +153,11 @@ class GetItem(Op):
         return IndexBackward.apply(g, self.shape, self.idx, self.basic), None
 
 
+def _has_0d_mask(idx: Any, bool_dtype: Any) -> bool:
+    items = (*idx.pre, *idx.post) if isinstance(idx, TwoStage) else idx
+    return any(getattr(i, "ndim", None) == 0 and getattr(i, "dtype", None) == bool_dtype for i in items)
+
+
 class IndexBackward(Op):
     """Scatter ``g`` into zeros of ``shape`` at ``idx`` (repeated indices add up)."""
 
@@ -154,9 +165,13 @@ class IndexBackward(Op):
 
     def forward(self, g: Any, shape: tuple[int, ...], idx: Any, basic: bool) -> Any:
         self.idx = idx
-        z = self.backend.xp.zeros(shape, dtype=g.dtype)
+        xp = self.backend.xp
+        z = xp.zeros(shape, dtype=g.dtype)
         if basic:
             z[idx] = g
+        elif _has_0d_mask(idx, xp.bool_):  # (aten's index_put_ has no rule for a 0-d mask: via flat positions)
+            pos = xp.reshape(xp.arange(math.prod(shape)), shape)
+            self.backend.index_add(xp.reshape(z, (-1,)), (xp.reshape(read(pos, idx), (-1,)),), xp.reshape(g, (-1,)))
         else:
             add_at(self.backend, z, idx, g)
         return z

@@ -52,8 +52,10 @@ def call_with_step_hooks(
 def _with_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(step)
     def run(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
-        if self._in_step or not (self._step_pre_hooks or self._step_post_hooks):
-            return step(self, *args, **kwargs)  # (a subclass's step calling its parent's: the hooks run once)
+        # (a subclass's step calling its parent's: the hooks run once; a wrapper class that never ran
+        # ``Optimizer.__init__``, as accelerate's AcceleratedOptimizer, has no hooks of its own, as in PyTorch)
+        if self._in_step or not (getattr(self, "_step_pre_hooks", None) or getattr(self, "_step_post_hooks", None)):
+            return step(self, *args, **kwargs)
         return call_with_step_hooks(self, step, args, kwargs)
 
     run.__ember_step_hooks__ = True  # type: ignore[attr-defined]

@@ -50,7 +50,8 @@ def sdpa_kernel(backends: SDPBackend | Iterable[SDPBackend], set_priority: bool 
     chosen = tuple(SDPBackend(b) for b in chosen)
     real: Any = contextlib.nullcontext()
     torch = sys.modules.get("torch")
-    if torch is not None and hasattr(torch, "_C"):  # loaded PyTorch (the torch backend) honours the block too
+    # loaded PyTorch (the torch backend) honours the block too; known by its compiled core, not Ember's ``_C``
+    if torch is not None and getattr(getattr(torch, "_C", None), "__name__", None) == "torch._C":
         from torch.nn.attention import SDPBackend as TorchBackend
         from torch.nn.attention import sdpa_kernel as torch_kernel
 

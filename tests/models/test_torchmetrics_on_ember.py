@@ -1,0 +1,64 @@
+"""torchmetrics on Ember through the switch PyTorch users make (``sys.modules["torch"] = ember`` before ``import
+torchmetrics``): the same program (``torchmetrics_prog.py``) runs under PyTorch and under Ember on the same data and
+gives the same values, dtypes and shapes.
+
+Running it found: ``torch._C._log_api_usage_once`` missing (every metric calls it), and a 0-d bool tensor used as an
+index read as ``x[1]`` (R2Score's ``rss[cond]``; on a 1-d tensor that was a silently wrong value)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ember
+
+pytest.importorskip("torch")
+pytest.importorskip("torchmetrics")
+
+SRC = str(Path(ember.__file__).resolve().parents[1])
+PROG = str(Path(__file__).with_name("torchmetrics_prog.py"))
+ALIAS = (
+    "import sys, runpy, ember; sys.modules['torch'] = ember; sys.argv = sys.argv[1:]; "
+    "runpy.run_path(sys.argv[0], run_name='__main__')"
+)
+
+
+def _run(args: list[str]) -> None:
+    env = dict(os.environ, PYTHONPATH=SRC, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    env.pop("EMBER_BACKEND", None)  # the torch backend is what the alias makes unavailable: NumPy serves Ember here
+    r = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "done" in r.stdout, r.stdout[-3000:] + r.stderr[-5000:]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("torchmetrics"))
+    _run([PROG, out, "save"])  # real PyTorch
+    _run(["-c", ALIAS, PROG, out, "load"])  # torch aliased to Ember
+    return np.load(f"{out}/save.npz"), np.load(f"{out}/load.npz")
+
+
+@pytest.mark.parametrize("group", ["batch0.", "batch1.", "batch2.", "epoch.", "after_reset.", "binary_", "functional_",
+                                   "roc", "reg.", "rmse", "mean"])  # fmt: skip
+def test_metrics_equal_pytorchs(results, group):
+    torch_run, ember_run = results
+    assert set(torch_run) == set(ember_run)
+    keys = [k for k in torch_run if k.startswith(group)]
+    assert keys
+    for k in keys:
+        assert ember_run[k].dtype == torch_run[k].dtype and ember_run[k].shape == torch_run[k].shape, k
+        np.testing.assert_allclose(ember_run[k], torch_run[k], rtol=1e-6, atol=1e-7, err_msg=k)
+
+
+def test_the_collection_holds_every_metric(results):
+    torch_run, ember_run = results
+    names = {k.split(".", 1)[1] for k in ember_run if k.startswith("epoch.")}
+    assert names == {"acc", "acc_macro", "acc_top2", "f1", "f1_weighted", "precision", "recall", "auroc", "ap",
+                     "confmat"}  # fmt: skip
+    assert ember_run["epoch.confmat"].shape == (4, 4) and ember_run["epoch.confmat"].sum() == 24
+    assert {k for k in ember_run if k.startswith("reg.")} == {k for k in torch_run if k.startswith("reg.")}
