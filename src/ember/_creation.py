@@ -326,9 +326,9 @@ def get_rng_state() -> dict[str, Any]:
     return default_generator.get_state()
 
 
-def set_rng_state(state: dict[str, Any]) -> None:
+def set_rng_state(new_state: dict[str, Any]) -> None:
     """Restore the default generator's state from ``get_rng_state()``."""
-    default_generator.set_state(state)
+    default_generator.set_state(new_state)
 
 
 def _rand(kind: str, size: tuple[Any, ...], dtype: Any, device: Any, requires_grad: bool, generator: Any) -> Tensor:

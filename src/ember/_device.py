@@ -132,14 +132,17 @@ def _check_here(d: device) -> None:
         check(d)
 
 
-def set_default_device(dev: Any) -> None:
-    """Make ``dev`` the default device of the process (``None`` or ``"cpu"``: back to the CPU).
+def set_default_device(device: Any) -> None:
+    """Make ``device`` the default device of the process (``None`` or ``"cpu"``: back to the CPU).
 
     A device that is not here raises a DeviceError naming the backends and devices that are.
     """
-    if dev is None:
+    if device is None:
         _DEFAULT[0] = None
         return
-    d = device(dev)
+    d = _device_cls(device)
     _check_here(d)
     _DEFAULT[0] = None if d == CPU and d.backend is None else d
+
+
+_device_cls = device  # (set_default_device's parameter is PyTorch's name, ``device``)

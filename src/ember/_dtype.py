@@ -172,9 +172,9 @@ def get_default_dtype() -> DType:
     return _default[0]
 
 
-def set_default_dtype(dtype: Any) -> None:
-    """Set the default float dtype (float16, bfloat16, float32 or float64)."""
-    d = as_dtype(dtype)
+def set_default_dtype(d: Any) -> None:
+    """Set the default float dtype (float16, bfloat16, float32 or float64); ``d`` is PyTorch's parameter name."""
+    d = as_dtype(d)
     if not d.is_floating_point:
         raise TypeError(f"set_default_dtype: only floating dtypes can be the default, got {d}")
     _default[0] = d

@@ -125,9 +125,21 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     return (shown, vjp_fn, aux) if has_aux else (shown, vjp_fn)
 
 
-def jvp(func: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any]:
-    """``(func(*primals), J @ tangents)``."""
-    return _functional.jvp(func, tuple(primals), tuple(tangents))  # type: ignore[no-any-return]
+def jvp(
+    func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False, has_aux: bool = False
+) -> tuple[Any, ...]:
+    """``(func(*primals), J @ tangents)`` (``has_aux``: ``func`` returns ``(output, aux)`` and aux comes third)."""
+    if not has_aux:
+        return _functional.jvp(func, tuple(primals), tuple(tangents), strict=strict)  # type: ignore[no-any-return]
+    aux: list[Any] = []
+
+    def main(*xs: Any) -> Any:
+        out, a = func(*xs)
+        aux.append(a)
+        return out
+
+    out, jv = _functional.jvp(main, tuple(primals), tuple(tangents), strict=strict)
+    return out, jv, _detach_tree(aux[0])
 
 
 def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
@@ -163,8 +175,13 @@ def stack_module_state(models: Any) -> tuple[dict[str, Tensor], dict[str, Tensor
     return {k: stacked([p[k] for p in ps], k) for k in ps[0]}, {k: stacked([b[k] for b in bs], k) for k in bs[0]}
 
 
-def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
-    """The Jacobian of ``func`` with respect to the arguments ``argnums`` (tensors): ``out.shape + in.shape``."""
+def jacrev(
+    func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False,
+    chunk_size: int | None = None, _preallocate_and_copy: bool = False,
+) -> Callable[..., Any]:  # fmt: skip
+    """The Jacobian of ``func`` with respect to the arguments ``argnums`` (tensors): ``out.shape + in.shape``
+    (``has_aux``: ``func`` returns ``(output, aux)`` and the result is ``(jacobian, aux)``; ``chunk_size`` is
+    PyTorch's batching of the rows, which are computed one by one here)."""
 
     def wrapped(*args: Any) -> Any:
         nums = _argnums(argnums, len(args))
@@ -174,15 +191,38 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Call
             full[a] = v
         with enable_grad():
             out = func(*full)
+        aux = None
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise RuntimeError("jacrev(f, ...)(*args): output of function f should be a tuple: (output, aux) "
+                                   "if has_aux is True")  # fmt: skip
+            out, aux = out
         jac = list(_functional.jacobian_of(out, tuple(tracked), create_graph=True))  # (create_graph: they nest)
         if not outer:
             jac = [j.detach() for j in jac]
-        return jac[0] if isinstance(argnums, int) else tuple(jac)
+        res = jac[0] if isinstance(argnums, int) else tuple(jac)
+        return (res, aux if outer else _detach_tree(aux)) if has_aux else res
 
     return wrapped
 
 
-jacfwd = jacrev  # the same Jacobian, computed by rows in reverse (forward mode: ember.autograd.forward_ad)
+def jacfwd(
+    func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False, *, randomness: str = "error"
+) -> Callable[..., Any]:
+    """The Jacobian, as ``jacrev`` (the same values, computed by rows in reverse; forward mode is
+    ``ember.autograd.forward_ad``)."""
+    return jacrev(func, argnums, has_aux=has_aux)
+
+
+def _detach_tree(x: Any) -> Any:
+    """``x`` with every tensor in it detached (lists, tuples and dicts kept)."""
+    if isinstance(x, Tensor):
+        return x.detach()
+    if isinstance(x, (list, tuple)):
+        return type(x)(_detach_tree(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _detach_tree(v) for k, v in x.items()}
+    return x
 
 
 def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:

@@ -299,6 +299,11 @@ def _untrace(result: Any, tr: Tracer) -> None:
             fix(_GRAD.__get__(ins.args[0]))
 
 
+#: torch.compile's other keywords (2.13: a name for its caches and logs, a recompile limit, shape specs): accepted,
+#: they tune Dynamo, which Ember's capture does not have
+_TORCH_SETTINGS = frozenset({"isolate_recompiles", "name", "recompile_limit", "shapes_spec"})
+
+
 def compile(
     model: Any = None,
     *,
@@ -310,6 +315,7 @@ def compile(
     disable: bool = False,
     static_argnums: Any = (),
     static_argnames: Any = (),
+    **settings: Any,
 ) -> Any:
     """Capture ``model`` (a function, e.g. a whole training step, or a Module) and replay it as one program.
 
@@ -319,10 +325,13 @@ def compile(
     may read: the program is recaptured when they change. Usable as ``@ember.compile`` and
     ``@ember.compile(fullgraph=True)``.
     """
+    unknown = sorted(set(settings) - _TORCH_SETTINGS)
+    if unknown:
+        raise TypeError(f"compile() got an unexpected keyword argument {unknown[0]!r}")
     if model is None:
         return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
                                  options=options, disable=disable, static_argnums=static_argnums,
-                                 static_argnames=static_argnames)  # fmt: skip
+                                 static_argnames=static_argnames, **settings)  # fmt: skip
     if disable:
         return model
     if mode not in _KNOWN_MODES:

@@ -33,13 +33,33 @@ def _loss(fn: Callable[..., Any], inputs: Sequence[Any], k: int, v: np.ndarray) 
     return float(np.real(np.conj(v) * out).sum())
 
 
+#: PyTorch's gradcheck/gradgradcheck switches Ember accepts (its check is the full backward comparison)
+_GRADCHECK_SWITCHES = frozenset({
+    "nondet_tol", "check_undefined_grad", "check_grad_dtypes", "check_batched_grad", "check_batched_forward_grad",
+    "check_forward_ad", "fast_mode", "masked",
+})  # fmt: skip
+_GRADGRADCHECK_SWITCHES = frozenset({
+    "gen_non_contig_grad_outputs", "nondet_tol", "check_undefined_grad", "check_grad_dtypes", "check_batched_grad",
+    "check_fwd_over_rev", "check_rev_over_rev", "fast_mode", "masked",
+})  # fmt: skip
+
+
+def _known_switches(name: str, given: dict[str, Any], known: frozenset[str]) -> None:
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise TypeError(f"{name}() got an unexpected keyword argument {unknown[0]!r}")
+
+
 def gradcheck(
-    fn: Callable[..., Any],
+    func: Callable[..., Any],
     inputs: Any,
+    *,
     eps: float = 1e-6,
     atol: float = 1e-5,
     rtol: float = 1e-3,
     raise_exception: bool = True,
+    check_backward_ad: bool = True,
+    **pytorch_checks: Any,
 ) -> bool:
     """Compare autograd's vector-Jacobian products with central finite differences.
 
@@ -48,7 +68,15 @@ def gradcheck(
     (``grad(out, x, v)``) is checked against central differences of ``L`` in every element of every input;
     a complex input's real and imaginary parts are perturbed apart, and its gradient is ``dL/dre + i dL/dim``
     (PyTorch's convention: the conjugate Wirtinger derivative, times 2).
+
+    PyTorch's other switches (``fast_mode``, ``nondet_tol``, ``check_undefined_grad``, ``check_batched_grad``,
+    ``check_forward_ad`` ...) are accepted; this check is the full backward comparison whatever they say
+    (``check_backward_ad=False`` skips it).
     """
+    _known_switches("gradcheck", pytorch_checks, _GRADCHECK_SWITCHES)
+    if not check_backward_ad:
+        return True
+    fn = func
     inputs = tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
     diff = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     for t in diff:
@@ -89,22 +117,32 @@ def gradcheck(
 
 
 def gradgradcheck(
-    fn: Callable[..., Any],
+    func: Callable[..., Any],
     inputs: Any,
+    grad_outputs: Any = None,
+    *,
     eps: float = 1e-6,
     atol: float = 1e-5,
     rtol: float = 1e-3,
+    raise_exception: bool = True,
+    **pytorch_checks: Any,
 ) -> bool:
-    """Second order: gradcheck the function ``x -> d(v . fn(x))/dx`` built with ``create_graph=True``."""
+    """Second order: gradcheck the function ``x -> d(v . fn(x))/dx`` built with ``create_graph=True`` (``v``:
+    ``grad_outputs``, else a random direction). PyTorch's other switches are accepted, as in ``gradcheck``."""
+    _known_switches("gradgradcheck", pytorch_checks, _GRADGRADCHECK_SWITCHES)
+    fn = func
     inputs = tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
     diff_idx = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     rng = np.random.default_rng(1)
     first = _outputs(fn, inputs)[0]
-    v = _direction(rng, first)
+    if grad_outputs is not None:
+        v = grad_outputs[0] if isinstance(grad_outputs, (list, tuple)) else grad_outputs
+    else:
+        v = _direction(rng, first)
 
     def first_grads(*xs: Any) -> tuple[Tensor, ...]:
         out = _outputs(fn, xs)[0]
         gs = grad([out], [xs[i] for i in diff_idx], [v], create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)
 
-    return gradcheck(first_grads, inputs, eps=eps, atol=atol, rtol=rtol)
+    return gradcheck(first_grads, inputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception)

@@ -84,9 +84,11 @@ def clip_arrays_by_norm_(arrays: list[Any], backend: Any, max_norm: float, norm_
 
 @opaque
 def clip_grad_norm_(
-    parameters: Iterable[Tensor] | Tensor, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False
-) -> Tensor:
-    """Scale all gradients together so their global ``norm_type`` norm is at most ``max_norm``; return the norm."""
+    parameters: Iterable[Tensor] | Tensor, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:  # fmt: skip
+    """Scale all gradients together so their global ``norm_type`` norm is at most ``max_norm``; return the norm.
+    (``foreach``: PyTorch's kernel choice; Ember's clip is one pass either way.)"""
     if isinstance(max_norm, bool) or not isinstance(max_norm, numbers.Real) or not max_norm >= 0:
         raise ValueError(f"clip_grad_norm_: max_norm must be a number >= 0, got {max_norm!r}")
     if isinstance(norm_type, bool) or not isinstance(norm_type, numbers.Real) or not norm_type > 0:
@@ -104,7 +106,7 @@ def clip_grad_norm_(
 
 
 @opaque
-def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:
+def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float, foreach: bool | None = None) -> None:
     """Clamp every gradient element to ``[-clip_value, clip_value]`` in place."""
     if isinstance(clip_value, bool) or not isinstance(clip_value, numbers.Real) or not clip_value >= 0:
         raise ValueError(f"clip_grad_value_: clip_value must be a number >= 0, got {clip_value!r}")
@@ -129,8 +131,9 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
 
 
 def clip_grad_norm(
-    parameters: Iterable[Tensor] | Tensor, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False
-) -> Tensor:
+    parameters: Iterable[Tensor] | Tensor, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:  # fmt: skip
     """PyTorch's deprecated name of ``clip_grad_norm_``."""
     warnings.warn("clip_grad_norm is deprecated: use clip_grad_norm_", FutureWarning, stacklevel=2)
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
