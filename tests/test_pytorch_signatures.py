@@ -72,3 +72,20 @@ def _with_meaning(lib: Any) -> list[Any]:
 
 def test_parameters_with_a_meaning_as_pytorch() -> None:
     assert _with_meaning(ember) == _with_meaning(torch)
+
+
+def _tensor_forms(lib: Any) -> list[Any]:
+    x = lib.arange(6.0).reshape(2, 3)
+    out: list[Any] = [str(x.type(f"{lib.__name__}.IntTensor").dtype).split(".")[1]]
+    out.append(str(x.type(lib.LongTensor).dtype).split(".")[1])
+    try:
+        x.type(f"{lib.__name__}.NoSuchTensor")
+    except ValueError as e:
+        out.append(str(e).replace(lib.__name__, "LIB"))
+    w = lib.ones(2, requires_grad=True) * 3
+    out.append(w.numpy(force=True).tolist())
+    return out
+
+
+def test_type_strings_and_numpy_force_as_pytorch() -> None:
+    assert _tensor_forms(ember) == _tensor_forms(torch)

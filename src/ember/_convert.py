@@ -178,6 +178,15 @@ LEGACY_TYPE_NAMES = {
     "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
     "bool": "BoolTensor", "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor",
 }  # fmt: skip
+_DTYPE_OF_LEGACY = {v: k for k, v in LEGACY_TYPE_NAMES.items()}
+
+
+def parse_legacy_type(name: str) -> tuple[str | None, bool]:
+    """``"torch.cuda.FloatTensor"`` (or ``ember.``, or bare) as ``("float32", True)``: the dtype's name (None when
+    not a legacy type name) and whether it names a CUDA type."""
+    short = name.split(".", 1)[1] if name.startswith(("torch.", "ember.")) else name
+    cuda = short.startswith("cuda.")
+    return _DTYPE_OF_LEGACY.get(short[5:] if cuda else short), cuda
 
 
 def legacy_type_name(dtype: DType, device_type: str) -> str:

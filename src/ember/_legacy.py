@@ -15,7 +15,7 @@ import builtins
 import warnings
 from typing import Any
 
-from ._convert import LEGACY_TYPE_NAMES, _sizes
+from ._convert import LEGACY_TYPE_NAMES, _sizes, parse_legacy_type
 from ._creation import empty, tensor
 from ._device import set_default_device
 from ._dtype import DType, as_dtype, set_default_dtype
@@ -80,7 +80,6 @@ def new(self: Tensor, *args: Any, dtype: Any = None, device: Any = None) -> Tens
     return _build(as_dtype(dtype) if dtype is not None else self.dtype, args, device or self.device, "Tensor.new")
 
 
-_DTYPE_OF_LEGACY = {v: k for k, v in LEGACY_TYPE_NAMES.items()}
 _WARNED: list[builtins.bool] = [False]
 
 
@@ -96,9 +95,7 @@ def set_default_tensor_type(t: Any) -> None:
             stacklevel=2,
         )
     name = t if isinstance(t, str) else f"ember.{getattr(t, '__name__', t)}"
-    short = name.split(".", 1)[1] if name.startswith(("torch.", "ember.")) else name
-    cuda = short.startswith("cuda.")
-    dtype_name = _DTYPE_OF_LEGACY.get(short[5:] if cuda else short)
+    dtype_name, cuda = parse_legacy_type(name)
     if dtype_name is None:
         raise TypeError(f"invalid type: {name!r}")
     dtype = as_dtype(dtype_name)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ._convert import legacy_type_name
+from ._convert import legacy_type_name, parse_legacy_type
 from ._device import device as _device_cls
 from ._dtype import as_dtype, channels_last, channels_last_3d, contiguous_format, preserve_format
 from ._errors import ShapeError
@@ -115,8 +115,12 @@ class TensorConversions:
     def tolist(self) -> Any:
         return self._backend.to_numpy(self._data).tolist()
 
-    def numpy(self) -> np.ndarray:
-        """The values as a NumPy array (shares memory on the CPU backend; refuses a tensor needing grad)."""
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The values as a NumPy array (shares memory on the CPU backend; refuses a tensor needing grad unless
+        ``force``: then a detached host copy, as PyTorch's)."""
+        if force:
+            t = cast("Tensor", self).detach().cpu().resolve_conj().resolve_neg()
+            return t.numpy()
         if self._backend.device.type == "meta":
             raise TypeError(
                 "can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory "
@@ -232,6 +236,11 @@ class TensorConversions:
         """``"ember.FloatTensor"`` (the legacy type name), or a copy converted to ``dtype``."""
         if dtype is None:
             return legacy_type_name(self.dtype, self.device.type)
+        if isinstance(dtype, str) and "Tensor" in dtype:  # "torch.IntTensor", "torch.cuda.FloatTensor"
+            name, cuda = parse_legacy_type(dtype)
+            if name is None:
+                raise ValueError(f"invalid type: {dtype!r}")
+            return self.to(device="cuda" if cuda else self.device, dtype=name)
         return self.to(getattr(dtype, "dtype", dtype))
 
     def float(self, memory_format: Any = None) -> Tensor:
