@@ -149,8 +149,9 @@ def test_unbatched_input_and_pool_after_relu_match_pytorch():
 
 @pytest.mark.parametrize("shape", [(2, 8, 6, 8), (1, 17, 5, 7)])
 def test_max_pool2d_gradcheck_and_torch_parity_at_path_shapes(shape):
+    """First and second order (the double backward gathers at the indices the path gives)."""
     rng = np.random.default_rng(6)
     tf = torch.nn.functional
     for args in ((2,), (3, 2, 1)):
-        check_op(lambda x, a=args: F.max_pool2d(x, *a), rng.standard_normal(shape),
+        check_op(lambda x, a=args: F.max_pool2d(x, *a), rng.standard_normal(shape), second_order=True,
                  torch_fn=lambda x, a=args: tf.max_pool2d(x, *a), name=f"max_pool2d{args}")  # fmt: skip
