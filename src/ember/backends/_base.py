@@ -340,6 +340,10 @@ class Backend(
     #: whether the library's indexing kernels report an out-of-range index themselves (NumPy raises, PyTorch's
     #: CUDA kernels stop with a device-side assert); CuPy's wrap it around silently
     kernels_check_indices: bool = True
+    #: whether ``nll_loss``'s kernel raises ``IndexError`` itself for a target outside ``[0, C)`` (not the ignore
+    #: index) where ``host_checks`` holds: Ember then checks the targets only after that error, to word it (torch
+    #: on the CPU; no read back and no guard in a compiled step)
+    nll_kernel_checks_targets: bool = False
 
     @property
     def host_checks(self) -> bool:

@@ -43,6 +43,7 @@ class TorchBackend(TorchKernels, TorchAttentionKernels, TorchRNNKernels, TorchAr
     name = "torch"
     supports_bfloat16 = True
     device_types = ("cpu", "cuda")
+    nll_kernel_checks_targets = True  # ("Target 5 is out of bounds.", IndexError, on the CPU)
 
     def __init__(self, dev: Any = "cpu") -> None:
         d = device(dev)

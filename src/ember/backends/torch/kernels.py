@@ -17,6 +17,7 @@ import torch
 from .._kernels_loss import REDUCTIONS
 from .._kernels_norm import params_dtype
 from .._kernels_util import Ints, Pads
+from .pool_kernels import max_pool2d_planes_last
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -241,14 +242,16 @@ class TorchKernels:
     def max_pool(
         self, x: Any, k: Ints, s: Ints, p: Ints, d: Ints, ceil_mode: bool, save: bool = False
     ) -> tuple[Any, Any]:
-        torch = _torch()
-        if not save:  # values only: torch's faster path without indices
-            fn = (torch.max_pool1d, torch.max_pool2d, torch.max_pool3d)[len(k) - 1]
-            return fn(x, k, s, p, d, ceil_mode).contiguous(), None
-        y, idx = self._max_pool_with_indices(x, k, s, p, d, ceil_mode)
-        return y, idx
+        planes = max_pool2d_planes_last(_aten("max_pool2d_with_indices"), x, k, s, p, d, ceil_mode, save)
+        if planes is not None or save:  # (2-d where it pays: a channels-last kernel over the planes, pool_kernels.py)
+            return planes or self._max_pool_with_indices(x, k, s, p, d, ceil_mode)
+        fn = (_torch().max_pool1d, _torch().max_pool2d, _torch().max_pool3d)[len(k) - 1]  # (values only: faster)
+        return fn(x, k, s, p, d, ceil_mode).contiguous(), None
 
     def _max_pool_with_indices(self, x: Any, k: Ints, s: Ints, p: Ints, d: Ints, ceil_mode: bool) -> tuple[Any, Any]:
+        planes = max_pool2d_planes_last(_aten("max_pool2d_with_indices"), x, k, s, p, d, ceil_mode, True)
+        if planes is not None:
+            return planes
         if len(k) == 1:
             y, idx = _aten("max_pool2d_with_indices")(x.unsqueeze(2), *_as_2d(k, s, p, d), ceil_mode)
             return y.squeeze(2).contiguous(), idx.squeeze(2).contiguous()

@@ -206,13 +206,9 @@ def nll_loss(
     be = target._backend
     xp = be.xp
     tgt = target._data
-    if be.host_checks:  # (CuPy's kernels would not report a bad target: checked, with a wait)
-        # one bool read back, not the targets' range: ember.compile guards on what is read (a range would recapture)
-        bad = (tgt != ignore_index) & ((tgt < 0) | (tgt >= c))
-        if bool(xp.any(bad)):
-            pos = int(xp.argmax(bad))
-            raise OutOfRangeError(f"nll_loss: target {int(tgt[pos])} at position {pos} is out of range for {c} classes")
-    else:  # the range, when the host knows it without a sync (targets uploaded from host data)
+    if be.host_checks and not be.nll_kernel_checks_targets:  # (CuPy's kernels would not report a bad target)
+        _check_targets(xp, tgt, c, ignore_index)
+    elif not be.host_checks:  # the range, when the host knows it without a sync (targets uploaded from host data)
         r = be.known_range(tgt) if tgt.shape[0] else None
         for v in r or ():
             if v != ignore_index and not 0 <= v < c:
@@ -221,8 +217,22 @@ def nll_loss(
         target = Tensor._make(xp.astype(tgt, xp.int64), be)
     if weight is not None:
         _check_weight(weight, input, c)
-    loss = NLLLoss.apply(input, target, weight, reduction, ignore_index)
+    try:
+        loss = NLLLoss.apply(input, target, weight, reduction, ignore_index)
+    except IndexError:
+        if be.host_checks and be.nll_kernel_checks_targets:  # the kernel's own check (torch on the CPU): worded
+            _check_targets(xp, tgt, c, ignore_index)
+        raise
     return loss.reshape(tshape) if reduction == "none" and tuple(loss.shape) != tshape else loss
+
+
+def _check_targets(xp: Any, tgt: Any, c: int, ignore_index: int) -> None:
+    """Raise ``OutOfRangeError`` naming the first target outside ``[0, c)`` that is not ``ignore_index``."""
+    # one bool read back, not the targets' range: ember.compile guards on what is read (a range would recapture)
+    bad = (tgt != ignore_index) & ((tgt < 0) | (tgt >= c))
+    if bool(xp.any(bad)):
+        pos = int(xp.argmax(bad))
+        raise OutOfRangeError(f"nll_loss: target {int(tgt[pos])} at position {pos} is out of range for {c} classes")
 
 
 def _check_weight(weight: Tensor, input: Tensor, c: int) -> None:
