@@ -29,29 +29,36 @@ def _rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 #: elements per block of rows in layer norm's chains of passes, so that a block stays in the cache (L3) from one
 #: pass to the next; smaller blocks (16K-64K) paid more in calls than they saved (benchmarks/README.md)
 _LN_BLOCK = 1 << 18
+#: layer norm's backward runs blocks of ``_LN_BLOCK // 4`` elements: its chain writes three new arrays a block
+#: (at (2048, 128) float32, one thread: 0.63 ms against 0.72 at 256K and 0.71 at 16K; the forward's best is 256K)
+_LN_BWD_SHARE = 4
 #: OpenBLAS runs a matrix-vector product of fewer elements on the calling thread (its interface/gemv.c: 2304 x
 #: GEMM_MULTITHREAD_THRESHOLD 4); larger ones wake its threads, which under load waited for a core
 _BLAS_ONE_THREAD_MV = 9215
 
 
-def _blocks(lo: int, hi: int, n: int) -> Any:
-    """``(r0, r1)`` blocks of rows ``lo:hi`` of about ``_LN_BLOCK`` elements (rows of ``n``)."""
-    step = max(1, _LN_BLOCK // n)
+def _blocks(lo: int, hi: int, n: int, share: int = 1) -> Any:
+    """``(r0, r1)`` blocks of rows ``lo:hi`` of about ``_LN_BLOCK // share`` elements (rows of ``n``)."""
+    step = max(1, _LN_BLOCK // share // n)
     return ((r, min(r + step, hi)) for r in range(lo, hi, step))
 
 
-def _column_sums(a: np.ndarray) -> np.ndarray:
-    """``a.sum(0)`` of a 2-d array. Along short rows NumPy's reduction runs an inner loop per row (100 µs at
-    (2048, 128)); here matrix-vector products over fixed chunks of rows, each small enough for OpenBLAS's calling
-    thread, then the chunks' sums (59 µs). The chunks do not depend on any thread count, nor do the bits."""
+def _column_sums(a: np.ndarray, weights: Any = None) -> np.ndarray:
+    """``a.sum(0)`` of a 2-d array (``weights``: ``(weights[:, None] * a).sum(0)``). Along short rows NumPy's
+    reduction runs an inner loop per row (100 µs at (2048, 128)); here matrix-vector products over fixed chunks of
+    rows, each small enough for OpenBLAS's calling thread, then the chunks' sums (59 µs). The chunks do not depend
+    on any thread count, nor do the bits."""
     rows, n = a.shape
     k = _BLAS_ONE_THREAD_MV // n
+    w = np.ones(rows, a.dtype) if weights is None else weights.reshape(rows)
     if k < 8:  # long rows: NumPy's own reduction is as fast
-        return np.sum(a, axis=0)  # type: ignore[no-any-return]
+        return np.sum(a, axis=0) if weights is None else np.sum(a * w[:, None], axis=0)  # type: ignore[no-any-return]
     m = rows // k
-    s = np.sum(np.matmul(np.ones(k, a.dtype), a[: m * k].reshape(m, k, n)), axis=0) if m else np.zeros(n, a.dtype)
+    s = np.sum(np.matmul(w[: m * k].reshape(m, 1, k), a[: m * k].reshape(m, k, n))[:, 0], axis=0) if m else None
+    if s is None:
+        s = np.zeros(n, a.dtype)
     if rows > m * k:
-        s += np.matmul(np.ones(rows - m * k, a.dtype), a[m * k :])
+        s += np.matmul(w[m * k :], a[m * k :])
     return s  # type: ignore[no-any-return]
 
 
@@ -93,8 +100,10 @@ def layer_norm_backward(
     need_b: bool,
 ) -> tuple[Any, Any, Any]:  # fmt: skip
     """``(gx, gw, gb)`` of :func:`layer_norm` (None where not needed; ``gw``/``gb`` flat, of ``n`` elements):
-    ``gx = rstd (g w - a - xhat c)`` with the row means ``a = mean(g w)`` and ``c = mean(g w xhat)`` as dot
-    products, block by block of rows; then the sums over all rows ``gw = sum(g xhat)``, ``gb = sum(g)``."""
+    ``gx = rstd (g w - a - xc c)`` from the centred rows ``xc = x - mean`` (no cancellation where |mean| >> std),
+    with the row means ``a = mean(g w)`` and ``c = rstd^2 mean(g w xc)`` as dot products, block by block of
+    rows; then the sums over all rows ``gw = sum(rstd g xc)`` (``rstd`` as the weights of the matrix-vector
+    products), ``gb = sum(g)``. Seven passes of broadcasting ufuncs where ``xhat = xc rstd`` took eight."""
     g2, x2 = g.reshape(-1, n), x.reshape(-1, n)
     rows = x2.shape[0]
     w = None if weight is None else weight.reshape(n)
@@ -102,33 +111,35 @@ def layer_norm_backward(
     dt = np.result_type(g2, x2) if w is None else np.result_type(g2, x2, w)
     wv = np.ones(n, dt) if w is None else w
     gxs = np.empty(x2.shape, dt) if need_x else None
-    gps = np.empty(x2.shape, dt) if need_w else None  # g * xhat, summed over the rows after the parts
+    gps = np.empty(x2.shape, dt) if need_w else None  # g * xc, summed over the rows (weighted by rstd) after
+    rs = np.asarray(rstd, dt).reshape(rows, 1)
 
     def part(lo: int, hi: int) -> None:
-        step = min(hi - lo, max(1, _LN_BLOCK // n))
-        xh, gpt = np.empty((step, n), dt), (np.empty((step, n), dt) if gps is None else None)
-        for r0, r1 in _blocks(lo, hi, n):
-            gr, sr, xr = g2[r0:r1], rstd[r0:r1], xh[: r1 - r0]
-            gp = gpt[: r1 - r0] if gps is None else gps[r0:r1]  # type: ignore[index]
-            np.subtract(x2[r0:r1], mean[r0:r1], out=xr)
-            xr *= sr
-            np.multiply(gr, xr, out=gp)
+        step = min(hi - lo, max(1, _LN_BLOCK // _LN_BWD_SHARE // n))
+        xc_buf = np.empty((step, n), dt)
+        for r0, r1 in _blocks(lo, hi, n, _LN_BWD_SHARE):
+            gr, sr, xc = g2[r0:r1], rs[r0:r1], xc_buf[: r1 - r0]
+            np.subtract(x2[r0:r1], mean[r0:r1], out=xc)
+            if gps is not None:
+                np.multiply(gr, xc, out=gps[r0:r1])
             if gxs is None:
                 continue
-            a = _rowdot(gr, wv)
-            c = _rowdot(gp, wv)
-            a /= n
-            c /= n
             gx = gxs[r0:r1]
             np.multiply(gr, wv, out=gx)
-            xr *= c
-            xr += a
-            gx -= xr
+            a = _rowdot(gr, wv)
+            c = _rowdot(gx, xc)
+            a /= n
+            c /= n
+            c *= sr
+            c *= sr
+            xc *= c
+            gx -= a
+            gx -= xc
             gx *= sr
 
     if need_x or need_w:
         parallel_rows(rows, x2.size, part)
-    gw = None if gps is None else _column_sums(gps)
+    gw = None if gps is None else _column_sums(gps, rs)
     gb = _column_sums(g2) if need_b else None
     return (None if gxs is None else gxs.reshape(x.shape)), gw, gb
 
