@@ -142,6 +142,23 @@ def test_attention_probabilities_are_the_transposed_scores_memory_and_serve_the_
         np.testing.assert_allclose(c, b, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("mask_shape", [(), (11,), (9, 1), (2, 9, 11)])
+def test_attention_additive_masks_of_fewer_dims_in_the_transposed_kernel(mask_shape):
+    """A float mask of fewer dims than the scores (0-d, a row over the keys, a column over the queries, per head)
+    broadcasts in the transposed layout as in the usual one: the reference formulas' values and gradients."""
+    rng = np.random.default_rng(8)
+    q, k, v = (rng.standard_normal(s) for s in ((3, 2, 9, 5), (3, 2, 11, 5), (3, 2, 11, 4)))
+    mask = rng.standard_normal(mask_shape)
+    out, saved = BE.attention(q, k, v, mask, False, 0.3, None, 0.0)
+    rout, rsaved = REF.attention(q, k, v, mask, False, 0.3, None, 0.0)
+    np.testing.assert_allclose(out, rout, rtol=1e-12, atol=1e-14)
+    g = rng.standard_normal(out.shape)
+    fused = BE.attention_backward(g, q, k, v, saved, 0.3, 0.0, (True,) * 4)
+    ref = REF.attention_backward(g, q, k, v, rsaved, 0.3, 0.0, (True,) * 4)
+    for a, b in zip(fused, ref, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-13)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_layer_norm_blocks_of_rows_give_the_bits_of_whole_rows(monkeypatch, dtype):
     """Layer norm's chains run block by block of rows (``_LN_BLOCK``): blocks of one row and of all rows give

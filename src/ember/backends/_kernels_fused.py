@@ -285,7 +285,7 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, add: Any, scale: floa
     out = np.empty((*q.shape[:-1], v.shape[-1]), q.dtype)
     lowest, tiny = np.finfo(q.dtype).min, np.finfo(q.dtype).tiny
     small = _small_products(q, k, v)
-    add_t = None if add is None else np.swapaxes(add, -1, -2)
+    add_t = None if add is None else np.swapaxes(add.reshape((1,) * (2 - add.ndim) + add.shape), -1, -2)
     keep_t = None if keep is None else np.swapaxes(keep, -1, -2)
     ones = np.ones(k.shape[-2], q.dtype)
     dropped = None if keep is None or small else np.empty(pt.shape, q.dtype)
