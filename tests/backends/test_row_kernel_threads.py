@@ -117,6 +117,48 @@ def test_split_rows_equal_the_reference_formulas(split, dtype):
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_probabilities_are_the_transposed_scores_memory_and_serve_the_reference_backward(causal):
+    """The NumPy kernel keeps the probabilities in the memory of the transposed scores (keys along axis -2) and
+    hands out their view in the usual shape: the values of the reference formula, and a backward that gets
+    them in another dtype's company (the reference path, reading the strided view) gives the fused gradients."""
+    rng = np.random.default_rng(7)
+    q, k, v = (rng.standard_normal(s) for s in ((3, 2, 9, 5), (3, 2, 11, 5), (3, 2, 11, 4)))
+    out, saved = BE.attention(q, k, v, None, causal, 0.3, None, 0.0)
+    rout, rsaved = REF.attention(q, k, v, None, causal, 0.3, None, 0.0)
+    probs = saved[0]
+    assert probs.shape == (3, 2, 9, 11) and np.swapaxes(probs, -1, -2).flags.c_contiguous
+    np.testing.assert_allclose(probs, rsaved[0], rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(out, rout, rtol=1e-12, atol=1e-14)
+    if causal:  # key j > query i is never attended: exactly zero
+        assert not np.triu(probs[0, 0], 1).any()
+    g = rng.standard_normal(out.shape)
+    fused = BE.attention_backward(g, q, k, v, saved, 0.3, 0.0, (True,) * 4)
+    ref = REF.attention_backward(g, q, k, v, saved, 0.3, 0.0, (True,) * 4)  # the xp formulas on the view
+    via_g32 = BE.attention_backward(g.astype(np.float32), q, k, v, saved, 0.3, 0.0, (True,) * 4)  # not fused
+    for a, b, c in zip(fused, ref, via_g32, strict=True):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-13)
+        np.testing.assert_allclose(c, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mask_shape", [(), (11,), (9, 1), (2, 9, 11)])
+def test_attention_additive_masks_of_fewer_dims_in_the_transposed_kernel(mask_shape):
+    """A float mask of fewer dims than the scores (0-d, a row over the keys, a column over the queries, per head)
+    broadcasts in the transposed layout as in the usual one: the reference formulas' values and gradients."""
+    rng = np.random.default_rng(8)
+    q, k, v = (rng.standard_normal(s) for s in ((3, 2, 9, 5), (3, 2, 11, 5), (3, 2, 11, 4)))
+    mask = rng.standard_normal(mask_shape)
+    out, saved = BE.attention(q, k, v, mask, False, 0.3, None, 0.0)
+    rout, rsaved = REF.attention(q, k, v, mask, False, 0.3, None, 0.0)
+    np.testing.assert_allclose(out, rout, rtol=1e-12, atol=1e-14)
+    g = rng.standard_normal(out.shape)
+    fused = BE.attention_backward(g, q, k, v, saved, 0.3, 0.0, (True,) * 4)
+    ref = REF.attention_backward(g, q, k, v, rsaved, 0.3, 0.0, (True,) * 4)
+    for a, b in zip(fused, ref, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-13)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_layer_norm_blocks_of_rows_give_the_bits_of_whole_rows(monkeypatch, dtype):
     """Layer norm's chains run block by block of rows (``_LN_BLOCK``): blocks of one row and of all rows give

@@ -134,8 +134,8 @@ def test_gelu_rejects_unknown_approximation():
 
 @pytest.mark.parametrize("mode", MODES)
 def test_gelu_float32_accuracy_over_several_blocks(mode):
-    """float32 over [-9, 9] in several blocks (the NumPy kernel's rational Phi for exact GELU): within a few ulp
-    of the float64 result (the bounds the kernel's docstring states), and PyTorch's non-finite results."""
+    """float32 over [-9, 9] in several blocks (the NumPy kernel's tanh-of-a-polynomial Phi for exact GELU): within
+    a few ulp of the float64 result (the bounds the kernel's docstring states), and PyTorch's non-finite results."""
     xs = np.concatenate([np.linspace(-9.0, 9.0, 150_001), [np.inf, -np.inf, np.nan]])
     x32 = ember.tensor(xs, dtype=ember.float32, requires_grad=True)
     x64 = ember.tensor(xs, dtype=ember.float64, requires_grad=True)

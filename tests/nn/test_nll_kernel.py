@@ -177,3 +177,44 @@ def test_a_confident_classifiers_gradient_has_no_subnormals(dtype):
     keep = np.abs(full) >= tiny
     np.testing.assert_array_equal(g[keep], full[keep])
     assert (g[~keep] == 0).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_log_softmax_kernels_skip_subnormal_exps_with_the_formulas_bits(dtype):
+    """The NumPy row kernels of a confident classifier (``_kernels_fused``): the forward's sum takes
+    ``exp(max(z, log(tiny) + 0.01))`` and the backward zeroes the terms below its cut before the product, so no
+    ``exp`` or product runs on subnormals; the results are the formulas' bits all the same (the backward's with
+    every result below tiny flushed), for rows of very different upstream sums (terms just above the cut are
+    subnormal there and flushed after), subnormal, zero, infinite and NaN upstream values, and mixed dtypes."""
+    from ember.backends import _kernels_fused as fu
+
+    r = np.random.default_rng(11)
+    tiny = np.finfo(dtype).tiny
+    scale = 40.0 if dtype == np.float32 else 700.0
+    x = (r.standard_normal((96, 200)) * scale).astype(dtype)
+    z = x - x.max(-1, keepdims=True)
+    ref_y = z - np.log(np.sum(np.exp(z), -1, keepdims=True))
+    y = fu.log_softmax(x)
+    assert (np.exp(z) < tiny).mean() > 0.2  # the case: many subnormal (or zero) terms
+    np.testing.assert_array_equal(y, ref_y)
+
+    g = (r.standard_normal((96, 200)) * 10.0 ** r.uniform(-6, 2, (96, 1))).astype(dtype)  # rows' sums differ
+    g[r.random(g.shape) < 0.5] = 0.0
+    g[0, :5] = tiny / 4  # subnormal upstream values
+    g[1, 0] = -tiny / 2
+    ref = g - np.exp(y) * np.sum(g, -1, keepdims=True)
+    ref[np.abs(ref) < tiny] = 0.0
+    got = fu.log_softmax_backward(g, y)
+    np.testing.assert_array_equal(got, ref)
+    for bad in (np.inf, np.nan):  # a row's sum not finite: the plain formula everywhere
+        gb = g.copy()
+        gb[2, 3] = bad
+        with np.errstate(invalid="ignore"):
+            refb = gb - np.exp(y) * np.sum(gb, -1, keepdims=True)
+            refb[np.abs(refb) < tiny] = 0.0
+            np.testing.assert_array_equal(fu.log_softmax_backward(gb, y), refb)
+    if dtype == np.float32:  # a float64 upstream gradient on float32 log probabilities
+        g64 = g.astype(np.float64)
+        ref64 = g64 - (np.exp(y) * np.sum(g64, -1, keepdims=True)).astype(np.float32)
+        ref64[np.abs(ref64) < np.finfo(np.float64).tiny] = 0.0
+        np.testing.assert_array_equal(fu.log_softmax_backward(g64, y), ref64)

@@ -5,12 +5,13 @@ passes over few temporaries (half precision is computed in float32, PyTorch's op
 
 - exact, ``x Phi(x)``: ``Phi`` from ``erf`` of the backend's special functions (SciPy's, CuPy's, or the host
   fallback), except for float32 NumPy arrays. There SciPy's erf costs ~40 ns an element (it is most of a small
-  GPT's step), so ``Phi(x) = 0.5 + x P(x^2) / Q(x^2)`` (degree 5 over 5, |x| clamped to 5.75, beyond which
-  ``Phi`` is 0 or 1 in float32) runs over blocks of 128K elements, near the cache. The coefficients are a
-  relative minimax fit made for this kernel (Lawson-weighted least squares against SciPy's erf in float64; fit
-  error 6e-8). Evaluated in float32, ``Phi`` is within 2.5e-7 of the exact value (4 ulp of 0.5; torch's float32
-  erf: 6e-8), and ``gelu``/``gelu_backward`` within 1.5e-6 / 2.7e-7 absolute over [-9, 9] (torch: 3.7e-7 /
-  2.8e-7; ``tests/nn/test_gelu.py`` checks 2e-6 / 4e-7 against float64). With ``keep``, the forward also
+  GPT's step), so ``Phi(x) = (1 + tanh(t R(t^2))) / 2`` with ``t`` = x clamped to [-6.5, 6.5] (beyond, ``Phi``
+  is 0 or 1 in float32) and ``R`` a degree-6 polynomial fitted to ``atanh(erf(t / sqrt 2)) / t`` (weighted
+  least squares against SciPy's erfc in float64, weights ``dPhi/dR``, Lawson-reweighted; NumPy's SIMD float32
+  ``tanh`` costs what a multiply does), over blocks of 128K elements, near the cache: 18 passes where the
+  degree-5/5 rational it replaced took 24. Evaluated in float32, ``Phi`` is within 1e-7 of the exact value
+  over [-9, 9] (torch's float32 erf: 6e-8), ``gelu`` within 6e-7 absolute (torch: 3.7e-7);
+  ``tests/nn/test_gelu.py`` checks 2e-6 / 4e-7 (gradient) against float64. With ``keep``, the forward also
   returns the derivative ``Phi(x) + x phi(x)`` (one ``exp`` pass more), and backward is one product.
 - tanh, ``0.5 x (1 + tanh(z))`` with ``z = k (x + c x^3)``: written as ``x sigmoid(2z) = x / (1 + exp(-2z))``,
   the same function without NumPy's slow ``tanh`` and without the cancellation of ``1 + tanh`` for x < 0.
@@ -36,16 +37,12 @@ _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_K = math.sqrt(2.0 / math.pi)
 _GELU_C = 0.044715
-#: float32 ``Phi(x) = 0.5 + x P(x^2) / Q(x^2)`` on |x| <= _PHI_CLAMP (see the module docstring)
-_PHI_P = (
-    3.9894227624491696e-01, 3.3453052184019463e-02, 4.6420546955658355e-03, 1.6371330532806037e-04,
-    6.2146177576324207e-06, 2.2338685852496543e-08,
+#: float32 ``Phi(x) = (1 + tanh(t R(t^2))) / 2``, ``t`` = x clamped to +-_PHI_CLAMP: R's coefficients, lowest first
+_PHI_R = (
+    7.97884941e-01, 3.63330845e-02, -3.25948378e-05, -5.53062590e-05, 3.96475775e-06, -1.32264509e-07,
+    1.75620631e-09,
 )  # fmt: skip
-_PHI_Q = (
-    1.0, 2.5052077654619187e-01, 2.8390036339336136e-02, 1.8545450001845780e-03, 7.1516969970607724e-05,
-    1.1758356948995269e-06,
-)  # fmt: skip
-_PHI_CLAMP = 5.75
+_PHI_CLAMP = 6.5
 #: float32 elements per block (4K-16K blocks pay for the calls, whole arrays for the memory; 128K, not 64K: on two
 #: threads (2048, 512) took 8.7-9.1 ms against 10.7-11.3, on one the same; benchmarks/README.md)
 _BLOCK = 131072
@@ -56,23 +53,20 @@ def _inplace(fn: Any, t: Any) -> Any:
     return fn(t) if isinstance(t, np.generic) else fn(t, out=t)
 
 
-def _phi_f32(x: np.ndarray, out: np.ndarray, t: np.ndarray, u: np.ndarray, q: np.ndarray) -> None:
-    """``Phi(x)`` of a 1-d float32 block into ``out`` (``t``, ``u``, ``q``: scratch of the same length)."""
+def _phi_f32(x: np.ndarray, out: np.ndarray, t: np.ndarray, u: np.ndarray) -> None:
+    """``Phi(x)`` of a 1-d float32 block into ``out`` (``t``, ``u``: scratch of the same length)."""
     np.clip(x, -_PHI_CLAMP, _PHI_CLAMP, out=t)  # (NaN stays NaN; one pass: float32 minimum/maximum with a
-    # scalar run a branchy loop, 1.2 ns an element each, 2.4 of the 13.5 ns of GELU's forward)
+    # scalar run a branchy loop)
     np.multiply(t, t, out=u)
-    np.multiply(u, _PHI_P[-1], out=out)
-    np.multiply(u, _PHI_Q[-1], out=q)
-    for a, b in zip(_PHI_P[-2:0:-1], _PHI_Q[-2:0:-1], strict=True):
+    np.multiply(u, _PHI_R[-1], out=out)
+    for a in _PHI_R[-2:0:-1]:
         out += a
         out *= u
-        q += b
-        q *= u
-    out += _PHI_P[0]
-    q += 1.0
+    out += _PHI_R[0]
     out *= t
-    out /= q
-    out += 0.5
+    np.tanh(out, out=out)
+    out += 1.0
+    out *= 0.5
 
 
 @recorded
@@ -88,16 +82,16 @@ def _gelu_blocks(x: np.ndarray, g: np.ndarray | None, keep: bool = False) -> tup
     size = min(_BLOCK, n)
 
     def part(b0: int, b1: int) -> None:
-        t, u, q = (np.empty(size, np.float32) for _ in range(3))
+        t, u = (np.empty(size, np.float32) for _ in range(2))
         with np.errstate(over="ignore", invalid="ignore"):  # inf * 0 is NaN, as in PyTorch, silently
             for i in range(b0 * size, min(b1 * size, n), size):
                 j = min(i + size, n)
                 xb, rb, tb, ub = xf[i:j], res[i:j], t[: j - i], u[: j - i]
-                _phi_f32(xb, rb, tb, ub, q[: j - i])
+                _phi_f32(xb, rb, tb, ub)
                 if gf is None and der is None:
                     rb *= xb
                     continue
-                np.multiply(xb, xb, out=ub)  # x phi(x)
+                np.multiply(xb, xb, out=ub)  # x phi(x) (NaN at +-inf, as PyTorch's)
                 ub *= -0.5
                 np.exp(ub, out=ub)
                 ub *= xb
