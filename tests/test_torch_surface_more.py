@@ -269,13 +269,16 @@ def test_module_load_and_swap_tensors_as_pytorch() -> None:
         _error(lambda p=p, lib=lib: p.module_load(lib.full((2,), 4.0)))[0]
         assigned = p.module_load(lib.full((2,), 5.0, requires_grad=True), assign=True)
         a, b = lib.ones(2), lib.zeros(3, requires_grad=True)
+        a.tag, b.note = "a", "b"  # a program's own attributes go with the contents
         lib.utils.swap_tensors(a, b)
+        attrs = (getattr(a, "note", None), getattr(a, "tag", None), getattr(b, "tag", None))
         x = lib.ones(2, requires_grad=True)
         y, z = x * 2, lib.ones(2)
         lib.utils.swap_tensors(y, z)
         (z * 3).sum().backward()
         answers.append(
             (
+                attrs,
                 loaded.tolist(),
                 p.tolist(),
                 loaded.requires_grad,

@@ -23,7 +23,9 @@ from .ops._indexing_view import view_as
 __all__ = ["swap_tensors"]
 
 #: every field a tensor has (the ``__slots__`` of Tensor and its bases)
-_FIELDS = tuple(s for c in Tensor.__mro__ for s in c.__dict__.get("__slots__", ()) if s != "__weakref__")
+_FIELDS = tuple(
+    s for c in Tensor.__mro__ for s in c.__dict__.get("__slots__", ()) if s not in ("__weakref__", "__dict__")
+)  # (a program's own attributes, ``__dict__``, are not a field: swap_tensors exchanges their contents)
 
 
 def _host_check(self: Tensor, name: str) -> None:
