@@ -101,7 +101,9 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
     elif input.dtype.kind in "biu":
         input = input.to("int64")
     axes = norm_dims(dim, input.ndim, "sum")
-    return Sum.apply(input, axes, keepdim)
+    out = Sum.apply(input, axes, keepdim)
+    # (the kernels sum int32/int16/uint8 as int64: wrapped back, as PyTorch's dtype= sums in that dtype)
+    return out.to(input.dtype) if out.dtype != input.dtype and input.dtype.kind in "biu" else out
 
 
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
@@ -308,14 +310,16 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype:
     x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
     if dim is None:
         flat = reshape(x, (-1,))
-        out = cumprod(flat, 0)[-1] if flat.numel() else flat.sum() * 0 + 1  # (the empty product, in the graph)
+        out = (
+            cumprod(flat, 0, dtype=x.dtype)[-1] if flat.numel() else flat.sum() * 0 + 1
+        )  # (the empty product, in the graph)
         return reshape(out, (1,) * x.ndim) if keepdim else out
     d = norm_dim(dim, x.ndim, "prod")
     if not x.ndim:
         return x.clone()
     if x.shape[d] == 0:  # the empty product is 1; kept in the graph (its gradient, like PyTorch's, is empty)
         return x.sum(d, keepdim=keepdim) * 0 + 1
-    out = cumprod(x, d).narrow(d, x.shape[d] - 1, 1)
+    out = cumprod(x, d, dtype=x.dtype).narrow(d, x.shape[d] - 1, 1)
     return out if keepdim else out.squeeze(d)
 
 

@@ -106,7 +106,7 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
     x = input.to(dtype) if dtype is not None else input
     if x.dtype.kind in "fc":
         x = where(isnan(x), 0.0, x)
-    return sum(x, dim, keepdim)
+    return sum(x, dim, keepdim, dtype=dtype)
 
 
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:

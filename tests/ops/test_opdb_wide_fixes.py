@@ -1,0 +1,83 @@
+"""Wrong answers that ``tools/opdb_sweep_wide.py`` found (every op_db sample, integer/bool/half dtypes, second-order
+gradients, views): the same code under Ember and torch, values, dtypes, shapes and gradients compared."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def _np(x):
+    if isinstance(x, ember.Tensor):
+        return x.detach().numpy(), x.dtype.name
+    return x.detach().numpy(), str(x.dtype).replace("torch.", "")
+
+
+def same(fn, rtol=1e-7, atol=1e-12):
+    """``fn(ember)`` and ``fn(torch)`` give the same values, shapes and dtypes (a tensor or a tuple of them)."""
+    e, t = fn(ember), fn(torch)
+    es, ts = (e, t) if isinstance(e, (tuple, list)) else ((e,), (t,))
+    assert len(es) == len(ts)
+    for a, b in zip(es, ts, strict=True):
+        (an, ad), (bn, bd) = _np(a), _np(b)
+        assert an.shape == bn.shape, f"shape {an.shape} != torch {bn.shape}"
+        assert ad == bd, f"dtype {ad} != torch {bd}"
+        np.testing.assert_allclose(an, bn, rtol=rtol, atol=atol, equal_nan=True)
+    return e
+
+
+# -- masked.norm: ord=-inf, 0, negative (was: 1.0 for -inf, sum(|x|**ord)**(1/ord) otherwise) ------------------------
+@pytest.mark.parametrize("ord", [-math.inf, -2.0, -1.0, 0.0, 0.5, 1.0, 2.0, 3.0, math.inf])
+@pytest.mark.parametrize("masked", [False, True], ids=["nomask", "mask"])
+def test_masked_norm_orders(ord, masked):
+    x = np.array([[-4.8, 2.0, 0.5], [1.5, -0.25, 3.0]])
+    m = np.array([[True, False, True], [True, True, False]])
+
+    def run(L):
+        t = L.tensor(x, dtype=L.float64, requires_grad=True)
+        y = L.masked.norm(t, ord, 1, mask=L.tensor(m) if masked else None)
+        (g,) = L.autograd.grad(y.sum(), [t], allow_unused=True)  # (ord 0: no gradient in either library)
+        return y, L.zeros_like(t) if g is None else g
+
+    same(run)
+
+
+def test_masked_norm_of_a_0d_tensor():
+    same(lambda L: L.masked.norm(L.tensor(-4.8269849, dtype=L.float64), -math.inf))
+
+
+# -- integer dtypes kept by masked reductions and by dtype= of sum/prod/cumsum/cumprod/nansum ------------------------
+INT_DTYPE_CASES = {
+    "masked.sum": lambda L, x, m: L.masked.sum(x, 1, mask=m),
+    "masked.amax": lambda L, x, m: L.masked.amax(x, 1, mask=m),
+    "masked.amin": lambda L, x, m: L.masked.amin(x, 0, mask=m),
+    "masked.prod": lambda L, x, m: L.masked.prod(x, 1, mask=m),
+    "masked.prod_nodims": lambda L, x, m: L.masked.prod(x[0, 0], dim=(), mask=None),
+    "masked.cumsum": lambda L, x, m: L.masked.cumsum(x, 1, mask=m),
+    "masked.cumprod": lambda L, x, m: L.masked.cumprod(x, 1, mask=m),
+    "masked.logsumexp": lambda L, x, m: L.masked.logsumexp(x.to(L.int64), 1, mask=m),
+    "sum_dtype": lambda L, x, m: L.sum(x, 1, dtype=L.int32),
+    "sum_dtype_all": lambda L, x, m: L.sum(x, dtype=L.int16),
+    "sum_bool": lambda L, x, m: L.sum(x, 0, dtype=L.bool),
+    "nansum_dtype": lambda L, x, m: L.nansum(x, dtype=L.int32),
+    "prod_dtype": lambda L, x, m: L.prod(x, 1, dtype=L.int32),
+    "prod_dtype_all": lambda L, x, m: L.prod(x, dtype=L.int32),
+    "prod_bool": lambda L, x, m: L.prod(x, 0, dtype=L.bool),
+    "cumsum_dtype": lambda L, x, m: L.cumsum(x, 1, dtype=L.int8),
+    "cumprod_dtype": lambda L, x, m: L.cumprod(x, 1, dtype=L.int32),
+    "cumprod_wraps": lambda L, x, m: L.cumprod(x * 100, 1, dtype=L.int8),
+}
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "int64"])
+@pytest.mark.parametrize("name", sorted(INT_DTYPE_CASES))
+def test_integer_reductions_keep_pytorchs_dtype(name, dtype):
+    x = np.array([[3, 1, 4], [1, 5, 9]])
+    m = np.array([[True, False, True], [True, True, False]])
+    same(lambda L: INT_DTYPE_CASES[name](L, L.tensor(x, dtype=getattr(L, dtype)), L.tensor(m)))
