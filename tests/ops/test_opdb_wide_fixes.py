@@ -81,3 +81,22 @@ def test_integer_reductions_keep_pytorchs_dtype(name, dtype):
     x = np.array([[3, 1, 4], [1, 5, 9]])
     m = np.array([[True, False, True], [True, True, False]])
     same(lambda L: INT_DTYPE_CASES[name](L, L.tensor(x, dtype=getattr(L, dtype)), L.tensor(m)))
+
+
+# -- quantile's gradient with respect to a q that requires grad (was zero) --------------------------------------------
+@pytest.mark.parametrize("op", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "nearest", "midpoint"])
+@pytest.mark.parametrize("qshape", ["0d", "1d"])
+def test_quantile_gradient_with_respect_to_q(op, interpolation, qshape):
+    x = np.array([[-4.8, 2.0, 0.5, 7.0], [1.5, -0.25, 3.0, np.nan if op == "nanquantile" else 2.5]])
+    q = np.array(0.3) if qshape == "0d" else np.array([0.2, 0.55, 0.9])
+
+    def run(L):
+        t = L.tensor(x, dtype=L.float64, requires_grad=True)
+        qt = L.tensor(q, dtype=L.float64, requires_grad=True)
+        y = getattr(L, op)(t, qt, 1, interpolation=interpolation)
+        w = L.tensor(np.arange(1.0, y.numel() + 1.0).reshape(tuple(y.shape)), dtype=L.float64)
+        gt, gq = L.autograd.grad((y * w).sum(), [t, qt], allow_unused=True)  # (q unused but by "linear")
+        return y, gt, L.zeros_like(qt) if gq is None else gq
+
+    same(run)
