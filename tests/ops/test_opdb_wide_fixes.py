@@ -100,3 +100,50 @@ def test_quantile_gradient_with_respect_to_q(op, interpolation, qshape):
         return y, gt, L.zeros_like(qt) if gq is None else gq
 
     same(run)
+
+
+# -- result dtypes of integer/bool inputs (op_db's int/bool samples) --------------------------------------------------
+DTYPE_CASES = {
+    "square_bool": lambda L: L.square(L.tensor([True, False])),
+    "sign_bool": lambda L: L.sign(L.tensor([True, False])),
+    "sgn_bool": lambda L: L.sgn(L.tensor([True, False])),
+    "heaviside_int": lambda L: L.heaviside(L.tensor([1, 0, -1]), L.tensor([5])),
+    "heaviside_int32": lambda L: L.heaviside(L.tensor([1, 0, -1], dtype=L.int32), L.tensor([7], dtype=L.int32)),
+    "index_copy_bool": lambda L: L.index_copy(
+        L.tensor([[True, False], [False, False]]), 0, L.tensor([1]), L.tensor([[True, True]])
+    ),
+    "logspace_int64": lambda L: L.logspace(0, 3, 4, dtype=L.int64),
+    "logspace_int32_fractional": lambda L: L.logspace(-1, 2.5, 5, base=2, dtype=L.int32),
+    "logspace_uint8": lambda L: L.logspace(0.5, 2.7, 3, base=3, dtype=L.uint8),
+    "hardtanh_int": lambda L: L.nn.functional.hardtanh(L.tensor([-3, 0, 3])),
+    "hardtanh_int_bounds": lambda L: L.nn.functional.hardtanh(L.tensor([-3, 0, 3]), -0.5, 1.5),
+    "relu6_int32": lambda L: L.nn.functional.relu6(L.tensor([-3, 0, 9], dtype=L.int32)),
+    "all_uint8": lambda L: L.all(L.tensor([1, 2], dtype=L.uint8)),
+    "any_uint8_dim": lambda L: L.tensor([[1, 0], [0, 0]], dtype=L.uint8).any(1),
+    "all_uint8_keepdim": lambda L: L.tensor([[1, 3], [0, 2]], dtype=L.uint8).all(0, keepdim=True),
+    "any_int8": lambda L: L.any(L.tensor([[1, 0]], dtype=L.int8)),
+    "histogram_empty": lambda L: L.histogram(L.zeros(0, dtype=L.float64), 4),
+    "histogramdd_empty": lambda L: L.histogramdd(L.zeros(0, 2, dtype=L.float64), [2, 3]).bin_edges,
+}
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
+def test_result_dtypes_and_values(name):
+    same(DTYPE_CASES[name])
+
+
+@pytest.mark.parametrize("args", [(0.5, 5.7, 2.5), (-2.7, 3.2, 1.9), (0, 3.5, 1.5), (-1.5, 1.5, 1), (5.5, -1, -1.5)])
+@pytest.mark.parametrize("dtype", ["int64", "float64"])
+def test_arange_of_an_integer_dtype_truncates_its_arguments(args, dtype):
+    """(PyTorch sizes an int32/int16/uint8 arange from the untruncated bounds but steps from the truncated start by
+    the truncated step, e.g. arange(-2.7, 3.2, 1.9, dtype=int32) = [-2, -1, 0, 1]; Ember uses int64's rule for all
+    integer dtypes: [-2, -1, 0, 1, 2].)"""
+    same(lambda L: L.arange(*args, dtype=getattr(L, dtype)))
+
+
+def test_arange_whose_step_truncates_to_zero_is_refused():
+    with pytest.raises(ValueError):
+        torch.arange(0, 2, 0.5, dtype=torch.int64)
+    with pytest.raises(ValueError):
+        ember.arange(0, 2, 0.5, dtype=ember.int64)

@@ -347,6 +347,8 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
         raise DTypeError(f"index_copy: source has dtype {source.dtype} but input has {input.dtype}")
     if not input.ndim:
         return reshape(index_copy(reshape(input, (1,)), 0, index.reshape(-1), source.reshape(-1)), ())
+    if input.dtype.kind == "b":  # (bool + bool would add as int64)
+        return index_copy(input.to("uint8"), d, index, source.to("uint8")).to(input.dtype)
     return index_fill(input, d, index, 0) + index_add(input.new_zeros(input.shape), d, index, source)
 
 

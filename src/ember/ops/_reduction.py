@@ -335,13 +335,15 @@ class _Logical(Op):
 
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """Whether any element (along ``dim``) is nonzero."""
-    return _Logical.apply(input, norm_dims(dim, input.ndim, "any"), keepdim, "any")
+    """Whether any element (along ``dim``) is nonzero (uint8 for a uint8 input, as PyTorch; bool otherwise)."""
+    out = _Logical.apply(input, norm_dims(dim, input.ndim, "any"), keepdim, "any")
+    return out.to(input.dtype) if input.dtype.name == "uint8" else out
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """Whether every element (along ``dim``) is nonzero."""
-    return _Logical.apply(input, norm_dims(dim, input.ndim, "all"), keepdim, "all")
+    """Whether every element (along ``dim``) is nonzero (uint8 for a uint8 input, as PyTorch; bool otherwise)."""
+    out = _Logical.apply(input, norm_dims(dim, input.ndim, "all"), keepdim, "all")
+    return out.to(input.dtype) if input.dtype.name == "uint8" else out
 
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
