@@ -147,3 +147,45 @@ def test_arange_whose_step_truncates_to_zero_is_refused():
         torch.arange(0, 2, 0.5, dtype=torch.int64)
     with pytest.raises(ValueError):
         ember.arange(0, 2, 0.5, dtype=ember.int64)
+
+
+# -- half-precision norms accumulate in float32 (300, 400 gave inf instead of 500; normalize gave zeros) -------------
+HALF_NORMS = {
+    "vector_norm": lambda L, x: L.linalg.vector_norm(x),
+    "vector_norm_6": lambda L, x: L.linalg.vector_norm(x, 6),
+    "vector_norm_dim": lambda L, x: L.linalg.vector_norm(x, 3, dim=1),
+    "norm": lambda L, x: L.norm(x),
+    "norm_1_dim": lambda L, x: x.norm(1, 1),
+    "dist": lambda L, x: L.dist(x, x.flip(1)),
+    "normalize": lambda L, x: L.nn.functional.normalize(x),
+    "linalg_norm": lambda L, x: L.linalg.norm(x),
+    "cumsum": lambda L, x: L.cumsum(x * 150, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HALF_NORMS))
+def test_float16_norms_do_not_overflow(name):
+    """Values as PyTorch's float16 ones; gradients as PyTorch's float64 ones rounded (PyTorch's own float16
+    backward of the 3- and 6-norms overflows to nan: x**5 is out of float16's range)."""
+    x = np.array([[300.0, 400.0, -250.0], [-8.5, 120.0, 60.0]])
+
+    def run(L, dtype):
+        t = L.tensor(x, dtype=getattr(L, dtype), requires_grad=True)
+        y = HALF_NORMS[name](L, t)
+        w = L.tensor(np.linspace(1.0, 2.0, y.numel()).reshape(tuple(y.shape)), dtype=L.float64)
+        (g,) = L.autograd.grad((y.double() * w).sum(), [t])
+        return y, g
+
+    y, g = run(ember, "float16")
+    ty, _ = run(torch, "float16")
+    _, tg = run(torch, "float64")
+    assert y.dtype is ember.float16 and g.dtype is ember.float16
+    np.testing.assert_allclose(y.detach().numpy().astype(np.float64), ty.detach().numpy().astype(np.float64), rtol=2e-3)
+    if name != "normalize":  # (its float16 gradient cancels: x/|x| - x (x.g)/|x|^3, good to ~1e-3 either way)
+        np.testing.assert_allclose(g.numpy().astype(np.float64), tg.numpy(), rtol=1e-2, atol=1e-4)
+
+
+def test_bfloat16_vector_norm_does_not_overflow():
+    x = ember.tensor([3.0e19, 4.0e19], dtype=ember.bfloat16)  # squares overflow float32's range too
+    want = torch.linalg.vector_norm(torch.tensor([3.0e19, 4.0e19], dtype=torch.bfloat16))
+    assert float(ember.linalg.vector_norm(x).float().item()) == pytest.approx(float(want.float()), rel=1e-2)

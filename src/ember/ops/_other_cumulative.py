@@ -40,6 +40,8 @@ class CumSum(Op):
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sum along ``dim`` (bool and int inputs sum as int64)."""
     x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
+    if x.dtype.name == "float16":  # accumulated in float32, as PyTorch (NumPy's float16 running sum overflows)
+        return CumSum.apply(x.float(), norm_dim(dim, x.ndim, "cumsum")).to(x.dtype)  # type: ignore[no-any-return]
     out = CumSum.apply(x, norm_dim(dim, x.ndim, "cumsum"))
     return out.to(x.dtype) if out.dtype != x.dtype and x.dtype.kind in "iu" else out  # (kernels sum as int64)
 

@@ -278,6 +278,8 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     """Vector p-norm over ``dim`` (all elements by default): p = 2/'fro', 1, inf, -inf, 0 or any float;
     ``'nuc'``: the nuclear norm of a matrix (a 2-D input, or ``dim`` of two dims), as PyTorch's ``norm``."""
     x = _float(input if dtype is None else input.to(dtype))
+    if x.dtype.name in ("float16", "bfloat16"):  # accumulated in float32 (PyTorch's): 300, 400 gave inf, not 500
+        return norm(x.float(), p, dim, keepdim).to(x.dtype)
     if p == "nuc":
         from ._linalg_norms import matrix_norm
 
