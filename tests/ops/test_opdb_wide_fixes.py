@@ -189,3 +189,26 @@ def test_bfloat16_vector_norm_does_not_overflow():
     x = ember.tensor([3.0e19, 4.0e19], dtype=ember.bfloat16)  # squares overflow float32's range too
     want = torch.linalg.vector_norm(torch.tensor([3.0e19, 4.0e19], dtype=torch.bfloat16))
     assert float(ember.linalg.vector_norm(x).float().item()) == pytest.approx(float(want.float()), rel=1e-2)
+
+
+# -- scatter_reduce/index_reduce with include_self=False keep an integer/bool input's dtype (were float32/int64) -------
+@pytest.mark.filterwarnings("ignore")  # (index_reduce is in beta in PyTorch)
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool", "float64"])
+def test_scatter_reduce_without_self_keeps_the_dtype(reduce, dtype):
+    if dtype == "bool" and reduce == "mean":
+        pytest.skip("PyTorch refuses a bool mean")
+    x = np.array([[5, 1, 6], [0, 4, 2], [3, 3, 7]])
+    src = np.array([[9, 3, 0], [2, 8, 1]])
+    idx = np.array([[0, 2, 2], [0, 0, 1]])
+
+    def run(L):
+        t = L.tensor(x, dtype=getattr(L, dtype))
+        s = L.tensor(src, dtype=getattr(L, dtype))
+        a = t.scatter_reduce(0, L.tensor(idx), s, reduce, include_self=False)
+        if reduce == "sum" or dtype == "bool":  # (index_reduce: no sum; PyTorch has no bool kernel)
+            return a
+        b = t.index_reduce(0, L.tensor([2, 0]), s, reduce, include_self=False)
+        return a, b
+
+    same(run)

@@ -189,14 +189,17 @@ def scatter_reduce(
 
 
 def _identity(reduce: str, x: Tensor) -> Any:
-    if reduce in ("sum", "mean"):
-        return 0.0
-    if reduce == "prod":
-        return 1.0
-    xp = x._backend.xp
+    """``reduce``'s identity as a number that keeps ``x``'s dtype (an int for integers, a bool for bool)."""
     kind = x.dtype.kind
-    big = float("inf") if kind == "f" else int(xp.iinfo(x._data.dtype).max)
-    return -big if reduce == "amax" else big
+    if kind == "b":
+        return reduce in ("prod", "amin")
+    if reduce in ("sum", "mean", "prod"):
+        one = 1 if reduce == "prod" else 0
+        return float(one) if kind in "fc" else one
+    if kind == "f":
+        return -float("inf") if reduce == "amax" else float("inf")
+    info = x._backend.xp.iinfo(x._data.dtype)
+    return int(info.min) if reduce == "amax" else int(info.max)
 
 
 class _ScatterExtreme(Op):
