@@ -212,3 +212,32 @@ def test_scatter_reduce_without_self_keeps_the_dtype(reduce, dtype):
         return a, b
 
     same(run)
+
+
+# -- view_copy of a tensor whose strides a view cannot take (raised); sum_to_size of uint8 (gave uint64) ------------
+def test_view_copy_of_a_transposed_tensor():
+    same(lambda L: L.view_copy(L.arange(12.0).reshape(3, 4).mT, (12,)))
+    same(lambda L: L.view_copy(L.arange(12.0).reshape(3, 4)[:, ::2], (2, 3)))
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "bool", "int64"])
+def test_sum_to_size_sums_integers_as_int64(dtype):
+    same(lambda L: L.tensor([[1, 2], [3, 0]], dtype=getattr(L, dtype)).sum_to_size(1, 2))
+    same(lambda L: L.tensor([[1, 2], [3, 0]], dtype=getattr(L, dtype)).sum_to_size(2, 2))
+
+
+# -- layer_norm's second-order gradients when normalized_shape is the whole input (the torch backend's sum over
+#    no dims summed everything: "backward returned a gradient of shape ()") -------------------------------------------
+@pytest.mark.parametrize("shape", [(1, 2, 3), (3,), (2, 3)])
+def test_layer_norm_second_order_over_all_dims(shape):
+    rng = np.random.default_rng(0)
+    x0, w0, b0 = rng.standard_normal(shape), rng.standard_normal(shape[-2:]), rng.standard_normal(shape[-2:])
+
+    def run(L):
+        x, w, b = (L.tensor(v, dtype=L.float64, requires_grad=True) for v in (x0, w0, b0))
+        y = L.nn.functional.layer_norm(x, tuple(shape[-2:]), w, b)
+        gs = L.autograd.grad((y * L.tensor(np.cos(x0), dtype=L.float64)).sum(), [x, w, b], create_graph=True)
+        ggs = L.autograd.grad(sum((g * g).sum() for g in gs), [x, w, b], allow_unused=True)
+        return tuple(L.zeros_like(t) if g is None else g for g, t in zip(ggs, (x, w, b)))
+
+    same(run, rtol=1e-9, atol=1e-10)
