@@ -70,7 +70,6 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
     "addr": ({"forward"}, "bool addr gives int64 (PyTorch: bool)"),
     "einsum": ({"forward"}, "a one-operand integer reduction keeps int32/uint8 (PyTorch sums into int64)"),
     "sum_to_size": ({"forward"}, "PyTorch returns int64 for a 0-d int32/uint8 summed to () (no dim summed)"),
-    "__rpow__": ({"raises"}, "an integer to a negative integer power raises (NumPy); PyTorch gives 0 or +-1"),
     "index_add": ({"raises"}, "alpha=-1 on uint8 raises OverflowError; PyTorch wraps"),
     "scalar_tensor": ({"raises"}, "a negative number into uint8 is refused (ValueRangeError); PyTorch wraps"),
     **{
@@ -116,7 +115,6 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
 
 #: differences of one backend only (key -> (flags, why)): they replace EXPECTED's entry there
 _TORCH_BACKEND: dict[str, tuple[set[str], str]] = {
-    "__rpow__": (set(), ""),
     "einsum": (set(), ""),
     "index_add": (set(), ""),
     "masked.median": (set(), ""),

@@ -241,3 +241,25 @@ def test_layer_norm_second_order_over_all_dims(shape):
         return tuple(L.zeros_like(t) if g is None else g for g, t in zip(ggs, (x, w, b)))
 
     same(run, rtol=1e-9, atol=1e-10)
+
+
+# -- integer tensors to negative integer tensor powers (NumPy raised ValueError; PyTorch computes 0, 1 or +-1) ---------
+INT_POW = {
+    "tensor_tensor": lambda L: L.tensor([2, 1, -1, -1, 0, 3, -2]) ** L.tensor([-1, -3, -3, -2, 2, 2, -1]),
+    "number_base": lambda L: 2 ** L.tensor([-1, 0, 3]),
+    "minus_one_base": lambda L: (-1) ** L.tensor([-1, -2, 3]),
+    "one_base": lambda L: 1 ** L.tensor([-1, -2, 3]),
+    "int32_broadcast": lambda L: L.pow(L.tensor([[2], [-1], [1]], dtype=L.int32), L.tensor([-1, -2, 3], dtype=L.int32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INT_POW))
+def test_integer_pow_with_negative_exponents(name):
+    same(INT_POW[name])
+
+
+def test_integer_tensor_to_a_negative_number_is_refused_as_in_pytorch():
+    with pytest.raises(RuntimeError):
+        torch.tensor([2, 3]) ** -1
+    with pytest.raises(RuntimeError):
+        ember.tensor([2, 3]) ** -1
