@@ -323,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="opdb_sweep_wide.md", help="where the markdown table goes")
     ap.add_argument("--only", default="", help="comma-separated OpInfo keys")
     ap.add_argument("--five", action="store_true", help="the first five samples (opdb_sweep's cache), not all")
+    ap.add_argument("--samples", type=int, default=10_000, help="the first N samples per dtype (a cache per N)")
     ap.add_argument("--timeout", type=int, default=60, help="seconds per OpInfo")
     args = ap.parse_args(argv)
     modes = set(args.mode.split(","))
@@ -333,12 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.five:
         floats: dict[str, Any] = base.load(5)[0]
     else:
-        floats = ow.cases(("float64", "float32"), "f", base.EXCLUDE)
-    others = (
-        ow.cases(("int64", "int32", "uint8", "bool", "float16", "bfloat16"), "d", base.EXCLUDE)
-        if "dtypes" in modes
-        else {}
-    )
+        floats = ow.cases(("float64", "float32"), "f", base.EXCLUDE, max_samples=args.samples)
+    others = ow.cases(OTHER_DTYPES, "d", base.EXCLUDE, max_samples=args.samples) if "dtypes" in modes else {}
     if args.only:
         keys = [k for k in keys if k in args.only.split(",")]
     print(f"{len(keys)} OpInfos, cases ready in {time.time() - t0:.0f} s", flush=True)
