@@ -263,3 +263,25 @@ def test_integer_tensor_to_a_negative_number_is_refused_as_in_pytorch():
         torch.tensor([2, 3]) ** -1
     with pytest.raises(RuntimeError):
         ember.tensor([2, 3]) ** -1
+
+
+# -- diag_embed's dim1/dim2 (raised TypeError: PyTorch's signature is diag_embed(input, offset, dim1, dim2)) --------
+@pytest.mark.parametrize("offset", [0, 1, -2])
+@pytest.mark.parametrize("dims", [(-2, -1), (0, 2), (2, 0), (1, -1), (0, 1)])
+def test_diag_embed_dims(offset, dims):
+    x = np.arange(6.0).reshape(2, 3)
+
+    def run(L):
+        t = L.tensor(x, dtype=L.float64, requires_grad=True)
+        y = L.diag_embed(t, offset, *dims)
+        (g,) = L.autograd.grad((y * L.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)))).sum(), [t])
+        return y, g
+
+    same(run)
+
+
+def test_diag_embed_identical_dims_are_refused():
+    with pytest.raises(RuntimeError):
+        torch.diag_embed(torch.ones(2, 3), 0, 1, 1)
+    with pytest.raises(RuntimeError):
+        ember.diag_embed(ember.ones(2, 3), 0, 1, 1)
