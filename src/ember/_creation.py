@@ -198,15 +198,17 @@ def arange(
             raise TypeError(f"arange: {name} must be a number, got {type(v).__name__} {v!r}")
         if not np.isfinite(v):
             raise ValueRangeError(f"arange: {name} must be finite, got {v}")
+    if dtype is None:
+        dtype = get_default_dtype() if any(isinstance(v, float) for v in (start, end, step)) else int64
+    d = as_dtype(dtype)
+    if d.kind in "iu":  # PyTorch casts the bounds and the step to the integer dtype first (0, 3.5, 1.5: 0, 1, 2)
+        start, end, step = (int(v.item() if isinstance(v, Tensor) else v) for v in (start, end, step))
     if step == 0:
         raise ValueError("arange: step must be nonzero")
     if (end - start) * step < 0:
         raise ValueRangeError(f"arange: the bounds [{start}, {end}) and step {step} disagree in sign "
                               "(use a negative step to count down)")  # fmt: skip
-    if dtype is None:
-        dtype = get_default_dtype() if any(isinstance(v, float) for v in (start, end, step)) else int64
     be = get_backend(device)
-    d = as_dtype(dtype)
     t = Tensor._make(be.astype(be.xp.arange(start, end, step), d), be)
     return t.requires_grad_(True) if requires_grad else t
 

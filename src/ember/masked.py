@@ -21,8 +21,23 @@ __all__ = [
 
 
 def _fill(input: Tensor, mask: Tensor | None, value: float, dtype: Any = None) -> Tensor:
+    """``input`` (in ``dtype``) with the masked-out elements set to ``value``, in ``input``'s dtype: an integer
+    input keeps its dtype (infinities become the dtype's extremes), as PyTorch's identity tensors do."""
     x = input if dtype is None else input.to(dtype)
-    return x if mask is None else ops.where(mask, x, value)
+    if mask is None:
+        return x
+    if not (x.dtype.is_floating_point or x.dtype.is_complex) and not math.isnan(value):
+        from ._creation import tensor
+        from ._torch_names import iinfo
+
+        if x.dtype.kind == "b":
+            fill = tensor(bool(value), dtype=x.dtype, device=x.device)
+        else:
+            info = iinfo(x.dtype)
+            v = info.max if value == math.inf else info.min if value == -math.inf else int(value)
+            fill = tensor(v, dtype=x.dtype, device=x.device)
+        return ops.where(mask, x, fill)
+    return ops.where(mask, x, value)
 
 
 def _dims(input: Tensor, dim: Any) -> Any:
@@ -44,6 +59,8 @@ def sum(input: Tensor, dim: Any = None, *, keepdim: bool = False, dtype: Any = N
 def prod(input: Tensor, dim: Any = None, *, keepdim: bool = False, dtype: Any = None, mask: Tensor | None = None
          ) -> Tensor:  # fmt: skip
     x = _fill(input, mask, 1.0, dtype)
+    if dtype is None and x.dtype.kind in "biu":  # (integers multiply as int64, also over no dims)
+        x = x.long()
     if dim is None:
         return x.reshape(-1).prod(0)
     for d in sorted((dim,) if isinstance(dim, int) else tuple(dim), reverse=True):
@@ -92,15 +109,18 @@ def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, *, correct
 
 def norm(input: Tensor, ord: float = 2.0, dim: Any = None, *, keepdim: bool = False, dtype: Any = None,
          mask: Tensor | None = None) -> Tensor:  # fmt: skip
-    x = _fill(input, mask, 0.0, dtype).abs()
-    if ord == math.inf:
-        return x.amax(_dims(input, dim), keepdim=keepdim)
-    return (x**ord).sum(_dims(input, dim), keepdim=keepdim) ** (1.0 / ord)
+    """``linalg.vector_norm`` of the unmasked elements (masked ones count as 0, as +inf for ``ord=-inf``)."""
+    from .linalg import vector_norm
+
+    p = 2.0 if ord is None else ord
+    x = _fill(input, mask, math.inf if p == -math.inf else 0.0, dtype)
+    return vector_norm(x, p, _dims(input, dim), keepdim)
 
 
 def logsumexp(input: Tensor, dim: Any = None, *, keepdim: bool = False, dtype: Any = None,
               mask: Tensor | None = None) -> Tensor:  # fmt: skip
-    return ops.logsumexp(_fill(input, mask, -math.inf, dtype), _dims(input, dim), keepdim)
+    out = ops.logsumexp(_fill(input, mask, -math.inf, dtype), _dims(input, dim), keepdim)
+    return out.to(dtype if dtype is not None else input.dtype)  # (PyTorch's: an integer input gives integers)
 
 
 def logaddexp(input: Tensor, other: Tensor, *, dtype: Any = None, input_mask: Tensor | None = None,
@@ -116,11 +136,11 @@ def median(input: Tensor, dim: int = -1, *, keepdim: bool = False, dtype: Any = 
 
 
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None, mask: Tensor | None = None) -> Tensor:
-    return _fill(input, mask, 0.0, dtype).cumsum(dim)
+    return _fill(input, mask, 0.0, dtype).cumsum(dim, dtype=dtype if dtype is not None else input.dtype)
 
 
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None, mask: Tensor | None = None) -> Tensor:
-    return _fill(input, mask, 1.0, dtype).cumprod(dim)
+    return _fill(input, mask, 1.0, dtype).cumprod(dim, dtype=dtype if dtype is not None else input.dtype)
 
 
 def softmax(input: Tensor, dim: int, *, dtype: Any = None, mask: Tensor | None = None) -> Tensor:

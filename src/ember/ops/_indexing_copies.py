@@ -158,7 +158,8 @@ def unsqueeze_copy(input: Tensor, dim: int) -> Tensor:
 
 
 def view_copy(input: Tensor, *size: Any) -> Tensor:
-    return _copy(view(input, *size))  # type: ignore[no-any-return]
+    """A copy of ``input.view(*size)``; any strides (PyTorch's copy variant needs no viewable layout)."""
+    return _copy(view(input.contiguous(), *size))  # type: ignore[no-any-return]
 
 
 # -- the writing variants ---------------------------------------------------------------------------------
@@ -306,7 +307,10 @@ def sum_to_size(input: Tensor, *size: Any) -> Tensor:
         s == 1 or s == n for s, n in zip(shape[::-1], input.shape[::-1]))  # fmt: skip
     if not ok:
         raise ShapeError(f"size {list(shape)} is not expandable to size {list(input.shape)}.")
-    return sum_to(input, shape)
+    out = sum_to(input, shape)
+    if tuple(out.shape) != tuple(input.shape) and input.dtype.kind in "biu":  # summed: int64, as PyTorch's sum
+        return out.long()  # (NumPy sums uint8 as uint64)
+    return out
 
 
 for _name in (

@@ -189,14 +189,17 @@ def scatter_reduce(
 
 
 def _identity(reduce: str, x: Tensor) -> Any:
-    if reduce in ("sum", "mean"):
-        return 0.0
-    if reduce == "prod":
-        return 1.0
-    xp = x._backend.xp
+    """``reduce``'s identity as a number that keeps ``x``'s dtype (an int for integers, a bool for bool)."""
     kind = x.dtype.kind
-    big = float("inf") if kind == "f" else int(xp.iinfo(x._data.dtype).max)
-    return -big if reduce == "amax" else big
+    if kind == "b":
+        return reduce in ("prod", "amin")
+    if reduce in ("sum", "mean", "prod"):
+        one = 1 if reduce == "prod" else 0
+        return float(one) if kind in "fc" else one
+    if kind == "f":
+        return -float("inf") if reduce == "amax" else float("inf")
+    info = x._backend.xp.iinfo(x._data.dtype)
+    return int(info.min) if reduce == "amax" else int(info.max)
 
 
 class _ScatterExtreme(Op):
@@ -347,6 +350,8 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
         raise DTypeError(f"index_copy: source has dtype {source.dtype} but input has {input.dtype}")
     if not input.ndim:
         return reshape(index_copy(reshape(input, (1,)), 0, index.reshape(-1), source.reshape(-1)), ())
+    if input.dtype.kind == "b":  # (bool + bool would add as int64)
+        return index_copy(input.to("uint8"), d, index, source.to("uint8")).to(input.dtype)
     return index_fill(input, d, index, 0) + index_add(input.new_zeros(input.shape), d, index, source)
 
 

@@ -114,6 +114,8 @@ def vector_norm(
                 raise ShapeError(
                     f"linalg.vector_norm: cannot compute the {p} norm over dim {a} of size 0 (shape {tuple(x.shape)})"
                 )
+    if t.dtype.name in ("float16", "bfloat16"):  # accumulated in float32 (PyTorch's): 300, 400 gave inf, not 500
+        return VectorNorm.apply(t.float(), p, axes, keepdim).to(t.dtype)  # type: ignore[no-any-return]
     return VectorNorm.apply(t, p, axes, keepdim)  # type: ignore[no-any-return]
 
 

@@ -40,7 +40,10 @@ class CumSum(Op):
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sum along ``dim`` (bool and int inputs sum as int64)."""
     x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
-    return CumSum.apply(x, norm_dim(dim, x.ndim, "cumsum"))
+    if x.dtype.name == "float16":  # accumulated in float32, as PyTorch (NumPy's float16 running sum overflows)
+        return CumSum.apply(x.float(), norm_dim(dim, x.ndim, "cumsum")).to(x.dtype)  # type: ignore[no-any-return]
+    out = CumSum.apply(x, norm_dim(dim, x.ndim, "cumsum"))
+    return out.to(x.dtype) if out.dtype != x.dtype and x.dtype.kind in "iu" else out  # (kernels sum as int64)
 
 
 class CumProd(Op):
@@ -76,7 +79,8 @@ class CumProd(Op):
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running product along ``dim``."""
     x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
-    return CumProd.apply(x, norm_dim(dim, x.ndim, "cumprod"))
+    out = CumProd.apply(x, norm_dim(dim, x.ndim, "cumprod"))
+    return out.to(x.dtype) if out.dtype != x.dtype and x.dtype.kind in "biu" else out  # (kernels multiply as int64)
 
 
 CumResult = namedtuple("CumResult", ["values", "indices"])

@@ -14,7 +14,7 @@ from .._tensor import Tensor
 from ..autograd._autocast import autocast_op
 from ..autograd._function import Op
 from ._indexing_join import cat
-from ._indexing_view import ViewOp, reshape
+from ._indexing_view import ViewOp, movedim, reshape
 from ._other_shape import pad
 from ._reduction import sum
 from ._util import norm_dim, promote_tensors
@@ -94,11 +94,16 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     return Diagonal.apply(input, offset, d1, d2)
 
 
-def diag_embed(input: Tensor, offset: int = 0) -> Tensor:
-    """Square matrices (last two dims) with ``input``'s last dim on their diagonal."""
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Square matrices in dims ``dim1``/``dim2`` of the result (the last two by default) with ``input``'s last dim
+    on their ``offset`` diagonal."""
+    d1, d2 = (norm_dim(d, input.ndim + 1, "diag_embed") for d in (dim1, dim2))
+    if d1 == d2:
+        raise ShapeError(f"diag_embed: diagonal dimensions cannot be identical {dim1}, {dim2}")
     n = input.shape[-1] + (offset if offset >= 0 else -offset)
     shape = input.shape[:-1] + (n, n)
-    return DiagonalBackward.apply(input, shape, offset, input.ndim - 1, input.ndim)
+    out = DiagonalBackward.apply(input, shape, offset, input.ndim - 1, input.ndim)
+    return out if (d1, d2) == (input.ndim - 1, input.ndim) else movedim(out, (-2, -1), (d1, d2))
 
 
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:

@@ -259,7 +259,15 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: Any = None) -> T
 
 def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:  # fmt: skip
-    """``base ** linspace(start, end, steps)``."""
+    """``base ** linspace(start, end, steps)`` (an integer ``dtype``: ``start``/``end`` truncated to integers, the
+    powers computed in float64, then cast, as PyTorch)."""
+    from .._dtype import as_dtype
+
+    dt = None if dtype is None else as_dtype(dtype)
+    if dt is not None and dt.kind in "biu":
+        lo, hi = (int(float(v)) for v in (start, end))
+        exps = linspace(lo, hi, steps, dtype="float64", device=device)
+        return (base**exps).to(dt).requires_grad_(requires_grad)
     out = base ** linspace(start, end, steps, dtype=dtype, device=device)
     return out.requires_grad_(True) if requires_grad else out
 

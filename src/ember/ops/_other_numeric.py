@@ -42,8 +42,8 @@ def _edges(values: Tensor, bins: Any, range: Any, op: str) -> Tensor:
         lo, hi = (float(v) for v in range)
     elif values.numel():
         lo, hi = float(values.min().item()), float(values.max().item())
-    else:
-        lo, hi = 0.0, 0.0
+    else:  # an empty input: PyTorch's edges span [0, 1]
+        lo, hi = 0.0, 1.0
     if lo > hi:
         raise ValueRangeError(f"{op}: max must be larger than min, but got min {lo} max {hi}")
     if lo == hi:

@@ -16,7 +16,7 @@ from ._indexing import where
 from ._indexing_view import sum_to
 from ._pointwise_complex import cj
 from ._pointwise_unary import exp, exp2, floor, log
-from ._util import NUMBERS, StepOp, _binary, _float, _is_bool, _shape, promote, real_only, sum_to_array
+from ._util import NUMBERS, StepOp, _binary, _float, _is_bool, _shape, int_power, promote, real_only, sum_to_array
 
 __all__ = [
     "add", "addcdiv", "addcmul", "arctan2", "atan2", "copysign", "div", "divide", "float_power", "floor_divide",
@@ -157,7 +157,7 @@ class Pow(Op):
             # inf (a tensor exponent of 0.5 follows IEEE pow, as below)
             r = xp.sqrt(a)
             return r if b > 0 else 1 / r
-        return xp.power(a, b)  # IEEE pow: (-inf) ** 0.3 = inf, (-inf) ** -0.5 = 0, as PyTorch's
+        return xp.power(a, b) if (r := int_power(self.backend, a, b)) is None else r  # IEEE pow: (-inf)**0.3 = inf
 
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]

@@ -155,7 +155,8 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
         raise TypeError(f"heaviside: values must be a Tensor, got {type(values).__name__}")
     if input.dtype is not values.dtype:
         raise DTypeError(f"heaviside: input ({input.dtype}) and values ({values.dtype}) must have the same dtype")
-    return _binary(Heaviside, input, values)
+    out = _binary(Heaviside, input, values)
+    return out if out.dtype is input.dtype else out.to(input.dtype)  # (NumPy's heaviside of integers is float)
 
 
 def nextafter(input: Tensor, other: Tensor) -> Tensor:

@@ -17,59 +17,12 @@ from ._indexing import where
 from ._util import StepOp, _float, _is_bool, _unary, plain_number, real_only
 
 __all__ = [
-    "abs",
-    "absolute",
-    "acos",
-    "acosh",
-    "arccos",
-    "arccosh",
-    "arcsin",
-    "arcsinh",
-    "arctan",
-    "arctanh",
-    "asin",
-    "asinh",
-    "atan",
-    "atanh",
-    "ceil",
-    "clamp",
-    "clamp_max",
-    "clamp_min",
-    "clip",
-    "cos",
-    "cosh",
-    "deg2rad",
-    "exp",
-    "exp2",
-    "expm1",
-    "fix",
-    "floor",
-    "frac",
-    "log",
-    "log10",
-    "log1p",
-    "log2",
-    "nan_to_num",
-    "neg",
-    "negative",
-    "positive",
-    "rad2deg",
-    "reciprocal",
-    "relu",
-    "round",
-    "rsqrt",
-    "sigmoid",
-    "sign",
-    "signbit",
-    "sin",
-    "sinc",
-    "sinh",
-    "sqrt",
-    "square",
-    "tan",
-    "tanh",
-    "trunc",
-]
+    "abs", "absolute", "acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "asin",
+    "asinh", "atan", "atanh", "ceil", "clamp", "clamp_max", "clamp_min", "clip", "cos", "cosh", "deg2rad", "exp",
+    "exp2", "expm1", "fix", "floor", "frac", "log", "log10", "log1p", "log2", "nan_to_num", "neg", "negative",
+    "positive", "rad2deg", "reciprocal", "relu", "round", "rsqrt", "sigmoid", "sign", "signbit", "sin", "sinc",
+    "sinh", "sqrt", "square", "tan", "tanh", "trunc",
+]  # fmt: skip
 METHODS = list(__all__)
 
 
@@ -251,7 +204,7 @@ def abs(input: Tensor) -> Tensor:
 def sign(input: Tensor) -> Tensor:
     """Element-wise sign: -1, 0 or 1. Also ``sgn``."""
     real_only("sign (use sgn for complex numbers)", input)
-    return Sign.apply(input)
+    return input.clone() if input.dtype.kind == "b" else Sign.apply(input)  # (a bool is its own sign)
 
 
 def tanh(input: Tensor) -> Tensor:
@@ -349,7 +302,12 @@ def _cosh(x: Tensor) -> Tensor:
 reciprocal = _unary("reciprocal", lambda xp, x: xp.reciprocal(x), lambda x, y: -(y * y), uses="y")
 
 
-square = _unary("square", lambda xp, x: xp.square(x), lambda x, y: 2 * x, floating=False)
+_square = _unary("square", lambda xp, x: xp.square(x), lambda x, y: 2 * x, floating=False)
+
+
+def square(input: Tensor) -> Tensor:
+    """Elementwise ``input * input`` (a bool input squares as int64, as PyTorch's ``pow(x, 2)``)."""
+    return _square(input.long() if input.dtype.kind == "b" else input)
 
 
 rsqrt = _unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda x, y: -0.5 * y * y * y, uses="y")

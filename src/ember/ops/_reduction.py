@@ -101,7 +101,9 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
     elif input.dtype.kind in "biu":
         input = input.to("int64")
     axes = norm_dims(dim, input.ndim, "sum")
-    return Sum.apply(input, axes, keepdim)
+    out = Sum.apply(input, axes, keepdim)
+    # (the kernels sum int32/int16/uint8 as int64: wrapped back, as PyTorch's dtype= sums in that dtype)
+    return out.to(input.dtype) if out.dtype != input.dtype and input.dtype.kind in "biu" else out
 
 
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
@@ -276,6 +278,8 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     """Vector p-norm over ``dim`` (all elements by default): p = 2/'fro', 1, inf, -inf, 0 or any float;
     ``'nuc'``: the nuclear norm of a matrix (a 2-D input, or ``dim`` of two dims), as PyTorch's ``norm``."""
     x = _float(input if dtype is None else input.to(dtype))
+    if x.dtype.name in ("float16", "bfloat16"):  # accumulated in float32 (PyTorch's): 300, 400 gave inf, not 500
+        return norm(x.float(), p, dim, keepdim).to(x.dtype)
     if p == "nuc":
         from ._linalg_norms import matrix_norm
 
@@ -308,14 +312,16 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype:
     x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
     if dim is None:
         flat = reshape(x, (-1,))
-        out = cumprod(flat, 0)[-1] if flat.numel() else flat.sum() * 0 + 1  # (the empty product, in the graph)
+        out = (
+            cumprod(flat, 0, dtype=x.dtype)[-1] if flat.numel() else flat.sum() * 0 + 1
+        )  # (the empty product, in the graph)
         return reshape(out, (1,) * x.ndim) if keepdim else out
     d = norm_dim(dim, x.ndim, "prod")
     if not x.ndim:
         return x.clone()
     if x.shape[d] == 0:  # the empty product is 1; kept in the graph (its gradient, like PyTorch's, is empty)
         return x.sum(d, keepdim=keepdim) * 0 + 1
-    out = cumprod(x, d).narrow(d, x.shape[d] - 1, 1)
+    out = cumprod(x, d, dtype=x.dtype).narrow(d, x.shape[d] - 1, 1)
     return out if keepdim else out.squeeze(d)
 
 
@@ -331,13 +337,15 @@ class _Logical(Op):
 
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """Whether any element (along ``dim``) is nonzero."""
-    return _Logical.apply(input, norm_dims(dim, input.ndim, "any"), keepdim, "any")
+    """Whether any element (along ``dim``) is nonzero (uint8 for a uint8 input, as PyTorch; bool otherwise)."""
+    out = _Logical.apply(input, norm_dims(dim, input.ndim, "any"), keepdim, "any")
+    return out.to(input.dtype) if input.dtype.name == "uint8" else out
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """Whether every element (along ``dim``) is nonzero."""
-    return _Logical.apply(input, norm_dims(dim, input.ndim, "all"), keepdim, "all")
+    """Whether every element (along ``dim``) is nonzero (uint8 for a uint8 input, as PyTorch; bool otherwise)."""
+    out = _Logical.apply(input, norm_dims(dim, input.ndim, "all"), keepdim, "all")
+    return out.to(input.dtype) if input.dtype.name == "uint8" else out
 
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:

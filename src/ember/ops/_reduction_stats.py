@@ -106,7 +106,7 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
     x = input.to(dtype) if dtype is not None else input
     if x.dtype.kind in "fc":
         x = where(isnan(x), 0.0, x)
-    return sum(x, dim, keepdim)
+    return sum(x, dim, keepdim, dtype=dtype)
 
 
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
@@ -168,7 +168,9 @@ def _quantile(
     valid = (n - nans) if skip_nan else nans * 0 + n  # elements that take part, per slice
     out = []
     for j in range(builtins.max(qs.numel(), 1)):
-        qj = float(qv.reshape(-1)[j]) if qs.ndim else float(qv)
+        qj: Any = float(qv.reshape(-1)[j]) if qs.ndim else float(qv)
+        if qs.requires_grad:  # q in the graph: d(linear quantile)/dq = (b - a) * (valid - 1), as PyTorch
+            qj = (reshape(qs, (-1,))[j] if qs.ndim else qs).to(vals.dtype)
         pos = (valid - 1).clamp(min=0).to(vals.dtype) * qj
         lo = pos.floor()
         hi = pos.ceil()

@@ -381,3 +381,23 @@ def _nodiff(name: str, ufunc: str) -> type[Op]:
 
     _Op.__name__ = _Op.__qualname__ = name
     return _Op
+
+
+def int_power(backend: Any, a: Any, b: Any) -> Any:
+    """``a ** b`` of integer arrays (``a`` may be a Python int) where ``b`` holds negative exponents, as PyTorch:
+    ``1 ** -n = 1``, ``(-1) ** -n = +-1``, any other base 0 (NumPy refuses them); None when that is not the case."""
+    xp = backend.xp
+    if isinstance(b, (int, float, complex)) or backend.dtype_of(b).kind not in "iu":
+        return None
+    if not (isinstance(a, int) or (not isinstance(a, (float, complex)) and backend.dtype_of(a).kind in "iu")):
+        return None
+    if not bool(xp.any(b < 0)):
+        return None
+    r = xp.power(a, xp.where(b < 0, 0, b))
+    odd = 1 - 2 * (b % 2)  # (-1) ** b
+    inv = (
+        (1 if a == 1 else odd if a == -1 else 0)
+        if isinstance(a, int)
+        else xp.where(a == 1, 1, xp.where(a == -1, odd, 0))
+    )
+    return xp.astype(xp.where(b < 0, inv, r), r.dtype)

@@ -298,8 +298,15 @@ def triu(x: Any, k: int = 0) -> Any:
 
 
 # -- reductions ------------------------------------------------------------------------------------
+def _no_axes(x: Any, dtype: Any) -> Any:
+    """NumPy's reduction over ``axis=()``: no dim reduced, a copy (torch's ``dim=()`` would reduce them all)."""
+    return x.to(_dt(dtype) or x.dtype, copy=True)
+
+
 def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False) -> Any:
     axis = _axis(axis)
+    if axis == ():
+        return _no_axes(x, dtype)
     if axis is None:
         out = torch.sum(x, dtype=_dt(dtype))
         return out.reshape((1,) * x.ndim) if keepdims else out
@@ -308,6 +315,8 @@ def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = F
 
 def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False) -> Any:
     axis = _axis(axis)
+    if axis == ():
+        return _no_axes(x, dtype)
     if axis is None:
         out = torch.mean(x, dtype=_dt(dtype))
         return out.reshape((1,) * x.ndim) if keepdims else out

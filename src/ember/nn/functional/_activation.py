@@ -141,6 +141,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     """``x`` clamped to ``[min_val, max_val]`` (its gradient 0 at the bounds, as PyTorch's)."""
     if min_val > max_val:
         raise ValueRangeError(f"hardtanh: min_val {min_val} is greater than max_val {max_val}")
+    if input.dtype.kind in "iu":  # an integer input keeps its dtype (PyTorch clamps into a tensor like it)
+        return clamp(input, min_val, max_val).to(input.dtype)
     return Hardtanh.apply(_float(input), float(min_val), float(max_val))
 
 
