@@ -43,7 +43,6 @@ _PRIVATE_OPS = (
 EXPECTED: dict[str, tuple[set[str], str]] = {
     **{k: ({"missing"}, _PRIVATE) for k in _PRIVATE_OPS},
     "chalf": ({"missing"}, "complex32 is not an Ember dtype"),
-    "empty_permuted": ({"missing"}, "not implemented (rarely used)"),
     "hash_tensor": ({"missing"}, "not implemented (new in PyTorch 2.9, rarely used)"),
     "ormqr": ({"missing"}, "not implemented (rarely used; linalg.householder_product covers Q)"),
     # PyTorch's faults (tools/opdb_sweep.py's KNOWN)
