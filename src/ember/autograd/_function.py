@@ -27,7 +27,7 @@ from ._bf16 import WIDEN as _WIDEN
 from ._bf16 import widened
 from ._complex_ops import COMPLEX_GRAD_OPS
 from ._grad_mode import ANOMALY_USED, GRAD_OFF, STATE, no_grad
-from ._node import _V0, _ZERO, Node, _edges_of, _versions, rebase_dirty
+from ._node import _V0, _ZERO, Node, _edges_of, _versions, caller_tensors
 from ._release import RELEASE_MIN_BYTES, _release_unread
 from ._saved_hooks import SAVED_ON, pack_node
 
@@ -328,8 +328,8 @@ class Function(Node):
                 out = self.forward(self, *detached, **kwargs)
         single = not isinstance(out, tuple)
         outs = (out,) if single else out
-        if self._dirty:
-            outs = rebase_dirty(self._dirty, args, detached, outs)
+        if self._saved or self._dirty:  # the caller's tensors saved, and rebased for mark_dirty (``_node.py``)
+            outs = caller_tensors(self, args, detached, outs)
         be = self.backend
         return single, tuple(o if isinstance(o, Tensor) else Tensor._make(be.asarray(o), be) for o in outs)
 

@@ -368,3 +368,14 @@ def rebase_dirty(dirty: frozenset[int], args: tuple[Any, ...], detached: list[An
             o = a
         result.append(o)
     return tuple(result)
+
+
+def caller_tensors(node: Node, args: tuple[Any, ...], detached: list[Any], outs: Any) -> tuple[Any, ...]:
+    """After a user Function's forward on detached inputs: ``save_for_backward``'s tensors become the caller's
+    (a double backward then differentiates what backward computes from them, as PyTorch's saved inputs are), and
+    ``mark_dirty``'s outputs the caller's tensors (``rebase_dirty``)."""
+    if node._saved:
+        caller = {id(d): a for d, a in zip(detached, args) if isinstance(a, Tensor) and d is not a}
+        if caller:
+            node._saved = tuple(caller.get(id(t), t) for t in node._saved)
+    return rebase_dirty(node._dirty, args, detached, outs) if node._dirty else tuple(outs)
