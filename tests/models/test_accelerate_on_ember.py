@@ -9,41 +9,24 @@ that never runs ``Optimizer.__init__`` (``AcceleratedOptimizer``) failing in ``s
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-import ember
+from ._alias_programs import save_and_load
 
 pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 pytest.importorskip("accelerate")
 
-SRC = str(Path(ember.__file__).resolve().parents[1])
 PROG = str(Path(__file__).with_name("accelerate_prog.py"))
-ALIAS = (
-    "import sys, runpy, ember; sys.modules['torch'] = ember; sys.argv = sys.argv[1:]; "
-    "runpy.run_path(sys.argv[0], run_name='__main__')"
-)
-
-
-def _run(args: list[str], cwd: str) -> None:
-    env = dict(os.environ, PYTHONPATH=SRC, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
-    env.pop("EMBER_BACKEND", None)  # the torch backend is what the alias makes unavailable: NumPy serves Ember here
-    r = subprocess.run([sys.executable, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0 and "done" in r.stdout, r.stdout[-3000:] + r.stderr[-5000:]
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("accelerate"))
-    _run([PROG, out, "save"], out)  # real PyTorch: saves the initial weights and its checkpoint
-    _run(["-c", ALIAS, PROG, out, "load"], out)  # torch aliased to Ember
-    return np.load(f"{out}/save.npz"), np.load(f"{out}/load.npz")
+    return save_and_load(PROG, out, out)  # real PyTorch, then torch aliased to Ember
 
 
 def test_prepared_loop_with_accumulation_matches_pytorch(results):

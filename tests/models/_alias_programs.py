@@ -1,0 +1,36 @@
+"""Running a library's program under real PyTorch and under Ember through the alias, for the program tests of
+``tests/models`` (``*_prog.py``: ``prog.py OUT save`` under torch writes ``OUT/save.npz`` and the weights; ``prog.py
+OUT load`` with ``sys.modules["torch"] = ember`` loads them and writes ``OUT/load.npz``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import ember
+
+SRC = str(Path(ember.__file__).resolve().parents[1])
+ALIAS = (
+    "import sys, runpy, ember; sys.modules['torch'] = ember; sys.argv = sys.argv[1:]; "
+    "runpy.run_path(sys.argv[0], run_name='__main__')"
+)
+
+
+def run(args: list[str], cwd: str | None = None) -> None:
+    """``python ARGS`` with this tree's Ember first; it must exit 0 and print ``done``."""
+    env = dict(os.environ, PYTHONPATH=SRC, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    env.pop("EMBER_BACKEND", None)  # the torch backend is what the alias makes unavailable: NumPy serves Ember here
+    r = subprocess.run([sys.executable, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "done" in r.stdout, r.stdout[-3000:] + r.stderr[-5000:]
+
+
+def save_and_load(prog: str, out: str, cwd: str | None = None) -> tuple[Any, Any]:
+    """``prog`` under real PyTorch (``save``), then under Ember through the alias (``load``): both results."""
+    run([prog, out, "save"], cwd)
+    run(["-c", ALIAS, prog, out, "load"], cwd)
+    return np.load(f"{out}/save.npz"), np.load(f"{out}/load.npz")
