@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import (
-    _factory,
     _memory,  # first: tunes the process's malloc (opt out: EMBER_MALLOC_TUNING=0)
     _torch_alias,
     accelerator,
@@ -302,6 +301,8 @@ from . import _dynamo, compiler, hub, jit, library, profiler  # noqa: E402, F401
 # mixed precision: ember.amp, ember.cpu.amp (ember.cuda.amp is in ember.cuda), and PyTorch's top-level autocast
 from . import amp, cpu  # noqa: E402
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
+
+from . import _factory  # noqa: E402 - after _memory, which must tune malloc before anything allocates
 
 _factory.install(globals())  # PyTorch's layout=/pin_memory=/memory_format=/out= on the public creation functions
 _torch_alias.install()  # `import torch.nn` with torch aliased to Ember: Ember's own modules, not a second copy
