@@ -89,3 +89,12 @@ def _tensor_forms(lib: Any) -> list[Any]:
 
 def test_type_strings_and_numpy_force_as_pytorch() -> None:
     assert _tensor_forms(ember) == _tensor_forms(torch)
+
+
+def test_comparing_with_none_a_string_or_a_list_is_pythons_as_in_pytorch() -> None:
+    answers = []
+    for lib in (ember, torch):
+        x = lib.tensor([1.0, 2.0])
+        answers.append((x == None, x != None, x == "a", x != "a", None == x, x == [1.0, 3.0], x != [1.0, 2.0]))  # noqa: E711, SIM300
+        assert (x == 1.0).tolist() == [True, False]
+    assert answers[0] == answers[1] == [(False, True, False, True, False, False, True)][0]

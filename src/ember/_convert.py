@@ -172,6 +172,10 @@ def tensor_init_args(data: Any, sizes: tuple[Any, ...], dtype: Any) -> tuple[Any
     return data, dtype
 
 
+#: what ``Tensor.__eq__``/``__ne__`` leave to Python (False/True by identity), as PyTorch does: ``x == None``, a
+#: string, a list
+UNCOMPARED = (type(None), str, list, tuple, dict)
+
 #: PyTorch's legacy type names by dtype (``ember.FloatTensor`` & co. in ``_legacy.py`` are built from it).
 LEGACY_TYPE_NAMES = {
     "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",

@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ._convert import _flat, array_of, tensor_init_args
+from ._convert import UNCOMPARED, _flat, array_of, tensor_init_args
 from ._device import device as _device_cls
 from ._dtype import DType, as_dtype
 from ._hooks import RemovableHandle
@@ -424,10 +424,10 @@ class Tensor(TensorGradFields, TensorConversions):
         return _ops.bitwise_right_shift(other, self)
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _ops.eq(self, other)
+        return NotImplemented if isinstance(other, UNCOMPARED) else _ops.eq(self, other)
 
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _ops.ne(self, other)
+        return NotImplemented if isinstance(other, UNCOMPARED) else _ops.ne(self, other)
 
     def __lt__(self, other: Any) -> Tensor:
         return _ops.lt(self, other)
