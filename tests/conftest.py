@@ -45,7 +45,7 @@ _SHIFT = int(os.environ.get("EMBER_TEST_SEED", "0"))
 # tensor constructor and ``.to``, ``Module.to``): the caller decides whose device it is.
 _PLUMBING = ("ember._creation", "ember._convert", "ember._param", "ember._tensor", "ember._device", "ember._legacy",
              "ember.backends", "ember._copy", "ember.nn.module", "ember.nn.parameter",
-             "ember.ops._spectral_windows")  # fmt: skip
+             "ember.ops._spectral_windows", "ember._factory")  # fmt: skip
 # Tensor.to's device lookup (in ember.ops) and the public factories outside ``_creation``
 _PLUMBING_FUNCTIONS = frozenset(
     {"_to_device", "tril_indices", "triu_indices", "logspace", "sparse_coo_tensor", "generate_square_subsequent_mask"}
