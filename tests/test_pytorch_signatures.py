@@ -18,7 +18,8 @@ PAIRS = [
     "autograd.gradcheck", "autograd.gradgradcheck", "nn.utils.clip_grad_norm_", "nn.utils.clip_grad_value_",
     "func.jacrev", "func.jacfwd", "func.jvp", "set_default_device", "set_default_dtype", "set_rng_state", "compile",
     "autograd.functional.jacobian", "autograd.functional.hessian", "autograd.functional.vjp",
-    "autograd.functional.jvp", "autograd.functional.hvp", "autograd.functional.vhp",
+    "autograd.functional.jvp", "autograd.functional.hvp", "autograd.functional.vhp", "nn.functional.relu",
+    "nn.functional.softmax", "nn.functional.log_softmax", "nn.functional.softmin",
 ]  # fmt: skip
 
 

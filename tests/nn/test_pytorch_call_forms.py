@@ -76,6 +76,8 @@ def _activation_grads(lib: Any) -> list[Any]:
         x = lib.tensor(points, dtype=lib.float64, requires_grad=True)
         f(x).sum().backward()
         out.append(x.grad.tolist())
+    a = lib.tensor([-1.0, 2.0])
+    out.append((F.relu(a, inplace=True) is a, a.tolist(), F.relu(lib.tensor([-3.0]), inplace=False).tolist()))
     for name in ("relu_", "leaky_relu_", "elu_", "selu_", "celu_", "hardtanh_"):  # in place on a graph's tensor
         x = lib.tensor(points, dtype=lib.float64, requires_grad=True)
         y = x * 1

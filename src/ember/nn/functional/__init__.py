@@ -4,7 +4,7 @@ One module per family; each lists its functions in ``__all__`` and this package 
 """
 
 from ...ops._other_shape import pad  # noqa: F401
-from ...ops._pointwise_unary import relu, sigmoid, tanh  # noqa: F401
+from ...ops._pointwise_unary import sigmoid, tanh  # noqa: F401
 from . import (
     _activation,
     _attention,
@@ -43,4 +43,4 @@ from ._unpool import *  # noqa: F403
 _MODULES = (_activation, _attention, _bags, _basic, _conv, _ctc, _distance, _grid, _loss, _loss_margin, _misc,
             _norm, _pool, _pool_lp, _sdpa, _unpool)  # fmt: skip
 
-__all__ = sorted({"pad", "relu", "sigmoid", "tanh", *(n for m in _MODULES for n in m.__all__)})
+__all__ = sorted({"pad", "sigmoid", "tanh", *(n for m in _MODULES for n in m.__all__)})

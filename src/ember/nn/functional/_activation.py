@@ -16,11 +16,12 @@ from ...ops._indexing import where
 from ...ops._indexing_join import chunk
 from ...ops._pointwise_special import erf
 from ...ops._pointwise_unary import clamp, exp, sigmoid, tanh
+from ...ops._pointwise_unary import relu as _relu
 from ...ops._util import _float, pointwise_op
 
 __all__ = [
     "celu", "elu", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "logsigmoid",
-    "mish", "prelu", "relu6", "rrelu", "selu", "silu", "softplus", "softshrink", "softsign", "tanhshrink",
+    "mish", "prelu", "relu", "relu6", "rrelu", "selu", "silu", "softplus", "softshrink", "softsign", "tanhshrink",
     "threshold", "celu_", "elu_", "hardtanh_", "leaky_relu_", "relu_", "rrelu_", "selu_", "threshold_",
 ]  # fmt: skip
 
@@ -118,6 +119,11 @@ Shrink = pointwise_op(
     lambda xp, x, lam, soft: xp.astype(xp.where(xp.abs(x) > lam, x - (xp.sign(x) * lam if soft else 0), 0), x.dtype),
     lambda x, y, lam, soft: (x.abs() > lam).to(x.dtype),
 )
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``max(x, 0)`` (``inplace``: written into ``input`` and returned, as ``relu_``)."""
+    return relu_(input) if inplace else _relu(input)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -290,9 +296,7 @@ def _src(input: Tensor) -> Tensor:
 
 
 def relu_(input: Tensor) -> Tensor:
-    from ...ops import relu
-
-    return input.copy_(relu(input))
+    return input.copy_(_relu(input))
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:

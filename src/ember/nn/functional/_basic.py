@@ -89,20 +89,20 @@ def legacy_dim(name: str, dim: int | None, ndim: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None, *, _stacklevel: int = 3) -> Tensor:
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
     """``log(softmax(input))`` along ``dim``, finite for large |input|. No ``dim``: PyTorch's deprecated implicit
     choice, with its warning."""
     x = _float_input(input if dtype is None else input.to(dtype), "log_softmax")
     return LogSoftmax.apply(x, norm_dim(legacy_dim("log_softmax", dim, x.ndim), x.ndim, "log_softmax"))
 
 
-def softmax(input: Tensor, dim: int | None = None, dtype: Any = None, *, _stacklevel: int = 3) -> Tensor:
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
     """Normalised exponentials along ``dim`` (no ``dim``: PyTorch's deprecated implicit choice)."""
     x = _float_input(input if dtype is None else input.to(dtype), "softmax")
     return Softmax.apply(x, norm_dim(legacy_dim("softmax", dim, x.ndim), x.ndim, "softmax"))
 
 
-def softmin(input: Tensor, dim: int | None = None, dtype: Any = None, *, _stacklevel: int = 3) -> Tensor:
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
     """``softmax(-input)`` along ``dim`` (no ``dim``: PyTorch's deprecated implicit choice)."""
     x = _float_input(input if dtype is None else input.to(dtype), "softmin")
     return Softmax.apply(-x, norm_dim(legacy_dim("softmin", dim, x.ndim), x.ndim, "softmin"))
