@@ -223,7 +223,7 @@ class _ScatterExtreme(Op):
             xz, sz = (x == 0), (src == 0)
             nz = xz.to(g.dtype) + IndexBackward.apply(sz.to(g.dtype), shape, idx, False)
             x1, s1 = where(xz, 1.0, x), where(sz, 1.0, src)
-            nonzero_prod = _ScatterExtreme.apply(x1.detach(), s1.detach(), idx, "prod")
+            nonzero_prod = _ScatterExtreme.apply(x1, s1, idx, "prod")  # (not detached: a double backward reads it)
             gx = g * where(nz == 0, out / x1, where(xz & (nz == 1), nonzero_prod, 0.0))
             gsrc_all = g * where(nz == 0, out, 0.0)
             gs = GetItem.apply(gsrc_all, idx) / s1
