@@ -8,7 +8,7 @@ propagates both ways), and the same input gradient, bit for bit: a window whose 
 first maximum in ``x`` and ``relu(x)`` and passes its gradient; any other window's gradient is masked to +0.0
 (before the pooling's backward instead of after it), and the pooling backward writes every window's gradient
 into zeros (the 2x2 scatter) or adds it there as a select (``_kernels_util.select_grad``). Only where that
-holds as written: the NumPy backend, a floating-point input, no autocast region, exactly ``ReLU`` and
+holds as written: the NumPy backend, a floating-point input, no autocast region, exactly ``ReLU`` (not in place) and
 ``MaxPool1d/2d/3d`` (no subclass, no hooks, no ``return_indices``). LeNet-5's compiled step, one thread:
 4.53 -> 4.21 ms (issue 28's session 15).
 Eager keeps PyTorch's order: there the ReLU's output is a tensor of the graph (``grad_fn`` and hooks see it).
@@ -49,6 +49,7 @@ def _pool_first(a: Module, b: Module, x: Any) -> bool:
     relu, pools = _KINDS or _kinds()
     return (
         type(a) is relu
+        and not a.inplace  # (in place, eager writes into ``x``, which may be the caller's tensor)
         and type(b) in pools
         and not b.return_indices
         and isinstance(x, Tensor)

@@ -24,18 +24,30 @@ __all__ = [
 
 
 class _Act(Module):
+    """An activation with PyTorch's ``inplace`` switch: ``inplace=True`` writes the result into the input and
+    returns it (``fn(input, inplace=True)``), as PyTorch's modules do."""
+
     fn: Callable[..., Tensor]
+    inplace_fn: Callable[..., Tensor] | None = None  # when ``fn`` takes no ``inplace`` (ReLU's fast operator)
+    _shows_inplace = True  # (PyTorch's Hardswish/Hardsigmoid work in place but do not print it)
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
+        if self.inplace:
+            cls = type(self)
+            return cls.inplace_fn(input) if cls.inplace_fn is not None else cls.fn(input, inplace=True)
         return type(self).fn(input)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace and self._shows_inplace else ""
 
 
 class ReLU(_Act):
     fn = staticmethod(relu)
+    inplace_fn = staticmethod(F.relu_)
 
 
 class ReLU6(_Act):
@@ -62,10 +74,12 @@ class Mish(_Act):
 
 class Hardswish(_Act):
     fn = staticmethod(F.hardswish)
+    _shows_inplace = False
 
 
 class Hardsigmoid(_Act):
     fn = staticmethod(F.hardsigmoid)
+    _shows_inplace = False
 
 
 class SELU(_Act):
@@ -99,30 +113,30 @@ class GELU(Module):
 class LeakyReLU(Module):
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
-        self.negative_slope = negative_slope
+        self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.leaky_relu(input, self.negative_slope)
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}"
+        return f"negative_slope={self.negative_slope}" + _inplace(self)
 
 
 class ELU(Module):
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
-        self.alpha = alpha
+        self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.elu(input, self.alpha)
+        return F.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"alpha={self.alpha}"
+        return f"alpha={self.alpha}" + _inplace(self)
 
 
 class CELU(ELU):
     def forward(self, input: Tensor) -> Tensor:
-        return F.celu(input, self.alpha)
+        return F.celu(input, self.alpha, self.inplace)
 
 
 class Hardtanh(Module):
@@ -136,13 +150,18 @@ class Hardtanh(Module):
             max_val = max_value if max_value is not None else max_val
         if min_val > max_val:
             raise ValueError(f"Hardtanh: min_val {min_val} is greater than max_val {max_val}")
-        self.min_val, self.max_val = min_val, max_val
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.hardtanh(input, self.min_val, self.max_val)
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"min_val={self.min_val}, max_val={self.max_val}"
+        return f"min_val={self.min_val}, max_val={self.max_val}" + _inplace(self)
+
+
+def _inplace(m: Module) -> str:
+    """``", inplace=True"`` for a module set to work in place (PyTorch prints nothing otherwise)."""
+    return ", inplace=True" if getattr(m, "inplace", False) else ""
 
 
 class Softplus(Module):

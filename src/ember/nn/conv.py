@@ -57,6 +57,8 @@ class _ConvNd(Module):
         self.kernel_size: tuple[int, ...] = k
         self.stride, self.dilation = _ntuple(stride, sp), _ntuple(dilation, sp)
         self.padding: Any = padding if isinstance(padding, str) else _ntuple(padding, sp)
+        if padding == "same" and any(s != 1 for s in self.stride):  # (PyTorch's check, at construction)
+            raise ValueError(f"{name}: padding='same' is not supported for strided convolutions")
         self.output_padding = _ntuple(output_padding, sp)
         self.groups, self.padding_mode = groups, padding_mode
         shape = (in_channels, out_channels // groups) if self._transposed else (out_channels, in_channels // groups)

@@ -29,13 +29,15 @@ class Dropout(Module):
         super().__init__()
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"{type(self).__name__}: p must be in [0, 1], got {p}")
-        self.p = p
+        self.p, self.inplace = p, inplace
 
     def forward(self, input: Tensor) -> Tensor:
+        if self.inplace:  # (PyTorch's: the result written into the input, which is returned)
+            return type(self)._fn(input, self.p, self.training, True)
         return type(self)._fn(input, self.p, self.training)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Dropout1d(Dropout):
@@ -128,7 +130,11 @@ class Embedding(Module):
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
-        return s + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+        s += f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
+        s += f", max_norm={self.max_norm}" if self.max_norm is not None else ""
+        s += f", norm_type={self.norm_type}" if self.norm_type != 2 else ""
+        s += ", scale_grad_by_freq=True" if self.scale_grad_by_freq else ""
+        return s + (", sparse=True" if self.sparse else "")
 
 
 class _Pool(Module):
@@ -238,6 +244,9 @@ class Upsample(Module):
         recompute_scale_factor: bool | None = None,
     ) -> None:  # fmt: skip
         super().__init__()
+        if scale_factor:  # (PyTorch keeps it as floats)
+            many = isinstance(scale_factor, (tuple, list))
+            scale_factor = tuple(map(float, scale_factor)) if many else float(scale_factor)
         self.size, self.scale_factor, self.mode, self.align_corners = size, scale_factor, mode, align_corners
         self.recompute_scale_factor = recompute_scale_factor
 
@@ -283,6 +292,9 @@ class PixelUnshuffle(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
 
 
 export_configs(

@@ -89,7 +89,8 @@ class _BatchNorm(Module):
         _reset_affine(self)
 
     def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+        bias = getattr(self, "bias", None) is not None
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, bias={bias}, "
                 f"track_running_stats={self.track_running_stats}")  # fmt: skip
 
 
@@ -144,7 +145,8 @@ class LayerNorm(Module):
         _reset_affine(self)
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={getattr(self, 'bias', None) is not None}")  # fmt: skip
 
 
 class RMSNorm(Module):
@@ -209,7 +211,8 @@ class GroupNorm(Module):
         _reset_affine(self)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={getattr(self, 'bias', None) is not None}")  # fmt: skip
 
 
 class _InstanceNorm(_BatchNorm):

@@ -49,12 +49,15 @@ class _PadNd(Module):
         return F.pad(input, self.padding, mode=self._mode)
 
     def extra_repr(self) -> str:
-        return f"{self.padding}" + (f", value={self.value}" if self._mode == "constant" and self.value else "")
+        return f"{self.padding}"
 
 
 class _ConstantPad(_PadNd):
     def __init__(self, padding: Any, value: float) -> None:
         super().__init__(padding, value)
+
+    def extra_repr(self) -> str:
+        return f"padding={self.padding}, value={self.value}"
 
 
 class _ZeroPad(_PadNd):

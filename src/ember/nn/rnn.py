@@ -193,16 +193,13 @@ class RNNBase(Module):
         """Accepted for PyTorch code (cuDNN's weight packing); Ember's weights need no flattening."""
 
     def extra_repr(self) -> str:
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.num_layers != 1:
-            s += f", num_layers={self.num_layers}"
-        if self.batch_first:
-            s += ", batch_first=True"
-        if self.bidirectional:
-            s += ", bidirectional=True"
-        if self.proj_size:
-            s += f", proj_size={self.proj_size}"
-        return s
+        s = f"{self.input_size}, {self.hidden_size}"  # (PyTorch's fields, in its order)
+        s += f", proj_size={self.proj_size}" if self.proj_size else ""
+        s += f", num_layers={self.num_layers}" if self.num_layers != 1 else ""
+        s += "" if self.bias else ", bias=False"
+        s += ", batch_first=True" if self.batch_first else ""
+        s += f", dropout={self.dropout}" if self.dropout else ""
+        return s + (", bidirectional=True" if self.bidirectional else "")
 
 
 class RNN(RNNBase):
@@ -317,7 +314,8 @@ class RNNCellBase(Module):
         return x, (tuple(out) if isinstance(hx, tuple) else out[0]), unbatched
 
     def extra_repr(self) -> str:
-        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+        s = f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+        return s + (f", nonlinearity={self.nonlinearity}" if getattr(self, "nonlinearity", "tanh") != "tanh" else "")
 
 
 class RNNCell(RNNCellBase):

@@ -128,7 +128,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``min(max(x, 0), 6)``."""
-    return hardtanh(input, 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 class Hardtanh(Op):
@@ -147,6 +147,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     """``x`` clamped to ``[min_val, max_val]`` (its gradient 0 at the bounds, as PyTorch's)."""
     if min_val > max_val:
         raise ValueRangeError(f"hardtanh: min_val {min_val} is greater than max_val {max_val}")
+    if inplace:
+        return input.copy_(hardtanh(_src(input), min_val, max_val))
     if input.dtype.kind in "iu":  # an integer input keeps its dtype (PyTorch clamps into a tensor like it)
         return clamp(input, min_val, max_val).to(input.dtype)
     return Hardtanh.apply(_float(input), float(min_val), float(max_val))
@@ -154,16 +156,22 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` for positive inputs, ``negative_slope * x`` otherwise."""
+    if inplace:
+        return input.copy_(leaky_relu(_src(input), negative_slope))
     return LeakyRelu.apply(_float(input), float(negative_slope))
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` for positive inputs, ``alpha * (exp(x) - 1)`` otherwise."""
+    if inplace:
+        return input.copy_(elu(_src(input), alpha))
     return Elu.apply(_float(input), float(alpha), 1.0)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """Self-normalising ELU with the fixed constants of Klambauer et al."""
+    if inplace:
+        return input.copy_(selu(_src(input)))
     return Elu.apply(_float(input), _SELU_ALPHA, _SELU_SCALE)
 
 
@@ -171,6 +179,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     if alpha == 0:
         raise ValueRangeError("celu: alpha must not be 0")
+    if inplace:
+        return input.copy_(celu(_src(input), alpha))
     return Celu.apply(_float(input), float(alpha))
 
 
@@ -184,6 +194,8 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)`` (swish)."""
+    if inplace:
+        return input.copy_(silu(_src(input)))
     return Silu.apply(_float(input))
 
 
@@ -195,6 +207,8 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``."""
+    if inplace:
+        return input.copy_(mish(_src(input)))
     return input * tanh(softplus(input))
 
 
@@ -205,11 +219,15 @@ def softsign(input: Tensor) -> Tensor:
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``clamp(x / 6 + 1/2, 0, 1)``."""
+    if inplace:
+        return input.copy_(hardsigmoid(_src(input)))
     return Hardsigmoid.apply(_float(input))
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * hardsigmoid(x)``."""
+    if inplace:
+        return input.copy_(hardswish(_src(input)))
     return Hardswish.apply(_float(input))
 
 
@@ -237,6 +255,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``x`` where ``x > threshold``, else ``value``."""
+    if inplace:
+        return input.copy_(where(input > threshold, _src(input), value))
     return where(input > threshold, input, value)
 
 
@@ -263,6 +283,8 @@ def rrelu(
     if lower > upper:
         raise ValueRangeError(f"rrelu: Lower bound should be less than or equal to the upper bound, got {lower} > "
                               f"{upper}")  # fmt: skip
+    if inplace:
+        return input.copy_(rrelu(_src(input), lower, upper, training))
     if not training:
         return leaky_relu(input, (lower + upper) / 2)
 

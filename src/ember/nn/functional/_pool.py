@@ -60,11 +60,19 @@ class MaxPool(Op):
 
     def backward(self, g: Tensor) -> tuple[Any, None, None]:
         x = self.inputs[0]  # type: ignore[index]
-        return MaxPoolBackward.apply(g, x._data, self.output()._data, self.saved, self.geom), None, None
+        return MaxPoolBackward.apply(g, x._data, self._pooled(x._data), self.saved, self.geom), None, None
 
     def backward_arrays(self, g: Any) -> tuple[Any, None, None]:
         x = self.inputs[0]  # type: ignore[index]
-        return self.backend.max_pool_backward(g, x._data, self.out_array(), self.saved, *self.geom), None, None
+        return self.backend.max_pool_backward(g, x._data, self._pooled(x._data), self.saved, *self.geom), None, None
+
+    def _pooled(self, x: Any) -> Any:
+        """The output as backward reads it, pooled again from ``x`` when it was written in place since (a ReLU
+        with ``inplace=True`` after the pool: PyTorch allows it, keeping the argmax rather than the output).
+        Pooling is deterministic: the same bits."""
+        if self._out_vcs[0][0] != self._out_vs[0]:
+            return self.backend.max_pool(x, *self.geom)[0]
+        return self._outs[0]
 
 
 class MaxPoolBackward(Op):
