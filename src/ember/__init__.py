@@ -212,6 +212,7 @@ __all__ = [
     "cpu",
     "get_autocast_dtype",
     "is_autocast_enabled",
+    "GradScaler",
     "empty",
     "empty_like",
     "enable_grad",
@@ -300,7 +301,11 @@ from . import _dynamo, compiler, hub, jit, library, profiler  # noqa: E402, F401
 
 # mixed precision: ember.amp, ember.cpu.amp (ember.cuda.amp is in ember.cuda), and PyTorch's top-level autocast
 from . import amp, cpu  # noqa: E402
-from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
+from .amp import GradScaler, autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
+from .amp._autocast_state import *  # noqa: E402, F403 - torch.set_autocast_enabled, get_autocast_gpu_dtype ...
+from .amp._autocast_state import __all__ as _autocast_state_names  # noqa: E402
+
+__all__ += _autocast_state_names
 
 from . import _factory  # noqa: E402 - after _memory, which must tune malloc before anything allocates
 

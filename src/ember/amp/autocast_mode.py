@@ -10,6 +10,7 @@ off inside one. The state is per thread.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -31,6 +32,17 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 _DEFAULT_DTYPE = {"cuda": float16, "cpu": bfloat16}
+
+
+class _ThreadDefaults(threading.local):
+    """This thread's autocast dtype per device type outside a block (``set_autocast_dtype``), whether casts are
+    cached (``set_autocast_cache_enabled``) and PyTorch's nesting counter."""
+
+    def __init__(self) -> None:
+        self.dtype, self.cache_enabled, self.nesting = dict(_DEFAULT_DTYPE), True, 0
+
+
+THREAD = _ThreadDefaults()
 
 
 def _device_type(device_type: Any) -> str:
@@ -56,7 +68,7 @@ def get_autocast_dtype(device_type: str) -> DType:
     kind = _device_type(device_type)
     region = STATE.autocast
     lower = region.lower(kind) if region is not None else None
-    return lower if lower is not None else _DEFAULT_DTYPE[kind]
+    return lower if lower is not None else THREAD.dtype[kind]
 
 
 def autocast_state() -> tuple[Any, ...]:
@@ -80,9 +92,9 @@ class autocast:  # noqa: N801 - PyTorch's name
         self, device_type: str, dtype: Any = None, enabled: bool = True, cache_enabled: bool | None = None
     ) -> None:
         self.device_type = _device_type(device_type)
-        self.fast_dtype = as_dtype(dtype) if dtype is not None else _DEFAULT_DTYPE[self.device_type]
+        self.fast_dtype = as_dtype(dtype) if dtype is not None else THREAD.dtype[self.device_type]
         self._enabled = bool(enabled)
-        self._cache_enabled = True if cache_enabled is None else bool(cache_enabled)
+        self._cache_enabled = THREAD.cache_enabled if cache_enabled is None else bool(cache_enabled)
         if self._enabled and self.fast_dtype not in (float16, bfloat16):
             raise DTypeError(
                 f"autocast('{self.device_type}'): dtype must be ember.float16 or ember.bfloat16, got "
