@@ -268,7 +268,7 @@ class Module(ModuleExtras, ModuleDicts, ModuleState):
         self, prefix: str, recurse: bool, buffers: bool, remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Param]]:
         seen: set[int] = set()
-        mods = self.named_modules(prefix=prefix) if recurse else iter([(prefix, self)])
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
         for mname, m in mods:
             for name, p in m._params.items():
                 if p is None or p.is_buffer != buffers or (remove_duplicate and id(p) in seen):
