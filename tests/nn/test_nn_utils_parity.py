@@ -85,11 +85,12 @@ def test_weight_norm_loads_a_torch_state_dict_and_refuses_twice():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         tm = torch.nn.utils.weight_norm(torch.nn.Linear(3, 2).double())
-    em = ember.nn.utils.weight_norm(ember.nn.Linear(3, 2).double())
+    with pytest.warns(FutureWarning, match="deprecated"):  # (as torch's)
+        em = ember.nn.utils.weight_norm(ember.nn.Linear(3, 2).double())
     em.load_state_dict({k: ember.tensor(v.numpy()) for k, v in tm.state_dict().items()})
     x = np.arange(6.0).reshape(2, 3)
     np.testing.assert_allclose(em(ember.tensor(x)).detach().numpy(), tm(torch.tensor(x)).detach().numpy(), rtol=1e-12)
-    with pytest.raises(RuntimeError, match="two"):
+    with pytest.raises(RuntimeError, match="two"), pytest.warns(FutureWarning):
         ember.nn.utils.weight_norm(em)
     with pytest.raises(ValueError, match="not found"):
         ember.nn.utils.remove_spectral_norm(em)

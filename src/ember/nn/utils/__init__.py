@@ -91,6 +91,8 @@ def clip_grad_norm_(
     (``foreach``: PyTorch's kernel choice; Ember's clip is one pass either way.)"""
     if isinstance(max_norm, bool) or not isinstance(max_norm, numbers.Real) or not max_norm >= 0:
         raise ValueError(f"clip_grad_norm_: max_norm must be a number >= 0, got {max_norm!r}")
+    if isinstance(norm_type, str):  # ("inf": PyTorch takes float(norm_type))
+        norm_type = float(norm_type)
     if isinstance(norm_type, bool) or not isinstance(norm_type, numbers.Real) or not norm_type > 0:
         raise ValueError(f"clip_grad_norm_: norm_type must be > 0 (2.0, 1.0, inf, ...), got {norm_type!r}")
 

@@ -5,6 +5,7 @@ its parts, under PyTorch's names (``weight_g``/``weight_v``; ``weight_orig`` wit
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, TypeVar
 
 from ..._tensor import Tensor
@@ -44,6 +45,8 @@ class _WeightNorm:
 def weight_norm(module: M, name: str = "weight", dim: int | None = 0) -> M:
     """Split ``module.<name>`` into a magnitude ``<name>_g`` and a direction ``<name>_v`` (``dim``: the dim kept
     by the norm; None: one norm of the whole tensor); the weight is recomputed before each forward."""
+    warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
+                  "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)  # fmt: skip
     if _find(module, name, (_WeightNorm, _SpectralNorm)) is not None:
         raise RuntimeError(
             f"weight_norm: cannot register two weight_norm/spectral_norm hooks on the same parameter {name!r}"
