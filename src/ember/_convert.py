@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from ._dtype import DType, as_dtype, bool_, get_default_dtype, int64, to_complex
+from ._dtype import DType, as_dtype, bool_, get_default_dtype, int64, promote_types, to_complex
 from ._errors import DTypeError, ShapeError, ValueRangeError
 from .backends import get_backend
 
-__all__ = ["array_of", "legacy_type_name", "tensor_init_args"]
+__all__ = ["array_of", "leaves", "legacy_type_name", "sequence_dtype", "tensor_init_args", "tensors_as_lists"]
 
 
 def array_of(data: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
@@ -27,9 +27,61 @@ def array_of(data: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
         d = as_dtype(dtype)
     else:
         arr = _python_array(data)
-        d = as_dtype(dtype) if dtype is not None else _infer_dtype(arr)
+        if dtype is not None:
+            d = as_dtype(dtype)
+        else:
+            d = _infer_dtype(arr)
     _check_fits(arr, d)
     return be.asarray(arr, d), be
+
+
+_PY_TYPES = frozenset((bool, int, float, complex))
+
+
+def leaves(data: Any) -> tuple[set[type], list[Any]]:
+    """The Python number types among the leaves of the nested sequence ``data``, and its other leaves (a row
+    of Python numbers is read in one pass at C speed)."""
+    kinds: set[type] = set()
+    others: list[Any] = []
+    stack = [data]
+    while stack:
+        seq = stack.pop()
+        types = set(map(type, seq))
+        if types <= _PY_TYPES:
+            kinds |= types
+            continue
+        for v in seq:
+            t = type(v)
+            if t in _PY_TYPES:
+                kinds.add(t)
+            elif t is list or t is tuple:
+                stack.append(v)
+            else:
+                others.append(v)
+    return kinds, others
+
+
+def tensors_as_lists(data: Any, tensor_type: type) -> Any:
+    """Nested sequences with every ``tensor_type`` instance in them as (nested) lists of Python numbers."""
+    if isinstance(data, tensor_type):
+        return data.tolist()  # type: ignore[attr-defined]
+    return [tensors_as_lists(x, tensor_type) for x in data] if isinstance(data, (list, tuple)) else data
+
+
+def sequence_dtype(kinds: set[type], others: list[Any]) -> DType | None:
+    """PyTorch's dtype for a nested sequence whose leaves (``leaves``) include NumPy scalars or arrays, or
+    tensors: their dtypes promoted with the Python numbers' (``[np.float64(1.0), 2.0]`` is float64,
+    ``[np.int32(1), 2]`` int64)."""
+    found = [v.dtype if isinstance(v.dtype, DType) else _numpy_dtype(np.asarray(v)) for v in others
+             if hasattr(v, "dtype")]  # fmt: skip
+    default = get_default_dtype()
+    python = {bool: bool_, int: int64, float: default, complex: to_complex(default)}
+    if not found:
+        return None  # (strings, None ...: the NumPy reading refuses them, naming them)
+    d = found[0]
+    for x in found[1:] + [python[t] for t in kinds]:
+        d = promote_types(d, x)
+    return d
 
 
 def _infer_dtype(arr: np.ndarray) -> DType:

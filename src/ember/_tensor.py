@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ._convert import UNCOMPARED, _flat, array_of, tensor_init_args
+from ._convert import UNCOMPARED, array_of, leaves, sequence_dtype, tensor_init_args, tensors_as_lists
 from ._device import device as _device_cls
 from ._dtype import DType, as_dtype
 from ._hooks import RemovableHandle
@@ -479,8 +479,10 @@ def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
         if data._backend is be:
             return be.astype(be.xp.copy(data._data), dt), be
         return be.astype(data._backend.transfer(data._data, be), dt), be
-    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
-        data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
+    if isinstance(data, (list, tuple)) and (found := leaves(data))[1]:
+        # NumPy scalars or arrays, tensors: their dtypes promote with the Python numbers' (PyTorch's rule)
+        dtype = dtype if dtype is not None else sequence_dtype(*found)
+        data = tensors_as_lists(data, Tensor)
     return array_of(data, dtype, device)
 
 
