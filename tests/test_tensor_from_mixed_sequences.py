@@ -53,3 +53,10 @@ def test_tensors_in_a_list_count_with_their_dtypes_as_torch(dt):
 
 def test_legacy_constructor_keeps_the_default_dtype_as_torch():
     assert _name(ember.Tensor([np.float64(1.0)]).dtype) == _name(torch.Tensor([np.float64(1.0)]).dtype)
+
+
+def test_iter_of_a_0d_tensor_raises_at_once_as_torch():
+    for lib in (torch, ember):
+        with pytest.raises(TypeError):
+            iter(lib.tensor(1.0))
+    assert [t.item() for t in ember.tensor([1.0, 2.0])] == [1.0, 2.0]

@@ -168,8 +168,8 @@ class Tensor(TensorGradFields, TensorConversions):
         return int(self._data.shape[0])
 
     def __iter__(self) -> Iterator[Tensor]:
-        for i in range(len(self)):
-            yield self[i]
+        n = len(self)  # (a 0-d tensor raises TypeError at iter(), as PyTorch's: `try: iter(x)` tells scalars)
+        return (self[i] for i in range(n))
 
     def __hash__(self) -> int:
         return id(self)

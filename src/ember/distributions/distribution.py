@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from .._size import Size
 from .._tensor import Tensor
 from ..autograd import no_grad
 from . import constraints
@@ -17,10 +18,10 @@ from .utils import lazy_property
 __all__ = ["Distribution"]
 
 
-def _size(shape: Any) -> tuple[int, ...]:
+def _size(shape: Any) -> Size:
     if isinstance(shape, int):
-        return (shape,)
-    return tuple(int(s) for s in shape)
+        return Size((shape,))
+    return Size(int(s) for s in shape)
 
 
 class Distribution:
@@ -63,12 +64,12 @@ class Distribution:
 
     # -- shapes -------------------------------------------------------------------------------------
     @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return self._batch_shape
+    def batch_shape(self) -> Size:
+        return self._batch_shape if type(self._batch_shape) is Size else Size(self._batch_shape)
 
     @property
-    def event_shape(self) -> tuple[int, ...]:
-        return self._event_shape
+    def event_shape(self) -> Size:
+        return self._event_shape if type(self._event_shape) is Size else Size(self._event_shape)
 
     def _extended_shape(self, sample_shape: Any = ()) -> tuple[int, ...]:
         return _size(sample_shape) + self._batch_shape + self._event_shape
