@@ -213,6 +213,7 @@ __all__ = [
     "get_autocast_dtype",
     "is_autocast_enabled",
     "GradScaler",
+    "as_torch",
     "empty",
     "empty_like",
     "enable_grad",
@@ -293,6 +294,8 @@ from . import nn  # noqa: E402, I001  (the API layer, imported last: it builds o
 from . import data, distributions, fft, linalg, optim, record, signal, sparse, special, train  # noqa: E402
 from . import masked, multiprocessing, serialization, utils  # noqa: E402
 from . import _tensor_extras  # noqa: E402, F401 - Tensor.apply_, map_, as_subclass, nonzero_static
+from . import torch_version  # noqa: E402, F401 - torch.torch_version
+from ._as_torch import as_torch  # noqa: E402 - `import torch` giving Ember
 from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from .nn.config import Config  # noqa: E402
