@@ -13,6 +13,7 @@ from .._tensor import Tensor
 from ..ops._other_diagonal import triu
 from . import functional as F
 from . import init
+from ._encoder_padding import nested_ok, padded_positions
 from ._module_hooks import GLOBAL_FWD, GLOBAL_PRE
 from .activation import ReLU, get_activation
 from .config import config_for
@@ -307,8 +308,8 @@ def _check_stack(kind: str, layer: Any, num_layers: Any) -> None:
 class TransformerEncoder(Module):
     """A stack of ``num_layers`` copies of ``encoder_layer``, then the optional ``norm``.
 
-    ``enable_nested_tensor`` and ``mask_check`` are accepted for PyTorch code: Ember has no nested tensors, so
-    padded positions are always computed (and masked out of attention by ``src_key_padding_mask``).
+    With ``enable_nested_tensor`` (PyTorch's default), in inference with a ``src_key_padding_mask`` the output at
+    padded positions is 0 before ``norm``, as PyTorch's nested-tensor path gives (``_encoder_padding.py``).
     """
 
     def __init__(
@@ -325,6 +326,7 @@ class TransformerEncoder(Module):
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor, self.mask_check = enable_nested_tensor, mask_check
+        self.use_nested_tensor = enable_nested_tensor and nested_ok(encoder_layer)
 
     def forward(
         self,
@@ -336,6 +338,9 @@ class TransformerEncoder(Module):
         out = src
         for layer in self.layers:
             out = layer(out, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=bool(is_causal))
+        padded = padded_positions(self, src, mask, src_key_padding_mask)
+        if padded is not None:
+            out = out.masked_fill(padded.unsqueeze(-1), 0.0)
         return self.norm(out) if self.norm is not None else out
 
 
