@@ -12,7 +12,8 @@ written with einops, which then runs on Ember through the alias; safetensors' sa
 embedding; pytorch/examples' siamese network, mnist_rnn and time_sequence_prediction's LBFGS closure; a CIFAR recipe
 (mixup, label smoothing, OneCycleLR, an EMA model, channels_last, bfloat16 autocast, accumulation, resume), a tabular
 model with a weighted sampler and an stft audio classifier; torch.fx feature extraction, conv+bn folding, ShapeProp
-and fine-tuning a traced module). Each runs in a subprocess where ``sys.modules["torch"]`` is Ember, and must finish
+and fine-tuning a traced module; the FGSM, char-RNN (hand-written cell, generation) and Grad-CAM tutorials with
+distillation). Each runs in a subprocess where ``sys.modules["torch"]`` is Ember, and must finish
 as under PyTorch (``EMBER_TEST_PROGRAMS_TORCH=1`` runs them under PyTorch, to check a program).
 Running them found: ``import torch.nn`` loading a second copy of Ember ("expected a Tensor, got Tensor"), the
 losses' ``size_average`` argument and ``autograd.grad``'s ``only_inputs`` missing, ``set_num_threads`` calling
