@@ -27,5 +27,5 @@ COMPLEX_GRAD_OPS = frozenset({
     # moving, copying and selecting values
     "AsView", "Cast", "Cat", "Clone", "Contiguous", "CopySlices", "Diagonal", "DiagonalBackward", "Expand", "Flip",
     "GetItem", "IndexBackward", "IndexPut", "Pad", "PadBackward", "Permute", "Reshape", "Roll", "Split",
-    "StridedView", "ToDevice", "ViewOp", "Where", "_Replay", "_Scatter", "_ScatterAdd", "_Tri", "_ZeroRegion",
+    "Stack", "StridedView", "ToDevice", "ViewOp", "Where", "_Replay", "_Scatter", "_ScatterAdd", "_Tri", "_ZeroRegion",
 })  # fmt: skip

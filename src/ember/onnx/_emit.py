@@ -151,6 +151,29 @@ def _cat(g: GraphBuilder, c: Call) -> list[str]:
     return g.node("Concat", [g.value(a) for a in xs], axis=int(c.kwargs["dim"]))
 
 
+def _assign(g: GraphBuilder, c: Call) -> list[str]:
+    """An in-place write into a whole tensor (``relu_``, ``x += y``, ``copy_``): later uses of the tensor read
+    its new value. A write into part of one, or through a view, has no ONNX form here: refused, never dropped."""
+    t, value = c.args
+    if c.kwargs["view"] or c.kwargs["index"] is not None:
+        where = "a view of a tensor" if c.kwargs["view"] else f"part of a tensor (t[{c.kwargs['index']!r}] = ...)"
+        raise ExportError(f"ember.onnx.export: an in-place write into {where} has no ONNX form yet; write it out "
+                          "of place (where, cat, an out-of-place operator)")  # fmt: skip
+    name = g.value(value, like=t)
+    if isinstance(value, Tensor) and value.dtype != t.dtype:
+        name = g.node("Cast", [name], to=onnx_type(t.dtype))[0]
+    if not isinstance(value, Tensor) or tuple(value.shape) != tuple(t.shape):  # (t's shape read in the graph:
+        name = g.node("Expand", [name, g.node("Shape", [g.value(t)])[0]])[0]  # a dynamic axis stays dynamic)
+    g.bind(t, name)
+    return []
+
+
+def _stack(g: GraphBuilder, c: Call) -> list[str]:
+    d = int(c.kwargs["dim"])
+    xs = [a for a in c.args if isinstance(a, Tensor) or hasattr(a, "shape")]
+    return g.node("Concat", [g.node("Unsqueeze", [g.value(a), g.ints([d])])[0] for a in xs], axis=d)
+
+
 def _split(g: GraphBuilder, c: Call) -> list[str]:
     x, sizes, dim = c.args[:3]
     if dim % x.ndim in g.dyn(x):
@@ -423,7 +446,8 @@ EMITTERS: dict[str, Emitter] = {
     "LeakyRelu": _params_unary("LeakyRelu", "alpha"), "Celu": _params_unary("Celu", "alpha"),
     "Hardsigmoid": _unary("HardSigmoid", alpha=1 / 6, beta=0.5), "Shrink": _shrink, "Clamp": _clamp, "Hardtanh": _clamp,
     "Where": _where, "Cast": _cast, "Reshape": _reshape, "Expand": _expand, "Permute": _permute, "Cat": _cat,
-    "Split": _split, "Sum": _sum, "Mean": _mean, "Amax": _amax, "Norm2": _norm2, "ArgExtreme": _arg,
+    "Assign": _assign, "Stack": _stack, "Split": _split, "Sum": _sum, "Mean": _mean, "Amax": _amax, "Norm2": _norm2,
+    "ArgExtreme": _arg,
     "MaxDim": _max_dim, "_Linear": _linear, "Conv": _conv, "ConvT": _conv_t, "MaxPool": _max_pool,
     "AvgPool": _avg_pool, "BatchNormEval": _batch_norm, "Standardize": _standardize, "Embedding": _embedding,
     "NativeLayerNorm": _layer_norm, "ScaledDotProductAttention": _attention, "DropoutAdd": _dropout_add,

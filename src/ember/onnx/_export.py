@@ -89,6 +89,8 @@ class GraphBuilder:
         if v is None:
             return ""
         name = self.names.get(id(v))
+        if name is None and isinstance(v, Tensor):  # another Tensor object over the same array (an in-place
+            name = self.names.get(id(v._data))  # write's alias of its target: the target's value at that point)
         if name is not None:
             return name
         if hasattr(v, "shape") and self.dynamic.get(id(v)):

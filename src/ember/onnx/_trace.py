@@ -2,7 +2,8 @@
 
 Every built-in operator runs through ``Function.apply``; while tracing, ``apply`` hands each call to a recorder
 (``_function.TRACE``, one read per call when not tracing) that runs it and records ``(operator class, arguments,
-keyword arguments, outputs)``. Nothing about the model is executed twice
+keyword arguments, outputs)``; an in-place write (``relu_``, ``x += y``, ``copy_``) is recorded as an ``Assign``
+of the tensor's new value (``ops/_inplace.WRITE``). Nothing about the model is executed twice
 and no operator changes: the trace is the operators' own inputs and results, kept alive until export ends.
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd._function import TRACE, Function, bypass, install_trace
+from ..ops import _inplace
 
 __all__ = ["Call", "trace", "tracing"]
 
@@ -53,11 +55,16 @@ def trace() -> Iterator[list[Call]]:
         calls.append(Call(cls.__name__, args, dict(kwargs), tuple(o for o in outs if isinstance(o, Tensor))))
         return out
 
+    def written(t: Tensor, value: Any, index: Any) -> None:  # an in-place write: ``t`` holds a new value now
+        calls.append(Call("Assign", (t, value), {"index": index, "view": t._view is not None}, ()))
+
     with _LOCK:
         install_trace(record, "onnx.export")
+        _inplace.WRITE[0] = written
         _ACTIVE[0] += 1
         try:
             yield calls
         finally:
             _ACTIVE[0] -= 1
             TRACE[0] = None
+            _inplace.WRITE[0] = None

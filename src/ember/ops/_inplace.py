@@ -87,12 +87,17 @@ def _commit(t: Tensor, r: Tensor, op: str) -> Tensor:
         move_retained(t)
     if FWD[0] is not None:
         FWD[0].commit(t, r)
+    if WRITE[0] is not None:
+        WRITE[0](t, r, None)
     return t
 
 
 #: while a forward-AD dual level is open, its in-place hooks (``autograd/forward_ad._InplaceHooks``): in-place
 #: writes then carry tangents (and take the recorded path for dual tensors); None otherwise
 FWD: list[Any] = [None]
+#: while ``ember.onnx.export`` traces: ``WRITE[0](t, value, index)`` after each in-place write into ``t`` (the
+#: exporter's graph then names ``t``'s new value; ``index`` None: the whole tensor). The shortcut stays off then
+WRITE: list[Any] = [None]
 
 _UFUNCS = {"add": operator.iadd, "sub": operator.isub, "mul": operator.imul, "div": operator.itruediv}
 
@@ -107,7 +112,7 @@ def _inplace_fast(t: Tensor, name: str, other: Any) -> bool:
     tensor; or an integer one with a Python int, e.g. BatchNorm's ``num_batches_tracked.add_(1)``: one kernel
     where the general path made two, an add and a copy)."""
     uf = _UFUNCS.get(name)
-    if uf is None:
+    if uf is None or WRITE[0] is not None:
         return False
     if t._data.dtype not in t._backend.float_dtypes:
         if other.__class__ is not int or name == "div" or t.dtype.kind not in "iu":
@@ -198,6 +203,8 @@ def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
                 f"it does not broadcast to the selected shape {tuple(read(t._data, idx).shape)}"
             ) from None
         t._vc[0] += 1
+        if WRITE[0] is not None:
+            WRITE[0](t, value, index)
         return
     _check_leaf(t, op)
     if isinstance(value, Tensor) and value.dtype is not t.dtype:
