@@ -34,6 +34,14 @@ __all__ = ["DataLoader", "default_collate", "default_convert"]
 def default_collate(batch: Sequence[Any]) -> Any:
     """Stack a list of samples: arrays/tensors/numbers become one Tensor; tuples, lists and dicts recurse."""
     first = batch[0]
+    if isinstance(first, Tensor) and all(b.__class__ is first.__class__ and b._backend is first._backend
+                                         for b in batch):  # fmt: skip
+        shape = first._data.shape  # (tensors of one backend: stacked there, no round trip through NumPy)
+        for i, b in enumerate(batch):
+            if b._data.shape != shape:
+                raise ValueError(f"default_collate: sample {i} has shape {tuple(b.shape)} but sample 0 has "
+                                 f"{tuple(shape)}")  # fmt: skip
+        return Tensor._make(first._backend.xp.stack([b._data for b in batch]), first._backend)
     if isinstance(first, (Tensor, np.ndarray, np.generic)):
         arrays = [b.detach().cpu().numpy() if isinstance(b, Tensor) else np.asarray(b) for b in batch]
         shape = arrays[0].shape

@@ -10,8 +10,10 @@ from typing import Any
 from .._dtype import as_dtype, get_default_dtype
 from .._errors import DeviceError, DTypeError, OutOfRangeError, ShapeError
 from .._tensor import Tensor
-from ..autograd._function import Op
-from ..autograd._views import make_view
+from ..autograd._capture import CAPTURE
+from ..autograd._function import TRACE, Op
+from ..autograd._grad_mode import STATE
+from ..autograd._views import _refresh_view, make_view
 from ._indexing_view import movedim, reshape, sum_to
 from ._util import _shape, broadcast_shapes, check_scalar, norm_dim, promote
 
@@ -187,6 +189,21 @@ TENSOR_INDEX_AS_ADVANCED = [0]
 
 def getitem(input: Tensor, index: Any) -> Tensor:
     """``input[index]`` with ints, slices, None, ..., bool masks and integer tensors."""
+    if (
+        index.__class__ is int
+        and TRACE[0] is None
+        and CAPTURE.tracer is None
+        and not (input._requires_grad and STATE.enabled)
+    ):  # ``x[i]`` recording nothing (a Dataset's sample): the view straight away, no operator node (~3 us less)
+        if input._view is not None:
+            _refresh_view(input)
+        try:
+            data = input._data[index, ...]
+        except IndexError as e:
+            raise OutOfRangeError(f"getitem: {e} (tensor of shape {tuple(input.shape)})") from None
+        view = Tensor._make(data, input._backend)
+        make_view(view, input, lambda a: a[index, ...])
+        return view
     out: Tensor = GetItem.apply(input, index)
     if TENSOR_INDEX_AS_ADVANCED[0] and _all_tensors(index):
         return out.clone() if input._backend.is_view_of(out._data, input._data) else out
