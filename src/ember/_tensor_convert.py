@@ -12,7 +12,7 @@ import numpy as np
 
 from ._convert import legacy_type_name, parse_legacy_type
 from ._device import device as _device_cls
-from ._dtype import as_dtype, channels_last, channels_last_3d, contiguous_format, preserve_format
+from ._dtype import BY_NAME, channels_last, channels_last_3d, contiguous_format, preserve_format
 from ._errors import ShapeError
 from ._storage import TypedStorage, UntypedStorage
 from .backends import Backend
@@ -285,9 +285,5 @@ def _is_device(a: Any) -> _bool:
     if isinstance(a, _device_cls):
         return True
     if isinstance(a, str):  # a dtype's name, else a device (an unknown one is then refused as a device)
-        try:
-            as_dtype(a)
-        except (TypeError, ValueError):
-            return True
-        return False
+        return a.replace("torch.", "").replace("ember.", "") not in BY_NAME
     return isinstance(a, Backend) or (a.__class__.__name__ == "device" and hasattr(a, "type"))

@@ -10,8 +10,11 @@ from typing import Any
 from .._dtype import DType, as_dtype
 from .._errors import ShapeError
 from .._tensor import Tensor
-from ..autograd._function import Op
-from ..autograd._views import make_view
+from ..autograd._autocast import ACTIVE as _AUTOCAST
+from ..autograd._capture import CAPTURE
+from ..autograd._function import TRACE, Op
+from ..autograd._grad_mode import STATE
+from ..autograd._views import _refresh_view, make_view
 from ._util import as_shape, norm_dim, sum_to_array
 
 __all__ = [
@@ -43,8 +46,15 @@ class ViewOp(Op):
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        out = super().apply(*args, **kwargs)
         x = args[0]
+        if _AUTOCAST[0] or TRACE[0] is not None or CAPTURE.tracer is not None or (x._requires_grad and STATE.enabled):
+            out = super().apply(*args, **kwargs)
+        else:  # nothing recorded (inference, a data pipeline): the view without an operator node (~3 us less)
+            if x._view is not None:
+                _refresh_view(x)
+            op = cls.__new__(cls)
+            op.backend = x._backend
+            out = Tensor._make(op.forward(x._data, *args[1:], **kwargs), x._backend)
         if x._backend.is_view_of(out._data, x._data):
             backend, rest = x._backend, args[1:]
 
