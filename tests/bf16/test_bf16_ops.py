@@ -130,3 +130,25 @@ TOL_TORCH_BACKEND: dict[str, float] = {**dict.fromkeys(["linear", "silu", "softm
 TOL_GRAD: dict[str, float] = dict.fromkeys(
     ["cross_entropy", "div", "logsumexp", "layer_norm", "mse_loss", "pow_scalar", "norm", "std", "var"], 2**-6
 )
+
+
+#: Python numbers beside bfloat16 tensors, where reading them rounded to bfloat16 (PyTorch's CPU kernels) or in
+#: float32 (its CUDA kernels) gives other bits: 1.0029296875 is 1.0 in bfloat16
+NUMBER_CASES: dict[str, Any] = {
+    "add_number": lambda L, x, y: x + 1.0029296875 * 3,
+    "add_number_alpha": lambda L, x, y: L.add(x, 1.0029296875, alpha=3),
+    "sub_alpha_number": lambda L, x, y: L.sub(x, y, alpha=1.0029296875),
+    "rsub_number_alpha": lambda L, x, y: L.rsub(x, 1.0029296875, alpha=3),
+    "add_method_alpha": lambda L, x, y: x.add(y, alpha=-2.0029296875),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NUMBER_CASES))
+def test_number_operands_are_read_as_the_device_reads_them(name: str) -> None:
+    torch = get_torch()
+    outs = []
+    for L in (ember, torch):
+        with torch.device(torch_device()) if L is torch else contextlib.nullcontext():
+            x, y = make(L, np.array([0.0, 0.5, -1.25, 3.0])), make(L, np.array([1.0, 2.0, -3.0, 0.25]))
+            outs.append(NUMBER_CASES[name](L, x, y))
+    compare(outs[0], outs[1], 0.0, name)
