@@ -19,6 +19,13 @@ def get_torch() -> Any:
     return torch
 
 
+def torch_device() -> str:
+    """Where PyTorch's reference runs: the kind of device Ember's default one is (CUDA's kernels round otherwise
+    than the CPU's: a Python number operand is not rounded to bfloat16 first, ``cumsum`` accumulates in bfloat16,
+    casts of values beyond an integer dtype saturate)."""
+    return "cuda" if ember.get_default_device().type == "cuda" else "cpu"
+
+
 def bf16_values(a: np.ndarray) -> np.ndarray:
     """``a`` rounded to bfloat16 by PyTorch, as float32 (exact)."""
     t = get_torch()

@@ -133,9 +133,12 @@ def _norms(lib):
         out.append(u.get_total_norm([p.grad for p in ps], norm_type).item())
     total = u.get_total_norm([p.grad for p in ps])
     u.clip_grads_with_norm_(ps, 5.0, total)
-    out += [p.grad.numpy() for p in ps]
+    # copies: ``.numpy()`` shares the CPU tensor's memory, which the next clip scales in place (a CUDA tensor's
+    # array is a host copy: the values compared must not depend on where the tensors live)
+    out += [p.grad.numpy().copy() for p in ps]
     with pytest.warns(FutureWarning):
         out.append(u.clip_grad_norm(ps, 1.0).item())
+    out += [p.grad.numpy().copy() for p in ps]  # scaled in place again, to norm 1
     return out
 
 

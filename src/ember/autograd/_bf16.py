@@ -64,8 +64,9 @@ def _native_bf16(args: tuple[Any, ...], cls: Any = None) -> Any:
 def rounds_once(numbers: bool = False) -> Callable[[F], F]:
     """Mark a composite PyTorch computes as one kernel (``addcmul``, ``lerp``, ``add`` with ``alpha``): on bfloat16
     inputs (any backend: the torch backend's composite would round between its steps too) its body runs in float32
-    and its result is rounded once (``numbers``: Python-number arguments rounded to bfloat16 first, as PyTorch's
-    kernel reads them)."""
+    and its result is rounded once (``numbers``: Python-number arguments rounded to bfloat16 first, as PyTorch's CPU
+    kernel reads them; its CUDA kernel reads them in float32, unrounded: TensorIterator converts a CPU scalar to the
+    common dtype only for an operation on the CPU)."""
 
     def deco(fn: F) -> F:
         @functools.wraps(fn)
@@ -73,8 +74,9 @@ def rounds_once(numbers: bool = False) -> Callable[[F], F]:
             first = next((a for a in args if isinstance(a, Tensor) and a.dtype is bfloat16), None)
             if first is None:
                 return fn(*args, **kwargs)
-            cast, native = CAST[0], first._data.dtype
-            wide = tuple(_widen(cast, a, native, numbers, first._backend) for a in args)
+            cast, native, be = CAST[0], first._data.dtype, first._backend
+            rounded = numbers and be.device.type == "cpu"
+            wide = tuple(_widen(cast, a, native, rounded, be) for a in args)
             out = fn(*wide, **kwargs)
             if not _promoted_bf16(args):
                 return out

@@ -260,13 +260,17 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: Any = None) -> T
 def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:  # fmt: skip
     """``base ** linspace(start, end, steps)`` (an integer ``dtype``: ``start``/``end`` truncated to integers, the
-    powers computed in float64, then cast, as PyTorch)."""
+    powers computed as PyTorch's kernel on the device computes them -- the CPU's in float64, CUDA's in float32 --
+    then cast)."""
     from .._dtype import as_dtype
+    from ..backends import get_backend
 
     dt = None if dtype is None else as_dtype(dtype)
     if dt is not None and dt.kind in "biu":
         lo, hi = (int(float(v)) for v in (start, end))
-        exps = linspace(lo, hi, steps, dtype="float64", device=device)
+        # (PyTorch's CUDA kernel takes powf of float32 exponents: 3 ** 1 may round below 3 there and truncate to 2)
+        wide = "float64" if get_backend(device).device.type == "cpu" else "float32"
+        exps = linspace(lo, hi, steps, dtype=wide, device=device)
         return (base**exps).to(dt).requires_grad_(requires_grad)
     out = base ** linspace(start, end, steps, dtype=dtype, device=device)
     return out.requires_grad_(True) if requires_grad else out

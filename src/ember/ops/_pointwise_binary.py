@@ -14,6 +14,7 @@ from ..autograd._bf16 import rounds_once
 from ..autograd._function import BilinearOp, Op
 from ._indexing import where
 from ._indexing_view import sum_to
+from ._pointwise_alpha import scaled
 from ._pointwise_complex import cj
 from ._pointwise_unary import exp, exp2, floor, log
 from ._util import NUMBERS, StepOp, _binary, _float, _is_bool, _shape, int_power, promote, real_only, sum_to_array
@@ -237,12 +238,9 @@ class DivTruncInt(StepOp):
 
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input + alpha * other`` (broadcasting, type promotion)."""
-    return _binary(Add, input, other) if alpha == 1 else _scaled(Add, input, other, alpha)
-
-
-@rounds_once(numbers=True)
-def _scaled(op: Any, input: Any, other: Any, alpha: Any) -> Tensor:  # one kernel in PyTorch (alpha rounded)
-    return _binary(op, input, mul(other, alpha))
+    if alpha.__class__ is int and alpha == 1:  # (the default; any other alpha is checked as PyTorch checks it)
+        return _binary(Add, input, other)
+    return scaled(Add, Mul, input, other, alpha)
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
@@ -250,7 +248,9 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     if _is_bool(input) and _is_bool(other):
         raise DTypeError("sub: subtracting two bool tensors is not supported; use ^ or logical_xor() for the "
                          "difference of masks, ~ or logical_not() to invert one")  # fmt: skip
-    return _binary(Sub, input, other) if alpha == 1 else _scaled(Sub, input, other, alpha)
+    if alpha.__class__ is int and alpha == 1:  # (the default; any other alpha is checked as PyTorch checks it)
+        return _binary(Sub, input, other)
+    return scaled(Sub, Mul, input, other, alpha)
 
 
 subtract = sub

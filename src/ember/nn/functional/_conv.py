@@ -3,7 +3,8 @@
 Three operators share the window arithmetic: ``Conv`` (cross-correlation), ``ConvT`` (its adjoint in the
 input: the transposed convolution) and ``ConvW`` (its adjoint in the weight). Each one's backward is
 written with the other two, so gradients of every order exist; the first-order backward of ``Conv`` asks
-the backend for both gradients at once. The array kernels live in the backend layer
+the backend for both gradients at once (``conv_backward``), and its rule on Tensors computes them with that kernel
+too (the same bits). The array kernels live in the backend layer
 (``Backend.conv``, ``conv_transpose``, ``conv_weight``, ``conv_backward``, ``unfold``, ``fold``).
 """
 
@@ -76,9 +77,9 @@ class Conv(Op):
         x, w = self.inputs[:2]  # type: ignore[index]
         saved, self.saved = self.saved, None
         # complex (PyTorch's convention): each input's gradient uses the other input's conjugate
-        gx = ConvT.apply(g, cj(w), self.cfg) if self._req(0) else None
+        gx = ConvT.apply(g, cj(w), self.cfg, True) if self._req(0) else None
         cx = cj(x)  # (the saved columns are x's own: a conjugated x is read afresh)
-        gw = ConvW.apply(cx, g, self.cfg, saved if cx is x else None) if self._req(1) else None
+        gw = ConvW.apply(cx, g, self.cfg, saved if cx is x else None, True) if self._req(1) else None
         gb = g.sum(self._bias_axes()) if self._req(2) else None
         return gx, gw, gb, None, None
 
@@ -94,39 +95,59 @@ class Conv(Op):
 class ConvT(Op):
     """``y -> J_x^T y`` for Conv: maps (N, O, *out) to (N, C, *x_spatial) (the transposed convolution)."""
 
-    def forward(self, y: Any, w: Any, cfg: tuple[Any, ...]) -> Any:
+    def forward(self, y: Any, w: Any, cfg: tuple[Any, ...], of_conv: bool = False) -> Any:
+        """``of_conv``: ``Conv``'s input gradient (its rule on Tensors), by its array rule's kernel (``_real``)."""
         s, pads, d, groups, x_shape, _ = cfg
         self.cfg = cfg
-        return self.backend.conv_transpose(y, w, s, pads, d, groups, x_shape)
+        be = self.backend
+        if of_conv and _real(be, y, w):
+            x = be.xp.zeros(x_shape, dtype=y.dtype)  # (only its shape and dtype are read)
+            return be.conv_backward(y, x, w, None, s, pads, d, groups, True, False)[0]
+        return be.conv_transpose(y, w, s, pads, d, groups, x_shape)
 
-    def backward(self, gg: Tensor) -> tuple[Any, Any, None]:
-        y, w, _ = self.inputs  # type: ignore[misc]
+    def backward(self, gg: Tensor) -> tuple[Any, Any, None, None]:
+        y, w = self.inputs[:2]  # type: ignore[index]
         gy = Conv.apply(gg, cj(w), None, self.cfg) if self._req(0) else None
         gw = ConvW.apply(gg, cj(y), self.cfg) if self._req(1) else None
-        return gy, gw, None
+        return gy, gw, None, None
 
-    def backward_arrays(self, gg: Any) -> tuple[Any, Any, None]:
-        y, w, _ = self.inputs  # type: ignore[misc]
+    def backward_arrays(self, gg: Any) -> tuple[Any, Any, None, None]:
+        y, w = self.inputs[:2]  # type: ignore[index]
         s, pads, d, groups, _, w_shape = self.cfg
         be = self.backend
         gy = be.conv(gg, w._data, s, pads, d, groups)[0] if self._req(0) else None
         gw = be.conv_weight(gg, y._data, s, pads, d, groups, w_shape) if self._req(1) else None
-        return gy, gw, None
+        return gy, gw, None, None
 
 
 class ConvW(Op):
     """``(x, g) -> J_w^T g`` for Conv: the weight gradient."""
 
-    def forward(self, x: Any, g: Any, cfg: tuple[Any, ...], saved: Any = None) -> Any:
+    def forward(self, x: Any, g: Any, cfg: tuple[Any, ...], saved: Any = None, of_conv: bool = False) -> Any:
+        """``of_conv``: ``Conv``'s weight gradient (its rule on Tensors), by its array rule's kernel (``_real``)."""
         s, pads, d, groups, _, w_shape = cfg
         self.cfg = cfg
-        return self.backend.conv_weight(x, g, s, pads, d, groups, w_shape, saved)
+        be = self.backend
+        if of_conv and _real(be, x, g):
+            w = be.xp.zeros(w_shape, dtype=x.dtype)  # (only its shape and dtype are read)
+            return be.conv_backward(g, x, w, saved, s, pads, d, groups, False, True)[1]
+        return be.conv_weight(x, g, s, pads, d, groups, w_shape, saved)
 
-    def backward(self, gw: Tensor) -> tuple[Any, Any, None, None]:
+    def backward(self, gw: Tensor) -> tuple[Any, Any, None, None, None]:
         x, g = self.inputs[:2]  # type: ignore[index]
         gx = ConvT.apply(g, gw, self.cfg) if self._req(0) else None
         gg = Conv.apply(x, gw, None, self.cfg) if self._req(1) else None
-        return gx, gg, None, None
+        return gx, gg, None, None, None
+
+
+def _real(be: Any, a: Any, b: Any) -> bool:
+    """Whether ``Conv``'s rule on Tensors computes its gradients by ``conv_backward``, the kernel its array rule
+    calls (real arrays; complex ones go through ``conv_transpose``/``conv_weight``, which take them): then a gradient
+    taken with ``create_graph`` or through saved-tensor hooks is the plain one bit for bit, as in PyTorch (whose
+    every convolution gradient is ``convolution_backward``'s). On CUDA cuDNN's transposed convolution rounded the
+    last bit of an input gradient otherwise (H200, float64); NumPy's ``conv_weight`` sums in another order than
+    ``conv_backward`` for some strides and paddings."""
+    return a.dtype in be.float_dtypes and b.dtype in be.float_dtypes
 
 
 def _conv_pads(padding: Any, k: tuple[int, ...], d: tuple[int, ...], s: tuple[int, ...], op: str) -> Pads:
