@@ -43,7 +43,7 @@ def as_shape(shape: Sequence[Any]) -> tuple[int, ...]:
     """``f(2, 3)`` and ``f((2, 3))`` both as ``(2, 3)``."""
     if len(shape) == 1 and not isinstance(shape[0], int):
         shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
+    return tuple(map(int, shape))
 
 
 def broadcast_axes(gshape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
