@@ -303,8 +303,8 @@ def test_as_tensor_of_a_tensor_keeps_its_graph(kw):
     graph: Pyro's HalfCauchy prior lost its gradient, a silently wrong SVI step)."""
     got = {}
     for lib in (torch, ember):
-        with torch.device(str(ember.get_default_device())):  # PyTorch's tensors where Ember's are (make test-cuda)
-            u = lib.tensor([0.5, -1.0], dtype=lib.float64, requires_grad=True)
+        dev = {} if lib is ember else {"device": str(ember.get_default_device())}  # where Ember's are (test-cuda)
+        u = lib.tensor([0.5, -1.0], dtype=lib.float64, requires_grad=True, **dev)
         s = u.exp()
         a = lib.as_tensor(s, **{k: getattr(lib, v) if k == "dtype" else v for k, v in kw.items()})
         (a * lib.tensor([1.0, 3.0], dtype=a.dtype, device=a.device)).sum().backward()

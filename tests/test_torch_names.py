@@ -19,9 +19,9 @@ INTS = ["uint8", "int8", "int16", "int32", "int64"]
 
 
 def _on_embers_device():
-    """PyTorch's default device set to Ember's (``with``): make test-cuda runs Ember on cuda, so the PyTorch program
-    to compare with makes its tensors there too (its type names read ``torch.cuda.FloatTensor`` there, its
-    ``asarray`` of a NumPy array copies)."""
+    """PyTorch's default device set to Ember's (``with``, around PyTorch's calls only): make test-cuda runs Ember on
+    cuda, so the PyTorch program to compare with makes its tensors there too (its type names read
+    ``torch.cuda.FloatTensor`` there, its ``asarray`` of a NumPy array copies)."""
     return torch.device(str(ember.get_default_device()))
 
 
@@ -89,8 +89,9 @@ def _basics(lib):
 
 
 def test_basics_match_torch():
+    got = _basics(ember)
     with _on_embers_device():
-        got, want = _basics(ember), _basics(torch)
+        want = _basics(torch)
         typename = torch.typename(torch.ones(1)).replace("torch.", "ember.")
     assert got == want
     assert typename == ("ember.FloatTensor" if ember.ones(1).device.type == "cpu" else "ember.cuda.FloatTensor")
@@ -274,9 +275,11 @@ def _creation_and_state(lib):
 
 @pytest.mark.filterwarnings("ignore:torch.range is deprecated")
 def test_promotion_creation_and_state_functions_match_torch():
+    got = _promotions(ember), _creation_and_state(ember)
     with _on_embers_device():  # (asarray of a NumPy array: shares it on the CPU, copies it to CUDA)
-        assert _promotions(ember) == _promotions(torch)
-        got, want = _creation_and_state(ember), _creation_and_state(torch)
+        want = _promotions(torch), _creation_and_state(torch)
+    assert got[0] == want[0]
+    got, want = got[1], want[1]
     if ember.from_numpy(np.ones(1))._backend is not ember.zeros(1)._backend:  # the default device is not the host
         assert want["asarray"] == ([1.0] * 3,) * 2 or torch.device(str(ember.get_default_device())).type == "cpu"
         want["asarray"] = ([1.0] * 3,) * 2  # a copy there (the fake-device run's default is torch's CPU beside it)

@@ -268,10 +268,10 @@ def _custom(lib, cast_inputs, autocast_on):
             seen["bwd"] = str(ga.dtype)
             return ga, a.transpose(0, 1) @ g, None
 
-    with torch.device(str(ember.get_default_device())):
-        a = lib.ones(3, 4, requires_grad=True)
-        b = lib.ones(4, 2, requires_grad=True)
-        c = lib.ones(2, dtype=lib.float64)
+    on = {} if lib is ember else {"device": str(ember.get_default_device())}  # PyTorch's where Ember's are
+    a = lib.ones(3, 4, requires_grad=True, **on)
+    b = lib.ones(4, 2, requires_grad=True, **on)
+    c = lib.ones(2, dtype=lib.float64, **on)
     with lib.autocast(dev, dtype=lib.float16, enabled=autocast_on):
         y = MM.apply(a, b, c)
     y.float().sum().backward()
