@@ -201,7 +201,12 @@ def handler(self, func, types, args=(), kwargs=None):
 """
 _NS: dict[str, Any] = {"__name__": "torch._ember_device_asserts", "rules": _RULES, "FunctionType": types.FunctionType,
                        "Tensor": torch.Tensor, "TensorBase": torch._C.TensorBase}  # fmt: skip
-exec(compile(_HANDLER, os.path.join(_TORCH_DIR, "_ember_device_asserts.py"), "exec"), _NS)
+_MODULE = types.ModuleType(_NS["__name__"])  # a module by that name too: torch.compile's tracer imports it
+_MODULE.__dict__.update(_NS)
+_MODULE.__file__ = os.path.join(_TORCH_DIR, "_ember_device_asserts.py")
+_NS = _MODULE.__dict__
+sys.modules[_MODULE.__name__] = _MODULE
+exec(compile(_HANDLER, _MODULE.__file__, "exec"), _NS)
 
 
 def _from_ember() -> bool:
