@@ -184,6 +184,7 @@ _RULES: dict[str, Rule] = {
 
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
+_PROGRAM_FILE = "<ember.compile program>"  # (src/ember/_compile/_program.py compiles its replays as this file)
 # The mode's handler, compiled as if it were torch's own code (module and file; see the module's doc).
 _HANDLER = """
 def handler(self, func, types, args=(), kwargs=None):
@@ -200,13 +201,21 @@ def handler(self, func, types, args=(), kwargs=None):
 """
 _NS: dict[str, Any] = {"__name__": "torch._ember_device_asserts", "rules": _RULES, "FunctionType": types.FunctionType,
                        "Tensor": torch.Tensor, "TensorBase": torch._C.TensorBase}  # fmt: skip
-exec(compile(_HANDLER, os.path.join(_TORCH_DIR, "_ember_device_asserts.py"), "exec"), _NS)
+_MODULE = types.ModuleType(_NS["__name__"])  # a module by that name too: torch.compile's tracer imports it
+_MODULE.__dict__.update(_NS)
+_MODULE.__file__ = os.path.join(_TORCH_DIR, "_ember_device_asserts.py")
+_NS = _MODULE.__dict__
+sys.modules[_MODULE.__name__] = _MODULE
+exec(compile(_HANDLER, _MODULE.__file__, "exec"), _NS)
 
 
 def _from_ember() -> bool:
-    """Whether the innermost caller outside torch (and this module) is Ember's code (not a test's PyTorch)."""
+    """Whether the innermost caller outside torch (and this module) is Ember's code (not a test's PyTorch): an
+    ``ember`` module, or the replay of a program ``ember.compile`` generated (its own file name, no module)."""
     f = sys._getframe(2)
     while f is not None:
+        if f.f_code.co_filename == _PROGRAM_FILE:
+            return True
         mod = f.f_globals.get("__name__", "")
         if not (mod == __name__ or mod == "torch" or mod.startswith("torch.")):
             return mod.startswith("ember.") and not mod.startswith("ember.testing")

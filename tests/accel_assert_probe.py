@@ -32,6 +32,24 @@ def test_planted_class_index_fails():
     ember.nn.functional.cross_entropy(logits, target)
 
 
+def test_planted_class_index_at_a_compiled_replay_fails():
+    """A target written on the device after capture reaches the kernel at replay (the replay's frames belong to no
+    module: the program ember.compile generated)."""
+    logits, target = _on_torch(np.zeros((2, 3), np.float32)), _on_torch(np.array([0, 1])) + 0
+    step = ember.compile(lambda: ember.nn.functional.cross_entropy(logits, target))
+    for _ in range(2):
+        step()
+    target[1] = 3
+    with pytest.raises(Exception):  # noqa: B017 - any error: the detector must fail the test all the same
+        step()
+
+
+def test_a_host_known_bad_class_index_is_refused_by_ember_before_the_kernel():
+    logits = _on_torch(np.zeros((2, 3, 2), np.float32))
+    with pytest.raises(IndexError, match="nll_loss: target 3 is out of range for 3 classes"):
+        ember.nn.functional.cross_entropy(logits, _on_torch(np.array([[0, 1], [3, 2]])).mT)
+
+
 def test_an_index_in_range_passes():
     x, i = _on_torch(np.arange(12.0).reshape(4, 3)), _on_torch(np.arange(2)) + 2
     np.testing.assert_array_equal(x[i].numpy(), [[6, 7, 8], [9, 10, 11]])

@@ -25,10 +25,16 @@ def test_accelerator_path_and_fake_device_runs_are_in_effect():
     out = run.stdout + run.stderr
     outcomes = {line.split()[1].split("::")[-1]: line.split()[0] for line in run.stdout.splitlines()
                 if line.startswith(("PASSED ", "FAILED ", "ERROR ", "SKIPPED "))}  # fmt: skip
-    planted_ = {"test_planted_index_computed_on_the_device_fails_though_caught", "test_planted_class_index_fails"}
+    planted_ = {
+        "test_planted_index_computed_on_the_device_fails_though_caught",
+        "test_planted_class_index_fails",
+        "test_planted_class_index_at_a_compiled_replay_fails",
+    }
     assert outcomes == {"test_the_runs_are_in_effect": "PASSED", **dict.fromkeys(planted_, "FAILED"),
                         "test_an_index_in_range_passes": "PASSED",
                         "test_a_host_known_bad_index_is_refused_by_ember_before_the_kernel": "PASSED",
+                        "test_a_host_known_bad_class_index_is_refused_by_ember_before_the_kernel": "PASSED",
                         "test_the_tests_own_torch_reference_is_left_to_torch": "PASSED"}, out  # fmt: skip
     assert "__getitem__: index in [3, 4] for dim 0 of size 4: on CUDA a device-side assert" in out, out
     assert "nll_loss_forward: index in [2, 3] for 3 classes: on CUDA a device-side assert" in out, out
+    assert "nll_loss_forward: index in [0, 3] for 3 classes: on CUDA a device-side assert" in out, out

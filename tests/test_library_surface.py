@@ -72,6 +72,7 @@ def test_moduledict_update_refuses_like_pytorch(lib):
 
 @pytest.mark.parametrize("spec", ["mps", "xpu:1", "xla", "hpu", "privateuseone:0"])
 def test_other_device_types_make_device_objects(spec):
+    before = ember.get_default_device()  # (cpu; cuda in make test-cuda)
     t, e = torch.device(spec), ember.device(spec)
     assert (e.type, e.index, repr(e), str(e)) == (t.type, t.index, repr(t), str(t))
     assert e != ember.device("cpu") and e == ember.device(spec) and hash(e) == hash(ember.device(spec))
@@ -81,7 +82,7 @@ def test_other_device_types_make_device_objects(spec):
         ember.ones(2).to(spec)
     with pytest.raises(ValueError, match="not available"):
         ember.set_default_device(spec)
-    assert ember.get_default_device() == "cpu"
+    assert ember.get_default_device() == before  # unchanged by the refusal
 
 
 @LIBS
@@ -302,11 +303,15 @@ def test_as_tensor_of_a_tensor_keeps_its_graph(kw):
     graph: Pyro's HalfCauchy prior lost its gradient, a silently wrong SVI step)."""
     got = {}
     for lib in (torch, ember):
-        u = lib.tensor([0.5, -1.0], dtype=lib.float64, requires_grad=True)
+        dev = {} if lib is ember else {"device": str(ember.get_default_device())}  # where Ember's are (test-cuda)
+        u = lib.tensor([0.5, -1.0], dtype=lib.float64, requires_grad=True, **dev)
         s = u.exp()
         a = lib.as_tensor(s, **{k: getattr(lib, v) if k == "dtype" else v for k, v in kw.items()})
-        (a * lib.tensor([1.0, 3.0], dtype=a.dtype)).sum().backward()
+        (a * lib.tensor([1.0, 3.0], dtype=a.dtype, device=a.device)).sum().backward()
         got[lib.__name__] = (a is s, a.requires_grad, str(a.dtype).split(".")[-1], u.grad.tolist())
+    if "device" in kw and ember.zeros(1, device=kw["device"])._backend is not ember.zeros(1)._backend:  # a move
+        assert got["ember"][0] is False
+        got["torch"] = (False, *got["torch"][1:])  # (the fake-device run: torch's CPU is the default, beside "cpu")
     assert got["ember"] == got["torch"]
 
 

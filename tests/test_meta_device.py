@@ -86,6 +86,8 @@ def test_creation_matches_torch(case):
 
 
 def test_default_device_and_device_block():
+    before = ember.get_default_device()  # (cpu; cuda in make test-cuda)
+
     def run(L):
         with L.device("meta"):
             a, lin = L.ones(2), L.nn.Linear(2, 3)
@@ -95,7 +97,11 @@ def test_default_device_and_device_block():
         finally:
             L.set_default_device(None)  # (torch: "cpu" would leave its device mode on, and under any function mode
             # torch 2.13's F.l1_loss drops its weight: a later test saw it)
-        return [desc(t) for t in (a, lin.weight, lin.bias, b, c)], L.ones(1).device.type, a.is_meta, L.ones(1).is_meta
+        try:
+            made = [desc(t) for t in (a, lin.weight, lin.bias, b, c)]
+            return made, L.ones(1).device.type, a.is_meta, L.ones(1).is_meta
+        finally:
+            ember.set_default_device(before)  # Ember's default for the later tests (None is the CPU, as torch's)
 
     same(run)
 

@@ -18,6 +18,13 @@ FLOATS = ["float16", "bfloat16", "float32", "float64", "complex64", "complex128"
 INTS = ["uint8", "int8", "int16", "int32", "int64"]
 
 
+def _on_embers_device():
+    """PyTorch's default device set to Ember's (``with``, around PyTorch's calls only): make test-cuda runs Ember on
+    cuda, so the PyTorch program to compare with makes its tensors there too (its type names read
+    ``torch.cuda.FloatTensor`` there, its ``asarray`` of a NumPy array copies)."""
+    return torch.device(str(ember.get_default_device()))
+
+
 @pytest.mark.parametrize("name", FLOATS)
 def test_finfo_matches_torch(name):
     e, t = ember.finfo(getattr(ember, name)), torch.finfo(getattr(torch, name))
@@ -34,7 +41,9 @@ def test_dtype_prints_as_torch(name):
     e, t = getattr(ember, name), getattr(torch, name)
     assert (str(e), repr(e), f"{e}") == tuple(s.replace("torch.", "ember.") for s in (str(t), repr(t), f"{t}"))
     assert str(e).split(".")[1] == str(t).split(".")[1] == e.name
-    assert ember.zeros(1, dtype=e).type() == torch.zeros(1, dtype=t).type().replace("torch.", "ember.")
+    with _on_embers_device():  # ('torch.FloatTensor' on the CPU, 'torch.cuda.FloatTensor' on CUDA)
+        want = torch.zeros(1, dtype=t).type().replace("torch.", "ember.")
+    assert ember.zeros(1, dtype=e).type() == want
     assert as_dtype(str(t)) is as_dtype(str(e)) is e
 
 
@@ -80,9 +89,13 @@ def _basics(lib):
 
 
 def test_basics_match_torch():
-    got, want = _basics(ember), _basics(torch)
+    got = _basics(ember)
+    with _on_embers_device():
+        want = _basics(torch)
+        typename = torch.typename(torch.ones(1)).replace("torch.", "ember.")
     assert got == want
-    assert ember.typename(ember.ones(1)) == "ember.FloatTensor" and ember.typename(3) == "int"
+    assert typename == ("ember.FloatTensor" if ember.ones(1).device.type == "cpu" else "ember.cuda.FloatTensor")
+    assert ember.typename(ember.ones(1)) == typename and ember.typename(3) == "int"
     with pytest.raises(TypeError, match="numel"):
         ember.numel([1, 2])
 
@@ -262,8 +275,15 @@ def _creation_and_state(lib):
 
 @pytest.mark.filterwarnings("ignore:torch.range is deprecated")
 def test_promotion_creation_and_state_functions_match_torch():
-    assert _promotions(ember) == _promotions(torch)
-    assert _creation_and_state(ember) == _creation_and_state(torch)
+    got = _promotions(ember), _creation_and_state(ember)
+    with _on_embers_device():  # (asarray of a NumPy array: shares it on the CPU, copies it to CUDA)
+        want = _promotions(torch), _creation_and_state(torch)
+    assert got[0] == want[0]
+    got, want = got[1], want[1]
+    if ember.from_numpy(np.ones(1))._backend is not ember.zeros(1)._backend:  # the default device is not the host
+        assert want["asarray"] == ([1.0] * 3,) * 2 or torch.device(str(ember.get_default_device())).type == "cpu"
+        want["asarray"] = ([1.0] * 3,) * 2  # a copy there (the fake-device run's default is torch's CPU beside it)
+    assert got == want
     with pytest.raises(RuntimeError, match="broadcast"):
         ember.broadcast_shapes((2, 3), (4,))
 

@@ -130,26 +130,49 @@ def test_nn_grad_names_a_grad_output_of_the_wrong_shape() -> None:
 
 
 def _host_maps(lib: Any) -> list[Any]:
+    """On CPU tensors (apply_/map_ run a Python callable per element: CPU only) while the default device may be
+    another (make test-cuda: cuda)."""
     out: list[Any] = []
-    z = lib.arange(6).reshape(2, 3).t()
+    cpu = {"device": "cpu"}
+    z = lib.arange(6, **cpu).reshape(2, 3).t()
     out.append(z.apply_(lambda v: v * 10 + 1).tolist())
-    out.append(lib.tensor([1, 2]).apply_(lambda v: 2.7).tolist())
-    a = lib.tensor([[1.0, 2.0], [3.0, 4.0]])
-    out.append(a.map_(lib.tensor([10.0, 20.0]), lambda p, q: p * q).tolist())
-    out.append(lib.tensor([[0, 3], [5, 0]]).nonzero_static(size=3).tolist())
-    out.append(lib.tensor([0, 3, 0, 5]).nonzero_static(size=1, fill_value=-7).tolist())
-    out.append(_error(lambda: lib.ones(2, requires_grad=True).apply_(abs))[1])
-    out.append(_error(lambda: lib.ones(2).map_(lib.ones(2, dtype=lib.int64), max))[1].replace(lib.__name__, "LIB"))
-    out.append(_error(lambda: lib.ones(2).map_([1, 2], max)))
+    out.append(lib.tensor([1, 2], **cpu).apply_(lambda v: 2.7).tolist())
+    a = lib.tensor([[1.0, 2.0], [3.0, 4.0]], **cpu)
+    out.append(a.map_(lib.tensor([10.0, 20.0], **cpu), lambda p, q: p * q).tolist())
+    out.append(lib.tensor([[0, 3], [5, 0]], **cpu).nonzero_static(size=3).tolist())
+    out.append(lib.tensor([0, 3, 0, 5], **cpu).nonzero_static(size=1, fill_value=-7).tolist())
+    out.append(_error(lambda: lib.ones(2, requires_grad=True, **cpu).apply_(abs))[1])
+    wrong = lib.ones(2, dtype=lib.int64, **cpu)
+    out.append(_error(lambda: lib.ones(2, **cpu).map_(wrong, max))[1].replace(lib.__name__, "LIB"))
+    out.append(_error(lambda: lib.ones(2, **cpu).map_([1, 2], max)))
     try:
-        lib.ones(1, 2).map_(lib.ones(2, 1), max)
+        lib.ones(1, 2, **cpu).map_(lib.ones(2, 1, **cpu), max)
     except RuntimeError:  # other is broadcast to self's shape, never self to other's
         out.append("refused")
+    m = lib.ones(2, device="meta")  # a meta tensor: nothing to call the callable on, returned as is
+    out.append((m.apply_(abs) is m, m.map_(lib.ones(2, device="meta"), max) is m))
     return out
 
 
 def test_apply_map_and_nonzero_static_as_pytorch() -> None:
     assert _host_maps(ember) == _host_maps(torch)
+
+
+def _on_cuda(lib: Any) -> list[Any]:
+    x = lib.ones(2, device="cuda")
+    return [
+        _error(lambda: x.apply_(abs)),
+        _error(lambda: x.map_(lib.ones(2, device="cuda"), max)),
+        _error(lambda: x.map_(lib.ones(2, device="cpu"), max)),  # another device type: another type name
+    ]
+
+
+@pytest.mark.skipif(not (ember.cuda.is_available() and torch.cuda.is_available()), reason="needs CUDA")
+def test_apply_and_map_refuse_a_cuda_tensor_as_pytorch() -> None:
+    got, want = _on_cuda(ember), _on_cuda(torch)
+    assert [g[0] for g in got] == [w[0] for w in want] == ["TypeError"] * 3
+    for (_, g), (_, w) in zip(got, want, strict=True):
+        assert g.startswith(w.replace("torch.", "ember.")), (g, w)
 
 
 def test_as_subclass_is_an_alias_attached_to_the_graph() -> None:

@@ -28,22 +28,30 @@ _FIELDS = tuple(
 )  # (a program's own attributes, ``__dict__``, are not a field: swap_tensors exchanges their contents)
 
 
-def _host_check(self: Tensor, name: str) -> None:
+def _grad_check(self: Tensor, name: str) -> None:
     if self.requires_grad:
         raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
+
+
+def _cpu_check(self: Tensor, name: str) -> None:
+    """PyTorch's rule: a Python callable per element runs on CPU tensors only (TypeError elsewhere)."""
     if self.device.type != "cpu":
-        raise RuntimeError(f"{name}() is only implemented on CPU tensors, got a tensor on {self.device}")
+        raise TypeError(f"{name} is only implemented on CPU tensors, got a tensor on {self.device}")
 
 
 def _write(self: Tensor, values: list[Any]) -> Tensor:
-    with no_grad():
-        self.copy_(tensor(values, dtype=self.dtype).reshape(tuple(self.shape)))
+    with no_grad():  # (made on this tensor's device: the default device may be another, cuda)
+        self.copy_(tensor(values, dtype=self.dtype, device=self.device).reshape(tuple(self.shape)))
     return self
 
 
 def apply_(self: Tensor, callable: Callable[[Any], Any]) -> Tensor:
-    """Replace each element ``v`` by ``callable(v)``, in place (CPU tensors that do not require grad)."""
-    _host_check(self, "apply_")
+    """Replace each element ``v`` by ``callable(v)``, in place (CPU tensors that do not require grad; a meta
+    tensor is returned as is)."""
+    _grad_check(self, "apply_")
+    if self.device.type == "meta":
+        return self
+    _cpu_check(self, "apply_")
     return _write(self, [callable(v) for v in self.reshape(-1).tolist()])
 
 
@@ -51,12 +59,13 @@ def map_(self: Tensor, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> T
     """Replace each element ``a`` by ``callable(a, b)``, ``b`` from ``tensor`` broadcast to this shape, in place."""
     if not isinstance(tensor, Tensor):
         raise TypeError(f"map_(): argument 'other' (position 1) must be Tensor, not {type(tensor).__name__}")
-    _host_check(self, "map_")
-    if tensor.dtype != self.dtype:
-        raise TypeError(
-            f"map_: expected {legacy_type_name(self.dtype, self.device.type)} for 'other' "
-            f"(got {legacy_type_name(tensor.dtype, tensor.device.type)})"
-        )
+    _grad_check(self, "map_")
+    mine, other_type = (legacy_type_name(t.dtype, t.device.type) for t in (self, tensor))
+    if tensor.dtype != self.dtype or mine != other_type:  # (dtype and device type, as PyTorch's type names)
+        raise TypeError(f"map_: expected {mine} for 'other' (got {other_type})")
+    if self.device.type == "meta":
+        return self
+    _cpu_check(self, "map_")
     other = tensor.expand(tuple(self.shape)).reshape(-1).tolist()
     return _write(self, [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), other)])
 

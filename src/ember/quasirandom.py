@@ -62,8 +62,8 @@ class SobolEngine:
             points = self._engine.random(n)
         self.num_generated += n
         result = from_numpy(points).to(as_dtype(dtype) if dtype is not None else get_default_dtype())
-        if out is not None:
-            out.resize_as_(result).copy_(result)
+        if out is not None:  # (the points are made on the host; ``out`` may be on another device, as PyTorch's)
+            out.resize_as_(result).copy_(result.to(out.device))
             return out
         return result
 

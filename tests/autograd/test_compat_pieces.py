@@ -243,12 +243,15 @@ def test_assert_allclose_is_deprecated_and_checks(lib):
 
 
 def _custom(lib, cast_inputs, autocast_on):
+    """On the default device (make test-cuda: cuda, where a "cpu" autocast block leaves the tensors alone; PyTorch's
+    tensors there too)."""
     seen = {}
     amp = lib.amp
+    dev = ember.get_default_device().type
 
     class MM(lib.autograd.Function):
         @staticmethod
-        @amp.custom_fwd(device_type="cpu", cast_inputs=cast_inputs)
+        @amp.custom_fwd(device_type=dev, cast_inputs=cast_inputs)
         def forward(ctx, a, b, c):
             ctx.save_for_backward(a, b)
             out = a @ b
@@ -257,18 +260,19 @@ def _custom(lib, cast_inputs, autocast_on):
             return out
 
         @staticmethod
-        @amp.custom_bwd(device_type="cpu")
+        @amp.custom_bwd(device_type=dev)
         def backward(ctx, g):
             a, b = ctx.saved_tensors
             ga = g @ b.transpose(0, 1)
-            seen["bwd_autocast"] = lib.is_autocast_enabled("cpu")
+            seen["bwd_autocast"] = lib.is_autocast_enabled(dev)
             seen["bwd"] = str(ga.dtype)
             return ga, a.transpose(0, 1) @ g, None
 
-    a = lib.ones(3, 4, requires_grad=True)
-    b = lib.ones(4, 2, requires_grad=True)
-    c = lib.ones(2, dtype=lib.float64)
-    with lib.autocast("cpu", dtype=lib.float16, enabled=autocast_on):
+    on = {} if lib is ember else {"device": str(ember.get_default_device())}  # PyTorch's where Ember's are
+    a = lib.ones(3, 4, requires_grad=True, **on)
+    b = lib.ones(4, 2, requires_grad=True, **on)
+    c = lib.ones(2, dtype=lib.float64, **on)
+    with lib.autocast(dev, dtype=lib.float16, enabled=autocast_on):
         y = MM.apply(a, b, c)
     y.float().sum().backward()
     seen["grads"] = (str(a.grad.dtype), str(b.grad.dtype))

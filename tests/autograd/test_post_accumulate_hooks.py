@@ -1,6 +1,7 @@
 """``Tensor.register_post_accumulate_grad_hook``: the hook gets the leaf after backward has accumulated its ``.grad``
 (the "optimizer step in backward" pattern), run the same way under PyTorch and Ember."""
 
+import contextlib
 import gc
 
 import numpy as np
@@ -69,7 +70,13 @@ def _per_parameter_sgd(compiled):
 
     run = ember.compile(step) if compiled else step
     rng = np.random.RandomState(0)
-    losses = [run(ember.tensor(rng.randn(8, 4).astype(np.float32))).item() for _ in range(6)]
+    be = m.weight._backend
+    # On torch-CUDA ember.compile replays a step as a CUDA graph where it can: an optimizer whose group updates one
+    # parameter has no graph form, so the step replays as a plain program, with a note saying why (as on the CPU,
+    # where no graph is made: tests/compile/test_compile_cuda_standin.py checks the note through its stand-in).
+    graphs = compiled and be.name == "torch" and be.device.type == "cuda"
+    with pytest.warns(UserWarning, match="no CUDA graph .*one parameter") if graphs else contextlib.nullcontext():
+        losses = [run(ember.tensor(rng.randn(8, 4).astype(np.float32))).item() for _ in range(6)]
     return losses, m.weight.detach().numpy(), m.bias.detach().numpy()
 
 

@@ -44,7 +44,9 @@ res = {"openblas": bool(fns) and get() == 2}
 
 
 def _run(code: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "EMBER_KERNEL_THREADS", "EMBER_BACKEND")}
+    # the NumPy backend on the CPU, whatever the suite's own default (make test-cuda: EMBER_DEVICE=cuda)
+    drop = ("OMP_NUM_THREADS", "EMBER_KERNEL_THREADS", "EMBER_BACKEND", "EMBER_DEVICE")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
     env["OPENBLAS_NUM_THREADS"] = "2"
     out = subprocess.run([sys.executable, "-c", _SPY + textwrap.dedent(code) + "\nprint(json.dumps(res))"],
                          capture_output=True, text=True, env=env, timeout=180, check=False)  # fmt: skip

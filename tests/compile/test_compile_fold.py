@@ -19,7 +19,7 @@ from ember.backends import _kernels_pool
 
 from .test_compile_steps import _batches
 
-NUMPY = ember.backends.current() == "numpy"
+NUMPY = ember.zeros(1)._backend.name == "numpy"  # the tests' tensors' backend (not the CPU's: the fake-device run)
 
 
 def _bits(t: Any) -> bytes:
@@ -57,6 +57,36 @@ def test_a_chain_of_constants_is_computed_once() -> None:
     if NUMPY:
         x = ember.randn(1000)
         assert _calls(f, x) == 2 < _calls(f, x, fold=False)  # (x * w).sum(): arange, multiply, exp folded
+
+
+def test_a_number_written_into_a_selection_on_an_accelerator_is_made_there(monkeypatch: Any) -> None:
+    """``c[0] = 7.0`` on torch-CUDA: torch's own setitem lifts the number into a host tensor and copies it to the
+    device (a copy from pageable memory, which a CUDA graph cannot capture: the fold test's compiled function got
+    no CUDA graph). On an accelerator Ember makes the number a 0-d array on the device (``aten::full``), with the
+    values of torch's own write. Checked on torch-CPU taking the accelerator's path."""
+    torch = pytest.importorskip("torch")
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Calls(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.names: list[str] = []
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            self.names.append(func._schema.name)
+            return func(*args, **(kwargs or {}))
+
+    be = ember.backends.get("torch", "cpu")
+    monkeypatch.setattr(be, "_cheap_sync", False)
+    for dtype in ("float16", "float32", "int32", "bool"):
+        with ember.backends.use("torch"), ember.device(be.device):
+            e = ember.zeros(5, dtype=getattr(ember, dtype))
+            with Calls() as calls:
+                e[0], e[1:3], e[3] = 7.1, 2, True
+        t = torch.zeros(5, dtype=getattr(torch, dtype))
+        t[0], t[1:3], t[3] = 7.1, 2, True
+        assert "aten::lift_fresh" not in calls.names and calls.names.count("aten::full") == 3, calls.names
+        assert e.tolist() == t.tolist()
 
 
 def test_a_constant_written_in_place_is_not_folded() -> None:

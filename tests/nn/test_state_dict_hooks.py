@@ -193,7 +193,8 @@ def _mutating(lib):
     res.append(tuple(net.load_state_dict(sd)))
     res.append(net.head.weight.tolist())
     h = net.register_load_state_dict_post_hook(lambda mod, keys: keys)
-    with pytest.raises(AssertionError, match="not expected to return new values"):
+    words = "not expected" if lib is not torch else "not ?expected"  # (PyTorch 2.11's words: "notexpected")
+    with pytest.raises(AssertionError, match=f"{words} to return new values"):
         net.load_state_dict(net.state_dict())
     h.remove()
     sd = net.state_dict()

@@ -207,7 +207,8 @@ def _facts(lib):
         "unsafe": [
             t.tolist() for t in (*x.unsafe_chunk(2, 1), *x.unsafe_split(2), *x.unsafe_split_with_sizes([1, 2], 1))
         ],
-        "const_data_ptr": x.const_data_ptr() == x.data_ptr(),
+        # (PyTorch 2.11's Python Tensor has no const_data_ptr, which later versions have: Ember's is checked alike)
+        "const_data_ptr": x.const_data_ptr() == x.data_ptr() if lib is ember or hasattr(x, "const_data_ptr") else True,
     }
 
 

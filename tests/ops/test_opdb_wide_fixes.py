@@ -146,8 +146,10 @@ def test_arange_of_an_integer_dtype_truncates_its_arguments(args, dtype):
 
 
 def test_arange_whose_step_truncates_to_zero_is_refused():
-    with pytest.raises(ValueError):
-        torch.arange(0, 2, 0.5, dtype=torch.int64)
+    # (PyTorch 2.11 divides by the truncated step: SIGFPE, the process dies; fixed by pytorch/pytorch#183329)
+    if tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 13):
+        with pytest.raises(ValueError):
+            torch.arange(0, 2, 0.5, dtype=torch.int64)
     with pytest.raises(ValueError):
         ember.arange(0, 2, 0.5, dtype=ember.int64)
 

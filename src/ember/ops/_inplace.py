@@ -192,6 +192,10 @@ def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
         v = value._data if isinstance(value, Tensor) else value
         if t.dtype.kind == "f" and t.dtype.itemsize == 1:  # float8: the value rounded as PyTorch casts
             v = t._backend.asarray(v, t.dtype)
+        elif type(v) in (int, float, bool) and not t._backend.cheap_sync:
+            # on an accelerator a Python number becomes a 0-d array made there (a fill kernel, the same rounding):
+            # torch writes it into a 0-d selection by copying a host tensor, which a CUDA graph cannot capture
+            v = t._backend.xp.full((), v, dtype=t._data.dtype)
         idx = (...,) if index is None else to_index(index, t._backend)[0]
         check(t._backend, t._data, idx)
         try:

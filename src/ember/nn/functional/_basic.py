@@ -201,6 +201,7 @@ def nll_loss(
     if reduction not in REDUCTIONS:
         raise ValueRangeError(f"nll_loss: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
     tshape = tuple(target.shape)
+    given = target._data  # (its known range: a reshape of a non-contiguous target below is a copy, unknown)
     input, target = _class_target("nll_loss", input, target)
     c = input.shape[1]
     be = target._backend
@@ -209,7 +210,7 @@ def nll_loss(
     if be.host_checks and not be.nll_kernel_checks_targets:  # (CuPy's kernels would not report a bad target)
         _check_targets(xp, tgt, c, ignore_index)
     elif not be.host_checks:  # the range, when the host knows it without a sync (targets uploaded from host data)
-        r = be.known_range(tgt) if tgt.shape[0] else None
+        r = be.known_range(given) if tgt.shape[0] else None
         for v in r or ():
             if v != ignore_index and not 0 <= v < c:
                 raise OutOfRangeError(f"nll_loss: target {v} is out of range for {c} classes")
