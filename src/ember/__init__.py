@@ -297,6 +297,7 @@ from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from .nn.config import Config  # noqa: E402
 from ._compile import CaptureError, compile  # noqa: E402 - PyTorch's name
 from . import _dynamo, compiler, hub, jit, library, profiler  # noqa: E402, F401 - torch.compiler, .jit, .library, ._dynamo
+from .jit import ScriptFunction, ScriptModule  # noqa: E402, F401 - PyTorch's top-level names of the jit classes
 
 # mixed precision: ember.amp, ember.cpu.amp (ember.cuda.amp is in ember.cuda), and PyTorch's top-level autocast
 from . import amp, cpu  # noqa: E402
