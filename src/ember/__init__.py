@@ -111,6 +111,7 @@ from .ops import __all__ as _ops_all
 _SUBMODULES = frozenset(
     {
         "_C",  # PyTorch's core: only the names libraries call (``_C.py``)
+        "_tensor_str",  # PyTorch's print options module (``printoptions``)
         "data",
         "distributed",
         "func",
