@@ -8,6 +8,7 @@ which records the use for PyTorch's optional usage logger and does nothing other
 trace in progress (Pyro asks before silencing tracer warnings).
 ``PyTorchFileReader`` reads the records of a ``save`` archive (``_file_reader.py``).
 ``_nn._parse_to`` reads the arguments of ``to()`` as PyTorch does (modules overriding ``to`` call it: Lightning).
+``_are_functorch_transforms_active()`` is True while an ``ember.func`` transform runs its function on this thread.
 ``_TensorMeta`` is the metaclass of ``Tensor`` (Ember's is plain ``type``), for ``isinstance(cls, _TensorMeta)``.
 Code that tells real PyTorch apart checks ``torch._C.__name__ == "torch._C"`` (``backends.real_torch``): this
 module is ``ember._C``.
@@ -16,6 +17,7 @@ module is ``ember._C``.
 from __future__ import annotations
 
 import sys
+import threading
 import types
 from typing import Any
 
@@ -24,7 +26,14 @@ from ._dtype import DType, memory_format
 from ._file_reader import PyTorchFileReader
 from ._tensor import Tensor
 
-__all__ = ["PyTorchFileReader", "_TensorMeta", "_nn", "_get_tracing_state", "_log_api_usage_once"]
+__all__ = [
+    "PyTorchFileReader",
+    "_TensorMeta",
+    "_are_functorch_transforms_active",
+    "_nn",
+    "_get_tracing_state",
+    "_log_api_usage_once",
+]
 
 #: the metaclass of Tensor and its subclasses (PyTorch's ``torch._C._TensorMeta``)
 _TensorMeta = type(Tensor)
@@ -87,3 +96,15 @@ def _parse_to(*args: Any, **kwargs: Any) -> tuple[_device | None, DType | None, 
 _nn = types.ModuleType(f"{__name__}._nn", "PyTorch's ``torch._C._nn``: ``_parse_to``.")
 _nn._parse_to = _parse_to  # type: ignore[attr-defined]
 sys.modules[_nn.__name__] = _nn
+
+
+class _Transforms(threading.local):
+    depth = 0  # how many ``ember.func`` transforms are running their function on this thread (``func.py``)
+
+
+TRANSFORMS = _Transforms()
+
+
+def _are_functorch_transforms_active() -> bool:
+    """Whether an ``ember.func`` transform (``grad``, ``vmap``, ``jacrev``, ...) is running its function here."""
+    return TRANSFORMS.depth > 0

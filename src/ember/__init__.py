@@ -135,9 +135,14 @@ if not TYPE_CHECKING:  # hidden from mypy, which would otherwise accept any ``em
 
     def __getattr__(name: str) -> object:
         """``ember.models``, ``ember.pnnx``, ... after a plain ``import ember`` (imported on first use), and
-        PyTorch's top-level functionals (``ember.conv2d``: ``nn/functional/_toplevel.py``)."""
+        PyTorch's top-level functionals (``ember.conv2d``: ``nn/functional/_toplevel.py``). ``ember.torch`` is the
+        module itself, as PyTorch's ``torch.torch`` is (kornia annotates with ``torch.torch.Tensor``)."""
         import importlib
 
+        if name == "torch":
+            import sys
+
+            return sys.modules[__name__]
         if name in _SUBMODULES:
             return importlib.import_module(f"{__name__}.{name}")
         fn = None if name[0] == "_" else importlib.import_module(f"{__name__}.nn.functional._toplevel").NAMES.get(name)
