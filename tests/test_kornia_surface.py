@@ -65,3 +65,21 @@ def test_functorch_transforms_active_inside_a_transform(lib):
     seen.clear()
     f(x)
     assert seen == [False] and lib._C._are_functorch_transforms_active() is False
+
+
+@LIBS
+def test_not_in_onnx_export_outside_one(lib):
+    assert lib.onnx.is_in_onnx_export() is False
+
+
+def test_in_onnx_export_while_exporting(tmp_path):
+    pytest.importorskip("onnx")
+    seen = []
+
+    class Net(ember.nn.Module):
+        def forward(self, x):
+            seen.append(ember.onnx.is_in_onnx_export())
+            return x * 2
+
+    ember.onnx.export(Net(), ember.ones(2, 3), str(tmp_path / "net.onnx"))
+    assert seen and all(seen) and ember.onnx.is_in_onnx_export() is False
