@@ -12,8 +12,8 @@ $(PY):
 
 # dev = the tools plus every optional extra the tests exercise (record, vision, tensorboard, data, plot, docs);
 # torch (CPU build), expecttest (PyTorch's operator database imports it), transformers (Hugging Face parity),
-# accelerate/PEFT/torchmetrics/Pyro/x-transformers (--no-deps: never another torch) and pnnx on top, each
-# skipped cleanly if pip cannot get it.
+# accelerate/PEFT/torchmetrics/Pyro/x-transformers/Lightning/sentence-transformers/torchdiffeq (--no-deps: never
+# another torch) and pnnx on top, each skipped cleanly if pip cannot get it.
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]"
 	$(PY) -m pip install -q "torch==2.13.0" || echo "torch not installed: PyTorch parity tests will be skipped"
@@ -27,6 +27,11 @@ $(STAMP): $(PY) pyproject.toml
 		|| echo "pyro-ppl not installed: the Pyro test will be skipped"
 	$(PY) -m pip install -q --no-deps "x-transformers>=2.31" "einx>=0.4" "frozendict>=2.4" "loguru>=0.7" \
 		"torch-einops-utils>=0.2" || echo "x-transformers not installed: its test will be skipped"
+	$(PY) -m pip install -q --no-deps "pytorch-lightning>=2.6" "fsspec>=2022.5" \
+		|| echo "pytorch-lightning not installed: its test will be skipped"
+	$(PY) -m pip install -q --no-deps "sentence-transformers>=6.2" \
+		|| echo "sentence-transformers not installed: its test will be skipped"
+	$(PY) -m pip install -q --no-deps "torchdiffeq>=0.2.5" || echo "torchdiffeq not installed: its test will be skipped"
 	$(PY) -m pip install -q -e ".[onnx]" || echo "onnx/onnxruntime not installed: ember.onnx tests will be skipped"
 	touch $(STAMP)
 

@@ -111,6 +111,7 @@ from .ops import __all__ as _ops_all
 _SUBMODULES = frozenset(
     {
         "_C",  # PyTorch's core: only the names libraries call (``_C.py``)
+        "_tensor_str",  # PyTorch's print options module (``printoptions``)
         "data",
         "distributed",
         "func",
@@ -134,9 +135,14 @@ if not TYPE_CHECKING:  # hidden from mypy, which would otherwise accept any ``em
 
     def __getattr__(name: str) -> object:
         """``ember.models``, ``ember.pnnx``, ... after a plain ``import ember`` (imported on first use), and
-        PyTorch's top-level functionals (``ember.conv2d``: ``nn/functional/_toplevel.py``)."""
+        PyTorch's top-level functionals (``ember.conv2d``: ``nn/functional/_toplevel.py``). ``ember.torch`` is the
+        module itself, as PyTorch's ``torch.torch`` is (kornia annotates with ``torch.torch.Tensor``)."""
         import importlib
 
+        if name == "torch":
+            import sys
+
+            return sys.modules[__name__]
         if name in _SUBMODULES:
             return importlib.import_module(f"{__name__}.{name}")
         fn = None if name[0] == "_" else importlib.import_module(f"{__name__}.nn.functional._toplevel").NAMES.get(name)
@@ -301,6 +307,7 @@ from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from .nn.config import Config  # noqa: E402
 from ._compile import CaptureError, compile  # noqa: E402 - PyTorch's name
 from . import _dynamo, compiler, hub, jit, library, profiler  # noqa: E402, F401 - torch.compiler, .jit, .library, ._dynamo
+from .jit import ScriptFunction, ScriptModule  # noqa: E402, F401 - PyTorch's top-level names of the jit classes
 
 # mixed precision: ember.amp, ember.cpu.amp (ember.cuda.amp is in ember.cuda), and PyTorch's top-level autocast
 from . import amp, cpu  # noqa: E402

@@ -16,7 +16,7 @@ from ._dtype import get_default_dtype
 
 #: ``set_printoptions``'s state: significant digits, the element count above which a tensor is summarized, the
 #: entries kept at each end of a summarized dim, and scientific notation (None: chosen per value)
-OPTIONS: dict[str, Any] = {"precision": 4, "threshold": 1000, "edgeitems": 3, "sci_mode": None}
+OPTIONS: dict[str, Any] = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
 _PROFILES = {"default": (4, 1000, 3), "short": (2, 1000, 2), "full": (4, math.inf, 3)}
 
 
@@ -27,15 +27,22 @@ def set_printoptions(
     """How tensors print: ``precision`` significant digits (PyTorch: digits after the point), ``threshold``
     elements before summarizing with ``...``, ``edgeitems`` kept at each end, ``sci_mode`` True/False to force or
     forbid scientific notation, ``profile`` "default", "short" or "full" (no summarizing). ``linewidth`` is taken
-    for PyTorch's signature: Ember's format never wraps a row."""
+    for PyTorch's signature (kept, see ``get_printoptions``): Ember's format never wraps a row."""
     if profile is not None:
         if profile not in _PROFILES:
             raise ValueError(f"set_printoptions: profile must be 'default', 'short' or 'full', got {profile!r}")
         OPTIONS["precision"], OPTIONS["threshold"], OPTIONS["edgeitems"] = _PROFILES[profile]
-    for key, value in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems)):
+        OPTIONS["linewidth"] = 80
+    for key, value in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
+                       ("linewidth", linewidth)):  # fmt: skip
         if value is not None:
             OPTIONS[key] = value
     OPTIONS["sci_mode"] = sci_mode
+
+
+def get_printoptions() -> dict[str, Any]:
+    """The current print options (``set_printoptions``'s keywords), as PyTorch's ``_tensor_str.get_printoptions``."""
+    return dict(OPTIONS)
 
 
 def _number(f: float, short: str) -> str:

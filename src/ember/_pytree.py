@@ -3,20 +3,22 @@ to walk the nested lists, tuples, dicts and named tuples of tensors a model take
 
 A tree's leaves are everything that is not a registered container (``None`` is a leaf, as in PyTorch 2.13).
 Containers: ``tuple``, ``Size``, ``list``, ``dict`` (insertion order), named tuples, ``OrderedDict``, ``defaultdict``,
-``deque``, and any type given to :func:`register_pytree_node`.
+``deque``, and any type given to :func:`register_pytree_node`. As in PyTorch, ``SUPPORTED_NODES`` maps each container
+type to its node (``flatten_fn``, ``unflatten_fn``), named tuples under ``collections.namedtuple`` (what
+``_get_node_type`` gives for one and what their ``TreeSpec.type`` is), and ``PyTree`` is the annotation ``Any``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections import OrderedDict, defaultdict, deque
+from collections import OrderedDict, defaultdict, deque, namedtuple
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from ._size import Size
 
 __all__ = [
-    "GetAttrKey", "LeafSpec", "MappingKey", "SequenceKey", "TreeSpec", "keystr", "register_dataclass",
+    "GetAttrKey", "LeafSpec", "PyTree", "MappingKey", "SequenceKey", "TreeSpec", "keystr", "register_dataclass",
     "register_pytree_node", "tree_all", "tree_all_only", "tree_any", "tree_any_only", "tree_flatten",
     "tree_flatten_with_path", "tree_is_leaf", "tree_iter", "tree_leaves", "tree_map", "tree_map_", "tree_map_only",
     "tree_map_with_path", "tree_structure", "tree_unflatten",
@@ -28,6 +30,19 @@ class _Node(NamedTuple):
     unflatten: Callable[[Iterable[Any], Any], Any]
     keys: Callable[[Any], list[Any]]
 
+    @property
+    def flatten_fn(self) -> Callable[[Any], tuple[list[Any], Any]]:
+        """``flatten_fn(x) -> (children, context)`` (PyTorch's ``NodeDef`` field name)."""
+        return self.flatten
+
+    @property
+    def unflatten_fn(self) -> Callable[[Iterable[Any], Any], Any]:
+        """``unflatten_fn(children, context) -> x`` (PyTorch's ``NodeDef`` field name)."""
+        return self.unflatten
+
+
+#: what a tree is annotated with (PyTorch's alias)
+PyTree = Any
 
 SUPPORTED_NODES: dict[type, _Node] = {}
 
@@ -125,9 +140,17 @@ SUPPORTED_NODES[defaultdict] = _Node(lambda x: (list(x.values()), [x.default_fac
                                      lambda x: [MappingKey(k) for k in x])  # fmt: skip
 SUPPORTED_NODES[deque] = _Node(lambda x: (list(x), x.maxlen), lambda c, n: deque(c, maxlen=n),
                                lambda x: [SequenceKey(i) for i in range(len(x))])  # fmt: skip
-_NAMEDTUPLE = _Node(
+_NAMEDTUPLE = SUPPORTED_NODES[namedtuple] = _Node(  # type: ignore[index]
     lambda x: (list(x), type(x)), lambda c, kind: kind(*c), lambda x: [GetAttrKey(f) for f in x._fields]
 )
+
+
+def _get_node_type(tree: Any) -> Any:
+    """The key of ``tree``'s node in ``SUPPORTED_NODES``: its type, or ``collections.namedtuple`` for a named tuple."""
+    kind = type(tree)
+    if kind not in SUPPORTED_NODES and isinstance(tree, tuple) and hasattr(kind, "_fields"):
+        return namedtuple
+    return kind
 
 
 def _node_of(x: Any) -> tuple[type, _Node] | None:
@@ -135,7 +158,7 @@ def _node_of(x: Any) -> tuple[type, _Node] | None:
     if kind in SUPPORTED_NODES:
         return kind, SUPPORTED_NODES[kind]
     if isinstance(x, tuple) and hasattr(kind, "_fields"):  # a named tuple
-        return NamedTuple, _NAMEDTUPLE  # type: ignore[return-value]
+        return namedtuple, _NAMEDTUPLE  # type: ignore[return-value]
     return None
 
 
@@ -160,7 +183,7 @@ class TreeSpec:
         return hash((self.type, self.num_nodes, self.num_leaves))
 
     def __repr__(self, indent: int = 0) -> str:
-        name = "namedtuple" if self.type is NamedTuple else self.type.__name__
+        name = self.type.__name__
         kids = ",\n".join(" " * (indent + 2) + c.__repr__(indent + 2) for c in self.children_specs).lstrip()
         return f"TreeSpec({name}, {self.context}, [{kids}])"
 
@@ -174,7 +197,7 @@ class TreeSpec:
 
     def _build(self, it: Any) -> Any:
         children = [c._build(it) for c in self.children_specs]
-        node = _NAMEDTUPLE if self.type is NamedTuple else SUPPORTED_NODES[self.type]
+        node = SUPPORTED_NODES[self.type]
         return node.unflatten(children, self.context)
 
 

@@ -149,9 +149,12 @@ class TensorGradFields:
 
     @property
     def data(self) -> Tensor:
-        """This tensor's values, detached from the graph (shares storage); ``p.data = q`` makes ``p`` hold ``q``'s
-        (any shape, dtype or device), keeping its identity, ``requires_grad`` and ``.grad``, as in PyTorch."""
-        return self.detach()
+        """This tensor's values, detached from the graph (shares storage, with a version counter of its own: writes
+        through it are not seen by autograd's in-place checks, as in PyTorch); ``p.data = q`` makes ``p`` hold
+        ``q``'s (any shape, dtype or device), keeping its identity, ``requires_grad`` and ``.grad``, as in PyTorch."""
+        t = self.detach()
+        t._vcl = None
+        return t
 
     @data.setter
     def data(self, value: Tensor) -> None:

@@ -1,7 +1,7 @@
 """More of PyTorch's top-level names served by what Ember has: deprecated linear-algebra forms (``cholesky``,
 ``lu``), ``nonzero_static``, ``index_put_``, ``frombuffer``, ``get_device``, layouts (``strided``; ``Tensor.layout``),
-``unsafe_split``/``unsafe_chunk``, warning switches (``set_warn_always``), ``set_flush_denormal`` and
-``OutOfMemoryError``."""
+``unsafe_split``/``unsafe_chunk``, warning switches (``set_warn_always``), ``set_flush_denormal``,
+``OutOfMemoryError``, ``PyTorchFileReader`` and the symbolic scalar types (``SymInt``: ``_symbolic.py``)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from . import backends
 from ._creation import from_numpy, full
 from ._dtype import NamedTag, as_dtype, int64
 from ._errors import OutOfMemoryError
+from ._file_reader import PyTorchFileReader
+from ._symbolic import SymBool, SymFloat, SymInt
 from ._tensor import Tensor
 from .ops import cat, chunk, nonzero, split
 from .ops._lapack import cholesky as _linalg_cholesky
@@ -22,7 +24,8 @@ from .ops._linalg_lu import lu_factor_ex
 from .sparse._coo import SparseTensor
 
 __all__ = [
-    "OutOfMemoryError", "cholesky", "frombuffer", "get_device", "get_device_module", "index_put_",
+    "OutOfMemoryError", "PyTorchFileReader", "SymBool", "SymFloat", "SymInt",
+    "cholesky", "frombuffer", "get_device", "get_device_module", "index_put_",
     "is_warn_always_enabled", "layout", "lu", "nonzero_static", "set_flush_denormal", "set_warn_always", "sparse_bsc",
     "sparse_bsr", "sparse_coo", "sparse_csc", "sparse_csr", "strided", "unsafe_chunk", "unsafe_split",
 ]  # fmt: skip

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ._C import TRANSFORMS
 from ._pytree import tree_flatten
 from ._tensor import Tensor
 from .autograd import functional as _functional
@@ -31,6 +32,20 @@ def _flatten(tree: Any) -> tuple[list[Any], Callable[[list[Any]], Any]]:
     """The leaves of a pytree (``ember.utils._pytree``), and a function rebuilding the tree from new leaves."""
     leaves, spec = tree_flatten(tree)
     return leaves, spec.unflatten
+
+
+def _inside(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` counted as running inside a transform (``_C._are_functorch_transforms_active()``), as PyTorch's
+    functorch levels are active while a transform runs its function."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        TRANSFORMS.depth += 1
+        try:
+            return func(*args, **kwargs)
+        finally:
+            TRANSFORMS.depth -= 1
+
+    return run
 
 
 def _leaf_grads(outs: list[Any], flat: list[Any], cotangents: Any, create_graph: bool) -> list[Any]:
@@ -79,7 +94,7 @@ def grad_and_value(
             rebuilds.append((rebuild, len(leaves)))
             flat += leaves
         with enable_grad():
-            result = func(*given, **kwargs)
+            result = _inside(func)(*given, **kwargs)
         out, aux = result if has_aux else (result, None)
         if not isinstance(out, Tensor) or out.numel() != 1:
             raise RuntimeError(f"grad: the function must return one number (a 1-element tensor), got {out!r:.80}")
@@ -113,7 +128,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     flat, rebuild = _flatten(list(primals))
     tracked, outer = _track(flat)
     with enable_grad():
-        result = func(*rebuild(tracked))
+        result = _inside(func)(*rebuild(tracked))
     out, aux = result if has_aux else (result, None)
     outs, _ = _flatten(out)
 
@@ -130,11 +145,11 @@ def jvp(
 ) -> tuple[Any, ...]:
     """``(func(*primals), J @ tangents)`` (``has_aux``: ``func`` returns ``(output, aux)`` and aux comes third)."""
     if not has_aux:
-        return _functional.jvp(func, tuple(primals), tuple(tangents), strict=strict)  # type: ignore[no-any-return]
+        return _functional.jvp(_inside(func), tuple(primals), tuple(tangents), strict=strict)  # type: ignore[no-any-return]
     aux: list[Any] = []
 
     def main(*xs: Any) -> Any:
-        out, a = func(*xs)
+        out, a = _inside(func)(*xs)
         aux.append(a)
         return out
 
@@ -144,7 +159,7 @@ def jvp(
 
 def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is ``J @ tangents`` at ``primals``."""
-    out = func(*primals)
+    out = _inside(func)(*primals)
 
     def jvp_fn(*tangents: Any) -> Any:
         return jvp(func, primals, tangents)[1]
@@ -190,7 +205,7 @@ def jacrev(
         for a, v in zip(nums, tracked, strict=True):
             full[a] = v
         with enable_grad():
-            out = func(*full)
+            out = _inside(func)(*full)
         aux = None
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
@@ -255,7 +270,7 @@ def vmap(
                 a if d is None else build([x.select(d, i) if isinstance(x, Tensor) else x for x in leaves])
                 for a, (leaves, build), d in zip(args, trees, dims, strict=True)
             ]
-            results.append(func(*picked, **kwargs))
+            results.append(_inside(func)(*picked, **kwargs))
         leaves0, rebuild = _flatten(results[0])
         columns = [[_flatten(r)[0][k] for r in results] for k in range(len(leaves0))]
         outs = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(columns)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import importlib
+import warnings
 
 import pytest
 
@@ -98,6 +99,28 @@ def _run(libname: str) -> list[str]:
     )
     pairs, spec = p.tree_flatten_with_path(Out(logits=1, hidden=[2, 3]))
     say([(p.keystr(k), v) for k, v in pairs], type(spec.unflatten([4, 5, 6])).__name__, spec.num_leaves)
+
+    # the node API Lightning's own flattening uses: _get_node_type, SUPPORTED_NODES[...].flatten_fn, TreeSpec(...)
+    def flatten(tree):
+        kind = p._get_node_type(tree)
+        if kind not in p.SUPPORTED_NODES:
+            with warnings.catch_warnings():  # (PyTorch 2.13 deprecates making a LeafSpec; Lightning still does)
+                warnings.simplefilter("ignore", FutureWarning)
+                return [tree], p.LeafSpec()
+        children, context = p.SUPPORTED_NODES[kind].flatten_fn(tree)
+        flat, specs = [], []
+        for c in children:
+            f, sp = flatten(c)
+            flat += f
+            specs.append(sp)
+        return flat, p.TreeSpec(kind, context, specs)
+
+    for t in ([1, (2, NT(3, {"k": 4}))], NT([1], 2), {"a": collections.OrderedDict(b=1)}, 5):
+        flat, sp = flatten(t)
+        say(p._get_node_type(t) is collections.namedtuple, flat, sp == p.tree_structure(t), p.tree_unflatten(flat, sp))
+        say(p.SUPPORTED_NODES[p._get_node_type(t)].unflatten_fn(*p.SUPPORTED_NODES[p._get_node_type(t)].flatten_fn(t))
+            if p._get_node_type(t) in p.SUPPORTED_NODES else "leaf")  # fmt: skip
+    say(p.PyTree, p.tree_structure(NT(1, 2)).type is collections.namedtuple)
     return said
 
 

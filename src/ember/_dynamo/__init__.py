@@ -14,8 +14,10 @@ from typing import Any, TypeVar
 from .._compile._registry import SETTINGS
 from ..compiler import disable, is_compiling, reset
 from . import eval_frame
+from .eval_frame import OptimizedModule
 
 __all__ = [
+    "OptimizedModule",
     "allow_in_graph",
     "assume_constant_result",
     "config",

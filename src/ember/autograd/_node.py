@@ -255,8 +255,8 @@ class Node:
         return True
 
     def _check_versions(self) -> None:
-        if not self.saves_inputs or self.inputs is None:
-            return
+        if not self.saves_inputs or self.inputs is None or not self._array_io:
+            return  # (a user Function's check is ``saved_tensors``': only what it saved, as PyTorch)
         vs = self._versions
         if vs is _ZERO:
             vs = [0 if isinstance(a, Tensor) else -1 for a in self.inputs]

@@ -45,6 +45,7 @@ __all__ = [
     "use",
     "cuda",
     "cudnn",
+    "mkldnn",
     "mps",
 ]
 
@@ -396,7 +397,7 @@ def cuda_servers() -> list[str]:
     return [n for _, n in sorted(ranked)]
 
 
-from . import cuda, cudnn, mps  # noqa: E402 - flag namespaces, after the registry they read
+from . import cuda, cudnn, mkldnn, mps  # noqa: E402 - flag namespaces, after the registry they read
 
 _ENV_ERROR: list[str] = []  # the reason EMBER_BACKEND could not be used, raised when a backend is first needed
 _env = os.environ.get("EMBER_BACKEND", "").strip()

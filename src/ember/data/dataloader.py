@@ -23,12 +23,14 @@ import numpy as np
 from .. import accelerator
 from .._creation import from_numpy
 from .._tensor import Tensor
+from ._iterators import _BaseDataLoaderIter, _MultiProcessingDataLoaderIter, _SingleProcessDataLoaderIter
 from ._threads import ThreadWorkers
 from ._workers import ProcessPool, fetch, stream_batches
 from .dataset import IterableDataset, WorkerInfo, _worker_local
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["DataLoader", "default_collate", "default_convert"]
+_ITERATORS = (_BaseDataLoaderIter, _MultiProcessingDataLoaderIter, _SingleProcessDataLoaderIter)  # PyTorch's names
 
 
 def default_collate(batch: Sequence[Any]) -> Any:
@@ -214,7 +216,11 @@ class DataLoader(Generic[_T_co]):
         finally:
             self._close()
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> _BaseDataLoaderIter:
+        kind = _SingleProcessDataLoaderIter if self.num_workers == 0 else _MultiProcessingDataLoaderIter
+        return kind(self, self._all_batches())
+
+    def _all_batches(self) -> Iterator[Any]:
         if not self._pin:
             yield from self._batches()
             return

@@ -72,6 +72,7 @@ class ModuleDicts:
         _pre_hooks: dict[int, Any]
         _fwd_hooks: dict[int, Any]
         _bwd_hooks: dict[int, Any]
+        _non_persistent: set[str]
 
     @property
     def _parameters(self) -> ParamView:
@@ -92,3 +93,8 @@ class ModuleDicts:
     @property
     def _backward_hooks(self) -> dict[int, Any]:
         return self._bwd_hooks
+
+    @property
+    def _non_persistent_buffers_set(self) -> set[str]:
+        """The names of this module's own buffers kept out of its state_dict (the set itself: editing it counts)."""
+        return self._non_persistent

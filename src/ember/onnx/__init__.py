@@ -19,12 +19,18 @@ from ._export import ExportError, export
 from ._graph import OnnxModule, UnsupportedOperatorError, newest_opset
 from ._ops import supported
 from ._proto import INSTALL_HINT, OnnxFormatError, read_model
+from ._trace import tracing as _tracing
 
 __all__ = [
-    "INSTALL_HINT", "ExportError", "OnnxFormatError", "OnnxModule", "UnsupportedOperatorError", "export", "load",
-    "newest_opset",
+    "INSTALL_HINT", "ExportError", "OnnxFormatError", "OnnxModule", "UnsupportedOperatorError", "export",
+    "is_in_onnx_export", "load", "newest_opset",
     "operator_counts", "read_model", "supported",
 ]  # fmt: skip
+
+
+def is_in_onnx_export() -> bool:
+    """Whether ``export`` is recording the model's operators now (on this or another thread), as PyTorch's."""
+    return _tracing()
 
 
 def load(source: str | os.PathLike[str] | bytes, *, base_dir: str | os.PathLike[str] | None = None) -> OnnxModule:

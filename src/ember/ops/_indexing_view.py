@@ -392,7 +392,7 @@ moveaxis = movedim
 
 
 def repeat(input: Tensor, *sizes: Any) -> Tensor:
-    """Tile the tensor ``sizes`` times along each dim (PyTorch's ``Tensor.repeat``)."""
+    """Tile the tensor ``sizes`` times along each dim (PyTorch's ``Tensor.repeat``): a new contiguous tensor."""
     reps = as_shape(sizes)
     if len(reps) < input.ndim:
         raise ShapeError(f"repeat: got {len(reps)} repeats for a tensor of rank {input.ndim}; need at least that many")
@@ -405,7 +405,11 @@ def repeat(input: Tensor, *sizes: Any) -> Tensor:
     for r, s in zip(reps, shape, strict=True):
         inter += [r, s]
     y = x.reshape(tuple(v for s in shape for v in (1, s))).expand(*inter)
-    return y.reshape(tuple(r * s for r, s in zip(reps, shape, strict=True)))
+    out = y.reshape(tuple(r * s for r, s in zip(reps, shape, strict=True)))
+    # new memory, as PyTorch's: the reshape may be a view of the input (or of the expand, with stride-0 dims)
+    if not out.is_contiguous():
+        return Contiguous.apply(out)  # type: ignore[no-any-return]
+    return out.clone() if out is input or out._view is not None else out
 
 
 def tile(input: Tensor, dims: Any) -> Tensor:

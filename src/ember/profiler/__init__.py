@@ -22,8 +22,8 @@ from typing import Any
 from ..autograd.profiler import EventList, FunctionEvent, Recorder, record_function
 
 __all__ = [
-    "EventList", "FunctionEvent", "ProfilerAction", "ProfilerActivity", "profile", "record_function", "schedule",
-    "supported_activities", "tensorboard_trace_handler",
+    "EventList", "FunctionEvent", "ProfilerAction", "ProfilerActivity", "kineto_available", "profile",
+    "record_function", "schedule", "supported_activities", "tensorboard_trace_handler",
 ]  # fmt: skip
 
 
@@ -54,6 +54,11 @@ _RECORDING = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
 def supported_activities() -> set[ProfilerActivity]:
     """The activities Ember's profiler measures: the host's."""
     return {ProfilerActivity.CPU}
+
+
+def kineto_available() -> bool:
+    """False: Ember's profiler is its own host recorder, not PyTorch's Kineto library."""
+    return False
 
 
 def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0,

@@ -4,7 +4,9 @@ intermediate results, and run it again during backward to get its gradients. Mem
 The forward runs under ``no_grad``; backward re-runs ``function`` on the saved inputs with the random state the
 forward saw (so dropout draws the same mask) and back-propagates through that second run, which accumulates the
 gradients of the parameters ``function`` uses and returns those of the inputs. ``use_reentrant`` is accepted for
-PyTorch's signature: both of PyTorch's modes give these gradients.
+PyTorch's signature: both of PyTorch's modes give these gradients. ``get_device_states``/``set_device_states``
+save and restore the generator states of the GPUs some tensors are on (libraries that recompute, such as
+sentence-transformers' cached losses, call them).
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._creation import get_rng_state, set_rng_state
+from .._pytree import tree_leaves
 from .._tensor import Tensor
 from ..autograd import Function
 from ..autograd._engine import backward as _backward
 from ..autograd._grad_mode import enable_grad, is_grad_enabled, no_grad
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "get_device_states", "set_device_states"]
 
 
 class _Checkpoint(Function):
@@ -87,3 +90,22 @@ def checkpoint_sequential(
         end = start + size - 1
         input = checkpoint(run(start, end), input, use_reentrant=use_reentrant, **kwargs)
     return run(end + 1, len(fns) - 1)(input)
+
+
+def get_device_states(*args: Any) -> tuple[list[int], list[Any]]:
+    """The device index of each GPU tensor in ``args`` (through lists, tuples and dicts; CPU and meta tensors are
+    skipped) and the state of the generator it draws from, for :func:`set_device_states`."""
+    from .. import cuda
+
+    ids = [a.get_device() for a in tree_leaves(args) if isinstance(a, Tensor) and a.device.type not in ("cpu", "meta")]
+    return ids, [cuda.get_rng_state(f"cuda:{i}") for i in ids]
+
+
+def set_device_states(devices: Sequence[int], states: Sequence[Any], *, device_type: str | None = None) -> None:
+    """Give each GPU in ``devices`` its generator state back (from :func:`get_device_states`)."""
+    if device_type == "meta":
+        return
+    from .. import cuda
+
+    for d, state in zip(devices, states, strict=False):
+        cuda.set_rng_state(state, f"cuda:{d}")

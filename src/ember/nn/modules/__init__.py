@@ -15,7 +15,8 @@ from typing import Any
 
 #: PyTorch's submodule -> the names it holds (names Ember lacks are skipped)
 _SUBMODULES = {
-    "module": "Module register_module_forward_pre_hook register_module_forward_hook",
+    "module": "Module register_module_forward_pre_hook register_module_forward_hook _IncompatibleKeys "
+    "_EXTRA_STATE_KEY_SUFFIX",
     "linear": "Identity Linear Bilinear LazyLinear",
     "conv": "_ConvNd Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LazyConv1d LazyConv2d "
     "LazyConv3d LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d",
@@ -62,6 +63,8 @@ _RENAMED = {
     "ParameterDict": ("container", "ParamDict"),
     "register_module_forward_pre_hook": ("_module_hooks", "register_module_forward_pre_hook"),
     "register_module_forward_hook": ("_module_hooks", "register_module_forward_hook"),
+    "_IncompatibleKeys": ("module", "IncompatibleKeys"),
+    "_EXTRA_STATE_KEY_SUFFIX": ("_module_state", "_EXTRA"),
 }  # fmt: skip
 
 
