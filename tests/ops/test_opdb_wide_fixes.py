@@ -191,6 +191,8 @@ def test_float16_norms_do_not_overflow(name):
 
 
 def test_bfloat16_vector_norm_does_not_overflow():
+    if not (be := ember.backends.get_backend()).supports_bfloat16:
+        pytest.skip(f"the {be.name} backend has no bfloat16")
     x = ember.tensor([3.0e19, 4.0e19], dtype=ember.bfloat16)  # squares overflow float32's range too
     want = torch.linalg.vector_norm(torch.tensor([3.0e19, 4.0e19], dtype=torch.bfloat16))
     assert float(ember.linalg.vector_norm(x).float().item()) == pytest.approx(float(want.float()), rel=1e-2)
