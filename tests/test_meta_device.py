@@ -3,6 +3,7 @@ shapes, dtypes, devices, strides, ``requires_grad`` and exception types, without
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import io
 import warnings
@@ -28,8 +29,9 @@ def both(fn):
     """``fn(lib)`` under each library: its result, or the exception type."""
     out = {}
     for name, lib in LIBS.items():
-        try:
-            out[name] = fn(lib)
+        try:  # torch's on Ember's default device (cuda on a GPU machine: a CPU scalar joins a meta op there alike)
+            with torch.device(ember.get_default_device().type) if lib is torch else contextlib.nullcontext():
+                out[name] = fn(lib)
         except Exception as e:
             # (Ember's errors are subclasses of PyTorch's types: ShapeError is a RuntimeError and a ValueError)
             out[name] = next(k.__name__ for k in KINDS if isinstance(e, k))

@@ -70,9 +70,11 @@ def _with_meaning(lib: Any) -> list[Any]:
     lib.set_default_device(device=None)
     out.append(str(lib.ones(1).device))
     ember.set_default_device(before)  # (make test-cuda's cuda, for the later tests; torch's: left off, as it was)
-    # torch.compile's ``name=`` is newer than PyTorch 2.11 (TypeError there): Ember's is passed it in any case
-    named = {"name": "double"} if lib is ember or "name" in inspect.signature(lib.compile).parameters else {}
-    out.append(lib.compile(lambda v: v * 2, **named, recompile_limit=4, backend="eager")(x).tolist())
+    # torch.compile's ``name=`` and ``recompile_limit=`` are newer than PyTorch 2.11 (TypeError there): Ember's is
+    # passed them in any case
+    params = inspect.signature(lib.compile).parameters
+    named = {k: v for k, v in (("name", "double"), ("recompile_limit", 4)) if lib is ember or k in params}
+    out.append(lib.compile(lambda v: v * 2, **named, backend="eager")(x).tolist())
     return out
 
 

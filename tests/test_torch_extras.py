@@ -150,9 +150,10 @@ def test_storages_describe_the_memory_a_tensor_views_as_torch():
 
 
 def test_device_layout_and_unsafe_split_match_torch():
-    for lib in (torch, ember):
-        x = lib.arange(10.0)
-        assert lib.get_device(x) == x.get_device() == -1
+    with torch.device(ember.get_default_device().type):  # on Ember's default device: -1 on the CPU, 0 on cuda:0
+        tx = torch.arange(10.0)
+    for lib, x in ((torch, tx), (ember, ember.arange(10.0))):
+        assert lib.get_device(x) == x.get_device() == tx.get_device()
         assert x.layout is lib.strided and isinstance(lib.strided, lib.layout)
         assert [p.tolist() for p in lib.unsafe_split(x, 3)] == [p.tolist() for p in torch.arange(10.0).split(3)]
         assert [p.tolist() for p in lib.unsafe_chunk(x, 4)] == [p.tolist() for p in torch.arange(10.0).chunk(4)]

@@ -5,6 +5,7 @@ reads, below ``Tensor`` (``_tensor.py`` handles a Tensor given as data and calls
 from __future__ import annotations
 
 import builtins
+import math
 from typing import Any
 
 import numpy as np
@@ -31,11 +32,25 @@ def array_of(data: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
             d = as_dtype(dtype)
         else:
             d = _infer_dtype(arr)
+        if type(data) is float and not be.cheap_sync and _fills(data, d) and be.device.type != "meta":
+            # on an accelerator a Python float becomes a 0-d array made there (a fill kernel, the same one rounding
+            # to float32 or float64): an upload from host memory is a copy a CUDA graph cannot capture (where(mask,
+            # -inf, 0.0) in attention's mask, run by a compiled encoder)
+            return be.xp.full((), data, dtype=be.native_dtype(d)), be
     _check_fits(arr, d)
     return be.asarray(arr, d), be
 
 
 _PY_TYPES = frozenset((bool, int, float, complex))
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _fills(v: float, d: Any) -> bool:
+    """Whether a fill kernel makes the Python float ``v`` in dtype ``d`` as a cast of it does: float32/64 and
+    complex, where fills refuse a finite value beyond the range that a cast rounds to infinity."""
+    if d.name in ("float64", "complex128"):
+        return True
+    return d.name in ("float32", "complex64") and (abs(v) <= _F32_MAX or not math.isfinite(v))
 
 
 def leaves(data: Any) -> tuple[set[type], list[Any]]:

@@ -11,6 +11,14 @@ import ember
 torch: Any = None
 
 
+def without_bfloat16() -> Any:
+    """A skip mark for a module of tests of bfloat16 on the default backend, where that backend has none (CuPy)."""
+    import pytest
+
+    be = ember.backends.get_backend()
+    return pytest.mark.skipif(not be.supports_bfloat16, reason=f"the {be.name} backend has no bfloat16")
+
+
 def get_torch() -> Any:
     global torch
     import pytest

@@ -8,7 +8,9 @@ import pytest
 
 import ember
 
-from ._parity import compare, get_torch, make, torch_device
+from ._parity import compare, get_torch, make, torch_device, without_bfloat16
+
+pytestmark = without_bfloat16()
 
 # float32 values around bfloat16's rounding points: ties to even, carries into the exponent, overflow to inf,
 # subnormals, NaN, signed zero

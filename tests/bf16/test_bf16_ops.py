@@ -16,7 +16,9 @@ import pytest
 
 import ember
 
-from ._parity import compare, get_torch, make, torch_device
+from ._parity import compare, get_torch, make, torch_device, without_bfloat16
+
+pytestmark = without_bfloat16()
 
 rng = np.random.default_rng(7)
 

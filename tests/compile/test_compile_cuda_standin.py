@@ -257,3 +257,19 @@ def test_no_reason_is_kept_where_graphs_are_not_in_question(graphs):
         for _ in range(3):
             compiled(ember.randn(6, 8), ember.randint(0, 4, (6,)))
     assert compiled.graph_skips == [] and not graphs and not compiled.eager
+
+
+def test_a_program_writing_its_input_in_place_writes_the_callers_tensor_after_each_replay(graphs):
+    """The graph runs on static copies of the inputs: one it writes (ReLU(inplace=True) on the argument) is copied
+    back into the caller's tensor after each replay, as eager and the plain program write it."""
+    seq = nn.Sequential(nn.ReLU(inplace=True), nn.MaxPool2d(2))
+    step = ember.compile(lambda x, y: seq(x) + y.sum())
+    for i in range(5):
+        x = ember.linspace(-2, 2, 32).reshape(1, 2, 4, 4) * (i + 1)
+        y = ember.randn(3)
+        y0 = y.clone()
+        want = seq(x.clone()) + y.sum()
+        out = step(x, y)
+        assert float(x.min()) == 0.0 and ember.equal(x, ember.relu(x)), i  # written in place as eager writes it
+        assert ember.equal(y, y0) and ember.equal(out, want), i  # an input only read is left alone
+    assert isinstance(step.cache[0].program, CudaGraphProgram) and graphs[0].replays == 3

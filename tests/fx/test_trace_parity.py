@@ -16,6 +16,12 @@ torch = torch_or_none()
 needs_torch = pytest.mark.skipif(torch is None, reason="torch not installed")
 
 
+@pytest.fixture(autouse=True)
+def _deterministic(monkeypatch):
+    if ember.get_default_device().type == "cuda":  # bits equal between calls: cuDNN's deterministic algorithms
+        monkeypatch.setattr(ember.backends.cudnn, "deterministic", True)
+
+
 def _pair(name: str):
     t_mod = MODELS[name](torch).double()
     e_mod = MODELS[name](ember).double()

@@ -1,6 +1,7 @@
 """``TransformerEncoder`` in inference with a key padding mask gives PyTorch's zeros at padded positions (its
 nested-tensor path) exactly where PyTorch takes that path, and the computed values elsewhere: beside torch."""
 
+import math
 import warnings
 
 import numpy as np
@@ -78,3 +79,34 @@ def test_a_compiled_encoder_zeroes_the_same_positions_without_a_host_read():
         for kpm in (LEFT, RAGGED, LEFT):
             m = ember.tensor(kpm)
             np.testing.assert_array_equal(step(x, m).numpy(), enc(x, src_key_padding_mask=m).numpy())
+
+
+def test_a_masked_encoder_on_an_accelerator_uploads_nothing_from_the_host(monkeypatch):
+    """On an accelerator a Python float made a tensor (attention's ``where(mask, -inf, 0.0)``) is filled on the
+    device: an upload from host memory at each call is a copy a CUDA graph cannot capture (the compiled encoder got
+    no graph on the H200). Checked on torch-CPU taking the accelerator's path; the values are torch's."""
+    be = ember.backends.get("torch")
+    monkeypatch.setattr(be, "_cheap_sync", False)
+    with ember.backends.use("torch"):
+        tenc, enc = _pair()
+        enc.eval()
+        tenc.eval()
+        x = np.random.default_rng(2).standard_normal((2, 4, 8))
+        xs, m = ember.tensor(x), ember.tensor(RAGGED)
+        uploads = []
+        for name in ("asarray", "from_numpy"):
+            f = getattr(be, name)
+            monkeypatch.setattr(be, name, lambda *a, _f=f, **k: uploads.append(a[0]) or _f(*a, **k))
+        with ember.no_grad():
+            out = enc(xs, src_key_padding_mask=m)
+        monkeypatch.undo()
+        assert uploads == []
+        with torch.no_grad():
+            want = tenc(torch.tensor(x), src_key_padding_mask=torch.tensor(RAGGED))
+        np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+        for v, dt in ((-math.inf, ember.float32), (0.1, ember.float32), (0.1, ember.float64), (1e300, ember.float32),
+                      (0.1, ember.complex64)):  # fmt: skip
+            monkeypatch.setattr(be, "_cheap_sync", False)
+            t = ember.tensor(v, dtype=dt)
+            monkeypatch.undo()
+            assert torch.equal(t._data, torch.tensor(v, dtype=getattr(torch, dt.name))), (v, dt)

@@ -2,6 +2,8 @@
 input, which is returned, and gradients still flow through the graph), the modules' printed forms, and
 ``Conv*d(padding='same')`` refused with a stride, each run beside torch."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -110,7 +112,16 @@ REPRS = [
 
 @pytest.mark.parametrize("code", REPRS)
 def test_module_prints_as_torch(code):
-    assert repr(eval(code, {"nn": enn})) == repr(eval(code, {"nn": tnn}))
+    try:
+        want = repr(eval(code, {"nn": tnn}))
+    except TypeError as e:  # PyTorch 2.11's GroupNorm takes no bias= (2.13's does)
+        if "bias=" in code and "'bias'" in str(e):
+            pytest.skip(f"PyTorch {torch.__version__} has no bias= here: {e}")
+        raise
+    got = repr(eval(code, {"nn": enn}))
+    if "bias=" not in want:  # PyTorch 2.11's norm layers print no bias= field (2.13's do): compare the rest
+        got = re.sub(r", bias=(True|False)", "", got)
+    assert got == want
 
 
 def test_upsample_keeps_scale_factors_as_floats_as_torch():

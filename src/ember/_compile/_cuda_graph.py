@@ -70,13 +70,14 @@ def refusal(tr: Tracer, leaves: list[Tensor], mode: Any) -> str | None:
     return None
 
 
-Plan = tuple[list[Tensor], list[Any], list[Tensor], list[Tensor]]
+Plan = tuple[list[Tensor], list[Any], list[Tensor], list[Tensor], list[int]]
 
 
 def graph_plan(tr: Tracer, leaves: list[Tensor], mode: Any) -> Plan | str:
     """What a graph of a recording needs: the externals, a graph form per opaque call in program order, the
     leaves whose gradient from before the call the program reads, and those whose ``.grad`` it sets. When it
-    does not qualify, why (``refusal``'s words; "" when graphs are not in question)."""
+    does not qualify, why (``refusal``'s words; "" when graphs are not in question). Last, the positions of the
+    inputs the program writes in place: the graph writes their static copies, copied back after each replay."""
     why = refusal(tr, leaves, mode)
     if why is not None:
         return why
@@ -93,7 +94,14 @@ def graph_plan(tr: Tracer, leaves: list[Tensor], mode: Any) -> Plan | str:
     sets = list({id(ins.args[0]): ins.args[0] for ins in tr.instrs if ins.kind == "g"}.values())
     if {id(t) for t in leaves} & {id(t) for t in reads + sets}:
         return "the step reads or sets an input's .grad (the graph runs on static copies of the inputs)"
-    return [p for k, p in tr.slots if k == "ext"], forms, reads, sets
+    written = set().union(*(ins.writes for ins in tr.instrs))
+    ins_roots = [tr.roots[s] for s, (k, _) in enumerate(tr.slots) if k == "in"]
+    outside_roots = [tr.roots[s] for s, (k, _) in enumerate(tr.slots) if k not in ("in", "out")]
+    for r in written.intersection(ins_roots):
+        if ins_roots.count(r) + outside_roots.count(r) > 1:  # two static copies of one memory would part ways
+            return "an input written in place shares its memory with another input or a tensor from outside"
+    writes_in = [k for k, r in enumerate(ins_roots) if r in written]
+    return [p for k, p in tr.slots if k == "ext"], forms, reads, sets, writes_in
 
 
 class _Run:
@@ -149,7 +157,7 @@ class CudaGraphProgram:
     def __init__(self, program: Program, plan: Plan, leaves: list[Tensor]) -> None:
         import torch
 
-        externals, self.forms, grad_leaves, grad_sets = plan
+        externals, self.forms, grad_leaves, grad_sets, self.writes_in = plan
         self.program = program
         self.source = program.source
         self.n_instrs = program.n_instrs
@@ -197,6 +205,8 @@ class CudaGraphProgram:
         for f in self.forms:
             f.before()
         self.graph.replay()
+        for k in self.writes_in:  # an input the program writes in place: the caller's tensor gets what it wrote
+            _DATA.__get__(leaves[k]).copy_(self.static_in[k])
         touched = []
         for e in self.effects:  # the host effects, in program order
             if isinstance(e, tuple):

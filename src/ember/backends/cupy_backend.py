@@ -129,7 +129,12 @@ class CupyBackend(Backend):
         return (int(array.data.ptr) - int(array.data.mem.ptr)) // array.dtype.itemsize
 
     def storage_nbytes(self, array: Any) -> int:
-        return int(array.data.mem.size)
+        """From the start of the memory ``array`` views to the end of its root array's: the pool's block may be
+        larger (512 bytes for a 40-byte tensor, whose storage PyTorch reports as 40 bytes)."""
+        root = array
+        while isinstance(root.base, type(array)):
+            root = root.base
+        return int(root.data.ptr) - int(root.data.mem.ptr) + int(root.nbytes)
 
     def is_plain(self, array: Any) -> bool:
         return bool(array.flags.c_contiguous)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import ShapeError, ValueRangeError
+from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._autocast import ACTIVE as AUTOCAST
 from ..autograd._autocast import autocast_inputs, autocast_op
@@ -70,6 +70,9 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         raise TypeError(f"matmul: both operands must be tensors, got {type(a).__name__} and {type(b).__name__}")
     if a._data.dtype != b._data.dtype:
         same_dtype("matmul", "both operands", a, b)
+    if a.dtype.kind in "biu" and a._backend.device.type == "cuda":  # PyTorch's CUDA kernels are float-only
+        raise DTypeError(f"matmul: {a.dtype} @ {b.dtype} is not implemented on {a.device}, as in PyTorch (\"addmm_cuda"
+                         "\" not implemented for integers); cast both operands to a float dtype")  # fmt: skip
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError(
             f"matmul: both operands need at least one dim, got shapes {tuple(a.shape)} and {tuple(b.shape)}"

@@ -307,10 +307,9 @@ def sum_to_size(input: Tensor, *size: Any) -> Tensor:
         s == 1 or s == n for s, n in zip(shape[::-1], input.shape[::-1]))  # fmt: skip
     if not ok:
         raise ShapeError(f"size {list(shape)} is not expandable to size {list(input.shape)}.")
-    out = sum_to(input, shape)
-    if tuple(out.shape) != tuple(input.shape) and input.dtype.kind in "biu":  # summed: int64, as PyTorch's sum
-        return out.long()  # (NumPy sums uint8 as uint64)
-    return out
+    if tuple(shape) != tuple(input.shape) and input.dtype.kind in "biu":  # summed: int64, as PyTorch's sum
+        return sum_to(input.long(), shape)  # (NumPy and CuPy sum uint8 as uint64, which Ember's CuPy backend lacks)
+    return sum_to(input, shape)
 
 
 for _name in (

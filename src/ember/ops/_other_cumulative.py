@@ -42,8 +42,9 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
     if x.dtype.name == "float16":  # accumulated in float32, as PyTorch (NumPy's float16 running sum overflows)
         return CumSum.apply(x.float(), norm_dim(dim, x.ndim, "cumsum")).to(x.dtype)  # type: ignore[no-any-return]
-    out = CumSum.apply(x, norm_dim(dim, x.ndim, "cumsum"))
-    return out.to(x.dtype) if out.dtype != x.dtype and x.dtype.kind in "iu" else out  # (kernels sum as int64)
+    # integers summed as int64 (NumPy and CuPy sum uint8 as uint64, a dtype Ember's CuPy backend lacks), then cast
+    out = CumSum.apply(x.long() if x.dtype.kind in "iu" else x, norm_dim(dim, x.ndim, "cumsum"))
+    return out.to(x.dtype) if out.dtype != x.dtype and x.dtype.kind in "iu" else out
 
 
 class CumProd(Op):
@@ -79,8 +80,9 @@ class CumProd(Op):
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running product along ``dim``."""
     x = input.to(dtype) if dtype is not None else input.long() if input.dtype.kind in "biu" else input
-    out = CumProd.apply(x, norm_dim(dim, x.ndim, "cumprod"))
-    return out.to(x.dtype) if out.dtype != x.dtype and x.dtype.kind in "biu" else out  # (kernels multiply as int64)
+    # integers multiplied as int64 (NumPy and CuPy: uint8 as uint64, a dtype Ember's CuPy backend lacks), then cast
+    out = CumProd.apply(x.long() if x.dtype.kind in "iu" else x, norm_dim(dim, x.ndim, "cumprod"))
+    return out.to(x.dtype) if out.dtype != x.dtype and x.dtype.kind in "biu" else out
 
 
 CumResult = namedtuple("CumResult", ["values", "indices"])
