@@ -49,6 +49,8 @@ CASES = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_padded_outputs_as_torch(name):
+    if torch._C._is_torch_function_mode_enabled():  # (the accelerator-path run's detector: PyTorch then takes
+        pytest.skip("a torch function mode is on: PyTorch's nested-tensor path is off under it")  # no fast path)
     case = CASES[name]
     build = case.get("build", {})
     tenc, eenc = _pair(**build)
