@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 import ember
 
@@ -34,3 +35,17 @@ def save_and_load(prog: str, out: str, cwd: str | None = None) -> tuple[Any, Any
     run([prog, out, "save"], cwd)
     run(["-c", ALIAS, prog, out, "load"], cwd)
     return np.load(f"{out}/save.npz"), np.load(f"{out}/load.npz")
+
+
+def results_fixture(prog: str, in_its_folder: bool = False) -> Any:
+    """A module-scoped ``results`` fixture: ``prog`` (a ``*_prog.py`` beside the tests) under real PyTorch, then
+    through the alias (``save_and_load``), with the output folder as the programs' working directory when
+    ``in_its_folder``."""
+    path = str(Path(__file__).with_name(prog))
+
+    @pytest.fixture(scope="module")
+    def results(tmp_path_factory: Any) -> tuple[Any, Any]:
+        out = str(tmp_path_factory.mktemp(Path(prog).stem))
+        return save_and_load(path, out, out if in_its_folder else None)
+
+    return results

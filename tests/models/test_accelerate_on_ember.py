@@ -9,24 +9,16 @@ that never runs ``Optimizer.__init__`` (``AcceleratedOptimizer``) failing in ``s
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from ._alias_programs import save_and_load
+from ._alias_programs import results_fixture
 
 pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 pytest.importorskip("accelerate")
 
-PROG = str(Path(__file__).with_name("accelerate_prog.py"))
-
-
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("accelerate"))
-    return save_and_load(PROG, out, out)  # real PyTorch, then torch aliased to Ember
+results = results_fixture("accelerate_prog.py", in_its_folder=True)  # real PyTorch, then through the alias
 
 
 def test_prepared_loop_with_accumulation_matches_pytorch(results):

@@ -4,24 +4,16 @@ the same weights, and gives the same results."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from ._alias_programs import save_and_load
+from ._alias_programs import results_fixture
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("safetensors")
 
-PROG = str(Path(__file__).with_name("hf_transformers_prog.py"))
-
-
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("hf"))
-    return save_and_load(PROG, out)  # real PyTorch, then torch aliased to Ember
+results = results_fixture("hf_transformers_prog.py")  # real PyTorch, then through the alias
 
 
 def test_bert_forward_backward_and_adamw_step(results):

@@ -11,23 +11,15 @@ pytree names ``PyTree``, ``_get_node_type`` and ``SUPPORTED_NODES[...].flatten_f
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from ._alias_programs import save_and_load
+from ._alias_programs import results_fixture
 
 pytest.importorskip("torch")
 pytest.importorskip("pytorch_lightning")
 
-PROG = str(Path(__file__).with_name("lightning_prog.py"))
-
-
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("lightning"))
-    return save_and_load(PROG, out, out)  # real PyTorch, then torch aliased to Ember
+results = results_fixture("lightning_prog.py", in_its_folder=True)  # real PyTorch, then through the alias
 
 
 def _close(ember_run, torch_run, keys, tol=1e-6):

@@ -7,25 +7,17 @@ Running it found: ``torch.nn.init._calculate_correct_fan`` missing, ``ModuleDict
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from ._alias_programs import save_and_load
+from ._alias_programs import results_fixture
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("safetensors")
 pytest.importorskip("peft")
 
-PROG = str(Path(__file__).with_name("peft_lora_prog.py"))
-
-
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("peft"))
-    return save_and_load(PROG, out)  # real PyTorch, then torch aliased to Ember
+results = results_fixture("peft_lora_prog.py")  # real PyTorch, then through the alias
 
 
 @pytest.mark.parametrize("model", ["gpt2", "bert"])

@@ -9,24 +9,16 @@ Running it found: ``torch.utils.checkpoint.get_device_states``/``set_device_stat
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from ._alias_programs import save_and_load
+from ._alias_programs import results_fixture
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("sentence_transformers")
 
-PROG = str(Path(__file__).with_name("sentence_transformers_prog.py"))
-
-
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("sentence_transformers"))
-    return save_and_load(PROG, out, out)  # real PyTorch, then torch aliased to Ember
+results = results_fixture("sentence_transformers_prog.py", in_its_folder=True)  # real PyTorch, then through the alias
 
 
 def test_encode_and_similarity_match_pytorch(results):

@@ -9,23 +9,15 @@ fills its scratch tensor that way (``tests/autograd/test_untracked_writes.py``).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from ._alias_programs import save_and_load
+from ._alias_programs import results_fixture
 
 pytest.importorskip("torch")
 pytest.importorskip("torchdiffeq")
 
-PROG = str(Path(__file__).with_name("torchdiffeq_prog.py"))
-
-
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("torchdiffeq"))
-    return save_and_load(PROG, out, out)  # real PyTorch, then torch aliased to Ember
+results = results_fixture("torchdiffeq_prog.py", in_its_folder=True)  # real PyTorch, then through the alias
 
 
 @pytest.mark.parametrize("tag", ["rk4", "dopri5", "adjoint"])

@@ -7,23 +7,15 @@ index read as ``x[1]`` (R2Score's ``rss[cond]``; on a 1-d tensor that was a sile
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from ._alias_programs import save_and_load
+from ._alias_programs import results_fixture
 
 pytest.importorskip("torch")
 pytest.importorskip("torchmetrics")
 
-PROG = str(Path(__file__).with_name("torchmetrics_prog.py"))
-
-
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("torchmetrics"))
-    return save_and_load(PROG, out)  # real PyTorch, then torch aliased to Ember
+results = results_fixture("torchmetrics_prog.py")  # real PyTorch, then through the alias
 
 
 @pytest.mark.parametrize("group", ["batch0.", "batch1.", "batch2.", "epoch.", "after_reset.", "binary_", "functional_",

@@ -5,24 +5,16 @@ gives the same results. Running it found ``ModuleList`` refusing None entries (`
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from ._alias_programs import save_and_load
+from ._alias_programs import results_fixture
 
 pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 pytest.importorskip("x_transformers")
 
-PROG = str(Path(__file__).with_name("x_transformers_prog.py"))
-
-
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("x_transformers"))
-    return save_and_load(PROG, out)  # real PyTorch, then torch aliased to Ember
+results = results_fixture("x_transformers_prog.py")  # real PyTorch, then through the alias
 
 
 def test_decoder_forward_backward_step_and_generate(results):
