@@ -73,12 +73,19 @@ def var(
     return sum(sq, axes, keepdim=keepdim) / n if n else sum(sq, axes, keepdim=keepdim) / 0.0
 
 
+def _root_of_variance(v: Tensor) -> Tensor:
+    """``sqrt(v)`` with PyTorch's ``std_backward``: a zero gradient (and second derivative) where ``v`` is 0 (the
+    derivative of sqrt there is inf, times var's zero gradient of a constant slice gave nan)."""
+    zero = v == 0
+    return where(zero, 0.0, sqrt(where(zero, 1.0, v)))
+
+
 def std(
     input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None
 ) -> Tensor:
-    """Standard deviation over ``dim`` (see ``var``)."""
+    """Standard deviation over ``dim`` (see ``var``); the gradient over a constant slice is 0, as PyTorch's."""
     dim, correction = _correction("std", dim, unbiased, correction)
-    return sqrt(var(input, dim, keepdim=keepdim, correction=correction))
+    return _root_of_variance(var(input, dim, keepdim=keepdim, correction=correction))
 
 
 def var_mean(
