@@ -50,6 +50,7 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
     "nn.functional.ctc_loss": ({"gradient"}, wide.base.KNOWN["nn.functional.ctc_loss"]),
     "masked.argmax": ({"forward"}, wide.base.KNOWN["masked.argmax"]),
     "masked.argmin": ({"forward"}, wide.base.KNOWN["masked.argmin"]),
+    "linalg.norm.subgradients_at_zero": ({"gradient"}, wide.base.KNOWN["linalg.norm.subgradients_at_zero"]),
     "nn.functional.softmin.with_dtype": (
         {"forward"},
         "PyTorch negates a uint8 input in uint8 (wrapping: softmin of "
@@ -66,25 +67,9 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
         for k in ("addmv", "baddbmm")
     },
     "addbmm": ({"forward", "raises"}, "as addmv; also refuses int32 operands with an int64 input"),
-    "addr": ({"forward"}, "bool addr gives int64 (PyTorch: bool)"),
-    "einsum": ({"forward"}, "a one-operand integer reduction keeps int32/uint8 (PyTorch sums into int64)"),
     "sum_to_size": ({"forward"}, "PyTorch returns int64 for a 0-d int32/uint8 summed to () (no dim summed)"),
     "index_add": ({"raises"}, "alpha=-1 on uint8 raises OverflowError; PyTorch wraps"),
     "scalar_tensor": ({"raises"}, "a negative number into uint8 is refused (ValueRangeError); PyTorch wraps"),
-    **{
-        f"nn.functional.{k}": ({"forward"}, "integer input computed in float32 (PyTorch has integer CPU kernels)")
-        for k in (
-            "avg_pool1d",
-            "avg_pool2d",
-            "avg_pool3d",
-            "conv1d",
-            "conv2d",
-            "conv3d",
-            "conv_transpose1d",
-            "conv_transpose2d",
-            "conv_transpose3d",
-        )
-    },
     **{
         f"nn.functional.{k}": (
             {"forward"},
@@ -105,16 +90,11 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
     "normal.number_mean": ({"raises"}, "creation functions take no layout= argument"),
     "nn.functional.linear_cross_entropy.chunked": ({"raises"}, "nn.LinearCrossEntropyOptions is not implemented"),
     "nn.functional.linear_cross_entropy.chunked_none": ({"raises"}, "as above"),
-    "linalg.norm.subgradients_at_zero": (
-        {"gradient"},
-        "second-order gradient of the 2-norm at 0 is nan (PyTorch: its subgradient, 0)",
-    ),
 }
 
 
 #: differences of one backend only (key -> (flags, why)): they replace EXPECTED's entry there
 _TORCH_BACKEND: dict[str, tuple[set[str], str]] = {
-    "einsum": (set(), ""),
     "index_add": (set(), ""),
     "masked.median": (set(), ""),
     "matrix_exp": (set(), ""),

@@ -290,3 +290,28 @@ def test_scatter_reduce_prod_second_order_gradient_with_zeros(zeros: int) -> Non
         res.append([np.asarray(t.detach().tolist()) for t in (gx, gs, hx, hs)])
     for ours, theirs in zip(*res, strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+
+
+# -- one-operand integer einsum that sums a subscript: PyTorch's sum, into int64 (Ember kept int32/uint8) ----------
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "int8", "int16", "int64", "bool"])
+@pytest.mark.parametrize("equation", ["ij->", "ij->i", "ij->j", "ii->", "ii", "...j->...", "ij->ji", "ii->i"])
+def test_one_operand_integer_einsum_dtype(equation, dtype):
+    x = np.array([[100, 90], [3, 120]])
+
+    def run(L):
+        t = L.tensor(x > 50) if dtype == "bool" else L.tensor(x, dtype=getattr(L, dtype))
+        return L.einsum(equation, t)
+
+    same(run)
+
+
+# -- bool addr: beta and alpha as truth values, a bool result (Ember gave int64 for alpha/beta other than 0/1) -------
+@pytest.mark.parametrize(
+    "kw", [{}, {"beta": 0}, {"alpha": 2}, {"beta": 2, "alpha": 0}, {"alpha": False}, {"beta": 3, "alpha": 5}]
+)
+def test_bool_addr_is_bool(kw):
+    same(
+        lambda L: L.addr(
+            L.tensor([[True, False], [False, True]]), L.tensor([True, False]), L.tensor([True, True]), **kw
+        )
+    )

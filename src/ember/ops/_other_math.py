@@ -9,6 +9,7 @@ import string
 from typing import Any
 
 from .._creation import linspace
+from .._dtype import int64
 from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._autocast import autocast_op
@@ -167,6 +168,8 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         counts = "".join(subs)
         out = ell + "".join(sorted(c for c in set(counts) if counts.count(c) == 1 and c not in ell))
     same_dtype("einsum", "all operands", *ops_)
+    if len(ops_) == 1 and ops_[0].dtype.kind in "biu" and set(subs[0]) - set(out):
+        ops_[0] = ops_[0].to(int64)  # one operand summed over a subscript: PyTorch's sum, into int64
     return Einsum.apply(*ops_, subs=tuple(subs), out=out)
 
 
