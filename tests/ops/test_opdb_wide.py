@@ -68,8 +68,6 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
     },
     "addbmm": ({"forward", "raises"}, "as addmv; also refuses int32 operands with an int64 input"),
     "sum_to_size": ({"forward"}, "PyTorch returns int64 for a 0-d int32/uint8 summed to () (no dim summed)"),
-    "index_add": ({"raises"}, "alpha=-1 on uint8 raises OverflowError; PyTorch wraps"),
-    "scalar_tensor": ({"raises"}, "a negative number into uint8 is refused (ValueRangeError); PyTorch wraps"),
     **{
         f"nn.functional.{k}": (
             {"forward"},
@@ -95,7 +93,6 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
 
 #: differences of one backend only (key -> (flags, why)): they replace EXPECTED's entry there
 _TORCH_BACKEND: dict[str, tuple[set[str], str]] = {
-    "index_add": (set(), ""),
     "masked.median": (set(), ""),
     "matrix_exp": (set(), ""),
     "bincount": ({"raises"}, "uint8 input with weights raises IndexError on the torch backend (not investigated)"),

@@ -315,3 +315,62 @@ def test_bool_addr_is_bool(kw):
             L.tensor([[True, False], [False, True]]), L.tensor([True, False]), L.tensor([True, True]), **kw
         )
     )
+
+
+# -- a Python int beside a small integer tensor: PyTorch converts it modulo 2**bits (uint8 + -1 adds 255); Ember's
+# NumPy kernels raised OverflowError. Creation and fill_ convert as PyTorch's checked_convert (uint8 takes -255..255)
+U8 = [0, 5, 250, 255]
+I8 = [1, -2, 127, -128]
+WRAPS = {
+    "add-1": lambda L, u, i: u + (-1),
+    "radd-1": lambda L, u, i: -1 + u,
+    "sub300": lambda L, u, i: u - 300,
+    "mul-2": lambda L, u, i: u * -2,
+    "add_alpha-1": lambda L, u, i: L.add(u, u, alpha=-1),
+    "add_number_alpha-1": lambda L, u, i: L.add(u, 1, alpha=-1),
+    "sub_alpha-3": lambda L, u, i: L.sub(u, u, alpha=-3),
+    "rsub-1": lambda L, u, i: L.rsub(u, -1),
+    "rsub_alpha-1": lambda L, u, i: L.rsub(u, 3, alpha=-1),
+    "floordiv-2": lambda L, u, i: u // -2,
+    "remainder-3": lambda L, u, i: u % -3,
+    "fmod-3": lambda L, u, i: L.fmod(u, -3),
+    "and-1": lambda L, u, i: u & -1,
+    "or-2": lambda L, u, i: u | -2,
+    "xor-1": lambda L, u, i: u ^ -1,
+    "int8+200": lambda L, u, i: i + 200,
+    "int8*2**40": lambda L, u, i: i * 2**40,
+    "where-1": lambda L, u, i: L.where(u > 3, u, -1),
+    "masked_fill-1": lambda L, u, i: u.masked_fill(u > 3, -1),
+    "fill_-1": lambda L, u, i: u.clone().fill_(-1),
+    "setitem-1": lambda L, u, i: u.clone().__setitem__(0, -1) or u,
+    "full_like-5": lambda L, u, i: L.full_like(u, -5),
+    "full-255": lambda L, u, i: L.full((2,), -255, dtype=L.uint8),
+    "scalar_tensor-5": lambda L, u, i: L.scalar_tensor(-5, dtype=L.uint8),
+    "tensor-1": lambda L, u, i: L.tensor([-1, 3], dtype=L.uint8),
+    "index_add_alpha-1": lambda L, u, i: u.index_add(0, L.tensor([0, 1]), L.tensor([1, 2], dtype=L.uint8), alpha=-1),
+    "iadd-1": lambda L, u, i: u.clone().__iadd__(-1),
+    "imul-3": lambda L, u, i: u.clone().__imul__(-3),
+    "addcmul-1": lambda L, u, i: L.addcmul(u, u, u, value=-1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRAPS))
+def test_python_ints_wrap_into_small_integer_dtypes(name):
+    same(lambda L: WRAPS[name](L, L.tensor(U8, dtype=L.uint8), L.tensor(I8, dtype=L.int8)))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda L: L.full((2,), 256, dtype=L.uint8),
+        lambda L: L.full((2,), -256, dtype=L.uint8),
+        lambda L: L.zeros(2, dtype=L.int8).fill_(128),
+        lambda L: L.tensor([200], dtype=L.int8),
+        lambda L: L.tensor([1]) + 2**70,
+    ],
+    ids=["full256", "full-256", "int8_fill128", "int8_tensor200", "int64+2**70"],
+)
+def test_python_ints_pytorch_cannot_convert_are_refused(call):
+    for L in (torch, ember):
+        with pytest.raises((RuntimeError, OverflowError)):
+            call(L)

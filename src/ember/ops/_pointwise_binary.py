@@ -241,7 +241,7 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
 
 @rounds_once(numbers=True)
 def _scaled(op: Any, input: Any, other: Any, alpha: Any) -> Tensor:  # one kernel in PyTorch (alpha rounded)
-    return _binary(op, input, mul(other, alpha))
+    return _binary(op, input, mul(other, alpha) if isinstance(other, Tensor) else other * alpha)  # (2 numbers)
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
