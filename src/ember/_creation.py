@@ -190,12 +190,12 @@ def arange(
     start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     """Values from ``start`` up to (not including) ``end``; int64 unless a bound or step is a float."""
-    if end is None:
-        start, end = 0, start
+    start, end = (0, start) if end is None else (start, end)
+    start, end, step = (int(v) if isinstance(v, bool) else v for v in (start, end, step))  # (PyTorch: True is 1)
     for name, v in (("start", start), ("end", end), ("step", step)):
         if isinstance(v, Tensor) and v.ndim == 0:
             v = v.item()
-        if not isinstance(v, (int, float, np.number)) or isinstance(v, bool):
+        if not isinstance(v, (int, float, np.number)):
             raise TypeError(f"arange: {name} must be a number, got {type(v).__name__} {v!r}")
         if not np.isfinite(v):
             raise ValueRangeError(f"arange: {name} must be finite, got {v}")

@@ -46,7 +46,6 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
     "ormqr": ({"missing"}, "not implemented (rarely used; linalg.householder_product covers Q)"),
     "nn.functional.batch_norm": ({"raises"}, "a 1-d input of size 0 is refused (PyTorch returns it)"),
     "nn.functional.batch_norm.without_cudnn": ({"raises"}, "as above"),
-    "normal.number_mean": ({"raises"}, "creation functions take no layout= argument"),
     "as_strided.partial_views": ({"forward", "raises"}, sweep.KNOWN["as_strided.partial_views"]),
     "as_strided_scatter": ({"gradient"}, sweep.KNOWN["as_strided_scatter"]),
     "nn.functional.ctc_loss": ({"gradient"}, sweep.KNOWN["nn.functional.ctc_loss"]),

@@ -85,7 +85,6 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
     "matrix_exp": ({"forward", "raises"}, "float16 refused (no half LAPACK on NumPy); bfloat16 computed in float32"),
     # not implemented / known elsewhere
     "nn.functional.batch_norm": ({"raises"}, "a 1-d input of size 0 is refused (PyTorch returns it)"),
-    "normal.number_mean": ({"raises"}, "creation functions take no layout= argument"),
     **{
         k: ({"gradient"}, wide.base.KNOWN[k])
         for k in ("nn.functional.linear_cross_entropy.chunked", "nn.functional.linear_cross_entropy.chunked_none")

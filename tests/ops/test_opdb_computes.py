@@ -1,0 +1,76 @@
+"""Calls PyTorch computes and Ember refused (op_db samples, gopdb17): lu_factor of empty matrices, arange with bool
+bounds, normal(layout=), fractional_max_pool3d of an empty batch, grid_sample's bicubic mode; each beside torch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+from .test_opdb_sweep_fixes import same  # noqa: E402 - after the skip, as the module they come from
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 0, 3), (0, 0), (2, 3, 0)])
+def test_lu_factor_of_empty_matrices(shape):
+    same(lambda L: tuple(L.linalg.lu_factor(L.zeros(shape, dtype=L.float64))))
+    same(lambda L: tuple(L.linalg.lu_factor_ex(L.zeros(shape, dtype=L.float64))))
+
+
+@pytest.mark.parametrize(
+    "args", [(True,), (False, 3), (0, True), (True, 5, 2), (0, 4, True)], ids=["end", "start", "end2", "s", "step"]
+)
+def test_arange_takes_bools_as_numbers(args):
+    same(lambda L: L.arange(*args))
+    same(lambda L: L.arange(*args, dtype=L.float32))
+
+
+def test_normal_takes_layout():
+    for L in (torch, ember):
+        L.manual_seed(0)
+        assert tuple(L.normal(0.0, 1.0, (2, 3), layout=L.strided).shape) == (2, 3)
+    with pytest.raises(RuntimeError):
+        ember.normal(0.0, 1.0, (2,), layout=ember.sparse_coo)
+
+
+@pytest.mark.parametrize("sp", [2, 3])
+def test_fractional_max_pool_of_an_empty_batch(sp):
+    def run(L):
+        x = L.zeros((0, 2) + (5,) * sp, requires_grad=True)
+        f = getattr(L.nn.functional, f"fractional_max_pool{sp}d")
+        v, i = f(x, 2, output_size=3, return_indices=True, _random_samples=L.zeros(0, 2, sp))
+        (g,) = L.autograd.grad(v.sum(), [x])
+        return v, i, g
+
+    same(run)
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_bicubic(padding_mode, align_corners):
+    rng = np.random.default_rng(0)
+    x, g = rng.normal(size=(2, 3, 5, 6)), rng.uniform(-1.3, 1.3, size=(2, 4, 3, 2))
+    g[0, 0, 0], g[0, 0, 1] = (1.0, -1.0), (0.0, 0.2)  # (on the border, on a pixel)
+    w = rng.normal(size=(2, 3, 4, 3))
+
+    def run(L):
+        X, G = L.tensor(x, requires_grad=True), L.tensor(g, requires_grad=True)
+        y = L.nn.functional.grid_sample(X, G, mode="bicubic", padding_mode=padding_mode, align_corners=align_corners)
+        return (y, *L.autograd.grad((y * L.tensor(w)).sum(), [X, G]))
+
+    same(run, rtol=1e-9, atol=1e-10)
+    xs = [ember.tensor(x[:1, :1, :4, :4], requires_grad=True), ember.tensor(g[:1, :2, :2] * 0.9, requires_grad=True)]
+    fn = lambda a, b: ember.nn.functional.grid_sample(
+        a, b, mode="bicubic", padding_mode=padding_mode, align_corners=align_corners
+    )
+    assert ember.autograd.gradcheck(fn, xs)
+
+
+def test_grid_sample_bicubic_needs_a_4d_input():
+    for L in (torch, ember):
+        with pytest.raises(RuntimeError):
+            L.nn.functional.grid_sample(
+                L.zeros(1, 1, 2, 2, 2), L.zeros(1, 1, 1, 1, 3), mode="bicubic", align_corners=False
+            )
