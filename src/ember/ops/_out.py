@@ -1,5 +1,6 @@
 """``out=``: the operators that take it in PyTorch write their result into the given tensor(s), with PyTorch's
-rules: the result's dtype must cast to ``out``'s (float into an integer tensor is refused), an ``out`` of another
+rules: the result's dtype must cast to ``out``'s (float into an integer tensor is refused; the ops of ``_EXACT`` and
+those returning several tensors want exactly the result's, as PyTorch's non-elementwise kernels), an ``out`` of another
 shape is resized (with PyTorch's deprecation warning unless it was empty), the operation is not differentiable
 (refused while an input requires grad), and ``out`` itself is returned. Ops returning several tensors
 (``max(dim)``, ``sort``, ``topk``, ...) take a tuple.
