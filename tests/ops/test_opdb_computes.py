@@ -1,5 +1,6 @@
 """Calls PyTorch computes and Ember refused (op_db samples, gopdb17): lu_factor of empty matrices, arange with bool
-bounds, normal(layout=), fractional_max_pool3d of an empty batch, grid_sample's bicubic mode; each beside torch."""
+bounds, normal(layout=), fractional_max_pool3d of an empty batch, grid_sample's bicubic mode; and ormqr, missing
+before; each beside torch."""
 
 from __future__ import annotations
 
@@ -74,3 +75,34 @@ def test_grid_sample_bicubic_needs_a_4d_input():
             L.nn.functional.grid_sample(
                 L.zeros(1, 1, 2, 2, 2), L.zeros(1, 1, 1, 1, 3), mode="bicubic", align_corners=False
             )
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize(
+    "shapes", [((5, 3), (5, 2), True), ((5, 3), (2, 5), False), ((2, 4, 4), (2, 4, 3), True), ((3, 5), (4, 3), False)]
+)
+def test_ormqr(shapes, transpose):
+    (sa, sc, left), rng = shapes, np.random.default_rng(3)
+    a, tau = (t.numpy() for t in torch.geqrf(torch.tensor(rng.normal(size=sa))))
+    c = rng.normal(size=sc)
+
+    def run(L):
+        A, T, C = (L.tensor(v, requires_grad=True) for v in (a, tau, c))
+        y = L.ormqr(A, T, C, left, transpose)
+        wt = L.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)))
+        return (y, *L.autograd.grad((y * wt).sum(), [A, T, C]))
+
+    same(run, rtol=1e-9, atol=1e-10)
+    xs = [ember.tensor(v, requires_grad=True) for v in (a, tau, c)]
+    assert ember.autograd.gradcheck(lambda x, t, o: ember.ormqr(x, t, o, left, transpose), xs)
+
+
+def test_ormqr_shape_checks():
+    for L in (torch, ember):
+        for args in [
+            (L.ones(5, 3), L.ones(4), L.ones(5, 2)),
+            (L.ones(5, 3), L.ones(3), L.ones(4, 2)),
+            (L.ones(3), L.ones(3), L.ones(3, 2)),
+        ]:
+            with pytest.raises(RuntimeError):
+                L.ormqr(*args)

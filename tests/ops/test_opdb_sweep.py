@@ -43,7 +43,6 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
     **{k: ({"missing"}, _PRIVATE) for k in _PRIVATE_OPS},
     "chalf": ({"missing"}, "complex32 is not an Ember dtype"),
     "hash_tensor": ({"missing"}, "not implemented (new in PyTorch 2.9, rarely used)"),
-    "ormqr": ({"missing"}, "not implemented (rarely used; linalg.householder_product covers Q)"),
     "nn.functional.batch_norm": ({"raises"}, "a 1-d input of size 0 is refused (PyTorch returns it)"),
     "nn.functional.batch_norm.without_cudnn": ({"raises"}, "as above"),
     "as_strided.partial_views": ({"forward", "raises"}, sweep.KNOWN["as_strided.partial_views"]),

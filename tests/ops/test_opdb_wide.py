@@ -44,7 +44,6 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
     **{k: ({"missing"}, _PRIVATE) for k in _PRIVATE_OPS},
     "chalf": ({"missing"}, "complex32 is not an Ember dtype"),
     "hash_tensor": ({"missing"}, "not implemented (new in PyTorch 2.9, rarely used)"),
-    "ormqr": ({"missing"}, "not implemented (rarely used; linalg.householder_product covers Q)"),
     # PyTorch's faults (tools/opdb_sweep.py's KNOWN)
     "as_strided.partial_views": ({"forward", "raises"}, wide.base.KNOWN["as_strided.partial_views"]),
     "nn.functional.ctc_loss": ({"gradient"}, wide.base.KNOWN["nn.functional.ctc_loss"]),
