@@ -106,3 +106,17 @@ def test_ormqr_shape_checks():
         ]:
             with pytest.raises(RuntimeError):
                 L.ormqr(*args)
+
+
+@pytest.mark.parametrize("minlength", [0, 6])
+@pytest.mark.parametrize("weights", [None, [0.5, 1.0, 2.0, 0.25, 3.0]], ids=["counts", "weights"])
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64"])
+def test_bincount_of_small_integer_dtypes(dtype, weights, minlength):
+    """(torch backend: a uint8 input reached torch's index_put_ as a mask: IndexError)"""
+    same(
+        lambda L: L.bincount(
+            L.tensor([0, 1, 1, 0, 3], dtype=getattr(L, dtype)),
+            None if weights is None else L.tensor(weights),
+            minlength,
+        )
+    )

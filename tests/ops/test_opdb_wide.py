@@ -95,7 +95,6 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
 _TORCH_BACKEND: dict[str, tuple[set[str], str]] = {
     "masked.median": (set(), ""),
     "matrix_exp": (set(), ""),
-    "bincount": ({"raises"}, "uint8 input with weights raises IndexError on the torch backend (not investigated)"),
     "nn.functional.adaptive_avg_pool3d": ({"raises"}, "float16/bfloat16: torch's avg_pool3d CPU kernel has no half"),
 }
 if ember.backends.current() == "torch":

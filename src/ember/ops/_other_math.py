@@ -352,7 +352,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     if input.dtype.is_floating_point:
         raise DTypeError(f"bincount: expected an integer tensor, got {input.dtype}")
     xp = input._backend.xp
-    v = input._data
+    v = xp.astype(input._data, xp.int64)  # (a uint8 index array is a mask to torch's index_put_)
     if v.size and int(v.min()) < 0:
         raise ValueRangeError("bincount: input must hold non-negative integers")
     n = builtins.max(int(v.max()) + 1 if v.size else 0, minlength)
@@ -362,7 +362,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         return Tensor._make(out, input._backend)
 
     w = weights if weights.dtype.is_floating_point else weights.double()
-    return index_add(w.new_zeros(n), 0, input, w)
+    return index_add(w.new_zeros(n), 0, input.long(), w)
 
 
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
