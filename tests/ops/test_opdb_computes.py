@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 from .test_opdb_sweep_fixes import same  # noqa: E402 - after the skip, as the module they come from
 
 
-@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 0, 3), (0, 0), (2, 3, 0)])
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 0, 3), (0, 0), (2, 3, 0), (0, 3, 3), (2, 0, 4, 4)])
 def test_lu_factor_of_empty_matrices(shape):
     same(lambda L: tuple(L.linalg.lu_factor(L.zeros(shape, dtype=L.float64))))
     same(lambda L: tuple(L.linalg.lu_factor_ex(L.zeros(shape, dtype=L.float64))))
@@ -120,3 +120,18 @@ def test_bincount_of_small_integer_dtypes(dtype, weights, minlength):
             minlength,
         )
     )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda L: L.zeros(0, 3).argmax(-1),
+        lambda L: L.zeros(0, 3).argmin(1, keepdim=True),
+        lambda L: L.zeros(2, 0, 3).argmax(2),
+        lambda L: L.zeros(()).argmax(0),
+    ],
+    ids=["argmax", "argmin_keepdim", "middle_empty", "0d"],
+)
+def test_argmax_over_a_nonempty_dim_of_an_empty_tensor(call):
+    """(refused: any empty tensor was, not only an empty reduced dim; lu_factor of an empty batch hit it)"""
+    same(call)
