@@ -135,3 +135,22 @@ def test_bincount_of_small_integer_dtypes(dtype, weights, minlength):
 def test_argmax_over_a_nonempty_dim_of_an_empty_tensor(call):
     """(refused: any empty tensor was, not only an empty reduced dim; lu_factor of an empty batch hit it)"""
     same(call)
+
+
+@pytest.mark.parametrize(
+    "shape_dim",
+    [((5, 1, 5), -2), ((1, 3), 0), ((0, 3), 0), ((3, 0, 2), 1), ((2, 2, 2), 1)],
+    ids=["size1_dim", "one_row", "empty_dim", "empty_selected", "plain"],
+)
+def test_unique_consecutive_with_dim(shape_dim):
+    """(a dim of size 1 crashed inside NumPy: a reshape with -1 and no rows)"""
+    shape, dim = shape_dim
+    x = (np.arange(int(np.prod(shape))) // 3 % 2).reshape(shape).astype(np.float64)
+    same(lambda L: tuple(L.unique_consecutive(L.tensor(x), return_inverse=True, return_counts=True, dim=dim)))
+
+
+@pytest.mark.parametrize("shape_dim", [((0, 3), 1), ((0, 0), 0), ((2, 0, 0), 1)])
+def test_unique_consecutive_refuses_empty_slices(shape_dim):
+    for L in (torch, ember):
+        with pytest.raises(RuntimeError):
+            L.unique_consecutive(L.zeros(shape_dim[0]), dim=shape_dim[1])

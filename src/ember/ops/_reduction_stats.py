@@ -242,17 +242,17 @@ def unique_consecutive(
 ) -> Any:
     """Collapse runs of equal consecutive elements (slices along ``dim``); no gradient."""
     xp, be = input._backend.xp, input._backend
-    x = (
-        input._data.reshape(-1)
-        if dim is None
-        else xp.moveaxis(input._data, norm_dim(dim, input.ndim, "unique_consecutive"), 0)
-    )
+    d = None if dim is None else norm_dim(dim, input.ndim, "unique_consecutive")
+    if d is not None and 0 in input.shape[:d] + input.shape[d + 1 :]:
+        raise ShapeError(f"unique_consecutive: dims other than dim={dim} have size 0 (shape {tuple(input.shape)}): "
+                         "the slices along dim are empty")  # fmt: skip
+    x = input._data.reshape(-1) if d is None else xp.moveaxis(input._data, d, 0)
     n = x.shape[0]
     if n == 0:
         change = xp.zeros(0, dtype=bool)
     else:
-        diff = x[1:] != x[:-1]
-        diff = diff.reshape(n - 1, -1).any(axis=1) if diff.ndim > 1 else diff
+        diff = x[1:] != x[:-1]  # (an explicit row length: a -1 with no rows (n = 1) is refused)
+        diff = diff.reshape(n - 1, math.prod(diff.shape[1:])).any(axis=1) if diff.ndim > 1 else diff
         change = xp.concatenate([xp.ones(1, dtype=bool), diff])
     starts = xp.nonzero(change)[0]
     vals = x[starts]
