@@ -38,7 +38,8 @@ CASES = [
     ("inf as int32", lambda: ember.tensor(np.array([np.inf]), dtype=ember.int32), ValueRangeError, r"to int32"),
     ("300 as int8", lambda: ember.tensor([300], dtype=ember.int8), ValueRangeError,
      r"tensor: value 300 does not fit in int8 \(range -128 to 127\)"),
-    ("-1 as uint8", lambda: ember.tensor([-1], dtype=ember.uint8), ValueRangeError, r"does not fit in uint8"),
+    # (PyTorch's checked conversion: uint8 takes -255..255, negatives wrapped; -1 is 255)
+    ("-256 as uint8", lambda: ember.tensor([-256], dtype=ember.uint8), ValueRangeError, r"does not fit in uint8"),
     ("zeros(2.5)", lambda: ember.zeros(2.5), TypeError, r"zeros: size must be a tuple of ints, but element 0 is float"),
     ("ones('3')", lambda: ember.ones(2, "3"), TypeError, r"ones: size must be a tuple of ints, but element 1 is str"),
     ("randn(2.0)", lambda: ember.randn(2.0), TypeError, r"randn: size must be a tuple of ints"),

@@ -23,6 +23,13 @@ Counts (OpInfos flagged per category; all six modes; main d596a62 -> branch gopd
 * first 4 samples per dtype, NumPy: forward 49 -> 24, gradient 1 -> 1, raises 14 -> 8, passes 564 -> 594;
   torch backend: forward 42 -> 21, gradient 1 -> 1, raises 14 -> 8, passes 570 -> 596.
 
+Then main 161a231 -> branch gopdb17 (/work/notes/gopdb17.md; PyTorch's fault 5 -> 8, not counted):
+
+* every sample, NumPy: missing 14 -> 13, forward 33 -> 25, gradient 3 -> 2, raises 20 -> 4, no-raise 39 -> 34,
+  passes 575 -> 600;
+* first 4 samples per dtype, NumPy: missing 14 -> 13, forward 24 -> 13, gradient 1 -> 0, raises 8 -> 3, no-raise
+  39 -> 34, passes 595 -> 615; torch backend: forward 21 -> 11, gradient 1 -> 0, raises 8 -> 3, passes 597 -> 616.
+
 Run from the repository root (the wide caches take ~10 min to build once; ``tests/ops/_opdb_wide.py``)::
 
     PYTHONPATH=src python tools/opdb_sweep_wide.py --mode noncontig,gradgrad --out /tmp/wide.md [--only add,mul]

@@ -204,8 +204,32 @@ def _first_non_number(data: Any, index: tuple[int, ...] = ()) -> tuple[list[int]
 _INT_RANGES = {name: np.iinfo(name) for name in ("int8", "int16", "int32", "int64", "uint8")}
 
 
+def wrap_int(v: Any, dtype: DType) -> Any:
+    """A Python int ``v`` as an integer ``dtype`` holds it: modulo ``2**bits`` into its range (PyTorch's conversion
+    of a Python int operand: ``uint8 + -1`` adds 255); ``v`` itself when it fits, is beyond 64 bits (left to refuse),
+    is not an int or ``dtype`` not an integer dtype."""
+    if v.__class__ is not int or dtype.kind not in "iu":
+        return v
+    bits = 8 * dtype.itemsize
+    lo = -(1 << (bits - 1)) if dtype.kind == "i" else 0
+    if lo <= v < lo + (1 << bits) or not -(2**63) <= v < 2**64:
+        return v
+    return (v - lo) % (1 << bits) + lo
+
+
+def checked_int(op: str, v: int, dtype: DType) -> int:
+    """PyTorch's ``checked_convert`` of a Python int into an integer dtype (``fill_``, ``alpha``): in range, or for an
+    unsigned dtype down to ``-max`` (wrapped: ``uint8`` -1 is 255); else a ValueRangeError (PyTorch: RuntimeError)."""
+    bits = 8 * dtype.itemsize
+    hi = (1 << bits) - 1 if dtype.kind == "u" else (1 << (bits - 1)) - 1
+    if not (-hi if dtype.kind == "u" else -hi - 1) <= v <= hi:
+        raise ValueRangeError(f"{op}: value {v} cannot be converted to {dtype.name} without overflow")
+    return wrap_int(v, dtype)
+
+
 def _check_fits(arr: np.ndarray, d: DType, op: str = "tensor") -> None:
-    """Refuse a conversion to an integer dtype that would wrap around or turn NaN/inf into garbage."""
+    """Refuse a conversion to an integer dtype that would wrap around or turn NaN/inf into garbage; a negative
+    value of an unsigned dtype down to ``-max`` wraps (PyTorch's ``checked_convert``: ``uint8`` -1 is 255)."""
     info = _INT_RANGES.get(d.name)
     if info is None or arr.size == 0 or arr.dtype.kind not in "fiu":
         return
@@ -213,9 +237,10 @@ def _check_fits(arr: np.ndarray, d: DType, op: str = "tensor") -> None:
         bad = arr[~np.isfinite(arr)].flat[0]
         raise ValueRangeError(f"{op}: cannot convert {bad} to {d.name}; integers have no NaN or infinity")
     lo, hi = arr.min(), arr.max()
-    if lo < info.min or hi > info.max:
-        bad = lo if lo < info.min else hi
-        raise ValueRangeError(f"{op}: value {bad} does not fit in {d.name} (range {info.min} to {info.max})")
+    least = -int(info.max) if d.kind == "u" else info.min
+    if lo < least or hi > info.max:
+        bad = lo if lo < least else hi
+        raise ValueRangeError(f"{op}: value {bad} does not fit in {d.name} (range {least} to {info.max})")
 
 
 def _sizes(values: tuple[Any, ...], op: str) -> tuple[int, ...] | None:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from . import _device
-from ._convert import _check_fits, _numpy_dtype
+from ._convert import _check_fits, _numpy_dtype, wrap_int
 from ._dtype import as_dtype, get_default_dtype, int64, to_real
 from ._errors import DTypeError, ShapeError, ValueRangeError
 from ._tensor import Tensor, _to_array
@@ -182,6 +182,7 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None, requ
         dtype = as_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float, complex)) else None
     if dtype is not None:
         _check_fits(np.asarray(fill_value), as_dtype(dtype), "full")
+        fill_value = wrap_int(fill_value, as_dtype(dtype))  # (-1 into uint8: 255, as PyTorch)
     return _make("full", (size,), dtype, device, requires_grad, fill_value)
 
 
@@ -189,12 +190,12 @@ def arange(
     start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     """Values from ``start`` up to (not including) ``end``; int64 unless a bound or step is a float."""
-    if end is None:
-        start, end = 0, start
+    start, end = (0, start) if end is None else (start, end)
+    start, end, step = (int(v) if isinstance(v, bool) else v for v in (start, end, step))  # (PyTorch: True is 1)
     for name, v in (("start", start), ("end", end), ("step", step)):
         if isinstance(v, Tensor) and v.ndim == 0:
             v = v.item()
-        if not isinstance(v, (int, float, np.number)) or isinstance(v, bool):
+        if not isinstance(v, (int, float, np.number)):
             raise TypeError(f"arange: {name} must be a number, got {type(v).__name__} {v!r}")
         if not np.isfinite(v):
             raise ValueRangeError(f"arange: {name} must be finite, got {v}")

@@ -87,7 +87,7 @@ def factory(
 _WITH_OUT = ("zeros", "ones", "full", "arange", "eye", "linspace", "logspace", "range", "randperm", "rand", "randn",
              "randint")  # fmt: skip
 _LIKE = ("zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like")
-_PLAIN = ("tensor", "tril_indices", "triu_indices", "scalar_tensor", "empty_strided", "empty_permuted",
+_PLAIN = ("tensor", "tril_indices", "triu_indices", "scalar_tensor", "empty_strided", "empty_permuted", "normal",
           "bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window")  # fmt: skip
 _METHODS = ("new_zeros", "new_ones", "new_full", "new_empty", "new_empty_strided", "new_tensor")
 

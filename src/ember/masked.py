@@ -13,6 +13,7 @@ from typing import Any
 
 from . import ops
 from ._tensor import Tensor
+from .ops._reduction_stats import _root_of_variance
 
 __all__ = [
     "amax", "amin", "argmax", "argmin", "cumprod", "cumsum", "log_softmax", "logaddexp", "logsumexp", "mean",
@@ -104,7 +105,7 @@ def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, *, correct
 
 def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, *, correction: Any = None,
         keepdim: bool = False, dtype: Any = None, mask: Tensor | None = None) -> Tensor:  # fmt: skip
-    return var(input, dim, unbiased, correction=correction, keepdim=keepdim, dtype=dtype, mask=mask).sqrt()
+    return _root_of_variance(var(input, dim, unbiased, correction=correction, keepdim=keepdim, dtype=dtype, mask=mask))
 
 
 def norm(input: Tensor, ord: float = 2.0, dim: Any = None, *, keepdim: bool = False, dtype: Any = None,

@@ -358,6 +358,8 @@ def ember_value(x: Any) -> Any:
 
     if type(x).__module__.startswith("torch.nn"):  # built with its default arguments in op_db's samples
         return getattr(ember.nn, type(x).__name__)()
+    if type(x).__module__ == "torch" and type(x).__name__ == "layout":  # torch.strided: Ember's of that name
+        return getattr(ember, str(x).replace("torch.", ""))
     if isinstance(x, dict):
         return {k: ember_value(v) for k, v in x.items()}
     return to_ember(x)

@@ -231,7 +231,7 @@ def to_ember(x: Any) -> Any:
     """``_opdb_cases.to_ember`` that also makes ``Half`` arguments bfloat16 tensors."""
     import ember
 
-    if type(x).__module__.startswith("torch.nn"):
+    if type(x).__module__.startswith("torch.nn") or (type(x).__module__ == "torch" and type(x).__name__ == "layout"):
         return oc.ember_value(x)
     if isinstance(x, Half):
         t = ember.tensor(x.value, dtype=ember.bfloat16)

@@ -44,12 +44,12 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
     **{k: ({"missing"}, _PRIVATE) for k in _PRIVATE_OPS},
     "chalf": ({"missing"}, "complex32 is not an Ember dtype"),
     "hash_tensor": ({"missing"}, "not implemented (new in PyTorch 2.9, rarely used)"),
-    "ormqr": ({"missing"}, "not implemented (rarely used; linalg.householder_product covers Q)"),
     # PyTorch's faults (tools/opdb_sweep.py's KNOWN)
     "as_strided.partial_views": ({"forward", "raises"}, wide.base.KNOWN["as_strided.partial_views"]),
     "nn.functional.ctc_loss": ({"gradient"}, wide.base.KNOWN["nn.functional.ctc_loss"]),
     "masked.argmax": ({"forward"}, wide.base.KNOWN["masked.argmax"]),
     "masked.argmin": ({"forward"}, wide.base.KNOWN["masked.argmin"]),
+    "linalg.norm.subgradients_at_zero": ({"gradient"}, wide.base.KNOWN["linalg.norm.subgradients_at_zero"]),
     "nn.functional.softmin.with_dtype": (
         {"forward"},
         "PyTorch negates a uint8 input in uint8 (wrapping: softmin of "
@@ -66,25 +66,7 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
         for k in ("addmv", "baddbmm")
     },
     "addbmm": ({"forward", "raises"}, "as addmv; also refuses int32 operands with an int64 input"),
-    "addr": ({"forward"}, "bool addr gives int64 (PyTorch: bool)"),
-    "einsum": ({"forward"}, "a one-operand integer reduction keeps int32/uint8 (PyTorch sums into int64)"),
     "sum_to_size": ({"forward"}, "PyTorch returns int64 for a 0-d int32/uint8 summed to () (no dim summed)"),
-    "index_add": ({"raises"}, "alpha=-1 on uint8 raises OverflowError; PyTorch wraps"),
-    "scalar_tensor": ({"raises"}, "a negative number into uint8 is refused (ValueRangeError); PyTorch wraps"),
-    **{
-        f"nn.functional.{k}": ({"forward"}, "integer input computed in float32 (PyTorch has integer CPU kernels)")
-        for k in (
-            "avg_pool1d",
-            "avg_pool2d",
-            "avg_pool3d",
-            "conv1d",
-            "conv2d",
-            "conv3d",
-            "conv_transpose1d",
-            "conv_transpose2d",
-            "conv_transpose3d",
-        )
-    },
     **{
         f"nn.functional.{k}": (
             {"forward"},
@@ -102,23 +84,17 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
     "matrix_exp": ({"forward", "raises"}, "float16 refused (no half LAPACK on NumPy); bfloat16 computed in float32"),
     # not implemented / known elsewhere
     "nn.functional.batch_norm": ({"raises"}, "a 1-d input of size 0 is refused (PyTorch returns it)"),
-    "normal.number_mean": ({"raises"}, "creation functions take no layout= argument"),
-    "nn.functional.linear_cross_entropy.chunked": ({"raises"}, "nn.LinearCrossEntropyOptions is not implemented"),
-    "nn.functional.linear_cross_entropy.chunked_none": ({"raises"}, "as above"),
-    "linalg.norm.subgradients_at_zero": (
-        {"gradient"},
-        "second-order gradient of the 2-norm at 0 is nan (PyTorch: its subgradient, 0)",
-    ),
+    **{
+        k: ({"gradient"}, wide.base.KNOWN[k])
+        for k in ("nn.functional.linear_cross_entropy.chunked", "nn.functional.linear_cross_entropy.chunked_none")
+    },
 }
 
 
 #: differences of one backend only (key -> (flags, why)): they replace EXPECTED's entry there
 _TORCH_BACKEND: dict[str, tuple[set[str], str]] = {
-    "einsum": (set(), ""),
-    "index_add": (set(), ""),
     "masked.median": (set(), ""),
     "matrix_exp": (set(), ""),
-    "bincount": ({"raises"}, "uint8 input with weights raises IndexError on the torch backend (not investigated)"),
     "nn.functional.adaptive_avg_pool3d": ({"raises"}, "float16/bfloat16: torch's avg_pool3d CPU kernel has no half"),
 }
 if ember.backends.current() == "torch":

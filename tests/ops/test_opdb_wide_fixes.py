@@ -324,3 +324,87 @@ def test_scatter_reduce_prod_second_order_gradient_with_zeros(zeros: int) -> Non
         res.append([np.asarray(t.detach().tolist()) for t in (gx, gs, hx, hs)])
     for ours, theirs in zip(*res, strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+
+
+# -- one-operand integer einsum that sums a subscript: PyTorch's sum, into int64 (Ember kept int32/uint8) ----------
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "int8", "int16", "int64", "bool"])
+@pytest.mark.parametrize("equation", ["ij->", "ij->i", "ij->j", "ii->", "ii", "...j->...", "ij->ji", "ii->i"])
+def test_one_operand_integer_einsum_dtype(equation, dtype):
+    x = np.array([[100, 90], [3, 120]])
+
+    def run(L):
+        t = L.tensor(x > 50) if dtype == "bool" else L.tensor(x, dtype=getattr(L, dtype))
+        return L.einsum(equation, t)
+
+    same(run)
+
+
+# -- bool addr: beta and alpha as truth values, a bool result (Ember gave int64 for alpha/beta other than 0/1) -------
+@pytest.mark.parametrize(
+    "kw", [{}, {"beta": 0}, {"alpha": 2}, {"beta": 2, "alpha": 0}, {"alpha": False}, {"beta": 3, "alpha": 5}]
+)
+def test_bool_addr_is_bool(kw):
+    same(
+        lambda L: L.addr(
+            L.tensor([[True, False], [False, True]]), L.tensor([True, False]), L.tensor([True, True]), **kw
+        )
+    )
+
+
+# -- a Python int beside a small integer tensor: PyTorch converts it modulo 2**bits (uint8 + -1 adds 255); Ember's
+# NumPy kernels raised OverflowError. Creation and fill_ convert as PyTorch's checked_convert (uint8 takes -255..255)
+U8 = [0, 5, 250, 255]
+I8 = [1, -2, 127, -128]
+WRAPS = {
+    "add-1": lambda L, u, i: u + (-1),
+    "radd-1": lambda L, u, i: -1 + u,
+    "sub300": lambda L, u, i: u - 300,
+    "mul-2": lambda L, u, i: u * -2,
+    "add_alpha-1": lambda L, u, i: L.add(u, u, alpha=-1),
+    "add_number_alpha-1": lambda L, u, i: L.add(u, 1, alpha=-1),
+    "sub_alpha-3": lambda L, u, i: L.sub(u, u, alpha=-3),
+    "rsub-1": lambda L, u, i: L.rsub(u, -1),
+    "rsub_alpha-1": lambda L, u, i: L.rsub(u, 3, alpha=-1),
+    "floordiv-2": lambda L, u, i: u // -2,
+    "remainder-3": lambda L, u, i: u % -3,
+    "fmod-3": lambda L, u, i: L.fmod(u, -3),
+    "and-1": lambda L, u, i: u & -1,
+    "or-2": lambda L, u, i: u | -2,
+    "xor-1": lambda L, u, i: u ^ -1,
+    "int8+200": lambda L, u, i: i + 200,
+    "int8*2**40": lambda L, u, i: i * 2**40,
+    "where-1": lambda L, u, i: L.where(u > 3, u, -1),
+    "masked_fill-1": lambda L, u, i: u.masked_fill(u > 3, -1),
+    "fill_-1": lambda L, u, i: u.clone().fill_(-1),
+    "setitem-1": lambda L, u, i: u.clone().__setitem__(0, -1) or u,
+    "full_like-5": lambda L, u, i: L.full_like(u, -5),
+    "full-255": lambda L, u, i: L.full((2,), -255, dtype=L.uint8),
+    "scalar_tensor-5": lambda L, u, i: L.scalar_tensor(-5, dtype=L.uint8),
+    "tensor-1": lambda L, u, i: L.tensor([-1, 3], dtype=L.uint8),
+    "index_add_alpha-1": lambda L, u, i: u.index_add(0, L.tensor([0, 1]), L.tensor([1, 2], dtype=L.uint8), alpha=-1),
+    "iadd-1": lambda L, u, i: u.clone().__iadd__(-1),
+    "imul-3": lambda L, u, i: u.clone().__imul__(-3),
+    "addcmul-1": lambda L, u, i: L.addcmul(u, u, u, value=-1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRAPS))
+def test_python_ints_wrap_into_small_integer_dtypes(name):
+    same(lambda L: WRAPS[name](L, L.tensor(U8, dtype=L.uint8), L.tensor(I8, dtype=L.int8)))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda L: L.full((2,), 256, dtype=L.uint8),
+        lambda L: L.full((2,), -256, dtype=L.uint8),
+        lambda L: L.zeros(2, dtype=L.int8).fill_(128),
+        lambda L: L.tensor([200], dtype=L.int8),
+        lambda L: L.tensor([1]) + 2**70,
+    ],
+    ids=["full256", "full-256", "int8_fill128", "int8_tensor200", "int64+2**70"],
+)
+def test_python_ints_pytorch_cannot_convert_are_refused(call):
+    for L in (torch, ember):
+        with pytest.raises((RuntimeError, OverflowError)):
+            call(L)

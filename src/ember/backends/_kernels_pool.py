@@ -122,6 +122,14 @@ def _regions(
     return offset_slices(off, d, s, tuple(lo for lo, _ in pads), spatial, out, lead=2)
 
 
+def _divide(xp: Any, y: Any, d: Any) -> Any:
+    """``y / d`` in place; window sums of integers divided as PyTorch's int64 kernel does (truncated toward 0)."""
+    if y.dtype.kind in "fc":
+        y /= d
+        return y
+    return xp.sign(y) * (xp.abs(y) // d)
+
+
 def _whole_plane(spatial: Ints, k: Ints, out: Ints, pads: Pads) -> bool:
     """Whether the one window of a pooling is the whole unpadded plane."""
     return all(o == 1 for o in out) and tuple(k) == tuple(spatial) and not any(lo or hi for lo, hi in pads)
@@ -276,7 +284,7 @@ class PoolKernels:
         pads, out = pool_geometry(spatial, k, s, p, ones, ceil_mode)
         if _whole_plane(spatial, k, out, pads):
             y = xp.sum(xp.reshape(x, (*x.shape[:2], -1)), axis=-1).astype(x.dtype, copy=False)
-            y /= divisor_override or math.prod(k)
+            y = _divide(xp, y, divisor_override or math.prod(k))
             return xp.reshape(y, x.shape[:2] + out)
         y = xp.zeros(x.shape[:2] + out, dtype=x.dtype)
         for off in ndindex(k):
@@ -285,10 +293,8 @@ class PoolKernels:
                 view = y[reg[0]]
                 view += x[reg[1]]
         if divisor_override:
-            y /= divisor_override
-        else:
-            y /= self._avg_divisor(spatial, out, k, s, p, pads, count_include_pad, x.dtype)
-        return y
+            return _divide(xp, y, divisor_override)
+        return _divide(xp, y, self._avg_divisor(spatial, out, k, s, p, pads, count_include_pad, x.dtype))
 
     def avg_pool_backward(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from .._tensor import Tensor
@@ -11,7 +12,8 @@ from .module import Module
 
 __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
-    "LinearCrossEntropyLoss", "MSELoss", "MarginRankingLoss", "NLLLoss", "NLLLoss2d", "SmoothL1Loss",
+    "LinearCrossEntropyLoss", "LinearCrossEntropyOptions", "MSELoss", "MarginRankingLoss", "NLLLoss", "NLLLoss2d",
+    "SmoothL1Loss",
 ]  # fmt: skip
 
 
@@ -149,6 +151,35 @@ class CosineEmbeddingLoss(_Loss):
 class MarginRankingLoss(CosineEmbeddingLoss):
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
+
+
+@dataclasses.dataclass(frozen=True)
+class LinearCrossEntropyOptions:
+    """PyTorch's settings of a chunked ``linear_cross_entropy`` (batch chunks, accumulation policy and dtype), checked
+    as PyTorch checks them. Ember computes the loss in one piece: chunking changes memory use, not the result."""
+
+    allow_retain_graph: bool = False
+    batch_chunk_size: int | None = None
+    chunking_method: str | None = "auto"
+    acc_policy: str = "auto"
+    acc_dtype: Any = None
+
+    def __post_init__(self) -> None:
+        from .._dtype import as_dtype
+
+        if self.acc_policy not in ("auto", "accurate", "balanced", "compact"):
+            raise ValueError(f"invalid acc_policy: {self.acc_policy!r} (auto, accurate, balanced or compact)")
+        if self.chunking_method not in (None, "auto"):
+            name, _, factor = str(self.chunking_method).partition(":")
+            if name != "aspect_ratio" or not (factor or "1").isdigit() or int(factor or "1") < 1:
+                raise ValueError(f"invalid chunking_method: {self.chunking_method!r} ('auto' or 'aspect_ratio[:k]')")
+        size = self.batch_chunk_size
+        if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 1):
+            raise ValueError(f"batch_chunk_size must be a positive int or None, got {size!r}")
+        if self.acc_dtype is not None and as_dtype(self.acc_dtype).name not in (
+            "float16", "bfloat16", "float32", "float64"
+        ):  # fmt: skip
+            raise ValueError(f"acc_dtype must be None or a floating dtype of 16 to 64 bits, got {self.acc_dtype!r}")
 
 
 class LinearCrossEntropyLoss(Module):

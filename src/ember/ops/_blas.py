@@ -189,6 +189,8 @@ def _scaled_sum(op: str, input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> 
     shape = tuple(getattr(input, "shape", ()))
     if broadcast_shapes(shape, prod.shape, op=op) != tuple(prod.shape):
         raise ShapeError(f"{op}: input of shape {shape} does not broadcast to the product's shape {tuple(prod.shape)}")
+    if prod.dtype.kind == "b":  # PyTorch's bool rule: beta and alpha as truth values (+ is or): a bool result
+        alpha, beta = bool(alpha), bool(beta)
     if alpha != 1:
         prod = prod * alpha
     if beta == 0:  # PyTorch ignores input (even NaN) when beta is 0

@@ -74,9 +74,16 @@ def _check_same(op: str, tensors: Sequence[Tensor], dim: int | None) -> None:
 
 
 @autocast_op("cat")
+def _tensor_list(op: str, tensors: Any) -> list[Tensor]:
+    """``tensors`` as a list; one Tensor is refused (PyTorch's TypeError: iterating it would join its rows)."""
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{op}(): argument 'tensors' must be a tuple or list of Tensors, not a Tensor")
+    return list(tensors)
+
+
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenate along an existing dim."""
-    tensors = list(tensors)
+    tensors = _tensor_list("cat", tensors)
     if not tensors:
         raise ShapeError("cat: expected a non-empty sequence of tensors")
     tensors = promote_tensors(tensors)
@@ -107,7 +114,7 @@ class Stack(Op):
 @autocast_op("stack")
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join along a new dim."""
-    tensors = list(tensors)
+    tensors = _tensor_list("stack", tensors)
     if not tensors:
         raise ShapeError("stack: expected a non-empty sequence of tensors")
     _check_same("stack", tensors, None)
@@ -183,14 +190,14 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
 
 def hstack(tensors: Any) -> Tensor:
     """Tensors concatenated along the second dimension (the first for 1-d tensors)."""
-    ts = atleast_1d(*tensors)
+    ts = atleast_1d(*_tensor_list("hstack", tensors))
     ts = ts if isinstance(ts, tuple) else (ts,)
     return cat(list(ts), 0 if ts[0].ndim == 1 else 1)
 
 
 def vstack(tensors: Any) -> Tensor:
     """Tensors concatenated along the first dimension (after ``atleast_2d``). Also ``row_stack``."""
-    ts = atleast_2d(*tensors)
+    ts = atleast_2d(*_tensor_list("vstack", tensors))
     return cat(list(ts if isinstance(ts, tuple) else (ts,)), 0)
 
 
@@ -199,13 +206,13 @@ row_stack = vstack
 
 def dstack(tensors: Any) -> Tensor:
     """Tensors concatenated along the third dimension (after ``atleast_3d``)."""
-    ts = atleast_3d(*tensors)
+    ts = atleast_3d(*_tensor_list("dstack", tensors))
     return cat(list(ts if isinstance(ts, tuple) else (ts,)), 2)
 
 
 def column_stack(tensors: Any) -> Tensor:
     """1-d and 2-d tensors stacked as the columns of one 2-d tensor."""
-    ts = [reshape(t, (-1, 1)) if t.ndim <= 1 else t for t in tensors]
+    ts = [reshape(t, (-1, 1)) if t.ndim <= 1 else t for t in _tensor_list("column_stack", tensors)]
     return cat(ts, 1)
 
 

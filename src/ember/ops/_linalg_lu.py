@@ -123,8 +123,9 @@ def _info(LU: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
     """LAPACK's ``info``: the 1-based index of the first zero on U's diagonal, 0 when there is none."""
     d = LU.detach().diagonal(0, -2, -1)
     zero = (d == 0).long()
-    first = zero.argmax(-1) + 1
-    return (first * zero.amax(-1)).int() if d.shape[-1] else zero.sum(-1).int()
+    if not d.shape[-1]:  # (an empty matrix: 0; argmax of no element was refused)
+        return zero.sum(-1).int()
+    return ((zero.argmax(-1) + 1) * zero.amax(-1)).int()
 
 
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> LUFactorExResult:  # noqa: N803

@@ -29,7 +29,7 @@ from ._pointwise_complex import cj
 from ._reduction import sum as _sum
 from ._util import same_dtype
 
-__all__ = ["cholesky_inverse", "cholesky_solve", "matrix_exp", "triangular_solve"]
+__all__ = ["cholesky_inverse", "cholesky_solve", "matrix_exp", "ormqr", "triangular_solve"]
 METHODS = list(__all__)
 
 CholeskyExResult = namedtuple("CholeskyExResult", ["L", "info"])
@@ -253,6 +253,29 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803 - PyTor
         vq = matmul(cj(v).unsqueeze(-2), q)  # v^H q: (..., 1, n)
         q = q - tau[..., i, None, None] * matmul(v.unsqueeze(-1), vq)
     return q
+
+
+def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True, transpose: bool = False) -> Tensor:
+    """``op(Q) @ input3`` (``left``) or ``input3 @ op(Q)``, ``Q`` the square product of the Householder reflectors
+    ``(input, input2)`` that ``geqrf`` returns and ``op`` its conjugate transpose when ``transpose``
+    (``torch.ormqr``, LAPACK's ``ormqr``); differentiable in all three."""
+    a, tau, c = input, input2, input3
+    if a.ndim < 2 or c.ndim < 2:
+        raise ShapeError(f"ormqr: input and other need 2 or more dims, got {tuple(a.shape)} and {tuple(c.shape)}")
+    side = -2 if left else -1
+    mq, k = a.shape[-2], tau.shape[-1]
+    if c.shape[side] != mq:
+        raise ShapeError(f"ormqr: other.shape[{side}] must equal input.shape[-2] ({mq}), got {tuple(c.shape)}")
+    if tau.ndim != a.ndim - 1 or k != min(mq, a.shape[-1]) or tau.shape[:-1] != a.shape[:-2]:
+        raise ShapeError(f"ormqr: tau must have shape (*batch, min(input.shape[-2:])), got {tuple(tau.shape)} for "
+                         f"input {tuple(a.shape)}")  # fmt: skip
+    if a.shape[:-2] != c.shape[:-2]:
+        raise ShapeError(f"ormqr: input and other need the same batch dims, got {tuple(a.shape)}, {tuple(c.shape)}")
+    same_dtype("ormqr", "input, tau and other", a, tau, c)
+    v = a[..., :, :k]
+    q = householder_product(cat([v, v.new_zeros((*v.shape[:-1], mq - k))], -1) if mq > k else v, tau)
+    q = cj(_transpose(q, -1, -2)) if transpose else q
+    return matmul(q, c) if left else matmul(c, q)
 
 
 class MatrixExp(Op):

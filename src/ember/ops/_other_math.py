@@ -9,6 +9,7 @@ import string
 from typing import Any
 
 from .._creation import linspace
+from .._dtype import int64
 from .._errors import DTypeError, ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._autocast import autocast_op
@@ -167,6 +168,8 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         counts = "".join(subs)
         out = ell + "".join(sorted(c for c in set(counts) if counts.count(c) == 1 and c not in ell))
     same_dtype("einsum", "all operands", *ops_)
+    if len(ops_) == 1 and ops_[0].dtype.kind in "biu" and set(subs[0]) - set(out):
+        ops_[0] = ops_[0].to(int64)  # one operand summed over a subscript: PyTorch's sum, into int64
     return Einsum.apply(*ops_, subs=tuple(subs), out=out)
 
 
@@ -353,7 +356,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     if input.dtype.is_floating_point:
         raise DTypeError(f"bincount: expected an integer tensor, got {input.dtype}")
     xp = input._backend.xp
-    v = input._data
+    v = xp.astype(input._data, xp.int64)  # (a uint8 index array is a mask to torch's index_put_)
     if v.size and int(v.min()) < 0:
         raise ValueRangeError("bincount: input must hold non-negative integers")
     n = builtins.max(int(v.max()) + 1 if v.size else 0, minlength)
@@ -363,7 +366,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         return Tensor._make(out, input._backend)
 
     w = weights if weights.dtype.is_floating_point else weights.double()
-    return index_add(w.new_zeros(n), 0, input, w)
+    return index_add(w.new_zeros(n), 0, input.long(), w)
 
 
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:

@@ -1,5 +1,6 @@
 """``out=``: the operators that take it in PyTorch write their result into the given tensor(s), with PyTorch's
-rules: the result's dtype must cast to ``out``'s (float into an integer tensor is refused), an ``out`` of another
+rules: the result's dtype must cast to ``out``'s (float into an integer tensor is refused; the ops of ``_EXACT`` and
+those returning several tensors want exactly the result's, as PyTorch's non-elementwise kernels), an ``out`` of another
 shape is resized (with PyTorch's deprecation warning unless it was empty), the operation is not differentiable
 (refused while an input requires grad), and ``out`` itself is returned. Ops returning several tensors
 (``max(dim)``, ``sort``, ``topk``, ...) take a tuple.
@@ -30,14 +31,21 @@ log1p log2 logaddexp logaddexp2 logcumsumexp logical_and logical_not logical_or 
 lt masked_select matmul matrix_power max maximum mean min minimum mm msort mul multinomial multiply mv mvlgamma
 nan_to_num nanmean nanquantile ne neg negative nextafter nonzero norm not_equal outer polygamma pow quantile rad2deg
 reciprocal remainder renorm round row_stack rsqrt searchsorted sgn sigmoid sign signbit sin sinc sinh sort sqrt
-square stack std std_mean sub subtract take_along_dim tan tanh topk tril triu trunc var var_mean vdot vstack where
+square stack std sub subtract take_along_dim tan tanh topk tril triu trunc var vdot vstack where
 xlogy sum prod argmax argmin nansum tensordot index_add take clamp_min clamp_max true_divide scatter scatter_add
 index_copy
 """
 OUT_OPS = frozenset(_OUT_NAMES.split())
 
-#: ops whose (index) result must be written into an ``out`` of exactly its dtype
-_EXACT = frozenset({"argmax", "argmin", "nonzero", "searchsorted", "bucketize"})
+#: ops whose result must be written into an ``out`` of exactly its dtype (PyTorch refuses another, each checked
+#: under torch: "Expected out tensor to have dtype float, but got double"); ops returning several tensors always
+_EXACT_NAMES = """
+argmax argmin nonzero searchsorted bucketize gather aminmax multinomial take take_along_dim index_select masked_select
+index_add scatter scatter_add index_copy diag tril triu msort renorm cross matmul mm bmm mv dot vdot addmm addmv
+addbmm baddbmm inner tensordot amax amin norm matrix_power chain_matmul inverse histc nan_to_num clamp clamp_min
+clamp_max clip frac sgn logcumsumexp quantile nanquantile where signbit isposinf isneginf all any
+"""
+_EXACT = frozenset(_EXACT_NAMES.split())
 
 
 def _rank(dtype: DType) -> int:
@@ -97,7 +105,7 @@ def with_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
             if not isinstance(out, (tuple, list)) or len(out) != len(result):
                 raise TypeError(f"{name}(): out must be a tuple of {len(result)} tensors for this call")
             for r, o in zip(result, out, strict=True):
-                _write(name, r, o, r.dtype.kind in "iu")  # indices go into an int64 out
+                _write(name, r, o, True)  # (values and indices alike: PyTorch's rule for max(dim), sort, ...)
             return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
         return _write(name, result, out, name in _EXACT)
 

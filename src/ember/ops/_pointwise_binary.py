@@ -185,8 +185,7 @@ class Pow(Op):
         return ga, gb
 
     def _complex_backward(self, g: Tensor, a: Any, b: Any) -> tuple[Any, Any]:
-        """PyTorch's complex rules: ``g * conj(b a^(b-1))`` (0 where b == 0) and ``g * conj(a^b log a)`` (0 where
-        a == 0)."""
+        """PyTorch's complex rules: ``g conj(b a^(b-1))`` (0 where b == 0), ``g conj(a^b log a)`` (0 where a == 0)."""
         ga = gb = None
         if self._req(0):
             if isinstance(b, Tensor):
@@ -455,6 +454,7 @@ class Atan2(Op):
     def backward(self, g: Tensor) -> tuple[Any, Any]:
         a, b = self.inputs  # type: ignore[misc]
         d = a * a + b * b
+        d = where(d == 0, math.inf, d)  # PyTorch: a zero gradient at (0, 0) (and where a*a + b*b underflows)
         ga = sum_to(g * b / d, a.shape) if self._req(0) else None
         gb = sum_to(-g * a / d, b.shape) if self._req(1) else None
         return ga, gb

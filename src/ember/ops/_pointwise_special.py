@@ -41,12 +41,17 @@ erfinv = _unary(
 )
 
 
+#: ``log(p / (1 - p))`` with the derivative ``1 / (p (1 - p))`` (PyTorch's: inf at 0 and 1, where the chain through
+#: log and the division gave nan)
+Logit = pointwise_op("logit", lambda xp, x: xp.log(x / (1 - x)), lambda x, y: 1 / (x * (1 - x)))
+
+
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``log(p / (1 - p))``; with ``eps`` the input is clamped to ``[eps, 1 - eps]`` first."""
     x = _float(input)
     if eps is not None:
         x = clamp(x, eps, 1 - eps)
-    return log(x / (1 - x))
+    return Logit.apply(x)  # type: ignore[no-any-return]
 
 
 class Xlogy(Op):
@@ -95,12 +100,11 @@ digamma = _unary("digamma", lambda be, x: be.digamma(x), lambda x, y: polygamma(
 
 
 def mvlgamma(input: Tensor, p: int) -> Tensor:
-    """The multivariate log-gamma function of dimension ``p`` (elements must exceed ``(p - 1) / 2``)."""
+    """The multivariate log-gamma function of dimension ``p``: the sum of ``lgamma(x - j / 2)``, ``j < p``, plus a
+    constant (defined for ``x > (p - 1) / 2``; below, PyTorch 2.13 computes the same sum, inf at the poles)."""
     if p < 1:
         raise ValueRangeError(f"mvlgamma: p must be >= 1, got {p}")
     x = _float(input)
-    if bool((x._data <= (p - 1) / 2).any()):
-        raise ValueRangeError(f"mvlgamma: all elements must be greater than (p-1)/2 = {(p - 1) / 2}")
     offsets = Tensor._make(x._backend.xp.asarray([-j / 2 for j in range(p)], dtype=x._data.dtype), x._backend)
     return _sum(lgamma(unsqueeze(x, -1) + offsets), -1) + p * (p - 1) / 4 * math.log(math.pi)
 

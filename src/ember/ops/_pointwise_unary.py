@@ -12,9 +12,10 @@ from .._errors import DTypeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._apply_number import apply_one
 from ..autograd._function import Op
-from ._comparison import isnan, isneginf, isposinf, maximum, minimum
+from ._comparison import isnan, isneginf, isposinf
 from ._indexing import where
-from ._util import StepOp, _float, _is_bool, _unary, plain_number, real_only
+from ._indexing_view import sum_to
+from ._util import StepOp, _float, _is_bool, _shape, _unary, plain_number, promote, real_only
 
 __all__ = [
     "abs", "absolute", "acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "asin",
@@ -253,6 +254,27 @@ class Clamp(Op):
         return (g if keep is None else g * keep), None, None
 
 
+class ClampTensor(Op):
+    """``clamp`` with a tensor bound: ``minimum(maximum(x, lo), hi)`` with PyTorch's gradients at ties: ``x`` gets
+    them where ``lo <= x <= hi``, ``lo`` where ``x < lo < hi``, ``hi`` where ``x > hi`` or ``hi < lo``."""
+
+    def forward(self, x: Any, lo: Any, hi: Any) -> Any:
+        xp = self.backend.xp
+        y = x if lo is None else xp.maximum(x, lo)
+        return y if hi is None else xp.minimum(y, hi)
+
+    def backward(self, g: Tensor) -> tuple[Any, Any, Any]:
+        x, lo, hi = self.inputs  # type: ignore[misc]
+        if lo is not None and hi is not None:
+            masks = ((x >= lo) & (x <= hi), (x < lo) & (hi > lo), (x > hi) | (hi < lo))
+        else:
+            masks = (x >= lo, x < lo, None) if hi is None else (x <= hi, None, x > hi)
+        return tuple(  # type: ignore[return-value]
+            sum_to(where(m, g, 0.0), _shape(v)) if isinstance(v, Tensor) and self._req(i) else None
+            for i, (v, m) in enumerate(zip((x, lo, hi), masks, strict=True))
+        )
+
+
 def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """Limit values to ``[min, max]``; bounds may be numbers or tensors."""
     real_only("clamp", input)
@@ -260,12 +282,13 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
         raise ValueRangeError("clamp: at least one of min and max must be given")
     min, max = plain_number(min), plain_number(max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        out = input
+        x = input
         if min is not None:
-            out = maximum(out, min)
+            x, min = promote("clamp", x, min)
         if max is not None:
-            out = minimum(out, max)
-        return out
+            x, max = promote("clamp", x, max)
+            min = min.to(x.dtype) if isinstance(min, Tensor) and min.dtype is not x.dtype else min
+        return ClampTensor.apply(x, min, max)
     if input.dtype.kind != "f" and any(isinstance(v, float) for v in (min, max)):
         input = input.to(get_default_dtype())
     return Clamp.apply(input, min, max)

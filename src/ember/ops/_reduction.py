@@ -157,7 +157,7 @@ class ArgExtreme(Op):
 
     def forward(self, x: Any, dim: int | None, keepdim: bool, use_min: bool) -> Any:
         xp = self.backend.xp
-        if 0 in x.shape:
+        if x.shape[dim] == 0 if dim is not None and x.ndim else 0 in x.shape:  # (other dims may be empty)
             raise ShapeError(f"{'argmin' if use_min else 'argmax'}: empty tensor of shape {tuple(x.shape)}")
         fn = xp.argmin if use_min else xp.argmax
         if dim is None:

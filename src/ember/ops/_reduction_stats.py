@@ -73,12 +73,19 @@ def var(
     return sum(sq, axes, keepdim=keepdim) / n if n else sum(sq, axes, keepdim=keepdim) / 0.0
 
 
+def _root_of_variance(v: Tensor) -> Tensor:
+    """``sqrt(v)`` with PyTorch's ``std_backward``: a zero gradient (and second derivative) where ``v`` is 0 (the
+    derivative of sqrt there is inf, times var's zero gradient of a constant slice gave nan)."""
+    zero = v == 0
+    return where(zero, 0.0, sqrt(where(zero, 1.0, v)))
+
+
 def std(
     input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None
 ) -> Tensor:
-    """Standard deviation over ``dim`` (see ``var``)."""
+    """Standard deviation over ``dim`` (see ``var``); the gradient over a constant slice is 0, as PyTorch's."""
     dim, correction = _correction("std", dim, unbiased, correction)
-    return sqrt(var(input, dim, keepdim=keepdim, correction=correction))
+    return _root_of_variance(var(input, dim, keepdim=keepdim, correction=correction))
 
 
 def var_mean(
@@ -235,17 +242,17 @@ def unique_consecutive(
 ) -> Any:
     """Collapse runs of equal consecutive elements (slices along ``dim``); no gradient."""
     xp, be = input._backend.xp, input._backend
-    x = (
-        input._data.reshape(-1)
-        if dim is None
-        else xp.moveaxis(input._data, norm_dim(dim, input.ndim, "unique_consecutive"), 0)
-    )
+    d = None if dim is None else norm_dim(dim, input.ndim, "unique_consecutive")
+    if d is not None and 0 in input.shape[:d] + input.shape[d + 1 :]:
+        raise ShapeError(f"unique_consecutive: dims other than dim={dim} have size 0 (shape {tuple(input.shape)}): "
+                         "the slices along dim are empty")  # fmt: skip
+    x = input._data.reshape(-1) if d is None else xp.moveaxis(input._data, d, 0)
     n = x.shape[0]
     if n == 0:
         change = xp.zeros(0, dtype=bool)
     else:
-        diff = x[1:] != x[:-1]
-        diff = diff.reshape(n - 1, -1).any(axis=1) if diff.ndim > 1 else diff
+        diff = x[1:] != x[:-1]  # (an explicit row length: a -1 with no rows (n = 1) is refused)
+        diff = diff.reshape(n - 1, math.prod(diff.shape[1:])).any(axis=1) if diff.ndim > 1 else diff
         change = xp.concatenate([xp.ones(1, dtype=bool), diff])
     starts = xp.nonzero(change)[0]
     vals = x[starts]

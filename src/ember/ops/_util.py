@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import _creation
+from .._convert import wrap_int
 from .._dtype import DType, get_default_dtype, int64, promote_types, to_complex
 from .._errors import DivisionByZeroError, DTypeError, OutOfRangeError, ShapeError
 from .._tensor import Tensor
@@ -156,7 +157,16 @@ def promote(op: str, a: Any, b: Any) -> tuple[Any, Any]:
         t = t.to(get_default_dtype())
     elif kind == "b" and not isinstance(s, bool):
         t = t.to(int64)
+    elif s.__class__ is int and op in WRAPPING:
+        s = wrap_int(s, t.dtype)
     return (t, s) if ta else (s, t)
+
+
+#: operators whose Python-int operand PyTorch converts to an integer tensor's dtype modulo 2**bits (the same ring:
+#: ``uint8 + -1`` is ``uint8 + 255``); NumPy refuses such a number (OverflowError). Comparisons are not among them:
+#: Ember compares the true values (PyTorch's ``uint8 > -1`` is False everywhere)
+WRAPPING = frozenset({"add", "sub", "mul", "floordivide", "remainder", "fmod", "divfloor", "divtrunc", "divtruncint",
+                      "where", "bitwise_and", "bitwise_or", "bitwise_xor"})  # fmt: skip
 
 
 def arange_like_dim(shape: tuple[int, ...], dim: int, backend: Any) -> Tensor:

@@ -97,6 +97,8 @@ class TorchArrayKernels:
     def lu_permutation(self, pivots: Any, m: int) -> Any:
         torch = _torch()
         k = pivots.shape[-1]
+        if m == 0:  # (no rows: an empty order; argmax over them is refused)
+            return torch.zeros((*pivots.shape[:-1], 0), dtype=torch.int64, device=pivots.device)
         lu = torch.zeros((*pivots.shape[:-1], m, k), device=pivots.device)
         P = torch.lu_unpack(lu, pivots.to(torch.int32), unpack_data=False).P
         return P.argmax(-2)  # P[perm[i], i] = 1

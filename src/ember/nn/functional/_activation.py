@@ -90,12 +90,13 @@ LeakyRelu = pointwise_op(
 Elu = pointwise_op(
     "elu",
     lambda xp, x, a, s: xp.astype(xp.where(x > 0, x * s, (xp.expm1(xp.minimum(x, 0)) * a * s)), x.dtype, copy=False),
-    lambda x, y, a, s: where(x > 0, s, exp(clamp(x, max=0.0)) * (a * s)).to(x.dtype),
+    # (x at 0 is held constant in exp: a zero second derivative there, PyTorch's; clamp passed the gradient at 0)
+    lambda x, y, a, s: where(x > 0, s, exp(where(x < 0, x, 0.0)) * (a * s)).to(x.dtype),
 )
 Celu = pointwise_op(
     "celu",
     lambda xp, x, a: xp.astype(xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0) / a) * a), x.dtype, copy=False),
-    lambda x, y, a: where(x > 0, 1.0, exp(clamp(x, max=0.0) / a)).to(x.dtype),
+    lambda x, y, a: where(x > 0, 1.0, exp(where(x < 0, x, 0.0) / a)).to(x.dtype),  # (see Elu)
 )
 Silu = pointwise_op("silu", lambda xp, x: x / (1 + xp.exp(-x)), _silu_grad)
 Softplus = pointwise_op(
@@ -112,7 +113,7 @@ Hardsigmoid = pointwise_op(
 Hardswish = pointwise_op(
     "hardswish",
     lambda xp, x: xp.astype(x * xp.clip(x + 3, 0, 6) / 6, x.dtype, copy=False),
-    lambda x, y: where(x < -3, 0.0, where(x > 3, 1.0, (2 * x + 3) / 6)).to(x.dtype),
+    lambda x, y: where(x <= -3, 0.0, where(x >= 3, 1.0, (2 * x + 3) / 6)).to(x.dtype),  # (PyTorch's at -3 and 3)
 )
 Shrink = pointwise_op(
     "shrink",

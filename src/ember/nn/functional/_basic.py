@@ -364,6 +364,14 @@ def linear_cross_entropy(
     (C, d_1, ..., d_K, in) for a K-dimensional loss. ``options`` (PyTorch's chunking strategy) is accepted:
     chunking changes memory use, not the result."""
     *classes, fan_in = linear_weight.shape
+    if linear_bias is not None and tuple(linear_bias.shape) != tuple(classes):
+        raise ShapeError(f"linear_cross_entropy: expected linear_bias shape {tuple(classes)}, got "
+                         f"{tuple(linear_bias.shape)}")  # fmt: skip
+    if len(classes) > 1 and input.ndim < 2:
+        raise ShapeError(f"linear_cross_entropy: a K-dimensional loss (linear_weight {tuple(linear_weight.shape)}) "
+                         f"needs a batched input (N, {fan_in}), got shape {tuple(input.shape)}")  # fmt: skip
+    if ignore_index is not None and target.dtype.is_floating_point:
+        raise ValueRangeError("linear_cross_entropy: ignore_index cannot be given when target holds probabilities")
     logits = input @ linear_weight.reshape(-1, fan_in).T
     logits = logits.reshape(*input.shape[:-1], *classes)
     if linear_bias is not None:

@@ -14,7 +14,7 @@ import math
 import operator
 from typing import Any
 
-from ..._errors import ShapeError, ValueRangeError
+from ..._errors import DTypeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._autocast import ACTIVE as AUTOCAST
 from ...autograd._autocast import autocast_inputs
@@ -165,6 +165,16 @@ def _conv_pads(padding: Any, k: tuple[int, ...], d: tuple[int, ...], s: tuple[in
     return tuple((v, v) for v in p)
 
 
+def _exact_integers(op: str, x: Tensor, int64_only: bool) -> bool:
+    """Whether ``x`` is convolved in its integer dtype (exact, wrapping as PyTorch's CPU kernels: any integer dtype
+    for conv, int64 only for a dilated conv and conv_transpose); those PyTorch has no kernel for (bool) refused."""
+    if x.dtype.kind not in "biu":
+        return False
+    if x.dtype.kind == "b" or (int64_only and x.dtype.name != "int64"):
+        raise DTypeError(f"{op}: not implemented for {x.dtype} inputs (PyTorch has no such kernel)")
+    return True
+
+
 def _conv(
     input: Tensor, weight: Tensor, bias: Any, stride: Any, padding: Any, dilation: Any, groups: int, sp: int, op: str
 ) -> Tensor:
@@ -201,7 +211,7 @@ def _conv(
         got = tuple(bias.shape) if isinstance(bias, Tensor) else repr(bias)
         raise ShapeError(f"{op}: bias must be a tensor of shape ({o},), got {got}")
     same_dtype(op, "input, weight and bias", input, weight, bias)
-    x = _float(input)
+    x = input if _exact_integers(op, input, any(v != 1 for v in d)) else _float(input)
     w = weight.to(x.dtype) if weight.dtype is not x.dtype else weight
     if bias is not None and bias.dtype is not x.dtype:
         bias = bias.to(x.dtype)
@@ -293,7 +303,7 @@ def _conv_transpose(
     if any(v < 1 for v in size):
         raise ShapeError(f"{op}: the output size {size} would be empty")
     same_dtype(op, "input, weight and bias", input, weight, bias)
-    x = _float(input)
+    x = input if _exact_integers(op, input, True) else _float(input)
     w = weight.to(x.dtype) if weight.dtype is not x.dtype else weight
     # The adjoint of a convolution from ``size`` back to the input's size. An output_padding of a stride or
     # more (allowed when the dilation is larger) adds whole strides the convolution would read: that

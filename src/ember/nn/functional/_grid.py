@@ -76,17 +76,36 @@ def _source(coord: Tensor, n: int, padding_mode: str, align_corners: bool) -> Te
     return c
 
 
+def _cubic(t: Tensor) -> list[Tensor]:
+    """The weights of the 4 taps around a point at ``t`` in [0, 1) past the second (Keys' cubic convolution with
+    A = -0.75, PyTorch's bicubic)."""
+    a = -0.75
+    u, v, w = t + 1, 1 - t, 2 - t
+    return [((a * u - 5 * a) * u + 8 * a) * u - 4 * a, ((a + 2) * t - (a + 3)) * t * t + 1,
+            ((a + 2) * v - (a + 3)) * v * v + 1, ((a * w - 5 * a) * w + 8 * a) * w - 4 * a]  # fmt: skip
+
+
+def _padded_tap(p: Tensor, n: int, padding_mode: str, align_corners: bool) -> Tensor:
+    """A bicubic tap's integer coordinate moved as the padding mode reads it (zeros: left outside, read as 0)."""
+    if padding_mode == "border":
+        return p.clamp(0, n - 1)
+    if padding_mode == "reflection":
+        return (_reflect(p, 0.0, float(n - 1)) if align_corners else _reflect(p, -0.5, n - 0.5)).clamp(0, n - 1)
+    return p
+
+
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Tensor:  # fmt: skip
     """Sample (N, C, H, W) ``input`` at the normalised (x, y) points of ``grid`` (N, Ho, Wo, 2), or (N, C, D, H, W)
     at the (x, y, z) points of (N, Do, Ho, Wo, 3).
 
-    ``mode``: ``"bilinear"`` (trilinear for 5-d) or ``"nearest"``; ``padding_mode``: ``"zeros"``, ``"border"`` or
-    ``"reflection"``.
+    ``mode``: ``"bilinear"`` (trilinear for 5-d), ``"nearest"`` or ``"bicubic"`` (4-d input; the 16 taps each read
+    through the padding mode, as PyTorch's); ``padding_mode``: ``"zeros"``, ``"border"`` or ``"reflection"``.
     """
-    if mode not in ("bilinear", "nearest"):
-        raise ValueRangeError(f"grid_sample: mode must be 'bilinear' or 'nearest' (Ember has no bicubic grid "
-                              f"sampling), got {mode!r}")  # fmt: skip
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueRangeError(f"grid_sample: mode must be 'bilinear', 'nearest' or 'bicubic', got {mode!r}")
+    if mode == "bicubic" and input.ndim != 4:
+        raise ValueRangeError(f"grid_sample: bicubic interpolation needs a 4-D input, got shape {tuple(input.shape)}")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueRangeError(
             f"grid_sample: padding_mode must be 'zeros', 'border' or 'reflection', got {padding_mode!r}"
@@ -119,6 +138,16 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         vals = flat.gather(2, idx).reshape(n, c, *out)
         return where(inside.unsqueeze(1), vals, 0.0)
 
+    if mode == "bicubic":  # 4 x 4 taps around each point, unpadded coordinates (the taps are padded one by one)
+        raw = [_unnormalize(grid[..., i], sizes[i], ac) for i in range(nd)]
+        lows = [p.detach().floor() for p in raw]
+        cx, cy = (_cubic((p - lo).unsqueeze(1)) for p, lo in zip(raw, lows, strict=True))
+        result: Any = None
+        for j, i in itertools.product(range(4), range(4)):
+            pts = [_padded_tap(lows[d] + (k - 1), sizes[d], padding_mode, ac) for d, k in ((0, i), (1, j))]
+            term = tap(pts) * cx[i] * cy[j]
+            result = term if result is None else result + term
+        return result  # type: ignore[no-any-return]
     if mode == "nearest":  # piecewise constant in the grid: its gradient is 0 (as PyTorch's), not absent
         still = sum((p - p.detach() for p in coords[1:]), coords[0] - coords[0].detach()).unsqueeze(1) * 0.0
         return tap([p.detach().round() for p in coords]) + still

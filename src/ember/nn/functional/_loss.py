@@ -145,11 +145,14 @@ def smooth_l1_loss(
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_target_shape("smooth_l1_loss", input, target)
     input, target = _broadcast_pair(input, target)
-    d = (input - target).abs()
+    diff = input - target
+    d = diff.abs()
     if beta == 0:
         return _reduce(d, reduction, "smooth_l1_loss")
     small = d < beta
-    q = where(small, d, 0.0)  # the quadratic branch never sees a large (or infinite) d: its gradient stays 0 there
+    # the quadratic branch never sees a large (or infinite) d: its gradient stays 0 there; it squares the signed
+    # difference (|d|^2's second derivative at d = 0 came out 0 through abs's, not 1 / beta)
+    q = where(small, diff, 0.0)
     return _reduce(where(small, 0.5 * q * q / beta, d - 0.5 * beta), reduction, "smooth_l1_loss")
 
 
@@ -162,9 +165,10 @@ def huber_loss(
     _check_target_shape("huber_loss", input, target)
     if not delta > 0:
         raise ValueRangeError(f"huber_loss does not support non-positive values for delta, got {delta}")
-    d = (input - target).abs()
+    diff = input - target
+    d = diff.abs()
     small = d < delta
-    q = where(small, d, 0.0)  # (see smooth_l1_loss)
+    q = where(small, diff, 0.0)  # (see smooth_l1_loss)
     loss = where(small, 0.5 * q * q, delta * (d - 0.5 * delta))
     return _reduce_weighted(loss, weight, reduction, "huber_loss", input.shape, weighted_mean=False)
 

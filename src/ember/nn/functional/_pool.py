@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import ShapeError, ValueRangeError
+from ..._errors import DTypeError, ShapeError, ValueRangeError
 from ..._tensor import Tensor
 from ...autograd._autocast import autocast_op
 from ...autograd._function import Op
@@ -168,7 +168,9 @@ def _avg_pool(
     op: str,
 ) -> Tensor:
     x, unbatched = _batched(input, sp, op)
-    x = _float(x)
+    if x.dtype.kind in "biu" and x.dtype.name != "int64":  # (PyTorch's CPU kernels: int64 only, in int64)
+        raise DTypeError(f"{op}: not implemented for {x.dtype} inputs (PyTorch has no such kernel)")
+    x = x if x.dtype.name == "int64" else _float(x)
     k, s, p, _, ceil = _geometry(x.shape, kernel_size, stride, padding, 1, ceil_mode, sp, op)
     if divisor_override is not None and int(divisor_override) == 0:
         raise ValueRangeError(f"{op}: divisor_override must not be zero")

@@ -100,6 +100,9 @@ def _fractional(input: Tensor, kernel_size: Any, output_size: Any, output_ratio:
     for i in range(sp):
         if out[i] + k[i] - 1 > spatial[i]:
             raise ShapeError(f"{op}: output size {out} with kernel {k} is too large for input size {tuple(spatial)}")
+    if n == 0 and c > 0:  # an empty batch: the empty result, still in the graph (PyTorch refuses 0 channels)
+        values = x.reshape(n, c, math.prod(spatial)).sum(-1).reshape(n, c, *(1,) * sp).expand(n, c, *out)
+        return (values, values.detach().long()) if return_indices else values
     u = rand(n, c, sp, dtype=x.dtype, device=x.device) if samples is None else samples
     draws = u.detach().float().tolist()
     # PyTorch's samples are in reverse order of the dims (w, h) for 2-d and (t, h, w) for 3-d
