@@ -193,7 +193,7 @@ def _write_inplace(t: Tensor, index: Any, value: Any) -> None:
         v = value._data if isinstance(value, Tensor) else value
         if v.__class__ is int and t.dtype.kind in "iu":
             v = checked_int(op, v, t.dtype)  # (-1 into uint8: 255, as PyTorch; 300 refused)
-        elif t.dtype.kind == "f" and t.dtype.itemsize == 1:  # float8: the value rounded as PyTorch casts
+        if t.dtype.kind == "f" and t.dtype.itemsize == 1:  # float8: the value rounded as PyTorch casts
             v = t._backend.asarray(v, t.dtype)
         elif type(v) in (int, float, bool) and not t._backend.cheap_sync:
             # on an accelerator a Python number becomes a 0-d array made there (a fill kernel, the same rounding):
