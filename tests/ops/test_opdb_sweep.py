@@ -24,25 +24,16 @@ _spec.loader.exec_module(sweep)
 CASES, ERRORS, META, KEYS = sweep.load()
 
 _SCALARS = "Ember's binary operators take a Python number where PyTorch's function form wants a Tensor"
-_PRIVATE = "PyTorch's ATen-internal or private operator (no public PyTorch API)"
 _SCALAR_OPS = (
     "__radd__", "__rand__", "__rdiv__", "__rmul__", "__ror__", "__rxor__", "atan2", "clamp_max", "clamp_min",
     "copysign", "eq", "fmax", "fmin", "fmod", "gcd", "ge", "gt", "hypot", "igamma", "isclose", "lcm", "ldexp", "le",
     "logaddexp", "logical_and", "logical_or", "logical_xor", "lt", "max.binary", "maximum", "min.binary", "minimum",
     "ne", "rsub",
 )  # fmt: skip
-_PRIVATE_OPS = (
-    "grid_sampler_2d", "grid_sampler_3d", "max_pool2d_with_indices_backward", "native_dropout_backward",
-    "native_group_norm", "slice", "torch._scaled_mm", "torch._scaled_mm_v2",
-    "torch.ops.aten._efficient_attention_forward", "torch.ops.aten._flash_attention_forward",
-    "torch.ops.aten._safe_softmax.default",
-)  # fmt: skip
 #: OpInfo key -> (the flags it still earns, why)
 EXPECTED: dict[str, tuple[set[str], str]] = {
     **{k: ({"no-raise"}, _SCALARS) for k in _SCALAR_OPS},
-    **{k: ({"missing"}, _PRIVATE) for k in _PRIVATE_OPS},
-    "chalf": ({"missing"}, "complex32 is not an Ember dtype"),
-    "hash_tensor": ({"missing"}, "not implemented (new in PyTorch 2.9, rarely used)"),
+    **{k: ({"missing"}, why) for k, why in sweep.NOT_PROVIDED.items()},
     "nn.functional.batch_norm": ({"raises"}, "a 1-d input of size 0 is refused (PyTorch returns it)"),
     "nn.functional.batch_norm.without_cudnn": ({"raises"}, "as above"),
     "as_strided.partial_views": ({"forward", "raises"}, sweep.KNOWN["as_strided.partial_views"]),

@@ -32,18 +32,9 @@ _, _, META, KEYS = wide.base.load(5)
 FLOATS = wide.ow.cases(("float64", "float32"), "f", wide.base.EXCLUDE, max_samples=SAMPLES)
 OTHERS = wide.ow.cases(wide.OTHER_DTYPES, "d", wide.base.EXCLUDE, max_samples=SAMPLES)
 
-_PRIVATE = "PyTorch's ATen-internal or private operator (no public PyTorch API)"
-_PRIVATE_OPS = (
-    "grid_sampler_2d", "grid_sampler_3d", "max_pool2d_with_indices_backward", "native_dropout_backward",
-    "native_group_norm", "slice", "torch._scaled_mm", "torch._scaled_mm_v2",
-    "torch.ops.aten._efficient_attention_forward", "torch.ops.aten._flash_attention_forward",
-    "torch.ops.aten._safe_softmax.default",
-)  # fmt: skip
 #: OpInfo key -> (the flags it still earns, why)
 EXPECTED: dict[str, tuple[set[str], str]] = {
-    **{k: ({"missing"}, _PRIVATE) for k in _PRIVATE_OPS},
-    "chalf": ({"missing"}, "complex32 is not an Ember dtype"),
-    "hash_tensor": ({"missing"}, "not implemented (new in PyTorch 2.9, rarely used)"),
+    **{k: ({"missing"}, why) for k, why in wide.base.NOT_PROVIDED.items()},
     # PyTorch's faults (tools/opdb_sweep.py's KNOWN)
     "as_strided.partial_views": ({"forward", "raises"}, wide.base.KNOWN["as_strided.partial_views"]),
     "nn.functional.ctc_loss": ({"gradient"}, wide.base.KNOWN["nn.functional.ctc_loss"]),

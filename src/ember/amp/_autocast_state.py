@@ -7,9 +7,8 @@ import warnings
 from typing import Any
 
 from .._dtype import DType, as_dtype
-from ..autograd._autocast import ACTIVE, Region
 from ..autograd._grad_mode import STATE
-from .autocast_mode import THREAD, _device_type, get_autocast_dtype, is_autocast_enabled
+from .autocast_mode import THREAD, _device_type, get_autocast_dtype, install_region, is_autocast_enabled
 
 __all__ = [
     "autocast_decrement_nesting", "autocast_increment_nesting", "clear_autocast_cache", "get_autocast_cpu_dtype",
@@ -17,14 +16,6 @@ __all__ = [
     "set_autocast_cpu_dtype", "set_autocast_cpu_enabled", "set_autocast_dtype", "set_autocast_enabled",
     "set_autocast_gpu_dtype",
 ]  # fmt: skip
-
-
-def _set_region(cpu: DType | None, cuda: DType | None) -> None:
-    prev = STATE.autocast
-    cache = prev.cache if prev is not None else {}
-    region = Region(cpu, cuda, THREAD.cache_enabled, cache) if (cpu or cuda) else None
-    STATE.autocast = region
-    ACTIVE[0] += (region is not None) - (prev is not None)
 
 
 def set_autocast_enabled(device_type: Any, enabled: Any = None) -> None:
@@ -36,7 +27,7 @@ def set_autocast_enabled(device_type: Any, enabled: Any = None) -> None:
     region = STATE.autocast
     lower = {"cpu": region.cpu if region else None, "cuda": region.cuda if region else None}
     lower[kind] = THREAD.dtype[kind] if enabled else None
-    _set_region(lower["cpu"], lower["cuda"])
+    install_region(lower["cpu"], lower["cuda"], THREAD.cache_enabled)
 
 
 def set_autocast_dtype(device_type: str, dtype: Any) -> None:

@@ -80,6 +80,17 @@ def autocast_state() -> tuple[Any, ...]:
     return (region.cpu, region.cuda, region.cache_enabled)
 
 
+def install_region(cpu: DType | None, cuda: DType | None, cache_enabled: bool) -> Any:
+    """Make this thread's autocast state the lower dtypes ``cpu``/``cuda`` (both None: off), keeping the cast cache
+    of the region it replaces; return that region (None: autocast was off)."""
+    prev = STATE.autocast
+    cache = prev.cache if prev is not None else {}
+    region = Region(cpu, cuda, cache_enabled, cache) if (cpu or cuda) else None
+    STATE.autocast = region
+    ACTIVE[0] += (region is not None) - (prev is not None)
+    return prev
+
+
 class autocast:  # noqa: N801 - PyTorch's name
     """A block (or a decorator) in which operators on ``device_type`` tensors run in mixed precision.
 
@@ -132,14 +143,7 @@ class autocast:  # noqa: N801 - PyTorch's name
             cpu = lower
         else:
             cuda_ = lower
-        cache = prev.cache if prev is not None else {}
-        region = Region(cpu, cuda_, self._cache_enabled, cache) if (cpu or cuda_) else None
-        self._prev.append(prev)
-        STATE.autocast = region
-        if region is not None and prev is None:
-            ACTIVE[0] += 1
-        elif region is None and prev is not None:
-            ACTIVE[0] -= 1
+        self._prev.append(install_region(cpu, cuda_, self._cache_enabled))
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -36,20 +36,19 @@ _ITERATORS = (_BaseDataLoaderIter, _MultiProcessingDataLoaderIter, _SingleProces
 def default_collate(batch: Sequence[Any]) -> Any:
     """Stack a list of samples: arrays/tensors/numbers become one Tensor; tuples, lists and dicts recurse."""
     first = batch[0]
-    if isinstance(first, Tensor) and all(b.__class__ is first.__class__ and b._backend is first._backend
-                                         for b in batch):  # fmt: skip
-        shape = first._data.shape  # (tensors of one backend: stacked there, no round trip through NumPy)
-        for i, b in enumerate(batch):
-            if b._data.shape != shape:
-                raise ValueError(f"default_collate: sample {i} has shape {tuple(b.shape)} but sample 0 has "
-                                 f"{tuple(shape)}")  # fmt: skip
-        return Tensor._make(first._backend.xp.stack([b._data for b in batch]), first._backend)
     if isinstance(first, (Tensor, np.ndarray, np.generic)):
-        arrays = [b.detach().cpu().numpy() if isinstance(b, Tensor) else np.asarray(b) for b in batch]
+        be: Any = getattr(first, "_backend", None)  # tensors of one backend: stacked there, not through NumPy
+        kind = first.__class__
+        one = be is not None and all(b.__class__ is kind and getattr(b, "_backend", None) is be for b in batch)
+        arrays = [b._data if one else b.detach().cpu().numpy() if isinstance(b, Tensor) else np.asarray(b)
+                  for b in batch]  # fmt: skip
         shape = arrays[0].shape
         for i, a in enumerate(arrays):
             if a.shape != shape:
-                raise ValueError(f"default_collate: sample {i} has shape {a.shape} but sample 0 has {shape}")
+                raise ValueError(f"default_collate: sample {i} has shape {tuple(a.shape)} but sample 0 has "
+                                 f"{tuple(shape)}")  # fmt: skip
+        if one:
+            return Tensor._make(be.xp.stack(arrays), be)
         out = Tensor(np.stack(arrays))  # (a bfloat16 sample's values come as float32, exactly: its dtype again)
         return out.to(device=first.device, dtype=first.dtype) if isinstance(first, Tensor) else out
     if isinstance(first, bool):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .._tensor import Tensor
 from . import functional as F
+from .activation import _inplace
 from .config import export_configs
 from .module import Module
 
@@ -21,7 +22,7 @@ class Threshold(Module):
         return F.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
+        return f"threshold={self.threshold}, value={self.value}" + _inplace(self)
 
 
 class Hardshrink(Module):
@@ -64,7 +65,7 @@ class RReLU(Module):
         return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+        return f"lower={self.lower}, upper={self.upper}" + _inplace(self)
 
 
 class Softmax2d(Module):

@@ -13,6 +13,7 @@ from .._errors import ShapeError, ValueRangeError
 from .._tensor import Tensor
 from ..autograd._autocast import autocast_op
 from ..autograd._function import Op
+from ._indexing import select
 from ._indexing_view import reshape, squeeze
 from ._other_shape import atleast_1d, atleast_2d, atleast_3d
 from ._util import norm_dim, promote_tensors
@@ -107,8 +108,7 @@ class Stack(Op):
         return self.backend.xp.stack(arrays, axis=dim)
 
     def backward(self, g: Tensor) -> tuple[Any, ...]:
-        lead = (slice(None),) * self.dim
-        return tuple(g[(*lead, i)] for i in range(self.n))
+        return tuple(select(g, self.dim, i) for i in range(self.n))
 
 
 @autocast_op("stack")

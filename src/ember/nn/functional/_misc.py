@@ -20,6 +20,7 @@ from ...ops._indexing_view import _transpose
 from ...ops._other_math import einsum
 from ...ops._pointwise_complex import cj
 from ...ops._util import _float, index_out_of_range, same_dtype, size_of
+from ._activation import _src  # (what an in-place form reads: a copy when the input is in a graph)
 from ._dropout_ops import dropout_keep_bool, keep_mask
 from ._resize_aa import resize_antialiased
 
@@ -126,19 +127,13 @@ def dropout(
     if not training or p == 0.0:
         return input
     if inplace:
-        return _written(input, dropout(_copy_in_graph(input), p, training, False, generator))
+        return _written(input, dropout(_src(input), p, training, False, generator))
     if p == 1.0:
         return input * 0.0
     fused = dropout_keep_bool(input, p, generator)  # one node keeping a bool mask, not the input
     if fused is not None:
         return fused
     return input * (_keep_mask(input, input.shape, p, generator) * (1.0 / (1.0 - p)))
-
-
-def _copy_in_graph(input: Tensor) -> Tensor:
-    """What an in-place dropout reads: a copy when ``input`` is in a graph (the fused op keeps no input, but a
-    plain product saves it for backward, and the write into ``input`` would make backward refuse it)."""
-    return input.clone() if input.requires_grad else input
 
 
 def _written(input: Tensor, out: Tensor) -> Tensor:
@@ -162,7 +157,7 @@ def _feature_dropout(input: Tensor, p: float, training: bool, sp: int, op: str) 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, L)."""
     if inplace and training and p:
-        return _written(input, dropout1d(_copy_in_graph(input), p, training))
+        return _written(input, dropout1d(_src(input), p, training))
     return _feature_dropout(input, p, training, 1, "dropout1d")
 
 
@@ -173,7 +168,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     rows are zeroed, dropout1d's behaviour); a 2-D input (N, F) loses single elements (plain dropout).
     """
     if inplace and training and p:
-        return _written(input, dropout2d(_copy_in_graph(input), p, training))
+        return _written(input, dropout2d(_src(input), p, training))
     _check_p(p, "dropout2d")
     if input.ndim not in (3, 4):
         warnings.warn(f"dropout2d: received a {input.ndim}-D input; dropout2d is meant for (N, C, H, W) or "
@@ -196,14 +191,14 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, D, H, W) with probability ``p`` (training only); scale the rest by 1/(1-p)."""
     if inplace and training and p:
-        return _written(input, dropout3d(_copy_in_graph(input), p, training))
+        return _written(input, dropout3d(_src(input), p, training))
     return _feature_dropout(input, p, training, 3, "dropout3d")
 
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """Dropout that keeps SELU's zero mean and unit variance."""
     if inplace and training and p:
-        return _written(input, alpha_dropout(_copy_in_graph(input), p, training))
+        return _written(input, alpha_dropout(_src(input), p, training))
     return _alpha_dropout(input, p, training, input.shape, "alpha_dropout")
 
 
@@ -212,7 +207,7 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     if input.ndim < 2 and training and p:  # (when nothing is dropped any shape passes, as in PyTorch)
         raise ShapeError(f"feature_alpha_dropout: expected an input with a channel dim, got shape {tuple(input.shape)}")
     if inplace and training and p:
-        return _written(input, feature_alpha_dropout(_copy_in_graph(input), p, training))
+        return _written(input, feature_alpha_dropout(_src(input), p, training))
     return _alpha_dropout(input, p, training, input.shape[:2] + (1,) * (input.ndim - 2), "feature_alpha_dropout")
 
 
